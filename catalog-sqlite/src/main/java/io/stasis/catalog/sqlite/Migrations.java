@@ -1,0 +1,165 @@
+package io.stasis.catalog.sqlite;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings a catalog database's schema up to date with the versioned SQL scripts in
+ * {@code db/migration/V<n>__<description>.sql}.
+ *
+ * <p>The {@code schema_version} table records each applied version. Each missing migration runs in
+ * its own transaction together with its {@code schema_version} row, in version order, so a failed
+ * script leaves the database at the previous version. A database whose version is newer than the
+ * newest script is refused: this code does not know its schema and must not write to it.
+ *
+ * <p>Scripts are listed in {@link #SCRIPTS} rather than discovered, because a classpath directory
+ * cannot be listed portably inside a jar; a test checks the list against the resource folder.
+ */
+final class Migrations {
+    private static final Logger log = LoggerFactory.getLogger(Migrations.class);
+
+    /** Every migration script, oldest first. Add new ones at the end; never edit a released one. */
+    static final List<String> SCRIPTS = List.of(
+            "V1__init.sql");
+
+    static final String RESOURCE_DIR = "db/migration/";
+    private static final Pattern SCRIPT_NAME = Pattern.compile("V([1-9][0-9]*)__([A-Za-z0-9_]+)\\.sql");
+
+    /** One schema step: its version, a description from the file name, and its SQL. */
+    record Migration(int version, String description, String sql) {
+    }
+
+    private final List<Migration> migrations;
+
+    /** Migrations must be numbered 1, 2, 3... without gaps, so "newest applied" says what is applied. */
+    Migrations(List<Migration> migrations) {
+        for (int i = 0; i < migrations.size(); i++) {
+            if (migrations.get(i).version() != i + 1)
+                throw new IllegalArgumentException("migration versions must be 1, 2, 3...: found V"
+                        + migrations.get(i).version() + " at position " + (i + 1));
+        }
+        this.migrations = List.copyOf(migrations);
+    }
+
+    /** The migrations shipped in this jar. */
+    static Migrations bundled() {
+        var loaded = new ArrayList<Migration>();
+        for (String script : SCRIPTS) {
+            var name = SCRIPT_NAME.matcher(script);
+            if (!name.matches()) throw new IllegalStateException("migration script name must be V<n>__<words>.sql: " + script);
+            loaded.add(new Migration(Integer.parseInt(name.group(1)), name.group(2).replace('_', ' '), readResource(script)));
+        }
+        return new Migrations(loaded);
+    }
+
+    private static String readResource(String script) {
+        try (InputStream in = Migrations.class.getClassLoader().getResourceAsStream(RESOURCE_DIR + script)) {
+            if (in == null) throw new IllegalStateException("migration script missing from the classpath: " + RESOURCE_DIR + script);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read migration script " + script, e);
+        }
+    }
+
+    /** The version a database has once {@link #apply} returns. */
+    int latestVersion() {
+        return migrations.size();
+    }
+
+    /**
+     * Applies every migration the database lacks.
+     *
+     * <p>Prerequisites: {@code connection} is in auto-commit mode and opens transactions with
+     * {@code BEGIN IMMEDIATE}, so two processes migrating one file at once take turns instead of
+     * both applying a script.
+     * <p>Effects on success: the schema is at {@link #latestVersion()}; the connection is back in
+     * auto-commit mode. Returns the versions this call applied (empty if it was up to date).
+     * <p>On failure: the migration that failed is rolled back, earlier ones stay applied; a
+     * database newer than this code is an {@code internal} error naming both versions.
+     */
+    List<Integer> apply(Connection connection, String database) throws SQLException {
+        try (Statement st = connection.createStatement()) {
+            st.executeUpdate("""
+                    CREATE TABLE IF NOT EXISTS schema_version (
+                        version     INTEGER NOT NULL PRIMARY KEY,
+                        description TEXT    NOT NULL,
+                        applied_at  TEXT    NOT NULL
+                    )""");
+        }
+        var applied = new ArrayList<Integer>();
+        while (true) {
+            connection.setAutoCommit(false);
+            try {
+                // Read inside the write transaction: another process may have migrated meanwhile.
+                int current = currentVersion(connection);
+                if (current > latestVersion()) throw tooNew(database, current);
+                if (current == latestVersion()) {
+                    connection.commit();
+                    return applied;
+                }
+                var next = migrations.get(current);
+                long start = System.nanoTime();
+                applyOne(connection, next, database);
+                connection.commit();
+                applied.add(next.version());
+                log.atInfo().addKeyValue("database", database).addKeyValue("version", next.version())
+                        .addKeyValue("description", next.description())
+                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("catalog migration applied");
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    connection.rollback();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            } finally {
+                connection.setAutoCommit(true);
+            }
+        }
+    }
+
+    private static void applyOne(Connection connection, Migration migration, String database) throws SQLException {
+        try (Statement st = connection.createStatement()) {
+            // sqlite-jdbc runs a statement-less executeUpdate through sqlite3_exec, which runs every
+            // statement of the script in turn (a prepared statement would stop after the first).
+            st.executeUpdate(migration.sql());
+        } catch (SQLException e) {
+            throw new SQLException("migration V" + migration.version() + " (" + migration.description()
+                    + ") failed on " + database + ": " + e.getMessage(), e.getSQLState(), e.getErrorCode(), e);
+        }
+        try (var insert = connection.prepareStatement(
+                "INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))")) {
+            insert.setInt(1, migration.version());
+            insert.setString(2, migration.description());
+            insert.executeUpdate();
+        }
+    }
+
+    static int currentVersion(Connection connection) throws SQLException {
+        try (Statement st = connection.createStatement();
+             var rs = st.executeQuery("SELECT coalesce(max(version), 0) FROM schema_version")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    private StasisException tooNew(String database, int found) {
+        return new StasisException(ErrorCode.INTERNAL,
+                "the catalog " + database + " has schema version " + found + " but this Stasis knows versions up to "
+                        + latestVersion() + ": it was written by a newer Stasis; run that version, or restore a backup",
+                Map.of("database", database, "schemaVersion", found, "knownVersion", latestVersion()));
+    }
+}

@@ -1,0 +1,141 @@
+package io.stasis.catalog.sqlite;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxState;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.lifecycle.BeforeTry;
+
+/**
+ * Whatever inserts and deletes happened, paging through {@code list()} yields exactly the live
+ * sandboxes (those not being deleted) that match the filter, each once, in (created_at, id) order.
+ */
+class ListPagingPropertyTest {
+    private static final Comparator<Sandbox> LIST_ORDER =
+            Comparator.comparing(Sandbox::createdAt).thenComparing(Sandbox::id);
+
+    private Path dir;
+    private SqliteCatalog catalog;
+
+    sealed interface Op {
+    }
+
+    /** Inserts a sandbox; few distinct times, so ties on created_at are common. */
+    record Insert(int second, String state, String team) implements Op {
+    }
+
+    /** Deletes the live record at {@code pick} modulo their number (nothing if there are none). */
+    record Delete(int pick) implements Op {
+    }
+
+    @BeforeTry
+    void open() throws IOException {
+        dir = Files.createTempDirectory("catalog-property");
+        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
+    }
+
+    @AfterTry
+    void closeAndRemove() throws IOException {
+        catalog.close();
+        try (Stream<Path> files = Files.walk(dir)) {
+            for (var p : files.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
+        }
+    }
+
+    @Property(tries = 150)
+    void pagingReturnsExactlyTheLiveSetInOrder(@ForAll("ops") List<Op> ops,
+                                               @ForAll @IntRange(min = 1, max = 25) int limit,
+                                               @ForAll("stateFilters") Optional<String> state,
+                                               @ForAll("teamFilters") Optional<String> team) {
+        var model = new LinkedHashMap<SandboxId, Sandbox>();
+        for (var op : ops) {
+            switch (op) {
+                case Insert insert -> {
+                    var s = sandbox(insert);
+                    catalog.insert(s);
+                    model.put(s.id(), s);
+                }
+                case Delete delete -> {
+                    if (model.isEmpty()) continue;
+                    var victim = new ArrayList<>(model.keySet()).get(delete.pick() % model.size());
+                    catalog.delete(victim);
+                    model.remove(victim);
+                }
+            }
+        }
+        var expected = model.values().stream()
+                .filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                .filter(s -> state.map(s.state().wireName()::equals).orElse(true))
+                .filter(s -> team.map(t -> t.equals(s.metadata().get("team"))).orElse(true))
+                .sorted(LIST_ORDER)
+                .toList();
+
+        var seen = new ArrayList<Sandbox>();
+        var cursors = new HashSet<String>();
+        Optional<String> cursor = Optional.empty();
+        do {
+            var page = catalog.list(new SandboxQuery(state, team.map(t -> Map.of("team", t)).orElse(Map.of()), cursor, limit));
+            assertThat(page.items()).hasSizeLessThanOrEqualTo(limit);
+            if (page.nextCursor().isPresent()) {
+                assertThat(page.items()).hasSize(limit);
+                assertThat(cursors.add(page.nextCursor().get())).as("cursor repeated").isTrue();
+            }
+            seen.addAll(page.items());
+            cursor = page.nextCursor();
+        } while (cursor.isPresent());
+
+        assertThat(seen).containsExactlyElementsOf(expected);
+        assertThat(catalog.all()).containsExactlyElementsOf(model.values().stream().sorted(LIST_ORDER).toList());
+    }
+
+    private static Sandbox sandbox(Insert insert) {
+        var state = SandboxState.fromWire(insert.state(), insert.state().equals("stopped") ? "idle" : null);
+        return new Sandbox(SandboxId.random(), Optional.empty(), "tiny", state,
+                TestSandboxes.T0.plusSeconds(insert.second()), Resources.DEFAULT, Map.of(),
+                insert.team().isEmpty() ? Map.of() : Map.of("team", insert.team()));
+    }
+
+    @Provide
+    Arbitrary<List<Op>> ops() {
+        Arbitrary<Op> insert = Combinators.combine(
+                Arbitraries.integers().between(0, 5),
+                Arbitraries.of("running", "stopped", "deleted"),
+                Arbitraries.of("", "red", "blue")).as(Insert::new);
+        Arbitrary<Op> delete = Arbitraries.integers().between(0, 1000).map(Delete::new);
+        return Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(3, insert),
+                net.jqwik.api.Tuple.of(1, delete)).list().ofMaxSize(80);
+    }
+
+    @Provide
+    Arbitrary<Optional<String>> stateFilters() {
+        return Arbitraries.of("running", "stopped").optional(0.3);
+    }
+
+    @Provide
+    Arbitrary<Optional<String>> teamFilters() {
+        return Arbitraries.of("red", "blue").optional(0.3);
+    }
+}

@@ -1,0 +1,54 @@
+package io.stasis.cli;
+
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.Sandbox;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code stasis create}: prints the new sandbox's id. */
+@Command(name = "create", mixinStandardHelpOptions = true,
+        description = "Create a sandbox and print its id.")
+final class CreateCommand implements Callable<Integer> {
+    @ParentCommand
+    StasisCommand root;
+
+    @Option(names = "--template", paramLabel = "T", description = "Template (default: the server's, base).")
+    String template;
+
+    @Option(names = "--name", paramLabel = "N", description = "Unique name: 1-63 of a-z 0-9 . _ -")
+    String name;
+
+    @Option(names = "--env", paramLabel = "K=V", description = "Environment for every command (repeatable).")
+    Map<String, String> env = new LinkedHashMap<>();
+
+    @Option(names = "--meta", paramLabel = "K=V", description = "Metadata label (repeatable).")
+    Map<String, String> metadata = new LinkedHashMap<>();
+
+    @Option(names = "--cpus", paramLabel = "X", description = "CPUs, 0.1-64.")
+    Double cpus;
+
+    @Option(names = "--memory-mb", paramLabel = "N", description = "Memory in MiB, 16-1048576.")
+    Integer memoryMb;
+
+    @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes, 16-1000000.")
+    Integer pids;
+
+    @Override
+    public Integer call() {
+        var request = CreateSandboxRequest.builder().template(template).name(name).env(env).metadata(metadata);
+        if (cpus != null) request.cpus(cpus);
+        if (memoryMb != null) request.memoryMb(memoryMb);
+        if (pids != null) request.pids(pids);
+        Sandbox sandbox = root.client().sandboxes().create(request.build());
+        if (root.json()) {
+            root.printJson(sandbox);
+        } else {
+            root.io().out().println(sandbox.id());
+        }
+        return ExitCodes.OK;
+    }
+}

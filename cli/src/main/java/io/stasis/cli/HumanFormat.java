@@ -1,0 +1,39 @@
+package io.stasis.cli;
+
+import java.math.BigDecimal;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+
+/** Sizes, numbers and times as people read them in tables. */
+final class HumanFormat {
+    private static final String[] UNITS = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
+    private HumanFormat() {
+    }
+
+    /** {@code 512 B}, {@code 2.1 MiB}, {@code 15 GiB}: one decimal below 10 units. */
+    static String size(Long bytes) {
+        if (bytes == null) return null;
+        if (bytes < 1024) return bytes + " B";
+        double value = bytes;
+        int unit = 0;
+        while (value >= 1024 && unit < UNITS.length - 1) {
+            value /= 1024;
+            unit++;
+        }
+        if (value >= 9.95) return String.format(Locale.ROOT, "%.0f %s", value, UNITS[unit]);
+        return String.format(Locale.ROOT, "%.1f %s", value, UNITS[unit]);
+    }
+
+    /** {@code 1}, {@code 0.5}: no trailing zeros. */
+    static String number(Double value) {
+        if (value == null) return null;
+        return BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
+    }
+
+    /** RFC 3339 to the second, e.g. {@code 2026-11-29T10:00:00Z}. */
+    static String time(Instant instant) {
+        return instant == null ? null : instant.truncatedTo(ChronoUnit.SECONDS).toString();
+    }
+}

@@ -1,0 +1,135 @@
+package io.stasis.cli;
+
+import io.stasis.sdk.StasisClient;
+import io.stasis.sdk.StasisJson;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+/**
+ * The top-level {@code stasis} command: global options and the connection they describe.
+ * Subcommands reach it through {@code @ParentCommand}.
+ */
+@Command(name = "stasis",
+        mixinStandardHelpOptions = true,
+        version = "stasis 0.1.0",
+        description = "Manage Stasis sandboxes: persistent, isolated Linux environments for AI agents.",
+        subcommands = {CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
+                RmCommand.class, CpCommand.class, TemplatesCommand.class},
+        footerHeading = "%nExamples:%n",
+        footer = {
+                "  id=$(stasis create --template tiny --name demo)",
+                "  stasis exec demo -- sh -c 'echo hello; uname -a'",
+                "  stasis cp ./app.py demo:/root/app.py",
+                "  stasis exec --timeout 2m demo -- python3 /root/app.py",
+                "  stasis rm demo"},
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+                "0:success",
+                "1:the server refused a call (\"error: <code>: <message>\" on stderr), or a local file error",
+                "2:usage error: bad arguments, or no API key",
+                "3:cannot connect to the server (or it did not answer in time)",
+                "N:exec: the command's own exit code (128+N when killed by signal N)",
+                "124:exec: the command timed out"})
+final class StasisCommand implements Callable<Integer>, AutoCloseable {
+    static final String DEFAULT_URL = "http://127.0.0.1:7070";
+    static final String DEFAULT_DATA_DIR = "/var/lib/stasis";
+
+    private final CliIo io;
+    private StasisClient client;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--url", scope = ScopeType.INHERIT, paramLabel = "URL",
+            description = "Server URL (default: $STASIS_URL, else " + DEFAULT_URL + ").")
+    String url;
+
+    @Option(names = "--api-key", scope = ScopeType.INHERIT, paramLabel = "KEY",
+            description = "API key (default: $STASIS_API_KEY, else the content of <data-dir>/root.key).")
+    String apiKey;
+
+    @Option(names = "--data-dir", scope = ScopeType.INHERIT, paramLabel = "DIR",
+            description = "The server's data directory, where root.key is read from "
+                    + "(default: $STASIS_DATA_DIR, else " + DEFAULT_DATA_DIR + ").")
+    Path dataDir;
+
+    @Option(names = "--json", scope = ScopeType.INHERIT,
+            description = "Print the API's JSON instead of tables.")
+    boolean json;
+
+    StasisCommand(CliIo io) {
+        this.io = io;
+    }
+
+    @Override
+    public Integer call() {
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return ExitCodes.USAGE;
+    }
+
+    CliIo io() {
+        return io;
+    }
+
+    boolean json() {
+        return json;
+    }
+
+    /** Prints a wire object as JSON on stdout. */
+    void printJson(Object value) {
+        io.out().println(StasisJson.write(value));
+    }
+
+    /** The client for the configured server, created on first use. */
+    StasisClient client() {
+        if (client == null) {
+            String target = url != null ? url : orDefault(io.env("STASIS_URL"), DEFAULT_URL);
+            try {
+                client = StasisClient.builder().url(target).apiKey(resolveApiKey()).build();
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
+        return client;
+    }
+
+    private String resolveApiKey() {
+        if (apiKey != null && !apiKey.isBlank()) return apiKey.strip();
+        String fromEnv = io.env("STASIS_API_KEY");
+        if (fromEnv != null) return fromEnv.strip();
+        Path dir = dataDir != null ? dataDir : Path.of(orDefault(io.env("STASIS_DATA_DIR"), DEFAULT_DATA_DIR));
+        Path keyFile = dir.resolve("root.key");
+        String problem;
+        try {
+            String key = Files.readString(keyFile).strip();
+            if (!key.isEmpty()) return key;
+            problem = "it is empty";
+        } catch (NoSuchFileException e) {
+            problem = "it does not exist";
+        } catch (AccessDeniedException e) {
+            problem = "permission denied";
+        } catch (IOException e) {
+            problem = e.getMessage();
+        }
+        throw new UsageException("no API key: pass --api-key, set STASIS_API_KEY, or make " + keyFile
+                + " readable (" + problem + ")");
+    }
+
+    private static String orDefault(String value, String fallback) {
+        return value != null ? value : fallback;
+    }
+
+    @Override
+    public void close() {
+        if (client != null) client.close();
+    }
+}

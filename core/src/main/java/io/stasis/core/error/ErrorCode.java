@@ -1,0 +1,35 @@
+package io.stasis.core.error;
+
+import java.util.Locale;
+
+/**
+ * Every error the API can return. The snake_case wire name of a code never changes once
+ * released; the HTTP status for each code is chosen by the server's {@code ErrorMapper}.
+ */
+public enum ErrorCode {
+    MALFORMED_REQUEST,
+    UNAUTHENTICATED,
+    FORBIDDEN,
+    NOT_FOUND,
+    SANDBOX_NOT_FOUND,
+    TEMPLATE_NOT_FOUND,
+    FILE_NOT_FOUND,
+    INVALID_STATE,
+    NAME_TAKEN,
+    FILE_EXISTS,
+    NOT_A_DIRECTORY,
+    IS_A_DIRECTORY,
+    DIRECTORY_NOT_EMPTY,
+    PAYLOAD_TOO_LARGE,
+    INVALID_REQUEST,
+    QUOTA_EXCEEDED,
+    HOST_BUSY,
+    TEMPLATE_UNAVAILABLE,
+    RUNTIME_FAILED,
+    INTERNAL;
+
+    /** The stable name on the wire, e.g. {@code sandbox_not_found}. */
+    public String wireName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}

@@ -1,0 +1,13 @@
+package io.stasis.core.exec;
+
+/** Receives a command's output while it runs, in order per stream. Called from one thread. */
+@FunctionalInterface
+public interface ExecListener {
+    ExecListener NONE = (stream, data, offsetAfter) -> { };
+
+    /**
+     * @param data        the new bytes
+     * @param offsetAfter the stream's byte offset just after {@code data}
+     */
+    void output(OutputKind stream, byte[] data, long offsetAfter);
+}

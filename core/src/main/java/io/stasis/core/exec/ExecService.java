@@ -1,0 +1,121 @@
+package io.stasis.core.exec;
+
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.spi.SpawnSpec;
+import io.stasis.core.error.StasisException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Runs a command in a sandbox and waits for it: the {@code exec} call. */
+public final class ExecService {
+    private static final Logger log = LoggerFactory.getLogger(ExecService.class);
+    private static final Map<String, String> DEFAULT_ENV = Map.of(
+            "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME", "/root",
+            "LANG", "C.UTF-8");
+    private static final int READ_CHUNK = 256 * 1024;
+    private static final Duration KILL_GRACE = Duration.ofSeconds(10);
+    private static final Duration MIN_POLL = Duration.ofMillis(2);
+    private static final Duration MAX_POLL = Duration.ofMillis(50);
+
+    private final SandboxService sandboxes;
+    private final SandboxRuntime runtime;
+    private final long outputLimit;
+
+    /** @param outputLimit most bytes of each output kept for the result; more is dropped and flagged */
+    public ExecService(SandboxService sandboxes, SandboxRuntime runtime, long outputLimit) {
+        this.sandboxes = sandboxes;
+        this.runtime = runtime;
+        this.outputLimit = outputLimit;
+    }
+
+    public ExecResult exec(String sandboxRef, ExecRequest request) {
+        return exec(sandboxRef, request, ExecListener.NONE);
+    }
+
+    /**
+     * Runs the command, passing output to {@code listener} as it comes when it is not
+     * {@link ExecListener#NONE}, and returns when the command's first process has ended. On timeout
+     * the whole process tree is killed and the result says {@code timedOut}.
+     */
+    public ExecResult exec(String sandboxRef, ExecRequest request, ExecListener listener) {
+        Sandbox sandbox = sandboxes.requireRunning(sandboxRef, "exec");
+        var spawn = new SpawnSpec(request.cmd(), request.cwd(), environment(sandbox, request), request.stdin());
+        long start = System.nanoTime();
+        ExecHandle handle;
+        try {
+            handle = runtime.spawn(sandbox.id(), spawn);
+        } catch (StasisException e) {
+            if (runtime.status(sandbox.id()) != RuntimeStatus.RUNNING) {
+                sandboxes.markExited(sandbox.id(), "exited");
+                throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
+            }
+            throw e;
+        }
+        try (handle) {
+            var out = new OutputBuffer(outputLimit);
+            var err = new OutputBuffer(outputLimit);
+            long deadline = start + request.timeout().toNanos();
+            boolean streaming = listener != ExecListener.NONE;
+            Optional<ExitStatus> exit = Optional.empty();
+            Duration poll = MIN_POLL;
+            while (exit.isEmpty()) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) break;
+                Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
+                exit = handle.awaitExit(wait);
+                if (streaming) {
+                    boolean moved = drain(handle, OutputKind.STDOUT, out, listener) | drain(handle, OutputKind.STDERR, err, listener);
+                    poll = moved ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
+                }
+            }
+            boolean timedOut = exit.isEmpty();
+            if (timedOut) {
+                handle.killTree();
+                exit = Optional.of(handle.awaitExit(KILL_GRACE).orElse(ExitStatus.killed(Signal.KILL.number())));
+            }
+            drain(handle, OutputKind.STDOUT, out, listener);
+            drain(handle, OutputKind.STDERR, err, listener);
+            var took = Duration.ofNanos(System.nanoTime() - start);
+            log.atDebug().addKeyValue("sandbox", sandbox.id()).addKeyValue("cmd", request.cmd().getFirst())
+                    .addKeyValue("exitCode", exit.get().exitCode()).addKeyValue("timedOut", timedOut)
+                    .addKeyValue("ms", took.toMillis()).log("exec finished");
+            return new ExecResult(exit.get(), out.bytes(), err.bytes(), out.truncated(), err.truncated(), timedOut, took);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            handle.killTree();
+            throw StasisException.runtimeFailed(sandbox.id().value(), "exec", "interrupted", e);
+        }
+    }
+
+    private static boolean drain(ExecHandle handle, OutputKind kind, OutputBuffer buffer, ExecListener listener) {
+        boolean any = false;
+        while (true) {
+            byte[] chunk = handle.read(kind, buffer.offset(), READ_CHUNK);
+            if (chunk.length == 0) return any;
+            any = true;
+            buffer.append(chunk);
+            listener.output(kind, chunk, buffer.offset());
+        }
+    }
+
+    private static Map<String, String> environment(Sandbox sandbox, ExecRequest request) {
+        var env = new LinkedHashMap<>(DEFAULT_ENV);
+        env.put("HOSTNAME", sandbox.name().orElse(sandbox.id().value()));
+        env.putAll(sandbox.env());
+        env.putAll(request.env());
+        return env;
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

@@ -1,0 +1,224 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Page;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxSpec;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.template.TemplateService;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lifecycle of sandboxes: create, look up, delete, and bring the catalog, the runtime and the
+ * root store back into agreement after a restart. The catalog says what should exist; the runtime
+ * and the disk say what does.
+ */
+public final class SandboxService {
+    private static final Logger log = LoggerFactory.getLogger(SandboxService.class);
+
+    private final Catalog catalog;
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final TemplateService templates;
+    private final Clock clock;
+    private final Duration templateWait;
+    private final SandboxLocks locks = new SandboxLocks();
+    private final Set<String> namesBeingCreated = new HashSet<>();
+
+    public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates,
+                          Clock clock, Duration templateWait) {
+        this.catalog = catalog;
+        this.roots = roots;
+        this.runtime = runtime;
+        this.templates = templates;
+        this.clock = clock;
+        this.templateWait = templateWait;
+    }
+
+    /**
+     * Creates and starts a sandbox.
+     * <p>Effects on success: the sandbox runs and is in the catalog.
+     * <p>On failure: nothing of it remains (root, runtime state, catalog row).
+     */
+    public Sandbox create(SandboxSpec spec) {
+        spec.name().ifPresent(this::reserveName);
+        try {
+            templates.awaitReady(spec.template(), templateWait);
+            var id = SandboxId.random();
+            return locks.with(id, () -> createLocked(id, spec));
+        } finally {
+            spec.name().ifPresent(this::releaseName);
+        }
+    }
+
+    private Sandbox createLocked(SandboxId id, SandboxSpec spec) {
+        long start = System.nanoTime();
+        Path root = roots.createRoot(id, spec.template());
+        try {
+            runtime.create(new RuntimeSpec(id, root, spec.name().orElse(id.value()), spec.resources()));
+            var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
+                    spec.resources(), spec.env(), spec.metadata());
+            catalog.insert(sandbox);
+            log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", spec.template())
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox created");
+            return sandbox;
+        } catch (RuntimeException e) {
+            undoCreate(id, e);
+            throw e;
+        }
+    }
+
+    private void undoCreate(SandboxId id, RuntimeException cause) {
+        try {
+            runtime.destroy(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        try {
+            roots.deleteRoot(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private void reserveName(String name) {
+        synchronized (namesBeingCreated) {
+            if (catalog.findByName(name).isPresent() || !namesBeingCreated.add(name)) throw StasisException.nameTaken(name);
+        }
+    }
+
+    private void releaseName(String name) {
+        synchronized (namesBeingCreated) {
+            namesBeingCreated.remove(name);
+        }
+    }
+
+    /** The sandbox with this id or name; {@code sandbox_not_found} if none (or being deleted). */
+    public Sandbox get(String idOrName) {
+        Optional<Sandbox> found = SandboxId.isValid(idOrName)
+                ? catalog.find(new SandboxId(idOrName))
+                : catalog.findByName(idOrName);
+        return found.filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                .orElseThrow(() -> StasisException.sandboxNotFound(idOrName));
+    }
+
+    public Page<Sandbox> list(SandboxQuery query) {
+        return catalog.list(query);
+    }
+
+    /** The sandbox, which must be running; {@code invalid_state} otherwise. */
+    public Sandbox requireRunning(String idOrName, String action) {
+        var sandbox = get(idOrName);
+        if (!(sandbox.state() instanceof SandboxState.Running))
+            throw StasisException.invalidState(sandbox.id().value(), sandbox.state().wireName(), action);
+        return sandbox;
+    }
+
+    /** The host path of the sandbox's root filesystem. */
+    public Path rootOf(Sandbox sandbox) {
+        return roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
+                "files", "the sandbox's root filesystem is missing", null));
+    }
+
+    /**
+     * Notes that a sandbox's processes are gone without being asked (its init died, the host
+     * rebooted), so the catalog stops calling it running.
+     */
+    public void markExited(SandboxId id, String reason) {
+        locks.with(id, () -> {
+            catalog.find(id).filter(s -> s.state() instanceof SandboxState.Running).ifPresent(s -> {
+                if (runtime.status(id) == RuntimeStatus.RUNNING) return;
+                runtime.destroy(id);
+                catalog.update(s.withState(new SandboxState.Stopped(reason)));
+                log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", reason).log("sandbox stopped on its own");
+            });
+            return null;
+        });
+    }
+
+    /**
+     * Deletes a sandbox: its processes, runtime state and root filesystem.
+     * <p>Effects on success: nothing of it remains. The catalog marks it deleted first, so a crash
+     * halfway is finished by {@link #reconcile()}.
+     */
+    public void delete(String idOrName) {
+        var sandbox = get(idOrName);
+        locks.with(sandbox.id(), () -> {
+            var current = catalog.find(sandbox.id());
+            if (current.isEmpty()) throw StasisException.sandboxNotFound(idOrName);
+            catalog.update(current.get().withState(SandboxState.DELETED));
+            finishDelete(sandbox.id());
+            return null;
+        });
+        locks.forget(sandbox.id());
+    }
+
+    private void finishDelete(SandboxId id) {
+        long start = System.nanoTime();
+        runtime.destroy(id);
+        roots.deleteRoot(id);
+        catalog.delete(id);
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
+    }
+
+    /**
+     * Brings catalog, runtime and disk into agreement, as after a crash or a host reboot:
+     * running sandboxes are adopted; those whose processes are gone become {@code stopped};
+     * half-deleted ones are finished; runtime state and roots nobody knows are removed.
+     */
+    public ReconcileReport reconcile() {
+        int adopted = 0, stopped = 0, finished = 0, orphans = 0;
+        var known = new HashSet<SandboxId>();
+        for (var sandbox : catalog.all()) {
+            known.add(sandbox.id());
+            switch (sandbox.state()) {
+                case SandboxState.Deleted d -> {
+                    finishDelete(sandbox.id());
+                    finished++;
+                }
+                case SandboxState.Running r -> {
+                    if (runtime.status(sandbox.id()) == RuntimeStatus.RUNNING && roots.root(sandbox.id()).isPresent()) {
+                        adopted++;
+                    } else {
+                        runtime.destroy(sandbox.id());
+                        catalog.update(sandbox.withState(new SandboxState.Stopped("processes_lost")));
+                        stopped++;
+                    }
+                }
+                case SandboxState.Stopped s -> runtime.destroy(sandbox.id());
+            }
+        }
+        for (var id : runtime.listOwned()) {
+            if (known.contains(id)) continue;
+            runtime.destroy(id);
+            orphans++;
+        }
+        for (var id : roots.listRoots()) {
+            if (known.contains(id)) continue;
+            roots.deleteRoot(id);
+            orphans++;
+        }
+        var report = new ReconcileReport(adopted, stopped, finished, orphans);
+        log.atInfo().addKeyValue("adopted", adopted).addKeyValue("stopped", stopped)
+                .addKeyValue("deletesFinished", finished).addKeyValue("orphansRemoved", orphans).log("reconciled");
+        return report;
+    }
+
+    /** What {@link #reconcile()} did. */
+    public record ReconcileReport(int adopted, int stopped, int deletesFinished, int orphansRemoved) {
+    }
+}

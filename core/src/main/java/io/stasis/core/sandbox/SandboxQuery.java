@@ -1,0 +1,31 @@
+package io.stasis.core.sandbox;
+
+import io.stasis.core.error.StasisException;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A page request over sandboxes.
+ *
+ * @param state    only sandboxes in this state (wire name), if present
+ * @param metadata only sandboxes whose metadata contains all these entries
+ * @param cursor   where the previous page ended (opaque to callers)
+ * @param limit    page size, 1..1000
+ */
+public record SandboxQuery(Optional<String> state, Map<String, String> metadata, Optional<String> cursor, int limit) {
+    public static final int DEFAULT_LIMIT = 100;
+    public static final int MAX_LIMIT = 1000;
+
+    public SandboxQuery {
+        metadata = Map.copyOf(metadata);
+        if (limit < 1 || limit > MAX_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIMIT + ", was " + limit);
+        state.ifPresent(s -> {
+            if (!s.equals("running") && !s.equals("stopped"))
+                throw StasisException.invalid("state", "must be one of running, stopped; was '" + s + "'");
+        });
+    }
+
+    public static SandboxQuery all() {
+        return new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), MAX_LIMIT);
+    }
+}

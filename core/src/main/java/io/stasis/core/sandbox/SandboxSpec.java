@@ -1,0 +1,19 @@
+package io.stasis.core.sandbox;
+
+import java.util.Map;
+import java.util.Optional;
+
+/** What a caller asks for when creating a sandbox, already validated. */
+public record SandboxSpec(
+        String template,
+        Optional<String> name,
+        Map<String, String> env,
+        Map<String, String> metadata,
+        Resources resources) {
+
+    public SandboxSpec {
+        name.ifPresent(SandboxName::validate);
+        env = Map.copyOf(env);
+        metadata = Map.copyOf(metadata);
+    }
+}

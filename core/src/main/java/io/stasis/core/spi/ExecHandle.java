@@ -1,0 +1,34 @@
+package io.stasis.core.spi;
+
+import io.stasis.core.exec.ExitStatus;
+import io.stasis.core.exec.OutputKind;
+import java.time.Duration;
+import java.util.Optional;
+
+/** A process started by {@link SandboxRuntime#spawn}. Not thread-safe; one owner at a time. */
+public interface ExecHandle extends AutoCloseable {
+
+    /** The process id as the sandbox sees it. */
+    long pid();
+
+    /**
+     * Waits up to {@code timeout} for the process to end.
+     *
+     * @return its exit status, or empty if it still runs
+     */
+    Optional<ExitStatus> awaitExit(Duration timeout) throws InterruptedException;
+
+    /** Kills the process and every process it started (its session and its descendants). */
+    void killTree();
+
+    /**
+     * Reads output written so far.
+     *
+     * @return up to {@code maxBytes} bytes from {@code offset}; empty when there is nothing new
+     */
+    byte[] read(OutputKind kind, long offset, int maxBytes);
+
+    /** Forgets the process: its output files are removed; a running process is not signalled. */
+    @Override
+    void close();
+}

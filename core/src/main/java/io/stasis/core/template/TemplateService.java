@@ -1,0 +1,163 @@
+package io.stasis.core.template;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.FileOwner;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.TemplateImage;
+import io.stasis.core.spi.TemplateRecipe;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps every known recipe installed at its current version. Quick recipes are built before the
+ * service starts serving; slow ones (a Debian bootstrap) in the background, with progress that
+ * {@link #list()} shows. Creating a sandbox from a template being built waits for it.
+ */
+public final class TemplateService {
+    private static final Logger log = LoggerFactory.getLogger(TemplateService.class);
+
+    private final RootStore store;
+    private final Map<String, TemplateRecipe> recipes = new LinkedHashMap<>();
+    private final FileOwner owner;
+    private final Map<String, Build> builds = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** A build in progress or finished. */
+    private static final class Build implements TemplateRecipe.Progress {
+        final CompletableFuture<TemplateImage> done = new CompletableFuture<>();
+        volatile double fraction = -1;
+        volatile String message = "queued";
+
+        @Override
+        public void report(double fraction, String message) {
+            this.fraction = fraction;
+            this.message = message;
+        }
+    }
+
+    public TemplateService(RootStore store, List<TemplateRecipe> recipes, FileOwner owner) {
+        this.store = store;
+        this.owner = owner;
+        recipes.forEach(r -> this.recipes.put(r.name(), r));
+    }
+
+    /** What to do at start-up about recipes that take long to build. */
+    public enum SlowBuilds {
+        /** Build them on background threads; creates from them wait. */
+        BACKGROUND,
+        /** Build them before returning. */
+        WAIT,
+        /** Leave them until a sandbox asks for one. */
+        ON_DEMAND
+    }
+
+    /** Installs every recipe that is missing or outdated: quick ones now, slow ones as {@code slowBuilds} says. */
+    public void ensureInstalled(SlowBuilds slowBuilds) {
+        for (var recipe : recipes.values()) {
+            var installed = store.template(recipe.name());
+            if (installed.isPresent() && installed.get().version().equals(recipe.version())) continue;
+            if (recipe.slow() && slowBuilds == SlowBuilds.ON_DEMAND) continue;
+            var build = startBuild(recipe);
+            if (recipe.slow() && slowBuilds == SlowBuilds.BACKGROUND) continue;
+            try {
+                build.done.join();
+            } catch (RuntimeException e) {
+                log.atError().addKeyValue("template", recipe.name()).setCause(e).log("template build failed");
+            }
+        }
+    }
+
+    private Build startBuild(TemplateRecipe recipe) {
+        var build = new Build();
+        var previous = builds.putIfAbsent(recipe.name(), build);
+        if (previous != null && !previous.done.isCompletedExceptionally()) return previous;
+        if (previous != null) builds.put(recipe.name(), build);
+        Thread.ofVirtual().name("template-" + recipe.name()).start(() -> {
+            long start = System.nanoTime();
+            log.atInfo().addKeyValue("template", recipe.name()).addKeyValue("version", recipe.version()).log("building template");
+            try {
+                var image = store.installTemplate(recipe, owner, (fraction, message) -> {
+                    build.report(fraction, message);
+                    log.atInfo().addKeyValue("template", recipe.name())
+                            .addKeyValue("progress", fraction < 0 ? "?" : Math.round(fraction * 100) + "%")
+                            .log(message);
+                });
+                build.report(1, "ready");
+                log.atInfo().addKeyValue("template", recipe.name())
+                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
+                        .addKeyValue("sizeBytes", image.sizeBytes()).log("template ready");
+                build.done.complete(image);
+            } catch (Throwable e) {
+                build.report(-1, String.valueOf(e.getMessage()));
+                log.atError().addKeyValue("template", recipe.name()).setCause(e).log("template build failed");
+                build.done.completeExceptionally(e);
+            }
+        });
+        return build;
+    }
+
+    /** Every template: installed ones and those being built. */
+    public List<TemplateStatus> list() {
+        var out = new LinkedHashMap<String, TemplateStatus>();
+        var installed = store.templates();
+        for (var recipe : recipes.values()) out.put(recipe.name(), statusOf(recipe.name(), recipe.description(), installed));
+        for (var image : installed)
+            out.computeIfAbsent(image.name(), n -> statusOf(n, "", installed));
+        return List.copyOf(out.values());
+    }
+
+    private TemplateStatus statusOf(String name, String description, List<TemplateImage> installed) {
+        var image = installed.stream().filter(i -> i.name().equals(name)).findFirst();
+        var recipe = Optional.ofNullable(recipes.get(name));
+        var build = builds.get(name);
+        boolean current = image.isPresent() && recipe.map(r -> r.version().equals(image.get().version())).orElse(true);
+        if (current)
+            return new TemplateStatus(name, description, "ready", image.map(TemplateImage::version),
+                    image.map(TemplateImage::builtAt), image.map(TemplateImage::sizeBytes), Optional.empty(), Optional.empty());
+        if (build != null && build.done.isCompletedExceptionally())
+            return new TemplateStatus(name, description, "failed", recipe.map(TemplateRecipe::version),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(build.message));
+        if (build == null)
+            return new TemplateStatus(name, description, "pending", recipe.map(TemplateRecipe::version),
+                    Optional.empty(), Optional.empty(), Optional.empty(), Optional.of("built when a sandbox first asks for it"));
+        return new TemplateStatus(name, description, "building", recipe.map(TemplateRecipe::version),
+                Optional.empty(), Optional.empty(),
+                Optional.ofNullable(build).map(b -> b.fraction).filter(f -> f >= 0),
+                Optional.ofNullable(build).map(b -> b.message));
+    }
+
+    /**
+     * Returns once the template can be used, waiting up to {@code timeout} for a first build.
+     * {@code template_not_found} if no such template exists or is known;
+     * {@code template_unavailable} if its build failed or does not finish in time.
+     */
+    public void awaitReady(String name, Duration timeout) {
+        // An older version stays usable while its successor is built.
+        if (store.template(name).isPresent()) return;
+        var recipe = recipes.get(name);
+        if (recipe == null) throw StasisException.templateNotFound(name);
+        var build = builds.get(name);
+        if (build == null || build.done.isCompletedExceptionally()) build = startBuild(recipe);
+        try {
+            build.done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            throw new StasisException(ErrorCode.TEMPLATE_UNAVAILABLE, "template '" + name + "' is still being built ("
+                    + build.message + "); try again later", Map.of("template", name));
+        } catch (ExecutionException e) {
+            throw new StasisException(ErrorCode.TEMPLATE_UNAVAILABLE, "template '" + name + "' could not be built: "
+                    + e.getCause().getMessage(), Map.of("template", name), e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StasisException(ErrorCode.TEMPLATE_UNAVAILABLE, "interrupted while waiting for template " + name);
+        }
+    }
+}

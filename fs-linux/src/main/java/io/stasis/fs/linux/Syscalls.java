@@ -1,0 +1,382 @@
+package io.stasis.fs.linux;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Linux system calls of this module, through FFM and glibc; the only class that touches
+ * {@code java.lang.foreign}. Every method throws {@link LinuxException} with the errno on failure,
+ * retries {@code EINTR}, and takes {@code path} arguments as given (relative ones resolved by the
+ * kernel against the directory fd). Constants are the x86_64/aarch64 generic values.
+ */
+public final class Syscalls {
+    public static final int AT_FDCWD = -100;
+    public static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    public static final int AT_REMOVEDIR = 0x200;
+    public static final int AT_SYMLINK_FOLLOW = 0x400;
+    public static final int AT_EMPTY_PATH = 0x1000;
+
+    public static final int O_RDONLY = 0;
+    public static final int O_WRONLY = 01;
+    public static final int O_RDWR = 02;
+    public static final int O_CREAT = 0100;
+    public static final int O_EXCL = 0200;
+    public static final int O_NOCTTY = 0400;
+    public static final int O_TRUNC = 01000;
+    public static final int O_APPEND = 02000;
+    public static final int O_NONBLOCK = 04000;
+    public static final int O_DIRECTORY = 0200000;
+    public static final int O_NOFOLLOW = 0400000;
+    public static final int O_CLOEXEC = 02000000;
+    public static final int O_PATH = 010000000;
+    public static final int O_TMPFILE = 020000000 | O_DIRECTORY;
+
+    public static final long RESOLVE_NO_XDEV = 0x01;
+    public static final long RESOLVE_NO_MAGICLINKS = 0x02;
+    public static final long RESOLVE_NO_SYMLINKS = 0x04;
+    public static final long RESOLVE_BENEATH = 0x08;
+    public static final long RESOLVE_IN_ROOT = 0x10;
+
+    public static final int RENAME_NOREPLACE = 1;
+    public static final int RENAME_EXCHANGE = 2;
+
+    public static final int SEEK_SET = 0;
+
+    /** {@code d_type} values of {@link #readDirectory}. */
+    public static final int DT_UNKNOWN = 0;
+    public static final int DT_DIR = 4;
+    public static final int DT_REG = 8;
+    public static final int DT_LNK = 10;
+
+    private static final long SYS_OPENAT2 = 437; // x86_64 and the generic table agree since 5.6
+    private static final int STATX_BASIC_STATS = 0x7ff;
+    private static final int PATH_MAX = 4096;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    /** struct open_how { u64 flags; u64 mode; u64 resolve; } */
+    private static final StructLayout OPEN_HOW = MemoryLayout.structLayout(
+            JAVA_LONG.withName("flags"), JAVA_LONG.withName("mode"), JAVA_LONG.withName("resolve"));
+    /** struct statx is 256 bytes; the offsets used are in {@link #toStat}. */
+    private static final long STATX_SIZE = 256;
+
+    private static final MethodHandle SYSCALL_OPENAT2 = variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
+    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle STATX = function("statx",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle MKDIRAT = function("mkdirat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle UNLINKAT = function("unlinkat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RENAMEAT2 = function("renameat2",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle LINKAT = function("linkat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle FCHOWN = function("fchown",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FCHOWNAT = function("fchownat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FCHMOD = function("fchmod", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle READLINKAT = function("readlinkat",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    private static final MethodHandle GETDENTS64 = function("getdents64",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle LSEEK = function("lseek",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle PREAD = function("pread64",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle READ = function("read",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle WRITE = function("write",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle FTRUNCATE = function("ftruncate64",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle FSYNC = function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private Syscalls() {
+    }
+
+    /** One entry of a directory: its name and its {@code d_type} ({@link #DT_UNKNOWN} when the filesystem does not say). */
+    public record DirEntry(String name, int type) {
+    }
+
+    /**
+     * {@code openat2(dirfd, path, {flags, mode, resolve})}. {@code mode} must be 0 unless
+     * {@code flags} has {@code O_CREAT} or {@code O_TMPFILE}. {@code EAGAIN}, which the kernel
+     * returns for {@code RESOLVE_IN_ROOT}/{@code RESOLVE_BENEATH} when a concurrent rename or
+     * mount might have let {@code ..} escape, is retried.
+     */
+    public static int openat2(int dirfd, String path, int flags, int mode, long resolve) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment how = arena.allocate(OPEN_HOW);
+            how.set(JAVA_LONG, 0, Integer.toUnsignedLong(flags));
+            how.set(JAVA_LONG, 8, Integer.toUnsignedLong(mode));
+            how.set(JAVA_LONG, 16, resolve);
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment state = arena.allocate(CALL_STATE);
+            for (int attempt = 0; ; attempt++) {
+                long fd = (long) SYSCALL_OPENAT2.invokeExact(state, SYS_OPENAT2, (long) dirfd, p, how, OPEN_HOW.byteSize());
+                if (fd >= 0) return (int) fd;
+                int errno = errno(state);
+                if (errno == Errno.EINTR || (errno == Errno.EAGAIN && attempt < 1000)) continue;
+                throw new LinuxException(errno, "openat2", path);
+            }
+        } catch (LinuxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageFailure("openat2", t);
+        }
+    }
+
+    /** Opens a trusted host path, following symlinks as usual (no confinement). */
+    public static int open(String hostPath, int flags) {
+        return openat2(AT_FDCWD, hostPath, flags, 0, 0);
+    }
+
+    /** Closes an fd. Never retried: on Linux the fd is gone even when close reports EINTR. */
+    public static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) CLOSE.invokeExact(state, fd);
+            if (r < 0 && errno(state) != Errno.EINTR) throw new LinuxException(errno(state), "close", "fd " + fd);
+        } catch (LinuxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageFailure("close", t);
+        }
+    }
+
+    /** {@code statx(dirfd, path, flags, STATX_BASIC_STATS)}; flags e.g. {@link #AT_SYMLINK_NOFOLLOW}. */
+    public static Stat statx(int dirfd, String path, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment buf = arena.allocate(STATX_SIZE, 8);
+            call(arena, "statx", path, s -> (int) STATX.invokeExact(s, dirfd, p, flags, STATX_BASIC_STATS, buf));
+            return toStat(buf);
+        }
+    }
+
+    /** The inode an fd refers to (works on {@code O_PATH} fds). */
+    public static Stat fstat(int fd) {
+        return statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+    }
+
+    public static void mkdirat(int dirfd, String path, int mode) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            call(arena, "mkdirat", path, s -> (int) MKDIRAT.invokeExact(s, dirfd, p, mode));
+        }
+    }
+
+    /** Removes a name; with {@link #AT_REMOVEDIR} an empty directory. Never follows a symlink. */
+    public static void unlinkat(int dirfd, String path, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            call(arena, "unlinkat", path, s -> (int) UNLINKAT.invokeExact(s, dirfd, p, flags));
+        }
+    }
+
+    /** Renames; flags {@link #RENAME_NOREPLACE} or {@link #RENAME_EXCHANGE}, or 0 to replace. */
+    public static void renameat2(int oldDirfd, String oldPath, int newDirfd, String newPath, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment from = arena.allocateFrom(oldPath);
+            MemorySegment to = arena.allocateFrom(newPath);
+            call(arena, "renameat2", oldPath + " -> " + newPath,
+                    s -> (int) RENAMEAT2.invokeExact(s, oldDirfd, from, newDirfd, to, flags));
+        }
+    }
+
+    public static void linkat(int oldDirfd, String oldPath, int newDirfd, String newPath, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment from = arena.allocateFrom(oldPath);
+            MemorySegment to = arena.allocateFrom(newPath);
+            call(arena, "linkat", oldPath + " -> " + newPath,
+                    s -> (int) LINKAT.invokeExact(s, oldDirfd, from, newDirfd, to, flags));
+        }
+    }
+
+    public static void fchown(int fd, int uid, int gid) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "fchown", "fd " + fd, s -> (int) FCHOWN.invokeExact(s, fd, uid, gid));
+        }
+    }
+
+    /** Changes owners of a name; with {@link #AT_SYMLINK_NOFOLLOW} a symlink itself. */
+    public static void fchownat(int dirfd, String path, int uid, int gid, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            call(arena, "fchownat", path, s -> (int) FCHOWNAT.invokeExact(s, dirfd, p, uid, gid, flags));
+        }
+    }
+
+    public static void fchmod(int fd, int mode) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "fchmod", "fd " + fd, s -> (int) FCHMOD.invokeExact(s, fd, mode));
+        }
+    }
+
+    /** The target of a symlink, as written (bytes decoded as UTF-8). */
+    public static String readlinkat(int dirfd, String path) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment buf = arena.allocate(PATH_MAX + 1);
+            long n = call(arena, "readlinkat", path,
+                    s -> (long) READLINKAT.invokeExact(s, dirfd, p, buf, buf.byteSize()));
+            if (n > PATH_MAX) throw new LinuxException(Errno.ENAMETOOLONG, "readlinkat", path);
+            return new String(buf.asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
+     * Reads the entries of a directory fd (opened for reading, not {@code O_PATH}) from its current
+     * position to the end, without {@code .} and {@code ..}. {@link #lseek} to 0 to read again.
+     */
+    public static List<DirEntry> readDirectory(int fd) {
+        var entries = new ArrayList<DirEntry>();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(32 * 1024, 8);
+            while (true) {
+                long n = call(arena, "getdents64", "fd " + fd, s -> (long) GETDENTS64.invokeExact(s, fd, buf, buf.byteSize()));
+                if (n == 0) return entries;
+                // struct linux_dirent64 { u64 d_ino; s64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
+                for (long at = 0; at < n; ) {
+                    int reclen = Short.toUnsignedInt(buf.get(JAVA_SHORT, at + 16));
+                    int type = Byte.toUnsignedInt(buf.get(JAVA_BYTE, at + 18));
+                    String name = buf.getString(at + 19, StandardCharsets.UTF_8);
+                    if (!name.equals(".") && !name.equals("..")) entries.add(new DirEntry(name, type));
+                    at += reclen;
+                }
+            }
+        }
+    }
+
+    public static long lseek(int fd, long offset, int whence) {
+        try (Arena arena = Arena.ofConfined()) {
+            return call(arena, "lseek", "fd " + fd, s -> (long) LSEEK.invokeExact(s, fd, offset, whence));
+        }
+    }
+
+    /** Reads up to {@code len} bytes at {@code position} into {@code dst}; returns the count, 0 at end of file. */
+    public static int pread(int fd, byte[] dst, int off, int len, long position) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(Math.max(1, len));
+            long n = call(arena, "pread", "fd " + fd, s -> (long) PREAD.invokeExact(s, fd, buf, (long) len, position));
+            MemorySegment.copy(buf, JAVA_BYTE, 0, dst, off, (int) n);
+            return (int) n;
+        }
+    }
+
+    /** Reads up to {@code len} bytes; returns the count, 0 at end of file. */
+    public static int read(int fd, byte[] dst, int off, int len) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(Math.max(1, len));
+            long n = call(arena, "read", "fd " + fd, s -> (long) READ.invokeExact(s, fd, buf, (long) len));
+            MemorySegment.copy(buf, JAVA_BYTE, 0, dst, off, (int) n);
+            return (int) n;
+        }
+    }
+
+    /** Writes all {@code len} bytes (looping over short writes). */
+    public static void write(int fd, byte[] src, int off, int len) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(Math.max(1, len));
+            MemorySegment.copy(src, off, buf, JAVA_BYTE, 0, len);
+            for (long done = 0; done < len; ) {
+                MemorySegment rest = buf.asSlice(done);
+                long remaining = len - done;
+                done += call(arena, "write", "fd " + fd, s -> (long) WRITE.invokeExact(s, fd, rest, remaining));
+            }
+        }
+    }
+
+    public static void ftruncate(int fd, long length) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "ftruncate", "fd " + fd, s -> (int) FTRUNCATE.invokeExact(s, fd, length));
+        }
+    }
+
+    public static void fsync(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "fsync", "fd " + fd, s -> (int) FSYNC.invokeExact(s, fd));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------
+
+    /** A native call given the errno capture segment; returns the raw result (negative on failure). */
+    @FunctionalInterface
+    private interface NativeCall {
+        long invoke(MemorySegment callState) throws Throwable;
+    }
+
+    /** Runs a call, retrying EINTR; a negative result becomes a {@link LinuxException}. */
+    private static long call(Arena arena, String syscall, String path, NativeCall call) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        while (true) {
+            long r;
+            try {
+                r = call.invoke(state);
+            } catch (Throwable t) {
+                throw linkageFailure(syscall, t);
+            }
+            if (r >= 0) return r;
+            int errno = errno(state);
+            if (errno != Errno.EINTR) throw new LinuxException(errno, syscall, path);
+        }
+    }
+
+    private static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    private static Stat toStat(MemorySegment b) {
+        int nlink = b.get(JAVA_INT, 16);
+        int uid = b.get(JAVA_INT, 20);
+        int gid = b.get(JAVA_INT, 24);
+        int mode = Short.toUnsignedInt(b.get(JAVA_SHORT, 28));
+        long ino = b.get(JAVA_LONG, 32);
+        long size = b.get(JAVA_LONG, 40);
+        long mtimeSec = b.get(JAVA_LONG, 112);
+        int mtimeNsec = b.get(JAVA_INT, 120);
+        long dev = ((long) b.get(JAVA_INT, 136) << 32) | Integer.toUnsignedLong(b.get(JAVA_INT, 140));
+        return new Stat(mode, uid, gid, size, ino, dev, nlink, Instant.ofEpochSecond(mtimeSec, mtimeNsec));
+    }
+
+    private static IllegalStateException linkageFailure(String syscall, Throwable t) {
+        return new IllegalStateException("native call " + syscall + " could not be made", t);
+    }
+
+    private static MethodHandle function(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(symbol(name), descriptor, Linker.Option.captureCallState("errno"));
+    }
+
+    /** {@code syscall(long number, ...)}: everything after the number is variadic. */
+    private static MethodHandle variadic(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(symbol(name), descriptor,
+                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
+    }
+
+    private static MemorySegment symbol(String name) {
+        return LINKER.defaultLookup().find(name)
+                .orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
+    }
+}

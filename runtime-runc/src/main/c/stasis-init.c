@@ -1,0 +1,640 @@
+/*
+ * stasis-init: process 1 of every Stasis sandbox.
+ *
+ * Jobs:
+ *  - reap every process of the sandbox (orphans are re-parented to process 1);
+ *  - start processes for the host, which talks to it over the unix socket /.stasis/ctl.sock;
+ *  - leave each started process's output and exit status in files under /.stasis/proc/<id>/,
+ *    where the host reads them even after a restart of the service.
+ *
+ * Everything it holds lives inside the sandbox, so CRIU can checkpoint it with the rest. It keeps no
+ * file open except its socket, and opens output files with O_APPEND (CRIU refuses to restore a
+ * non-append file whose size changed).
+ *
+ * Wire format, both directions: a frame is a 32-bit little-endian payload length, then the payload:
+ * NUL-terminated strings, the first a verb, the rest "key=value" fields (keys may repeat).
+ *   spawn  id=<[a-z0-9]{1,40}> arg=.. (1+) env=K=V (0+) [cwd=/dir] [cwdfallback=1] [stdin=1] [wait=1]
+ *          -> ok pid=N | error stage=<request|fork|open|chdir> errno=N msg=<text>
+ *          (a program that cannot be executed starts anyway and ends with 127 or 126, as in a shell)
+ *          then, with wait=1, when it ends: exit code=N | exit signal=N
+ *   kill   pid=N signal=N [tree=1]   -> ok | error errno=N msg=..
+ *   ping                             -> ok version=N
+ * A spawned process gets its own session; tree=1 signals that session and every descendant.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROTOCOL_VERSION 1
+#define STATE_DIR "/.stasis"
+#define PROC_DIR STATE_DIR "/proc"
+#define SOCKET_PATH STATE_DIR "/ctl.sock"
+#define LOG_PATH STATE_DIR "/init.log"
+#define MAX_FRAME (4u << 20)
+#define MAX_CONNS 256
+#define MAX_PROCS 4096
+#define MAX_ID 40
+#define SHUTDOWN_GRACE_SECONDS 10
+
+extern char **environ;
+
+struct conn {
+    int fd;
+    unsigned char *buf;
+    size_t len, cap;
+};
+
+enum proc_phase { STARTING, RUNNING, DONE };
+
+struct proc {
+    pid_t pid;
+    char id[MAX_ID + 1];
+    enum proc_phase phase;
+    int status_fd;    /* read end of the exec-status pipe while STARTING */
+    int requester;    /* fd of the connection that asked, or -1 */
+    int waits;        /* whether the requester wants the exit */
+    int exited;       /* reaped while still STARTING */
+    int wstatus;
+};
+
+static struct conn conns[MAX_CONNS];
+static struct proc procs[MAX_PROCS];
+static int listen_fd = -1, signal_fd = -1;
+static int shutting_down;
+static time_t shutdown_deadline;
+
+static void log_line(const char *fmt, ...) {
+    int fd = open(LOG_PATH, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) n = 0;
+    if (n > (int)sizeof line - 2) n = sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t ignored = write(fd, line, n);
+    (void)ignored;
+    close(fd);
+}
+
+/* ---- frames ----------------------------------------------------------------------------------- */
+
+struct out {
+    char buf[8192];
+    size_t len;
+};
+
+static void out_add(struct out *o, const char *fmt, ...) {
+    if (o->len >= sizeof o->buf - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(o->buf + o->len, sizeof o->buf - o->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= sizeof o->buf - o->len) n = sizeof o->buf - o->len - 1;
+    o->len += n + 1; /* keep the NUL as the field separator */
+}
+
+static void send_frame(int fd, struct out *o) {
+    if (fd < 0) return;
+    unsigned char head[4] = {o->len & 0xff, (o->len >> 8) & 0xff, (o->len >> 16) & 0xff, (o->len >> 24) & 0xff};
+    /* Replies are small and the host reads them promptly; a blocking write keeps ordering simple. */
+    int flags = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    if (send(fd, head, 4, MSG_NOSIGNAL) == 4) send(fd, o->buf, o->len, MSG_NOSIGNAL);
+    fcntl(fd, F_SETFL, flags);
+}
+
+static void reply_error(int fd, const char *stage, int err, const char *msg) {
+    struct out o = {0};
+    out_add(&o, "error");
+    out_add(&o, "stage=%s", stage);
+    out_add(&o, "errno=%d", err);
+    out_add(&o, "msg=%s", msg);
+    send_frame(fd, &o);
+}
+
+/* ---- processes -------------------------------------------------------------------------------- */
+
+static struct proc *proc_alloc(void) {
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (procs[i].pid == 0) return &procs[i];
+    return NULL;
+}
+
+static struct proc *proc_by_pid(pid_t pid) {
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (procs[i].pid == pid) return &procs[i];
+    return NULL;
+}
+
+static void proc_free(struct proc *p) {
+    if (p->status_fd >= 0) close(p->status_fd);
+    memset(p, 0, sizeof *p);
+    p->status_fd = -1;
+    p->requester = -1;
+}
+
+static int valid_id(const char *id) {
+    size_t n = strlen(id);
+    if (n == 0 || n > MAX_ID) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((id[i] >= 'a' && id[i] <= 'z') || (id[i] >= '0' && id[i] <= '9'))) return 0;
+    return 1;
+}
+
+/* Writes the exit status next to the output, atomically: readers see a whole file or none. */
+static void write_exit_file(const char *id, int wstatus) {
+    char tmp[128], final[128], text[64];
+    snprintf(tmp, sizeof tmp, PROC_DIR "/%s/exit.tmp", id);
+    snprintf(final, sizeof final, PROC_DIR "/%s/exit", id);
+    int n = WIFSIGNALED(wstatus) ? snprintf(text, sizeof text, "signal=%d\n", WTERMSIG(wstatus))
+                                 : snprintf(text, sizeof text, "code=%d\n", WEXITSTATUS(wstatus));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+        log_line("exit file %s: %s", tmp, strerror(errno));
+        return;
+    }
+    ssize_t ignored = write(fd, text, n);
+    (void)ignored;
+    close(fd);
+    if (rename(tmp, final) != 0) log_line("rename %s: %s", final, strerror(errno));
+}
+
+static void notify_exit(struct proc *p, int wstatus) {
+    write_exit_file(p->id, wstatus);
+    if (p->waits && p->requester >= 0) {
+        struct out o = {0};
+        out_add(&o, "exit");
+        if (WIFSIGNALED(wstatus)) out_add(&o, "signal=%d", WTERMSIG(wstatus));
+        else out_add(&o, "code=%d", WEXITSTATUS(wstatus));
+        send_frame(p->requester, &o);
+    }
+}
+
+/* Runs in the child between fork and exec; reports a failure through the status pipe. */
+static void child_fail(int status_fd, const char *stage, int err) {
+    char msg[64];
+    int n = snprintf(msg, sizeof msg, "%s %d", stage, err);
+    ssize_t ignored = write(status_fd, msg, n);
+    (void)ignored;
+    _exit(127);
+}
+
+static int open_output(const char *id, const char *name) {
+    char path[128];
+    snprintf(path, sizeof path, PROC_DIR "/%s/%s", id, name);
+    return open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0640);
+}
+
+static void child_exec(int status_fd, const char *id, char **argv, char **envp, const char *cwd, int cwd_fallback,
+                       int use_stdin) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
+    setsid();
+
+    char path[128];
+    snprintf(path, sizeof path, PROC_DIR "/%s/in", id);
+    int in = use_stdin ? open(path, O_RDONLY | O_NOFOLLOW) : open("/dev/null", O_RDONLY);
+    if (in < 0) child_fail(status_fd, "open", errno);
+    int out = open_output(id, "out");
+    if (out < 0) child_fail(status_fd, "open", errno);
+    int err = open_output(id, "err");
+    if (err < 0) child_fail(status_fd, "open", errno);
+    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(status_fd, "open", errno);
+    if (in > 2) close(in);
+    if (out > 2) close(out);
+    if (err > 2) close(err);
+
+    if (cwd && chdir(cwd) != 0) {
+        if (!cwd_fallback || chdir("/") != 0) child_fail(status_fd, "chdir", errno);
+    }
+    environ = envp; /* execvp searches the PATH of the new environment */
+    execvp(argv[0], argv);
+    /* As a shell does: the process starts and ends with 127 (not found) or 126 (not executable). */
+    int e = errno;
+    dprintf(2, "stasis: %s: %s\n", argv[0], strerror(e));
+    _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+static void handle_spawn(int fd, char **fields, int nfields) {
+    const char *id = NULL, *cwd = NULL;
+    int cwd_fallback = 0, use_stdin = 0, waits = 0, nargs = 0, nenv = 0;
+    for (int i = 0; i < nfields; i++) {
+        if (!strncmp(fields[i], "arg=", 4)) nargs++;
+        else if (!strncmp(fields[i], "env=", 4)) nenv++;
+    }
+    char **argv = calloc(nargs + 1, sizeof(char *));
+    char **envp = calloc(nenv + 1, sizeof(char *));
+    if (!argv || !envp) {
+        reply_error(fd, "fork", ENOMEM, "out of memory");
+        free(argv);
+        free(envp);
+        return;
+    }
+    int a = 0, e = 0;
+    for (int i = 0; i < nfields; i++) {
+        char *f = fields[i];
+        if (!strncmp(f, "arg=", 4)) argv[a++] = f + 4;
+        else if (!strncmp(f, "env=", 4)) envp[e++] = f + 4;
+        else if (!strncmp(f, "id=", 3)) id = f + 3;
+        else if (!strncmp(f, "cwd=", 4)) cwd = f + 4;
+        else if (!strcmp(f, "cwdfallback=1")) cwd_fallback = 1;
+        else if (!strcmp(f, "stdin=1")) use_stdin = 1;
+        else if (!strcmp(f, "wait=1")) waits = 1;
+    }
+    struct proc *p = NULL;
+    int pipefd[2] = {-1, -1};
+    if (!id || !valid_id(id)) {
+        reply_error(fd, "request", EINVAL, "missing or invalid id");
+        goto done;
+    }
+    if (nargs == 0) {
+        reply_error(fd, "request", EINVAL, "no arguments");
+        goto done;
+    }
+    p = proc_alloc();
+    if (!p) {
+        reply_error(fd, "fork", EAGAIN, "too many processes tracked");
+        goto done;
+    }
+    char dir[128];
+    snprintf(dir, sizeof dir, PROC_DIR "/%s", id);
+    if (mkdir(dir, 0711) != 0 && errno != EEXIST) {
+        reply_error(fd, "open", errno, strerror(errno));
+        goto done;
+    }
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        reply_error(fd, "fork", errno, strerror(errno));
+        goto done;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        reply_error(fd, "fork", errno, strerror(errno));
+        close(pipefd[0]);
+        close(pipefd[1]);
+        goto done;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, use_stdin);
+    }
+    close(pipefd[1]);
+    p->pid = pid;
+    snprintf(p->id, sizeof p->id, "%s", id);
+    p->phase = STARTING;
+    p->status_fd = pipefd[0];
+    p->requester = fd;
+    p->waits = waits;
+done:
+    free(argv);
+    free(envp);
+}
+
+/* The exec-status pipe closed (exec happened) or carried a failure. */
+static void finish_start(struct proc *p) {
+    char msg[64] = {0};
+    ssize_t n = read(p->status_fd, msg, sizeof msg - 1);
+    close(p->status_fd);
+    p->status_fd = -1;
+    if (n > 0) {
+        char stage[16] = {0};
+        int err = 0;
+        sscanf(msg, "%15s %d", stage, &err);
+        reply_error(p->requester, stage, err, strerror(err));
+        if (!p->exited) waitpid(p->pid, NULL, 0);
+        proc_free(p);
+        return;
+    }
+    struct out o = {0};
+    out_add(&o, "ok");
+    out_add(&o, "pid=%d", (int)p->pid);
+    send_frame(p->requester, &o);
+    p->phase = RUNNING;
+    if (p->exited) {
+        notify_exit(p, p->wstatus);
+        proc_free(p);
+    }
+}
+
+static void reap(void) {
+    for (;;) {
+        int wstatus;
+        pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+        if (pid <= 0) return;
+        struct proc *p = proc_by_pid(pid);
+        if (!p) continue; /* an orphan: reaping is all it needs */
+        if (p->phase == STARTING) {
+            p->exited = 1;
+            p->wstatus = wstatus;
+        } else {
+            notify_exit(p, wstatus);
+            proc_free(p);
+        }
+    }
+}
+
+/* ---- kill a process tree ------------------------------------------------------------------------ */
+
+struct pinfo {
+    pid_t pid, ppid, pgrp, sid;
+};
+
+static int read_stat(pid_t pid, struct pinfo *info) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    char *close_paren = strrchr(buf, ')'); /* the command name may contain anything */
+    if (!close_paren) return -1;
+    char state;
+    int ppid, pgrp, sid;
+    if (sscanf(close_paren + 1, " %c %d %d %d", &state, &ppid, &pgrp, &sid) != 4) return -1;
+    info->pid = pid;
+    info->ppid = ppid;
+    info->pgrp = pgrp;
+    info->sid = sid;
+    return 0;
+}
+
+/* The process, its session, its process group and every descendant of any of them. */
+static int collect_tree(pid_t root, pid_t *out, int max) {
+    static struct pinfo all[MAX_PROCS * 4];
+    int count = 0;
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && count < (int)(sizeof all / sizeof all[0])) {
+        char *end;
+        long pid = strtol(de->d_name, &end, 10);
+        if (*end || pid <= 1) continue;
+        if (read_stat((pid_t)pid, &all[count]) == 0) count++;
+    }
+    closedir(d);
+    int n = 0;
+    out[n++] = root;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < count; i++) {
+            int in = 0, parent_in = 0;
+            for (int j = 0; j < n; j++) {
+                if (out[j] == all[i].pid) in = 1;
+                if (out[j] == all[i].ppid) parent_in = 1;
+            }
+            if (in) continue;
+            if (all[i].sid == root || all[i].pgrp == root || parent_in) {
+                if (n >= max) return n;
+                out[n++] = all[i].pid;
+                changed = 1;
+            }
+        }
+    }
+    return n;
+}
+
+static void kill_tree(pid_t root, int sig) {
+    static pid_t tree[MAX_PROCS * 4];
+    /* Stop the tree first so nothing forks past the scan, then signal, then let it continue. */
+    int rounds = sig == SIGKILL ? 4 : 1;
+    for (int r = 0; r < rounds; r++) {
+        int n = collect_tree(root, tree, sizeof tree / sizeof tree[0]);
+        if (sig == SIGKILL)
+            for (int i = 0; i < n; i++) kill(tree[i], SIGSTOP);
+        for (int i = 0; i < n; i++) kill(tree[i], sig);
+        if (sig != SIGKILL)
+            for (int i = 0; i < n; i++) kill(tree[i], SIGCONT);
+        if (n <= 1 && r > 0) break;
+    }
+}
+
+static void handle_kill(int fd, char **fields, int nfields) {
+    long pid = 0, sig = SIGKILL;
+    int tree = 0;
+    for (int i = 0; i < nfields; i++) {
+        if (!strncmp(fields[i], "pid=", 4)) pid = strtol(fields[i] + 4, NULL, 10);
+        else if (!strncmp(fields[i], "signal=", 7)) sig = strtol(fields[i] + 7, NULL, 10);
+        else if (!strcmp(fields[i], "tree=1")) tree = 1;
+    }
+    if (pid <= 1 || sig < 1 || sig >= NSIG) {
+        reply_error(fd, "request", EINVAL, "bad pid or signal");
+        return;
+    }
+    if (tree) kill_tree((pid_t)pid, (int)sig);
+    else if (kill((pid_t)pid, (int)sig) != 0) {
+        reply_error(fd, "kill", errno, strerror(errno));
+        return;
+    }
+    struct out o = {0};
+    out_add(&o, "ok");
+    send_frame(fd, &o);
+}
+
+/* ---- connections ------------------------------------------------------------------------------- */
+
+static void conn_close(struct conn *c) {
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (procs[i].pid && procs[i].requester == c->fd) {
+            procs[i].requester = -1;
+            procs[i].waits = 0;
+        }
+    close(c->fd);
+    free(c->buf);
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+}
+
+static void dispatch(int fd, unsigned char *payload, size_t len) {
+    char *fields[8192];
+    int n = 0;
+    size_t start = 0;
+    for (size_t i = 0; i < len && n < 8192; i++) {
+        if (payload[i] == 0) {
+            fields[n++] = (char *)payload + start;
+            start = i + 1;
+        }
+    }
+    if (n == 0) {
+        reply_error(fd, "request", EINVAL, "empty request");
+        return;
+    }
+    if (!strcmp(fields[0], "spawn")) handle_spawn(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "kill")) handle_kill(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "ping")) {
+        struct out o = {0};
+        out_add(&o, "ok");
+        out_add(&o, "version=%d", PROTOCOL_VERSION);
+        send_frame(fd, &o);
+    } else reply_error(fd, "request", EINVAL, "unknown verb");
+}
+
+static void conn_readable(struct conn *c) {
+    if (c->cap - c->len < 65536) {
+        size_t cap = c->cap ? c->cap * 2 : 65536;
+        if (cap > MAX_FRAME + 4) cap = MAX_FRAME + 4;
+        if (cap <= c->len) {
+            conn_close(c);
+            return;
+        }
+        unsigned char *b = realloc(c->buf, cap);
+        if (!b) {
+            conn_close(c);
+            return;
+        }
+        c->buf = b;
+        c->cap = cap;
+    }
+    ssize_t n = read(c->fd, c->buf + c->len, c->cap - c->len);
+    if (n <= 0) {
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+        conn_close(c);
+        return;
+    }
+    c->len += n;
+    while (c->len >= 4) {
+        uint32_t flen = c->buf[0] | (c->buf[1] << 8) | (c->buf[2] << 16) | ((uint32_t)c->buf[3] << 24);
+        if (flen > MAX_FRAME) {
+            conn_close(c);
+            return;
+        }
+        if (c->len < 4 + flen) return;
+        int fd = c->fd;
+        dispatch(fd, c->buf + 4, flen);
+        if (c->fd != fd) return; /* closed meanwhile */
+        memmove(c->buf, c->buf + 4 + flen, c->len - 4 - flen);
+        c->len -= 4 + flen;
+    }
+}
+
+static void accept_conn(void) {
+    int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (conns[i].fd < 0) {
+            conns[i].fd = fd;
+            return;
+        }
+    close(fd);
+}
+
+/* ---- start-up and main loop -------------------------------------------------------------------- */
+
+static int setup_socket(void) {
+    mkdir(STATE_DIR, 0711);
+    mkdir(PROC_DIR, 0711);
+    unlink(SOCKET_PATH);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", SOCKET_PATH);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 128) != 0) {
+        close(fd);
+        return -1;
+    }
+    chmod(SOCKET_PATH, 0600);
+    return fd;
+}
+
+static void begin_shutdown(void) {
+    if (shutting_down) return;
+    shutting_down = 1;
+    shutdown_deadline = time(NULL) + SHUTDOWN_GRACE_SECONDS;
+    kill(-1, SIGTERM);
+}
+
+static int any_children(void) {
+    return waitid(P_ALL, 0, NULL, WEXITED | WNOHANG | WNOWAIT) == 0 || errno != ECHILD;
+}
+
+int main(void) {
+    umask(022);
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    for (int i = 0; i < MAX_CONNS; i++) conns[i].fd = -1;
+    for (int i = 0; i < MAX_PROCS; i++) {
+        procs[i].status_fd = -1;
+        procs[i].requester = -1;
+    }
+    listen_fd = setup_socket();
+    if (listen_fd < 0 || signal_fd < 0) {
+        log_line("start-up failed: %s", strerror(errno));
+        return 1;
+    }
+
+    static struct pollfd pfds[2 + MAX_CONNS + MAX_PROCS];
+    static struct proc *pfd_proc[2 + MAX_CONNS + MAX_PROCS];
+    static struct conn *pfd_conn[2 + MAX_CONNS + MAX_PROCS];
+    for (;;) {
+        int n = 0;
+        pfds[n++] = (struct pollfd){.fd = signal_fd, .events = POLLIN};
+        pfds[n++] = (struct pollfd){.fd = listen_fd, .events = POLLIN};
+        int first_proc = n;
+        for (int i = 0; i < MAX_PROCS; i++)
+            if (procs[i].pid && procs[i].status_fd >= 0) {
+                pfd_proc[n] = &procs[i];
+                pfds[n++] = (struct pollfd){.fd = procs[i].status_fd, .events = POLLIN};
+            }
+        int first_conn = n;
+        for (int i = 0; i < MAX_CONNS; i++)
+            if (conns[i].fd >= 0) {
+                pfd_conn[n] = &conns[i];
+                pfds[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
+            }
+        int timeout = shutting_down ? 100 : -1;
+        int ready = poll(pfds, n, timeout);
+        if (ready < 0 && errno != EINTR) {
+            log_line("poll: %s", strerror(errno));
+            continue;
+        }
+        /* Exec results first: a process's start is reported before its exit. */
+        for (int i = first_proc; i < first_conn; i++)
+            if (pfds[i].revents) finish_start(pfd_proc[i]);
+        if (pfds[0].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            while (read(signal_fd, &si, sizeof si) == sizeof si)
+                if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) begin_shutdown();
+            reap();
+        }
+        if (pfds[1].revents & POLLIN) accept_conn();
+        for (int i = first_conn; i < n; i++)
+            if (pfds[i].revents && pfd_conn[i]->fd == pfds[i].fd) conn_readable(pfd_conn[i]);
+        if (shutting_down) {
+            reap();
+            if (!any_children()) return 0;
+            if (time(NULL) >= shutdown_deadline) {
+                kill(-1, SIGKILL);
+                shutdown_deadline = time(NULL) + 5;
+            }
+        }
+    }
+}

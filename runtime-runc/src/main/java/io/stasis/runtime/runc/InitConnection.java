@@ -1,0 +1,89 @@
+package io.stasis.runtime.runc;
+
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.fs.linux.ConfinedRoot;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+
+/**
+ * A connection to a sandbox's stasis-init over its control socket. The socket file lives inside the
+ * sandbox, which could replace it with a symlink; it is therefore opened confined to the sandbox
+ * root and refused unless it is a socket, and connected through {@code /proc/self/fd}.
+ */
+final class InitConnection implements AutoCloseable {
+    static final String SOCKET = "/.stasis/ctl.sock";
+
+    private final SandboxId sandbox;
+    private final SocketChannel channel;
+
+    private InitConnection(SandboxId sandbox, SocketChannel channel) {
+        this.sandbox = sandbox;
+        this.channel = channel;
+    }
+
+    static InitConnection open(SandboxId sandbox, ConfinedRoot root) {
+        try (var socket = root.pinSocket(SOCKET)) {
+            var channel = SocketChannel.open(StandardProtocolFamily.UNIX);
+            try {
+                channel.connect(UnixDomainSocketAddress.of(socket.procPath()));
+            } catch (IOException e) {
+                channel.close();
+                throw e;
+            }
+            return new InitConnection(sandbox, channel);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(sandbox.value(), "connect to stasis-init", e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw StasisException.runtimeFailed(sandbox.value(), "connect to stasis-init", e.getMessage(), e);
+        }
+    }
+
+    /** Sends a request and returns the reply. */
+    InitFrame call(InitFrame request) {
+        send(request);
+        return receive();
+    }
+
+    void send(InitFrame request) {
+        try {
+            var buffer = ByteBuffer.wrap(request.encode());
+            while (buffer.hasRemaining()) channel.write(buffer);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(sandbox.value(), "send to stasis-init", e.getMessage(), e);
+        }
+    }
+
+    /** Blocks until the next frame arrives. */
+    InitFrame receive() {
+        try {
+            var head = readFully(4).order(ByteOrder.LITTLE_ENDIAN);
+            int length = head.getInt();
+            if (length < 0 || length > InitFrame.MAX_LENGTH) throw new IOException("bad frame length " + length);
+            return InitFrame.decode(readFully(length).array());
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(sandbox.value(), "receive from stasis-init", e.getMessage(), e);
+        }
+    }
+
+    private ByteBuffer readFully(int n) throws IOException {
+        var buffer = ByteBuffer.allocate(n);
+        while (buffer.hasRemaining()) {
+            if (channel.read(buffer) < 0) throw new IOException("stasis-init closed the connection");
+        }
+        return buffer.flip();
+    }
+
+    @Override
+    public void close() {
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing a unix socket we own cannot fail in a way that matters
+        }
+    }
+}

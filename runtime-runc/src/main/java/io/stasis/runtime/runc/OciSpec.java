@@ -1,0 +1,107 @@
+package io.stasis.runtime.runc;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.sandbox.Resources;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The OCI runtime configuration of a sandbox: every namespace including user (root inside maps to
+ * an unprivileged host range), Docker's default capabilities, a Docker-like seccomp allowlist,
+ * Docker's masked and read-only paths, no host devices, {@code no_new_privs}, and cgroup limits.
+ */
+final class OciSpec {
+    /** Where the init binary appears inside every sandbox (a read-only bind mount). */
+    static final String INIT_DIR = "/.stasis/bin";
+    static final String INIT_PATH = INIT_DIR + "/stasis-init";
+
+    private static final List<String> CAPABILITIES = List.of(
+            "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",
+            "CAP_SETUID", "CAP_SETFCAP", "CAP_SETPCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT", "CAP_KILL",
+            "CAP_AUDIT_WRITE");
+    private static final List<String> MASKED_PATHS = List.of(
+            "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+            "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap");
+    private static final List<String> READONLY_PATHS = List.of(
+            "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
+    private static final long CPU_PERIOD_US = 100_000;
+
+    private OciSpec() {
+    }
+
+    /**
+     * @param root       the sandbox's root filesystem on the host
+     * @param initDir    host directory holding the stasis-init binary
+     * @param hostname   hostname inside
+     * @param cgroupPath cgroup of the sandbox, relative to each controller's root
+     * @param idMapBase  host id of root inside
+     */
+    static ObjectNode build(ObjectMapper json, Path root, Path initDir, String hostname, String cgroupPath,
+                            int idMapBase, Resources resources) {
+        ObjectNode spec = json.createObjectNode();
+        spec.put("ociVersion", "1.0.2");
+        spec.put("hostname", hostname);
+
+        ObjectNode rootNode = spec.putObject("root");
+        rootNode.put("path", root.toString());
+        rootNode.put("readonly", false);
+
+        ObjectNode process = spec.putObject("process");
+        process.put("terminal", false);
+        process.putObject("user").put("uid", 0).put("gid", 0);
+        process.putArray("args").add(INIT_PATH);
+        process.putArray("env").add("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        process.put("cwd", "/");
+        process.put("noNewPrivileges", true);
+        ObjectNode caps = process.putObject("capabilities");
+        for (String set : List.of("bounding", "effective", "permitted")) {
+            ArrayNode list = caps.putArray(set);
+            CAPABILITIES.forEach(list::add);
+        }
+
+        ArrayNode mounts = spec.putArray("mounts");
+        mount(mounts, "/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev"));
+        mount(mounts, "/dev", "tmpfs", "tmpfs", List.of("nosuid", "strictatime", "mode=755", "size=65536k"));
+        mount(mounts, "/dev/pts", "devpts", "devpts", List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5"));
+        mount(mounts, "/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=65536k"));
+        mount(mounts, "/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev"));
+        mount(mounts, "/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro"));
+        mount(mounts, "/sys/fs/cgroup", "cgroup", "cgroup", List.of("nosuid", "noexec", "nodev", "relatime", "ro"));
+        mount(mounts, INIT_DIR, "bind", initDir.toString(), List.of("rbind", "ro", "nosuid", "nodev"));
+
+        ObjectNode linux = spec.putObject("linux");
+        ArrayNode namespaces = linux.putArray("namespaces");
+        // No path for the network namespace: runc creates it, owned by the sandbox's user namespace,
+        // which both `runc exec` and a CRIU dump need (PLATFORM.md).
+        for (String ns : List.of("pid", "ipc", "uts", "mount", "user", "network", "cgroup"))
+            namespaces.addObject().put("type", ns);
+        for (String map : List.of("uidMappings", "gidMappings"))
+            linux.putArray(map).addObject().put("containerID", 0).put("hostID", idMapBase).put("size", RuncConfig.ID_MAP_SIZE);
+        linux.put("cgroupsPath", cgroupPath);
+
+        ObjectNode res = linux.putObject("resources");
+        res.putArray("devices").addObject().put("allow", false).put("access", "rwm");
+        long memoryBytes = (long) resources.memoryMb() * 1024 * 1024;
+        res.putObject("memory").put("limit", memoryBytes);
+        res.putObject("cpu").put("quota", Math.round(resources.cpus() * CPU_PERIOD_US)).put("period", CPU_PERIOD_US);
+        res.putObject("pids").put("limit", resources.pids());
+
+        ArrayNode masked = linux.putArray("maskedPaths");
+        MASKED_PATHS.forEach(masked::add);
+        ArrayNode readonly = linux.putArray("readonlyPaths");
+        READONLY_PATHS.forEach(readonly::add);
+        linux.set("seccomp", SeccompProfile.build(json));
+        return spec;
+    }
+
+    private static void mount(ArrayNode mounts, String destination, String type, String source, List<String> options) {
+        ObjectNode m = mounts.addObject();
+        m.put("destination", destination);
+        m.put("type", type);
+        m.put("source", source);
+        ArrayNode opts = m.putArray("options");
+        options.forEach(opts::add);
+    }
+}

@@ -1,0 +1,171 @@
+package io.stasis.runtime.runc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The only class that runs {@code runc}. It owns the state directory ({@code --root}), the per
+ * sandbox log files, timeouts and the mapping of failures to errors that quote runc's own words.
+ */
+final class Runc {
+    private static final Logger log = LoggerFactory.getLogger(Runc.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final File DEV_NULL = new File("/dev/null");
+
+    private final Path binary;
+    private final Path stateRoot;
+    private final Path logDir;
+    private final Duration timeout;
+
+    Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
+        this.binary = binary;
+        this.stateRoot = stateRoot;
+        this.logDir = logDir;
+        this.timeout = timeout;
+    }
+
+    /** runc's version line, checked at start-up. */
+    String version() {
+        return run(null, "version", false, "--version").lines().findFirst().orElse("?");
+    }
+
+    /**
+     * Creates and starts the container in the background. Its stdio is /dev/null: runc hands its own
+     * fds 0-2 to the container, and a pipe to the service would tie the sandbox to it.
+     */
+    void runDetached(SandboxId id, Path bundle) {
+        run(id, "run", true, "run", "--detach", "--bundle", bundle.toString(), id.value());
+    }
+
+    void kill(SandboxId id, String signal) {
+        run(id, "kill", false, "kill", id.value(), signal);
+    }
+
+    void deleteForce(SandboxId id) {
+        run(id, "delete", false, "delete", "--force", id.value());
+    }
+
+    /** The container's state, or empty if runc does not know it. */
+    Optional<ContainerState> state(SandboxId id) {
+        if (!Files.isDirectory(stateRoot.resolve(id.value()))) return Optional.empty();
+        try {
+            JsonNode node = JSON.readTree(run(id, "state", false, "state", id.value()));
+            return Optional.of(new ContainerState(node.path("status").asText(), node.path("pid").asLong()));
+        } catch (StasisException e) {
+            if (String.valueOf(e.getMessage()).contains("does not exist")) return Optional.empty();
+            throw e;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Ids of every container in the state directory. */
+    List<String> list() {
+        if (!Files.isDirectory(stateRoot)) return List.of();
+        try (var dirs = Files.list(stateRoot)) {
+            return dirs.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    record ContainerState(String status, long pid) {
+        boolean running() {
+            return status.equals("running") || status.equals("paused");
+        }
+    }
+
+    private String run(SandboxId id, String step, boolean detachedStdio, String... args) {
+        Path log = logFile(id, step);
+        var argv = new ArrayList<String>(List.of(binary.toString(), "--root", stateRoot.toString(),
+                "--log", log.toString(), "--log-format", "json"));
+        argv.addAll(List.of(args));
+        long start = System.nanoTime();
+        Process process = null;
+        try {
+            var builder = new ProcessBuilder(argv).redirectInput(DEV_NULL);
+            if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
+            process = builder.start();
+            var out = detachedStdio ? CompletableFuture.completedFuture("") : drain(process.getInputStream());
+            var err = detachedStdio ? CompletableFuture.completedFuture("") : drain(process.getErrorStream());
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                throw failure(id, step, "timed out after " + timeout.toMillis() + " ms", log, null);
+            if (process.exitValue() != 0)
+                throw failure(id, step, "exited with " + process.exitValue() + ": " + tail(err.join()), log, null);
+            Runc.log.atDebug().addKeyValue("sandbox", id).addKeyValue("step", step)
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("runc ok");
+            return out.join();
+        } catch (IOException e) {
+            throw failure(id, step, "could not start " + binary + ": " + e.getMessage(), log, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure(id, step, "interrupted", log, e);
+        } finally {
+            if (process != null && process.isAlive()) process.destroyForcibly();
+        }
+    }
+
+    private Path logFile(SandboxId id, String step) {
+        Path dir = id == null ? logDir : logDir.resolve(id.value());
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return dir.resolve("runc-" + step + ".log");
+    }
+
+    private static StasisException failure(SandboxId id, String step, String problem, Path log, Throwable cause) {
+        String detail = problem + logTail(log);
+        return StasisException.runtimeFailed(id == null ? null : id.value(), "runc " + step, detail, cause);
+    }
+
+    /** The last error runc logged (its log is JSON lines with a "msg" field). */
+    private static String logTail(Path log) {
+        try {
+            if (!Files.exists(log)) return "";
+            var lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            for (int i = lines.size() - 1; i >= 0; i--) {
+                JsonNode node = JSON.readTree(lines.get(i));
+                if ("error".equals(node.path("level").asText())) return "; runc: " + node.path("msg").asText();
+            }
+            return "";
+        } catch (IOException | RuntimeException e) {
+            return "";
+        }
+    }
+
+    private static String tail(String text) {
+        String t = text.strip();
+        return t.length() <= 2000 ? t : "..." + t.substring(t.length() - 2000);
+    }
+
+    private static CompletableFuture<String> drain(InputStream in) {
+        var result = new CompletableFuture<String>();
+        Thread.ofVirtual().start(() -> {
+            try (in) {
+                result.complete(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+            } catch (IOException e) {
+                result.complete("");
+            }
+        });
+        return result;
+    }
+}

@@ -1,0 +1,118 @@
+package io.stasis.runtime.runc;
+
+import io.stasis.core.error.StasisException;
+import io.stasis.core.exec.ExitStatus;
+import io.stasis.core.exec.OutputKind;
+import io.stasis.core.exec.Signal;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.ExecHandle;
+import io.stasis.fs.linux.ConfinedRoot;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A process started by stasis-init. Its exit arrives on the connection that started it; its output
+ * is read from the files stasis-init made inside the sandbox. If the connection breaks (the service
+ * lost the sandbox meanwhile), the exit file written by stasis-init is the fallback.
+ */
+final class RuncExecHandle implements ExecHandle {
+    private static final Duration EXIT_FILE_POLL = Duration.ofMillis(20);
+
+    private final SandboxId sandbox;
+    private final ConfinedRoot root;
+    private final InitConnection connection;
+    private final String execId;
+    private final long pid;
+    private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
+    private final CompletableFuture<Void> connectionLost = new CompletableFuture<>();
+
+    RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid) {
+        this.sandbox = sandbox;
+        this.root = root;
+        this.connection = connection;
+        this.execId = execId;
+        this.pid = pid;
+        Thread.ofVirtual().name("exit-" + execId).start(this::awaitExitFrame);
+    }
+
+    static String dir(String execId) {
+        return "/.stasis/proc/" + execId;
+    }
+
+    private void awaitExitFrame() {
+        try {
+            var frame = connection.receive();
+            if (frame.verb().equals("exit")) exit.complete(parse(frame));
+            else connectionLost.complete(null);
+        } catch (RuntimeException e) {
+            connectionLost.complete(null);
+        }
+    }
+
+    private static ExitStatus parse(InitFrame frame) {
+        return frame.get("signal").map(s -> ExitStatus.killed(Integer.parseInt(s)))
+                .orElseGet(() -> ExitStatus.exited((int) frame.getLong("code")));
+    }
+
+    @Override
+    public long pid() {
+        return pid;
+    }
+
+    @Override
+    public Optional<ExitStatus> awaitExit(Duration timeout) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try {
+            CompletableFuture.anyOf(exit, connectionLost).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            return Optional.empty();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("neither future completes exceptionally", e);
+        }
+        if (exit.isDone()) return Optional.of(exit.join());
+        while (true) {
+            var fromFile = readExitFile();
+            long left = deadline - System.nanoTime();
+            if (fromFile.isPresent() || left <= 0) return fromFile;
+            Thread.sleep(Math.max(1, Math.min(EXIT_FILE_POLL.toMillis(), left / 1_000_000)));
+        }
+    }
+
+    private Optional<ExitStatus> readExitFile() {
+        if (root.sizeOf(dir(execId) + "/exit") < 0) return Optional.empty();
+        String text = new String(root.readAt(dir(execId) + "/exit", 0, 64), java.nio.charset.StandardCharsets.US_ASCII).strip();
+        if (text.startsWith("signal=")) return Optional.of(ExitStatus.killed(Integer.parseInt(text.substring(7))));
+        if (text.startsWith("code=")) return Optional.of(ExitStatus.exited(Integer.parseInt(text.substring(5))));
+        return Optional.empty();
+    }
+
+    @Override
+    public void killTree() {
+        try (var control = InitConnection.open(sandbox, root)) {
+            var reply = control.call(InitFrame.of("kill").with("pid", pid).with("signal", Signal.KILL.number()).with("tree", 1).build());
+            if (!reply.verb().equals("ok"))
+                throw StasisException.runtimeFailed(sandbox.value(), "kill", reply.get("msg").orElse(reply.toString()), null);
+        }
+    }
+
+    @Override
+    public byte[] read(OutputKind kind, long offset, int maxBytes) {
+        String file = dir(execId) + (kind == OutputKind.STDOUT ? "/out" : "/err");
+        if (root.sizeOf(file) <= offset) return new byte[0];
+        return root.readAt(file, offset, maxBytes);
+    }
+
+    @Override
+    public void close() {
+        connection.close();
+        try {
+            root.deleteRecursively(dir(execId));
+        } finally {
+            root.close();
+        }
+    }
+}

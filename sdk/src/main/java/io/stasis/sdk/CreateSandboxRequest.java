@@ -1,0 +1,108 @@
+package io.stasis.sdk;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The body of {@code POST /v1/sandboxes}. Every field is optional; unset fields take the
+ * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids) and are not sent.
+ *
+ * <pre>{@code
+ * Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder()
+ *         .template("tiny")
+ *         .name("my-agent")
+ *         .env("FOO", "bar")
+ *         .metadata("team", "x")
+ *         .cpus(0.5).memoryMb(256).pids(128)
+ *         .build());
+ * }</pre>
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record CreateSandboxRequest(String template, String name, Map<String, String> env,
+                                   Map<String, String> metadata, Resources resources) {
+    public CreateSandboxRequest {
+        env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
+        metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
+        if (resources != null && resources.cpus() == null && resources.memoryMb() == null
+                && resources.pids() == null) {
+            resources = null;
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link CreateSandboxRequest}; every setter is optional. */
+    public static final class Builder {
+        private String template;
+        private String name;
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private final Map<String, String> metadata = new LinkedHashMap<>();
+        private Double cpus;
+        private Integer memoryMb;
+        private Integer pids;
+
+        private Builder() {
+        }
+
+        public Builder template(String template) {
+            this.template = template;
+            return this;
+        }
+
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        public Builder env(String key, String value) {
+            env.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        public Builder env(Map<String, String> variables) {
+            variables.forEach(this::env);
+            return this;
+        }
+
+        public Builder metadata(String key, String value) {
+            metadata.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        public Builder metadata(Map<String, String> labels) {
+            labels.forEach(this::metadata);
+            return this;
+        }
+
+        public Builder cpus(double cpus) {
+            this.cpus = cpus;
+            return this;
+        }
+
+        public Builder memoryMb(int memoryMb) {
+            this.memoryMb = memoryMb;
+            return this;
+        }
+
+        public Builder pids(int pids) {
+            this.pids = pids;
+            return this;
+        }
+
+        /** Sets all three limits at once; null fields keep the server's defaults. */
+        public Builder resources(Resources resources) {
+            this.cpus = resources.cpus();
+            this.memoryMb = resources.memoryMb();
+            this.pids = resources.pids();
+            return this;
+        }
+
+        public CreateSandboxRequest build() {
+            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+package io.stasis.sdk;
+
+import com.fasterxml.jackson.databind.JavaType;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpRequest.BodyPublisher;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * Sends one API call and hands back a successful response, or throws the mapped exception.
+ * Every body is received as a stream so that file downloads and exec event streams are never
+ * buffered whole; JSON responses are read fully and parsed here.
+ */
+final class HttpTransport {
+    static final String REQUEST_ID = "X-Request-Id";
+    private static final String USER_AGENT = "stasis-java-sdk/0.1";
+    private static final int MAX_ERROR_BODY = 1 << 20;
+
+    private final String baseUrl;
+    private final String authorization;
+    private final HttpClient http;
+    private final Duration requestTimeout;
+
+    HttpTransport(String baseUrl, String apiKey, HttpClient http, Duration requestTimeout) {
+        this.baseUrl = baseUrl;
+        this.authorization = apiKey == null ? null : "Bearer " + apiKey;
+        this.http = http;
+        this.requestTimeout = requestTimeout;
+    }
+
+    String baseUrl() {
+        return baseUrl;
+    }
+
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /**
+     * One call. {@code timeout} bounds the wait for the response headers (null: none, for uploads
+     * and for commands that may run long); the body is then read at the caller's pace.
+     */
+    record Call(String method, String path, Query query, BodyPublisher body, String contentType, String accept,
+                Duration timeout, boolean authenticated) {
+        static Call of(String method, String path) {
+            return new Call(method, path, Query.of(), null, null, "application/json", null, true);
+        }
+
+        Call query(Query q) {
+            return new Call(method, path, q, body, contentType, accept, timeout, authenticated);
+        }
+
+        Call body(BodyPublisher b, String type) {
+            return new Call(method, path, query, b, type, accept, timeout, authenticated);
+        }
+
+        Call accept(String type) {
+            return new Call(method, path, query, body, contentType, type, timeout, authenticated);
+        }
+
+        Call timeout(Duration t) {
+            return new Call(method, path, query, body, contentType, accept, t, authenticated);
+        }
+
+        Call anonymous() {
+            return new Call(method, path, query, body, contentType, accept, timeout, false);
+        }
+
+        String target() {
+            return path + query.toQueryString();
+        }
+    }
+
+    Call call(String method, String path) {
+        return Call.of(method, path).timeout(requestTimeout);
+    }
+
+    Call jsonCall(String method, String path, Object body) {
+        byte[] json;
+        try {
+            json = Wire.MAPPER.writeValueAsBytes(body);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return call(method, path).body(HttpRequest.BodyPublishers.ofByteArray(json), "application/json");
+    }
+
+    /** Sends the call, returns the parsed JSON body. */
+    <T> T json(Call call, Class<T> type) {
+        return json(call, Wire.MAPPER.constructType(type));
+    }
+
+    <T> T json(Call call, JavaType type) {
+        HttpResponse<InputStream> response = send(call);
+        byte[] body = readAll(call, response);
+        try {
+            return Wire.MAPPER.readValue(body, type);
+        } catch (IOException e) {
+            throw new StasisClientException("cannot read the response of " + call.method() + " " + call.path()
+                    + " as " + type.getGenericSignature() + ": " + e.getMessage(), e);
+        }
+    }
+
+    <T> Page.Body<T> page(Call call, Class<T> itemType) {
+        return json(call, Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, itemType));
+    }
+
+    /** Sends the call and discards the (usually empty) body. */
+    void discard(Call call) {
+        HttpResponse<InputStream> response = send(call);
+        readAll(call, response);
+    }
+
+    /**
+     * Sends the call and returns the successful response with its body unread: the caller must
+     * read it to the end or close it.
+     */
+    HttpResponse<InputStream> send(Call call) {
+        URI uri = URI.create(baseUrl + call.target());
+        var request = HttpRequest.newBuilder(uri)
+                .method(call.method(), call.body() == null ? HttpRequest.BodyPublishers.noBody() : call.body())
+                .header("Accept", call.accept())
+                .header("User-Agent", USER_AGENT);
+        if (call.contentType() != null) request.header("Content-Type", call.contentType());
+        if (call.authenticated() && authorization != null) request.header("Authorization", authorization);
+        if (call.timeout() != null) request.timeout(call.timeout());
+        long start = System.nanoTime();
+        HttpResponse<InputStream> response;
+        try {
+            response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (HttpConnectTimeoutException e) {
+            throw new StasisConnectionException(where("cannot connect to", call) + ": connect timed out", e);
+        } catch (HttpTimeoutException e) {
+            throw new StasisTimeoutException(where("no response from", call) + " within " + call.timeout(), e);
+        } catch (ConnectException e) {
+            // The JDK often leaves a refused connection without any message.
+            String why = hasMessage(e) ? reason(e) : "connection refused";
+            throw new StasisConnectionException(where("cannot connect to", call) + ": " + why, e);
+        } catch (IOException e) {
+            throw new StasisConnectionException(where("request failed to", call) + ": " + reason(e), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StasisClientException(where("interrupted while calling", call), e);
+        }
+        String requestId = response.headers().firstValue(REQUEST_ID).orElse(null);
+        SdkLog.call(call.method(), call.path(), response.statusCode(),
+                (System.nanoTime() - start) / 1_000_000, requestId);
+        if (response.statusCode() / 100 == 2) return response;
+        byte[] body = readErrorBody(response);
+        throw ApiErrors.fromResponse(response.statusCode(), body, requestId);
+    }
+
+    /** Reads a success body completely, mapping a broken connection to a connection error. */
+    byte[] readAll(Call call, HttpResponse<InputStream> response) {
+        try (InputStream in = response.body()) {
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw brokenStream(call, e);
+        }
+    }
+
+    StasisConnectionException brokenStream(Call call, IOException e) {
+        return new StasisConnectionException(where("connection broke while reading the response from", call)
+                + ": " + reason(e), e);
+    }
+
+    private static byte[] readErrorBody(HttpResponse<InputStream> response) {
+        try (InputStream in = response.body()) {
+            return in.readNBytes(MAX_ERROR_BODY);
+        } catch (IOException e) {
+            return new byte[0]; // the status alone still says what went wrong
+        }
+    }
+
+    private String where(String what, Call call) {
+        return what + " " + baseUrl + " (" + call.method() + " " + call.path() + ")";
+    }
+
+    /** The most telling message in an exception chain: the JDK often wraps the useful one. */
+    static String reason(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) return t.getMessage();
+        }
+        return e.getClass().getSimpleName();
+    }
+
+    private static boolean hasMessage(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t.getMessage() != null && !t.getMessage().isBlank()) return true;
+        }
+        return false;
+    }
+
+    static String header(HttpResponse<?> response, String name) {
+        List<String> values = response.headers().allValues(name);
+        return values.isEmpty() ? null : values.getFirst();
+    }
+}

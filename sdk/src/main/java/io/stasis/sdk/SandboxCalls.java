@@ -1,0 +1,90 @@
+package io.stasis.sdk;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** The calls made on one sandbox by id or name; shared by {@link Sandbox} and {@link Sandboxes}. */
+final class SandboxCalls {
+    private final HttpTransport transport;
+    private final String idOrName;
+    private final String base;
+
+    SandboxCalls(HttpTransport transport, String idOrName) {
+        if (idOrName == null || idOrName.isBlank()) throw new IllegalArgumentException("sandbox id or name is empty");
+        this.transport = transport;
+        this.idOrName = idOrName;
+        this.base = "/v1/sandboxes/" + Query.encode(idOrName);
+    }
+
+    String idOrName() {
+        return idOrName;
+    }
+
+    String path(String suffix) {
+        return base + suffix;
+    }
+
+    HttpTransport transport() {
+        return transport;
+    }
+
+    SandboxInfo get() {
+        return transport.json(transport.call("GET", base), SandboxInfo.class);
+    }
+
+    void delete() {
+        transport.discard(transport.call("DELETE", base));
+    }
+
+    ExecResult exec(ExecRequest request) {
+        var call = transport.jsonCall("POST", base + "/exec", request.toBody()).timeout(execTimeout(request));
+        return ExecResult.from(transport.json(call, ExecWire.Response.class));
+    }
+
+    ExecResult execStream(ExecRequest request, ExecOutputListener listener) {
+        var call = transport.jsonCall("POST", base + "/exec", request.toBody())
+                .accept("text/event-stream").timeout(execTimeout(request));
+        HttpResponse<InputStream> response = transport.send(call);
+        String requestId = HttpTransport.header(response, HttpTransport.REQUEST_ID);
+        String type = HttpTransport.header(response, "Content-Type");
+        if (type != null && type.startsWith("application/json")) {
+            // A server that does not stream answers with the plain result: deliver it in one go.
+            ExecResult result = ExecResult.from(parseJson(call, response));
+            if (result.stdoutBytes().length > 0) listener.onStdout(result.stdoutBytes());
+            if (result.stderrBytes().length > 0) listener.onStderr(result.stderrBytes());
+            return result;
+        }
+        try (InputStream in = response.body()) {
+            ExecResult result = new ExecEventStream(listener, requestId).read(in);
+            if (result == null) {
+                throw new StasisConnectionException("the exec stream from " + transport.baseUrl() + " ("
+                        + call.path() + ") ended before the exit event", null);
+            }
+            return result;
+        } catch (IOException e) {
+            throw transport.brokenStream(call, e);
+        }
+    }
+
+    private ExecWire.Response parseJson(HttpTransport.Call call, HttpResponse<InputStream> response) {
+        byte[] body = transport.readAll(call, response);
+        try {
+            return Wire.MAPPER.readValue(body, ExecWire.Response.class);
+        } catch (IOException e) {
+            throw new StasisClientException("cannot read the exec result: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Headers of a non-streaming exec come only when the command ends: wait for its timeout plus
+     * the usual request timeout. Without an explicit command timeout the server's default applies,
+     * which the client does not know, so it does not limit the wait.
+     */
+    private Duration execTimeout(ExecRequest request) {
+        Duration slack = transport.requestTimeout();
+        if (request.timeout() == null || slack == null) return null;
+        return request.timeout().plus(slack);
+    }
+}

@@ -1,0 +1,32 @@
+package io.stasis.sdk;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The sandbox object as the API returns it. {@link Sandbox} wraps it with methods.
+ *
+ * @param id          {@code sbx_...}
+ * @param name        the unique name, or null
+ * @param template    the template it was created from
+ * @param state       {@code running} or {@code stopped} (later server versions may add states)
+ * @param stateReason why it stopped (e.g. {@code processes_lost}), or null
+ * @param createdAt   creation time
+ * @param resources   its limits
+ * @param env         environment added to every command
+ * @param metadata    the caller's labels
+ */
+public record SandboxInfo(String id, String name, String template, String state, String stateReason,
+                          Instant createdAt, Resources resources, Map<String, String> env,
+                          Map<String, String> metadata) {
+    public SandboxInfo {
+        env = copy(env);
+        metadata = copy(metadata);
+    }
+
+    static Map<String, String> copy(Map<String, String> map) {
+        return map == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(map));
+    }
+}

@@ -1,0 +1,79 @@
+package io.stasis.sdk;
+
+/**
+ * The sandbox calls, from {@link StasisClient#sandboxes()}. Wherever an id is asked for, the
+ * sandbox's name works too.
+ *
+ * <pre>{@code
+ * Sandboxes sandboxes = client.sandboxes();
+ * Sandbox s = sandboxes.create(CreateSandboxRequest.builder().template("tiny").name("a").build());
+ * sandboxes.get("a").exec("true");
+ * sandboxes.exec("a", ExecRequest.of("ls", "/"));        // without fetching the sandbox first
+ * for (Sandbox each : sandboxes.list().all()) System.out.println(each.id());
+ * sandboxes.delete("a");
+ * }</pre>
+ */
+public final class Sandboxes {
+    private final HttpTransport transport;
+
+    Sandboxes(HttpTransport transport) {
+        this.transport = transport;
+    }
+
+    /** Creates a sandbox from the default template with default resources. */
+    public Sandbox create() {
+        return create(CreateSandboxRequest.builder().build());
+    }
+
+    /**
+     * Creates a sandbox and returns it running.
+     *
+     * @throws ConflictException           {@code name_taken}
+     * @throws InvalidRequestException     {@code invalid_request}, {@code template_not_found}
+     * @throws ServiceUnavailableException {@code template_unavailable}
+     */
+    public Sandbox create(CreateSandboxRequest request) {
+        return wrap(transport.json(transport.jsonCall("POST", "/v1/sandboxes", request), SandboxInfo.class));
+    }
+
+    /** @throws NotFoundException {@code sandbox_not_found} */
+    public Sandbox get(String idOrName) {
+        return wrap(new SandboxCalls(transport, idOrName).get());
+    }
+
+    /** The first page of all sandboxes, oldest first. */
+    public Page<Sandbox> list() {
+        return list(ListSandboxesRequest.builder().build());
+    }
+
+    public Page<Sandbox> list(ListSandboxesRequest request) {
+        Page.Body<SandboxInfo> body = transport.page(
+                transport.call("GET", "/v1/sandboxes").query(request.toQuery()), SandboxInfo.class);
+        return new Page<>(body.items().stream().map(this::wrap).toList(), body.nextCursor(),
+                cursor -> list(request.withCursor(cursor)));
+    }
+
+    /** @throws NotFoundException {@code sandbox_not_found} */
+    public void delete(String idOrName) {
+        new SandboxCalls(transport, idOrName).delete();
+    }
+
+    /** Runs a command in the sandbox with this id or name and waits for it. */
+    public ExecResult exec(String idOrName, ExecRequest request) {
+        return new SandboxCalls(transport, idOrName).exec(request);
+    }
+
+    /** Streams a command's output; see {@link Sandbox#execStream(ExecRequest, ExecOutputListener)}. */
+    public ExecResult execStream(String idOrName, ExecRequest request, ExecOutputListener listener) {
+        return new SandboxCalls(transport, idOrName).execStream(request, listener);
+    }
+
+    /** The files of the sandbox with this id or name. */
+    public SandboxFiles files(String idOrName) {
+        return new SandboxFiles(new SandboxCalls(transport, idOrName));
+    }
+
+    private Sandbox wrap(SandboxInfo info) {
+        return new Sandbox(info, transport);
+    }
+}

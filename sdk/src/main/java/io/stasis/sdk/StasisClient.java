@@ -1,0 +1,159 @@
+package io.stasis.sdk;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A client for one Stasis server. Thread-safe; create one and share it. Close it to release the
+ * HTTP client it created (a client given through {@link Builder#httpClient} is left open).
+ *
+ * <pre>{@code
+ * try (StasisClient client = StasisClient.connect("http://127.0.0.1:7070", apiKey)) {
+ *     Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+ *     try {
+ *         ExecResult r = sandbox.exec("sh", "-c", "echo hello");
+ *         System.out.print(r.stdout());
+ *     } finally {
+ *         sandbox.delete();
+ *     }
+ * }
+ * }</pre>
+ *
+ * Failures surface as unchecked exceptions: {@link StasisApiException} and its subclasses for
+ * error responses, {@link StasisConnectionException} when the server cannot be reached.
+ */
+public final class StasisClient implements AutoCloseable {
+    private final HttpTransport transport;
+    private final HttpClient http;
+    private final boolean ownsHttpClient;
+    private final Sandboxes sandboxes;
+    private final Templates templates;
+
+    private StasisClient(Builder builder) {
+        this.ownsHttpClient = builder.httpClient == null;
+        this.http = ownsHttpClient
+                ? HttpClient.newBuilder()
+                        // HTTP/1.1: no h2c upgrade dance on plain http, streams stay simple.
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(builder.connectTimeout)
+                        .followRedirects(HttpClient.Redirect.NEVER)
+                        .build()
+                : builder.httpClient;
+        this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout);
+        this.sandboxes = new Sandboxes(transport);
+        this.templates = new Templates(transport);
+    }
+
+    /** A client with default timeouts (connect 10 s, request 60 s). */
+    public static StasisClient connect(String url, String apiKey) {
+        return builder().url(url).apiKey(apiKey).build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The server URL, without a trailing slash. */
+    public String url() {
+        return transport.baseUrl();
+    }
+
+    public Sandboxes sandboxes() {
+        return sandboxes;
+    }
+
+    public Templates templates() {
+        return templates;
+    }
+
+    /** {@code GET /healthz} (no key needed). Throws when the server is unhealthy or unreachable. */
+    public Health health() {
+        return transport.json(transport.call("GET", "/healthz").anonymous(), Health.class);
+    }
+
+    @Override
+    public void close() {
+        if (ownsHttpClient) http.close();
+    }
+
+    /**
+     * Configures a {@link StasisClient}.
+     *
+     * <pre>{@code
+     * StasisClient client = StasisClient.builder()
+     *         .url("http://127.0.0.1:7070")
+     *         .apiKey(System.getenv("STASIS_API_KEY"))
+     *         .connectTimeout(Duration.ofSeconds(2))
+     *         .requestTimeout(Duration.ofSeconds(30))
+     *         .build();
+     * }</pre>
+     */
+    public static final class Builder {
+        private String url = "http://127.0.0.1:7070";
+        private String apiKey;
+        private Duration connectTimeout = Duration.ofSeconds(10);
+        private Duration requestTimeout = Duration.ofSeconds(60);
+        private HttpClient httpClient;
+
+        private Builder() {
+        }
+
+        /** The server, e.g. {@code http://127.0.0.1:7070} (the default). */
+        public Builder url(String url) {
+            Objects.requireNonNull(url, "url");
+            String trimmed = url.strip();
+            while (trimmed.endsWith("/")) trimmed = trimmed.substring(0, trimmed.length() - 1);
+            URI uri;
+            try {
+                uri = URI.create(trimmed);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("not a URL: '" + url + "'", e);
+            }
+            if (!"http".equalsIgnoreCase(uri.getScheme()) && !"https".equalsIgnoreCase(uri.getScheme())
+                    || uri.getHost() == null) {
+                throw new IllegalArgumentException("the server URL must be http(s)://host[:port], was '" + url + "'");
+            }
+            this.url = trimmed;
+            return this;
+        }
+
+        /** The API key sent as {@code Authorization: Bearer <key>}. */
+        public Builder apiKey(String apiKey) {
+            this.apiKey = apiKey == null ? null : apiKey.strip();
+            return this;
+        }
+
+        /** How long to wait for a TCP connection (default 10 s). Ignored with {@link #httpClient}. */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = positive(timeout, "connectTimeout");
+            return this;
+        }
+
+        /**
+         * How long to wait for a response to an ordinary call (default 60 s); null for no limit.
+         * Uploads are never limited, and an exec waits for its own timeout on top of this.
+         */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = timeout == null ? null : positive(timeout, "requestTimeout");
+            return this;
+        }
+
+        /** Uses this HTTP client (its own timeouts, proxy, TLS); the SDK does not close it. */
+        public Builder httpClient(HttpClient httpClient) {
+            this.httpClient = Objects.requireNonNull(httpClient, "httpClient");
+            return this;
+        }
+
+        public StasisClient build() {
+            return new StasisClient(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative() || d.isZero()) throw new IllegalArgumentException(what + " must be positive, was " + d);
+            return d;
+        }
+    }
+}

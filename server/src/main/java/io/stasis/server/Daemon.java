@@ -1,0 +1,178 @@
+package io.stasis.server;
+
+import io.stasis.catalog.sqlite.SqliteCatalog;
+import io.stasis.core.auth.ApiKeys;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.exec.ExecService;
+import io.stasis.core.files.FileService;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.core.template.TemplateService;
+import io.stasis.fs.linux.LinuxSandboxFiles;
+import io.stasis.runtime.runc.RuncConfig;
+import io.stasis.runtime.runc.RuncRuntime;
+import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.http.HttpApi;
+import io.stasis.server.metrics.Metrics;
+import io.stasis.storage.btrfs.BtrfsPool;
+import io.stasis.storage.btrfs.BtrfsPoolConfig;
+import io.stasis.storage.btrfs.BtrfsRootStore;
+import io.stasis.templates.BaseTemplate;
+import io.stasis.templates.TinyTemplate;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The service: wires the adapters to the core with plain constructors, reconciles what it finds on
+ * disk, and serves the API. The only class that knows every module.
+ */
+public final class Daemon implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Daemon.class);
+
+    private final List<AutoCloseable> closeInReverse = new ArrayList<>();
+    private final BtrfsPool pool;
+    private final HttpApi http;
+    private final SandboxService sandboxes;
+    private final Path rootKeyFile;
+
+    private Daemon(ServerConfig config) {
+        long start = System.nanoTime();
+        try {
+            requireRoot();
+            Files.createDirectories(config.dataDir());
+            Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
+            var catalog = register(SqliteCatalog.open(config.dataDir().resolve("stasis.db")));
+            var poolConfig = config.btrfsMount()
+                    .map(mount -> BtrfsPoolConfig.existingMount(config.dataDir(), mount))
+                    .orElseGet(() -> BtrfsPoolConfig.image(config.dataDir(), config.poolSizeBytes()));
+            pool = register(BtrfsPool.open(poolConfig));
+            var roots = new BtrfsRootStore(pool);
+            var runtimeConfig = new RuncConfig(config.runc(), config.criu(), config.dataDir().resolve("runtime"),
+                    "stasis", 100_000, Duration.ofSeconds(30));
+            var runtime = register(new RuncRuntime(runtimeConfig));
+            var owner = runtimeConfig.rootOwner();
+            List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
+            var templates = new TemplateService(roots, recipes, owner);
+            templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
+            sandboxes = new SandboxService(catalog, roots, runtime, templates, Clock.systemUTC(), config.templateWait());
+            sandboxes.reconcile();
+            var exec = new ExecService(sandboxes, runtime, config.execOutputLimit());
+            var files = new FileService(sandboxes, new LinuxSandboxFiles(owner));
+            var apiKeys = new ApiKeys(catalog, Clock.systemUTC());
+            rootKeyFile = config.dataDir().resolve("root.key");
+            ensureRootKey(catalog.hasRootKey(), apiKeys);
+            var metrics = register(new Metrics(catalog::all));
+            http = register(HttpApi.start(
+                    new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
+                            config.maxUploadBytes(), 64L << 20),
+                    new HttpApi.Services(sandboxes, exec, files, templates, new BearerAuth(apiKeys), metrics)));
+            log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
+                    .log("service started");
+        } catch (RuntimeException | IOException e) {
+            close();
+            throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        }
+    }
+
+    public static Daemon start(ServerConfig config) {
+        return new Daemon(config);
+    }
+
+    public int port() {
+        return http.port();
+    }
+
+    public Path rootKeyFile() {
+        return rootKeyFile;
+    }
+
+    private <T extends AutoCloseable> T register(T resource) {
+        closeInReverse.addFirst(resource);
+        return resource;
+    }
+
+    private void ensureRootKey(boolean exists, ApiKeys apiKeys) throws IOException {
+        if (exists && Files.exists(rootKeyFile)) return;
+        if (exists) {
+            log.atWarn().addKeyValue("file", rootKeyFile).log("a root key exists but its file is gone; issuing another");
+        }
+        var issued = apiKeys.issueRoot();
+        Path tmp = rootKeyFile.resolveSibling("root.key.tmp");
+        Files.deleteIfExists(tmp);
+        Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        Files.writeString(tmp, issued.secret() + "\n", StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
+        Files.move(tmp, rootKeyFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        log.atInfo().addKeyValue("file", rootKeyFile).addKeyValue("keyId", issued.key().id()).log("created the root API key");
+    }
+
+    private static void requireRoot() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+            if (line.startsWith("Uid:") && !line.split("\\s+")[2].equals("0"))
+                throw new IllegalStateException("the Stasis service must run as root (it manages namespaces, cgroups and btrfs)");
+        }
+    }
+
+    /**
+     * Stops serving. Sandboxes keep running; the btrfs pool is unmounted only if no sandbox root
+     * remains (running sandboxes need it).
+     */
+    @Override
+    public void close() {
+        RuntimeException failure = null;
+        for (AutoCloseable resource : closeInReverse) {
+            try {
+                if (resource == pool) pool.unmountIfEmpty();
+                resource.close();
+            } catch (Exception e) {
+                if (failure == null) failure = new IllegalStateException("shutdown incomplete");
+                failure.addSuppressed(e);
+            }
+        }
+        closeInReverse.clear();
+        if (failure != null) throw failure;
+    }
+
+    /** Deletes every sandbox; for tests and the benchmark, which must leave nothing behind. */
+    public void deleteAllSandboxes() {
+        for (var sandbox : sandboxes.list(SandboxQuery.all()).items()) sandboxes.delete(sandbox.id().value());
+    }
+
+    public static void main(String[] args) {
+        ServerConfig config;
+        try {
+            config = ServerConfig.parse(args);
+        } catch (ServerConfig.UsageException | StasisException e) {
+            if (!e.getMessage().isEmpty()) System.err.println("error: " + e.getMessage());
+            System.err.print(ServerConfig.usage());
+            System.exit(e.getMessage().isEmpty() ? 0 : 2);
+            return;
+        }
+        Daemon daemon;
+        try {
+            daemon = start(config);
+        } catch (RuntimeException e) {
+            log.atError().setCause(e).log("could not start");
+            System.err.println("error: could not start: " + e.getMessage());
+            System.exit(1);
+            return;
+        }
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            log.info("stopping (sandboxes keep running)");
+            daemon.close();
+        }, "shutdown"));
+        System.out.println("listening on http://" + config.bind() + ":" + daemon.port()
+                + " (root API key in " + daemon.rootKeyFile() + ")");
+        System.out.flush();
+    }
+}

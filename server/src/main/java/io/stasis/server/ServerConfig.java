@@ -1,0 +1,223 @@
+package io.stasis.server;
+
+import io.stasis.core.sandbox.Resources;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * Every setting of the service, each with its default. Parsed from command-line flags
+ * ({@code --port 7070} or {@code --port=7070}); {@link #usage()} lists them.
+ *
+ * @param port             HTTP port (0 picks a free one)
+ * @param bind             address to listen on
+ * @param dataDir          where everything lives: catalog, btrfs image, runtime state, root key
+ * @param btrfsMount       an existing btrfs filesystem to keep roots on, instead of a loop-mounted image
+ * @param poolSizeBytes    size of the sparse image file when no btrfs mount is given
+ * @param runc             the runc binary
+ * @param criu             a CRIU >= 4.2 binary, if installed (checkpoints need it)
+ * @param templateCache    where slow template builds are cached across data dirs
+ * @param defaultTemplate  template of a sandbox created without one
+ * @param defaultResources resources of a sandbox created without them
+ * @param execOutputLimit  bytes of each output an exec result keeps
+ * @param maxUploadBytes   largest file upload
+ * @param templateWait     how long a create waits for a template's first build
+ * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
+ */
+public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
+                           Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
+                           Resources defaultResources, long execOutputLimit, long maxUploadBytes, Duration templateWait,
+                           boolean buildSlowTemplates) {
+
+    public static ServerConfig defaults() {
+        return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
+                Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
+                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true);
+    }
+
+    private static Optional<Path> defaultCriu() {
+        String env = System.getenv("STASIS_CRIU");
+        if (env != null && !env.isBlank()) return Optional.of(Path.of(env));
+        Path installed = Path.of("/opt/stasis/criu/criu");
+        return Files.isExecutable(installed) ? Optional.of(installed) : Optional.empty();
+    }
+
+    /** Thrown for a flag that is unknown or has a bad value; the message says which. */
+    public static final class UsageException extends RuntimeException {
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    public static ServerConfig parse(String... args) {
+        var c = defaults();
+        var list = new ArrayList<>(List.of(args));
+        while (!list.isEmpty()) {
+            String arg = list.removeFirst();
+            if (arg.equals("--help") || arg.equals("-h")) throw new UsageException("");
+            if (!arg.startsWith("--")) throw new UsageException("unexpected argument '" + arg + "'");
+            String name = arg, value = null;
+            int eq = arg.indexOf('=');
+            if (eq > 0) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            }
+            if (name.equals("--no-slow-templates")) {
+                c = c.with(b -> b.buildSlowTemplates = false);
+                continue;
+            }
+            if (value == null) {
+                if (list.isEmpty()) throw new UsageException(name + " needs a value");
+                value = list.removeFirst();
+            }
+            final String v = value;
+            final String flag = name;
+            c = switch (name) {
+                case "--port" -> c.with(b -> b.port = integer(flag, v, 0, 65535));
+                case "--bind" -> c.with(b -> b.bind = v);
+                case "--data-dir" -> c.with(b -> b.dataDir = Path.of(v).toAbsolutePath());
+                case "--btrfs-mount" -> c.with(b -> b.btrfsMount = Optional.of(Path.of(v).toAbsolutePath()));
+                case "--pool-size" -> c.with(b -> b.poolSizeBytes = size(flag, v));
+                case "--runc" -> c.with(b -> b.runc = Path.of(v));
+                case "--criu" -> c.with(b -> b.criu = v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v)));
+                case "--template-cache" -> c.with(b -> b.templateCache = Path.of(v).toAbsolutePath());
+                case "--default-template" -> c.with(b -> b.defaultTemplate = v);
+                case "--default-cpus" -> c.with(b -> b.defaultResources = new Resources(decimal(flag, v), b.defaultResources.memoryMb(), b.defaultResources.pids()));
+                case "--default-memory-mb" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), integer(flag, v, 16, 1 << 20), b.defaultResources.pids()));
+                case "--default-pids" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), b.defaultResources.memoryMb(), integer(flag, v, 16, 1_000_000)));
+                case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
+                case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
+                case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
+                default -> throw new UsageException("unknown flag " + name);
+            };
+        }
+        return c;
+    }
+
+    public static String usage() {
+        return """
+                Usage: stasis up [flags]   (or: java -jar stasis-server.jar [flags])
+                  --port N                 HTTP port (default 7070; 0 picks a free port)
+                  --bind ADDR              address to listen on (default 127.0.0.1)
+                  --data-dir DIR           data directory (default /var/lib/stasis)
+                  --btrfs-mount DIR        keep sandbox roots on this existing btrfs filesystem
+                  --pool-size SIZE         size of the sparse btrfs image otherwise (default 64G)
+                  --runc PATH              runc binary (default /usr/sbin/runc)
+                  --criu PATH              CRIU >= 4.2 (default $STASIS_CRIU or /opt/stasis/criu/criu)
+                  --template-cache DIR     cache of slow template builds (default /var/cache/stasis/templates)
+                  --default-template NAME  template when a create names none (default base)
+                  --default-cpus X         default CPU limit (default 1)
+                  --default-memory-mb N    default memory limit (default 1024)
+                  --default-pids N         default pids limit (default 512)
+                  --exec-output-limit SIZE bytes of each output an exec result keeps (default 16M)
+                  --max-upload SIZE        largest file upload (default 10G)
+                  --template-wait DURATION how long a create waits for a template's first build (default 10m)
+                  --no-slow-templates      do not build slow templates (base) at start-up
+                SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
+                """;
+    }
+
+    private ServerConfig with(java.util.function.Consumer<Builder> change) {
+        var b = new Builder(this);
+        change.accept(b);
+        return b.build();
+    }
+
+    private static int integer(String flag, String v, int min, int max) {
+        try {
+            int n = Integer.parseInt(v);
+            if (n < min || n > max) throw new NumberFormatException();
+            return n;
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + " must be an integer between " + min + " and " + max + ", was '" + v + "'");
+        }
+    }
+
+    private static double decimal(String flag, String v) {
+        try {
+            return Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + " must be a number, was '" + v + "'");
+        }
+    }
+
+    static long size(String flag, String v) {
+        String s = v.strip().toUpperCase(Locale.ROOT);
+        if (s.endsWith("B")) s = s.substring(0, s.length() - 1);
+        long unit = 1;
+        if (!s.isEmpty()) {
+            switch (s.charAt(s.length() - 1)) {
+                case 'K' -> unit = 1L << 10;
+                case 'M' -> unit = 1L << 20;
+                case 'G' -> unit = 1L << 30;
+                case 'T' -> unit = 1L << 40;
+                default -> unit = 1;
+            }
+            if (unit > 1) s = s.substring(0, s.length() - 1);
+        }
+        try {
+            long n = Long.parseLong(s);
+            if (n < 0) throw new NumberFormatException();
+            return Math.multiplyExact(n, unit);
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new UsageException(flag + " must be a size such as 512M or 64G, was '" + v + "'");
+        }
+    }
+
+    static Duration duration(String flag, String v) {
+        var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h|d)").matcher(v.strip());
+        if (!m.matches()) throw new UsageException(flag + " must be a duration such as 30s or 10m, was '" + v + "'");
+        long n = Long.parseLong(m.group(1));
+        return switch (m.group(2)) {
+            case "ms" -> Duration.ofMillis(n);
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+        };
+    }
+
+    /** Mutable copy used only while parsing. */
+    private static final class Builder {
+        int port;
+        String bind;
+        Path dataDir;
+        Optional<Path> btrfsMount;
+        long poolSizeBytes;
+        Path runc;
+        Optional<Path> criu;
+        Path templateCache;
+        String defaultTemplate;
+        Resources defaultResources;
+        long execOutputLimit;
+        long maxUploadBytes;
+        Duration templateWait;
+        boolean buildSlowTemplates;
+
+        Builder(ServerConfig c) {
+            port = c.port;
+            bind = c.bind;
+            dataDir = c.dataDir;
+            btrfsMount = c.btrfsMount;
+            poolSizeBytes = c.poolSizeBytes;
+            runc = c.runc;
+            criu = c.criu;
+            templateCache = c.templateCache;
+            defaultTemplate = c.defaultTemplate;
+            defaultResources = c.defaultResources;
+            execOutputLimit = c.execOutputLimit;
+            maxUploadBytes = c.maxUploadBytes;
+            templateWait = c.templateWait;
+            buildSlowTemplates = c.buildSlowTemplates;
+        }
+
+        ServerConfig build() {
+            return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
+                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates);
+        }
+    }
+}

@@ -1,0 +1,22 @@
+package io.stasis.server.http;
+
+import java.util.List;
+import java.util.Map;
+
+/** The JSON shapes the API accepts. Unknown fields are refused (see {@link Json}). */
+final class Bodies {
+    private Bodies() {
+    }
+
+    record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources) {
+    }
+
+    record ResourcesBody(Double cpus, Integer memoryMb, Integer pids) {
+    }
+
+    record Exec(List<String> cmd, String cwd, Map<String, String> env, String stdin, String stdinEncoding, String encoding, Long timeoutMs) {
+    }
+
+    record Move(String from, String to, Boolean overwrite) {
+    }
+}

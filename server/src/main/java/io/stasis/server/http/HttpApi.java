@@ -1,0 +1,135 @@
+package io.stasis.server.http;
+
+import io.javalin.Javalin;
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.javalin.json.JavalinJackson;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.exec.ExecService;
+import io.stasis.core.files.FileService;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.template.TemplateService;
+import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.error.ErrorBody;
+import io.stasis.server.error.ErrorMapper;
+import io.stasis.server.metrics.Metrics;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP face of the service: Javalin on Jetty with virtual threads, every route of the REST API,
+ * authentication, error envelopes, request ids and request metrics.
+ */
+public final class HttpApi implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
+    private static final String START_ATTRIBUTE = "stasis.start";
+    private static final String ERROR_WRITTEN = "stasis.errorWritten";
+
+    /** Everything the routes call. */
+    public record Services(SandboxService sandboxes, ExecService exec, FileService files, TemplateService templates,
+                           BearerAuth auth, Metrics metrics) {
+    }
+
+    /** Settings of the API itself. */
+    public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources,
+                           long maxUploadBytes, long maxJsonBytes) {
+    }
+
+    private final Javalin app;
+
+    private HttpApi(Javalin app) {
+        this.app = app;
+    }
+
+    public static HttpApi start(Settings settings, Services services) {
+        Javalin app = Javalin.create(config -> configure(config, settings, services));
+        app.start(settings.bind(), settings.port());
+        return new HttpApi(app);
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    private static void configure(JavalinConfig config, Settings settings, Services services) {
+        config.startup.showJavalinBanner = false;
+        config.startup.showOldJavalinVersionWarning = false;
+        config.concurrency.useVirtualThreads = true;
+        config.http.maxRequestSize = settings.maxJsonBytes();
+        config.jsonMapper(new JavalinJackson(Json.MAPPER, true));
+        config.router.ignoreTrailingSlashes = true;
+
+        var routes = config.routes;
+        routes.before(ctx -> {
+            ctx.attribute(START_ATTRIBUTE, System.nanoTime());
+            RequestIds.assign(ctx);
+        });
+        routes.before("/v1/*", services.auth()::authenticate);
+
+        routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
+        routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
+        new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), services.metrics()).register(routes);
+        new ExecRoutes(services.exec(), services.metrics()).register(routes);
+        new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
+        new TemplateRoutes(services.templates()).register(routes);
+
+        routes.exception(StasisException.class, HttpApi::writeError);
+        routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));
+        routes.exception(Exception.class, (e, ctx) -> {
+            log.atError().addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("method", ctx.method().name())
+                    .addKeyValue("path", ctx.path()).setCause(e).log("unexpected error");
+            writeError(new StasisException(ErrorCode.INTERNAL, "internal error; the log has the details under request id "
+                    + RequestIds.of(ctx)), ctx);
+        });
+        routes.error(404, "*", ctx -> {
+            if (ctx.attribute(ERROR_WRITTEN) == null)
+                writeError(new StasisException(ErrorCode.NOT_FOUND, "no route " + ctx.method().name() + " " + ctx.path()), ctx);
+        });
+        routes.error(405, "*", ctx -> {
+            if (ctx.attribute(ERROR_WRITTEN) == null)
+                writeError(new StasisException(ErrorCode.NOT_FOUND, "no route " + ctx.method().name() + " " + ctx.path()), ctx);
+        });
+
+        config.requestLogger.http((ctx, ms) -> {
+            Long start = ctx.attribute(START_ATTRIBUTE);
+            long nanos = start == null ? 0 : System.nanoTime() - start;
+            String route = ctx.endpoint() == null ? "unmatched" : ctx.endpoint().path;
+            services.metrics().httpRequest(ctx.method().name(), route, ctx.statusCode(), nanos);
+            var event = ctx.statusCode() >= 500 ? log.atWarn() : log.atDebug();
+            event.addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("method", ctx.method().name())
+                    .addKeyValue("path", ctx.path()).addKeyValue("status", ctx.statusCode())
+                    .addKeyValue("ms", nanos / 1_000_000).addKeyValue("key", BearerAuth.keyId(ctx)).log("request");
+        });
+    }
+
+    private static StasisException fromHttp(HttpResponseException e) {
+        ErrorCode code = switch (e.getStatus()) {
+            case 400 -> ErrorCode.MALFORMED_REQUEST;
+            case 401 -> ErrorCode.UNAUTHENTICATED;
+            case 403 -> ErrorCode.FORBIDDEN;
+            case 404, 405 -> ErrorCode.NOT_FOUND;
+            case 413 -> ErrorCode.PAYLOAD_TOO_LARGE;
+            case 503 -> ErrorCode.HOST_BUSY;
+            default -> e.getStatus() >= 500 ? ErrorCode.INTERNAL : ErrorCode.INVALID_REQUEST;
+        };
+        return new StasisException(code, e.getMessage() == null ? "HTTP " + e.getStatus() : e.getMessage(), Map.of());
+    }
+
+    private static void writeError(StasisException e, Context ctx) {
+        int status = ErrorMapper.status(e.code());
+        if (status >= 500)
+            log.atError().addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("code", e.code().wireName())
+                    .addKeyValue("details", e.details()).setCause(e).log(e.getMessage());
+        ctx.attribute(ERROR_WRITTEN, true);
+        ctx.status(status).json(ErrorBody.of(e));
+    }
+
+    @Override
+    public void close() {
+        app.stop();
+    }
+}

@@ -1,0 +1,102 @@
+package io.stasis.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.MapperFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.exc.InvalidFormatException;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
+import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
+import io.javalin.http.Context;
+import io.stasis.core.error.StasisException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.util.stream.Collectors;
+
+/**
+ * JSON for the API. Requests are read strictly: unknown fields and values of the wrong type are
+ * refused with 422 naming the field (typos must not pass silently); text that is not JSON at all
+ * is 400.
+ */
+final class Json {
+    static final ObjectMapper MAPPER = JsonMapper.builder()
+            .addModule(new JavaTimeModule())
+            .addModule(new Jdk8Module())
+            .disable(SerializationFeature.WRITE_DATES_AS_TIMESTAMPS)
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+            .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
+            .build();
+
+    private Json() {
+    }
+
+    /** The request body as {@code type}; an empty body reads as {@code {}}. */
+    static <T> T body(Context ctx, Class<T> type) {
+        try (InputStream in = ctx.bodyInputStream()) {
+            byte[] bytes = in.readAllBytes();
+            String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+            return MAPPER.readValue(text.isBlank() ? "{}" : text, type);
+        } catch (ValueInstantiationException e) {
+            if (e.getCause() instanceof StasisException s) throw s;
+            throw StasisException.invalid(path(e), rootMessage(e));
+        } catch (UnrecognizedPropertyException e) {
+            throw StasisException.invalid(path(e), "unknown field '" + e.getPropertyName() + "'; known fields: "
+                    + e.getKnownPropertyIds().stream().map(String::valueOf).sorted().collect(Collectors.joining(", ")));
+        } catch (InvalidFormatException e) {
+            throw StasisException.invalid(path(e), "'" + e.getValue() + "' is not a valid " + simpleName(e.getTargetType()));
+        } catch (MismatchedInputException e) {
+            throw StasisException.invalid(path(e), "expected " + expected(e.getTargetType()));
+        } catch (JsonProcessingException e) {
+            throw StasisException.malformed("the body is not valid JSON: " + e.getOriginalMessage());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String path(com.fasterxml.jackson.databind.JsonMappingException e) {
+        var out = new StringBuilder();
+        for (var ref : e.getPath()) {
+            if (ref.getFieldName() != null) {
+                if (!out.isEmpty()) out.append('.');
+                out.append(ref.getFieldName());
+            } else if (ref.getIndex() >= 0) out.append('[').append(ref.getIndex()).append(']');
+        }
+        return out.isEmpty() ? "body" : out.toString();
+    }
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null) t = t.getCause();
+        return t.getMessage();
+    }
+
+    private static String expected(Class<?> type) {
+        if (type == null) return "a different type";
+        if (Number.class.isAssignableFrom(type) || type.isPrimitive() && type != boolean.class) return "a number";
+        if (type == Boolean.class || type == boolean.class) return "true or false";
+        if (type == String.class) return "a string";
+        if (java.util.Collection.class.isAssignableFrom(type)) return "an array";
+        if (java.util.Map.class.isAssignableFrom(type) || type.isRecord()) return "an object";
+        return "a " + simpleName(type);
+    }
+
+    private static String simpleName(Class<?> type) {
+        return type == null ? "value" : type.getSimpleName().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    static String write(Object value) {
+        try {
+            return MAPPER.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialise " + value.getClass(), e);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+package io.stasis.server.http;
+
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.EnvVars;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxSpec;
+import io.stasis.server.http.Views.ListView;
+import io.stasis.server.http.Views.SandboxView;
+import io.stasis.server.metrics.Metrics;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/** Create, list, get and delete sandboxes. */
+final class SandboxRoutes {
+    private static final String METADATA_PREFIX = "metadata.";
+
+    private final SandboxService sandboxes;
+    private final String defaultTemplate;
+    private final Resources defaultResources;
+    private final Metrics metrics;
+
+    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, Metrics metrics) {
+        this.sandboxes = sandboxes;
+        this.defaultTemplate = defaultTemplate;
+        this.defaultResources = defaultResources;
+        this.metrics = metrics;
+    }
+
+    void register(RoutesConfig routes) {
+        routes.post("/v1/sandboxes", this::create);
+        routes.get("/v1/sandboxes", this::list);
+        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(SandboxView.of(sandboxes.get(ctx.pathParam("id")))));
+        routes.delete("/v1/sandboxes/{id}", ctx -> {
+            sandboxes.delete(ctx.pathParam("id"));
+            ctx.status(204);
+        });
+    }
+
+    private void create(Context ctx) {
+        var body = Json.body(ctx, Bodies.CreateSandbox.class);
+        var r = body.resources();
+        var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), defaultResources);
+        var spec = new SandboxSpec(
+                Objects.requireNonNullElse(body.template(), defaultTemplate),
+                Optional.ofNullable(body.name()),
+                EnvVars.validateEnv("env", orEmpty(body.env())),
+                EnvVars.validateMetadata(orEmpty(body.metadata())),
+                resources);
+        long start = System.nanoTime();
+        var sandbox = sandboxes.create(spec);
+        metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
+        ctx.status(201).json(SandboxView.of(sandbox));
+    }
+
+    private void list(Context ctx) {
+        var metadata = new LinkedHashMap<String, String>();
+        ctx.queryParamMap().forEach((key, values) -> {
+            if (key.startsWith(METADATA_PREFIX) && !values.isEmpty()) metadata.put(key.substring(METADATA_PREFIX.length()), values.getLast());
+        });
+        var query = new SandboxQuery(Query.string(ctx, "state"), metadata, Query.string(ctx, "cursor"),
+                Query.integer(ctx, "limit", SandboxQuery.DEFAULT_LIMIT));
+        var page = sandboxes.list(query);
+        ctx.json(new ListView<>(page.items().stream().map(SandboxView::of).toList(), page.nextCursor().orElse(null)));
+    }
+
+    private static Map<String, String> orEmpty(Map<String, String> map) {
+        return map == null ? Map.of() : map;
+    }
+}

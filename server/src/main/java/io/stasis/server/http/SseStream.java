@@ -1,0 +1,84 @@
+package io.stasis.server.http;
+
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A Server-Sent Events response written by the handler's own (virtual) thread, with a heartbeat
+ * comment every 15 s so that proxies and clients keep an idle stream open.
+ */
+final class SseStream implements AutoCloseable {
+    static final Duration HEARTBEAT = Duration.ofSeconds(15);
+
+    private final OutputStream out;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Thread heartbeat;
+    private volatile boolean closed;
+
+    private SseStream(OutputStream out) {
+        this.out = out;
+        this.heartbeat = Thread.ofVirtual().name("sse-heartbeat").start(this::beat);
+    }
+
+    static boolean wanted(Context ctx) {
+        String accept = ctx.header("Accept");
+        return accept != null && accept.contains("text/event-stream");
+    }
+
+    static SseStream open(Context ctx) {
+        ctx.status(200);
+        ctx.contentType("text/event-stream; charset=utf-8");
+        ctx.header("Cache-Control", "no-cache");
+        ctx.header("X-Accel-Buffering", "no");
+        try {
+            var stream = new SseStream(ctx.outputStream());
+            stream.flush();
+            return stream;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    void event(String name, Object data) {
+        write("event: " + name + "\ndata: " + Json.write(data) + "\n\n");
+    }
+
+    private void beat() {
+        try {
+            while (!closed) {
+                Thread.sleep(HEARTBEAT);
+                if (!closed) write(": ping\n\n");
+            }
+        } catch (InterruptedException | UncheckedIOException e) {
+            // the stream ended
+        }
+    }
+
+    private void write(String text) {
+        lock.lock();
+        try {
+            out.write(text.getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        } catch (IOException e) {
+            closed = true;
+            throw new UncheckedIOException("the client went away", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void flush() throws IOException {
+        out.flush();
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        heartbeat.interrupt();
+    }
+}

@@ -1,0 +1,62 @@
+package io.stasis.server.http;
+
+import io.stasis.core.files.FileInfo;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.template.TemplateStatus;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+
+/** The JSON shapes the API returns. Field names are the wire contract (docs/API.md). */
+final class Views {
+    private Views() {
+    }
+
+    record ListView<T>(List<T> items, String nextCursor) {
+    }
+
+    record ResourcesView(double cpus, int memoryMb, int pids) {
+        static ResourcesView of(Resources r) {
+            return new ResourcesView(r.cpus(), r.memoryMb(), r.pids());
+        }
+    }
+
+    record SandboxView(String id, String name, String template, String state, String stateReason, Instant createdAt,
+                       ResourcesView resources, Map<String, String> env, Map<String, String> metadata) {
+        static SandboxView of(Sandbox s) {
+            String reason = s.state() instanceof SandboxState.Stopped stopped ? stopped.reason() : null;
+            return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason,
+                    s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata());
+        }
+    }
+
+    record FileView(String path, String name, String type, long size, String mode, Instant modifiedAt, String symlinkTarget) {
+        static FileView of(FileInfo f) {
+            return new FileView(f.path(), f.name(), f.type().wireName(), f.size(), String.format("%04o", f.mode()),
+                    f.mtime(), f.symlinkTarget().orElse(null));
+        }
+    }
+
+    record TemplateView(String name, String description, String status, String version, Instant builtAt, Long sizeBytes,
+                        Double progress, String message) {
+        static TemplateView of(TemplateStatus t) {
+            return new TemplateView(t.name(), t.description(), t.status(), t.version().orElse(null), t.builtAt().orElse(null),
+                    t.sizeBytes().orElse(null), t.progress().orElse(null), t.message().orElse(null));
+        }
+    }
+
+    record ExecView(int exitCode, String signal, String stdout, String stderr, String encoding, boolean stdoutTruncated,
+                    boolean stderrTruncated, boolean timedOut, long durationMs) {
+    }
+
+    record ExitEvent(int exitCode, String signal, boolean timedOut, long durationMs) {
+    }
+
+    record OutputEvent(String data, long offset, String encoding) {
+    }
+
+    record Health(String status) {
+    }
+}

@@ -1,0 +1,52 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.HostLeaks;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Sandboxes outlive the service: killed with SIGKILL and started again, it finds them running. */
+@Tag("root")
+class RestartIT {
+
+    @Test
+    void sandboxesSurviveAKilledServiceAndAreAdoptedOnRestart() throws Exception {
+        Path dataDir = Files.createTempDirectory("stasis-restart-it");
+        Path log = Path.of("target", "restart-it-service.log").toAbsolutePath();
+        SandboxId id;
+        try {
+            try (var first = ServiceProcess.start(dataDir, log)) {
+                String key = Files.readString(dataDir.resolve("root.key")).strip();
+                try (var client = StasisClient.connect(first.url, key)) {
+                    var sandbox = client.sandboxes().create();
+                    id = new SandboxId(sandbox.id());
+                    sandbox.exec("sh", "-c", "echo kept > /root/state; sleep 1000 &");
+                }
+                first.kill();
+                assertThat(HostLeaks.processesOf(Set.of(id))).as("sandbox processes after SIGKILL of the service").isNotEmpty();
+            }
+            try (var second = ServiceProcess.start(dataDir, log)) {
+                String key = Files.readString(dataDir.resolve("root.key")).strip();
+                try (var client = StasisClient.connect(second.url, key)) {
+                    var sandbox = client.sandboxes().get(id.value());
+                    assertThat(sandbox.state()).isEqualTo("running");
+                    assertThat(sandbox.exec("cat", "/root/state").stdout()).isEqualTo("kept\n");
+                    assertThat(sandbox.exec("sh", "-c", "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("1");
+                    sandbox.delete();
+                }
+            }
+            assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
+            assertThat(HostLeaks.cgroupsOf(Set.of(id))).isEmpty();
+            assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+            assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).isEmpty();
+        } finally {
+            ServiceFixture.deleteTree(dataDir);
+        }
+    }
+}

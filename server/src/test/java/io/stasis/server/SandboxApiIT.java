@@ -1,0 +1,169 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.sdk.ConflictException;
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.ExecOutputListener;
+import io.stasis.sdk.ExecRequest;
+import io.stasis.sdk.ListSandboxesRequest;
+import io.stasis.sdk.NotFoundException;
+import io.stasis.testkit.HostLeaks;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Random;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The sandbox, exec and files API end to end through the Java SDK, against a real service. */
+@Tag("root")
+class SandboxApiIT {
+    private static ServiceFixture service;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = ServiceFixture.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        service.close();
+    }
+
+    @Test
+    void createGetListAndDelete() {
+        var sandboxes = service.client.sandboxes();
+        var created = sandboxes.create(CreateSandboxRequest.builder().template("tiny").name("crud-one")
+                .env("GREETING", "hi").metadata("team", "blue").cpus(0.5).memoryMb(128).pids(64).build());
+        assertThat(created.id()).startsWith("sbx_");
+        assertThat(created.state()).isEqualTo("running");
+        assertThat(created.resources().memoryMb()).isEqualTo(128);
+        assertThat(sandboxes.get("crud-one").id()).isEqualTo(created.id());
+        assertThat(sandboxes.list(ListSandboxesRequest.builder().metadata("team", "blue").build()).items())
+                .extracting(s -> s.id()).containsExactly(created.id());
+        assertThat(sandboxes.list(ListSandboxesRequest.builder().metadata("team", "red").build()).items()).isEmpty();
+        assertThat(created.exec("sh", "-c", "echo $GREETING").stdout()).isEqualTo("hi\n");
+
+        sandboxes.delete("crud-one");
+        assertThatThrownBy(() -> sandboxes.get(created.id())).isInstanceOf(NotFoundException.class);
+        assertThat(HostLeaks.processesOf(Set.of(new SandboxId(created.id())))).isEmpty();
+    }
+
+    @Test
+    void namesAreUnique() {
+        var sandboxes = service.client.sandboxes();
+        var first = sandboxes.create(CreateSandboxRequest.builder().name("unique-name").build());
+        try {
+            assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().name("unique-name").build()))
+                    .isInstanceOfSatisfying(ConflictException.class, e -> assertThat(e.code()).isEqualTo("name_taken"));
+        } finally {
+            first.delete();
+        }
+    }
+
+    @Test
+    void resourceLimitsReachTheCgroups() {
+        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().cpus(0.5).memoryMb(96).pids(77).build());
+        try {
+            var limits = sandbox.exec("sh", "-c", "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max "
+                    + "/sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us").stdout().lines().toList();
+            assertThat(limits).containsExactly(Long.toString(96L << 20), "77", "50000", "100000");
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
+    void execStreamsOutputAndReportsTimeouts() {
+        var sandbox = service.client.sandboxes().create();
+        try {
+            var out = new ByteArrayOutputStream();
+            var err = new ByteArrayOutputStream();
+            var result = sandbox.execStream(ExecRequest.builder("sh", "-c", "for i in 1 2 3; do echo line $i; sleep 0.1; done; echo oops >&2; exit 4").build(),
+                    ExecOutputListener.writingTo(out, err));
+            assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("line 1\nline 2\nline 3\n");
+            assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("oops\n");
+            assertThat(result.exitCode()).isEqualTo(4);
+
+            var slow = sandbox.exec(ExecRequest.builder("sh", "-c", "sleep 1000 & sleep 1000").timeout(Duration.ofMillis(500)).build());
+            assertThat(slow.timedOut()).isTrue();
+            assertThat(slow.signal()).isEqualTo("KILL");
+            assertThat(sandbox.exec("sh", "-c", "ps -o comm | grep -c sleep || true").stdout().strip()).isEqualTo("0");
+
+            var stdin = sandbox.exec(ExecRequest.builder("wc", "-c").stdin(new byte[]{0, 1, 2, (byte) 0xff}).build());
+            assertThat(stdin.stdout().strip()).isEqualTo("4");
+            var binary = sandbox.exec(ExecRequest.builder("sh", "-c", "printf '\\377\\000a'").base64Output(true).build());
+            assertThat(binary.stdoutBytes()).containsExactly(0xff, 0, 'a');
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
+    void filesRoundTripLargeAndSmall() {
+        var sandbox = service.client.sandboxes().create();
+        try {
+            var files = sandbox.files();
+            byte[] big = new byte[5 << 20];
+            new Random(7).nextBytes(big);
+            files.write("/root/data/big.bin", big);
+            assertThat(files.read("/root/data/big.bin")).isEqualTo(big);
+            assertThat(sandbox.exec("sh", "-c", "wc -c < /root/data/big.bin; ls -ln /root/data/big.bin").stdout())
+                    .startsWith(Integer.toString(big.length)).contains(" 0 ");
+            files.write("/root/hello.txt", "hello", "0600");
+            assertThat(files.stat("/root/hello.txt").mode()).isEqualTo("0600");
+            files.mkdir("/root/dir/sub");
+            files.move("/root/hello.txt", "/root/dir/sub/moved.txt");
+            assertThat(files.list("/root/dir/sub")).extracting(f -> f.name()).containsExactly("moved.txt");
+            assertThat(sandbox.exec("cat", "/root/dir/sub/moved.txt").stdout()).isEqualTo("hello");
+            files.delete("/root/dir", true);
+            assertThat(files.exists("/root/dir")).isFalse();
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
+    void fileAccessFollowsSymlinksOnlyInsideTheSandbox() {
+        var sandbox = service.client.sandboxes().create();
+        try {
+            sandbox.exec("sh", "-c", "echo sandbox-passwd > /root/passwd; ln -s /etc/passwd /root/abs; ln -s ../../../../../../etc/shadow /root/rel; "
+                    + "ln -s / /root/up; mkdir -p /etc && echo 'root:x:0:0:sandbox:/root:/bin/sh' > /etc/passwd");
+            var files = sandbox.files();
+            assertThat(new String(files.read("/root/abs"), StandardCharsets.UTF_8)).contains("sandbox").doesNotContain("daemon:");
+            assertThat(new String(files.read("/../../../../etc/passwd"), StandardCharsets.UTF_8)).contains("sandbox");
+            assertThatThrownBy(() -> files.read("/root/rel")).isInstanceOf(NotFoundException.class);
+            files.write("/root/up/../../../../tmp/escape-attempt", "x");
+            assertThat(sandbox.exec("cat", "/tmp/escape-attempt").stdout()).isEqualTo("x");
+            assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("/tmp/escape-attempt"))).isFalse();
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
+    void twentySandboxesComeAndGoWithoutLeaks() throws Exception {
+        var ids = new ArrayList<String>();
+        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            var futures = new ArrayList<java.util.concurrent.Future<String>>();
+            for (int i = 0; i < 20; i++) futures.add(executor.submit(() -> service.client.sandboxes().create().id()));
+            for (var f : futures) ids.add(f.get());
+        }
+        var sandboxIds = new HashSet<SandboxId>();
+        ids.forEach(id -> sandboxIds.add(new SandboxId(id)));
+        for (String id : ids) assertThat(service.client.sandboxes().get(id).exec("echo", id).stdout()).isEqualTo(id + "\n");
+        assertThat(HostLeaks.processesOf(sandboxIds)).hasSizeGreaterThanOrEqualTo(20);
+        for (String id : ids) service.client.sandboxes().delete(id);
+        assertThat(HostLeaks.processesOf(sandboxIds)).isEmpty();
+        assertThat(HostLeaks.cgroupsOf(sandboxIds)).isEmpty();
+        assertThat(HostLeaks.mountsUnder(service.dataDir.resolve("btrfs").resolve("roots"))).isEmpty();
+    }
+}

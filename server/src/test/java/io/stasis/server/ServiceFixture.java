@@ -1,0 +1,64 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.HostLeaks;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A real service in this JVM on a fresh data directory: its own btrfs image, catalog and runtime
+ * state, the busybox template as default. Closing it deletes every sandbox, stops the service and
+ * checks that nothing is left on the host.
+ */
+final class ServiceFixture implements AutoCloseable {
+    final Path dataDir;
+    final Daemon daemon;
+    final String url;
+    final String rootKey;
+    final StasisClient client;
+
+    private ServiceFixture(Path dataDir, Daemon daemon) throws IOException {
+        this.dataDir = dataDir;
+        this.daemon = daemon;
+        this.url = "http://127.0.0.1:" + daemon.port();
+        this.rootKey = Files.readString(daemon.rootKeyFile()).strip();
+        this.client = StasisClient.connect(url, rootKey);
+    }
+
+    static ServiceFixture start(String... extraFlags) throws IOException {
+        Path dataDir = Files.createTempDirectory("stasis-server-it");
+        var flags = new ArrayList<>(List.of("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
+                "--default-template", "tiny", "--no-slow-templates"));
+        flags.addAll(List.of(extraFlags));
+        return new ServiceFixture(dataDir, Daemon.start(ServerConfig.parse(flags.toArray(String[]::new))));
+    }
+
+    @Override
+    public void close() {
+        try {
+            daemon.deleteAllSandboxes();
+        } finally {
+            client.close();
+            daemon.close();
+        }
+        assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left").isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).as("loop devices left").isEmpty();
+        deleteTree(dataDir);
+    }
+
+    static void deleteTree(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

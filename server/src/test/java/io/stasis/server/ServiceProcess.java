@@ -1,0 +1,67 @@
+package io.stasis.server;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/** The service as its own process, started from the packaged jar, so a test can kill it with SIGKILL. */
+final class ServiceProcess implements AutoCloseable {
+    private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
+
+    final Process process;
+    final String url;
+
+    private ServiceProcess(Process process, String url) {
+        this.process = process;
+        this.url = url;
+    }
+
+    static ServiceProcess start(Path dataDir, Path log) throws Exception {
+        Path jar = Path.of("target", "stasis-server.jar").toAbsolutePath();
+        if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
+        var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
+                "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
+        var process = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        var url = new CompletableFuture<String>();
+        Thread.ofVirtual().start(() -> {
+            try (var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = reader.readLine()) != null) {
+                    var m = LISTENING.matcher(line);
+                    if (m.find()) url.complete(m.group(1));
+                }
+                url.completeExceptionally(new IllegalStateException("the service exited before listening; see " + log));
+            } catch (IOException e) {
+                url.completeExceptionally(e);
+            }
+        });
+        try {
+            return new ServiceProcess(process, url.get(120, TimeUnit.SECONDS));
+        } catch (Exception e) {
+            process.destroyForcibly();
+            throw e;
+        }
+    }
+
+    /** SIGKILL: no shutdown hook runs. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM and wait for the orderly shutdown. */
+    @Override
+    public void close() throws InterruptedException {
+        process.destroy();
+        if (!process.waitFor(60, TimeUnit.SECONDS)) process.destroyForcibly();
+    }
+}

@@ -1,0 +1,223 @@
+package io.stasis.storage.btrfs;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Subvolume create, snapshot and delete through the btrfs ioctls (linux/btrfs.h), called with the
+ * FFM API: the same kernel calls the {@code btrfs} CLI makes, without spawning a process per
+ * sandbox. All native code of this module is in this class.
+ *
+ * <p>Struct layouts, x86_64 and every other 64-bit Linux alike:
+ * <pre>
+ * struct btrfs_ioctl_vol_args    { __s64 fd; char name[4088]; }                       // 4096 bytes
+ * struct btrfs_ioctl_vol_args_v2 { __s64 fd; __u64 transid; __u64 flags;
+ *                                  union { ...; __u64 unused[4]; }; char name[4040]; } // 4096 bytes
+ * </pre>
+ */
+final class BtrfsIoctl implements Subvolumes {
+    private static final Logger log = LoggerFactory.getLogger(BtrfsIoctl.class);
+
+    private static final long ARGS_SIZE = 4096;
+    private static final long V1_NAME_OFFSET = 8;
+    private static final long V2_FLAGS_OFFSET = 16;
+    private static final long V2_NAME_OFFSET = 56;
+    /** BTRFS_SUBVOL_NAME_MAX: longer names are refused by the kernel anyway. */
+    private static final int NAME_MAX = 4039;
+    private static final long BTRFS_SUBVOL_RDONLY = 1L << 1;
+
+    private static final long BTRFS_IOC_SUBVOL_CREATE = iow(14, ARGS_SIZE);
+    private static final long BTRFS_IOC_SNAP_DESTROY = iow(15, ARGS_SIZE);
+    private static final long BTRFS_IOC_SNAP_CREATE_V2 = iow(23, ARGS_SIZE);
+
+    private static final int O_RDONLY = 0;
+    private static final int O_DIRECTORY = 0x10000;
+    private static final int O_CLOEXEC = 0x80000;
+    private static final int ENOTEMPTY = 39;
+
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private final MethodHandle open;
+    private final MethodHandle ioctl;
+    private final MethodHandle close;
+    private final MethodHandle strerror;
+
+    private BtrfsIoctl(MethodHandle open, MethodHandle ioctl, MethodHandle close, MethodHandle strerror) {
+        this.open = open;
+        this.ioctl = ioctl;
+        this.close = close;
+        this.strerror = strerror;
+    }
+
+    /**
+     * Links the libc functions; empty (and the caller uses the CLI) where native access is not
+     * allowed, e.g. under {@code --illegal-native-access=deny} without {@code --enable-native-access}.
+     */
+    static Optional<BtrfsIoctl> load() {
+        try {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup libc = linker.defaultLookup();
+            var errno = Linker.Option.captureCallState("errno");
+            // open(2) and ioctl(2) are variadic in C: declare the variadic part so the call is ABI-correct.
+            MethodHandle open = linker.downcallHandle(libc.find("open").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), errno, Linker.Option.firstVariadicArg(2));
+            MethodHandle ioctl = linker.downcallHandle(libc.find("ioctl").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), errno, Linker.Option.firstVariadicArg(2));
+            MethodHandle close = linker.downcallHandle(libc.find("close").orElseThrow(),
+                    FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+            MethodHandle strerror = linker.downcallHandle(libc.find("strerror").orElseThrow(),
+                    FunctionDescriptor.of(ADDRESS, JAVA_INT));
+            return Optional.of(new BtrfsIoctl(open, ioctl, close, strerror));
+        } catch (RuntimeException | LinkageError e) {
+            log.atWarn().setCause(e).log("btrfs ioctls unavailable (native access?); using the btrfs CLI");
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public String kind() {
+        return "ioctl";
+    }
+
+    @Override
+    public void create(Path path) {
+        String step = "btrfs subvolume create";
+        try (Arena arena = Arena.ofConfined()) {
+            int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
+            try {
+                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                putName(args, V1_NAME_OFFSET, path, step);
+                call(arena, parent, BTRFS_IOC_SUBVOL_CREATE, args, step, path);
+            } finally {
+                closeQuietly(parent);
+            }
+        }
+    }
+
+    @Override
+    public void snapshot(Path source, Path target, boolean readOnly) {
+        String step = "btrfs subvolume snapshot";
+        try (Arena arena = Arena.ofConfined()) {
+            int sourceFd = openDirectory(arena, source, step);
+            try {
+                int parent = openDirectory(arena, target.toAbsolutePath().getParent(), step);
+                try {
+                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                    args.set(JAVA_LONG, 0, sourceFd);
+                    args.set(JAVA_LONG, V2_FLAGS_OFFSET, readOnly ? BTRFS_SUBVOL_RDONLY : 0L);
+                    putName(args, V2_NAME_OFFSET, target, step);
+                    call(arena, parent, BTRFS_IOC_SNAP_CREATE_V2, args, step, target);
+                } finally {
+                    closeQuietly(parent);
+                }
+            } finally {
+                closeQuietly(sourceFd);
+            }
+        }
+    }
+
+    @Override
+    public void delete(Path path) {
+        String step = "btrfs subvolume delete";
+        try (Arena arena = Arena.ofConfined()) {
+            int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
+            try {
+                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                putName(args, V1_NAME_OFFSET, path, step);
+                call(arena, parent, BTRFS_IOC_SNAP_DESTROY, args, step, path);
+            } finally {
+                closeQuietly(parent);
+            }
+        }
+    }
+
+    private int openDirectory(Arena arena, Path dir, String step) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        int fd;
+        try {
+            fd = (int) open.invokeExact(state, arena.allocateFrom(dir.toString()), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        } catch (Throwable t) {
+            throw failure(step, dir, "open failed: " + t, -1, t);
+        }
+        if (fd < 0) {
+            int errno = (int) ERRNO.get(state, 0L);
+            throw failure(step, dir, "open " + dir + ": " + describe(errno), errno, null);
+        }
+        return fd;
+    }
+
+    private void call(Arena arena, int fd, long request, MemorySegment args, String step, Path subject) {
+        MemorySegment state = arena.allocate(CALL_STATE);
+        int rc;
+        try {
+            rc = (int) ioctl.invokeExact(state, fd, request, args);
+        } catch (Throwable t) {
+            throw failure(step, subject, "ioctl failed: " + t, -1, t);
+        }
+        if (rc < 0) {
+            int errno = (int) ERRNO.get(state, 0L);
+            String problem = describe(errno);
+            if (errno == ENOTEMPTY && request == BTRFS_IOC_SNAP_DESTROY)
+                problem += " (it contains nested subvolumes: delete those first)";
+            throw failure(step, subject, subject + ": " + problem, errno, null);
+        }
+    }
+
+    private static void putName(MemorySegment args, long offset, Path path, String step) {
+        byte[] name = path.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+        if (name.length == 0 || name.length > NAME_MAX)
+            throw failure(step, path, "bad subvolume name length " + name.length, -1, null);
+        MemorySegment.copy(name, 0, args, JAVA_BYTE, offset, name.length); // rest of args is zeroed: NUL-terminated
+    }
+
+    private void closeQuietly(int fd) {
+        try {
+            int ignored = (int) close.invokeExact(fd);
+        } catch (Throwable t) {
+            log.atWarn().addKeyValue("fd", fd).setCause(t).log("close failed");
+        }
+    }
+
+    private String describe(int errno) {
+        try {
+            MemorySegment text = (MemorySegment) strerror.invokeExact(errno);
+            return "errno " + errno + " (" + text.reinterpret(1024).getString(0) + ")";
+        } catch (Throwable t) {
+            return "errno " + errno;
+        }
+    }
+
+    private static StasisException failure(String step, Path subject, String problem, int errno, Throwable cause) {
+        var details = new LinkedHashMap<String, Object>();
+        details.put("step", step);
+        details.put("path", subject.toString());
+        if (errno >= 0) details.put("errno", errno);
+        return new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed: " + problem, details, cause);
+    }
+
+    /** _IOW(BTRFS_IOCTL_MAGIC, nr, size) from asm-generic/ioctl.h: direction write (1) in bits 30-31. */
+    static long iow(int nr, long size) {
+        return (1L << 30) | (size << 16) | (0x94L << 8) | nr;
+    }
+}

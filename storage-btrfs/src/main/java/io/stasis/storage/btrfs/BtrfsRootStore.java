@@ -1,0 +1,409 @@
+package io.stasis.storage.btrfs;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Ids;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.FileOwner;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.TemplateImage;
+import io.stasis.core.spi.TemplateRecipe;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link RootStore} on a {@link BtrfsPool}. Layout:
+ * <pre>
+ * templates/&lt;name&gt;          read-only subvolume, files owned by the sandbox's mapped root
+ * templates/&lt;name&gt;.json     {name, version, builtAt, sizeBytes}
+ * templates/.build-&lt;name&gt;-X a template being built (removed on failure and at start)
+ * templates/.old-&lt;name&gt;-X   the version being replaced (removed once the new one is in place)
+ * roots/&lt;sandboxId&gt;         writable snapshot of a template: a sandbox's root filesystem
+ * </pre>
+ * Snapshots and deletions go through the btrfs ioctls (about as fast as the kernel allows, no
+ * process spawned) and fall back to the {@code btrfs} CLI where native access is not permitted.
+ * Thread-safe.
+ */
+public final class BtrfsRootStore implements RootStore {
+    private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class);
+    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+    private static final String RANDOM = "[0-9a-z]{" + Ids.SUFFIX_LENGTH + "}";
+    private static final Pattern BUILD = Pattern.compile("\\.build-(.+)-" + RANDOM);
+    private static final Pattern OLD = Pattern.compile("\\.old-(.+)-" + RANDOM);
+    private static final String SIDECAR = ".json";
+    private static final int ENOTEMPTY = 39;
+
+    private final BtrfsPool pool;
+    private final Clock clock;
+    private final Subvolumes subvolumes;
+    private final Btrfs btrfs;
+    /** Readers snapshot templates; the short swap of an install takes it exclusively. */
+    private final ReentrantReadWriteLock templateSwap = new ReentrantReadWriteLock();
+    private final Map<String, ReentrantLock> installs = new ConcurrentHashMap<>();
+
+    public BtrfsRootStore(BtrfsPool pool) {
+        this(pool, Clock.systemUTC());
+    }
+
+    public BtrfsRootStore(BtrfsPool pool, Clock clock) {
+        this(pool, clock, BtrfsIoctl.load().<Subvolumes>map(s -> s).orElse(pool.btrfs()));
+    }
+
+    BtrfsRootStore(BtrfsPool pool, Clock clock, Subvolumes subvolumes) {
+        this.pool = pool;
+        this.clock = clock;
+        this.subvolumes = subvolumes;
+        this.btrfs = pool.btrfs();
+        recoverInterruptedInstalls();
+        log.atInfo().addKeyValue("pool", pool.path()).addKeyValue("subvolumes", subvolumes.kind()).log("root store ready");
+    }
+
+    /** {@code ioctl} or {@code cli}: how subvolumes are created and deleted. */
+    public String subvolumeBackend() {
+        return subvolumes.kind();
+    }
+
+    @Override
+    public Path createRoot(SandboxId id, String template) {
+        Path target = rootPath(id);
+        long start = System.nanoTime();
+        templateSwap.readLock().lock();
+        try {
+            Path source = templatePath(template).orElseThrow(() -> StasisException.templateNotFound(template));
+            if (!Subvolumes.isSubvolume(source)) throw StasisException.templateNotFound(template);
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+                throw new StasisException(ErrorCode.RUNTIME_FAILED, "create root failed for sandbox " + id + ": " + target + " already exists",
+                        Map.of("sandbox", id.value(), "step", "create root", "path", target.toString()));
+            subvolumes.snapshot(source, target, false);
+        } catch (StasisException e) {
+            if (e.code() != ErrorCode.RUNTIME_FAILED || e.details().containsKey("sandbox")) throw e;
+            throw withSandbox(e, id, "create root");
+        } finally {
+            templateSwap.readLock().unlock();
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", template)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created");
+        return target;
+    }
+
+    @Override
+    public Optional<Path> root(SandboxId id) {
+        Path path = rootPath(id);
+        return Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? Optional.of(path) : Optional.empty();
+    }
+
+    @Override
+    public void deleteRoot(SandboxId id) {
+        Path path = rootPath(id);
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
+        long start = System.nanoTime();
+        try {
+            if (Subvolumes.isSubvolume(path)) deleteSubvolumeTree(path);
+            else deletePlainTree(path); // not made by us, but it is in our namespace: clean it
+        } catch (StasisException e) {
+            throw withSandbox(e, id, "delete root");
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "delete root", e.toString(), e);
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root deleted");
+    }
+
+    @Override
+    public Set<SandboxId> listRoots() {
+        var ids = new TreeSet<SandboxId>();
+        try (Stream<Path> entries = Files.list(pool.rootsDir())) {
+            entries.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
+                    .map(p -> p.getFileName().toString())
+                    .filter(SandboxId::isValid)
+                    .forEach(name -> ids.add(new SandboxId(name)));
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(null, "list roots", e.toString(), e);
+        }
+        return ids;
+    }
+
+    @Override
+    public List<TemplateImage> templates() {
+        var images = new ArrayList<TemplateImage>();
+        try (Stream<Path> entries = Files.list(pool.templatesDir())) {
+            for (Path subvolume : entries.sorted().toList()) {
+                String name = subvolume.getFileName().toString();
+                if (!TEMPLATE_NAME.matcher(name).matches() || !Subvolumes.isSubvolume(subvolume)) continue;
+                readSidecar(name).ifPresent(images::add);
+            }
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(null, "list templates", e.toString(), e);
+        }
+        return images;
+    }
+
+    @Override
+    public TemplateImage installTemplate(TemplateRecipe recipe, FileOwner owner, TemplateRecipe.Progress progress) {
+        String name = recipe.name();
+        if (name == null || !TEMPLATE_NAME.matcher(name).matches())
+            throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
+        var lock = installs.computeIfAbsent(name, n -> new ReentrantLock());
+        lock.lock();
+        try {
+            return install(recipe, owner, progress);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Deletes an installed template (not part of the SPI: for operators and tests). Roots made
+     * from it are independent snapshots and stay. Returns false if there was none.
+     */
+    public boolean deleteTemplate(String name) {
+        Path path = templatePath(name).orElse(null);
+        if (path == null) return false;
+        var lock = installs.computeIfAbsent(name, n -> new ReentrantLock());
+        lock.lock();
+        templateSwap.writeLock().lock();
+        try {
+            boolean existed = Subvolumes.isSubvolume(path);
+            if (existed) subvolumes.delete(path);
+            Files.deleteIfExists(sidecarPath(name));
+            return existed;
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(null, "delete template " + name, e.toString(), e);
+        } finally {
+            templateSwap.writeLock().unlock();
+            lock.unlock();
+        }
+    }
+
+    private TemplateImage install(TemplateRecipe recipe, FileOwner owner, TemplateRecipe.Progress progress) {
+        String name = recipe.name();
+        String step = "build template " + name;
+        long start = System.nanoTime();
+        Path build = pool.templatesDir().resolve(".build-" + name + "-" + Ids.randomSuffix());
+        Path sidecarTemp = pool.templatesDir().resolve(".build-" + name + "-" + Ids.randomSuffix() + SIDECAR);
+        subvolumes.create(build);
+        try {
+            recipe.populate(build, progress);
+            unmountLeftovers(build);
+            progress.report(0.98, "setting file owners");
+            var tree = TreeOwnership.chown(build, owner);
+            btrfs.sync(build);
+            btrfs.setReadOnly(build, true);
+            var image = new TemplateImage(name, recipe.version(), clock.instant(), tree.sizeBytes());
+            TemplateSidecar.of(image).writeTo(sidecarTemp);
+            progress.report(0.99, "installing");
+            Path old = swapIn(name, build, sidecarTemp);
+            if (old != null) deleteQuietly(old, "replaced template");
+            log.atInfo().addKeyValue("template", name).addKeyValue("version", image.version())
+                    .addKeyValue("files", tree.files()).addKeyValue("sizeBytes", tree.sizeBytes())
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("template installed");
+            return image;
+        } catch (Throwable failure) {
+            cleanUpFailedBuild(build, sidecarTemp, failure);
+            if (failure instanceof InterruptedException) Thread.currentThread().interrupt();
+            if (failure instanceof StasisException e) throw e;
+            if (failure instanceof Error e) throw e;
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed: " + failure.getMessage(),
+                    Map.of("step", step, "template", name, "version", recipe.version()), failure);
+        }
+    }
+
+    /** Old version aside, new into place, its sidecar over the old one. Returns the old subvolume, if any. */
+    private Path swapIn(String name, Path build, Path sidecarTemp) throws IOException {
+        Path target = pool.templatesDir().resolve(name);
+        templateSwap.writeLock().lock();
+        try {
+            Path old = null;
+            if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                old = pool.templatesDir().resolve(".old-" + name + "-" + Ids.randomSuffix());
+                Files.move(target, old, StandardCopyOption.ATOMIC_MOVE);
+            }
+            try {
+                Files.move(build, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                if (old != null) Files.move(old, target, StandardCopyOption.ATOMIC_MOVE); // put the old version back
+                throw e;
+            }
+            TemplateSidecar.publish(sidecarTemp, sidecarPath(name));
+            return old;
+        } finally {
+            templateSwap.writeLock().unlock();
+        }
+    }
+
+    private void cleanUpFailedBuild(Path build, Path sidecarTemp, Throwable failure) {
+        try {
+            unmountLeftovers(build);
+            if (Subvolumes.isSubvolume(build)) deleteSubvolumeTree(build);
+            Files.deleteIfExists(sidecarTemp);
+        } catch (Exception e) {
+            failure.addSuppressed(e);
+        }
+        log.atWarn().addKeyValue("build", build).setCause(failure).log("template build failed; partial build removed");
+    }
+
+    /** A recipe that mounted something inside its tree and left it would make the subvolume undeletable. */
+    private void unmountLeftovers(Path tree) throws IOException {
+        Path real = tree.toRealPath();
+        for (var mount : MountInfo.read().below(real)) {
+            log.atWarn().addKeyValue("mount", mount.mountPoint()).log("recipe left a mount in its tree; unmounting");
+            pool.mounts().unmount(mount.mountPoint());
+        }
+    }
+
+    /**
+     * Deletes a subvolume. If it holds nested subvolumes (a sandbox can create some: creating one
+     * needs no privilege), those go first, deepest first.
+     */
+    private void deleteSubvolumeTree(Path subvolume) throws IOException {
+        try {
+            subvolumes.delete(subvolume);
+        } catch (StasisException e) {
+            if (!isNotEmpty(e)) throw e;
+            var nested = nestedSubvolumes(subvolume);
+            if (nested.isEmpty()) throw e;
+            log.atInfo().addKeyValue("path", subvolume).addKeyValue("nested", nested.size()).log("deleting nested subvolumes first");
+            for (Path inner : nested) deleteSubvolumeTree(inner);
+            subvolumes.delete(subvolume);
+        }
+    }
+
+    private static boolean isNotEmpty(StasisException e) {
+        Object errno = e.details().get("errno");
+        if (errno instanceof Integer n) return n == ENOTEMPTY;
+        Object stderr = e.details().get("stderr");
+        return stderr != null && stderr.toString().contains("Directory not empty");
+    }
+
+    /** Subvolumes directly below {@code subvolume} (not below those), found by their root inode number. */
+    private static List<Path> nestedSubvolumes(Path subvolume) throws IOException {
+        var found = new ArrayList<Path>();
+        Files.walkFileTree(subvolume, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
+                if (dir.equals(subvolume) || !Subvolumes.isSubvolume(dir)) return FileVisitResult.CONTINUE;
+                found.add(dir);
+                return FileVisitResult.SKIP_SUBTREE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException exc) {
+                return FileVisitResult.CONTINUE;
+            }
+        });
+        found.sort(Comparator.comparingInt(Path::getNameCount).reversed());
+        return found;
+    }
+
+    private static void deletePlainTree(Path dir) throws IOException {
+        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
+                if (exc != null) throw exc;
+                Files.delete(d);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    /**
+     * After a crash: builds in progress are garbage; a version set aside goes back into place if
+     * its successor never arrived, else it is deleted; temporary sidecars go.
+     */
+    private void recoverInterruptedInstalls() {
+        try (Stream<Path> entries = Files.list(pool.templatesDir())) {
+            for (Path entry : entries.sorted().toList()) {
+                String file = entry.getFileName().toString();
+                if (!file.startsWith(".")) continue;
+                Matcher old = OLD.matcher(file);
+                if (BUILD.matcher(file).matches() && Subvolumes.isSubvolume(entry)) {
+                    log.atWarn().addKeyValue("build", entry).log("removing an interrupted template build");
+                    deleteQuietly(entry, "interrupted build");
+                } else if (old.matches() && Subvolumes.isSubvolume(entry)) {
+                    Path current = pool.templatesDir().resolve(old.group(1));
+                    if (Files.exists(current, LinkOption.NOFOLLOW_LINKS)) deleteQuietly(entry, "replaced template");
+                    else {
+                        log.atWarn().addKeyValue("template", old.group(1)).log("restoring a template whose replacement was interrupted");
+                        Files.move(entry, current, StandardCopyOption.ATOMIC_MOVE);
+                    }
+                } else if (file.startsWith(".build-") && file.endsWith(SIDECAR) && Files.isRegularFile(entry, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.deleteIfExists(entry);
+                }
+            }
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(null, "recover templates", e.toString(), e);
+        }
+    }
+
+    private void deleteQuietly(Path subvolume, String what) {
+        try {
+            deleteSubvolumeTree(subvolume);
+        } catch (IOException | RuntimeException e) {
+            // Left for the next start's recovery; nothing depends on it.
+            log.atWarn().addKeyValue("path", subvolume).setCause(e).log("could not delete " + what);
+        }
+    }
+
+    private Optional<TemplateImage> readSidecar(String name) {
+        Path file = sidecarPath(name);
+        try {
+            var image = TemplateSidecar.read(file).toImage();
+            return Optional.of(new TemplateImage(name, image.version(), image.builtAt(), image.sizeBytes()));
+        } catch (NoSuchFileException e) {
+            log.atWarn().addKeyValue("template", name).log("template has no metadata file; ignored until rebuilt");
+            return Optional.empty();
+        } catch (IOException | RuntimeException e) {
+            log.atWarn().addKeyValue("template", name).setCause(e).log("unreadable template metadata; ignored until rebuilt");
+            return Optional.empty();
+        }
+    }
+
+    private Optional<Path> templatePath(String name) {
+        if (name == null || !TEMPLATE_NAME.matcher(name).matches()) return Optional.empty();
+        return Optional.of(pool.templatesDir().resolve(name));
+    }
+
+    private Path sidecarPath(String name) {
+        return pool.templatesDir().resolve(name + SIDECAR);
+    }
+
+    private Path rootPath(SandboxId id) {
+        return pool.rootsDir().resolve(id.value()); // SandboxId is validated: no '/' or '..'
+    }
+
+    private static StasisException withSandbox(StasisException e, SandboxId id, String step) {
+        var details = new LinkedHashMap<String, Object>(e.details());
+        details.put("sandbox", id.value());
+        details.putIfAbsent("step", step);
+        return new StasisException(e.code(), step + " failed for sandbox " + id + ": " + e.getMessage(), details, e);
+    }
+}

@@ -1,0 +1,40 @@
+package io.stasis.storage.btrfs;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+
+/**
+ * The subvolume operations on the hot path of sandbox creation and deletion. Two implementations
+ * do the same thing: {@link BtrfsIoctl} calls the kernel directly (no process spawn) and
+ * {@link Btrfs} runs the {@code btrfs} CLI, the reference. Failures are {@code runtime_failed}
+ * {@link io.stasis.core.error.StasisException}s whose details carry the {@code errno} where known.
+ */
+interface Subvolumes {
+    /** btrfs gives the root directory of every subvolume this inode number. */
+    long SUBVOLUME_ROOT_INODE = 256;
+
+    /** Creates an empty subvolume at {@code path}; its parent must exist on the same btrfs. */
+    void create(Path path);
+
+    /** Snapshots subvolume {@code source} as a new subvolume {@code target} (cost independent of size). */
+    void snapshot(Path source, Path target, boolean readOnly);
+
+    /** Deletes the subvolume at {@code path} (read-only or not). Fails if it contains nested subvolumes. */
+    void delete(Path path);
+
+    /** Which implementation, for logs. */
+    String kind();
+
+    /** True if {@code path} is the root directory of a btrfs subvolume (not a plain directory). */
+    static boolean isSubvolume(Path path) {
+        try {
+            if (!Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) return false;
+            Object ino = Files.getAttribute(path, "unix:ino", LinkOption.NOFOLLOW_LINKS);
+            return ino instanceof Long l && l == SUBVOLUME_ROOT_INODE;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package io.stasis.storage.btrfs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+class BtrfsIoctlTest {
+    @Test
+    void requestNumbersMatchLinuxBtrfsH() {
+        // Values as the C macros expand them on x86_64 (checked against linux/btrfs.h).
+        assertThat(BtrfsIoctl.iow(14, 4096)).isEqualTo(0x5000940EL); // BTRFS_IOC_SUBVOL_CREATE
+        assertThat(BtrfsIoctl.iow(15, 4096)).isEqualTo(0x5000940FL); // BTRFS_IOC_SNAP_DESTROY
+        assertThat(BtrfsIoctl.iow(23, 4096)).isEqualTo(0x50009417L); // BTRFS_IOC_SNAP_CREATE_V2
+    }
+
+    @Test
+    void linksWithoutRoot() {
+        assertThat(BtrfsIoctl.load()).isPresent();
+    }
+}

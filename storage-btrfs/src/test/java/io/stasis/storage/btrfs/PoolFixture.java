@@ -1,0 +1,81 @@
+package io.stasis.storage.btrfs;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A pool on a small sparse image in a test's data directory, and the store on it. {@link #close()}
+ * deletes every root and unmounts, and forces the unmount and loop detach if that failed, so a
+ * failing test leaves nothing behind.
+ */
+final class PoolFixture implements AutoCloseable {
+    static final long IMAGE_SIZE = 1L << 30;
+
+    final Path dataDir;
+    BtrfsPool pool;
+    BtrfsRootStore store;
+
+    private PoolFixture(Path dataDir) {
+        this.dataDir = dataDir;
+    }
+
+    static PoolFixture open(Path dataDir) {
+        var fixture = new PoolFixture(dataDir);
+        fixture.reopen();
+        return fixture;
+    }
+
+    /** Closes the pool (which stays mounted) and opens it again, as a service restart would. */
+    void reopen() {
+        if (pool != null) pool.close();
+        pool = BtrfsPool.open(BtrfsPoolConfig.image(dataDir, IMAGE_SIZE));
+        store = new BtrfsRootStore(pool);
+    }
+
+    Path mountPoint() {
+        return dataDir.resolve("btrfs");
+    }
+
+    Path image() {
+        return dataDir.resolve("roots.img");
+    }
+
+    List<Path> loopDevices() {
+        return LoopDevices.fromSystem().backedBy(image());
+    }
+
+    boolean mounted() {
+        return MountInfo.read().at(mountPoint()).isPresent();
+    }
+
+    /** {@code losetup -a}, the way an operator would look. */
+    static String losetupAll() throws Exception {
+        return ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "-a"), Duration.ofSeconds(10)).stdout();
+    }
+
+    @Override
+    public void close() {
+        var errors = new ArrayList<Throwable>();
+        try {
+            if (store != null && mounted()) for (var id : store.listRoots()) store.deleteRoot(id);
+            if (pool != null) pool.unmountIfEmpty();
+        } catch (RuntimeException e) {
+            errors.add(e);
+        }
+        if (pool != null) pool.close();
+        // Last resort: whatever happened above, the test must not leak a mount or loop device.
+        try {
+            while (mounted()) Mounts.fromSystem().unmount(mountPoint());
+            for (Path device : loopDevices()) LoopDevices.fromSystem().detach(device);
+        } catch (RuntimeException e) {
+            errors.add(e);
+        }
+        if (!errors.isEmpty()) {
+            var first = new AssertionError("pool cleanup failed", errors.getFirst());
+            errors.stream().skip(1).forEach(first::addSuppressed);
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package io.stasis.testkit;
+
+import io.stasis.core.sandbox.SandboxId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+
+/**
+ * What a sandbox or a data directory can leave on the host: mounts, loop devices, cgroups and
+ * processes. Tests assert these are gone after teardown; a leak is a bug.
+ */
+public final class HostLeaks {
+    private HostLeaks() {
+    }
+
+    /** Mount points at or below {@code dir}. */
+    public static List<String> mountsUnder(Path dir) {
+        var out = new ArrayList<String>();
+        String prefix = dir.toAbsolutePath().normalize().toString();
+        for (String line : readLines(Path.of("/proc/self/mountinfo"))) {
+            String mountPoint = line.split(" ")[4].replace("\\040", " ");
+            if (mountPoint.equals(prefix) || mountPoint.startsWith(prefix + "/")) out.add(mountPoint);
+        }
+        return out;
+    }
+
+    /** Loop devices whose backing file is at or below {@code dir}. */
+    public static List<String> loopDevicesBackedBy(Path dir) {
+        var out = new ArrayList<String>();
+        String prefix = dir.toAbsolutePath().normalize().toString();
+        try (Stream<Path> loops = Files.list(Path.of("/sys/block"))) {
+            for (Path loop : loops.filter(p -> p.getFileName().toString().startsWith("loop")).toList()) {
+                Path backing = loop.resolve("loop/backing_file");
+                if (!Files.exists(backing)) continue;
+                String file = Files.readString(backing).strip();
+                if (file.startsWith(prefix)) out.add(loop.getFileName() + " -> " + file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /** Cgroups, in any controller, named after one of these sandboxes. */
+    public static List<String> cgroupsOf(Set<SandboxId> sandboxes) {
+        var out = new ArrayList<String>();
+        try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
+            for (Path controller : controllers.toList()) {
+                if (!Files.isDirectory(controller)) continue;
+                try (Stream<Path> walk = Files.walk(controller, 3)) {
+                    walk.filter(Files::isDirectory)
+                            .filter(p -> sandboxes.stream().anyMatch(id -> p.getFileName().toString().equals(id.value())))
+                            .forEach(p -> out.add(p.toString()));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /** Live (not zombie) processes whose cgroup path names one of these sandboxes. */
+    public static List<String> processesOf(Set<SandboxId> sandboxes) {
+        var out = new ArrayList<String>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+                String cgroups;
+                try {
+                    if (isZombie(proc)) continue;
+                    cgroups = Files.readString(proc.resolve("cgroup"));
+                } catch (IOException e) {
+                    continue; // the process ended meanwhile
+                }
+                for (SandboxId id : sandboxes)
+                    if (cgroups.contains("/" + id.value())) out.add(proc.getFileName() + " in " + id);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /**
+     * A zombie has ended and holds nothing but its pid until its parent reaps it. A sandbox's init
+     * is re-parented to the host's process 1, which may reap it only seconds later.
+     */
+    private static boolean isZombie(Path proc) throws IOException {
+        String stat = Files.readString(proc.resolve("stat"));
+        int close = stat.lastIndexOf(')');
+        return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) == 'Z';
+    }
+
+    private static List<String> readLines(Path file) {
+        try {
+            return Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

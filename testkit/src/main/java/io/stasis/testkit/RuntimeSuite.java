@@ -1,0 +1,162 @@
+package io.stasis.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.exec.OutputKind;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.spi.SpawnSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every {@link SandboxRuntime} must do, run against the real thing. A backend's test extends
+ * this and supplies the runtime and fresh roots made from a busybox template ("tiny").
+ */
+@Tag("root")
+public abstract class RuntimeSuite {
+    private final Set<SandboxId> created = new LinkedHashSet<>();
+
+    protected abstract SandboxRuntime runtime();
+
+    /** A fresh writable root for {@code id} from a template with busybox. */
+    protected abstract Path newRoot(SandboxId id);
+
+    protected abstract void deleteRoot(SandboxId id);
+
+    protected SandboxId start(Resources resources) {
+        var id = SandboxId.random();
+        created.add(id);
+        runtime().create(new RuntimeSpec(id, newRoot(id), "suite-host", resources));
+        return id;
+    }
+
+    protected SandboxId start() {
+        return start(Resources.DEFAULT);
+    }
+
+    @AfterEach
+    void destroyEverything() {
+        for (var id : created) {
+            runtime().destroy(id);
+            deleteRoot(id);
+        }
+        assertThat(HostLeaks.processesOf(created)).as("processes left").isEmpty();
+        assertThat(HostLeaks.cgroupsOf(created)).as("cgroups left").isEmpty();
+        created.clear();
+    }
+
+    @Test
+    void aCreatedSandboxRunsAndIsOwned() {
+        var id = start();
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(runtime().listOwned()).contains(id);
+    }
+
+    @Test
+    void execReturnsOutputAndExitCode() {
+        var id = start();
+        var result = Commands.sh(runtime(), id, "echo out; echo err >&2; exit 3");
+        assertThat(result.stdout()).isEqualTo("out\n");
+        assertThat(result.stderr()).isEqualTo("err\n");
+        assertThat(result.code()).isEqualTo(3);
+    }
+
+    @Test
+    void execPassesEnvironmentWorkingDirectoryAndStdin() {
+        var id = start();
+        var spec = new SpawnSpec(List.of("sh", "-c", "pwd; echo $GREETING; cat"), Optional.of("/tmp"),
+                Map.of("PATH", "/bin:/usr/bin", "GREETING", "hello"), Optional.of("from stdin".getBytes()));
+        var result = Commands.run(runtime(), id, spec, Duration.ofSeconds(10));
+        assertThat(result.stdout()).isEqualTo("/tmp\nhello\nfrom stdin");
+    }
+
+    @Test
+    void aMissingProgramEndsWith127() {
+        var id = start();
+        var result = Commands.run(runtime(), id, "no-such-program");
+        assertThat(result.code()).isEqualTo(127);
+        assertThat(result.stderr()).contains("no-such-program");
+    }
+
+    @Test
+    void aMissingWorkingDirectoryIsRefused() {
+        var id = start();
+        var spec = new SpawnSpec(List.of("true"), Optional.of("/no/such/dir"), Commands.ENV, Optional.empty());
+        assertThatThrownBy(() -> runtime().spawn(id, spec))
+                .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
+    }
+
+    @Test
+    void killTreeEndsTheProcessAndEverythingItStarted() throws Exception {
+        var id = start();
+        var spec = new SpawnSpec(List.of("sh", "-c", "sleep 1000 & sleep 1000 & setsid sleep 1000 & echo started; wait"),
+                Optional.empty(), Commands.ENV, Optional.empty());
+        try (ExecHandle handle = runtime().spawn(id, spec)) {
+            Await.until("the script to start its children", Duration.ofSeconds(10),
+                    () -> Commands.readAll(handle, OutputKind.STDOUT).contains("started"));
+            handle.killTree();
+            var exit = handle.awaitExit(Duration.ofSeconds(10));
+            assertThat(exit).isPresent();
+            assertThat(exit.get().signal()).contains("KILL");
+        }
+        Await.until("every sleep to be gone", Duration.ofSeconds(10),
+                () -> Commands.sh(runtime(), id, "ps -o comm | grep -c sleep || true").stdout().strip().equals("0"));
+    }
+
+    @Test
+    void largeOutputArrivesWhole() {
+        var id = start();
+        var result = Commands.sh(runtime(), id, "head -c 3000000 /dev/zero | tr '\\0' x");
+        assertThat(result.stdout()).hasSize(3_000_000);
+    }
+
+    @Test
+    void processesSurviveTheHandle() throws Exception {
+        var id = start();
+        try (var handle = runtime().spawn(id, new SpawnSpec(List.of("sh", "-c", "sleep 1000 &"), Optional.empty(), Commands.ENV, Optional.empty()))) {
+            assertThat(handle.awaitExit(Duration.ofSeconds(10))).isPresent();
+        }
+        assertThat(Commands.sh(runtime(), id, "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("1");
+    }
+
+    @Test
+    void destroyEndsEverythingAndIsIdempotent() {
+        var id = start();
+        Commands.sh(runtime(), id, "sleep 1000 &");
+        runtime().destroy(id);
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.UNKNOWN);
+        assertThat(runtime().listOwned()).doesNotContain(id);
+        assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
+        runtime().destroy(id);
+        assertThatThrownBy(() -> Commands.run(runtime(), id, "true")).isInstanceOf(StasisException.class);
+    }
+
+    @Test
+    void concurrentExecsAllComplete() throws Exception {
+        var id = start();
+        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            var futures = new java.util.ArrayList<java.util.concurrent.Future<Commands.Result>>();
+            for (int i = 0; i < 40; i++) {
+                int n = i;
+                futures.add(executor.submit(() -> Commands.sh(runtime(), id, "echo " + n)));
+            }
+            for (int i = 0; i < futures.size(); i++) assertThat(futures.get(i).get().stdout()).isEqualTo(i + "\n");
+        }
+    }
+}
