@@ -87,6 +87,9 @@ class ApiErrorsIT {
         expect(call("POST", "/v1/sandboxes", "[1,2]"), 422, "invalid_request");
         expect(call("POST", "/v1/sandboxes", "{\"templat\": \"tiny\"}"), 422, "invalid_request");
         expect(call("POST", "/v1/sandboxes", "{\"template\": 5}"), 422, "invalid_request");
+        expect(call("POST", "/v1/sandboxes", "{\"name\": true}"), 422, "invalid_request");
+        expect(call("POST", "/v1/sandboxes", "{\"resources\": {\"pids\": \"64\"}}"), 422, "invalid_request");
+        expect(call("POST", "/v1/sandboxes", "{\"resources\": {\"pids\": 64.5}}"), 422, "invalid_request");
         expect(call("POST", "/v1/sandboxes", "{\"template\": \"no-such-template\"}"), 422, "template_not_found");
         expect(call("POST", "/v1/sandboxes", "{\"name\": \"Not A Name\"}"), 422, "invalid_request");
         expect(call("POST", "/v1/sandboxes", "{\"name\": \"sbx_looks_like_an_id\"}"), 422, "invalid_request");
@@ -136,7 +139,7 @@ class ApiErrorsIT {
         expect(call("GET", files + "/list?path=/root/missing", null), 404, "file_not_found");
         expect(call("GET", files + "/stat?path=/root/missing", null), 404, "file_not_found");
         expect(call("POST", files + "/mkdir?path=/root/file", null), 409, "file_exists");
-        expect(call("POST", files + "/mkdir?path=/root/file/below", null), 422, "not_a_directory");
+        expect(call("POST", files + "/mkdir?path=/root/file/below", null), 409, "file_exists");
         expect(call("DELETE", files + "?path=/root/dir", null), 409, "directory_not_empty");
         expect(call("DELETE", files + "?path=/", null), 422, "invalid_request");
         expect(call("DELETE", files + "?path=/root/missing", null), 404, "file_not_found");

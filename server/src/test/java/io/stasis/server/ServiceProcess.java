@@ -60,8 +60,13 @@ final class ServiceProcess implements AutoCloseable {
 
     /** SIGTERM and wait for the orderly shutdown. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         process.destroy();
-        if (!process.waitFor(60, TimeUnit.SECONDS)) process.destroyForcibly();
+        try {
+            if (!process.waitFor(60, TimeUnit.SECONDS)) process.destroyForcibly();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            process.destroyForcibly();
+        }
     }
 }
