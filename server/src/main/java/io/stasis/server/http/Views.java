@@ -1,5 +1,6 @@
 package io.stasis.server.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import io.stasis.core.files.FileInfo;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
@@ -54,6 +55,8 @@ final class Views {
     record ExitEvent(int exitCode, String signal, boolean timedOut, long durationMs) {
     }
 
+    /** {@code encoding} appears only when it is base64. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     record OutputEvent(String data, long offset, String encoding) {
     }
 
