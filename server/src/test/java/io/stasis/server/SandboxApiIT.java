@@ -58,6 +58,42 @@ class SandboxApiIT {
     }
 
     @Test
+    void theBaseTemplateHasPythonCurlAndProcps() {
+        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().template("base").build());
+        try {
+            assertThat(sandbox.exec("python3", "-c", "print(6 * 7)").stdout()).isEqualTo("42\n");
+            var tools = sandbox.exec("sh", "-c", "curl --version >/dev/null && ps -e >/dev/null && ip -br link && ls /etc/ssl/certs | head -1");
+            assertThat(tools.exitCode()).as(tools.stderr()).isZero();
+            assertThat(tools.stdout()).contains("lo");
+            assertThat(service.client.templates().list()).anySatisfy(t -> {
+                assertThat(t.name()).isEqualTo("base");
+                assertThat(t.status()).isEqualTo("ready");
+            });
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
+    void aStreamingClientThatLeavesTakesItsCommandWithIt() throws Exception {
+        var sandbox = service.client.sandboxes().create();
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + "/v1/sandboxes/" + sandbox.id() + "/exec"))
+                    .header("Authorization", "Bearer " + service.rootKey).header("Accept", "text/event-stream")
+                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"cmd\": [\"sh\", \"-c\", \"while true; do echo tick; sleep 0.05; done\"]}"))
+                    .build();
+            var response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+            try (var body = response.body()) {
+                assertThat(new String(body.readNBytes(20), StandardCharsets.UTF_8)).startsWith("event: stdout");
+            }
+            io.stasis.testkit.Await.until("the command to be killed", Duration.ofSeconds(20),
+                    () -> sandbox.exec("sh", "-c", "ps -o args | grep -c '[w]hile true' || true").stdout().strip().equals("0"));
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    @Test
     void namesAreUnique() {
         var sandboxes = service.client.sandboxes();
         var first = sandboxes.create(CreateSandboxRequest.builder().name("unique-name").build());

@@ -10,4 +10,9 @@ public interface ExecListener {
      * @param offsetAfter the stream's byte offset just after {@code data}
      */
     void output(OutputKind stream, byte[] data, long offsetAfter);
+
+    /** Whether the one listening has gone (a streaming client disconnected): the command is then killed. */
+    default boolean gone() {
+        return false;
+    }
 }

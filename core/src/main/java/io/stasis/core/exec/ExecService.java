@@ -67,15 +67,22 @@ public final class ExecService {
             boolean streaming = listener != ExecListener.NONE;
             Optional<ExitStatus> exit = Optional.empty();
             Duration poll = MIN_POLL;
-            while (exit.isEmpty()) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) break;
-                Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
-                exit = handle.awaitExit(wait);
-                if (streaming) {
-                    boolean moved = drain(handle, OutputKind.STDOUT, out, listener) | drain(handle, OutputKind.STDERR, err, listener);
-                    poll = moved ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
+            try {
+                while (exit.isEmpty()) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) break;
+                    Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
+                    exit = handle.awaitExit(wait);
+                    if (streaming) {
+                        if (listener.gone()) throw new java.util.concurrent.CancellationException("the listener has gone");
+                        boolean moved = drain(handle, OutputKind.STDOUT, out, listener) | drain(handle, OutputKind.STDERR, err, listener);
+                        poll = moved ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
+                    }
                 }
+            } catch (RuntimeException e) {
+                // The listener failed or left (a streaming client went away): nobody waits for this command any more.
+                if (exit.isEmpty()) handle.killTree();
+                throw e;
             }
             boolean timedOut = exit.isEmpty();
             if (timedOut) {

@@ -20,6 +20,7 @@ import java.util.Optional;
 
 /** {@code POST /v1/sandboxes/{id}/exec}: run and wait, as JSON or streamed as Server-Sent Events. */
 final class ExecRoutes {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ExecRoutes.class);
     private final ExecService exec;
     private final Metrics metrics;
 
@@ -64,9 +65,17 @@ final class ExecRoutes {
                 return sse;
             }
         };
-        ExecListener listener = (kind, data, offsetAfter) -> {
-            byte[] ready = encoding == Encodings.BASE64 ? data : chunkers.computeIfAbsent(kind, k -> new Utf8Chunker()).push(data);
-            if (ready.length > 0) send(holder.sse(), kind, ready, sent.merge(kind, (long) ready.length, Long::sum), encoding);
+        var listener = new ExecListener() {
+            @Override
+            public void output(OutputKind kind, byte[] data, long offsetAfter) {
+                byte[] ready = encoding == Encodings.BASE64 ? data : chunkers.computeIfAbsent(kind, k -> new Utf8Chunker()).push(data);
+                if (ready.length > 0) send(holder.sse(), kind, ready, sent.merge(kind, (long) ready.length, Long::sum), encoding);
+            }
+
+            @Override
+            public boolean gone() {
+                return holder.sse != null && holder.sse.clientGone();
+            }
         };
         try {
             ExecResult result = exec.exec(sandbox, request, listener);
@@ -77,6 +86,8 @@ final class ExecRoutes {
             }
             holder.sse().event("exit", new ExitEvent(result.exit().exitCode(), result.exit().signal().orElse(null),
                     result.timedOut(), result.duration().toMillis()));
+        } catch (SseStream.ClientGone | java.util.concurrent.CancellationException e) {
+            log.atDebug().addKeyValue("sandbox", sandbox).log("exec stream client went away; the command was killed");
         } finally {
             if (holder.sse != null) holder.sse.close();
         }

@@ -19,6 +19,7 @@ final class SseStream implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final Thread heartbeat;
     private volatile boolean closed;
+    private volatile boolean closedByUs;
 
     private SseStream(OutputStream out) {
         this.out = out;
@@ -36,12 +37,17 @@ final class SseStream implements AutoCloseable {
         ctx.header("Cache-Control", "no-cache");
         ctx.header("X-Accel-Buffering", "no");
         try {
-            var stream = new SseStream(ctx.outputStream());
+            var stream = new SseStream(ctx.res().getOutputStream());
             stream.flush();
             return stream;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** Whether a write found the client gone (heartbeats notice it on quiet streams). */
+    boolean clientGone() {
+        return closed && !closedByUs;
     }
 
     void event(String name, Object data) {
@@ -54,7 +60,7 @@ final class SseStream implements AutoCloseable {
                 Thread.sleep(HEARTBEAT);
                 if (!closed) write(": ping\n\n");
             }
-        } catch (InterruptedException | UncheckedIOException e) {
+        } catch (InterruptedException | ClientGone e) {
             // the stream ended
         }
     }
@@ -66,7 +72,7 @@ final class SseStream implements AutoCloseable {
             out.flush();
         } catch (IOException e) {
             closed = true;
-            throw new UncheckedIOException("the client went away", e);
+            throw new ClientGone(e);
         } finally {
             lock.unlock();
         }
@@ -78,7 +84,15 @@ final class SseStream implements AutoCloseable {
 
     @Override
     public void close() {
+        closedByUs = true;
         closed = true;
         heartbeat.interrupt();
+    }
+
+    /** The client closed the connection; there is nobody left to answer. */
+    static final class ClientGone extends UncheckedIOException {
+        ClientGone(IOException cause) {
+            super("the client went away", cause);
+        }
     }
 }
