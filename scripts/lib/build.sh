@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # The Maven build of ./stasis, run only when stale: the application's jar is missing, or a pom.xml,
-# a file under some */src/, .mvn/ or mvnw is newer than the stamp of its last successful build.
+# a file under some */src/main/, .mvn/ or mvnw is newer than the stamp of its last successful build.
 #
 # One stamp per application (.build/stamp.server, .build/stamp.cli, .build/stamp.bench): the CLI
 # path builds only `-pl cli -am`, so a CLI call after an edit never rewrites the jar of a server
@@ -20,9 +20,13 @@ build_stale_reason() {
     stamp=$(stamp_of "$app")
     [[ -f $(jar_of "$app") ]] || { printf '%s\n' "$app/target/stasis-$app.jar is missing"; return 0; }
     [[ -f $stamp ]] || { printf 'no previous build of %s\n' "$app"; return 0; }
-    changed=$(find "$STASIS_ROOT" -mindepth 1 \
+    # Only what goes into the jar counts: poms and main sources (not tests). The CLI is built from
+    # the SDK and itself alone, so edits elsewhere never rebuild it.
+    local -a roots=("$STASIS_ROOT")
+    [[ $app == cli ]] && roots=("$STASIS_ROOT/pom.xml" "$STASIS_ROOT/.mvn" "$STASIS_ROOT/mvnw" "$STASIS_ROOT/sdk" "$STASIS_ROOT/cli")
+    changed=$(find "${roots[@]}" -mindepth 0 \
         \( -name target -o -name .git -o -name .build -o -name .idea -o -name node_modules \) -prune -o \
-        \( -name pom.xml -o -path '*/src' -o -path '*/src/*' -o -path "$STASIS_ROOT/.mvn" \
+        \( -name pom.xml -o -path '*/src/main' -o -path '*/src/main/*' -o -path "$STASIS_ROOT/.mvn" \
         -o -path "$STASIS_ROOT/.mvn/*" -o -path "$STASIS_ROOT/mvnw" \) \
         -newer "$stamp" -print -quit 2>/dev/null || true)
     [[ -z $changed ]] || printf '%s changed\n' "${changed#"$STASIS_ROOT"/}"

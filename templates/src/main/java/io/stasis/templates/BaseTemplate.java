@@ -1,14 +1,12 @@
 package io.stasis.templates;
 
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.FileTrees;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
@@ -105,7 +103,7 @@ public final class BaseTemplate implements TemplateRecipe {
             // A damaged cache costs one slow build, not a broken template.
             log.atWarn().addKeyValue("cache", cached).setCause(e).log("cache unusable; deleting it and bootstrapping");
             Files.deleteIfExists(cached);
-            emptyDirectory(dir);
+            FileTrees.deleteContents(dir);
             return false;
         }
     }
@@ -176,22 +174,5 @@ public final class BaseTemplate implements TemplateRecipe {
             if (Files.exists(candidate, LinkOption.NOFOLLOW_LINKS)) return candidate;
         }
         return null;
-    }
-
-    private static void emptyDirectory(Path dir) throws IOException {
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-                if (exc != null) throw exc;
-                if (!d.equals(dir)) Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 }

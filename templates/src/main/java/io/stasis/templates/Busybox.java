@@ -1,5 +1,6 @@
 package io.stasis.templates;
 
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -29,7 +30,7 @@ final class Busybox {
     /** E.g. {@code 1.35.0}, from the banner busybox prints before its help. */
     String version() {
         var result = invoke("busybox --help", List.of("--help"));
-        var m = VERSION.matcher(result.stdoutText() + "\n" + String.join("\n", result.stderr()));
+        var m = VERSION.matcher(result.stdoutText() + "\n" + result.stderrText());
         return m.find() ? m.group(1) : "unknown";
     }
 

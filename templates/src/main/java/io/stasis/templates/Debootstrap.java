@@ -1,6 +1,8 @@
 package io.stasis.templates;
 
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.Mounts;
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.stasis.templates;
 
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

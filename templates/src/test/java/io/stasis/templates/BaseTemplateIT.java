@@ -6,6 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.FileTrees;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
+import io.stasis.host.ToolRunner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,7 +34,7 @@ class BaseTemplateIT {
     void noMountsLeft() throws Exception {
         var left = MountInfo.read().atOrBelow(work.toRealPath());
         Mounts.fromSystem().unmountAllBelow(work); // never let @TempDir delete through a mount
-        TestFiles.deleteContents(work); // quietly: JUnit warns about every absolute symlink in a Debian tree
+        FileTrees.deleteContents(work); // quietly: JUnit warns about every absolute symlink in a Debian tree
         assertThat(left).as("mounts left under the build dir").isEmpty();
     }
 

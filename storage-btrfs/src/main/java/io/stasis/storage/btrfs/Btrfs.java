@@ -2,6 +2,7 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,9 +39,9 @@ final class Btrfs implements Subvolumes {
 
     /** The btrfs-progs version, e.g. {@code 6.2}; fails with {@code runtime_failed} if the tools are missing. */
     String version() {
-        String out = run("btrfs version", List.of(btrfs.toString(), "--version")).stdout();
-        var m = VERSION.matcher(out);
-        if (!m.find()) throw failure("btrfs version", "unexpected output: " + ToolRunner.tail(out), null, null);
+        var result = run("btrfs version", List.of(btrfs.toString(), "--version"));
+        var m = VERSION.matcher(result.stdoutText());
+        if (!m.find()) throw failure("btrfs version", "unexpected output: " + ToolRunner.tail(result.stdout()), null, null);
         return m.group(1) + "." + m.group(2);
     }
 
@@ -88,7 +89,7 @@ final class Btrfs implements Subvolumes {
     }
 
     boolean isReadOnly(Path subvolume) {
-        String out = run("btrfs property get ro", List.of(btrfs.toString(), "property", "get", "-ts", subvolume.toString(), "ro")).stdout();
+        String out = run("btrfs property get ro", List.of(btrfs.toString(), "property", "get", "-ts", subvolume.toString(), "ro")).stdoutText();
         return out.strip().equals("ro=true");
     }
 
@@ -97,9 +98,9 @@ final class Btrfs implements Subvolumes {
      * {@code anyPath}; subvolumes deleted but not yet cleaned up are not listed.
      */
     List<String> listSubvolumes(Path anyPath) {
-        String out = run("btrfs subvolume list", List.of(btrfs.toString(), "subvolume", "list", anyPath.toString())).stdout();
+        List<String> out = run("btrfs subvolume list", List.of(btrfs.toString(), "subvolume", "list", anyPath.toString())).stdout();
         var paths = new ArrayList<String>();
-        for (String line : out.split("\n")) {
+        for (String line : out) {
             int at = line.indexOf(" path ");
             if (at >= 0) paths.add(line.substring(at + " path ".length()).strip());
         }

@@ -2,6 +2,8 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.channels.FileChannel;
@@ -121,7 +123,7 @@ public final class BtrfsPool implements AutoCloseable {
         if (!Files.exists(image)) createImage(image, config.imageSizeBytes(), btrfs);
         image = image.toRealPath();
         detachStaleLoops(image, loops);
-        mounts.mountLoopImage(image, target, MOUNT_OPTIONS);
+        mounts.mountLoopImage("btrfs", image, target, MOUNT_OPTIONS);
         try {
             requireBtrfs(target, MountInfo.read().at(target).orElse(null));
         } catch (RuntimeException e) {
@@ -222,7 +224,10 @@ public final class BtrfsPool implements AutoCloseable {
             log.atInfo().addKeyValue("path", path).log("sandbox roots remain: pool stays mounted");
             return false;
         }
-        if (MountInfo.read().at(path).isPresent()) mounts.unmount(path);
+        // Busy only because of file handles still closing (a request that is ending): no root is
+        // left, so a lazy detach is safe and the loop device goes with the last handle.
+        if (MountInfo.read().at(path).isPresent() && mounts.unmountOrDetach(path))
+            log.atWarn().addKeyValue("path", path).log("pool was busy at unmount; detached lazily");
         Path image = config.imageFile();
         long deadline = System.nanoTime() + AUTOCLEAR_WAIT.toNanos();
         // Autoclear detaches the loop device when the last reference goes; give it a moment.

@@ -8,6 +8,7 @@ import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.FileTrees;
 import java.io.IOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -123,7 +124,7 @@ public final class BtrfsRootStore implements RootStore {
         long start = System.nanoTime();
         try {
             if (Subvolumes.isSubvolume(path)) deleteSubvolumeTree(path);
-            else deletePlainTree(path); // not made by us, but it is in our namespace: clean it
+            else FileTrees.deleteRecursively(path); // not made by us, but it is in our namespace: clean it
         } catch (StasisException e) {
             throw withSandbox(e, id, "delete root");
         } catch (IOException e) {
@@ -265,13 +266,14 @@ public final class BtrfsRootStore implements RootStore {
         log.atWarn().addKeyValue("build", build).setCause(failure).log("template build failed; partial build removed");
     }
 
-    /** A recipe that mounted something inside its tree and left it would make the subvolume undeletable. */
+    /**
+     * A recipe that mounted something inside its tree and left it would make the subvolume
+     * undeletable; a busy leftover is detached lazily rather than failing the build.
+     */
     private void unmountLeftovers(Path tree) throws IOException {
-        Path real = tree.toRealPath();
-        for (var mount : MountInfo.read().below(real)) {
-            log.atWarn().addKeyValue("mount", mount.mountPoint()).log("recipe left a mount in its tree; unmounting");
-            pool.mounts().unmount(mount.mountPoint());
-        }
+        var unmounted = pool.mounts().unmountAllBelow(tree);
+        if (!unmounted.isEmpty())
+            log.atWarn().addKeyValue("tree", tree).addKeyValue("mounts", unmounted).log("recipe left mounts in its tree; unmounted");
     }
 
     /**
@@ -316,23 +318,6 @@ public final class BtrfsRootStore implements RootStore {
         });
         found.sort(Comparator.comparingInt(Path::getNameCount).reversed());
         return found;
-    }
-
-    private static void deletePlainTree(Path dir) throws IOException {
-        Files.walkFileTree(dir, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Files.delete(file);
-                return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path d, IOException exc) throws IOException {
-                if (exc != null) throw exc;
-                Files.delete(d);
-                return FileVisitResult.CONTINUE;
-            }
-        });
     }
 
     /**

@@ -2,6 +2,7 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -8,13 +8,19 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -166,6 +172,64 @@ class BtrfsRootStoreIT {
     }
 
     @Test
+    void aPlainDirectoryRootIsDeletedWithoutFollowingItsLinks() throws Exception {
+        var id = SandboxId.random();
+        Path root = fixture.pool.path().resolve("roots").resolve(id.value());
+        Files.createDirectories(root.resolve("etc"));
+        Path hostFile = Files.writeString(dataDir.resolve("host-file"), "host");
+        Files.createSymbolicLink(root.resolve("etc/passwd"), hostFile);
+        Files.createSymbolicLink(root.resolve("data"), dataDir);
+        assertThat(Subvolumes.isSubvolume(root)).isFalse();
+
+        fixture.store.deleteRoot(id);
+        assertThat(fixture.store.root(id)).isEmpty();
+        assertThat(hostFile).hasContent("host");
+    }
+
+    @Test
+    void aRecipeThatLeavesMountsBehindIsInstalledWithoutThem() throws Exception {
+        var held = new AtomicReference<FileChannel>();
+        var recipe = new TemplateRecipe() {
+            @Override
+            public String name() {
+                return "mounty";
+            }
+
+            @Override
+            public String version() {
+                return "1";
+            }
+
+            @Override
+            public String description() {
+                return "leaves a proc and a busy tmpfs mounted in its tree, as a failed debootstrap can";
+            }
+
+            @Override
+            public void populate(Path dir, Progress progress) throws Exception {
+                TestRecipe.of(name(), version()).populate(dir, progress);
+                var mounts = Mounts.fromSystem();
+                mounts.mount("proc", "proc", Files.createDirectories(dir.resolve("proc")), List.of());
+                Path tmp = Files.createDirectories(dir.resolve("tmp"));
+                mounts.mount("tmpfs", "none", tmp, List.of());
+                // An open file keeps a plain umount from working: it must be detached lazily.
+                held.set(FileChannel.open(tmp.resolve("held"), StandardOpenOption.CREATE, StandardOpenOption.WRITE));
+            }
+        };
+        try {
+            var image = fixture.store.installTemplate(recipe, OWNER, TemplateRecipe.Progress.NONE);
+            assertThat(image.name()).isEqualTo("mounty");
+            assertThat(MountInfo.read().below(fixture.pool.path())).isEmpty();
+            Path template = fixture.pool.path().resolve("templates/mounty");
+            assertThat(template.resolve("etc/version")).hasContent("1");
+            assertThat(template.resolve("proc")).isEmptyDirectory();
+            assertThat(template.resolve("tmp")).isEmptyDirectory();
+        } finally {
+            if (held.get() != null) held.get().close();
+        }
+    }
+
+    @Test
     void aSecondOpenReusesTheMountAndCloseNeverUnmountsRoots() throws Exception {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
@@ -244,7 +308,7 @@ class BtrfsRootStoreIT {
         var attach = ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "--find", "--show",
                 fixture.image().toString()), java.time.Duration.ofSeconds(10));
         assertThat(attach.exitCode()).as(attach.stderrTail()).isZero();
-        String stale = attach.stdout().strip();
+        String stale = attach.stdoutText().strip();
         assertThat(fixture.loopDevices()).extracting(Path::toString).containsExactly(stale);
 
         fixture.reopen();

@@ -1,5 +1,8 @@
 package io.stasis.storage.btrfs;
 
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
+import io.stasis.host.ToolRunner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,7 +55,7 @@ final class PoolFixture implements AutoCloseable {
 
     /** {@code losetup -a}, the way an operator would look. */
     static String losetupAll() throws Exception {
-        return ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "-a"), Duration.ofSeconds(10)).stdout();
+        return ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "-a"), Duration.ofSeconds(10)).stdoutText();
     }
 
     @Override
