@@ -65,8 +65,10 @@ public final class Daemon implements AutoCloseable {
             List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
             var templates = new TemplateService(roots, recipes, owner);
             templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
-            sandboxes = new SandboxService(catalog, roots, runtime, templates, Clock.systemUTC(), config.templateWait());
+            sandboxes = register(new SandboxService(catalog, roots, runtime, templates, Clock.systemUTC(), config.templateWait(),
+                    config.warmPool(), config.defaultResources()));
             sandboxes.reconcile();
+            sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var exec = new ExecService(sandboxes, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, new LinuxSandboxFiles(owner));
             var apiKeys = new ApiKeys(catalog, Clock.systemUTC());

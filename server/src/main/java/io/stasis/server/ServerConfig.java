@@ -27,16 +27,17 @@ import java.util.Optional;
  * @param maxUploadBytes   largest file upload
  * @param templateWait     how long a create waits for a template's first build
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
+ * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, long execOutputLimit, long maxUploadBytes, Duration templateWait,
-                           boolean buildSlowTemplates) {
+                           boolean buildSlowTemplates, int warmPool) {
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true);
+                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true, 2);
     }
 
     private static Optional<Path> defaultCriu() {
@@ -92,6 +93,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
+                case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -117,6 +119,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --max-upload SIZE        largest file upload (default 10G)
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
+                  --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
     }
@@ -197,6 +200,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         long maxUploadBytes;
         Duration templateWait;
         boolean buildSlowTemplates;
+        int warmPool;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -213,11 +217,12 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             maxUploadBytes = c.maxUploadBytes;
             templateWait = c.templateWait;
             buildSlowTemplates = c.buildSlowTemplates;
+            warmPool = c.warmPool;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates);
+                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool);
         }
     }
 }

@@ -120,6 +120,15 @@ public abstract class RuntimeSuite {
     }
 
     @Test
+    void updatedLimitsHoldInsideTheSandbox() {
+        var id = start();
+        runtime().updateResources(id, new Resources(0.5, 96, 77));
+        var limits = Commands.sh(runtime(), id, "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max "
+                + "/sys/fs/cgroup/cpu/cpu.cfs_quota_us").stdout().lines().toList();
+        assertThat(limits).containsExactly(Long.toString(96L << 20), "77", "50000");
+    }
+
+    @Test
     void largeOutputArrivesWhole() {
         var id = start();
         var result = Commands.sh(runtime(), id, "head -c 3000000 /dev/zero | tr '\\0' x");

@@ -2,6 +2,7 @@ package io.stasis.core.lifecycle;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Page;
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
@@ -27,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * root store back into agreement after a restart. The catalog says what should exist; the runtime
  * and the disk say what does.
  */
-public final class SandboxService {
+public final class SandboxService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxService.class);
 
     private final Catalog catalog;
@@ -38,15 +39,26 @@ public final class SandboxService {
     private final Duration templateWait;
     private final SandboxLocks locks = new SandboxLocks();
     private final Set<String> namesBeingCreated = new HashSet<>();
+    private final WarmPool pool;
 
+    /**
+     * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
+     * @param warmResources   the resources warm sandboxes start with; a create asking for others gets them applied
+     */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates,
-                          Clock clock, Duration templateWait) {
+                          Clock clock, Duration templateWait, int warmPerTemplate, Resources warmResources) {
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
         this.templates = templates;
         this.clock = clock;
         this.templateWait = templateWait;
+        this.pool = new WarmPool(roots, runtime, warmResources, warmPerTemplate);
+    }
+
+    /** Starts keeping warm sandboxes for these templates (those not built yet are skipped). */
+    public void warmUp(Iterable<String> templateNames) {
+        templateNames.forEach(pool::refill);
     }
 
     /**
@@ -58,6 +70,8 @@ public final class SandboxService {
         spec.name().ifPresent(this::reserveName);
         try {
             templates.awaitReady(spec.template(), templateWait);
+            var warm = pool.take(spec.template());
+            if (warm.isPresent()) return locks.with(warm.get(), () -> adoptWarm(warm.get(), spec));
             var id = SandboxId.random();
             return locks.with(id, () -> createLocked(id, spec));
         } finally {
@@ -69,17 +83,33 @@ public final class SandboxService {
         long start = System.nanoTime();
         Path root = roots.createRoot(id, spec.template());
         try {
-            runtime.create(new RuntimeSpec(id, root, spec.name().orElse(id.value()), spec.resources()));
-            var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
-                    spec.resources(), spec.env(), spec.metadata());
-            catalog.insert(sandbox);
-            log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", spec.template())
-                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox created");
-            return sandbox;
+            runtime.create(new RuntimeSpec(id, root, id.value(), spec.resources()));
+            return record(id, spec, start, false);
         } catch (RuntimeException e) {
             undoCreate(id, e);
             throw e;
         }
+    }
+
+    /** Hands out a warm sandbox: its limits become the requested ones, then it is recorded. */
+    private Sandbox adoptWarm(SandboxId id, SandboxSpec spec) {
+        long start = System.nanoTime();
+        try {
+            if (!spec.resources().equals(pool.resources())) runtime.updateResources(id, spec.resources());
+            return record(id, spec, start, true);
+        } catch (RuntimeException e) {
+            undoCreate(id, e);
+            throw e;
+        }
+    }
+
+    private Sandbox record(SandboxId id, SandboxSpec spec, long start, boolean warm) {
+        var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
+                spec.resources(), spec.env(), spec.metadata());
+        catalog.insert(sandbox);
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", spec.template()).addKeyValue("warm", warm)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox created");
+        return sandbox;
     }
 
     private void undoCreate(SandboxId id, RuntimeException cause) {
@@ -216,6 +246,12 @@ public final class SandboxService {
         log.atInfo().addKeyValue("adopted", adopted).addKeyValue("stopped", stopped)
                 .addKeyValue("deletesFinished", finished).addKeyValue("orphansRemoved", orphans).log("reconciled");
         return report;
+    }
+
+    /** Ends the warm sandboxes (sandboxes in the catalog keep running). */
+    @Override
+    public void close() {
+        pool.close();
     }
 
     /** What {@link #reconcile()} did. */

@@ -1,5 +1,6 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import java.time.Duration;
 import java.util.Set;
@@ -30,6 +31,14 @@ public interface SandboxRuntime {
      * a program that cannot be executed yields a handle whose exit status is 127 or 126.
      */
     ExecHandle spawn(SandboxId id, SpawnSpec spec);
+
+    /**
+     * Changes the cgroup limits of a running sandbox.
+     * <p>Effects on success: the new limits hold now and after any later restore of the sandbox.
+     * <p>On failure: {@code invalid_request} if the sandbox already uses more memory than the new
+     * limit, else {@code runtime_failed}; limits already changed stay changed.
+     */
+    void updateResources(SandboxId id, Resources resources);
 
     /** Whether the sandbox's process 1 is alive, gone, or the runtime does not know it. */
     RuntimeStatus status(SandboxId id);

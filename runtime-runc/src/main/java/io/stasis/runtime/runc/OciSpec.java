@@ -81,12 +81,7 @@ final class OciSpec {
             linux.putArray(map).addObject().put("containerID", 0).put("hostID", idMapBase).put("size", RuncConfig.ID_MAP_SIZE);
         linux.put("cgroupsPath", cgroupPath);
 
-        ObjectNode res = linux.putObject("resources");
-        res.putArray("devices").addObject().put("allow", false).put("access", "rwm");
-        long memoryBytes = (long) resources.memoryMb() * 1024 * 1024;
-        res.putObject("memory").put("limit", memoryBytes);
-        res.putObject("cpu").put("quota", Math.round(resources.cpus() * CPU_PERIOD_US)).put("period", CPU_PERIOD_US);
-        res.putObject("pids").put("limit", resources.pids());
+        setResources(spec, resources);
 
         ArrayNode masked = linux.putArray("maskedPaths");
         MASKED_PATHS.forEach(masked::add);
@@ -94,6 +89,15 @@ final class OciSpec {
         READONLY_PATHS.forEach(readonly::add);
         linux.set("seccomp", SeccompProfile.build(json));
         return spec;
+    }
+
+    /** Sets the cgroup limits (and the deny-all device rule) in a spec built by {@link #build}. */
+    static void setResources(ObjectNode spec, Resources resources) {
+        ObjectNode res = ((ObjectNode) spec.get("linux")).putObject("resources");
+        res.putArray("devices").addObject().put("allow", false).put("access", "rwm");
+        res.putObject("memory").put("limit", (long) resources.memoryMb() * 1024 * 1024);
+        res.putObject("cpu").put("quota", Math.round(resources.cpus() * CPU_PERIOD_US)).put("period", CPU_PERIOD_US);
+        res.putObject("pids").put("limit", resources.pids());
     }
 
     private static void mount(ArrayNode mounts, String destination, String type, String source, List<String> options) {

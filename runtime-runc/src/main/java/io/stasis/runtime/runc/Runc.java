@@ -50,8 +50,8 @@ final class Runc {
      * Creates and starts the container in the background. Its stdio is /dev/null: runc hands its own
      * fds 0-2 to the container, and a pipe to the service would tie the sandbox to it.
      */
-    void runDetached(SandboxId id, Path bundle) {
-        run(id, "run", true, "run", "--detach", "--bundle", bundle.toString(), id.value());
+    void runDetached(SandboxId id, Path bundle, Path pidFile) {
+        run(id, "run", true, "run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
     }
 
     void kill(SandboxId id, String signal) {

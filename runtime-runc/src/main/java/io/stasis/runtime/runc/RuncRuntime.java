@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.RuntimeSpec;
@@ -20,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,8 +69,9 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         }
         roots.put(id, spec.root());
         try {
-            runc.runDetached(id, bundle);
-            awaitInit(id, spec.root(), start + startTimeout().toNanos());
+            Path pidFile = bundle.resolve("init.pid");
+            runc.runDetached(id, bundle, pidFile);
+            awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
         } catch (RuntimeException e) {
             try {
                 destroy(id);
@@ -80,30 +83,57 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("container started");
     }
 
+    @Override
+    public void updateResources(SandboxId id, Resources resources) {
+        CgroupLimits.apply(id, cgroupPath(id), resources);
+        // The bundle is what a later restore reads: keep it in step with the cgroups.
+        Path config = bundles.resolve(id.value()).resolve("config.json");
+        try {
+            var spec = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(config.toFile());
+            OciSpec.setResources(spec, resources);
+            Path tmp = config.resolveSibling("config.json.tmp");
+            JSON.writeValue(tmp.toFile(), spec);
+            Files.move(tmp, config, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "update bundle", e.getMessage(), e);
+        }
+    }
+
     private String cgroupPath(SandboxId id) {
         return "/" + config.cgroupParent() + "/" + id.value();
     }
 
-    /** Waits until stasis-init answers on its socket. */
-    private void awaitInit(SandboxId id, Path root, long deadline) {
+    private static long readPid(SandboxId id, Path pidFile) {
+        try {
+            return Long.parseLong(Files.readString(pidFile).strip());
+        } catch (IOException | NumberFormatException e) {
+            throw StasisException.runtimeFailed(id.value(), "start", "runc left no readable pid file at " + pidFile, e);
+        }
+    }
+
+    /**
+     * Waits until stasis-init answers on its socket: it binds it first thing, so this is a matter
+     * of a few hundred microseconds after runc returns. Polls briefly, and checks that the process
+     * still lives through /proc (cheap) rather than asking runc (a process start each time).
+     */
+    private void awaitInit(SandboxId id, Path root, long initPid, long deadline) {
         try (var confined = ConfinedRoot.open(root, config.rootOwner())) {
             StasisException last = null;
+            long pauseNanos = 100_000;
             while (System.nanoTime() < deadline) {
                 try (var connection = InitConnection.open(id, confined)) {
                     if (connection.call(InitFrame.of("ping").build()).verb().equals("ok")) return;
                 } catch (StasisException e) {
                     last = e;
                 }
-                if (runc.state(id).map(s -> !s.running()).orElse(true))
+                if (!HostProcesses.isAlive(initPid))
                     throw StasisException.runtimeFailed(id.value(), "start", "the sandbox's init exited during start-up"
                             + initLogTail(confined), last);
-                Thread.sleep(1);
+                LockSupport.parkNanos(pauseNanos);
+                pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
             }
             throw StasisException.runtimeFailed(id.value(), "start", "stasis-init did not answer within "
                     + startTimeout().toMillis() + " ms", last);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw StasisException.runtimeFailed(id.value(), "start", "interrupted", e);
         }
     }
 
@@ -178,10 +208,26 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public void destroy(SandboxId id) {
-        if (runc.state(id).isPresent()) runc.deleteForce(id);
+        var state = runc.state(id);
+        if (state.isPresent()) {
+            // Killing process 1 ends the whole pid namespace. Done here, and waited for through
+            // /proc, because `runc delete --force` polls for the end in 100 ms steps.
+            if (state.get().running() && state.get().pid() > 0) killAndAwait(state.get().pid());
+            runc.deleteForce(id);
+        }
         roots.remove(id);
         deleteTree(bundles.resolve(id.value()));
         deleteTree(logs.resolve(id.value()));
+    }
+
+    private static void killAndAwait(long pid) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        long pauseNanos = 100_000;
+        while (HostProcesses.isAlive(pid) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(pauseNanos);
+            pauseNanos = Math.min(pauseNanos * 2, 10_000_000);
+        }
     }
 
     @Override

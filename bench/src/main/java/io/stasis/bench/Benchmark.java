@@ -1,0 +1,69 @@
+package io.stasis.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One benchmark run: a private service, each chosen scenario in turn, then the teardown and its
+ * leak check. A failing scenario is recorded and the others still run; the teardown always runs.
+ */
+public final class Benchmark {
+    private static final List<Scenario> SCENARIOS = List.of(new CreateToFirstOutput(), new ExecRoundTrip(),
+            new IdleMemory(), new FileThroughput(), new RawFloors());
+
+    private Benchmark() {
+    }
+
+    public static Report run(Options options) {
+        return run(options, Progress.toStderr());
+    }
+
+    static Report run(Options options, Progress progress) {
+        long start = System.nanoTime();
+        var machine = MachineFacts.gather();
+        var counts = options.effective();
+        progress.say("machine: %s, %d cores, load %s; counts %s", machine.kernel(), machine.cores(), machine.loadAverage(), counts);
+        var figures = new ArrayList<Figure>();
+        Map<String, Map<String, Object>> details = new LinkedHashMap<>();
+        Map<String, String> errors = new LinkedHashMap<>();
+        try (var service = PrivateService.start(progress)) {
+            var hook = ShutdownHook.closing(service);
+            try {
+                // base is unpacked from the host's cache in the background at start: wait, so that
+                // work does not compete with the first measurements.
+                service.awaitTemplates(CreateToFirstOutput.TEMPLATES, progress);
+                var context = new BenchContext(service, counts, progress, new Sampler(progress));
+                for (Scenario scenario : SCENARIOS) {
+                    if (!options.runs(scenario.name())) continue;
+                    service.requireOpen();
+                    progress.say("scenario %s", scenario.name());
+                    try {
+                        var result = scenario.run(context);
+                        figures.addAll(result.figures());
+                        if (!result.details().isEmpty()) details.put(scenario.name(), result.details());
+                    } catch (Exception e) {
+                        errors.put(scenario.name(), describe(e));
+                        progress.say("scenario %s FAILED: %s", scenario.name(), describe(e));
+                    }
+                }
+                progress.say("deleting sandboxes, stopping the service, checking for leftovers");
+            } finally {
+                hook.close();
+            }
+        } catch (Exception e) {
+            errors.put("service", describe(e));
+            progress.say("FAILED: %s", describe(e));
+        }
+        return new Report(machine, options, counts, FloorLinks.apply(figures), details, errors,
+                Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    private static String describe(Throwable e) {
+        var text = new StringBuilder(e.getClass().getSimpleName()).append(": ").append(e.getMessage());
+        for (Throwable s : e.getSuppressed()) text.append(" (also: ").append(s.getMessage()).append(')');
+        return text.toString();
+    }
+}

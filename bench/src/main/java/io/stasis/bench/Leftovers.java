@@ -1,0 +1,103 @@
+package io.stasis.bench;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * What a benchmark run could leave on the host: mounts and loop devices of its scratch directory,
+ * cgroups and live processes of the sandboxes and floor containers it made. It must leave none.
+ */
+final class Leftovers {
+    private static final Path CGROUP_FS = Path.of("/sys/fs/cgroup");
+
+    private Leftovers() {
+    }
+
+    /** A description of each thing left; empty when the host is clean. */
+    static List<String> find(Path scratch, Collection<String> cgroupPaths, Collection<String> containerIds) {
+        var left = new ArrayList<String>();
+        left.addAll(mountsUnder(scratch));
+        left.addAll(loopDevicesBackedBy(scratch));
+        left.addAll(cgroups(cgroupPaths));
+        left.addAll(liveProcessesOf(containerIds));
+        return left;
+    }
+
+    static List<String> mountsUnder(Path dir) {
+        var out = new ArrayList<String>();
+        String prefix = dir.toAbsolutePath().normalize().toString();
+        for (String line : lines(Path.of("/proc/self/mountinfo"))) {
+            String mountPoint = line.split(" ")[4].replace("\\040", " ");
+            if (mountPoint.equals(prefix) || mountPoint.startsWith(prefix + "/")) out.add("mount " + mountPoint);
+        }
+        return out;
+    }
+
+    static List<String> loopDevicesBackedBy(Path dir) {
+        var out = new ArrayList<String>();
+        String prefix = dir.toAbsolutePath().normalize().toString();
+        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
+            for (Path device : devices.filter(p -> p.getFileName().toString().startsWith("loop")).toList()) {
+                Path backing = device.resolve("loop/backing_file");
+                if (!Files.exists(backing)) continue;
+                String file = Files.readString(backing).strip();
+                if (file.startsWith(prefix)) out.add("loop device " + device.getFileName() + " -> " + file);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /** Cgroup directories (relative paths such as {@code /stasis/sbx_x}) still present in any controller. */
+    static List<String> cgroups(Collection<String> cgroupPaths) {
+        var out = new ArrayList<String>();
+        try (Stream<Path> controllers = Files.list(CGROUP_FS)) {
+            for (Path controller : controllers.filter(Files::isDirectory).toList()) {
+                for (String path : cgroupPaths) {
+                    Path dir = controller.resolve(path.replaceFirst("^/", ""));
+                    if (Files.isDirectory(dir)) out.add("cgroup " + dir);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /** Live (not zombie) processes in a cgroup named after one of these ids. */
+    static List<String> liveProcessesOf(Collection<String> ids) {
+        var out = new ArrayList<String>();
+        for (String id : ids) {
+            for (long pid : HostMemory.processesOf(id)) {
+                if (!isZombie(pid)) out.add("process " + pid + " of " + id);
+            }
+        }
+        return out;
+    }
+
+    /** A zombie holds only its pid until the host's process 1 reaps it, which may take a moment. */
+    private static boolean isZombie(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            int close = stat.lastIndexOf(')');
+            return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) == 'Z';
+        } catch (IOException e) {
+            return true; // gone already
+        }
+    }
+
+    private static List<String> lines(Path file) {
+        try {
+            return Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,206 @@
+package io.stasis.bench;
+
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.Sandbox;
+import io.stasis.sdk.StasisClient;
+import io.stasis.sdk.TemplateInfo;
+import io.stasis.server.Daemon;
+import io.stasis.server.ServerConfig;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+
+/**
+ * A Stasis service in this JVM on a scratch data directory (its own btrfs image, catalog and
+ * runtime state), reached over loopback HTTP with the SDK like any user. Closing it deletes every
+ * sandbox, stops the service, checks that nothing is left on the host and removes the directory.
+ */
+final class PrivateService implements AutoCloseable {
+    private static final Duration TEMPLATE_WAIT = Duration.ofMinutes(10);
+    private static final Duration REAP_WAIT = Duration.ofSeconds(10);
+
+    private final Path dataDir;
+    private final Daemon daemon;
+    private final StasisClient client;
+    private final Set<String> sandboxIds = ConcurrentHashMap.newKeySet();
+    private final Deque<AutoCloseable> attachments = new ConcurrentLinkedDeque<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private PrivateService(Path dataDir, Daemon daemon, StasisClient client) {
+        this.dataDir = dataDir;
+        this.daemon = daemon;
+        this.client = client;
+    }
+
+    static PrivateService start(Progress progress) throws IOException {
+        Path dataDir = Files.createTempDirectory("stasis-bench-");
+        // Sandbox roots map to uid 100000, which must be able to traverse down to them.
+        Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
+        progress.say("starting a private service on %s", dataDir);
+        Daemon daemon;
+        try {
+            daemon = Daemon.start(ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
+                    "--default-template", "tiny"));
+        } catch (RuntimeException e) {
+            deleteTree(dataDir);
+            throw e;
+        }
+        String key = Files.readString(daemon.rootKeyFile()).strip();
+        var client = StasisClient.builder().url("http://127.0.0.1:" + daemon.port()).apiKey(key)
+                .requestTimeout(Duration.ofMinutes(5)).build();
+        progress.say("service listening on 127.0.0.1:%d", daemon.port());
+        return new PrivateService(dataDir, daemon, client);
+    }
+
+    StasisClient client() {
+        return client;
+    }
+
+    Path dataDir() {
+        return dataDir;
+    }
+
+    /** Creates a running sandbox through the API and remembers its id for the leak check. */
+    Sandbox create(String template) {
+        requireOpen();
+        Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template(template).build());
+        sandboxIds.add(sandbox.id());
+        return sandbox;
+    }
+
+    /** Stops a scenario that goes on while a shutdown hook tears the service down. */
+    void requireOpen() {
+        if (closed.get()) throw new IllegalStateException("the benchmark is stopping");
+    }
+
+    /** The read-only subvolume a template's sandboxes are snapshots of. */
+    Path templateSubvolume(String template) {
+        return dataDir.resolve("btrfs/templates").resolve(template);
+    }
+
+    /** The OCI bundle configuration the runtime wrote for a sandbox. */
+    Path bundleConfig(String sandboxId) {
+        return dataDir.resolve("runtime/bundles").resolve(sandboxId).resolve("config.json");
+    }
+
+    /** Where the btrfs pool is mounted: snapshots for the floors must be made on it. */
+    Path btrfsMount() {
+        return dataDir.resolve("btrfs");
+    }
+
+    /** The cgroup of a sandbox below each controller (the service's layout: {@code /stasis/<id>}). */
+    static String cgroupOf(String sandboxId) {
+        return "/stasis/" + sandboxId;
+    }
+
+    /**
+     * Something made on the side (the floors' containers and subvolumes) that must go before the
+     * service stops, also when the run is interrupted; {@link #detach} once it is cleaned up.
+     */
+    void attach(AutoCloseable resource) {
+        attachments.push(resource);
+    }
+
+    void detach(AutoCloseable resource) {
+        attachments.remove(resource);
+    }
+
+    /** Waits until every template is ready; {@code base} is unpacked from the host's cache at start. */
+    void awaitTemplates(List<String> names, Progress progress) {
+        long deadline = System.nanoTime() + TEMPLATE_WAIT.toNanos();
+        String last = "";
+        while (true) {
+            var templates = client.templates().list();
+            var pending = templates.stream().filter(t -> names.contains(t.name()) && !t.isReady()).toList();
+            var failed = pending.stream().filter(TemplateInfo::isFailed).toList();
+            if (!failed.isEmpty())
+                throw new IllegalStateException("template " + failed.getFirst().name() + " failed: " + failed.getFirst().message());
+            var missing = names.stream().filter(n -> templates.stream().noneMatch(t -> t.name().equals(n))).toList();
+            if (!missing.isEmpty()) throw new IllegalStateException("the service has no template " + missing);
+            if (pending.isEmpty()) return;
+            String status = pending.stream().map(t -> t.name() + " " + t.status()
+                    + (t.progress() == null ? "" : " " + Math.round(t.progress() * 100) + "%")).toList().toString();
+            if (!status.equals(last)) progress.say("waiting for templates: %s", status);
+            last = status;
+            if (System.nanoTime() > deadline) throw new IllegalStateException("templates not ready after " + TEMPLATE_WAIT + ": " + status);
+            LockSupport.parkNanos(200_000_000);
+        }
+    }
+
+    /**
+     * Deletes every sandbox, stops the service, then checks the host: no mount, loop device, cgroup
+     * or live process of this run may remain. The scratch directory goes only once nothing is
+     * mounted in it. Idempotent: a shutdown hook may call it while the run is interrupted.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) return;
+        RuntimeException failure = null;
+        for (AutoCloseable attached = attachments.poll(); attached != null; attached = attachments.poll()) {
+            try {
+                attached.close();
+            } catch (Exception e) {
+                failure = collect(failure, e instanceof RuntimeException r ? r : new IllegalStateException(e));
+            }
+        }
+        try {
+            daemon.deleteAllSandboxes();
+        } catch (RuntimeException e) {
+            failure = collect(failure, e);
+        }
+        client.close();
+        try {
+            daemon.close();
+        } catch (RuntimeException e) {
+            failure = collect(failure, e);
+        }
+        var cgroups = sandboxIds.stream().map(PrivateService::cgroupOf).toList();
+        List<String> left = Leftovers.find(dataDir, cgroups, sandboxIds);
+        long deadline = System.nanoTime() + REAP_WAIT.toNanos();
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            // Killed sandbox processes are reaped by the host's process 1, sometimes a moment later.
+            LockSupport.parkNanos(100_000_000);
+            left = Leftovers.find(dataDir, cgroups, sandboxIds);
+        }
+        if (Leftovers.mountsUnder(dataDir).isEmpty()) {
+            try {
+                deleteTree(dataDir);
+            } catch (UncheckedIOException e) {
+                failure = collect(failure, e);
+            }
+        }
+        if (!left.isEmpty()) {
+            var leak = new IllegalStateException("the benchmark left things on the host: " + left);
+            if (failure != null) leak.addSuppressed(failure);
+            throw leak;
+        }
+        if (failure != null) throw failure;
+    }
+
+    private static RuntimeException collect(RuntimeException first, RuntimeException next) {
+        if (first == null) return next;
+        first.addSuppressed(next);
+        return first;
+    }
+
+    static void deleteTree(Path dir) {
+        if (!Files.exists(dir)) return;
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException("removing " + dir, e);
+        }
+    }
+}

@@ -1,0 +1,9 @@
+package io.stasis.bench;
+
+/** One thing the issue asks to measure; its {@link #name()} is what {@code --only} takes. */
+sealed interface Scenario permits CreateToFirstOutput, ExecRoundTrip, FileThroughput, IdleMemory, RawFloors {
+    String name();
+
+    /** Runs against the private service. Every sandbox it creates is deleted before it returns. */
+    ScenarioResult run(BenchContext context) throws Exception;
+}

@@ -1,0 +1,56 @@
+package io.stasis.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+class OptionsTest {
+    @Test
+    void defaults() {
+        var options = Options.parse();
+        assertThat(options.scale()).isEqualTo(1);
+        assertThat(options.json()).isEqualTo(Options.DEFAULT_JSON);
+        assertThat(options.effective()).isEqualTo(Options.Counts.defaults());
+        assertThat(Options.SCENARIOS).allMatch(options::runs);
+        assertThat(options.help()).isFalse();
+    }
+
+    @Test
+    void scaleMultipliesEveryCountButNeverBelowOne() {
+        var counts = Options.parse("--iterations-scale", "0.2").effective();
+        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 2));
+        var tiny = Options.parse("--iterations-scale=0.01").effective();
+        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1));
+        assertThat(Options.parse("--warmup", "0", "--iterations-scale", "0.01").effective().warmup()).isZero();
+    }
+
+    @Test
+    void onlyJsonAndCounts() {
+        var options = Options.parse("--only", "exec,floors", "--json", "/tmp/x.json", "--exec-n", "7", "--idle-sandboxes=3");
+        assertThat(options.runs("exec")).isTrue();
+        assertThat(options.runs("floors")).isTrue();
+        assertThat(options.runs("create")).isFalse();
+        assertThat(options.json()).isEqualTo(Path.of("/tmp/x.json"));
+        assertThat(options.effective().exec()).isEqualTo(7);
+        assertThat(options.effective().idleSandboxes()).isEqualTo(3);
+    }
+
+    @Test
+    void badCommandLinesSayWhatIsWrong() {
+        assertThatThrownBy(() -> Options.parse("--only", "nope")).hasMessageContaining("unknown scenario 'nope'");
+        assertThatThrownBy(() -> Options.parse("--iterations-scale", "0")).hasMessageContaining("positive");
+        assertThatThrownBy(() -> Options.parse("--exec-n", "x")).hasMessageContaining("--exec-n");
+        assertThatThrownBy(() -> Options.parse("--json")).hasMessageContaining("needs a value");
+        assertThatThrownBy(() -> Options.parse("--frobnicate", "1")).hasMessageContaining("unknown flag");
+        assertThatThrownBy(() -> Options.parse("stray")).hasMessageContaining("unexpected argument");
+    }
+
+    @Test
+    void helpIsRecognisedAndUsageNamesEveryFlag() {
+        assertThat(Options.parse("--help").help()).isTrue();
+        assertThat(Options.usage()).contains("--iterations-scale", "--only", "--json", "--create-n", "--exec-n",
+                "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank");
+    }
+}

@@ -1,0 +1,148 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.TemplateImage;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandboxes started ahead of demand, a few per template, so that a create only has to hand one
+ * out: starting a container costs tens of milliseconds, handing out a running one almost nothing.
+ * A warm sandbox runs with the default resources and its id as hostname; it is not in the
+ * catalog until handed out, so after a crash reconciliation removes it like any orphan.
+ */
+final class WarmPool implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
+
+    /** A started sandbox waiting for an owner, and the template version its root came from. */
+    record Warm(SandboxId id, String templateVersion) {
+    }
+
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final Resources resources;
+    private final int perTemplate;
+    private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
+    private final Map<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
+    private final ReentrantLock closing = new ReentrantLock();
+    private volatile boolean closed;
+
+    WarmPool(RootStore roots, SandboxRuntime runtime, Resources resources, int perTemplate) {
+        this.roots = roots;
+        this.runtime = runtime;
+        this.resources = resources;
+        this.perTemplate = perTemplate;
+    }
+
+    Resources resources() {
+        return resources;
+    }
+
+    /**
+     * A running sandbox made from the template's current version, if one is ready; starts
+     * refilling either way.
+     */
+    Optional<SandboxId> take(String template) {
+        if (perTemplate <= 0 || closed) return Optional.empty();
+        var current = roots.template(template).map(TemplateImage::version);
+        if (current.isEmpty()) return Optional.empty();
+        var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
+        Optional<SandboxId> taken = Optional.empty();
+        for (Warm warm; taken.isEmpty() && (warm = queue.pollFirst()) != null; ) {
+            if (warm.templateVersion().equals(current.get())) taken = Optional.of(warm.id());
+            else discard(warm.id());
+        }
+        refill(template);
+        return taken;
+    }
+
+    /** Tops the template's pool up to its size, on a background thread. */
+    void refill(String template) {
+        if (perTemplate <= 0 || closed) return;
+        var flag = filling.computeIfAbsent(template, t -> new AtomicBoolean());
+        if (!flag.compareAndSet(false, true)) return;
+        Thread.ofVirtual().name("warm-pool-" + template).start(() -> {
+            try {
+                var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
+                while (!closed && queue.size() < perTemplate) {
+                    // Start the missing ones side by side: a burst of creates empties the pool fast.
+                    int missing = perTemplate - queue.size();
+                    var starts = new ArrayList<Thread>();
+                    var started = new ConcurrentLinkedDeque<Warm>();
+                    for (int i = 0; i < missing; i++)
+                        starts.add(Thread.ofVirtual().start(() -> start(template).ifPresent(started::add)));
+                    for (Thread t : starts) t.join();
+                    if (started.isEmpty()) return;
+                    started.forEach(queue::addLast);
+                    if (closed) close();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                flag.set(false);
+            }
+        });
+    }
+
+    private Optional<Warm> start(String template) {
+        var version = roots.template(template).map(TemplateImage::version);
+        if (version.isEmpty()) return Optional.empty();
+        var id = SandboxId.random();
+        try {
+            var root = roots.createRoot(id, template);
+            runtime.create(new RuntimeSpec(id, root, id.value(), resources));
+            return Optional.of(new Warm(id, version.get()));
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("template", template).setCause(e).log("could not start a warm sandbox");
+            discard(id);
+            return Optional.empty();
+        }
+    }
+
+    private void discard(SandboxId id) {
+        try {
+            runtime.destroy(id);
+        } finally {
+            roots.deleteRoot(id);
+        }
+    }
+
+    /** Ends every waiting sandbox. Refills stop; later takes find nothing. */
+    @Override
+    public void close() {
+        closed = true;
+        closing.lock();
+        try {
+            var all = new ArrayList<Warm>();
+            for (var queue : ready.values()) for (Warm w; (w = queue.pollFirst()) != null; ) all.add(w);
+            for (var warm : all) discard(warm.id());
+        } finally {
+            closing.unlock();
+        }
+    }
+
+    /** How many are waiting, per template (for tests and metrics). */
+    Map<String, Integer> sizes() {
+        var out = new ConcurrentHashMap<String, Integer>();
+        ready.forEach((t, q) -> out.put(t, q.size()));
+        return out;
+    }
+
+    List<SandboxId> waiting() {
+        var out = new ArrayList<SandboxId>();
+        ready.values().forEach(q -> q.forEach(w -> out.add(w.id())));
+        return out;
+    }
+}
