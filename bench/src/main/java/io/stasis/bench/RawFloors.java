@@ -2,6 +2,9 @@ package io.stasis.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.runtime.runc.Runc;
+import io.stasis.storage.btrfs.Btrfs;
 import io.stasis.sdk.Sandbox;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -55,7 +58,7 @@ final class RawFloors implements Scenario {
         double[] snapshots = context.sampler().run("floor: btrfs subvolume snapshot (" + template + ")", warmup, n, i -> {
             Path target = lab.newSubvolumePath();
             long start = System.nanoTime();
-            lab.btrfs.snapshot(source, target);
+            lab.btrfs.snapshot(source, target, false);
             long end = System.nanoTime();
             lab.deleteSubvolume(target);
             return Format.millis(end - start);
@@ -63,7 +66,7 @@ final class RawFloors implements Scenario {
         double[] runs = context.sampler().run("floor: runc run --detach (" + template + ")", warmup, n, i -> {
             var container = lab.prepare(config, source);
             long start = System.nanoTime();
-            lab.runc.runDetached(container.id(), container.bundle());
+            lab.runc.runDetached(container.id(), container.bundle(), container.bundle().resolve("init.pid"));
             long end = System.nanoTime();
             lab.remove(container);
             return Format.millis(end - start);
@@ -79,7 +82,7 @@ final class RawFloors implements Scenario {
     private Figure execFloor(BenchContext context, FloorLab lab) throws Exception {
         var container = lab.prepare(lab.bundleConfigOf("tiny"), context.service().templateSubvolume("tiny"));
         try {
-            lab.runc.runDetached(container.id(), container.bundle());
+            lab.runc.runDetached(container.id(), container.bundle(), container.bundle().resolve("init.pid"));
             double[] samples = context.sampler().run("floor: runc exec true", context.counts().warmup(),
                     context.counts().floor(), i -> {
                         long start = System.nanoTime();
@@ -94,7 +97,7 @@ final class RawFloors implements Scenario {
     }
 
     /** A floor container: its id, bundle directory and root subvolume. */
-    private record FloorContainer(String id, Path bundle, Path root) {
+    private record FloorContainer(SandboxId id, Path bundle, Path root) {
     }
 
     /**
@@ -103,13 +106,13 @@ final class RawFloors implements Scenario {
      */
     private static final class FloorLab implements AutoCloseable {
         final Runc runc;
-        final Btrfs btrfs = Btrfs.onPath();
+        final Btrfs btrfs = Btrfs.fromSystem();
         final String cgroupParent = "stasis-bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
         private final PrivateService service;
         private final Path work;
         private final Path subvolumes;
-        private final Set<String> containers = new LinkedHashSet<>();
-        private final Set<String> everyContainer = new LinkedHashSet<>();
+        private final Set<SandboxId> containers = new LinkedHashSet<>();
+        private final Set<SandboxId> everyContainer = new LinkedHashSet<>();
         private final Set<Path> liveSubvolumes = new LinkedHashSet<>();
         private int counter;
 
@@ -139,20 +142,20 @@ final class RawFloors implements Scenario {
         }
 
         void deleteSubvolume(Path path) {
-            btrfs.deleteSubvolume(path);
+            btrfs.delete(path);
             liveSubvolumes.remove(path);
         }
 
         /** A root snapshot and a copy of the service's config pointing at it, with a cgroup of its own. */
         FloorContainer prepare(ObjectNode serviceConfig, Path template) throws IOException {
             Path root = newSubvolumePath();
-            btrfs.snapshot(template, root);
-            String id = "bench-floor-" + counter;
+            btrfs.snapshot(template, root, false);
+            var id = SandboxId.random();
             ObjectNode config = serviceConfig.deepCopy();
             ((ObjectNode) config.path("root")).put("path", root.toString());
-            ((ObjectNode) config.path("linux")).put("cgroupsPath", "/" + cgroupParent + "/" + id);
-            config.put("hostname", id);
-            Path bundle = Files.createDirectories(work.resolve("bundles").resolve(id));
+            ((ObjectNode) config.path("linux")).put("cgroupsPath", "/" + cgroupParent + "/" + id.value());
+            config.put("hostname", id.value());
+            Path bundle = Files.createDirectories(work.resolve("bundles").resolve(id.value()));
             JSON.writeValue(bundle.resolve("config.json").toFile(), config);
             containers.add(id);
             everyContainer.add(id);
@@ -160,7 +163,7 @@ final class RawFloors implements Scenario {
         }
 
         void remove(FloorContainer container) {
-            if (runc.knows(container.id())) runc.deleteForce(container.id());
+            if (runc.state(container.id()).isPresent()) runc.deleteForce(container.id());
             containers.remove(container.id());
             deleteSubvolume(container.root());
             PrivateService.deleteTree(container.bundle());
@@ -171,16 +174,16 @@ final class RawFloors implements Scenario {
         public void close() {
             service.detach(this);
             RuntimeException failure = null;
-            for (String id : List.copyOf(containers)) {
+            for (SandboxId id : List.copyOf(containers)) {
                 try {
-                    if (runc.knows(id)) runc.deleteForce(id);
+                    if (runc.state(id).isPresent()) runc.deleteForce(id);
                 } catch (RuntimeException e) {
                     failure = collect(failure, e);
                 }
             }
             for (Path path : List.copyOf(liveSubvolumes)) {
                 try {
-                    if (Files.exists(path)) btrfs.deleteSubvolume(path);
+                    if (Files.exists(path)) btrfs.delete(path);
                 } catch (RuntimeException e) {
                     failure = collect(failure, e);
                 }
@@ -198,7 +201,7 @@ final class RawFloors implements Scenario {
                 failure = collect(failure, e instanceof RuntimeException r ? r : new IllegalStateException(e));
             }
             var left = new ArrayList<>(Leftovers.cgroups(List.of("/" + cgroupParent)));
-            left.addAll(Leftovers.liveProcessesOf(everyContainer));
+            left.addAll(Leftovers.liveProcessesOf(everyContainer.stream().map(SandboxId::value).toList()));
             if (!left.isEmpty()) failure = collect(failure, new IllegalStateException("floor cgroups left: " + left));
             if (failure != null) throw failure;
         }

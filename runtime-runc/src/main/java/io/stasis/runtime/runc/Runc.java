@@ -23,8 +23,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The only class that runs {@code runc}. It owns the state directory ({@code --root}), the per
  * sandbox log files, timeouts and the mapping of failures to errors that quote runc's own words.
+ * Public for the benchmark, which measures runc itself as the floor under a sandbox.
  */
-final class Runc {
+public final class Runc {
     private static final Logger log = LoggerFactory.getLogger(Runc.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final File DEV_NULL = new File("/dev/null");
@@ -34,7 +35,7 @@ final class Runc {
     private final Path logDir;
     private final Duration timeout;
 
-    Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
+    public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
         this.binary = binary;
         this.stateRoot = stateRoot;
         this.logDir = logDir;
@@ -42,7 +43,7 @@ final class Runc {
     }
 
     /** runc's version line, checked at start-up. */
-    String version() {
+    public String version() {
         return run(null, "version", false, "--version").lines().findFirst().orElse("?");
     }
 
@@ -50,20 +51,27 @@ final class Runc {
      * Creates and starts the container in the background. Its stdio is /dev/null: runc hands its own
      * fds 0-2 to the container, and a pipe to the service would tie the sandbox to it.
      */
-    void runDetached(SandboxId id, Path bundle, Path pidFile) {
+    public void runDetached(SandboxId id, Path bundle, Path pidFile) {
         run(id, "run", true, "run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
     }
 
-    void kill(SandboxId id, String signal) {
-        run(id, "kill", false, "kill", id.value(), signal);
+
+    /**
+     * {@code runc exec} in the foreground, stdio /dev/null: returns when the command has ended;
+     * fails unless it exits 0. (The service itself starts processes through stasis-init.)
+     */
+    public void exec(SandboxId id, String... argv) {
+        var args = new ArrayList<String>(List.of("exec", id.value()));
+        args.addAll(List.of(argv));
+        run(id, "exec", true, args.toArray(String[]::new));
     }
 
-    void deleteForce(SandboxId id) {
+    public void deleteForce(SandboxId id) {
         run(id, "delete", false, "delete", "--force", id.value());
     }
 
     /** The container's state, or empty if runc does not know it. */
-    Optional<ContainerState> state(SandboxId id) {
+    public Optional<ContainerState> state(SandboxId id) {
         if (!Files.isDirectory(stateRoot.resolve(id.value()))) return Optional.empty();
         try {
             JsonNode node = JSON.readTree(run(id, "state", false, "state", id.value()));
@@ -86,8 +94,8 @@ final class Runc {
         }
     }
 
-    record ContainerState(String status, long pid) {
-        boolean running() {
+    public record ContainerState(String status, long pid) {
+        public boolean running() {
             return status.equals("running") || status.equals("paused");
         }
     }

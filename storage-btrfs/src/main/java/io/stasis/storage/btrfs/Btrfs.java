@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * the reference implementation of {@link Subvolumes}, and the only way to make a filesystem, read
  * or set the read-only property and list subvolumes.
  */
-final class Btrfs implements Subvolumes {
+public final class Btrfs implements Subvolumes {
     private static final Logger log = LoggerFactory.getLogger(Btrfs.class);
     private static final Pattern VERSION = Pattern.compile("btrfs-progs v(\\d+)\\.(\\d+)");
 
@@ -33,12 +33,12 @@ final class Btrfs implements Subvolumes {
     }
 
     /** The tools found in PATH or the system directories, 60 s per call (a mkfs of a sparse image takes ~30 ms). */
-    static Btrfs fromSystem() {
+    public static Btrfs fromSystem() {
         return new Btrfs(ToolRunner.locate("btrfs"), ToolRunner.locate("mkfs.btrfs"), Duration.ofSeconds(60));
     }
 
     /** The btrfs-progs version, e.g. {@code 6.2}; fails with {@code runtime_failed} if the tools are missing. */
-    String version() {
+    public String version() {
         var result = run("btrfs version", List.of(btrfs.toString(), "--version"));
         var m = VERSION.matcher(result.stdoutText());
         if (!m.find()) throw failure("btrfs version", "unexpected output: " + ToolRunner.tail(result.stdout()), null, null);
