@@ -5,6 +5,14 @@ import io.stasis.core.auth.ApiKeys;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.files.FileService;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.FaultPoints;
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.IdleMonitor;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.lifecycle.Reconciler;
+import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.TemplateRecipe;
@@ -65,20 +73,29 @@ public final class Daemon implements AutoCloseable {
             List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
             var templates = new TemplateService(roots, recipes, owner);
             templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
-            sandboxes = register(new SandboxService(catalog, roots, runtime, templates, Clock.systemUTC(), config.templateWait(),
-                    config.warmPool(), config.defaultResources()));
-            sandboxes.reconcile();
+            var clock = Clock.systemUTC();
+            var locks = new SandboxLocks();
+            var events = new EventLog(catalog, clock);
+            var activity = new ActivityTracker(clock);
+            FaultPoints faults = config.faultPoint().map(Daemon::dieAt).orElse(FaultPoints.NONE);
+            new Reconciler(catalog, roots, runtime, events, clock).reconcile();
+            sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
+                    config.templateWait(), config.warmPool(), config.defaultResources()));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var exec = new ExecService(sandboxes, runtime, config.execOutputLimit());
-            var files = new FileService(sandboxes, new LinuxSandboxFiles(owner));
-            var apiKeys = new ApiKeys(catalog, Clock.systemUTC());
+            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock);
+            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock);
+            var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
+            var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner));
+            var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02));
+            idle.start();
+            var apiKeys = new ApiKeys(catalog, clock);
             rootKeyFile = config.dataDir().resolve("root.key");
             ensureRootKey(catalog.hasRootKey(), apiKeys);
             var metrics = register(new Metrics(catalog::all));
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
-                            config.maxUploadBytes(), 64L << 20),
-                    new HttpApi.Services(sandboxes, exec, files, templates, new BearerAuth(apiKeys), metrics)));
+                            config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20),
+                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, files, templates, events, new BearerAuth(apiKeys), metrics)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (RuntimeException | IOException e) {
@@ -97,6 +114,17 @@ public final class Daemon implements AutoCloseable {
 
     public Path rootKeyFile() {
         return rootKeyFile;
+    }
+
+    /** The crash tests' fault point: the process dies on the spot, as with SIGKILL (no shutdown hook runs). */
+    private static FaultPoints dieAt(String step) {
+        log.atWarn().addKeyValue("step", step).log("fault point armed: the service will kill itself there");
+        return reached -> {
+            if (reached.equals(step)) {
+                log.atWarn().addKeyValue("step", step).log("fault point reached: halting");
+                Runtime.getRuntime().halt(137);
+            }
+        };
     }
 
     private <T extends AutoCloseable> T register(T resource) {

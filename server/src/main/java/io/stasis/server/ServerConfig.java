@@ -1,5 +1,8 @@
 package io.stasis.server;
 
+import io.stasis.core.error.StasisException;
+import io.stasis.core.policy.Durations;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,16 +31,21 @@ import java.util.Optional;
  * @param templateWait     how long a create waits for a template's first build
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
  * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
+ * @param defaultLifecycle idle policy of a sandbox created without one
+ * @param idleCheck        how often idle policies are applied
+ * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, long execOutputLimit, long maxUploadBytes, Duration templateWait,
-                           boolean buildSlowTemplates, int warmPool) {
+                           boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
+                           Optional<String> faultPoint) {
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true, 2);
+                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
+                Duration.ofSeconds(1), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
     }
 
     private static Optional<Path> defaultCriu() {
@@ -94,6 +102,12 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
+                case "--pause-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "pauseAfterIdle", optionalDuration(flag, v)));
+                case "--hibernate-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "hibernateAfterIdle", optionalDuration(flag, v)));
+                case "--stop-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "stopAfterIdle", optionalDuration(flag, v)));
+                case "--delete-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "deleteAfterIdle", optionalDuration(flag, v)));
+                case "--max-age" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "maxAge", optionalDuration(flag, v)));
+                case "--idle-check" -> c.with(b -> b.idleCheck = duration(flag, v));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -120,6 +134,12 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
+                  --pause-after-idle D     default idle policy of new sandboxes (D: a duration or "never"):
+                  --hibernate-after-idle D   pause 15s, hibernate 10m, stop never, delete 30d, max age never
+                  --stop-after-idle D
+                  --delete-after-idle D
+                  --max-age D
+                  --idle-check DURATION    how often idle policies are applied (default 1s)
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
     }
@@ -172,16 +192,25 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
     }
 
     static Duration duration(String flag, String v) {
-        var m = java.util.regex.Pattern.compile("(\\d+)(ms|s|m|h|d)").matcher(v.strip());
-        if (!m.matches()) throw new UsageException(flag + " must be a duration such as 30s or 10m, was '" + v + "'");
-        long n = Long.parseLong(m.group(1));
-        return switch (m.group(2)) {
-            case "ms" -> Duration.ofMillis(n);
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-        };
+        try {
+            return Durations.parse(flag, v);
+        } catch (StasisException e) {
+            throw new UsageException(flag + " must be a duration such as 30s or 10m, was '" + v + "'");
+        }
+    }
+
+    private static Optional<Duration> optionalDuration(String flag, String v) {
+        return v.equals("never") || v.equals("null") ? Optional.empty() : Optional.of(duration(flag, v));
+    }
+
+    private static LifecyclePolicy policy(LifecyclePolicy p, String field, Optional<Duration> d) {
+        return new LifecyclePolicy(
+                field.equals("pauseAfterIdle") ? d : p.pauseAfterIdle(),
+                field.equals("hibernateAfterIdle") ? d : p.hibernateAfterIdle(),
+                field.equals("stopAfterIdle") ? d : p.stopAfterIdle(),
+                field.equals("deleteAfterIdle") ? d : p.deleteAfterIdle(),
+                field.equals("maxAge") ? d : p.maxAge(),
+                p.autoResume());
     }
 
     /** Mutable copy used only while parsing. */
@@ -201,6 +230,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Duration templateWait;
         boolean buildSlowTemplates;
         int warmPool;
+        LifecyclePolicy lifecycle;
+        Duration idleCheck;
+        Optional<String> faultPoint;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -218,11 +250,14 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             templateWait = c.templateWait;
             buildSlowTemplates = c.buildSlowTemplates;
             warmPool = c.warmPool;
+            lifecycle = c.defaultLifecycle;
+            idleCheck = c.idleCheck;
+            faultPoint = c.faultPoint;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool);
+                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, faultPoint);
         }
     }
 }

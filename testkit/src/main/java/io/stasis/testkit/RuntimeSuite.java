@@ -39,10 +39,15 @@ public abstract class RuntimeSuite {
 
     protected abstract void deleteRoot(SandboxId id);
 
+    /** Registers a sandbox the test made itself (a restored copy), so that teardown ends it. */
+    protected void track(SandboxId id) {
+        created.add(id);
+    }
+
     protected SandboxId start(Resources resources) {
         var id = SandboxId.random();
         created.add(id);
-        runtime().create(new RuntimeSpec(id, newRoot(id), "suite-host", resources));
+        runtime().create(new RuntimeSpec(id, newRoot(id), id.hostname(), resources));
         return id;
     }
 

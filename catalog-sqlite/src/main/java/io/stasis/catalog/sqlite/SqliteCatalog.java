@@ -2,14 +2,17 @@ package io.stasis.catalog.sqlite;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.stasis.core.auth.ApiKey;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
+import io.stasis.core.journal.Operation;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
-import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -26,6 +29,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.StringJoiner;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,33 +52,61 @@ import org.sqlite.SQLiteException;
  *
  * <p><b>Listing.</b> {@link #list} orders by (creation time, id) and never shows sandboxes in the
  * {@code deleted} state (they are being torn down and are already gone for callers); {@link #all}
- * returns them, since reconciliation must finish their teardown.
+ * returns them, since reconciliation must finish their teardown, and so does {@link #children}
+ * (lineage is a fact about every record).
+ *
+ * <p><b>Operations.</b> {@link #completeOperation} writes the outcome and removes the operation in
+ * one transaction, so after a crash a sandbox either still has its operation (and its old record)
+ * or has its new record and no operation. {@link #delete} removes the sandbox's operation in the
+ * same transaction; its checkpoints stay (a fork may start from a checkpoint of a deleted sandbox).
+ *
+ * <p><b>Events.</b> Ids come from an {@code AUTOINCREMENT} key: strictly increasing, never reused,
+ * also across restarts and after old events are trimmed. Event data is stored as JSON and reads
+ * back with integral numbers as {@link Long} and other numbers as {@link Double} (see
+ * {@link JsonValues}); {@link #appendEvent} returns the event as it will read back.
+ * <b>Retention</b>: the table is kept bounded by an {@link EventRetention} given to
+ * {@link #open(Path, EventRetention)} ({@link EventRetention#DEFAULT}: the newest 100 000 events,
+ * trimmed once at open and then every 1000 appends, in the append's own transaction), so a stream
+ * resuming from an id older than the oldest kept event misses the trimmed ones.
  */
 public final class SqliteCatalog implements Catalog {
     private static final Logger log = LoggerFactory.getLogger(SqliteCatalog.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
-    private static final String SANDBOX_COLUMNS =
-            "id, name, template, state, state_reason, created_at, cpus, memory_mb, pids, env, metadata";
+    private static final String SANDBOX_COLUMNS = "id, name, template, " + StateColumns.NAMES
+            + ", created_at, cpus, memory_mb, pids, env, metadata, parent_id, checkpoint_id, lifecycle";
+    private static final String SANDBOX_PLACEHOLDERS = placeholders(SANDBOX_COLUMNS.split(",").length);
+    /** Every column but id, in {@link #bindSandboxFields} order. */
+    private static final String SANDBOX_ASSIGNMENTS = "name = ?, template = ?, " + StateColumns.ASSIGNMENTS
+            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?";
 
     private final Path file;
     private final Connection connection;
+    private final EventRetention retention;
     private final ReentrantLock lock = new ReentrantLock();
     private boolean closed;
+    private int appendsSinceTrim; // guarded by lock
 
-    private SqliteCatalog(Path file, Connection connection) {
+    private SqliteCatalog(Path file, Connection connection, EventRetention retention) {
         this.file = file;
         this.connection = connection;
+        this.retention = retention;
+    }
+
+    /** Opens the catalog with the {@link EventRetention#DEFAULT default event retention}; see {@link #open(Path, EventRetention)}. */
+    public static SqliteCatalog open(Path dbFile) {
+        return open(dbFile, EventRetention.DEFAULT);
     }
 
     /**
      * Opens (creating if needed) the catalog in {@code dbFile} and migrates its schema.
      * <p>Effects on success: the parent directories exist; the file exists with mode 0600; the
      * schema is current.
+     * Events past {@code retention} are trimmed now and as events are appended.
      * <p>On failure: an {@code internal} error, e.g. when the file was written by a newer Stasis;
      * no connection is left open.
      */
-    public static SqliteCatalog open(Path dbFile) {
+    public static SqliteCatalog open(Path dbFile, EventRetention retention) {
         Path file = dbFile.toAbsolutePath().normalize();
         createOwnerOnly(file);
         var config = new SQLiteConfig();
@@ -90,9 +122,10 @@ public final class SqliteCatalog implements Catalog {
             connection = config.createConnection("jdbc:sqlite:" + file);
             var migrations = Migrations.bundled();
             var applied = migrations.apply(connection, file.toString());
+            int trimmed = retention.bounded() ? EventTable.trim(connection, retention.keepNewest()) : 0;
             log.atInfo().addKeyValue("file", file).addKeyValue("schemaVersion", migrations.latestVersion())
-                    .addKeyValue("migrationsApplied", applied.size()).log("catalog opened");
-            return new SqliteCatalog(file, connection);
+                    .addKeyValue("migrationsApplied", applied.size()).addKeyValue("eventsTrimmed", trimmed).log("catalog opened");
+            return new SqliteCatalog(file, connection, retention);
         } catch (SQLException | RuntimeException e) {
             if (connection != null) {
                 try {
@@ -125,7 +158,7 @@ public final class SqliteCatalog implements Catalog {
     @Override
     public void insert(Sandbox sandbox) {
         withConnection("insert sandbox", c -> {
-            try (var st = c.prepareStatement("INSERT INTO sandboxes (" + SANDBOX_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+            try (var st = c.prepareStatement("INSERT INTO sandboxes (" + SANDBOX_COLUMNS + ") VALUES (" + SANDBOX_PLACEHOLDERS + ")")) {
                 st.setString(1, sandbox.id().value());
                 bindSandboxFields(st, 2, sandbox);
                 st.executeUpdate();
@@ -139,19 +172,23 @@ public final class SqliteCatalog implements Catalog {
 
     @Override
     public void update(Sandbox sandbox) {
-        int changed = withConnection("update sandbox", c -> {
-            try (var st = c.prepareStatement("""
-                    UPDATE sandboxes SET name = ?, template = ?, state = ?, state_reason = ?, created_at = ?,
-                        cpus = ?, memory_mb = ?, pids = ?, env = ?, metadata = ?
-                    WHERE id = ?""")) {
-                int next = bindSandboxFields(st, 1, sandbox);
-                st.setString(next, sandbox.id().value());
-                return st.executeUpdate();
-            } catch (SQLiteException e) {
-                throwIfConstraint(e, sandbox);
-                throw e;
-            }
+        withConnection("update sandbox", c -> {
+            updateRow(c, sandbox);
+            return null;
         });
+    }
+
+    /** Replaces every column of the sandbox's row; {@code sandbox_not_found} if there is none. */
+    private static void updateRow(Connection c, Sandbox sandbox) throws SQLException {
+        int changed;
+        try (var st = c.prepareStatement("UPDATE sandboxes SET " + SANDBOX_ASSIGNMENTS + " WHERE id = ?")) {
+            int next = bindSandboxFields(st, 1, sandbox);
+            st.setString(next, sandbox.id().value());
+            changed = st.executeUpdate();
+        } catch (SQLiteException e) {
+            throwIfConstraint(e, sandbox);
+            throw e;
+        }
         // Updating a sandbox nobody recorded is a caller bug; saying so beats silently losing the write.
         if (changed == 0) throw StasisException.sandboxNotFound(sandbox.id().value());
     }
@@ -160,14 +197,16 @@ public final class SqliteCatalog implements Catalog {
     private static int bindSandboxFields(PreparedStatement st, int index, Sandbox s) throws SQLException {
         st.setString(index++, s.name().orElse(null));
         st.setString(index++, s.template());
-        st.setString(index++, s.state().wireName());
-        st.setString(index++, s.state() instanceof SandboxState.Stopped(String reason) ? reason : null);
+        index = StateColumns.bind(st, index, s.state());
         st.setString(index++, CatalogTime.format(s.createdAt()));
         st.setDouble(index++, s.resources().cpus());
         st.setInt(index++, s.resources().memoryMb());
         st.setInt(index++, s.resources().pids());
         st.setString(index++, StringMaps.toJson(s.env()));
         st.setString(index++, StringMaps.toJson(s.metadata()));
+        st.setString(index++, s.parentId().map(SandboxId::value).orElse(null));
+        st.setString(index++, s.checkpointId().map(CheckpointId::value).orElse(null));
+        st.setString(index++, LifecycleJson.toJson(s.lifecycle()));
         return index;
     }
 
@@ -254,11 +293,14 @@ public final class SqliteCatalog implements Catalog {
                     new SandboxId(id),
                     Optional.ofNullable(rs.getString("name")),
                     rs.getString("template"),
-                    SandboxState.fromWire(rs.getString("state"), rs.getString("state_reason")),
+                    StateColumns.read(rs),
                     CatalogTime.parse(rs.getString("created_at")),
                     new Resources(rs.getDouble("cpus"), rs.getInt("memory_mb"), rs.getInt("pids")),
                     StringMaps.fromJson(rs.getString("env")),
-                    StringMaps.fromJson(rs.getString("metadata")));
+                    StringMaps.fromJson(rs.getString("metadata")),
+                    Optional.ofNullable(rs.getString("parent_id")).map(SandboxId::new),
+                    Optional.ofNullable(rs.getString("checkpoint_id")).map(CheckpointId::new),
+                    LifecycleJson.fromJson(rs.getString("lifecycle")));
         } catch (JsonProcessingException | RuntimeException e) {
             // A row this code cannot read means a damaged file or a schema mismatch, not a bad request.
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of sandbox " + id + " is unreadable: " + e.getMessage(),
@@ -267,14 +309,131 @@ public final class SqliteCatalog implements Catalog {
     }
 
     @Override
+    public List<Sandbox> children(SandboxId parent) {
+        return withConnection("list children",
+                c -> queryMany(c, "SELECT " + SANDBOX_COLUMNS + " FROM sandboxes WHERE parent_id = ? ORDER BY created_at, id",
+                        List.of(parent.value())));
+    }
+
+    /** Removes the sandbox and its operation, together. Its checkpoints stay. */
+    @Override
     public void delete(SandboxId id) {
-        withConnection("delete sandbox", c -> {
+        inTransaction("delete sandbox", c -> {
             try (var st = c.prepareStatement("DELETE FROM sandboxes WHERE id = ?")) {
                 st.setString(1, id.value());
                 st.executeUpdate();
             }
+            OperationTable.end(c, id);
             return null;
         });
+    }
+
+    // --- operations ---
+
+    @Override
+    public void beginOperation(Operation operation) {
+        withConnection("begin operation", c -> {
+            OperationTable.begin(c, operation);
+            return null;
+        });
+    }
+
+    /**
+     * Replaces the sandbox's record with {@code outcome} and removes its operation, in one
+     * transaction. {@code sandbox_not_found} if the sandbox has no record; nothing changes then
+     * (the operation stays).
+     */
+    @Override
+    public void completeOperation(Sandbox outcome) {
+        inTransaction("complete operation", c -> {
+            // Either order is atomic; ending first means a failed update must roll the end back,
+            // which the tests check.
+            OperationTable.end(c, outcome.id());
+            updateRow(c, outcome);
+            return null;
+        });
+    }
+
+    /** Removes the sandbox's operation, if any. Idempotent. */
+    @Override
+    public void abandonOperation(SandboxId sandbox) {
+        withConnection("abandon operation", c -> {
+            OperationTable.end(c, sandbox);
+            return null;
+        });
+    }
+
+    /** Every operation in progress, oldest first. */
+    @Override
+    public List<Operation> pendingOperations() {
+        return withConnection("list pending operations", OperationTable::all);
+    }
+
+    // --- checkpoints ---
+
+    /** Records a checkpoint; {@code internal} if its id is already recorded. */
+    @Override
+    public void insertCheckpoint(Checkpoint checkpoint) {
+        withConnection("insert checkpoint", c -> {
+            CheckpointTable.insert(c, checkpoint);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<Checkpoint> findCheckpoint(CheckpointId id) {
+        return withConnection("find checkpoint", c -> CheckpointTable.find(c, id));
+    }
+
+    /** Oldest first, the id breaking ties; also for a sandbox that is gone. */
+    @Override
+    public List<Checkpoint> checkpointsOf(SandboxId sandbox) {
+        return withConnection("list checkpoints of a sandbox", c -> CheckpointTable.ofSandbox(c, sandbox));
+    }
+
+    /** Oldest first, the id breaking ties. */
+    @Override
+    public List<Checkpoint> allCheckpoints() {
+        return withConnection("list checkpoints", CheckpointTable::all);
+    }
+
+    @Override
+    public void deleteCheckpoint(CheckpointId id) {
+        withConnection("delete checkpoint", c -> {
+            CheckpointTable.delete(c, id);
+            return null;
+        });
+    }
+
+    // --- events ---
+
+    /**
+     * Stores the event (its {@code id} is ignored) under the next id and returns it with that id
+     * and its data as it will read back. {@link IllegalArgumentException} if the data holds a
+     * value JSON cannot carry exactly (see {@link JsonValues}). Every {@code trimEvery} appends the
+     * same transaction also trims the table to the retention.
+     */
+    @Override
+    public Event appendEvent(Event event) {
+        String dataJson = JsonValues.toJson(event.data()); // refuses bad data before touching the file
+        var data = JsonValues.normalize(event.data());
+        return inTransaction("append event", c -> {
+            long id = EventTable.append(c, event, dataJson);
+            if (retention.bounded() && ++appendsSinceTrim >= retention.trimEvery()) {
+                int trimmed = EventTable.trim(c, retention.keepNewest());
+                appendsSinceTrim = 0;
+                log.atDebug().addKeyValue("trimmed", trimmed).addKeyValue("newestId", id).log("events trimmed");
+            }
+            return new Event(id, event.at(), event.type(), event.sandbox(), data);
+        });
+    }
+
+    /** At most {@code limit} events with an id above {@code afterId}, in id order; {@code limit} 0 gives none. */
+    @Override
+    public List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, int limit) {
+        if (limit < 0) throw new IllegalArgumentException("limit must not be negative, was " + limit);
+        if (limit == 0) return List.of();
+        return withConnection("list events", c -> EventTable.after(c, afterId, sandbox, limit));
     }
 
     @Override
@@ -345,6 +504,36 @@ public final class SqliteCatalog implements Catalog {
     @FunctionalInterface
     private interface SqlWork<T> {
         T run(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs {@code work} alone on the connection in one transaction: all of it is committed, or on
+     * any exception none of it.
+     */
+    private <T> T inTransaction(String step, SqlWork<T> work) {
+        return withConnection(step, c -> {
+            c.setAutoCommit(false);
+            try {
+                T result = work.run(c);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    c.rollback();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        });
+    }
+
+    private static String placeholders(int count) {
+        var joiner = new StringJoiner(", ");
+        for (int i = 0; i < count; i++) joiner.add("?");
+        return joiner.toString();
     }
 
     /** Runs {@code work} alone on the connection; SQL errors become {@code internal} naming the step. */

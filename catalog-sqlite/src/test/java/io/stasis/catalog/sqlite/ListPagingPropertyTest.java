@@ -2,6 +2,7 @@ package io.stasis.catalog.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -111,8 +112,15 @@ class ListPagingPropertyTest {
     }
 
     private static Sandbox sandbox(Insert insert) {
-        var state = SandboxState.fromWire(insert.state(), insert.state().equals("stopped") ? "idle" : null);
-        return new Sandbox(SandboxId.random(), Optional.empty(), "tiny", state,
+        SandboxState state = switch (insert.state()) {
+            case "running" -> SandboxState.RUNNING;
+            case "paused" -> SandboxState.PAUSED;
+            case "hibernated" -> new SandboxState.Hibernated(CheckpointId.random(), 1 << 20, TestSandboxes.T0);
+            case "stopped" -> new SandboxState.Stopped("idle");
+            case "deleted" -> SandboxState.DELETED;
+            default -> throw new IllegalArgumentException(insert.state());
+        };
+        return TestSandboxes.sandbox(Optional.empty(), "tiny", state,
                 TestSandboxes.T0.plusSeconds(insert.second()), Resources.DEFAULT, Map.of(),
                 insert.team().isEmpty() ? Map.of() : Map.of("team", insert.team()));
     }
@@ -121,7 +129,7 @@ class ListPagingPropertyTest {
     Arbitrary<List<Op>> ops() {
         Arbitrary<Op> insert = Combinators.combine(
                 Arbitraries.integers().between(0, 5),
-                Arbitraries.of("running", "stopped", "deleted"),
+                Arbitraries.of("running", "paused", "hibernated", "stopped", "deleted"),
                 Arbitraries.of("", "red", "blue")).as(Insert::new);
         Arbitrary<Op> delete = Arbitraries.integers().between(0, 1000).map(Delete::new);
         return Arbitraries.frequencyOf(
@@ -131,7 +139,7 @@ class ListPagingPropertyTest {
 
     @Provide
     Arbitrary<Optional<String>> stateFilters() {
-        return Arbitraries.of("running", "stopped").optional(0.3);
+        return Arbitraries.of("running", "paused", "hibernated", "stopped").optional(0.3);
     }
 
     @Provide

@@ -4,15 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.catalog.sqlite.Migrations.Migration;
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxState;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,7 +49,7 @@ class MigrationsTest {
         SqliteCatalog.open(db).close();
 
         try (var c = connect(db)) {
-            assertThat(versions(c)).containsExactly(1);
+            assertThat(versions(c)).containsExactly(1, 2);
             assertThat(Migrations.bundled().apply(c, "test")).isEmpty();
         }
     }
@@ -55,10 +65,113 @@ class MigrationsTest {
         assertThatThrownBy(() -> SqliteCatalog.open(db))
                 .isInstanceOfSatisfying(StasisException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL);
-                    assertThat(e.details()).containsEntry("schemaVersion", 99).containsEntry("knownVersion", 1);
+                    assertThat(e.details()).containsEntry("schemaVersion", 99).containsEntry("knownVersion", Migrations.SCRIPTS.size());
                 })
                 .hasMessageContaining("schema version 99")
                 .hasMessageContaining("newer Stasis");
+    }
+
+    /**
+     * A file as a V1 Stasis left it (made here with the V1 script alone, rows written the way the
+     * V1 catalog wrote them) opens under V2 with every record intact and the V2 defaults: the
+     * default lifecycle as the code writes it, no lineage, no checkpoints, operations or events.
+     */
+    @Test
+    void aV1DatabaseMigratesToV2WithItsDataIntact() throws Exception {
+        var db = dir.resolve("v1.db");
+        var runningId = SandboxId.random();
+        var stoppedId = SandboxId.random();
+        var reasonlessId = SandboxId.random();
+        var deletedId = SandboxId.random();
+        try (var c = connect(db)) {
+            var v1 = new Migration(1, "init", resource("V1__init.sql"));
+            assertThat(new Migrations(List.of(v1)).apply(c, "v1.db")).containsExactly(1);
+            try (var st = c.prepareStatement("""
+                    INSERT INTO sandboxes (id, name, template, state, state_reason, created_at, cpus, memory_mb, pids, env, metadata)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""")) {
+                insertV1(st, runningId, "web", "base", "running", null, "2026-01-02T03:04:05.987654321Z", 2.5, 2048, 1000,
+                        "{\"PATH\":\"/usr/bin\",\"UNICODE\":\"héllo ✓\"}", "{\"owner\":\"alice\",\"team.name/x\":\"infra\"}");
+                insertV1(st, stoppedId, null, "tiny", "stopped", "processes_lost", "2026-01-02T03:04:06.000000000Z", 1.0, 1024, 512, "{}", "{}");
+                insertV1(st, reasonlessId, null, "tiny", "stopped", null, "2026-01-02T03:04:07.000000000Z", 1.0, 1024, 512, "{}", "{\"owner\":\"alice\"}");
+                insertV1(st, deletedId, "gone", "tiny", "deleted", null, "2026-01-02T03:04:08.000000000Z", 0.1, 16, 16, "{}", "{}");
+            }
+            try (var st = c.createStatement()) {
+                st.executeUpdate("INSERT INTO api_keys VALUES ('key_0123456789abcdef', '" + "ab".repeat(32) + "', 1, '2026-01-01T00:00:00.000000000Z')");
+            }
+        }
+
+        try (var catalog = SqliteCatalog.open(db)) {
+            var running = new Sandbox(runningId, Optional.of("web"), "base", SandboxState.RUNNING,
+                    Instant.parse("2026-01-02T03:04:05.987654321Z"), new Resources(2.5, 2048, 1000),
+                    Map.of("PATH", "/usr/bin", "UNICODE", "héllo ✓"), Map.of("owner", "alice", "team.name/x", "infra"),
+                    Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+            var stopped = v2Default(stoppedId, Optional.empty(), new SandboxState.Stopped("processes_lost"), "2026-01-02T03:04:06Z", Map.of());
+            var reasonless = v2Default(reasonlessId, Optional.empty(), new SandboxState.Stopped(null), "2026-01-02T03:04:07Z", Map.of("owner", "alice"));
+            var deleted = new Sandbox(deletedId, Optional.of("gone"), "tiny", SandboxState.DELETED, Instant.parse("2026-01-02T03:04:08Z"),
+                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+
+            assertThat(catalog.all()).containsExactly(running, stopped, reasonless, deleted);
+            assertThat(catalog.findByName("web")).contains(running);
+            assertThat(catalog.list(new SandboxQuery(Optional.empty(), Map.of("owner", "alice"), Optional.empty(), 10)).items())
+                    .containsExactly(running, reasonless);
+            assertThat(catalog.children(runningId)).isEmpty();
+            assertThat(catalog.allCheckpoints()).isEmpty();
+            assertThat(catalog.pendingOperations()).isEmpty();
+            assertThat(catalog.eventsAfter(0, Optional.empty(), 10)).isEmpty();
+            assertThat(catalog.hasRootKey()).isTrue();
+            assertThatThrownBy(() -> catalog.insert(TestSandboxes.named("web")))
+                    .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
+            // The migrated rows can take on the new states.
+            var hibernated = stopped.withState(new SandboxState.Hibernated(CheckpointId.random(), 10, Instant.parse("2026-02-01T00:00:00Z")));
+            catalog.update(hibernated);
+            assertThat(catalog.find(stoppedId)).contains(hibernated);
+        }
+
+        try (var c = connect(db)) {
+            assertThat(versions(c)).containsExactly(1, 2);
+            // The literal in the V2 script is exactly what the code writes for the default policy.
+            try (var st = c.prepareStatement("SELECT lifecycle FROM sandboxes WHERE id = ?")) {
+                st.setString(1, runningId.value());
+                try (var rs = st.executeQuery()) {
+                    assertThat(rs.next()).isTrue();
+                    assertThat(rs.getString(1)).isEqualTo(LifecycleJson.toJson(LifecyclePolicy.DEFAULT));
+                }
+            }
+            assertThat(queryInt(c, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
+                    + "('sandboxes_by_creation', 'sandboxes_by_parent', 'checkpoints_by_sandbox', 'events_by_sandbox')")).isEqualTo(4);
+            assertThat(queryInt(c, "SELECT count(*) FROM sqlite_schema WHERE name = 'sandboxes_v2'")).isZero();
+            try (var st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).isEqualTo("ok");
+            }
+        }
+    }
+
+    private static void insertV1(java.sql.PreparedStatement st, SandboxId id, String name, String template, String state, String reason,
+                                 String createdAt, double cpus, int memoryMb, int pids, String env, String metadata) throws SQLException {
+        st.setString(1, id.value());
+        st.setString(2, name);
+        st.setString(3, template);
+        st.setString(4, state);
+        st.setString(5, reason);
+        st.setString(6, createdAt);
+        st.setDouble(7, cpus);
+        st.setInt(8, memoryMb);
+        st.setInt(9, pids);
+        st.setString(10, env);
+        st.setString(11, metadata);
+        st.executeUpdate();
+    }
+
+    private static Sandbox v2Default(SandboxId id, Optional<String> name, SandboxState state, String createdAt, Map<String, String> metadata) {
+        return new Sandbox(id, name, "tiny", state, Instant.parse(createdAt), Resources.DEFAULT, Map.of(), metadata,
+                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+    }
+
+    private static String resource(String script) throws java.io.IOException {
+        try (var in = MigrationsTest.class.getClassLoader().getResourceAsStream(Migrations.RESOURCE_DIR + script)) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.stasis.core.exec;
 
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.spi.ExecHandle;
@@ -27,12 +29,17 @@ public final class ExecService {
     private static final Duration MAX_POLL = Duration.ofMillis(50);
 
     private final SandboxService sandboxes;
+    private final LifecycleService lifecycle;
+    private final ActivityTracker activity;
     private final SandboxRuntime runtime;
     private final long outputLimit;
 
     /** @param outputLimit most bytes of each output kept for the result; more is dropped and flagged */
-    public ExecService(SandboxService sandboxes, SandboxRuntime runtime, long outputLimit) {
+    public ExecService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxRuntime runtime,
+                       long outputLimit) {
         this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+        this.activity = activity;
         this.runtime = runtime;
         this.outputLimit = outputLimit;
     }
@@ -47,20 +54,22 @@ public final class ExecService {
      * the whole process tree is killed and the result says {@code timedOut}.
      */
     public ExecResult exec(String sandboxRef, ExecRequest request, ExecListener listener) {
-        Sandbox sandbox = sandboxes.requireRunning(sandboxRef, "exec");
-        var spawn = new SpawnSpec(request.cmd(), request.cwd(), environment(sandbox, request), request.stdin());
+        Sandbox sandbox = sandboxes.get(sandboxRef);
         long start = System.nanoTime();
         ExecHandle handle;
         try {
-            handle = runtime.spawn(sandbox.id(), spawn);
+            // Auto-resume: a paused or hibernated sandbox is woken first.
+            handle = lifecycle.withRunning(sandbox.id(), "exec",
+                    s -> runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd(), environment(s, request), request.stdin())));
         } catch (StasisException e) {
-            if (runtime.status(sandbox.id()) != RuntimeStatus.RUNNING) {
+            var status = runtime.status(sandbox.id());
+            if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN) {
                 sandboxes.markExited(sandbox.id(), "exited");
                 throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
             }
             throw e;
         }
-        try (handle) {
+        try (handle; var waiting = activity.attach(sandbox.id())) {
             var out = new OutputBuffer(outputLimit);
             var err = new OutputBuffer(outputLimit);
             long deadline = start + request.timeout().toNanos();
@@ -116,7 +125,7 @@ public final class ExecService {
 
     private static Map<String, String> environment(Sandbox sandbox, ExecRequest request) {
         var env = new LinkedHashMap<>(DEFAULT_ENV);
-        env.put("HOSTNAME", sandbox.name().orElse(sandbox.id().value()));
+        env.put("HOSTNAME", sandbox.id().hostname());
         env.putAll(sandbox.env());
         env.putAll(request.env());
         return env;

@@ -1,23 +1,43 @@
 package io.stasis.core.files;
 
+import io.stasis.core.error.StasisException;
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxFiles;
 import java.io.InputStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;
 
-/** The files API: each call finds the sandbox's root and hands the confined access to {@link SandboxFiles}. */
+/**
+ * The files API: each call finds the sandbox's root and hands the confined access to
+ * {@link SandboxFiles}. A paused or hibernated sandbox is resumed first (auto-resume); a stopped
+ * one keeps its root, which stays readable and writable.
+ */
 public final class FileService {
     private final SandboxService sandboxes;
+    private final LifecycleService lifecycle;
+    private final ActivityTracker activity;
     private final SandboxFiles files;
 
-    public FileService(SandboxService sandboxes, SandboxFiles files) {
+    public FileService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxFiles files) {
         this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+        this.activity = activity;
         this.files = files;
     }
 
-    private java.nio.file.Path root(String sandboxRef) {
-        return sandboxes.rootOf(sandboxes.get(sandboxRef));
+    private Path root(String sandboxRef) {
+        var sandbox = sandboxes.get(sandboxRef);
+        activity.touch(sandbox.id());
+        if (sandbox.state() instanceof SandboxState.Paused || sandbox.state() instanceof SandboxState.Hibernated) {
+            if (!sandbox.lifecycle().autoResume())
+                throw StasisException.invalidState(sandbox.id().value(), sandbox.state().wireName(), "use files (autoResume is off: resume it first)");
+            sandbox = lifecycle.resume(sandbox.id(), LifecycleService.Reason.API);
+        }
+        return sandboxes.rootOf(sandbox);
     }
 
     public FileContent read(String sandboxRef, SandboxPath path) {

@@ -13,6 +13,8 @@ import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.template.TemplateService;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -37,7 +39,10 @@ public final class SandboxService implements AutoCloseable {
     private final TemplateService templates;
     private final Clock clock;
     private final Duration templateWait;
-    private final SandboxLocks locks = new SandboxLocks();
+    private final SandboxLocks locks;
+    private final EventLog events;
+    private final ActivityTracker activity;
+    private final FaultPoints faults;
     private final Set<String> namesBeingCreated = new HashSet<>();
     private final WarmPool pool;
 
@@ -45,9 +50,14 @@ public final class SandboxService implements AutoCloseable {
      * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
      * @param warmResources   the resources warm sandboxes start with; a create asking for others gets them applied
      */
-    public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates,
-                          Clock clock, Duration templateWait, int warmPerTemplate, Resources warmResources) {
+    public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
+                          EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
+                          int warmPerTemplate, Resources warmResources) {
+        this.faults = faults;
         this.catalog = catalog;
+        this.locks = locks;
+        this.events = events;
+        this.activity = activity;
         this.roots = roots;
         this.runtime = runtime;
         this.templates = templates;
@@ -71,9 +81,9 @@ public final class SandboxService implements AutoCloseable {
         try {
             templates.awaitReady(spec.template(), templateWait);
             var warm = pool.take(spec.template());
-            if (warm.isPresent()) return locks.with(warm.get(), () -> adoptWarm(warm.get(), spec));
+            if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
             var id = SandboxId.random();
-            return locks.with(id, () -> createLocked(id, spec));
+            return locks.exclusive(id, () -> createLocked(id, spec));
         } finally {
             spec.name().ifPresent(this::releaseName);
         }
@@ -83,7 +93,7 @@ public final class SandboxService implements AutoCloseable {
         long start = System.nanoTime();
         Path root = roots.createRoot(id, spec.template());
         try {
-            runtime.create(new RuntimeSpec(id, root, id.value(), spec.resources()));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources()));
             return record(id, spec, start, false);
         } catch (RuntimeException e) {
             undoCreate(id, e);
@@ -105,8 +115,10 @@ public final class SandboxService implements AutoCloseable {
 
     private Sandbox record(SandboxId id, SandboxSpec spec, long start, boolean warm) {
         var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
-                spec.resources(), spec.env(), spec.metadata());
+                spec.resources(), spec.env(), spec.metadata(), Optional.empty(), Optional.empty(), spec.lifecycle());
         catalog.insert(sandbox);
+        activity.touch(id);
+        events.lifecycle(id, "none", "running", "api");
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", spec.template()).addKeyValue("warm", warm)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox created");
         return sandbox;
@@ -150,14 +162,6 @@ public final class SandboxService implements AutoCloseable {
         return catalog.list(query);
     }
 
-    /** The sandbox, which must be running; {@code invalid_state} otherwise. */
-    public Sandbox requireRunning(String idOrName, String action) {
-        var sandbox = get(idOrName);
-        if (!(sandbox.state() instanceof SandboxState.Running))
-            throw StasisException.invalidState(sandbox.id().value(), sandbox.state().wireName(), action);
-        return sandbox;
-    }
-
     /** The host path of the sandbox's root filesystem. */
     public Path rootOf(Sandbox sandbox) {
         return roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
@@ -169,83 +173,51 @@ public final class SandboxService implements AutoCloseable {
      * rebooted), so the catalog stops calling it running.
      */
     public void markExited(SandboxId id, String reason) {
-        locks.with(id, () -> {
-            catalog.find(id).filter(s -> s.state() instanceof SandboxState.Running).ifPresent(s -> {
-                if (runtime.status(id) == RuntimeStatus.RUNNING) return;
+        locks.exclusive(id, () -> {
+            catalog.find(id).filter(s -> s.state().hasProcesses()).ifPresent(s -> {
+                var status = runtime.status(id);
+                if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) return;
                 runtime.destroy(id);
                 catalog.update(s.withState(new SandboxState.Stopped(reason)));
-                log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", reason).log("sandbox stopped on its own");
+                events.lifecycle(id, s.state().wireName(), "stopped", reason);
             });
             return null;
         });
     }
 
     /**
-     * Deletes a sandbox: its processes, runtime state and root filesystem.
+     * Deletes a sandbox: its processes, runtime state, root filesystem and checkpoints.
      * <p>Effects on success: nothing of it remains. The catalog marks it deleted first, so a crash
-     * halfway is finished by {@link #reconcile()}.
+     * halfway is finished by the {@link Reconciler}.
      */
-    public void delete(String idOrName) {
+    public void delete(String idOrName, LifecycleService.Reason reason) {
         var sandbox = get(idOrName);
-        locks.with(sandbox.id(), () -> {
+        locks.exclusive(sandbox.id(), () -> {
             var current = catalog.find(sandbox.id());
-            if (current.isEmpty()) throw StasisException.sandboxNotFound(idOrName);
+            if (current.isEmpty() || current.get().state() instanceof SandboxState.Deleted) throw StasisException.sandboxNotFound(idOrName);
             catalog.update(current.get().withState(SandboxState.DELETED));
-            finishDelete(sandbox.id());
+            faults.reach("delete.after-mark");
+            long start = System.nanoTime();
+            runtime.destroy(sandbox.id());
+            faults.reach("delete.after-destroy");
+            roots.deleteRoot(sandbox.id());
+            for (var checkpoint : catalog.checkpointsOf(sandbox.id())) {
+                runtime.deleteImage(checkpoint.id());
+                roots.deleteSnapshot(checkpoint.id());
+                catalog.deleteCheckpoint(checkpoint.id());
+            }
+            catalog.delete(sandbox.id());
+            events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());
+            log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
             return null;
         });
         locks.forget(sandbox.id());
+        activity.forget(sandbox.id());
     }
 
-    private void finishDelete(SandboxId id) {
-        long start = System.nanoTime();
-        runtime.destroy(id);
-        roots.deleteRoot(id);
-        catalog.delete(id);
-        log.atInfo().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
-    }
-
-    /**
-     * Brings catalog, runtime and disk into agreement, as after a crash or a host reboot:
-     * running sandboxes are adopted; those whose processes are gone become {@code stopped};
-     * half-deleted ones are finished; runtime state and roots nobody knows are removed.
-     */
-    public ReconcileReport reconcile() {
-        int adopted = 0, stopped = 0, finished = 0, orphans = 0;
-        var known = new HashSet<SandboxId>();
-        for (var sandbox : catalog.all()) {
-            known.add(sandbox.id());
-            switch (sandbox.state()) {
-                case SandboxState.Deleted d -> {
-                    finishDelete(sandbox.id());
-                    finished++;
-                }
-                case SandboxState.Running r -> {
-                    if (runtime.status(sandbox.id()) == RuntimeStatus.RUNNING && roots.root(sandbox.id()).isPresent()) {
-                        adopted++;
-                    } else {
-                        runtime.destroy(sandbox.id());
-                        catalog.update(sandbox.withState(new SandboxState.Stopped("processes_lost")));
-                        stopped++;
-                    }
-                }
-                case SandboxState.Stopped s -> runtime.destroy(sandbox.id());
-            }
-        }
-        for (var id : runtime.listOwned()) {
-            if (known.contains(id)) continue;
-            runtime.destroy(id);
-            orphans++;
-        }
-        for (var id : roots.listRoots()) {
-            if (known.contains(id)) continue;
-            roots.deleteRoot(id);
-            orphans++;
-        }
-        var report = new ReconcileReport(adopted, stopped, finished, orphans);
-        log.atInfo().addKeyValue("adopted", adopted).addKeyValue("stopped", stopped)
-                .addKeyValue("deletesFinished", finished).addKeyValue("orphansRemoved", orphans).log("reconciled");
-        return report;
+    /** Deletes on behalf of a caller. */
+    public void delete(String idOrName) {
+        delete(idOrName, LifecycleService.Reason.API);
     }
 
     /** Ends the warm sandboxes (sandboxes in the catalog keep running). */
@@ -254,7 +226,4 @@ public final class SandboxService implements AutoCloseable {
         pool.close();
     }
 
-    /** What {@link #reconcile()} did. */
-    public record ReconcileReport(int adopted, int stopped, int deletesFinished, int orphansRemoved) {
-    }
 }

@@ -102,7 +102,7 @@ final class WarmPool implements AutoCloseable {
         var id = SandboxId.random();
         try {
             var root = roots.createRoot(id, template);
-            runtime.create(new RuntimeSpec(id, root, id.value(), resources));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources));
             return Optional.of(new Warm(id, version.get()));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("template", template).setCause(e).log("could not start a warm sandbox");

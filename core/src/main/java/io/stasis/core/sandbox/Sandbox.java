@@ -1,11 +1,19 @@
 package io.stasis.core.sandbox;
 
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 
-/** A sandbox as the catalog records it. Immutable; state changes produce a new record. */
+/**
+ * A sandbox as the catalog records it. Immutable; changes produce a new record.
+ *
+ * @param parentId     the sandbox it was forked from, if any
+ * @param checkpointId the checkpoint it was forked from, if any
+ * @param lifecycle    when it moves down the ladder while idle
+ */
 public record Sandbox(
         SandboxId id,
         Optional<String> name,
@@ -14,7 +22,10 @@ public record Sandbox(
         Instant createdAt,
         Resources resources,
         Map<String, String> env,
-        Map<String, String> metadata) {
+        Map<String, String> metadata,
+        Optional<SandboxId> parentId,
+        Optional<CheckpointId> checkpointId,
+        LifecyclePolicy lifecycle) {
 
     public Sandbox {
         Objects.requireNonNull(id);
@@ -23,12 +34,19 @@ public record Sandbox(
         Objects.requireNonNull(state);
         Objects.requireNonNull(createdAt);
         Objects.requireNonNull(resources);
+        Objects.requireNonNull(parentId);
+        Objects.requireNonNull(checkpointId);
+        Objects.requireNonNull(lifecycle);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
     }
 
     public Sandbox withState(SandboxState newState) {
-        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata);
+        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle);
+    }
+
+    public Sandbox withLifecycle(LifecyclePolicy policy) {
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy);
     }
 
     /** How the sandbox is shown in messages: its name if it has one, else its id. */

@@ -19,6 +19,11 @@ public record SandboxId(String value) implements Comparable<SandboxId> {
         return s != null && s.startsWith(PREFIX) && Ids.isSuffix(s.substring(PREFIX.length()));
     }
 
+    /** The hostname inside the sandbox: the id with a hyphen, as hostnames may not hold underscores (RFC 1123). */
+    public String hostname() {
+        return "sbx-" + value.substring(PREFIX.length());
+    }
+
     @Override
     public int compareTo(SandboxId o) {
         return value.compareTo(o.value);

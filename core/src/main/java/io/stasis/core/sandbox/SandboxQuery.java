@@ -15,13 +15,14 @@ import java.util.Optional;
 public record SandboxQuery(Optional<String> state, Map<String, String> metadata, Optional<String> cursor, int limit) {
     public static final int DEFAULT_LIMIT = 100;
     public static final int MAX_LIMIT = 1000;
+    private static final java.util.List<String> STATES = java.util.List.of("running", "paused", "hibernated", "stopped");
 
     public SandboxQuery {
         metadata = Map.copyOf(metadata);
         if (limit < 1 || limit > MAX_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIMIT + ", was " + limit);
         state.ifPresent(s -> {
-            if (!s.equals("running") && !s.equals("stopped"))
-                throw StasisException.invalid("state", "must be one of running, stopped; was '" + s + "'");
+            if (!STATES.contains(s))
+                throw StasisException.invalid("state", "must be one of " + String.join(", ", STATES) + "; was '" + s + "'");
         });
     }
 

@@ -1,5 +1,6 @@
 package io.stasis.core.sandbox;
 
+import io.stasis.core.policy.LifecyclePolicy;
 import java.util.Map;
 import java.util.Optional;
 
@@ -9,7 +10,8 @@ public record SandboxSpec(
         Optional<String> name,
         Map<String, String> env,
         Map<String, String> metadata,
-        Resources resources) {
+        Resources resources,
+        LifecyclePolicy lifecycle) {
 
     public SandboxSpec {
         name.ifPresent(SandboxName::validate);

@@ -1,12 +1,35 @@
 package io.stasis.core.sandbox;
 
+import io.stasis.core.checkpoint.CheckpointId;
+import java.time.Instant;
+import java.util.Objects;
+
 /**
  * Where a sandbox is in its life. Each state holds only what is true in it; switches over it are
  * exhaustive, so a new state cannot be forgotten by the code that handles states.
+ *
+ * <pre>
+ * running <-> paused          (cgroup freezer: memory stays, no CPU)
+ * running|paused -> hibernated -> running   (process image on disk, no memory)
+ * running|paused|hibernated -> stopped -> running   (processes gone, root kept)
+ * any -> deleted
+ * </pre>
  */
 public sealed interface SandboxState {
-    /** The processes run and the root is mounted. */
+    /** The processes run. */
     record Running() implements SandboxState {
+    }
+
+    /** Every process is frozen; memory stays resident; no CPU is used. */
+    record Paused() implements SandboxState {
+    }
+
+    /** The processes are an image on disk ({@code checkpoint}); their memory is freed. */
+    record Hibernated(CheckpointId checkpoint, long imageBytes, Instant at) implements SandboxState {
+        public Hibernated {
+            Objects.requireNonNull(checkpoint);
+            Objects.requireNonNull(at);
+        }
     }
 
     /** No process runs; the root filesystem is kept. {@code reason} says how it got here. */
@@ -18,23 +41,22 @@ public sealed interface SandboxState {
     }
 
     Running RUNNING = new Running();
+    Paused PAUSED = new Paused();
     Deleted DELETED = new Deleted();
 
     /** The name on the wire and in the catalog. */
     default String wireName() {
         return switch (this) {
             case Running r -> "running";
+            case Paused p -> "paused";
+            case Hibernated h -> "hibernated";
             case Stopped s -> "stopped";
             case Deleted d -> "deleted";
         };
     }
 
-    static SandboxState fromWire(String name, String reason) {
-        return switch (name) {
-            case "running" -> RUNNING;
-            case "stopped" -> new Stopped(reason);
-            case "deleted" -> DELETED;
-            default -> throw new IllegalArgumentException("unknown sandbox state: " + name);
-        };
+    /** Whether processes exist (running or frozen), so that the runtime holds the sandbox. */
+    default boolean hasProcesses() {
+        return this instanceof Running || this instanceof Paused;
     }
 }

@@ -1,6 +1,10 @@
 package io.stasis.core.spi;
 
 import io.stasis.core.auth.ApiKey;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.events.Event;
+import io.stasis.core.journal.Operation;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -9,8 +13,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * Durable metadata: what sandboxes exist, in which state, and the API keys. Writes are atomic
- * and durable when the call returns. Implementations are thread-safe.
+ * Durable metadata: sandboxes, checkpoints, operations in progress, events and API keys. Writes
+ * are atomic and durable when the call returns. Implementations are thread-safe.
  */
 public interface Catalog extends AutoCloseable {
 
@@ -24,14 +28,54 @@ public interface Catalog extends AutoCloseable {
 
     Optional<Sandbox> findByName(String name);
 
-    /** A page of sandboxes, oldest first, filtered as the query says. */
+    /** A page of sandboxes, oldest first, filtered as the query says. Sandboxes being deleted are left out. */
     Page<Sandbox> list(SandboxQuery query);
 
-    /** Every sandbox record (for reconciliation). */
+    /** Every sandbox record, including those being deleted (for reconciliation). */
     List<Sandbox> all();
 
-    /** Forgets a sandbox. Idempotent. */
+    /** Sandboxes forked from {@code parent}, oldest first. */
+    List<Sandbox> children(SandboxId parent);
+
+    /** Forgets a sandbox (its operation too). Idempotent. */
     void delete(SandboxId id);
+
+    // --- operations in progress: at most one per sandbox ---
+
+    /** Records that an operation begins (replacing a finished one's leftover). */
+    void beginOperation(Operation operation);
+
+    /** Records the outcome and ends the sandbox's operation, in one transaction. */
+    void completeOperation(Sandbox outcome);
+
+    /** Ends the sandbox's operation without changing the sandbox (it failed and nothing changed). */
+    void abandonOperation(SandboxId sandbox);
+
+    List<Operation> pendingOperations();
+
+    // --- checkpoints ---
+
+    void insertCheckpoint(Checkpoint checkpoint);
+
+    Optional<Checkpoint> findCheckpoint(CheckpointId id);
+
+    /** A sandbox's checkpoints, oldest first. */
+    List<Checkpoint> checkpointsOf(SandboxId sandbox);
+
+    List<Checkpoint> allCheckpoints();
+
+    /** Forgets a checkpoint. Idempotent. */
+    void deleteCheckpoint(CheckpointId id);
+
+    // --- events ---
+
+    /** Stores an event, giving it the next id; returns it with that id. */
+    Event appendEvent(Event event);
+
+    /** Events with an id above {@code afterId}, oldest first, of one sandbox or all. */
+    List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, int limit);
+
+    // --- keys ---
 
     void insertApiKey(ApiKey key);
 

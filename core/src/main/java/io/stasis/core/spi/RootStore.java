@@ -1,5 +1,6 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.SandboxId;
 import java.nio.file.Path;
 import java.util.List;
@@ -7,8 +8,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Root filesystems: read-only templates, and one writable copy-on-write root per sandbox.
- * Creating a root costs the same whatever the template's size.
+ * Root filesystems: read-only templates, one writable copy-on-write root per sandbox, and
+ * read-only root snapshots of checkpoints. Creating a root or a snapshot costs the same whatever
+ * the size of what it copies.
  */
 public interface RootStore {
 
@@ -20,6 +22,12 @@ public interface RootStore {
      */
     Path createRoot(SandboxId id, String template);
 
+    /**
+     * Creates the writable root of a sandbox from a checkpoint's root snapshot (a branch).
+     * <p>On failure: {@code runtime_failed}; no root is left.
+     */
+    Path createRootFrom(SandboxId id, CheckpointId checkpoint);
+
     /** The root of a sandbox, if it has one. */
     Optional<Path> root(SandboxId id);
 
@@ -28,6 +36,22 @@ public interface RootStore {
 
     /** Every sandbox that has a root here (for reconciliation). */
     Set<SandboxId> listRoots();
+
+    /**
+     * Takes a read-only snapshot of a sandbox's root for a checkpoint. Writes the sandbox made
+     * before the call are in it. Crash-consistent only if the sandbox is frozen meanwhile.
+     * <p>On failure: {@code runtime_failed}; no snapshot is left.
+     */
+    void snapshotRoot(SandboxId id, CheckpointId checkpoint);
+
+    /** Whether a checkpoint's root snapshot exists. */
+    boolean hasSnapshot(CheckpointId checkpoint);
+
+    /** Removes a checkpoint's root snapshot. Idempotent. Roots branched from it are not affected. */
+    void deleteSnapshot(CheckpointId checkpoint);
+
+    /** Every checkpoint root snapshot here (for reconciliation). */
+    Set<CheckpointId> listSnapshots();
 
     /** The installed templates. */
     List<TemplateImage> templates();

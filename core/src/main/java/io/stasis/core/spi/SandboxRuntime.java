@@ -1,14 +1,16 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import java.time.Duration;
 import java.util.Set;
 
 /**
- * Runs sandboxes: isolated process trees on a prepared root filesystem. Implementations own every
- * host resource they create for a sandbox (container state, cgroups, namespaces) and label it with
- * the sandbox id so that {@link #listOwned()} can find it after a crash of the service.
+ * Runs sandboxes: isolated process trees on a prepared root filesystem, which it can freeze, dump
+ * to an image and restore from one. Implementations own every host resource they create for a
+ * sandbox (container state, cgroups, namespaces, images) and label it with the sandbox or
+ * checkpoint id, so that {@link #listOwned()} and {@link #listImages()} find it after a crash.
  *
  * <p>Sandboxes are not children of the service: they keep running when it stops.
  */
@@ -40,12 +42,61 @@ public interface SandboxRuntime {
      */
     void updateResources(SandboxId id, Resources resources);
 
-    /** Whether the sandbox's process 1 is alive, gone, or the runtime does not know it. */
-    RuntimeStatus status(SandboxId id);
+    /**
+     * Freezes every process of the sandbox (cgroup freezer): no CPU, memory stays. Idempotent.
+     * <p>Effects on success: returns once every task is frozen.
+     */
+    void freeze(SandboxId id);
+
+    /** Lets a frozen sandbox run again. Idempotent. */
+    void thaw(SandboxId id);
 
     /**
-     * Ends every process of the sandbox and removes what the runtime created for it. The root
-     * filesystem is left alone. Idempotent: destroying an unknown sandbox does nothing.
+     * Dumps the sandbox's whole process tree (memory, files, pipes, sockets, ptys) to the image
+     * {@code image}.
+     * <p>Prerequisites: the sandbox runs or is frozen; {@code image} does not exist.
+     * <p>Effects on success: the image is complete; with {@code leaveRunning} the sandbox is as
+     * before (frozen stays frozen), without it its processes are gone and the runtime no longer
+     * holds it (as after {@link #destroy}). Returns the image's size in bytes.
+     * <p>On failure: no image is left and the sandbox is as before.
+     */
+    long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning);
+
+    /**
+     * Starts {@code spec.id()} from an image: the same sandbox after a hibernation, or a new one
+     * (a fork) on a root branched from the checkpoint's root snapshot.
+     * <p>Prerequisites: the image is complete; no sandbox {@code spec.id()} exists in the runtime;
+     * the root holds the files as they were when the image was taken.
+     * <p>Effects on success: the processes run on from where they were, under {@code spec}'s
+     * limits and hostname. The image is untouched and may be restored again.
+     * <p>On failure: nothing of the sandbox is left in the runtime; the image stays intact.
+     */
+    void restore(RuntimeSpec spec, CheckpointId image);
+
+    /** The size in bytes of the complete image with this id; empty if it is missing or incomplete. */
+    java.util.OptionalLong imageSize(CheckpointId image);
+
+    /** Removes an image. Idempotent. */
+    void deleteImage(CheckpointId image);
+
+    /** Every image this runtime holds, complete or not (for reconciliation). */
+    Set<CheckpointId> listImages();
+
+    /** Whether the sandbox's process 1 is alive (and whether frozen), gone, or unknown to the runtime. */
+    RuntimeStatus status(SandboxId id);
+
+    /** CPU time used by all the sandbox's processes so far, for idle detection. */
+    Duration cpuUsage(SandboxId id);
+
+    /**
+     * Asks every process of the sandbox to end (SIGTERM), waits up to {@code grace}, then ends what
+     * is left and removes what the runtime holds for it, as {@link #destroy} does.
+     */
+    void stop(SandboxId id, Duration grace);
+
+    /**
+     * Ends every process of the sandbox and removes what the runtime created for it, except images.
+     * The root filesystem is left alone. Idempotent: destroying an unknown sandbox does nothing.
      */
     void destroy(SandboxId id);
 
@@ -57,5 +108,5 @@ public interface SandboxRuntime {
         return Duration.ofSeconds(30);
     }
 
-    enum RuntimeStatus { RUNNING, STOPPED, UNKNOWN }
+    enum RuntimeStatus { RUNNING, FROZEN, STOPPED, UNKNOWN }
 }

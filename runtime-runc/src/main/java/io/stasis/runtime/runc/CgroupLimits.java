@@ -39,6 +39,21 @@ final class CgroupLimits {
         }
     }
 
+    /** CPU time used by the cgroup's tasks so far (v1 {@code cpuacct.usage}, v2 {@code cpu.stat}). */
+    static java.time.Duration cpuUsage(String cgroupPath) {
+        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
+        try {
+            if (Files.exists(ROOT.resolve("cgroup.controllers"))) {
+                for (String line : Files.readAllLines(ROOT.resolve(relative).resolve("cpu.stat")))
+                    if (line.startsWith("usage_usec ")) return java.time.Duration.ofNanos(Long.parseLong(line.substring(11).strip()) * 1000);
+                return java.time.Duration.ZERO;
+            }
+            return java.time.Duration.ofNanos(Long.parseLong(Files.readString(ROOT.resolve("cpuacct").resolve(relative).resolve("cpuacct.usage")).strip()));
+        } catch (IOException | NumberFormatException e) {
+            return java.time.Duration.ZERO;
+        }
+    }
+
     private static void write(SandboxId id, Path file, String value, Resources resources) {
         try {
             Files.writeString(file, value);

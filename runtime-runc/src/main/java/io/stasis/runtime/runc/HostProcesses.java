@@ -9,6 +9,24 @@ final class HostProcesses {
     private HostProcesses() {
     }
 
+    /** How many sockets the process holds open (its fd table's {@code socket:[...]} entries); 0 if it is gone. */
+    static int socketCount(long pid) {
+        Path fds = Path.of("/proc", Long.toString(pid), "fd");
+        try (var entries = Files.list(fds)) {
+            int count = 0;
+            for (Path fd : entries.toList()) {
+                try {
+                    if (Files.readSymbolicLink(fd).toString().startsWith("socket:")) count++;
+                } catch (IOException e) {
+                    // closed meanwhile
+                }
+            }
+            return count;
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
     /** Whether the process exists and has not ended (a zombie has ended; only its parent has yet to reap it). */
     static boolean isAlive(long pid) {
         try {

@@ -34,11 +34,12 @@ final class OciSpec {
     /**
      * @param root       the sandbox's root filesystem on the host
      * @param initDir    host directory holding the stasis-init binary
+     * @param criuConfig CRIU configuration for checkpoints and restores of this sandbox
      * @param hostname   hostname inside
      * @param cgroupPath cgroup of the sandbox, relative to each controller's root
      * @param idMapBase  host id of root inside
      */
-    static ObjectNode build(ObjectMapper json, Path root, Path initDir, String hostname, String cgroupPath,
+    static ObjectNode build(ObjectMapper json, Path root, Path initDir, Path criuConfig, String hostname, String cgroupPath,
                             int idMapBase, Resources resources) {
         ObjectNode spec = json.createObjectNode();
         spec.put("ociVersion", "1.0.2");
@@ -88,6 +89,8 @@ final class OciSpec {
         ArrayNode readonly = linux.putArray("readonlyPaths");
         READONLY_PATHS.forEach(readonly::add);
         linux.set("seccomp", SeccompProfile.build(json));
+        // runc hands this file to CRIU on checkpoint and restore (see CriuActionScript).
+        spec.putObject("annotations").put("org.criu.config", criuConfig.toString());
         return spec;
     }
 

@@ -34,12 +34,19 @@ public final class Runc {
     private final Path stateRoot;
     private final Path logDir;
     private final Duration timeout;
+    private final Optional<Path> criu;
 
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
+        this(binary, stateRoot, logDir, timeout, Optional.empty());
+    }
+
+    /** @param criu the CRIU binary checkpoints and restores use (runc's own default is an older one) */
+    public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu) {
         this.binary = binary;
         this.stateRoot = stateRoot;
         this.logDir = logDir;
         this.timeout = timeout;
+        this.criu = criu;
     }
 
     /** runc's version line, checked at start-up. */
@@ -55,6 +62,29 @@ public final class Runc {
         run(id, "run", true, "run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
     }
 
+
+    /**
+     * Dumps the container's processes to {@code images} with CRIU. Established TCP connections
+     * inside the sandbox are kept ({@code --tcp-established}); with {@code leaveRunning} the
+     * container goes on, else it is gone afterwards.
+     */
+    public void checkpoint(SandboxId id, Path images, Path work, boolean leaveRunning) {
+        var args = new ArrayList<String>(List.of("checkpoint", "--tcp-established", "--image-path", images.toString(),
+                "--work-path", work.toString()));
+        if (leaveRunning) args.add("--leave-running");
+        args.add(id.value());
+        run(id, "checkpoint", false, args.toArray(String[]::new));
+    }
+
+    /**
+     * Starts the container {@code id} of {@code bundle} from a CRIU image, in the background.
+     * Stdio is /dev/null, as for {@link #runDetached}. {@code environment} reaches CRIU's action
+     * script.
+     */
+    public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile, java.util.Map<String, String> environment) {
+        run(id, "restore", true, environment, "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
+                "--work-path", work.toString(), "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+    }
 
     /**
      * {@code runc exec} in the foreground, stdio /dev/null: returns when the command has ended;
@@ -101,14 +131,20 @@ public final class Runc {
     }
 
     private String run(SandboxId id, String step, boolean detachedStdio, String... args) {
+        return run(id, step, detachedStdio, java.util.Map.of(), args);
+    }
+
+    private String run(SandboxId id, String step, boolean detachedStdio, java.util.Map<String, String> environment, String... args) {
         Path log = logFile(id, step);
         var argv = new ArrayList<String>(List.of(binary.toString(), "--root", stateRoot.toString(),
                 "--log", log.toString(), "--log-format", "json"));
+        criu.ifPresent(c -> argv.addAll(List.of("--criu", c.toString())));
         argv.addAll(List.of(args));
         long start = System.nanoTime();
         Process process = null;
         try {
             var builder = new ProcessBuilder(argv).redirectInput(DEV_NULL);
+            builder.environment().putAll(environment);
             if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
             process = builder.start();
             var out = detachedStdio ? CompletableFuture.completedFuture("") : drain(process.getInputStream());

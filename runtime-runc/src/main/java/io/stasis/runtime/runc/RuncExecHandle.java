@@ -29,13 +29,16 @@ final class RuncExecHandle implements ExecHandle {
     private final long pid;
     private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
     private final CompletableFuture<Void> connectionLost = new CompletableFuture<>();
+    private final Runnable onClose;
 
-    RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid) {
+    /** @param onClose run once when the handle closes (the runtime stops tracking its connection) */
+    RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid, Runnable onClose) {
         this.sandbox = sandbox;
         this.root = root;
         this.connection = connection;
         this.execId = execId;
         this.pid = pid;
+        this.onClose = onClose;
         Thread.ofVirtual().name("exit-" + execId).start(this::awaitExitFrame);
     }
 
@@ -108,6 +111,7 @@ final class RuncExecHandle implements ExecHandle {
 
     @Override
     public void close() {
+        onClose.run();
         connection.close();
         try {
             root.deleteRecursively(dir(execId));

@@ -2,6 +2,8 @@ package io.stasis.runtime.runc;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
@@ -12,11 +14,15 @@ import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SpawnSpec;
 import io.stasis.fs.linux.ConfinedRoot;
+import io.stasis.host.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -30,70 +36,95 @@ import org.slf4j.LoggerFactory;
  * Sandboxes as runc containers: all namespaces including a user namespace, the cgroup limits of
  * the request, and stasis-init as process 1. runc runs detached, so sandboxes are not children
  * of the service; all the runtime knows about a sandbox is on disk under its state directory:
- * {@code runc/} (runc's own state), {@code bundles/<id>/config.json}, {@code logs/<id>/}, and
- * {@code bin/stasis-init}.
+ * {@code runc/} (runc's own state), {@code bundles/<id>/config.json}, {@code logs/<id>/},
+ * {@code images/<checkpoint>/} (CRIU images), {@code work/} (CRIU logs), {@code bin/}
+ * (stasis-init and CRIU's action script).
  */
 public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final String CGROUP_FS = "/sys/fs/cgroup";
+    /** Where a sandbox finds a fresh value after every restore, to reseed what it keeps in memory. */
+    static final String INSTANCE_FILE = "/.stasis/instance";
+    private static final Duration QUIESCE_TIMEOUT = Duration.ofSeconds(5);
 
     private final RuncConfig config;
     private final Runc runc;
     private final Path bundles;
     private final Path logs;
     private final Path initDir;
+    private final Path criuConfig;
+    private final Freezer freezer = new Freezer();
+    private final ImageStore images;
     private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
+    private final Map<SandboxId, Set<InitConnection>> connections = new ConcurrentHashMap<>();
 
     public RuncRuntime(RuncConfig config) {
         this.config = config;
         this.bundles = config.stateDir().resolve("bundles");
         this.logs = config.stateDir().resolve("logs");
         this.initDir = config.stateDir().resolve("bin");
-        this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout());
+        this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
+        this.images = new ImageStore(config.stateDir());
         InitBinary.install(initDir);
-        log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
+        this.criuConfig = CriuActionScript.install(config.stateDir());
+        log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
+                .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }
 
     @Override
     public void create(RuntimeSpec spec) {
         SandboxId id = spec.id();
         long start = System.nanoTime();
-        Path bundle = bundles.resolve(id.value());
-        try {
-            Files.createDirectories(bundle);
-            var oci = OciSpec.build(JSON, spec.root(), initDir, spec.hostname(), cgroupPath(id), config.idMapBase(), spec.resources());
-            JSON.writeValue(bundle.resolve("config.json").toFile(), oci);
-        } catch (IOException e) {
-            throw StasisException.runtimeFailed(id.value(), "write bundle", e.getMessage(), e);
-        }
-        roots.put(id, spec.root());
+        Path bundle = writeBundle(spec);
         try {
             Path pidFile = bundle.resolve("init.pid");
             runc.runDetached(id, bundle, pidFile);
             awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
         } catch (RuntimeException e) {
-            try {
-                destroy(id);
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
+            cleanUpAfter(id, e);
             throw e;
         }
         log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("container started");
+    }
+
+    private Path writeBundle(RuntimeSpec spec) {
+        Path bundle = bundles.resolve(spec.id().value());
+        try {
+            Files.createDirectories(bundle);
+            var oci = OciSpec.build(JSON, spec.root(), initDir, criuConfig, spec.hostname(), cgroupPath(spec.id()),
+                    config.idMapBase(), spec.resources());
+            writeAtomically(bundle.resolve("config.json"), oci);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
+        }
+        roots.put(spec.id(), spec.root());
+        return bundle;
+    }
+
+    private static void writeAtomically(Path file, ObjectNode json) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        JSON.writeValue(tmp.toFile(), json);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private void cleanUpAfter(SandboxId id, RuntimeException failure) {
+        try {
+            destroy(id);
+        } catch (RuntimeException cleanup) {
+            failure.addSuppressed(cleanup);
+        }
     }
 
     @Override
     public void updateResources(SandboxId id, Resources resources) {
         CgroupLimits.apply(id, cgroupPath(id), resources);
         // The bundle is what a later restore reads: keep it in step with the cgroups.
-        Path config = bundles.resolve(id.value()).resolve("config.json");
+        Path file = bundles.resolve(id.value()).resolve("config.json");
         try {
-            var spec = (com.fasterxml.jackson.databind.node.ObjectNode) JSON.readTree(config.toFile());
+            var spec = (ObjectNode) JSON.readTree(file.toFile());
             OciSpec.setResources(spec, resources);
-            Path tmp = config.resolveSibling("config.json.tmp");
-            JSON.writeValue(tmp.toFile(), spec);
-            Files.move(tmp, config, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            writeAtomically(file, spec);
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "update bundle", e.getMessage(), e);
         }
@@ -142,7 +173,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             long size = root.sizeOf("/.stasis/init.log");
             if (size <= 0) return "";
             byte[] tail = root.readAt("/.stasis/init.log", Math.max(0, size - 1000), 1000);
-            return "; init.log: " + new String(tail, java.nio.charset.StandardCharsets.UTF_8).strip();
+            return "; init.log: " + new String(tail, StandardCharsets.UTF_8).strip();
         } catch (RuntimeException e) {
             return "";
         }
@@ -167,8 +198,12 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             request.with("wait", 1);
             connection = InitConnection.open(id, confined);
             var reply = connection.call(request.build());
-            if (reply.verb().equals("ok"))
-                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"));
+            if (reply.verb().equals("ok")) {
+                var tracked = connections.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
+                tracked.add(connection);
+                var owned = connection;
+                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), () -> tracked.remove(owned));
+            }
             connection.close();
             confined.deleteRecursively(RuncExecHandle.dir(execId));
             throw spawnFailure(id, spec, reply);
@@ -193,36 +228,207 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     private Path rootFromBundle(SandboxId id) {
-        Path config = bundles.resolve(id.value()).resolve("config.json");
+        Path file = bundles.resolve(id.value()).resolve("config.json");
         try {
-            return Path.of(JSON.readTree(config.toFile()).path("root").path("path").asText());
+            return Path.of(JSON.readTree(file.toFile()).path("root").path("path").asText());
         } catch (IOException e) {
-            throw StasisException.runtimeFailed(id.value(), "find root", "no bundle at " + config, e);
+            throw StasisException.runtimeFailed(id.value(), "find root", "no bundle at " + file, e);
+        }
+    }
+
+    /**
+     * Freezes the sandbox once stasis-init holds no connection of the service: a frozen init could
+     * not take note of a connection the service closes afterwards, and a checkpoint would find it.
+     */
+    @Override
+    public void freeze(SandboxId id) {
+        if (freezer.isFrozen(cgroupPath(id))) return;
+        quiesce(id, initPid(id));
+        freezer.freeze(id, cgroupPath(id));
+    }
+
+    /** The host pid of the sandbox's stasis-init, as runc reported it when it started the sandbox. */
+    private long initPid(SandboxId id) {
+        try {
+            return Long.parseLong(Files.readString(bundles.resolve(id.value()).resolve("init.pid")).strip());
+        } catch (IOException | NumberFormatException e) {
+            return requireContainer(id, "find init").pid();
         }
     }
 
     @Override
+    public void thaw(SandboxId id) {
+        freezer.thaw(id, cgroupPath(id));
+    }
+
+    private Runc.ContainerState requireContainer(SandboxId id, String step) {
+        return runc.state(id).filter(Runc.ContainerState::running)
+                .orElseThrow(() -> StasisException.runtimeFailed(id.value(), step, "the sandbox's processes are gone", null));
+    }
+
+    @Override
+    public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+        if (config.criu().isEmpty())
+            throw StasisException.runtimeFailed(id.value(), "checkpoint", "no CRIU is configured (install it with ./stasis setup)", null);
+        var container = requireContainer(id, "checkpoint");
+        long start = System.nanoTime();
+        boolean wasFrozen = freezer.isFrozen(cgroupPath(id));
+        Path dir = images.create(image);
+        Path work = images.workDir(image, "dump");
+        try {
+            // CRIU cannot dump a socket whose peer is outside the sandbox: the service lets go of
+            // its connections to stasis-init first (exec handles then watch the exit file). A
+            // frozen init cannot close its ends: it runs for that moment.
+            if (wasFrozen && (connections.containsKey(id) || HostProcesses.socketCount(container.pid()) > 1)) {
+                freezer.thaw(id, cgroupPath(id));
+                quiesce(id, container.pid());
+            } else if (!wasFrozen) quiesce(id, container.pid());
+            // Frozen by us, CRIU does not poll the v1 freezer in 100 ms steps (PLATFORM.md).
+            freezer.freeze(id, cgroupPath(id));
+            runc.checkpoint(id, dir, work, leaveRunning);
+        } catch (RuntimeException e) {
+            images.delete(image);
+            if (!wasFrozen && runc.state(id).isPresent()) freezer.thaw(id, cgroupPath(id));
+            throw withCriuLog(e, work.resolve("dump.log"));
+        }
+        if (leaveRunning && !wasFrozen) freezer.thaw(id, cgroupPath(id));
+        if (!leaveRunning) forgetContainer(id);
+        long size = images.seal(image);
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("leaveRunning", leaveRunning)
+                .addKeyValue("bytes", size).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("checkpointed");
+        return size;
+    }
+
+    /** Closes the service's connections to the sandbox's init and waits until init has closed its ends. */
+    private void quiesce(SandboxId id, long initPid) {
+        var open = connections.remove(id);
+        if (open != null) open.forEach(InitConnection::close);
+        long deadline = System.nanoTime() + QUIESCE_TIMEOUT.toNanos();
+        long pause = 50_000;
+        while (HostProcesses.socketCount(initPid) > 1) {
+            if (System.nanoTime() > deadline)
+                throw StasisException.runtimeFailed(id.value(), "checkpoint", "stasis-init still holds connections from the service", null);
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, 2_000_000);
+        }
+    }
+
+    /** After a dump that ended the container: runc's state is gone; the bundle stays for the restore. */
+    private void forgetContainer(SandboxId id) {
+        if (runc.state(id).isPresent()) runc.deleteForce(id);
+        connections.remove(id);
+    }
+
+    private static RuntimeException withCriuLog(RuntimeException e, Path criuLog) {
+        String errors = CriuLog.errors(criuLog);
+        if (errors.isEmpty() || !(e instanceof StasisException s)) return e;
+        return new StasisException(s.code(), s.getMessage() + errors, s.details(), s);
+    }
+
+    @Override
+    public void restore(RuntimeSpec spec, CheckpointId image) {
+        SandboxId id = spec.id();
+        if (!images.isComplete(image))
+            throw StasisException.runtimeFailed(id.value(), "restore", "the image " + image + " is missing or incomplete", null);
+        long start = System.nanoTime();
+        Path bundle = writeBundle(spec);
+        Path work = images.workDir(image, "restore-" + id.value());
+        try {
+            Path pidFile = bundle.resolve("init.pid");
+            Files.deleteIfExists(pidFile);
+            runc.restoreDetached(id, bundle, images.dir(image), work, pidFile,
+                    Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
+            awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
+            writeInstance(spec, image);
+        } catch (IOException e) {
+            var failure = StasisException.runtimeFailed(id.value(), "restore", e.getMessage(), e);
+            cleanUpAfter(id, failure);
+            throw failure;
+        } catch (RuntimeException e) {
+            var failure = withCriuLog(e, work.resolve("restore.log"));
+            cleanUpAfter(id, failure);
+            throw failure;
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored");
+    }
+
+    /**
+     * A restored copy shares its parent's memory, random generators included. The kernel's
+     * generator (getrandom, /dev/urandom) is not in the image and differs per copy; for what lives
+     * in process memory, the sandbox finds a fresh value in {@value #INSTANCE_FILE} after every
+     * restore, which processes that care re-read and reseed from (see docs/SECURITY.md).
+     */
+    private void writeInstance(RuntimeSpec spec, CheckpointId image) {
+        byte[] seed = new byte[32];
+        new java.security.SecureRandom().nextBytes(seed);
+        String text = "sandbox=" + spec.id() + "\ncheckpoint=" + image + "\nseed=" + HexFormat.of().formatHex(seed) + "\n";
+        try (var confined = ConfinedRoot.open(spec.root(), config.rootOwner())) {
+            confined.writeFile(INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII), 0644);
+        }
+    }
+
+    @Override
+    public java.util.OptionalLong imageSize(CheckpointId image) {
+        return images.completeSize(image);
+    }
+
+    @Override
+    public void deleteImage(CheckpointId image) {
+        images.delete(image);
+    }
+
+    @Override
+    public Set<CheckpointId> listImages() {
+        return images.list();
+    }
+
+    @Override
     public RuntimeStatus status(SandboxId id) {
-        return runc.state(id).map(s -> s.running() ? RuntimeStatus.RUNNING : RuntimeStatus.STOPPED).orElse(RuntimeStatus.UNKNOWN);
+        var state = runc.state(id);
+        if (state.isEmpty()) return RuntimeStatus.UNKNOWN;
+        if (!state.get().running()) return RuntimeStatus.STOPPED;
+        return freezer.isFrozen(cgroupPath(id)) ? RuntimeStatus.FROZEN : RuntimeStatus.RUNNING;
+    }
+
+    @Override
+    public Duration cpuUsage(SandboxId id) {
+        return CgroupLimits.cpuUsage(cgroupPath(id));
+    }
+
+    @Override
+    public void stop(SandboxId id, Duration grace) {
+        var state = runc.state(id);
+        if (state.isPresent() && state.get().running() && state.get().pid() > 0) {
+            freezer.thaw(id, cgroupPath(id));
+            // stasis-init passes SIGTERM to every process and ends when they have.
+            ProcessHandle.of(state.get().pid()).ifPresent(ProcessHandle::destroy);
+            awaitEnd(state.get().pid(), grace);
+        }
+        destroy(id);
     }
 
     @Override
     public void destroy(SandboxId id) {
         var state = runc.state(id);
         if (state.isPresent()) {
-            // Killing process 1 ends the whole pid namespace. Done here, and waited for through
-            // /proc, because `runc delete --force` polls for the end in 100 ms steps.
-            if (state.get().running() && state.get().pid() > 0) killAndAwait(state.get().pid());
+            if (state.get().running() && state.get().pid() > 0) {
+                // A frozen task cannot die: thaw first. Killing process 1 ends the whole pid
+                // namespace; waiting through /proc beats `runc delete --force`, which polls in 100 ms steps.
+                freezer.thaw(id, cgroupPath(id));
+                ProcessHandle.of(state.get().pid()).ifPresent(ProcessHandle::destroyForcibly);
+                awaitEnd(state.get().pid(), Duration.ofSeconds(5));
+            }
             runc.deleteForce(id);
         }
         roots.remove(id);
+        connections.remove(id);
         deleteTree(bundles.resolve(id.value()));
         deleteTree(logs.resolve(id.value()));
     }
 
-    private static void killAndAwait(long pid) {
-        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
-        long deadline = System.nanoTime() + 5_000_000_000L;
+    private static void awaitEnd(long pid, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         long pauseNanos = 100_000;
         while (HostProcesses.isAlive(pid) && System.nanoTime() < deadline) {
             LockSupport.parkNanos(pauseNanos);
@@ -262,9 +468,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     private static void deleteTree(Path dir) {
-        if (!Files.exists(dir)) return;
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        try {
+            FileTrees.deleteRecursively(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("removing " + dir, e);
         }

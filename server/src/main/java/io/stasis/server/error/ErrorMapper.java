@@ -12,7 +12,7 @@ public final class ErrorMapper {
             case MALFORMED_REQUEST -> 400;
             case UNAUTHENTICATED -> 401;
             case FORBIDDEN -> 403;
-            case NOT_FOUND, SANDBOX_NOT_FOUND, FILE_NOT_FOUND -> 404;
+            case NOT_FOUND, SANDBOX_NOT_FOUND, FILE_NOT_FOUND, CHECKPOINT_NOT_FOUND -> 404;
             case INVALID_STATE, NAME_TAKEN, FILE_EXISTS, DIRECTORY_NOT_EMPTY -> 409;
             case PAYLOAD_TOO_LARGE -> 413;
             case INVALID_REQUEST, TEMPLATE_NOT_FOUND, NOT_A_DIRECTORY, IS_A_DIRECTORY -> 422;

@@ -8,7 +8,14 @@ final class Bodies {
     private Bodies() {
     }
 
-    record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources) {
+    record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
+                         com.fasterxml.jackson.databind.JsonNode lifecycle) {
+    }
+
+    record CreateCheckpoint(String name, Boolean memory) {
+    }
+
+    record Fork(String checkpoint, Integer count, String name) {
     }
 
     record ResourcesBody(Double cpus, Integer memoryMb, Integer pids) {

@@ -7,7 +7,11 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.files.FileService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Resources;
@@ -30,12 +34,12 @@ public final class HttpApi implements AutoCloseable {
     private static final String ERROR_WRITTEN = "stasis.errorWritten";
 
     /** Everything the routes call. */
-    public record Services(SandboxService sandboxes, ExecService exec, FileService files, TemplateService templates,
-                           BearerAuth auth, Metrics metrics) {
+    public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
+                           FileService files, TemplateService templates, EventLog events, BearerAuth auth, Metrics metrics) {
     }
 
     /** Settings of the API itself. */
-    public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources,
+    public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
                            long maxUploadBytes, long maxJsonBytes) {
     }
 
@@ -72,10 +76,14 @@ public final class HttpApi implements AutoCloseable {
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
-        new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), services.metrics()).register(routes);
+        new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.defaultLifecycle(),
+                services.metrics()).register(routes);
+        new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
+        new CheckpointRoutes(services.sandboxes(), services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
+        new EventRoutes(services.sandboxes(), services.events()).register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));

@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxQuery;
@@ -22,12 +23,15 @@ final class SandboxRoutes {
     private final SandboxService sandboxes;
     private final String defaultTemplate;
     private final Resources defaultResources;
+    private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
 
-    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, Metrics metrics) {
+    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
+                  Metrics metrics) {
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
         this.defaultResources = defaultResources;
+        this.defaultLifecycle = defaultLifecycle;
         this.metrics = metrics;
     }
 
@@ -50,7 +54,8 @@ final class SandboxRoutes {
                 Optional.ofNullable(body.name()),
                 EnvVars.validateEnv("env", orEmpty(body.env())),
                 EnvVars.validateMetadata(orEmpty(body.metadata())),
-                resources);
+                resources,
+                LifecycleJson.merge(defaultLifecycle, body.lifecycle()));
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);

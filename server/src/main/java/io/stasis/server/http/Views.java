@@ -1,7 +1,10 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.files.FileInfo;
+import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxState;
@@ -24,12 +27,28 @@ final class Views {
         }
     }
 
-    record SandboxView(String id, String name, String template, String state, String stateReason, Instant createdAt,
-                       ResourcesView resources, Map<String, String> env, Map<String, String> metadata) {
+    record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
+                       Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
+                       String parentId, String checkpointId, Map<String, Object> lifecycle) {
         static SandboxView of(Sandbox s) {
             String reason = s.state() instanceof SandboxState.Stopped stopped ? stopped.reason() : null;
-            return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason,
-                    s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata());
+            HibernationView hibernation = s.state() instanceof SandboxState.Hibernated h
+                    ? new HibernationView(h.checkpoint().value(), h.imageBytes(), h.at()) : null;
+            return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
+                    s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
+                    s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
+                    LifecycleJson.view(s.lifecycle()));
+        }
+    }
+
+    /** For a hibernated sandbox: its process image, how big, and when it was taken. */
+    record HibernationView(String checkpointId, long imageBytes, Instant takenAt) {
+    }
+
+    record CheckpointView(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes, Instant createdAt) {
+        static CheckpointView of(Checkpoint c) {
+            return new CheckpointView(c.id().value(), c.sandboxId().value(), c.name().orElse(null), c.memory(), c.purpose().wireName(),
+                    c.sizeBytes(), c.createdAt());
         }
     }
 

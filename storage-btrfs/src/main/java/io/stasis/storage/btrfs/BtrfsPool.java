@@ -23,13 +23,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The btrfs filesystem that holds every template and sandbox root, with two directories on it:
- * {@code templates/} and {@code roots/}.
+ * The btrfs filesystem that holds every template, sandbox root and checkpoint root snapshot, with
+ * three directories on it: {@code templates/}, {@code roots/} and {@code checkpoints/}.
  *
  * <p>By default it is a sparse image file loop-mounted inside the data directory; a mount left by a
  * previous run is reused as it is, because sandboxes outlive the service and keep running from
  * their roots. Hence {@link #close()} never unmounts: {@link #unmountIfEmpty()} does, and only
- * when no sandbox root is left. A pool on an existing btrfs mount is never unmounted at all.
+ * when no sandbox root is left. Templates and checkpoint snapshots do not keep it mounted: nothing
+ * runs from them, and they stay in the image file until the next mount. A pool on an existing
+ * btrfs mount is never unmounted at all.
  *
  * <p>One process at a time: the pool holds an exclusive lock on {@code <dataDir>/btrfs-pool.lock}.
  */
@@ -92,6 +94,7 @@ public final class BtrfsPool implements AutoCloseable {
             Path path = owns ? mountImage(config, btrfs, mounts, loops) : checkExisting(config.existingMount().get());
             Files.createDirectories(path.resolve("templates"));
             Files.createDirectories(path.resolve("roots"));
+            Files.createDirectories(path.resolve("checkpoints"));
             log.atInfo().addKeyValue("path", path).addKeyValue("ownsMount", owns).addKeyValue("btrfsProgs", version).log("btrfs pool open");
             return new BtrfsPool(config, path, owns, btrfs, mounts, loops, lockChannel, lock);
         } catch (IOException e) {
@@ -194,6 +197,10 @@ public final class BtrfsPool implements AutoCloseable {
         return path.resolve("roots");
     }
 
+    Path checkpointsDir() {
+        return path.resolve("checkpoints");
+    }
+
     Btrfs btrfs() {
         return btrfs;
     }
@@ -202,7 +209,10 @@ public final class BtrfsPool implements AutoCloseable {
         return mounts;
     }
 
-    /** True if any sandbox root exists: the filesystem must then stay mounted. */
+    /**
+     * True if any sandbox root exists: the filesystem must then stay mounted. Only {@code roots/}
+     * counts; templates and checkpoint snapshots are data at rest and survive an unmount.
+     */
     public boolean hasRoots() {
         try (Stream<Path> entries = Files.list(rootsDir())) {
             return entries.anyMatch(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS));
@@ -215,7 +225,8 @@ public final class BtrfsPool implements AutoCloseable {
 
     /**
      * Unmounts the image and detaches its loop device, but only if this pool owns the mount and no
-     * sandbox root is left (templates do not count). Returns whether the pool is now unmounted.
+     * sandbox root is left (templates and checkpoint snapshots do not count: they stay in the image
+     * and are there again at the next {@link #open}). Returns whether the pool is now unmounted.
      * <p>On failure (e.g. the filesystem is busy): {@code runtime_failed}, still mounted.
      */
     public synchronized boolean unmountIfEmpty() {

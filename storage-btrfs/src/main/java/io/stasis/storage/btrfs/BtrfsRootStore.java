@@ -1,5 +1,6 @@
 package io.stasis.storage.btrfs;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
@@ -43,11 +44,18 @@ import org.slf4j.LoggerFactory;
  * templates/&lt;name&gt;.json     {name, version, builtAt, sizeBytes}
  * templates/.build-&lt;name&gt;-X a template being built (removed on failure and at start)
  * templates/.old-&lt;name&gt;-X   the version being replaced (removed once the new one is in place)
- * roots/&lt;sandboxId&gt;         writable snapshot of a template: a sandbox's root filesystem
+ * roots/&lt;sandboxId&gt;         writable snapshot of a template or of a checkpoint: a sandbox's root filesystem
+ * checkpoints/&lt;checkpointId&gt; read-only snapshot of a sandbox's root, taken for a checkpoint
  * </pre>
  * Snapshots and deletions go through the btrfs ioctls (about as fast as the kernel allows, no
  * process spawned) and fall back to the {@code btrfs} CLI where native access is not permitted.
+ * Every snapshot is its own subvolume sharing extents copy-on-write: deleting a checkpoint's
+ * snapshot leaves the roots branched from it intact, and deleting a root leaves its snapshots.
  * Thread-safe.
+ *
+ * <p>Limitation: btrfs snapshots do not descend into nested subvolumes. If a sandbox made one
+ * inside its root (no privilege needed), a checkpoint's snapshot holds an empty directory in its
+ * place, and so does every root branched from that checkpoint.
  */
 public final class BtrfsRootStore implements RootStore {
     private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class);
@@ -112,6 +120,27 @@ public final class BtrfsRootStore implements RootStore {
     }
 
     @Override
+    public Path createRootFrom(SandboxId id, CheckpointId checkpoint) {
+        String step = "create root from checkpoint";
+        Path source = snapshotPath(checkpoint);
+        Path target = rootPath(id);
+        if (!Subvolumes.isSubvolume(source))
+            throw checkpointFailure(step, id, checkpoint, "checkpoint " + checkpoint + " has no root snapshot (" + source + ")");
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, id, checkpoint, target + " already exists");
+        long start = System.nanoTime();
+        try {
+            // Writable, unlike its source: a snapshot is read-only only if asked for.
+            subvolumes.snapshot(source, target, false);
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, id, checkpoint);
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created from checkpoint");
+        return target;
+    }
+
+    @Override
     public Optional<Path> root(SandboxId id) {
         Path path = rootPath(id);
         return Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? Optional.of(path) : Optional.empty();
@@ -123,8 +152,7 @@ public final class BtrfsRootStore implements RootStore {
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
         long start = System.nanoTime();
         try {
-            if (Subvolumes.isSubvolume(path)) deleteSubvolumeTree(path);
-            else FileTrees.deleteRecursively(path); // not made by us, but it is in our namespace: clean it
+            deleteEntry(path);
         } catch (StasisException e) {
             throw withSandbox(e, id, "delete root");
         } catch (IOException e) {
@@ -143,6 +171,75 @@ public final class BtrfsRootStore implements RootStore {
                     .forEach(name -> ids.add(new SandboxId(name)));
         } catch (IOException e) {
             throw StasisException.runtimeFailed(null, "list roots", e.toString(), e);
+        }
+        return ids;
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>btrfs writes out the root's dirty page-cache data before it takes the snapshot, so every
+     * write completed before the call is in the snapshot, fsync'd or not. The call waits for that
+     * flush: a few ms with nothing dirty, ~0.3 s after 64 MiB and ~0.9 s after 256 MiB of writes not
+     * yet written back (measured here by {@code BtrfsRootSnapshotIT}).
+     */
+    @Override
+    public void snapshotRoot(SandboxId id, CheckpointId checkpoint) {
+        String step = "snapshot root";
+        Path source = rootPath(id);
+        Path target = snapshotPath(checkpoint);
+        if (!Files.exists(source, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, id, checkpoint, "sandbox " + id + " has no root");
+        if (!Subvolumes.isSubvolume(source))
+            throw checkpointFailure(step, id, checkpoint, "the root of sandbox " + id + " is not a btrfs subvolume (" + source + ")");
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, id, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
+        long start = System.nanoTime();
+        try {
+            subvolumes.snapshot(source, target, true);
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, id, checkpoint);
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot taken");
+    }
+
+    @Override
+    public boolean hasSnapshot(CheckpointId checkpoint) {
+        return Subvolumes.isSubvolume(snapshotPath(checkpoint));
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>A read-only subvolume needs no flag cleared first: the kernel lets a caller with
+     * {@code CAP_SYS_ADMIN} destroy it as it is, through the ioctl and the CLI alike.
+     */
+    @Override
+    public void deleteSnapshot(CheckpointId checkpoint) {
+        Path path = snapshotPath(checkpoint);
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
+        String step = "delete root snapshot";
+        long start = System.nanoTime();
+        try {
+            deleteEntry(path);
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, null, checkpoint);
+        } catch (IOException e) {
+            throw checkpointFailure(step, null, checkpoint, e.toString(), e);
+        }
+        log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
+                .log("root snapshot deleted");
+    }
+
+    /** Subvolumes named like a checkpoint; anything else in {@code checkpoints/} was not made here. */
+    @Override
+    public Set<CheckpointId> listSnapshots() {
+        var ids = new TreeSet<CheckpointId>();
+        try (Stream<Path> entries = Files.list(pool.checkpointsDir())) {
+            entries.filter(p -> CheckpointId.isValid(p.getFileName().toString()))
+                    .filter(Subvolumes::isSubvolume)
+                    .forEach(p -> ids.add(new CheckpointId(p.getFileName().toString())));
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(null, "list root snapshots", e.toString(), e);
         }
         return ids;
     }
@@ -276,6 +373,12 @@ public final class BtrfsRootStore implements RootStore {
             log.atWarn().addKeyValue("tree", tree).addKeyValue("mounts", unmounted).log("recipe left mounts in its tree; unmounted");
     }
 
+    /** A subvolume with whatever it nests, or a plain directory someone else put in our namespace. */
+    private void deleteEntry(Path path) throws IOException {
+        if (Subvolumes.isSubvolume(path)) deleteSubvolumeTree(path);
+        else FileTrees.deleteRecursively(path); // does not follow links
+    }
+
     /**
      * Deletes a subvolume. If it holds nested subvolumes (a sandbox can create some: creating one
      * needs no privilege), those go first, deepest first.
@@ -383,6 +486,38 @@ public final class BtrfsRootStore implements RootStore {
 
     private Path rootPath(SandboxId id) {
         return pool.rootsDir().resolve(id.value()); // SandboxId is validated: no '/' or '..'
+    }
+
+    private Path snapshotPath(CheckpointId checkpoint) {
+        return pool.checkpointsDir().resolve(checkpoint.value()); // CheckpointId is validated: no '/' or '..'
+    }
+
+    private static StasisException checkpointFailure(String step, SandboxId id, CheckpointId checkpoint, String problem) {
+        return checkpointFailure(step, id, checkpoint, problem, null);
+    }
+
+    /** {@code runtime_failed} naming the step, sandbox (if any) and checkpoint in message and details. */
+    private static StasisException checkpointFailure(String step, SandboxId id, CheckpointId checkpoint, String problem, Throwable cause) {
+        return new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed for " + subject(id, checkpoint) + ": " + problem,
+                checkpointDetails(Map.of(), step, id, checkpoint), cause);
+    }
+
+    /** A tool failure, with the step, sandbox and checkpoint added to what it carries (errno, stderr). */
+    private static StasisException withCheckpoint(StasisException e, String step, SandboxId id, CheckpointId checkpoint) {
+        return new StasisException(e.code(), step + " failed for " + subject(id, checkpoint) + ": " + e.getMessage(),
+                checkpointDetails(e.details(), step, id, checkpoint), e);
+    }
+
+    private static String subject(SandboxId id, CheckpointId checkpoint) {
+        return id == null ? "checkpoint " + checkpoint : "sandbox " + id + ", checkpoint " + checkpoint;
+    }
+
+    private static Map<String, Object> checkpointDetails(Map<String, Object> from, String step, SandboxId id, CheckpointId checkpoint) {
+        var details = new LinkedHashMap<String, Object>(from);
+        details.putIfAbsent("step", step);
+        if (id != null) details.put("sandbox", id.value());
+        details.put("checkpoint", checkpoint.value());
+        return details;
     }
 
     private static StasisException withSandbox(StasisException e, SandboxId id, String step) {

@@ -10,22 +10,29 @@ import java.util.List;
 
 /**
  * A pool on a small sparse image in a test's data directory, and the store on it. {@link #close()}
- * deletes every root and unmounts, and forces the unmount and loop detach if that failed, so a
+ * deletes every root and checkpoint snapshot and unmounts, and forces the unmount and loop detach if that failed, so a
  * failing test leaves nothing behind.
  */
 final class PoolFixture implements AutoCloseable {
     static final long IMAGE_SIZE = 1L << 30;
 
     final Path dataDir;
+    private final long imageSize;
     BtrfsPool pool;
     BtrfsRootStore store;
 
-    private PoolFixture(Path dataDir) {
+    private PoolFixture(Path dataDir, long imageSize) {
         this.dataDir = dataDir;
+        this.imageSize = imageSize;
     }
 
     static PoolFixture open(Path dataDir) {
-        var fixture = new PoolFixture(dataDir);
+        return open(dataDir, IMAGE_SIZE);
+    }
+
+    /** A pool whose (sparse) image has room for {@code imageSize} bytes. */
+    static PoolFixture open(Path dataDir, long imageSize) {
+        var fixture = new PoolFixture(dataDir, imageSize);
         fixture.reopen();
         return fixture;
     }
@@ -33,7 +40,7 @@ final class PoolFixture implements AutoCloseable {
     /** Closes the pool (which stays mounted) and opens it again, as a service restart would. */
     void reopen() {
         if (pool != null) pool.close();
-        pool = BtrfsPool.open(BtrfsPoolConfig.image(dataDir, IMAGE_SIZE));
+        pool = BtrfsPool.open(BtrfsPoolConfig.image(dataDir, imageSize));
         store = new BtrfsRootStore(pool);
     }
 
@@ -62,7 +69,10 @@ final class PoolFixture implements AutoCloseable {
     public void close() {
         var errors = new ArrayList<Throwable>();
         try {
-            if (store != null && mounted()) for (var id : store.listRoots()) store.deleteRoot(id);
+            if (store != null && mounted()) {
+                for (var id : store.listRoots()) store.deleteRoot(id);
+                for (var checkpoint : store.listSnapshots()) store.deleteSnapshot(checkpoint);
+            }
             if (pool != null) pool.unmountIfEmpty();
         } catch (RuntimeException e) {
             errors.add(e);

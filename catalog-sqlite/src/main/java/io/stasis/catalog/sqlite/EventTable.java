@@ -1,0 +1,75 @@
+package io.stasis.catalog.sqlite;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
+import io.stasis.core.sandbox.SandboxId;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** The SQL of the {@code events} table. Callers hold the catalog's lock. */
+final class EventTable {
+    private EventTable() {
+    }
+
+    /** Inserts the event with {@code dataJson} as its data; returns the id SQLite gave it. */
+    static long append(Connection c, Event event, String dataJson) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO events (at, type, sandbox_id, data) VALUES (?, ?, ?, ?) RETURNING id")) {
+            st.setString(1, CatalogTime.format(event.at()));
+            st.setString(2, event.type());
+            st.setString(3, event.sandbox().map(SandboxId::value).orElse(null));
+            st.setString(4, dataJson);
+            try (var rs = st.executeQuery()) {
+                if (!rs.next()) throw new SQLException("INSERT ... RETURNING id returned no row");
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    static List<Event> after(Connection c, long afterId, Optional<SandboxId> sandbox, int limit) throws SQLException {
+        String sql = sandbox.isPresent()
+                ? "SELECT id, at, type, sandbox_id, data FROM events WHERE sandbox_id = ? AND id > ? ORDER BY id LIMIT ?"
+                : "SELECT id, at, type, sandbox_id, data FROM events WHERE id > ? ORDER BY id LIMIT ?";
+        try (var st = c.prepareStatement(sql)) {
+            int index = 1;
+            if (sandbox.isPresent()) st.setString(index++, sandbox.get().value());
+            st.setLong(index++, afterId);
+            st.setInt(index, limit);
+            try (var rs = st.executeQuery()) {
+                var out = new ArrayList<Event>();
+                while (rs.next()) out.add(read(rs));
+                return out;
+            }
+        }
+    }
+
+    /**
+     * Deletes all but the newest {@code keep} events; returns how many went. Ids are contiguous
+     * (AUTOINCREMENT, and only this method deletes, from the old end), so the newest {@code keep}
+     * are those above {@code max(id) - keep}: a range delete on the primary key.
+     */
+    static int trim(Connection c, long keep) throws SQLException {
+        try (var st = c.prepareStatement("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?")) {
+            st.setLong(1, keep);
+            return st.executeUpdate();
+        }
+    }
+
+    private static Event read(ResultSet rs) throws SQLException {
+        long id = rs.getLong("id");
+        try {
+            return new Event(id, CatalogTime.parse(rs.getString("at")), rs.getString("type"),
+                    Optional.ofNullable(rs.getString("sandbox_id")).map(SandboxId::new),
+                    JsonValues.fromJson(rs.getString("data")));
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of event " + id + " is unreadable: " + e.getMessage(),
+                    Map.of("event", id), e);
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package io.stasis.core.checkpoint;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.FaultPoints;
+import io.stasis.core.journal.Operation;
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.lifecycle.SandboxLocks;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxName;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Checkpoints (a read-only root snapshot, and with memory an image of the processes) and forks
+ * (new sandboxes branched from a checkpoint, each with its own root and namespaces, diverging from
+ * there). A checkpoint becomes visible only once complete; a crash before that leaves artifacts
+ * the reconciler removes.
+ */
+public final class CheckpointService {
+    private static final Logger log = LoggerFactory.getLogger(CheckpointService.class);
+    public static final int MAX_FORKS = 100;
+
+    private final Catalog catalog;
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final SandboxLocks locks;
+    private final LifecycleService lifecycle;
+    private final EventLog events;
+    private final ActivityTracker activity;
+    private final FaultPoints faults;
+    private final Clock clock;
+
+    public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
+                             EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock) {
+        this.catalog = catalog;
+        this.roots = roots;
+        this.runtime = runtime;
+        this.locks = locks;
+        this.lifecycle = lifecycle;
+        this.events = events;
+        this.activity = activity;
+        this.faults = faults;
+        this.clock = clock;
+    }
+
+    /**
+     * Takes a checkpoint. Without memory: a root snapshot taken while the processes are frozen for
+     * an instant (crash-consistent). With memory: also an image of the processes, which keep
+     * running. A hibernated sandbox is resumed first when memory is asked for.
+     */
+    public Checkpoint create(SandboxId id, Optional<String> name, boolean memory) {
+        name.ifPresent(n -> {
+            if (n.isBlank() || n.length() > 128) throw StasisException.invalid("name", "must be 1-128 characters");
+        });
+        activity.touch(id);
+        if (memory) lifecycle.withRunning(id, "checkpoint", s -> s);
+        return locks.exclusive(id, () -> take(current(id), name, memory, Checkpoint.Purpose.USER));
+    }
+
+    private Checkpoint take(Sandbox sandbox, Optional<String> name, boolean memory, Checkpoint.Purpose purpose) {
+        SandboxId id = sandbox.id();
+        boolean processes = sandbox.state().hasProcesses();
+        if (memory && !processes)
+            throw StasisException.invalidState(id.value(), sandbox.state().wireName(), "take a memory checkpoint");
+        var checkpoint = CheckpointId.random();
+        long start = System.nanoTime();
+        boolean thawAfter = sandbox.state() instanceof SandboxState.Running;
+        catalog.beginOperation(new Operation(id, Operation.Kind.CHECKPOINT, Optional.of(checkpoint), clock.instant()));
+        long bytes = 0;
+        try {
+            if (processes) runtime.freeze(id);
+            faults.reach("checkpoint.after-freeze");
+            roots.snapshotRoot(id, checkpoint);
+            faults.reach("checkpoint.after-snapshot");
+            if (memory) bytes = runtime.checkpoint(id, checkpoint, true);
+            faults.reach("checkpoint.after-dump");
+        } catch (RuntimeException e) {
+            try {
+                runtime.deleteImage(checkpoint);
+                roots.deleteSnapshot(checkpoint);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            catalog.abandonOperation(id);
+            throw e;
+        } finally {
+            if (thawAfter) runtime.thaw(id);
+        }
+        var made = new Checkpoint(checkpoint, id, name, memory, purpose, bytes, clock.instant());
+        catalog.insertCheckpoint(made);
+        faults.reach("checkpoint.after-record");
+        catalog.completeOperation(sandbox);
+        events.append("checkpoint", Optional.of(id), Map.of("sandboxId", id.value(), "checkpointId", checkpoint.value(),
+                "memory", memory, "sizeBytes", bytes));
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).addKeyValue("memory", memory)
+                .addKeyValue("bytes", bytes).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("checkpoint taken");
+        return made;
+    }
+
+    public List<Checkpoint> list(SandboxId id) {
+        current(id);
+        return catalog.checkpointsOf(id).stream().filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION).toList();
+    }
+
+    public Checkpoint get(CheckpointId id) {
+        return catalog.findCheckpoint(id).orElseThrow(() -> notFound(id.value()));
+    }
+
+    public static StasisException notFound(String id) {
+        return new StasisException(ErrorCode.CHECKPOINT_NOT_FOUND, "no checkpoint with id '" + id + "'", Map.of("checkpoint", id));
+    }
+
+    /** Deletes a checkpoint; forks made from it keep their roots. A hibernation image cannot be deleted this way. */
+    public void delete(CheckpointId id) {
+        var checkpoint = get(id);
+        if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION)
+            throw new StasisException(ErrorCode.INVALID_STATE, "checkpoint " + id + " holds a hibernated sandbox's processes; resume or delete the sandbox instead",
+                    Map.of("checkpoint", id.value(), "sandbox", checkpoint.sandboxId().value()));
+        locks.exclusive(checkpoint.sandboxId(), () -> {
+            catalog.deleteCheckpoint(id);
+            runtime.deleteImage(id);
+            roots.deleteSnapshot(id);
+            return null;
+        });
+    }
+
+    /**
+     * Forks: {@code count} new sandboxes from a checkpoint (any of this sandbox's, or one of the
+     * current state taken now). Each gets its own writable root branched from the checkpoint's root
+     * snapshot, its own namespaces and, for a memory checkpoint, the restored processes. All or
+     * nothing: if one fork fails, the others are removed.
+     */
+    public List<Sandbox> fork(SandboxId parentId, Optional<CheckpointId> from, int count, Optional<String> name) {
+        if (count < 1 || count > MAX_FORKS) throw StasisException.invalid("count", "must be between 1 and " + MAX_FORKS + ", was " + count);
+        name.ifPresent(SandboxName::validate);
+        activity.touch(parentId);
+        var parent = current(parentId);
+        Checkpoint checkpoint;
+        if (from.isPresent()) {
+            checkpoint = get(from.get());
+            if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION) throw notFound(from.get().value());
+        } else {
+            boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
+            if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
+            checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
+        }
+        var names = names(name, count);
+        long start = System.nanoTime();
+        var made = new ArrayList<Sandbox>();
+        RuntimeException failure = null;
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            var futures = new ArrayList<Future<Sandbox>>();
+            for (int i = 0; i < count; i++) {
+                Optional<String> childName = names.get(i);
+                futures.add(executor.submit(() -> branch(parent, checkpoint, childName)));
+            }
+            for (var future : futures) {
+                try {
+                    made.add(future.get());
+                } catch (ExecutionException e) {
+                    var cause = e.getCause() instanceof RuntimeException r ? r : new IllegalStateException(e.getCause());
+                    if (failure == null) failure = cause;
+                    else failure.addSuppressed(cause);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    if (failure == null) failure = StasisException.runtimeFailed(parentId.value(), "fork", "interrupted", e);
+                }
+            }
+        }
+        if (failure != null) {
+            for (var child : made) removeChild(child.id(), failure);
+            throw failure;
+        }
+        events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
+                "children", made.stream().map(s -> s.id().value()).toList()));
+        log.atInfo().addKeyValue("sandbox", parentId).addKeyValue("checkpoint", checkpoint.id()).addKeyValue("count", count)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("forked");
+        return made;
+    }
+
+    /** One name per fork: the name itself for a single fork, {@code name-1}, {@code name-2}... for several. */
+    private List<Optional<String>> names(Optional<String> name, int count) {
+        var out = new ArrayList<Optional<String>>();
+        for (int i = 1; i <= count; i++) {
+            String suffix = "-" + i;
+            Optional<String> childName = count == 1 ? name : name.map(base -> base + suffix);
+            childName.ifPresent(n -> {
+                SandboxName.validate(n);
+                if (catalog.findByName(n).isPresent()) throw StasisException.nameTaken(n);
+            });
+            out.add(childName);
+        }
+        return out;
+    }
+
+    private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
+        var id = SandboxId.random();
+        var root = roots.createRootFrom(id, checkpoint.id());
+        try {
+            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources());
+            if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
+            else runtime.create(spec);
+            faults.reach("fork.after-start");
+            var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
+                    parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle());
+            catalog.insert(child);
+            activity.touch(id);
+            events.lifecycle(id, "none", "running", "fork");
+            return child;
+        } catch (RuntimeException e) {
+            removeChild(id, e);
+            throw e;
+        }
+    }
+
+    private void removeChild(SandboxId id, RuntimeException cause) {
+        try {
+            runtime.destroy(id);
+            roots.deleteRoot(id);
+            catalog.delete(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    /** Sandboxes forked from this one. */
+    public List<Sandbox> forks(SandboxId parent) {
+        current(parent);
+        return catalog.children(parent).stream().filter(s -> !(s.state() instanceof SandboxState.Deleted)).toList();
+    }
+
+    private Sandbox current(SandboxId id) {
+        return catalog.find(id).filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                .orElseThrow(() -> StasisException.sandboxNotFound(id.value()));
+    }
+}

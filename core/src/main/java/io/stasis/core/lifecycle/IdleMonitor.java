@@ -1,0 +1,117 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.policy.IdlePolicy;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.SandboxRuntime;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies each sandbox's idle policy, once per tick. A sandbox is idle when no API call touched it,
+ * nothing is attached to it (a stream, a command being waited for) and its processes used less
+ * than {@code busyCpu} of one core over the tick: an agent's long build is not idle, a forgotten
+ * shell is. Busy ticks count as activity.
+ */
+public final class IdleMonitor implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(IdleMonitor.class);
+
+    private final Catalog catalog;
+    private final SandboxRuntime runtime;
+    private final LifecycleService lifecycle;
+    private final SandboxService sandboxes;
+    private final ActivityTracker activity;
+    private final Clock clock;
+    private final Duration tick;
+    private final double busyCpu;
+    private final Map<SandboxId, Duration> lastCpu = new ConcurrentHashMap<>();
+    private volatile Thread thread;
+    private volatile boolean closed;
+
+    /**
+     * @param tick    how often policies are checked
+     * @param busyCpu share of one core above which a sandbox counts as busy (e.g. 0.02)
+     */
+    public IdleMonitor(Catalog catalog, SandboxRuntime runtime, LifecycleService lifecycle, SandboxService sandboxes,
+                       ActivityTracker activity, Clock clock, Duration tick, double busyCpu) {
+        this.catalog = catalog;
+        this.runtime = runtime;
+        this.lifecycle = lifecycle;
+        this.sandboxes = sandboxes;
+        this.activity = activity;
+        this.clock = clock;
+        this.tick = tick;
+        this.busyCpu = busyCpu;
+    }
+
+    public void start() {
+        thread = Thread.ofVirtual().name("idle-monitor").start(() -> {
+            while (!closed) {
+                try {
+                    Thread.sleep(tick);
+                    checkAll();
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    log.atWarn().setCause(e).log("idle check failed");
+                }
+            }
+        });
+    }
+
+    /** One pass over every sandbox (also called directly by tests). */
+    public void checkAll() {
+        for (var sandbox : catalog.all()) {
+            if (closed) return;
+            if (sandbox.state() instanceof SandboxState.Deleted) continue;
+            try {
+                check(sandbox);
+            } catch (RuntimeException e) {
+                log.atWarn().addKeyValue("sandbox", sandbox.id()).setCause(e).log("idle policy could not act");
+            }
+        }
+    }
+
+    private void check(Sandbox sandbox) {
+        SandboxId id = sandbox.id();
+        if (activity.isAttached(id) || busy(sandbox)) activity.touch(id);
+        var decision = IdlePolicy.decide(sandbox.lifecycle(), sandbox.state(), sandbox.createdAt(), activity.lastActivity(id), clock.instant());
+        if (decision.isEmpty()) return;
+        var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;
+        switch (decision.get().action()) {
+            case PAUSE -> lifecycle.pause(id, reason);
+            case HIBERNATE -> lifecycle.hibernate(id, reason);
+            case STOP -> lifecycle.stop(id, reason);
+            case DELETE -> {
+                sandboxes.delete(id.value(), reason);
+                lastCpu.remove(id);
+            }
+        }
+    }
+
+    /** Whether the sandbox's processes used more than {@code busyCpu} of a core since the last tick. */
+    private boolean busy(Sandbox sandbox) {
+        if (!(sandbox.state() instanceof SandboxState.Running)) {
+            lastCpu.remove(sandbox.id());
+            return false;
+        }
+        var now = runtime.cpuUsage(sandbox.id());
+        var before = lastCpu.put(sandbox.id(), now);
+        if (before == null) return false;
+        double share = (double) now.minus(before).toNanos() / tick.toNanos();
+        return share > busyCpu;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        var t = thread;
+        if (t != null) t.interrupt();
+    }
+}

@@ -1,0 +1,298 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.FaultPoints;
+import io.stasis.core.journal.Operation;
+import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Moves sandboxes between states: pause (freeze), hibernate (process image on disk), resume, stop
+ * and start. Each change holds the sandbox's lock exclusively and is journalled: the operation is
+ * written before its first step and cleared in the transaction that records the outcome, so that
+ * the {@link Reconciler} can settle a sandbox whose change a crash cut short.
+ *
+ * <p>Idempotent: asking for the state a sandbox is already in returns it unchanged.
+ */
+public final class LifecycleService {
+    private static final Logger log = LoggerFactory.getLogger(LifecycleService.class);
+    /** How long a stop lets processes end on SIGTERM before they are killed. */
+    static final Duration STOP_GRACE = Duration.ofSeconds(10);
+
+    private final Catalog catalog;
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final SandboxLocks locks;
+    private final EventLog events;
+    private final ActivityTracker activity;
+    private final FaultPoints faults;
+    private final Clock clock;
+
+    public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
+                            ActivityTracker activity, FaultPoints faults, Clock clock) {
+        this.catalog = catalog;
+        this.roots = roots;
+        this.runtime = runtime;
+        this.locks = locks;
+        this.events = events;
+        this.activity = activity;
+        this.faults = faults;
+        this.clock = clock;
+    }
+
+    /** Why a change happens, as events report it. */
+    public enum Reason {
+        API, IDLE, TTL;
+
+        public String wireName() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    private Sandbox current(SandboxId id) {
+        return catalog.find(id).filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                .orElseThrow(() -> StasisException.sandboxNotFound(id.value()));
+    }
+
+    /** Freezes every process: memory stays, no CPU. */
+    public Sandbox pause(SandboxId id, Reason reason) {
+        return locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            return switch (sandbox.state()) {
+                case SandboxState.Paused p -> sandbox;
+                case SandboxState.Running r -> transition(sandbox, Operation.Kind.PAUSE, Optional.empty(), SandboxState.PAUSED, reason, () -> {
+                    runtime.freeze(id);
+                    faults.reach("pause.after-freeze");
+                });
+                case SandboxState.Hibernated h -> throw StasisException.invalidState(id.value(), "hibernated", "pause (it is already asleep; resume it first)");
+                case SandboxState.Stopped s -> throw StasisException.invalidState(id.value(), "stopped", "pause");
+                case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
+            };
+        });
+    }
+
+    /**
+     * Brings the sandbox back to running: thaws a paused one, restores a hibernated one's
+     * processes, boots a stopped one on its root.
+     */
+    public Sandbox resume(SandboxId id, Reason reason) {
+        return locks.exclusive(id, () -> resumeLocked(current(id), reason));
+    }
+
+    /** The same as {@link #resume}: whatever the sandbox's state, it ends up running. */
+    public Sandbox start(SandboxId id, Reason reason) {
+        return resume(id, reason);
+    }
+
+    private Sandbox resumeLocked(Sandbox sandbox, Reason reason) {
+        SandboxId id = sandbox.id();
+        return switch (sandbox.state()) {
+            case SandboxState.Running r -> sandbox;
+            case SandboxState.Paused p -> transition(sandbox, Operation.Kind.RESUME, Optional.empty(), SandboxState.RUNNING, reason, () -> {
+                runtime.thaw(id);
+                faults.reach("resume.after-thaw");
+            });
+            case SandboxState.Hibernated h -> restoreHibernated(sandbox, h, reason);
+            case SandboxState.Stopped s -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
+                runtime.create(specOf(sandbox));
+                faults.reach("start.after-create");
+            });
+            case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
+        };
+    }
+
+    private Sandbox restoreHibernated(Sandbox sandbox, SandboxState.Hibernated image, Reason reason) {
+        SandboxId id = sandbox.id();
+        long start = System.nanoTime();
+        catalog.beginOperation(operation(id, Operation.Kind.RESTORE, Optional.of(image.checkpoint())));
+        try {
+            runtime.restore(specOf(sandbox), image.checkpoint());
+        } catch (RuntimeException e) {
+            // The image stays: the sandbox remains hibernated and the error is reported.
+            catalog.abandonOperation(id);
+            events.append("error", Optional.of(id), Map.of("sandboxId", id.value(), "step", "restore",
+                    "message", String.valueOf(e.getMessage())));
+            throw e;
+        }
+        faults.reach("resume.after-restore");
+        var running = sandbox.withState(SandboxState.RUNNING);
+        catalog.completeOperation(running);
+        faults.reach("resume.after-commit");
+        discardCheckpoint(image.checkpoint());
+        activity.touch(id);
+        events.lifecycle(id, "hibernated", "running", reason.wireName());
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("resumed from hibernation");
+        return running;
+    }
+
+    /** Dumps every process to an image on disk (with a read-only snapshot of the root) and frees their memory. */
+    public Sandbox hibernate(SandboxId id, Reason reason) {
+        return locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            return switch (sandbox.state()) {
+                case SandboxState.Hibernated h -> sandbox;
+                case SandboxState.Running r -> hibernateLocked(sandbox, reason);
+                case SandboxState.Paused p -> hibernateLocked(sandbox, reason);
+                case SandboxState.Stopped s -> throw StasisException.invalidState(id.value(), "stopped", "hibernate");
+                case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
+            };
+        });
+    }
+
+    private Sandbox hibernateLocked(Sandbox sandbox, Reason reason) {
+        SandboxId id = sandbox.id();
+        var checkpoint = CheckpointId.random();
+        long start = System.nanoTime();
+        boolean wasRunning = sandbox.state() instanceof SandboxState.Running;
+        catalog.beginOperation(operation(id, Operation.Kind.HIBERNATE, Optional.of(checkpoint)));
+        long bytes;
+        try {
+            runtime.freeze(id);
+            faults.reach("hibernate.after-freeze");
+            roots.snapshotRoot(id, checkpoint);
+            faults.reach("hibernate.after-snapshot");
+            bytes = runtime.checkpoint(id, checkpoint, false);
+        } catch (RuntimeException e) {
+            // A failed dump leaves the sandbox as it was.
+            undoCheckpoint(checkpoint, e);
+            if (wasRunning) thawQuietly(id, e);
+            catalog.abandonOperation(id);
+            throw e;
+        }
+        faults.reach("hibernate.after-dump");
+        var now = clock.instant();
+        catalog.insertCheckpoint(new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now));
+        faults.reach("hibernate.after-record");
+        var hibernated = sandbox.withState(new SandboxState.Hibernated(checkpoint, bytes, now));
+        catalog.completeOperation(hibernated);
+        events.lifecycle(id, sandbox.state().wireName(), "hibernated", reason.wireName());
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("imageBytes", bytes)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("hibernated");
+        return hibernated;
+    }
+
+    /** Ends every process (SIGTERM, then SIGKILL after a grace period); the root stays. */
+    public Sandbox stop(SandboxId id, Reason reason) {
+        return locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            return switch (sandbox.state()) {
+                case SandboxState.Stopped s -> sandbox;
+                case SandboxState.Running r -> stopLocked(sandbox, reason);
+                case SandboxState.Paused p -> stopLocked(sandbox, reason);
+                case SandboxState.Hibernated h -> {
+                    var stopped = transition(sandbox, Operation.Kind.STOP, Optional.of(h.checkpoint()), new SandboxState.Stopped(reason.wireName()),
+                            reason, () -> { });
+                    discardCheckpoint(h.checkpoint());
+                    yield stopped;
+                }
+                case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
+            };
+        });
+    }
+
+    private Sandbox stopLocked(Sandbox sandbox, Reason reason) {
+        return transition(sandbox, Operation.Kind.STOP, Optional.empty(), new SandboxState.Stopped(reason.wireName()), reason, () -> {
+            runtime.stop(sandbox.id(), STOP_GRACE);
+            faults.reach("stop.after-stop");
+        });
+    }
+
+    /** Replaces the sandbox's idle policy. */
+    public Sandbox updatePolicy(SandboxId id, LifecyclePolicy policy) {
+        return locks.exclusive(id, () -> {
+            var updated = current(id).withLifecycle(policy);
+            catalog.update(updated);
+            return updated;
+        });
+    }
+
+    /**
+     * Auto-resume: runs {@code action} on the sandbox once it runs, holding its lock shared so that
+     * no state change interleaves. A paused or hibernated sandbox is resumed first (unless its policy
+     * turned auto-resume off); a stopped one is refused.
+     */
+    public <T> T withRunning(SandboxId id, String action, Function<Sandbox, T> use) {
+        activity.touch(id);
+        for (int attempt = 0; ; attempt++) {
+            var result = locks.shared(id, () -> {
+                var sandbox = current(id);
+                return sandbox.state() instanceof SandboxState.Running ? Optional.of(use.apply(sandbox)) : Optional.<T>empty();
+            });
+            if (result.isPresent()) return result.get();
+            var sandbox = current(id);
+            if (sandbox.state() instanceof SandboxState.Stopped)
+                throw StasisException.invalidState(id.value(), "stopped", action + " (start it first: POST /v1/sandboxes/" + id + "/start)");
+            if (!sandbox.lifecycle().autoResume())
+                throw StasisException.invalidState(id.value(), sandbox.state().wireName(), action + " (autoResume is off: resume it first)");
+            if (attempt > 3) throw StasisException.invalidState(id.value(), sandbox.state().wireName(), action);
+            resume(id, Reason.API);
+        }
+    }
+
+    /** The runtime spec of a sandbox as the catalog has it: its own root, its id as hostname. */
+    RuntimeSpec specOf(Sandbox sandbox) {
+        var root = roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
+                "resume", "the sandbox's root filesystem is missing", null));
+        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources());
+    }
+
+    private Sandbox transition(Sandbox sandbox, Operation.Kind kind, Optional<CheckpointId> checkpoint, SandboxState target,
+                               Reason reason, Runnable steps) {
+        catalog.beginOperation(operation(sandbox.id(), kind, checkpoint));
+        try {
+            steps.run();
+        } catch (RuntimeException e) {
+            catalog.abandonOperation(sandbox.id());
+            throw e;
+        }
+        var outcome = sandbox.withState(target);
+        catalog.completeOperation(outcome);
+        if (target instanceof SandboxState.Running) activity.touch(sandbox.id());
+        events.lifecycle(sandbox.id(), sandbox.state().wireName(), target.wireName(), reason.wireName());
+        return outcome;
+    }
+
+    private Operation operation(SandboxId id, Operation.Kind kind, Optional<CheckpointId> checkpoint) {
+        return new Operation(id, kind, checkpoint, clock.instant());
+    }
+
+    /** Removes a checkpoint's record, image and root snapshot (those that exist). */
+    void discardCheckpoint(CheckpointId checkpoint) {
+        catalog.deleteCheckpoint(checkpoint);
+        runtime.deleteImage(checkpoint);
+        roots.deleteSnapshot(checkpoint);
+    }
+
+    private void undoCheckpoint(CheckpointId checkpoint, RuntimeException cause) {
+        try {
+            runtime.deleteImage(checkpoint);
+            roots.deleteSnapshot(checkpoint);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+
+    private void thawQuietly(SandboxId id, RuntimeException cause) {
+        try {
+            runtime.thaw(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+    }
+}

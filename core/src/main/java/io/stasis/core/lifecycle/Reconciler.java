@@ -1,0 +1,188 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.Operation;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings catalog, runtime and disk into agreement at start-up, as after a crash at any step of any
+ * operation or a host reboot. What exists decides: a sandbox with live processes is running or
+ * paused (by its freezer), one without processes is hibernated if a complete image of it exists
+ * and stopped otherwise. Operations in progress are settled in their old or their new state, and
+ * artifacts nothing refers to (half-made images and snapshots, roots and containers of sandboxes
+ * the catalog does not know) are removed.
+ */
+public final class Reconciler {
+    private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
+
+    private final Catalog catalog;
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final EventLog events;
+    private final Clock clock;
+
+    public Reconciler(Catalog catalog, RootStore roots, SandboxRuntime runtime, EventLog events, Clock clock) {
+        this.catalog = catalog;
+        this.roots = roots;
+        this.runtime = runtime;
+        this.events = events;
+        this.clock = clock;
+    }
+
+    /** What a reconciliation did. */
+    public record Report(int adopted, int changed, int deletesFinished, int operationsSettled, int orphansRemoved) {
+    }
+
+    public Report reconcile() {
+        Map<SandboxId, Operation> pending = catalog.pendingOperations().stream()
+                .collect(Collectors.toMap(Operation::sandbox, Function.identity(), (a, b) -> b));
+        int adopted = 0, changed = 0, finished = 0, settled = 0, orphans = 0;
+        var known = new HashSet<SandboxId>();
+        for (var sandbox : catalog.all()) {
+            known.add(sandbox.id());
+            if (sandbox.state() instanceof SandboxState.Deleted) {
+                finishDelete(sandbox.id());
+                finished++;
+                continue;
+            }
+            var operation = Optional.ofNullable(pending.remove(sandbox.id()));
+            var outcome = settle(sandbox, operation);
+            if (operation.isPresent()) {
+                catalog.completeOperation(outcome);
+                settled++;
+            } else if (!outcome.equals(sandbox)) catalog.update(outcome);
+            if (!outcome.state().wireName().equals(sandbox.state().wireName())) {
+                changed++;
+                events.lifecycle(sandbox.id(), sandbox.state().wireName(), outcome.state().wireName(), "recovery");
+            } else if (outcome.state().hasProcesses()) adopted++;
+        }
+        for (var leftover : pending.values()) catalog.abandonOperation(leftover.sandbox());
+        orphans += removeOrphanSandboxes(known);
+        orphans += removeOrphanCheckpoints();
+        var report = new Report(adopted, changed, finished, settled, orphans);
+        log.atInfo().addKeyValue("adopted", adopted).addKeyValue("changed", changed).addKeyValue("deletesFinished", finished)
+                .addKeyValue("operationsSettled", settled).addKeyValue("orphansRemoved", orphans).log("reconciled");
+        return report;
+    }
+
+    private Sandbox settle(Sandbox sandbox, Optional<Operation> operation) {
+        SandboxId id = sandbox.id();
+        if (roots.root(id).isEmpty()) {
+            runtime.destroy(id);
+            return sandbox.withState(new SandboxState.Stopped("root_missing"));
+        }
+        var status = runtime.status(id);
+        return switch (status) {
+            case RUNNING -> sandbox.withState(SandboxState.RUNNING);
+            case FROZEN -> {
+                // Frozen on purpose only when paused, or when the crash came mid-pause: anything
+                // else (a checkpoint or hibernation cut short) goes back to running.
+                boolean paused = sandbox.state() instanceof SandboxState.Paused
+                        || operation.map(o -> o.kind() == Operation.Kind.PAUSE).orElse(false);
+                if (paused) yield sandbox.withState(SandboxState.PAUSED);
+                runtime.thaw(id);
+                yield sandbox.withState(SandboxState.RUNNING);
+            }
+            case STOPPED, UNKNOWN -> {
+                runtime.destroy(id);
+                yield withoutProcesses(sandbox, operation);
+            }
+        };
+    }
+
+    /** A sandbox whose processes are gone: hibernated if a complete image holds them, else stopped. */
+    private Sandbox withoutProcesses(Sandbox sandbox, Optional<Operation> operation) {
+        if (sandbox.state() instanceof SandboxState.Hibernated h && runtime.imageSize(h.checkpoint()).isPresent()) return sandbox;
+        if (operation.isPresent() && operation.get().kind() == Operation.Kind.HIBERNATE && operation.get().checkpoint().isPresent()) {
+            CheckpointId checkpoint = operation.get().checkpoint().get();
+            var size = runtime.imageSize(checkpoint);
+            if (size.isPresent() && roots.hasSnapshot(checkpoint)) {
+                var at = clock.instant();
+                if (catalog.findCheckpoint(checkpoint).isEmpty())
+                    catalog.insertCheckpoint(new Checkpoint(checkpoint, sandbox.id(), Optional.empty(), true,
+                            Checkpoint.Purpose.HIBERNATION, size.getAsLong(), at));
+                return sandbox.withState(new SandboxState.Hibernated(checkpoint, size.getAsLong(), at));
+            }
+        }
+        if (sandbox.state() instanceof SandboxState.Stopped) return sandbox;
+        return sandbox.withState(new SandboxState.Stopped("processes_lost"));
+    }
+
+    private void finishDelete(SandboxId id) {
+        runtime.destroy(id);
+        roots.deleteRoot(id);
+        for (var checkpoint : catalog.checkpointsOf(id)) discard(checkpoint.id());
+        catalog.delete(id);
+    }
+
+    private int removeOrphanSandboxes(java.util.Set<SandboxId> known) {
+        int removed = 0;
+        for (var id : runtime.listOwned()) {
+            if (known.contains(id)) continue;
+            runtime.destroy(id);
+            removed++;
+        }
+        for (var id : roots.listRoots()) {
+            if (known.contains(id)) continue;
+            roots.deleteRoot(id);
+            removed++;
+        }
+        return removed;
+    }
+
+    /**
+     * Checkpoints are recorded only once complete: images and snapshots without a record are
+     * leftovers of a checkpoint a crash cut short; a record whose snapshot is gone is broken.
+     * Hibernation checkpoints of sandboxes that are no longer hibernated are done with.
+     */
+    private int removeOrphanCheckpoints() {
+        var hibernatedOn = new HashMap<CheckpointId, SandboxId>();
+        for (var sandbox : catalog.all())
+            if (sandbox.state() instanceof SandboxState.Hibernated h) hibernatedOn.put(h.checkpoint(), sandbox.id());
+        var recorded = new HashSet<CheckpointId>();
+        int removed = 0;
+        for (var checkpoint : catalog.allCheckpoints()) {
+            boolean stale = checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION && !hibernatedOn.containsKey(checkpoint.id());
+            boolean broken = !roots.hasSnapshot(checkpoint.id()) || (checkpoint.memory() && runtime.imageSize(checkpoint.id()).isEmpty());
+            if (stale || broken) {
+                if (broken && !stale) log.atWarn().addKeyValue("checkpoint", checkpoint.id()).log("checkpoint lost its files; forgetting it");
+                discard(checkpoint.id());
+                removed++;
+            } else recorded.add(checkpoint.id());
+        }
+        for (var image : runtime.listImages()) {
+            if (recorded.contains(image)) continue;
+            runtime.deleteImage(image);
+            removed++;
+        }
+        for (var snapshot : roots.listSnapshots()) {
+            if (recorded.contains(snapshot)) continue;
+            roots.deleteSnapshot(snapshot);
+            removed++;
+        }
+        return removed;
+    }
+
+    private void discard(CheckpointId id) {
+        catalog.deleteCheckpoint(id);
+        runtime.deleteImage(id);
+        roots.deleteSnapshot(id);
+    }
+}

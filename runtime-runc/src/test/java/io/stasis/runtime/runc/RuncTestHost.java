@@ -1,0 +1,69 @@
+package io.stasis.runtime.runc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.FileTrees;
+import io.stasis.storage.btrfs.BtrfsPool;
+import io.stasis.storage.btrfs.BtrfsPoolConfig;
+import io.stasis.storage.btrfs.BtrfsRootStore;
+import io.stasis.templates.TinyTemplate;
+import io.stasis.testkit.HostLeaks;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Optional;
+
+/** A real btrfs pool with the busybox template and a runc runtime with CRIU, in a scratch directory. */
+final class RuncTestHost implements AutoCloseable {
+    final Path dataDir;
+    final BtrfsPool pool;
+    final BtrfsRootStore roots;
+    final RuncRuntime runtime;
+
+    RuncTestHost() throws IOException {
+        // Root inside the sandbox is an unprivileged host uid: it must be able to traverse to its root.
+        dataDir = Files.createTempDirectory("stasis-runc-it", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
+        pool = BtrfsPool.open(BtrfsPoolConfig.image(dataDir, 4L << 30));
+        roots = new BtrfsRootStore(pool);
+        var defaults = RuncConfig.defaults(dataDir.resolve("runtime"));
+        var config = new RuncConfig(defaults.runc(), criu(), defaults.stateDir(), defaults.cgroupParent(), defaults.idMapBase(), defaults.toolTimeout());
+        runtime = new RuncRuntime(config);
+        roots.installTemplate(new TinyTemplate(), config.rootOwner(), TemplateRecipe.Progress.NONE);
+    }
+
+    /** The CRIU that `./stasis setup` installs, or the one named by STASIS_CRIU. */
+    static Optional<Path> criu() {
+        String env = System.getenv("STASIS_CRIU");
+        Path path = env != null && !env.isBlank() ? Path.of(env) : Path.of("/opt/stasis/criu/criu");
+        return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
+    }
+
+    Path root(SandboxId id) {
+        return roots.root(id).orElseThrow();
+    }
+
+    /** A writable copy of a sandbox's root, the way the btrfs store makes one: a snapshot. */
+    Path copyRoot(SandboxId source, SandboxId copy) {
+        var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
+        roots.snapshotRoot(source, checkpoint);
+        try {
+            return roots.createRootFrom(copy, checkpoint);
+        } finally {
+            roots.deleteSnapshot(checkpoint);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        runtime.close();
+        roots.deleteTemplate("tiny");
+        assertThat(pool.unmountIfEmpty()).as("pool unmounted").isTrue();
+        pool.close();
+        assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).isEmpty();
+        FileTrees.deleteRecursively(dataDir);
+    }
+}

@@ -1,0 +1,64 @@
+package io.stasis.server.http;
+
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.http.Views.ListView;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The event log as pages of JSON: {@code GET /v1/events} and {@code GET /v1/sandboxes/{id}/events},
+ * oldest first from {@code ?after=<event id>}; {@code nextCursor} is the id to continue after.
+ */
+final class EventRoutes {
+    private static final int DEFAULT_LIMIT = 100;
+    private static final int MAX_LIMIT = 1000;
+
+    private final SandboxService sandboxes;
+    private final EventLog events;
+
+    EventRoutes(SandboxService sandboxes, EventLog events) {
+        this.sandboxes = sandboxes;
+        this.events = events;
+    }
+
+    void register(RoutesConfig routes) {
+        routes.get("/v1/events", ctx -> page(ctx, Optional.empty()));
+        routes.get("/v1/sandboxes/{id}/events", ctx -> page(ctx, Optional.of(sandboxes.get(ctx.pathParam("id")).id())));
+    }
+
+    private void page(Context ctx, Optional<SandboxId> sandbox) {
+        long after = Query.string(ctx, "after").or(() -> Query.string(ctx, "cursor")).map(EventRoutes::eventId).orElse(0L);
+        int limit = Query.integer(ctx, "limit", DEFAULT_LIMIT);
+        if (limit < 1 || limit > MAX_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIMIT);
+        var items = events.after(after, sandbox, limit);
+        String next = items.size() == limit ? Long.toString(items.getLast().id()) : null;
+        ctx.json(new ListView<>(items.stream().map(EventRoutes::view).toList(), next));
+    }
+
+    private static long eventId(String text) {
+        try {
+            long id = Long.parseLong(text);
+            if (id < 0) throw new NumberFormatException();
+            return id;
+        } catch (NumberFormatException e) {
+            throw StasisException.invalid("after", "must be an event id, was '" + text + "'");
+        }
+    }
+
+    static Map<String, Object> view(Event e) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("id", e.id());
+        out.put("type", e.type());
+        out.put("at", Instant.from(e.at()).toString());
+        out.put("data", e.data());
+        return out;
+    }
+}

@@ -1,0 +1,46 @@
+package io.stasis.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.lifecycle.LifecycleService.Reason;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.http.Views.SandboxView;
+import java.util.function.BiFunction;
+
+/** State changes: pause, resume, hibernate, stop, start, and the idle policy. Each returns the sandbox in its new state. */
+final class LifecycleRoutes {
+    private final SandboxService sandboxes;
+    private final LifecycleService lifecycle;
+
+    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle) {
+        this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+    }
+
+    void register(RoutesConfig routes) {
+        action(routes, "pause", lifecycle::pause);
+        action(routes, "resume", lifecycle::resume);
+        action(routes, "hibernate", lifecycle::hibernate);
+        action(routes, "stop", lifecycle::stop);
+        action(routes, "start", lifecycle::start);
+        routes.patch("/v1/sandboxes/{id}/lifecycle", this::updatePolicy);
+    }
+
+    private void action(RoutesConfig routes, String name, BiFunction<SandboxId, Reason, Sandbox> change) {
+        routes.post("/v1/sandboxes/{id}/" + name, ctx -> {
+            var id = sandboxes.get(ctx.pathParam("id")).id();
+            ctx.json(SandboxView.of(change.apply(id, Reason.API)));
+        });
+    }
+
+    private void updatePolicy(Context ctx) {
+        var sandbox = sandboxes.get(ctx.pathParam("id"));
+        JsonNode changes = Json.body(ctx, JsonNode.class);
+        var policy = LifecycleJson.merge(sandbox.lifecycle(), changes);
+        ctx.json(SandboxView.of(lifecycle.updatePolicy(sandbox.id(), policy)));
+    }
+}

@@ -1,0 +1,233 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.HostLeaks;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Pause, hibernate, checkpoints, forks, auto-resume and the idle policy, end to end through the REST API. */
+@Tag("root")
+class LiveStateApiIT {
+    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static ServiceFixture service;
+    private static RawApi api;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = ServiceFixture.start("--idle-check", "200ms");
+        api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterAll
+    static void stop() {
+        api.close();
+        service.close();
+    }
+
+    private static String create(String body) {
+        return api.post("/v1/sandboxes", body).get("id").asText();
+    }
+
+    /** A sandbox whose default idle policy will not interfere (never pauses by itself). */
+    private static String calmSandbox() {
+        return create("{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}");
+    }
+
+    /** The counter's value; -1 when caught between the shell's truncate and write of the file. */
+    private static long count(String id) {
+        String text = api.sh(id, "cat /tmp/count").strip();
+        return text.isEmpty() ? -1 : Long.parseLong(text);
+    }
+
+    private static String state(String id) {
+        return api.get("/v1/sandboxes/" + id).get("state").asText();
+    }
+
+    @Test
+    void pauseFreezesAndResumeContinues() {
+        String id = calmSandbox();
+        api.sh(id, COUNTER);
+        Await.until("counting", Duration.ofSeconds(10), () -> count(id) > 3);
+        var paused = api.post("/v1/sandboxes/" + id + "/pause", null);
+        assertThat(paused.get("state").asText()).isEqualTo("paused");
+        assertThat(api.post("/v1/sandboxes/" + id + "/pause", null).get("state").asText()).as("idempotent").isEqualTo("paused");
+        String frozenAt = readCounterFile(id);
+        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos()); // nothing may move meanwhile
+        assertThat(readCounterFile(id)).isEqualTo(frozenAt);
+        assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
+        long resumed = Long.parseLong(readCounterFile(id));
+        assertThat(resumed).isGreaterThanOrEqualTo(Long.parseLong(frozenAt));
+        Await.until("counting again", Duration.ofSeconds(10), () -> count(id) > resumed);
+    }
+
+    /** Reads the counter from the root on the host, without waking the sandbox. */
+    private static String readCounterFile(String id) {
+        var file = service.dataDir.resolve("btrfs/roots/" + id + "/tmp/count");
+        try {
+            for (int attempt = 0; ; attempt++) {
+                String text = java.nio.file.Files.readString(file).strip();
+                if (!text.isEmpty() || attempt > 100) return text; // empty between the shell's truncate and write
+                Thread.onSpinWait();
+            }
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void hibernateFreesTheProcessesAndResumeBringsThemBack() {
+        String id = calmSandbox();
+        api.sh(id, COUNTER + " httpd -p 8080 -h /etc");
+        Await.until("counting", Duration.ofSeconds(10), () -> count(id) > 3);
+        var hibernated = api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        assertThat(hibernated.get("state").asText()).isEqualTo("hibernated");
+        assertThat(hibernated.path("hibernation").path("imageBytes").asLong()).isPositive();
+        assertThat(hibernated.path("hibernation").path("takenAt").asText()).isNotBlank();
+        assertThat(HostLeaks.processesOf(Set.of(new SandboxId(id)))).as("no process while hibernated").isEmpty();
+        long atDump = Long.parseLong(readCounterFile(id));
+        assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
+        long after = Long.parseLong(readCounterFile(id));
+        assertThat(after).isBetween(atDump, atDump + 40);
+        assertThat(api.sh(id, "wget -q -O - http://127.0.0.1:8080/passwd | head -1")).startsWith("root:");
+    }
+
+    @Test
+    void anyCallWakesASleepingSandbox() {
+        String id = calmSandbox();
+        api.sh(id, "echo kept > /root/f");
+        api.post("/v1/sandboxes/" + id + "/pause", null);
+        assertThat(api.sh(id, "cat /root/f")).isEqualTo("kept\n");
+        assertThat(state(id)).isEqualTo("running");
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        assertThat(api.call("GET", "/v1/sandboxes/" + id + "/files/stat?path=/root/f", null).status()).isEqualTo(200);
+        assertThat(state(id)).isEqualTo("running");
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        assertThat(api.sh(id, "cat /root/f")).isEqualTo("kept\n");
+
+        api.call("PATCH", "/v1/sandboxes/" + id + "/lifecycle", "{\"autoResume\": false}").ok();
+        api.post("/v1/sandboxes/" + id + "/pause", null);
+        var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(refused.errorCode()).isEqualTo("invalid_state");
+        assertThat(state(id)).as("metadata reads do not wake it").isEqualTo("paused");
+    }
+
+    @Test
+    void stopEndsProcessesKeepsFilesAndStartBoots() {
+        String id = calmSandbox();
+        api.sh(id, COUNTER + " echo kept > /root/f");
+        assertThat(api.post("/v1/sandboxes/" + id + "/stop", null).get("state").asText()).isEqualTo("stopped");
+        var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/f", null).status()).isEqualTo(200);
+        assertThat(api.post("/v1/sandboxes/" + id + "/start", null).get("state").asText()).isEqualTo("running");
+        assertThat(api.sh(id, "cat /root/f; ps -o args | grep -c '[w]hile true' || true")).isEqualTo("kept\n0\n");
+    }
+
+    @Test
+    void checkpointsAndForksDiverge() {
+        String parent = calmSandbox();
+        api.sh(parent, COUNTER + " echo before > /root/shared");
+        Await.until("counting", Duration.ofSeconds(10), () -> count(parent) > 3);
+        var memory = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"name\": \"with-memory\", \"memory\": true}");
+        assertThat(memory.get("id").asText()).startsWith("ckpt_");
+        assertThat(memory.get("sizeBytes").asLong()).isPositive();
+        var files = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": false}");
+        assertThat(files.get("sizeBytes").asLong()).isZero();
+        assertThat(api.get("/v1/sandboxes/" + parent + "/checkpoints").get("items")).hasSize(2);
+        assertThat(state(parent)).isEqualTo("running");
+
+        var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + memory.get("id").asText() + "\", \"count\": 3}").get("items");
+        assertThat(forks).hasSize(3);
+        var ids = new ArrayList<String>();
+        for (JsonNode fork : forks) {
+            ids.add(fork.get("id").asText());
+            assertThat(fork.get("parentId").asText()).isEqualTo(parent);
+            assertThat(fork.get("checkpointId").asText()).isEqualTo(memory.get("id").asText());
+        }
+        for (String fork : ids) {
+            assertThat(api.sh(fork, "cat /root/shared")).isEqualTo("before\n");
+            long c = count(fork);
+            Await.until("the fork's own counter", Duration.ofSeconds(10), () -> count(fork) > c);
+            assertThat(api.sh(fork, "hostname").strip()).isEqualTo(new SandboxId(fork).hostname());
+        }
+        api.sh(ids.getFirst(), "echo mine > /root/only-first");
+        assertThat(api.call("GET", "/v1/sandboxes/" + ids.get(1) + "/files/stat?path=/root/only-first", null).status()).isEqualTo(404);
+        assertThat(api.call("GET", "/v1/sandboxes/" + parent + "/files/stat?path=/root/only-first", null).status()).isEqualTo(404);
+        assertThat(api.get("/v1/sandboxes/" + parent + "/forks").get("items")).hasSize(3);
+
+        var cold = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + files.get("id").asText() + "\"}").get("items").get(0);
+        String coldId = cold.get("id").asText();
+        assertThat(api.sh(coldId, "cat /root/shared; ps -o args | grep -c '[w]hile true' || true")).isEqualTo("before\n0\n");
+
+        var current = api.post("/v1/sandboxes/" + parent + "/fork", "{\"name\": \"now\"}").get("items").get(0);
+        assertThat(current.get("name").asText()).isEqualTo("now");
+        Await.until("the current-state fork counts", Duration.ofSeconds(10), () -> count("now") > 3);
+
+        assertThat(api.call("DELETE", "/v1/checkpoints/" + files.get("id").asText(), null).status()).isEqualTo(204);
+        assertThat(api.call("POST", "/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + files.get("id").asText() + "\"}").errorCode())
+                .isEqualTo("checkpoint_not_found");
+        assertThat(api.sh(coldId, "cat /root/shared")).as("a fork outlives its checkpoint").isEqualTo("before\n");
+    }
+
+    @Test
+    void tenForksAtOnce() {
+        String parent = calmSandbox();
+        api.sh(parent, COUNTER);
+        var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"count\": 10}").get("items");
+        assertThat(forks).hasSize(10);
+        var ids = new HashSet<SandboxId>();
+        forks.forEach(f -> ids.add(new SandboxId(f.get("id").asText())));
+        for (var id : ids) Await.until("fork " + id + " counts", Duration.ofSeconds(20), () -> count(id.value()) > 0);
+        assertThat(HostLeaks.processesOf(ids)).hasSizeGreaterThanOrEqualTo(20);
+    }
+
+    @Test
+    void badRequestsGetClearErrors() {
+        String id = calmSandbox();
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/fork", "{\"count\": 101}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/fork", "{\"checkpoint\": \"ckpt_0000000000000000\"}").errorCode())
+                .isEqualTo("checkpoint_not_found");
+        assertThat(api.call("PATCH", "/v1/sandboxes/" + id + "/lifecycle", "{\"pauseAfterIdle\": \"soon\"}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("PATCH", "/v1/sandboxes/" + id + "/lifecycle", "{\"pauseAfter\": \"1s\"}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("DELETE", "/v1/checkpoints/nope", null).status()).isEqualTo(404);
+        api.post("/v1/sandboxes/" + id + "/stop", null);
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/hibernate", null).errorCode()).isEqualTo("invalid_state");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": true}").errorCode()).isEqualTo("invalid_state");
+    }
+
+    @Test
+    void theIdlePolicyMovesAnIdleSandboxDownTheLadderButNotABusyOne() {
+        String idle = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
+        String busy = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
+        api.sh(busy, "(while true; do :; done) >/dev/null 2>&1 &");
+        Await.until("the idle sandbox to pause", Duration.ofSeconds(10), () -> state(idle).equals("paused"));
+        Await.until("the idle sandbox to hibernate", Duration.ofSeconds(15), () -> state(idle).equals("hibernated"));
+        assertThat(state(busy)).as("a CPU-busy sandbox is not idle").isEqualTo("running");
+        var reasons = new ArrayList<String>();
+        api.get("/v1/sandboxes/" + idle + "/events").get("items").forEach(e -> {
+            if (e.get("type").asText().equals("lifecycle")) reasons.add(e.path("data").path("to").asText() + ":" + e.path("data").path("reason").asText());
+        });
+        assertThat(reasons).contains("paused:idle", "hibernated:idle");
+        api.sh(busy, "pkill -f 'while true' || kill $(pgrep -f 'while true') || true");
+    }
+
+    @Test
+    void aLongExecKeepsItsSandboxAwake() {
+        String id = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        var result = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sleep\", \"3\"]}");
+        assertThat(result.get("exitCode").asInt()).isZero();
+        Await.until("the sandbox to pause once idle", Duration.ofSeconds(10), () -> state(id).equals("paused"));
+    }
+}

@@ -1,0 +1,195 @@
+package io.stasis.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.exec.OutputKind;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.spi.SpawnSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Freezing, dumping and restoring process trees, against a real runtime and real CRIU: memory,
+ * listening and established sockets, files and in-flight commands survive; copies diverge.
+ */
+public abstract class LiveStateSuite extends RuntimeSuite {
+    private final List<CheckpointId> images = new ArrayList<>();
+
+    /** A writable copy of {@code source}'s root for {@code copy} (what a fork gets). */
+    protected abstract Path copyRoot(SandboxId source, SandboxId copy);
+
+    /** The root of a sandbox made by {@link #start()} or {@link #copyRoot}. */
+    protected abstract Path rootOf(SandboxId id);
+
+    @AfterEach
+    void deleteImages() {
+        images.forEach(runtime()::deleteImage);
+        images.clear();
+    }
+
+    private CheckpointId newImage() {
+        var id = CheckpointId.random();
+        images.add(id);
+        return id;
+    }
+
+    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+
+    private long count(SandboxId id) {
+        for (int attempt = 0; ; attempt++) {
+            String text = Commands.run(runtime(), id, "cat", "/tmp/count").stdout().strip();
+            if (!text.isEmpty()) return Long.parseLong(text);
+            if (attempt > 20) throw new AssertionError("no counter in " + id);
+        }
+    }
+
+    private void awaitCountAbove(SandboxId id, long value) {
+        Await.until("the counter of " + id + " to pass " + value, Duration.ofSeconds(20), () -> count(id) > value);
+    }
+
+    @Test
+    void aFrozenSandboxUsesNoCpuAndContinuesWhenThawed() {
+        var id = start();
+        Commands.sh(runtime(), id, COUNTER);
+        awaitCountAbove(id, 3);
+        runtime().freeze(id);
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.FROZEN);
+        var cpuFrozen = runtime().cpuUsage(id);
+        long before = Long.parseLong(new String(readFile(id, "/tmp/count")).strip());
+        // An observation window: nothing may move during it.
+        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
+        assertThat(Long.parseLong(new String(readFile(id, "/tmp/count")).strip())).isEqualTo(before);
+        assertThat(runtime().cpuUsage(id)).isEqualTo(cpuFrozen);
+        runtime().freeze(id); // idempotent
+        runtime().thaw(id);
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        awaitCountAbove(id, before);
+        runtime().thaw(id);
+    }
+
+    @Test
+    void hibernateAndRestoreKeepsMemoryFilesAndListeningSockets() {
+        var id = start();
+        Commands.sh(runtime(), id, COUNTER + " httpd -p 8080 -h /etc; echo just-before > /root/late-file");
+        awaitCountAbove(id, 5);
+        var image = newImage();
+        long bytes = runtime().checkpoint(id, image, false);
+        assertThat(bytes).isPositive();
+        assertThat(runtime().imageSize(image)).isPresent();
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.UNKNOWN);
+        assertThat(IsolationSuite.hostPidsOf(id)).isEmpty();
+        long atDump = Long.parseLong(new String(readFile(id, "/tmp/count")).strip());
+
+        runtime().restore(new RuntimeSpec(id, rootOf(id), id.hostname(), Resources.DEFAULT), image);
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        long after = count(id);
+        assertThat(after).isGreaterThanOrEqualTo(atDump).isLessThan(atDump + 40);
+        awaitCountAbove(id, after);
+        assertThat(Commands.run(runtime(), id, "cat", "/root/late-file").stdout()).isEqualTo("just-before\n");
+        assertThat(Commands.sh(runtime(), id, "wget -q -O - http://127.0.0.1:8080/passwd | head -1").stdout()).startsWith("root:");
+        assertThat(Commands.run(runtime(), id, "hostname").stdout().strip()).isEqualTo(id.hostname());
+        assertThat(runtime().imageSize(image)).as("a restore leaves the image").isPresent();
+    }
+
+    @Test
+    void anEstablishedConnectionInsideSurvivesHibernation() {
+        var id = start();
+        Commands.sh(runtime(), id, "(sleep 100000 | nc -l -p 9000 > /tmp/received) >/dev/null 2>&1 & sleep 0.2; "
+                + "((while true; do echo tick; sleep 0.05; done) | nc 127.0.0.1 9000) >/dev/null 2>&1 &");
+        Await.until("data over the connection", Duration.ofSeconds(10), () -> received(id) > 5);
+        var image = newImage();
+        runtime().checkpoint(id, image, false);
+        long atDump = new String(readFile(id, "/tmp/received")).lines().count();
+        runtime().restore(new RuntimeSpec(id, rootOf(id), id.hostname(), Resources.DEFAULT), image);
+        Await.until("data to flow again after restore", Duration.ofSeconds(10), () -> received(id) > atDump + 5);
+        assertThat(Commands.sh(runtime(), id, "netstat -tn | grep -c ESTABLISHED").stdout().strip()).isEqualTo("2");
+    }
+
+    private long received(SandboxId id) {
+        return Commands.sh(runtime(), id, "wc -l < /tmp/received 2>/dev/null || echo 0").stdout().strip().transform(Long::parseLong);
+    }
+
+    @Test
+    void aCommandRunningDuringHibernationFinishesAfterRestore() throws Exception {
+        var id = start();
+        var spec = new SpawnSpec(List.of("sh", "-c", "echo before; sleep 1; echo after"), Optional.empty(), Commands.ENV, Optional.empty());
+        try (var handle = runtime().spawn(id, spec)) {
+            Await.until("the command to start", Duration.ofSeconds(10), () -> Commands.readAll(handle, OutputKind.STDOUT).contains("before"));
+            var image = newImage();
+            runtime().checkpoint(id, image, false);
+            runtime().restore(new RuntimeSpec(id, rootOf(id), id.hostname(), Resources.DEFAULT), image);
+            var exit = handle.awaitExit(Duration.ofSeconds(20));
+            assertThat(exit).isPresent();
+            assertThat(exit.get().exitCode()).isZero();
+            assertThat(Commands.readAll(handle, OutputKind.STDOUT)).isEqualTo("before\nafter\n");
+        }
+    }
+
+    @Test
+    void copiesRestoredFromOneImageRunSideBySideAndDiverge() {
+        var parent = start();
+        Commands.sh(runtime(), parent, COUNTER + " echo shared > /root/shared");
+        awaitCountAbove(parent, 3);
+        runtime().freeze(parent);
+        var copies = new ArrayList<SandboxId>();
+        for (int i = 0; i < 3; i++) {
+            var copy = SandboxId.random();
+            track(copy);
+            copyRoot(parent, copy);
+            copies.add(copy);
+        }
+        var image = newImage();
+        runtime().checkpoint(parent, image, true);
+        assertThat(runtime().status(parent)).as("a frozen sandbox stays frozen").isEqualTo(RuntimeStatus.FROZEN);
+        runtime().thaw(parent);
+        for (var copy : copies) runtime().restore(new RuntimeSpec(copy, rootOf(copy), copy.hostname(), Resources.DEFAULT), image);
+
+        for (var copy : copies) {
+            assertThat(Commands.run(runtime(), copy, "cat", "/root/shared").stdout()).isEqualTo("shared\n");
+            assertThat(Commands.run(runtime(), copy, "hostname").stdout().strip()).isEqualTo(copy.hostname());
+            awaitCountAbove(copy, 3);
+        }
+        Commands.sh(runtime(), copies.getFirst(), "echo mine > /root/only-first");
+        assertThat(Commands.sh(runtime(), copies.get(1), "cat /root/only-first").code()).isNotZero();
+        assertThat(Commands.sh(runtime(), parent, "cat /root/only-first").code()).isNotZero();
+        var seeds = copies.stream().map(c -> new String(readFile(c, "/.stasis/instance"))).distinct().count();
+        assertThat(seeds).as("each copy has its own instance seed").isEqualTo(copies.size());
+    }
+
+    @Test
+    void aRestoreOfAMissingImageFailsCleanly() {
+        var id = SandboxId.random();
+        track(id);
+        Path root = newRoot(id);
+        assertThatThrownBy(() -> runtime().restore(new RuntimeSpec(id, root, id.hostname(), Resources.DEFAULT), CheckpointId.random()))
+                .hasMessageContaining("missing or incomplete");
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.UNKNOWN);
+    }
+
+    @Test
+    void stopEndsTheProcessesGracefully() {
+        var id = start();
+        Commands.sh(runtime(), id, "trap 'echo bye > /root/bye; exit 0' TERM; (trap 'echo bye > /root/bye; exit 0' TERM; while true; do sleep 0.1; done) >/dev/null 2>&1 &");
+        runtime().stop(id, Duration.ofSeconds(5));
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.UNKNOWN);
+        assertThat(new String(readFile(id, "/root/bye"))).isEqualTo("bye\n");
+    }
+
+    private byte[] readFile(SandboxId id, String path) {
+        try {
+            return java.nio.file.Files.readAllBytes(Path.of(rootOf(id).toString(), path));
+        } catch (java.io.IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
