@@ -25,12 +25,20 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     static ServiceProcess start(Path dataDir, Path log) throws Exception {
+        return start(dataDir, log, java.util.Map.of());
+    }
+
+    /** @param environment added to the service's environment (e.g. STASIS_FAULT_POINT) */
+    static ServiceProcess start(Path dataDir, Path log, java.util.Map<String, String> environment, String... extraFlags) throws Exception {
         Path jar = Path.of("target", "stasis-server.jar").toAbsolutePath();
         if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
                 "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
-        var process = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        argv.addAll(List.of(extraFlags));
+        var builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().putAll(environment);
+        var process = builder.start();
         var url = new CompletableFuture<String>();
         Thread.ofVirtual().start(() -> {
             try (var reader = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -50,6 +58,11 @@ final class ServiceProcess implements AutoCloseable {
             process.destroyForcibly();
             throw e;
         }
+    }
+
+    /** Waits for the process to end by itself (a fault point halted it). */
+    boolean awaitDeath(java.time.Duration timeout) throws InterruptedException {
+        return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     /** SIGKILL: no shutdown hook runs. */
