@@ -85,6 +85,7 @@ public final class CheckpointService {
         catalog.beginOperation(new Operation(id, Operation.Kind.CHECKPOINT, Optional.of(checkpoint), clock.instant()));
         long bytes = 0;
         try {
+            roots.flush(id);
             if (processes) runtime.freeze(id);
             faults.reach("checkpoint.after-freeze");
             roots.snapshotRoot(id, checkpoint);

@@ -163,6 +163,7 @@ public final class LifecycleService {
         catalog.beginOperation(operation(id, Operation.Kind.HIBERNATE, Optional.of(checkpoint)));
         long bytes;
         try {
+            roots.flush(id);
             runtime.freeze(id);
             faults.reach("hibernate.after-freeze");
             roots.snapshotRoot(id, checkpoint);

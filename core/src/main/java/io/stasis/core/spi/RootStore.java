@@ -44,6 +44,14 @@ public interface RootStore {
      */
     void snapshotRoot(SandboxId id, CheckpointId checkpoint);
 
+    /**
+     * Writes what the sandbox wrote but the host has not yet put on disk, if there is much of it:
+     * a snapshot waits for that write-out, and the sandbox is frozen while a snapshot is taken.
+     * Called before the freeze, it keeps the frozen moment short. Optional.
+     */
+    default void flush(SandboxId id) {
+    }
+
     /** Whether a checkpoint's root snapshot exists. */
     boolean hasSnapshot(CheckpointId checkpoint);
 

@@ -78,7 +78,8 @@ public final class Btrfs implements Subvolumes {
      * after large unsynced writes waits for that flush itself (500 MB dirty: ~0.5 s), so a fresh
      * template is synced once at install time rather than by the first sandbox made from it.
      */
-    void sync(Path anyPath) {
+    @Override
+    public void sync(Path anyPath) {
         run("btrfs filesystem sync", List.of(btrfs.toString(), "filesystem", "sync", anyPath.toString()));
     }
 

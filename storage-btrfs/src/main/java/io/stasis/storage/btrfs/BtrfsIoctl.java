@@ -49,6 +49,8 @@ final class BtrfsIoctl implements Subvolumes {
     private static final long BTRFS_IOC_SUBVOL_CREATE = iow(14, ARGS_SIZE);
     private static final long BTRFS_IOC_SNAP_DESTROY = iow(15, ARGS_SIZE);
     private static final long BTRFS_IOC_SNAP_CREATE_V2 = iow(23, ARGS_SIZE);
+    /** _IO(BTRFS_IOCTL_MAGIC, 8): no argument. */
+    private static final long BTRFS_IOC_SYNC = (0x94L << 8) | 8;
 
     private static final int O_RDONLY = 0;
     private static final int O_DIRECTORY = 0x10000;
@@ -148,6 +150,19 @@ final class BtrfsIoctl implements Subvolumes {
                 call(arena, parent, BTRFS_IOC_SNAP_DESTROY, args, step, path);
             } finally {
                 closeQuietly(parent);
+            }
+        }
+    }
+
+    @Override
+    public void sync(Path anyPath) {
+        String step = "btrfs filesystem sync";
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                call(arena, fd, BTRFS_IOC_SYNC, MemorySegment.NULL, step, anyPath);
+            } finally {
+                closeQuietly(fd);
             }
         }
     }

@@ -24,6 +24,9 @@ interface Subvolumes {
     /** Deletes the subvolume at {@code path} (read-only or not). Fails if it contains nested subvolumes. */
     void delete(Path path);
 
+    /** Writes the filesystem's unwritten data to disk (what a snapshot would otherwise wait for). */
+    void sync(Path anyPath);
+
     /** Which implementation, for logs. */
     String kind();
 

@@ -113,6 +113,18 @@ class BtrfsRootSnapshotIT {
     }
 
     @Test
+    void bothWaysOfSyncingThePoolWriteOutDirtyData() throws Exception {
+        var id = io.stasis.core.sandbox.SandboxId.random();
+        Path root = fixture.store.createRoot(id, "tiny");
+        for (Subvolumes way : java.util.List.of(BtrfsIoctl.load().orElseThrow(), fixture.pool.btrfs())) {
+            java.nio.file.Files.write(root.resolve("dirty-" + way.kind()), new byte[8 << 20]);
+            way.sync(fixture.pool.path());
+        }
+        fixture.store.flush(id); // below or above the threshold, it never fails
+        fixture.store.deleteRoot(id);
+    }
+
+    @Test
     void aSnapshotHoldsWhatWasWrittenJustBeforeItWithoutFsync() throws Exception {
         var store = fixture.store;
         var id = SandboxId.random();
