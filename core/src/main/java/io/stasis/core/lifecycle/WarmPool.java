@@ -36,6 +36,7 @@ final class WarmPool implements AutoCloseable {
     private final int perTemplate;
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
     private final Map<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
+    private final java.util.Set<Thread> refills = ConcurrentHashMap.newKeySet();
     private final ReentrantLock closing = new ReentrantLock();
     private volatile boolean closed;
 
@@ -73,7 +74,7 @@ final class WarmPool implements AutoCloseable {
         if (perTemplate <= 0 || closed) return;
         var flag = filling.computeIfAbsent(template, t -> new AtomicBoolean());
         if (!flag.compareAndSet(false, true)) return;
-        Thread.ofVirtual().name("warm-pool-" + template).start(() -> {
+        var refill = Thread.ofVirtual().name("warm-pool-" + template).unstarted(() -> {
             try {
                 var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
                 while (!closed && queue.size() < perTemplate) {
@@ -86,14 +87,16 @@ final class WarmPool implements AutoCloseable {
                     for (Thread t : starts) t.join();
                     if (started.isEmpty()) return;
                     started.forEach(queue::addLast);
-                    if (closed) close();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
                 flag.set(false);
+                refills.remove(Thread.currentThread());
             }
         });
+        refills.add(refill);
+        refill.start();
     }
 
     private Optional<Warm> start(String template) {
@@ -119,10 +122,18 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
-    /** Ends every waiting sandbox. Refills stop; later takes find nothing. */
+    /** Ends every waiting sandbox, once refills under way have finished. Later takes find nothing. */
     @Override
     public void close() {
         closed = true;
+        for (Thread refill : java.util.List.copyOf(refills)) {
+            try {
+                refill.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         closing.lock();
         try {
             var all = new ArrayList<Warm>();
