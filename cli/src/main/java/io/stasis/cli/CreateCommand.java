@@ -6,6 +6,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
@@ -37,12 +38,17 @@ final class CreateCommand implements Callable<Integer> {
     @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes, 16-1000000.")
     Integer pids;
 
+    /** Idle-policy settings that differ from the server's defaults. */
+    @Mixin
+    LifecycleOptions lifecycle;
+
     @Override
     public Integer call() {
         var request = CreateSandboxRequest.builder().template(template).name(name).env(env).metadata(metadata);
         if (cpus != null) request.cpus(cpus);
         if (memoryMb != null) request.memoryMb(memoryMb);
         if (pids != null) request.pids(pids);
+        request.lifecycle(lifecycle.toUpdate());
         Sandbox sandbox = root.client().sandboxes().create(request.build());
         if (root.json()) {
             root.printJson(sandbox);

@@ -7,9 +7,9 @@ import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
-/** Parses {@code 500ms}, {@code 30s}, {@code 1.5s}, {@code 2m}, {@code 1h}; a bare number is seconds. */
+/** Parses {@code 500ms}, {@code 30s}, {@code 1.5s}, {@code 2m}, {@code 1h}, {@code 7d}; a bare number is seconds. */
 final class Durations implements ITypeConverter<Duration> {
-    private static final Pattern FORMAT = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h)?");
+    private static final Pattern FORMAT = Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(ms|s|m|h|d)?");
 
     @Override
     public Duration convert(String value) {
@@ -19,7 +19,7 @@ final class Durations implements ITypeConverter<Duration> {
     static Duration parse(String text) {
         Matcher m = FORMAT.matcher(text == null ? "" : text.strip());
         if (!m.matches()) {
-            throw new TypeConversionException("'" + text + "' is not a duration: use e.g. 500ms, 30s, 2m or 1h");
+            throw new TypeConversionException("'" + text + "' is not a duration: use e.g. 500ms, 30s, 2m, 1h or 7d");
         }
         BigDecimal amount = new BigDecimal(m.group(1));
         String unit = m.group(2) == null ? "s" : m.group(2);
@@ -27,7 +27,8 @@ final class Durations implements ITypeConverter<Duration> {
             case "ms" -> 1L;
             case "s" -> 1_000L;
             case "m" -> 60_000L;
-            default -> 3_600_000L;
+            case "h" -> 3_600_000L;
+            default -> 86_400_000L;
         }));
         if (millis.signum() == 0) throw new TypeConversionException("a duration must be positive, was '" + text + "'");
         if (millis.stripTrailingZeros().scale() > 0) {

@@ -1,6 +1,7 @@
 package io.stasis.cli;
 
 import java.math.BigDecimal;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Locale;
@@ -30,6 +31,20 @@ final class HumanFormat {
     static String number(Double value) {
         if (value == null) return null;
         return BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
+    }
+
+    /**
+     * A policy duration as the API writes it, in its largest exact unit ({@code 15s}, {@code 10m},
+     * {@code 30d}, {@code 1500ms}); null is {@code never}.
+     */
+    static String duration(Duration d) {
+        if (d == null) return "never";
+        long ms = d.toMillis();
+        if (ms != 0 && ms % 86_400_000 == 0) return ms / 86_400_000 + "d";
+        if (ms != 0 && ms % 3_600_000 == 0) return ms / 3_600_000 + "h";
+        if (ms != 0 && ms % 60_000 == 0) return ms / 60_000 + "m";
+        if (ms % 1000 == 0) return ms / 1000 + "s";
+        return ms + "ms";
     }
 
     /** RFC 3339 to the second, e.g. {@code 2026-11-29T10:00:00Z}. */

@@ -1,7 +1,10 @@
 package io.stasis.cli;
 
+import io.stasis.sdk.Hibernation;
+import io.stasis.sdk.LifecyclePolicy;
 import io.stasis.sdk.Resources;
 import io.stasis.sdk.Sandbox;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -34,7 +37,9 @@ final class InfoCommand implements Callable<Integer> {
                 .row("ID", s.id())
                 .row("NAME", s.name())
                 .row("TEMPLATE", s.template())
-                .row("STATE", s.stateReason() == null ? s.state() : s.state() + " (" + s.stateReason() + ")")
+                .row("STATE", state(s))
+                .row("PARENT", s.parentId())
+                .row("CHECKPOINT", s.checkpointId())
                 .row("CREATED", HumanFormat.time(s.createdAt()));
         Resources r = s.resources();
         if (r != null) {
@@ -44,7 +49,27 @@ final class InfoCommand implements Callable<Integer> {
         }
         pairs(table, "ENV", s.env());
         pairs(table, "METADATA", s.metadata());
+        LifecyclePolicy p = s.lifecycle();
+        if (p != null) {
+            var policy = new LinkedHashMap<String, String>();
+            policy.put("pauseAfterIdle", HumanFormat.duration(p.pauseAfterIdle()));
+            policy.put("hibernateAfterIdle", HumanFormat.duration(p.hibernateAfterIdle()));
+            policy.put("stopAfterIdle", HumanFormat.duration(p.stopAfterIdle()));
+            policy.put("deleteAfterIdle", HumanFormat.duration(p.deleteAfterIdle()));
+            policy.put("maxAge", HumanFormat.duration(p.maxAge()));
+            policy.put("autoResume", String.valueOf(p.autoResume()));
+            pairs(table, "LIFECYCLE", policy);
+        }
         return table.render();
+    }
+
+    /** {@code running}, {@code stopped (idle)}, {@code hibernated (image 412 KiB, 2026-11-29T10:05:00Z)}. */
+    static String state(Sandbox s) {
+        Hibernation h = s.hibernation();
+        if (h != null) {
+            return s.state() + " (image " + HumanFormat.size(h.imageBytes()) + ", " + HumanFormat.time(h.takenAt()) + ")";
+        }
+        return s.stateReason() == null ? s.state() : s.state() + " (" + s.stateReason() + ")";
     }
 
     /** One row per pair, the label on the first only. */

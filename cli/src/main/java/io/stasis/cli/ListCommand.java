@@ -18,7 +18,7 @@ final class ListCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;
 
-    @Option(names = "--state", paramLabel = "S", description = "Only sandboxes in this state: running, stopped.")
+    @Option(names = "--state", paramLabel = "S", description = "Only sandboxes in this state: running, paused, hibernated, stopped.")
     String state;
 
     @Option(names = "--meta", paramLabel = "K=V", description = "Only sandboxes with this label (repeatable; all must match).")

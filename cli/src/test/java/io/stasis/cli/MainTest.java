@@ -64,8 +64,9 @@ class MainTest {
     @Test
     void helpListsTheVerbsAndExitCodes() {
         assertThat(run("--help")).isZero();
-        assertThat(out).contains("create", "list", "info", "exec", "rm", "cp", "templates", "Exit codes:",
-                "cannot connect", "124");
+        assertThat(out).contains("create", "list", "info", "exec", "rm", "cp", "templates", "pause", "resume",
+                "hibernate", "stop", "start", "lifecycle", "checkpoint", "checkpoints", "rm-checkpoint", "fork", "events",
+                "Exit codes:", "cannot connect", "124");
     }
 
     @Test
@@ -180,16 +181,18 @@ class MainTest {
         server.json("GET /v1/sandboxes/demo", 200, sandbox("sbx_1", "demo"));
         assertThat(run("info", "demo")).isZero();
         assertThat(out).isEqualTo("""
-                ID         sbx_1
-                NAME       demo
-                TEMPLATE   tiny
-                STATE      running
-                CREATED    2026-11-29T10:00:00Z
-                CPUS       0.5
-                MEMORY     256 MiB
-                PIDS       128
-                ENV        FOO=bar
-                METADATA   team=x
+                ID           sbx_1
+                NAME         demo
+                TEMPLATE     tiny
+                STATE        running
+                PARENT       -
+                CHECKPOINT   -
+                CREATED      2026-11-29T10:00:00Z
+                CPUS         0.5
+                MEMORY       256 MiB
+                PIDS         128
+                ENV          FOO=bar
+                METADATA     team=x
                 """);
     }
 

@@ -51,7 +51,7 @@ final class ApiErrors {
         return switch (code) {
             case "unauthenticated" -> new UnauthenticatedException(status, code, message, details, requestId);
             case "forbidden" -> new ForbiddenException(status, code, message, details, requestId);
-            case "not_found", "sandbox_not_found", "file_not_found" ->
+            case "not_found", "sandbox_not_found", "file_not_found", "checkpoint_not_found" ->
                     new NotFoundException(status, code, message, details, requestId);
             case "invalid_state", "name_taken", "file_exists", "directory_not_empty" ->
                     new ConflictException(status, code, message, details, requestId);

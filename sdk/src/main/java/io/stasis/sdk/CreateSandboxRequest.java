@@ -7,7 +7,8 @@ import java.util.Objects;
 
 /**
  * The body of {@code POST /v1/sandboxes}. Every field is optional; unset fields take the
- * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids) and are not sent.
+ * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids, the server's idle policy)
+ * and are not sent.
  *
  * <pre>{@code
  * Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder()
@@ -16,13 +17,15 @@ import java.util.Objects;
  *         .env("FOO", "bar")
  *         .metadata("team", "x")
  *         .cpus(0.5).memoryMb(256).pids(128)
+ *         .lifecycle(LifecycleUpdate.builder().hibernateAfterIdle(Duration.ofMinutes(1)).build())
  *         .build());
  * }</pre>
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
-                                   Map<String, String> metadata, Resources resources) {
+                                   Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle) {
     public CreateSandboxRequest {
+        if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
         metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
         if (resources != null && resources.cpus() == null && resources.memoryMb() == null
@@ -44,6 +47,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Double cpus;
         private Integer memoryMb;
         private Integer pids;
+        private LifecycleUpdate lifecycle;
 
         private Builder() {
         }
@@ -101,8 +105,14 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
+        /** The idle policy fields that differ from the server's defaults; see {@link LifecycleUpdate}. */
+        public Builder lifecycle(LifecycleUpdate lifecycle) {
+            this.lifecycle = lifecycle;
+            return this;
+        }
+
         public CreateSandboxRequest build() {
-            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids));
+            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids), lifecycle);
         }
     }
 }

@@ -15,7 +15,7 @@ import java.util.Objects;
  *         .build());
  * }</pre>
  *
- * @param state    {@code running} or {@code stopped}, or null for all
+ * @param state    {@code running}, {@code paused}, {@code hibernated} or {@code stopped}, or null for all
  * @param metadata labels that must all match
  * @param limit    page size 1..1000, or null for the server's default (100)
  * @param cursor   a {@link Page#nextCursor()} to continue from, or null

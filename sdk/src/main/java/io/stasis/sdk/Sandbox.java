@@ -2,17 +2,38 @@ package io.stasis.sdk;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 
 /**
  * A sandbox as last fetched from the server, with methods that act on it. The data is a
- * snapshot ({@link #refresh()} fetches a new one); the methods address the sandbox by id.
+ * snapshot ({@link #refresh()} fetches a new one); the methods address the sandbox by id, and
+ * those that change its state return the new snapshot.
  *
  * <pre>{@code
  * Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
  * ExecResult r = sandbox.exec("echo", "hello");
  * sandbox.files().write("/root/a.txt", "data");
  * sandbox.delete();
+ * }</pre>
+ *
+ * <h2>Hibernate and resume</h2>
+ * Hibernation writes the processes and their memory to disk and frees the memory; resume puts
+ * them back where they were. Exec and file calls resume a paused or hibernated sandbox by
+ * themselves unless its {@link LifecyclePolicy#autoResume()} is off.
+ * <pre>{@code
+ * sandbox.exec("sh", "-c", "sleep 1000 >/dev/null 2>&1 &");
+ * sandbox = sandbox.hibernate();          // state "hibernated", memory freed
+ * System.out.println(sandbox.hibernation().imageBytes() + " bytes on disk");
+ * sandbox = sandbox.resume();             // state "running", the sleep is still there
+ * }</pre>
+ *
+ * <h2>Checkpoints and forks</h2>
+ * <pre>{@code
+ * Checkpoint ready = sandbox.checkpoint("deps-installed", true);   // with memory; keeps running
+ * List<Sandbox> tries = sandbox.fork(ForkRequest.builder().checkpoint(ready.id()).count(3).name("try").build());
+ * for (Sandbox t : tries) t.exec("sh", "-c", "run-experiment");    // each has its own root and processes
+ * Sandbox copy = sandbox.fork().getFirst();                         // one copy of the current state
  * }</pre>
  */
 public final class Sandbox {
@@ -43,7 +64,7 @@ public final class Sandbox {
         return info.template();
     }
 
-    /** {@code running} or {@code stopped} when fetched. */
+    /** {@code running}, {@code paused}, {@code hibernated} or {@code stopped} when fetched. */
     public String state() {
         return info.state();
     }
@@ -55,6 +76,26 @@ public final class Sandbox {
 
     public boolean isRunning() {
         return "running".equals(info.state());
+    }
+
+    /** Frozen: memory kept, no CPU used. */
+    public boolean isPaused() {
+        return "paused".equals(info.state());
+    }
+
+    /** Its processes are in an image on disk ({@link #hibernation()}). */
+    public boolean isHibernated() {
+        return "hibernated".equals(info.state());
+    }
+
+    /** Its processes ended; the root filesystem is kept. */
+    public boolean isStopped() {
+        return "stopped".equals(info.state());
+    }
+
+    /** When hibernated, the process image it resumes from; else null. */
+    public Hibernation hibernation() {
+        return info.hibernation();
     }
 
     public Instant createdAt() {
@@ -71,6 +112,21 @@ public final class Sandbox {
 
     public Map<String, String> metadata() {
         return info.metadata();
+    }
+
+    /** The sandbox it was forked from, or null. */
+    public String parentId() {
+        return info.parentId();
+    }
+
+    /** The checkpoint it was forked from, or null. */
+    public String checkpointId() {
+        return info.checkpointId();
+    }
+
+    /** Its idle policy. */
+    public LifecyclePolicy lifecycle() {
+        return info.lifecycle();
     }
 
     /** Runs a command and waits for it: {@code sandbox.exec("sh", "-c", "ls | wc -l")}. */
@@ -98,12 +154,106 @@ public final class Sandbox {
 
     /** Fetches the current data. */
     public Sandbox refresh() {
-        return new Sandbox(calls.get(), calls.transport());
+        return wrap(calls.get());
     }
 
-    /** Deletes the sandbox: every process ends, its root filesystem is removed. */
+    /**
+     * Freezes every process (memory stays, no CPU). A paused sandbox is returned as it is.
+     *
+     * @throws ConflictException {@code invalid_state} when stopped or hibernated
+     */
+    public Sandbox pause() {
+        return wrap(calls.action("pause"));
+    }
+
+    /** Brings the sandbox to running from any state: thaws, restores from hibernation, or boots a stopped one fresh. */
+    public Sandbox resume() {
+        return wrap(calls.action("resume"));
+    }
+
+    /**
+     * Writes the processes to an image on disk and frees their memory; {@link #resume()} restores
+     * them where they were.
+     *
+     * @throws ConflictException {@code invalid_state} when stopped
+     */
+    public Sandbox hibernate() {
+        return wrap(calls.action("hibernate"));
+    }
+
+    /** Ends every process (SIGTERM, SIGKILL after 10 s); the root filesystem is kept. */
+    public Sandbox stop() {
+        return wrap(calls.action("stop"));
+    }
+
+    /** Brings the sandbox to running; a stopped one boots a fresh init on the same root. */
+    public Sandbox start() {
+        return wrap(calls.action("start"));
+    }
+
+    /** Changes the named fields of the idle policy; the others keep their values. */
+    public Sandbox updateLifecycle(LifecycleUpdate update) {
+        return wrap(calls.updateLifecycle(update));
+    }
+
+    /**
+     * Takes a checkpoint. With memory it also holds the processes, which keep running (a
+     * hibernated sandbox is resumed first); without, it is a snapshot of the root only.
+     *
+     * @param name a name for it, or null
+     * @throws ConflictException {@code invalid_state} for a memory checkpoint of a stopped sandbox
+     */
+    public Checkpoint checkpoint(String name, boolean memory) {
+        return calls.checkpoint(new CheckpointRequest(name, memory));
+    }
+
+    /** Takes a checkpoint; see {@link #checkpoint(String, boolean)}. */
+    public Checkpoint checkpoint(CheckpointRequest request) {
+        return calls.checkpoint(request);
+    }
+
+    /** The sandbox's checkpoints, oldest first. */
+    public List<Checkpoint> checkpoints() {
+        return calls.checkpoints();
+    }
+
+    /** One fork of the current state. */
+    public List<Sandbox> fork() {
+        return calls.fork(ForkRequest.builder().build());
+    }
+
+    /**
+     * Forks the sandbox: each fork has its own writable root, namespaces and hostname, and, from
+     * a memory checkpoint or the current state, the restored processes. All or nothing.
+     *
+     * @throws NotFoundException {@code checkpoint_not_found}
+     */
+    public List<Sandbox> fork(ForkRequest request) {
+        return calls.fork(request);
+    }
+
+    /** The sandboxes forked from this one. */
+    public List<Sandbox> forks() {
+        return calls.forks();
+    }
+
+    /** The first page of this sandbox's events, oldest first; {@link Page#all()} walks them all. */
+    public Page<Event> events() {
+        return calls.events(null);
+    }
+
+    /** This sandbox's events after the one with id {@code eventId}, oldest first. */
+    public Page<Event> eventsAfter(long eventId) {
+        return calls.events(EventPages.afterId(eventId));
+    }
+
+    /** Deletes the sandbox: every process ends, its root filesystem and its checkpoints are removed. */
     public void delete() {
         calls.delete();
+    }
+
+    private Sandbox wrap(SandboxInfo fresh) {
+        return new Sandbox(fresh, calls.transport());
     }
 
     @Override

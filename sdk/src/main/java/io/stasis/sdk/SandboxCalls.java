@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 
 /** The calls made on one sandbox by id or name; shared by {@link Sandbox} and {@link Sandboxes}. */
 final class SandboxCalls {
@@ -36,6 +39,55 @@ final class SandboxCalls {
 
     void delete() {
         transport.discard(transport.call("DELETE", base));
+    }
+
+    /** {@code POST .../pause}, {@code resume}, {@code hibernate}, {@code stop}, {@code start}: no body, the sandbox back. */
+    SandboxInfo action(String verb) {
+        return transport.json(transport.call("POST", base + "/" + verb), SandboxInfo.class);
+    }
+
+    SandboxInfo updateLifecycle(LifecycleUpdate update) {
+        Objects.requireNonNull(update, "update");
+        return transport.json(transport.jsonCall("PATCH", base + "/lifecycle", update), SandboxInfo.class);
+    }
+
+    Checkpoint checkpoint(CheckpointRequest request) {
+        Objects.requireNonNull(request, "request");
+        var info = transport.json(transport.jsonCall("POST", base + "/checkpoints", request), CheckpointInfo.class);
+        return new Checkpoint(info, transport);
+    }
+
+    List<Checkpoint> checkpoints() {
+        return all(base + "/checkpoints", CheckpointInfo.class).stream()
+                .map(info -> new Checkpoint(info, transport)).toList();
+    }
+
+    List<Sandbox> fork(ForkRequest request) {
+        Objects.requireNonNull(request, "request");
+        Page.Body<SandboxInfo> body = transport.json(transport.jsonCall("POST", base + "/fork", request),
+                Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, SandboxInfo.class));
+        if (body.items() == null) return List.of();
+        return body.items().stream().map(info -> new Sandbox(info, transport)).toList();
+    }
+
+    List<Sandbox> forks() {
+        return all(base + "/forks", SandboxInfo.class).stream().map(info -> new Sandbox(info, transport)).toList();
+    }
+
+    Page<Event> events(String afterId) {
+        return EventPages.after(transport, base + "/events", afterId);
+    }
+
+    /** Every item of a list call, following cursors should the server ever page it. */
+    private <T> List<T> all(String path, Class<T> type) {
+        var items = new ArrayList<T>();
+        page(path, type, null).all().forEach(items::add);
+        return items;
+    }
+
+    private <T> Page<T> page(String path, Class<T> type, String cursor) {
+        Page.Body<T> body = transport.page(transport.call("GET", path).query(Query.of().add("cursor", cursor)), type);
+        return new Page<>(body.items(), body.nextCursor(), next -> page(path, type, next));
     }
 
     ExecResult exec(ExecRequest request) {

@@ -8,19 +8,25 @@ import java.util.Map;
 /**
  * The sandbox object as the API returns it. {@link Sandbox} wraps it with methods.
  *
- * @param id          {@code sbx_...}
- * @param name        the unique name, or null
- * @param template    the template it was created from
- * @param state       {@code running} or {@code stopped} (later server versions may add states)
- * @param stateReason why it stopped (e.g. {@code processes_lost}), or null
- * @param createdAt   creation time
- * @param resources   its limits
- * @param env         environment added to every command
- * @param metadata    the caller's labels
+ * @param id           {@code sbx_...}
+ * @param name         the unique name, or null
+ * @param template     the template it was created from
+ * @param state        {@code running}, {@code paused}, {@code hibernated} or {@code stopped} (later
+ *                     server versions may add states)
+ * @param stateReason  why it stopped ({@code api}, {@code idle}, {@code processes_lost}, ...), or null
+ * @param hibernation  when hibernated, its process image; else null
+ * @param createdAt    creation time
+ * @param resources    its limits
+ * @param env          environment added to every command
+ * @param metadata     the caller's labels
+ * @param parentId     the sandbox it was forked from, or null
+ * @param checkpointId the checkpoint it was forked from, or null
+ * @param lifecycle    its idle policy (null only from a server that predates it)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
-                          Instant createdAt, Resources resources, Map<String, String> env,
-                          Map<String, String> metadata) {
+                          Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
+                          Map<String, String> metadata, String parentId, String checkpointId,
+                          LifecyclePolicy lifecycle) {
     public SandboxInfo {
         env = copy(env);
         metadata = copy(metadata);

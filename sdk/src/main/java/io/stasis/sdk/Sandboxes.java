@@ -1,5 +1,7 @@
 package io.stasis.sdk;
 
+import java.util.List;
+
 /**
  * The sandbox calls, from {@link StasisClient#sandboxes()}. Wherever an id is asked for, the
  * sandbox's name works too.
@@ -9,6 +11,7 @@ package io.stasis.sdk;
  * Sandbox s = sandboxes.create(CreateSandboxRequest.builder().template("tiny").name("a").build());
  * sandboxes.get("a").exec("true");
  * sandboxes.exec("a", ExecRequest.of("ls", "/"));        // without fetching the sandbox first
+ * sandboxes.hibernate("a");                               // returns the sandbox in its new state
  * for (Sandbox each : sandboxes.list().all()) System.out.println(each.id());
  * sandboxes.delete("a");
  * }</pre>
@@ -68,9 +71,73 @@ public final class Sandboxes {
         return new SandboxCalls(transport, idOrName).execStream(request, listener);
     }
 
+    /** Pauses the sandbox with this id or name; see {@link Sandbox#pause()}. */
+    public Sandbox pause(String idOrName) {
+        return action(idOrName, "pause");
+    }
+
+    /** Resumes the sandbox with this id or name; see {@link Sandbox#resume()}. */
+    public Sandbox resume(String idOrName) {
+        return action(idOrName, "resume");
+    }
+
+    /** Hibernates the sandbox with this id or name; see {@link Sandbox#hibernate()}. */
+    public Sandbox hibernate(String idOrName) {
+        return action(idOrName, "hibernate");
+    }
+
+    /** Stops the sandbox with this id or name; see {@link Sandbox#stop()}. */
+    public Sandbox stop(String idOrName) {
+        return action(idOrName, "stop");
+    }
+
+    /** Starts the sandbox with this id or name; see {@link Sandbox#start()}. */
+    public Sandbox start(String idOrName) {
+        return action(idOrName, "start");
+    }
+
+    /** Changes the named fields of the idle policy; see {@link Sandbox#updateLifecycle}. */
+    public Sandbox updateLifecycle(String idOrName, LifecycleUpdate update) {
+        return wrap(new SandboxCalls(transport, idOrName).updateLifecycle(update));
+    }
+
+    /** Takes a checkpoint; see {@link Sandbox#checkpoint(String, boolean)}. */
+    public Checkpoint checkpoint(String idOrName, CheckpointRequest request) {
+        return new SandboxCalls(transport, idOrName).checkpoint(request);
+    }
+
+    /** The checkpoints of the sandbox with this id or name, oldest first. */
+    public List<Checkpoint> checkpoints(String idOrName) {
+        return new SandboxCalls(transport, idOrName).checkpoints();
+    }
+
+    /** Forks the sandbox with this id or name; see {@link Sandbox#fork(ForkRequest)}. */
+    public List<Sandbox> fork(String idOrName, ForkRequest request) {
+        return new SandboxCalls(transport, idOrName).fork(request);
+    }
+
+    /** The sandboxes forked from the one with this id or name. */
+    public List<Sandbox> forks(String idOrName) {
+        return new SandboxCalls(transport, idOrName).forks();
+    }
+
+    /** The first page of the events of the sandbox with this id or name, oldest first. */
+    public Page<Event> events(String idOrName) {
+        return new SandboxCalls(transport, idOrName).events(null);
+    }
+
+    /** The events of the sandbox with this id or name after the event {@code eventId}. */
+    public Page<Event> eventsAfter(String idOrName, long eventId) {
+        return new SandboxCalls(transport, idOrName).events(EventPages.afterId(eventId));
+    }
+
     /** The files of the sandbox with this id or name. */
     public SandboxFiles files(String idOrName) {
         return new SandboxFiles(new SandboxCalls(transport, idOrName));
+    }
+
+    private Sandbox action(String idOrName, String verb) {
+        return wrap(new SandboxCalls(transport, idOrName).action(verb));
     }
 
     private Sandbox wrap(SandboxInfo info) {

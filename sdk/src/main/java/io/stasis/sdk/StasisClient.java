@@ -30,6 +30,7 @@ public final class StasisClient implements AutoCloseable {
     private final boolean ownsHttpClient;
     private final Sandboxes sandboxes;
     private final Templates templates;
+    private final Checkpoints checkpoints;
 
     private StasisClient(Builder builder) {
         this.ownsHttpClient = builder.httpClient == null;
@@ -48,6 +49,7 @@ public final class StasisClient implements AutoCloseable {
         this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout);
         this.sandboxes = new Sandboxes(transport);
         this.templates = new Templates(transport);
+        this.checkpoints = new Checkpoints(transport);
     }
 
     /** A client with default timeouts (connect 10 s, request 60 s). */
@@ -70,6 +72,32 @@ public final class StasisClient implements AutoCloseable {
 
     public Templates templates() {
         return templates;
+    }
+
+    /** Checkpoints by id; a sandbox's list is {@link Sandbox#checkpoints()}. */
+    public Checkpoints checkpoints() {
+        return checkpoints;
+    }
+
+    /**
+     * The first page of every sandbox's events, oldest first; {@link Page#all()} walks them all.
+     *
+     * <pre>{@code
+     * long last = 0;
+     * for (Event e : client.events().all()) {
+     *     System.out.println(e.id() + " " + e.type() + " " + e.data());
+     *     last = e.id();
+     * }
+     * Page<Event> newer = client.eventsAfter(last);   // later: only what happened since
+     * }</pre>
+     */
+    public Page<Event> events() {
+        return EventPages.after(transport, "/v1/events", null);
+    }
+
+    /** Every sandbox's events after the event {@code eventId}, oldest first. */
+    public Page<Event> eventsAfter(long eventId) {
+        return EventPages.after(transport, "/v1/events", EventPages.afterId(eventId));
     }
 
     /** {@code GET /healthz} (no key needed). Throws when the server is unhealthy or unreachable. */

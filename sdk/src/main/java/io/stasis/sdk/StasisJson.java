@@ -26,6 +26,15 @@ public final class StasisJson {
         }
     }
 
+    /** The JSON of a wire object on one line, for JSON Lines output (e.g. a followed event log). */
+    public static String writeLine(Object value) {
+        try {
+            return Wire.MAPPER.writeValueAsString(value);
+        } catch (JsonProcessingException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** A complete list in the API's list shape, with no next cursor. */
     public static String writeList(List<?> items) {
         return write(new Page.Body<>(items, null));

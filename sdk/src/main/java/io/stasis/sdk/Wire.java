@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.SerializerProvider;
 import com.fasterxml.jackson.databind.module.SimpleModule;
 import java.io.IOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -44,6 +45,25 @@ final class Wire {
                     return OffsetDateTime.parse(text).toInstant();
                 } catch (DateTimeParseException e) {
                     return (Instant) ctxt.handleWeirdStringValue(Instant.class, text, "not an RFC 3339 time");
+                }
+            }
+        });
+        // Idle-policy durations as the API writes them ("15s", "10m", "7d"); JSON null is "never".
+        module.addSerializer(Duration.class, new JsonSerializer<>() {
+            @Override
+            public void serialize(Duration value, JsonGenerator gen, SerializerProvider serializers) throws IOException {
+                gen.writeString(ApiDurations.format(value));
+            }
+        });
+        module.addDeserializer(Duration.class, new JsonDeserializer<>() {
+            @Override
+            public Duration deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
+                String text = p.getValueAsString();
+                if (text == null || text.isBlank()) return null;
+                try {
+                    return ApiDurations.parse(text);
+                } catch (IllegalArgumentException e) {
+                    return (Duration) ctxt.handleWeirdStringValue(Duration.class, text, e.getMessage());
                 }
             }
         });

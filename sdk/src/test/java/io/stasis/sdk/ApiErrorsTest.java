@@ -25,6 +25,7 @@ class ApiErrorsTest {
             "404, not_found, NotFoundException",
             "404, sandbox_not_found, NotFoundException",
             "404, file_not_found, NotFoundException",
+            "404, checkpoint_not_found, NotFoundException",
             "409, invalid_state, ConflictException",
             "409, name_taken, ConflictException",
             "409, file_exists, ConflictException",

@@ -395,8 +395,9 @@ class StasisClientTest {
         api.json("GET /v1/sandboxes/sbx_1", 200, sandbox("sbx_1"));
         String json = StasisJson.write(client.sandboxes().get("sbx_1")).replaceAll("\\s", "");
         assertThat(json).isEqualTo("{\"id\":\"sbx_1\",\"name\":\"my-agent\",\"template\":\"base\",\"state\":\"running\","
-                + "\"stateReason\":null,\"createdAt\":\"2026-11-29T10:00:00Z\",\"resources\":{\"cpus\":1.0,"
-                + "\"memoryMb\":1024,\"pids\":512},\"env\":{\"FOO\":\"bar\"},\"metadata\":{\"team\":\"x\"}}");
+                + "\"stateReason\":null,\"hibernation\":null,\"createdAt\":\"2026-11-29T10:00:00Z\",\"resources\":{\"cpus\":1.0,"
+                + "\"memoryMb\":1024,\"pids\":512},\"env\":{\"FOO\":\"bar\"},\"metadata\":{\"team\":\"x\"},"
+                + "\"parentId\":null,\"checkpointId\":null,\"lifecycle\":null}");
         assertThat(StasisJson.writeList(List.of()).replaceAll("\\s", "")).isEqualTo("{\"items\":[],\"nextCursor\":null}");
     }
 

@@ -1,0 +1,41 @@
+package io.stasis.cli;
+
+import io.stasis.sdk.Checkpoint;
+import io.stasis.sdk.CheckpointRequest;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code stasis checkpoint ID}: prints the new checkpoint's id. */
+@Command(name = "checkpoint", mixinStandardHelpOptions = true,
+        description = {"Take a checkpoint of a sandbox and print its id.",
+                "With memory (the default) it also holds the running processes, which keep running; "
+                        + "--no-memory takes the files only (the only kind a stopped sandbox can have)."})
+final class CheckpointCommand implements Callable<Integer> {
+    @ParentCommand
+    StasisCommand root;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "Sandbox id or name.")
+    String id;
+
+    @Option(names = "--name", paramLabel = "N", description = "A name for the checkpoint.")
+    String name;
+
+    // Picocli's recipe for a negatable option that is on by default: default and fallback both true.
+    @Option(names = "--memory", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Keep the processes and their memory (default); --no-memory: the files only.")
+    boolean memory;
+
+    @Override
+    public Integer call() {
+        Checkpoint checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory));
+        if (root.json()) {
+            root.printJson(checkpoint);
+        } else {
+            root.io().out().println(checkpoint.id());
+        }
+        return ExitCodes.OK;
+    }
+}

@@ -1,0 +1,19 @@
+package io.stasis.sdk;
+
+import java.time.Instant;
+
+/**
+ * The checkpoint object as the API returns it. {@link Checkpoint} wraps it with methods.
+ *
+ * @param id        {@code ckpt_...}
+ * @param sandboxId the sandbox it was taken of
+ * @param name      the caller's name for it, or null
+ * @param memory    true when it holds the processes and their memory, false for files only
+ * @param purpose   {@code user} (asked for) or {@code fork} (taken by a fork of the current state)
+ * @param sizeBytes the size of the process image (0 without memory); the root snapshot shares its
+ *                  blocks with the sandbox and is not counted
+ * @param createdAt when it was taken
+ */
+public record CheckpointInfo(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes,
+                             Instant createdAt) {
+}

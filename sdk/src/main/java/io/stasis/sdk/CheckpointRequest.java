@@ -1,0 +1,57 @@
+package io.stasis.sdk;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+
+/**
+ * The body of {@code POST /v1/sandboxes/{id}/checkpoints}.
+ *
+ * <pre>{@code
+ * Checkpoint c = sandbox.checkpoint(CheckpointRequest.builder().name("before-tests").memory(false).build());
+ * }</pre>
+ *
+ * @param name   a name for it, or null
+ * @param memory true: also a CRIU image of the processes, which keep running (a hibernated sandbox
+ *               is resumed first); false: a read-only snapshot of the root only, taken while the
+ *               processes are frozen for an instant (the only kind a stopped sandbox can have)
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record CheckpointRequest(String name, boolean memory) {
+
+    /** A checkpoint with memory and this name (null for none). */
+    public static CheckpointRequest withMemory(String name) {
+        return new CheckpointRequest(name, true);
+    }
+
+    /** A files-only checkpoint with this name (null for none). */
+    public static CheckpointRequest filesOnly(String name) {
+        return new CheckpointRequest(name, false);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link CheckpointRequest}; memory is on unless turned off. */
+    public static final class Builder {
+        private String name;
+        private boolean memory = true;
+
+        private Builder() {
+        }
+
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        /** Whether to keep the processes and their memory (default true). */
+        public Builder memory(boolean memory) {
+            this.memory = memory;
+            return this;
+        }
+
+        public CheckpointRequest build() {
+            return new CheckpointRequest(name, memory);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package io.stasis.sdk;
+
+import java.time.Duration;
+
+/**
+ * A sandbox's idle policy as the server reports it. A null duration means never. A sandbox is
+ * idle when no API call touched it, nothing is attached to it and its processes use almost no
+ * CPU; the deepest step that is due wins. Change it with {@link Sandbox#updateLifecycle}.
+ *
+ * @param pauseAfterIdle     idle this long: pause (server default 15 s)
+ * @param hibernateAfterIdle idle this long: hibernate (default 10 min)
+ * @param stopAfterIdle      idle this long: stop (default never)
+ * @param deleteAfterIdle    idle this long: delete (default 30 days)
+ * @param maxAge             this old: delete, busy or not (default never)
+ * @param autoResume         whether exec and file calls wake a paused or hibernated sandbox
+ *                           (default true); when false they get {@code invalid_state}
+ */
+public record LifecyclePolicy(Duration pauseAfterIdle, Duration hibernateAfterIdle, Duration stopAfterIdle,
+                              Duration deleteAfterIdle, Duration maxAge, boolean autoResume) {
+}
