@@ -3,6 +3,7 @@
  *
  * Jobs:
  *  - reap every process of the sandbox (orphans are re-parented to process 1);
+ *  - (files per process: out, err, in (stdin, optional), pid, exit; the host may add its own);
  *  - start processes for the host, which talks to it over the unix socket /.stasis/ctl.sock;
  *  - leave each started process's output and exit status in files under /.stasis/proc/<id>/,
  *    where the host reads them even after a restart of the service.
@@ -179,6 +180,20 @@ static void write_exit_file(const char *id, int wstatus) {
     if (rename(tmp, final) != 0) log_line("rename %s: %s", final, strerror(errno));
 }
 
+/* The pid next to the output, so that a background process can be found again by whoever reads the files. */
+static void write_pid_file(const char *id, pid_t pid) {
+    char tmp[128], final[128], text[32];
+    snprintf(tmp, sizeof tmp, PROC_DIR "/%s/pid.tmp", id);
+    snprintf(final, sizeof final, PROC_DIR "/%s/pid", id);
+    int n = snprintf(text, sizeof text, "%d\n", (int)pid);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return;
+    ssize_t ignored = write(fd, text, n);
+    (void)ignored;
+    close(fd);
+    rename(tmp, final);
+}
+
 static void notify_exit(struct proc *p, int wstatus) {
     write_exit_file(p->id, wstatus);
     if (p->waits && p->requester >= 0) {
@@ -300,6 +315,7 @@ static void handle_spawn(int fd, char **fields, int nfields) {
         child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, use_stdin);
     }
     close(pipefd[1]);
+    write_pid_file(id, pid);
     p->pid = pid;
     snprintf(p->id, sizeof p->id, "%s", id);
     p->phase = STARTING;

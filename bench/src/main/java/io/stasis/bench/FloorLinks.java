@@ -10,7 +10,10 @@ import java.util.stream.Collectors;
 /**
  * Which raw floors lie under which figure. A create pays a snapshot and a {@code runc run}; an
  * exec pays what {@code runc exec} pays (and more: runc exec starts a whole runc, stasis-init only
- * forks, so the exec ratio may well be below 1).
+ * forks, so the exec ratio may well be below 1). A pause pays the freezer write, a hibernate and its
+ * resume a CRIU dump and restore of the same memory, a files checkpoint a read-only snapshot of the
+ * root, a fork from it a writable snapshot of that and a {@code runc run}, a fork from a memory
+ * checkpoint a snapshot and a CRIU restore.
  */
 final class FloorLinks {
     static final Map<String, List<String>> FLOORS = Map.of(
@@ -18,7 +21,17 @@ final class FloorLinks {
             "create_first_output.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base"),
             "create_call.tiny", List.of("floor.btrfs_snapshot.tiny", "floor.runc_run.tiny"),
             "create_call.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base"),
-            "exec_true", List.of("floor.runc_exec_true"));
+            "exec_true", List.of("floor.runc_exec_true"),
+            "pause_call", List.of("floor.freezer_freeze"),
+            "resume_call", List.of("floor.freezer_thaw"),
+            "fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny"));
+
+    /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
+    static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(
+            "hibernate_call", List.of("floor.criu_dump"),
+            "hibernate_resume_call", List.of("floor.criu_restore"),
+            "checkpoint_files_call", List.of("floor.btrfs_snapshot_ro"),
+            "fork_files_call", List.of("floor.btrfs_branch", "floor.runc_run.tiny"));
 
     private FloorLinks() {
     }
@@ -32,9 +45,22 @@ final class FloorLinks {
     }
 
     private static Optional<Floor> floorOf(Figure figure, Map<String, Figure> byName) {
-        List<String> parts = FLOORS.get(figure.name());
-        if (parts == null || !parts.stream().allMatch(byName::containsKey)) return Optional.empty();
+        List<String> parts = partsOf(figure.name());
+        if (parts.isEmpty() || !parts.stream().allMatch(byName::containsKey)) return Optional.empty();
         double p50 = parts.stream().mapToDouble(p -> byName.get(p).stats().p50()).sum();
         return Optional.of(new Floor(parts, p50, figure.stats().p50() / p50));
+    }
+
+    /** The floor figures under a figure, e.g. {@code hibernate_call.1GB} -> {@code floor.criu_dump.1GB}; empty if none. */
+    static List<String> partsOf(String figure) {
+        List<String> fixed = FLOORS.get(figure);
+        if (fixed != null) return fixed;
+        int dot = figure.indexOf('.');
+        if (dot < 0) return List.of();
+        List<String> perSize = FLOORS_PER_SIZE.get(figure.substring(0, dot));
+        if (perSize == null) return List.of();
+        String size = figure.substring(dot); // ".1GB"
+        // A part that already names its variant (floor.runc_run.tiny) is shared by every size.
+        return perSize.stream().map(p -> p.chars().filter(c -> c == '.').count() >= 2 ? p : p + size).toList();
     }
 }

@@ -90,6 +90,23 @@ final class HostMemory {
         }
     }
 
+    /** Resident set of a process ({@code VmRSS}); empty if it ended (or is a zombie, which has none). */
+    static OptionalLong rss(long pid) {
+        try {
+            return OptionalLong.of(meminfoField(PROC.resolve(pid + "/status"), "VmRSS:"));
+        } catch (UncheckedIOException e) {
+            if (e.getCause() instanceof NoSuchFileException) return OptionalLong.empty();
+            throw e;
+        } catch (IllegalStateException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /** The summed resident sets of the live processes in a sandbox's (or floor container's) cgroup. */
+    static long residentOf(String sandboxId) {
+        return processesOf(sandboxId).stream().mapToLong(pid -> rss(pid).orElse(0)).sum();
+    }
+
     /**
      * What the v1 memory cgroup of a sandbox is charged: its processes' pages, the page cache they
      * touched and, with kernel memory accounting, their kernel objects.

@@ -35,7 +35,7 @@ public final class Main {
             System.exit(2);
             return;
         }
-        if (options.json().equals(Options.DEFAULT_JSON)) options = withJson(options, defaultJson());
+        if (options.json().equals(Options.DEFAULT_JSON)) options = options.withJson(defaultJson());
         Report report = Benchmark.run(options);
         System.out.print(ResultTable.render(report));
         System.out.flush();
@@ -47,10 +47,6 @@ public final class Main {
             System.exit(1);
         }
         System.exit(report.failed() ? 1 : 0);
-    }
-
-    private static Options withJson(Options options, Path json) {
-        return new Options(options.scale(), options.only(), json, options.counts(), options.help());
     }
 
     /**

@@ -14,14 +14,24 @@ import java.util.Set;
  * @param only        scenarios to run; empty means all
  * @param json        where the JSON results go
  * @param counts      iteration counts before scaling
+ * @param maxSize     largest memory or root size the live-state scenarios use, bytes; larger sizes are skipped
  * @param help        whether only the usage was asked for
  */
-public record Options(double scale, Set<String> only, Path json, Counts counts, boolean help) {
-    public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors");
+public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, boolean help) {
+    public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
+            "fork10", "checkpoint");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
+    /** The largest size any scenario uses (5 GiB written in a root). */
+    public static final long DEFAULT_MAX_SIZE = 5L << 30;
 
     public Options {
         only = Set.copyOf(only);
+        if (maxSize <= 0) throw new IllegalArgumentException("maxSize must be positive, was " + maxSize);
+    }
+
+    /** The same options, writing the JSON elsewhere. */
+    public Options withJson(Path file) {
+        return new Options(scale, only, file, counts, maxSize, help);
     }
 
     /**
@@ -32,15 +42,20 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param file1mb       1 MB writes and reads
      * @param file100mb     100 MB writes and reads
      * @param idleSandboxes idle sandboxes running while memory is read
-     * @param floor         samples of each raw floor
-     * @param warmup        uncounted iterations before each series (the 100 MB files take a fifth, at least 1)
+     * @param floor         samples of each raw floor (the CRIU floors take {@code hibernate})
+     * @param pause         pause and resume calls, freezer writes, runc pause/resume
+     * @param hibernate     hibernate + resume cycles per memory size, and samples of each CRIU floor
+     * @param checkpoint    checkpoints without memory, and forks from one, per root size
+     * @param fork10        forks of 10 from a memory checkpoint
+     * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
-    public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int warmup) {
+    public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
+                         int hibernate, int checkpoint, int fork10, int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 10);
         }
 
-        /** Warm-up of the 100 MB file series, whose iterations take seconds. */
+        /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
         public int warmupOfSlowSeries() {
             return warmup == 0 ? 0 : Math.max(1, warmup / 5);
         }
@@ -48,7 +63,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         /** These counts multiplied by {@code scale}: rounded, never below 1 (a warm-up of 0 stays 0). */
         public Counts scaled(double scale) {
             return new Counts(at1(create, scale), at1(exec, scale), at1(file1mb, scale), at1(file100mb, scale),
-                    at1(idleSandboxes, scale), at1(floor, scale), warmup == 0 ? 0 : at1(warmup, scale));
+                    at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
+                    at1(checkpoint, scale), at1(fork10, scale), warmup == 0 ? 0 : at1(warmup, scale));
         }
 
         private static int at1(int n, double scale) {
@@ -76,7 +92,11 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         double scale = 1;
         var only = new LinkedHashSet<String>();
         Path json = DEFAULT_JSON;
-        var c = Counts.defaults();
+        var d = Counts.defaults();
+        int create = d.create(), exec = d.exec(), file1mb = d.file1mb(), file100mb = d.file100mb();
+        int idle = d.idleSandboxes(), floor = d.floor(), pause = d.pause(), hibernate = d.hibernate();
+        int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
+        long maxSize = DEFAULT_MAX_SIZE;
         boolean help = false;
         var rest = new ArrayList<>(List.of(args));
         while (!rest.isEmpty()) {
@@ -101,17 +121,23 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--iterations-scale" -> scale = positive(name, value);
                 case "--only" -> only.addAll(scenarios(value));
                 case "--json" -> json = Path.of(value);
-                case "--create-n" -> c = new Counts(count(name, value, 1), c.exec(), c.file1mb(), c.file100mb(), c.idleSandboxes(), c.floor(), c.warmup());
-                case "--exec-n" -> c = new Counts(c.create(), count(name, value, 1), c.file1mb(), c.file100mb(), c.idleSandboxes(), c.floor(), c.warmup());
-                case "--file-1mb-n" -> c = new Counts(c.create(), c.exec(), count(name, value, 1), c.file100mb(), c.idleSandboxes(), c.floor(), c.warmup());
-                case "--file-100mb-n" -> c = new Counts(c.create(), c.exec(), c.file1mb(), count(name, value, 1), c.idleSandboxes(), c.floor(), c.warmup());
-                case "--idle-sandboxes" -> c = new Counts(c.create(), c.exec(), c.file1mb(), c.file100mb(), count(name, value, 1), c.floor(), c.warmup());
-                case "--floor-n" -> c = new Counts(c.create(), c.exec(), c.file1mb(), c.file100mb(), c.idleSandboxes(), count(name, value, 1), c.warmup());
-                case "--warmup" -> c = new Counts(c.create(), c.exec(), c.file1mb(), c.file100mb(), c.idleSandboxes(), c.floor(), count(name, value, 0));
+                case "--max-size" -> maxSize = size(name, value);
+                case "--create-n" -> create = count(name, value, 1);
+                case "--exec-n" -> exec = count(name, value, 1);
+                case "--file-1mb-n" -> file1mb = count(name, value, 1);
+                case "--file-100mb-n" -> file100mb = count(name, value, 1);
+                case "--idle-sandboxes" -> idle = count(name, value, 1);
+                case "--floor-n" -> floor = count(name, value, 1);
+                case "--pause-n" -> pause = count(name, value, 1);
+                case "--hibernate-n" -> hibernate = count(name, value, 1);
+                case "--checkpoint-n" -> checkpoint = count(name, value, 1);
+                case "--fork10-n" -> fork10 = count(name, value, 1);
+                case "--warmup" -> warmup = count(name, value, 0);
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
-        return new Options(scale, only, json, c, help);
+        var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, warmup);
+        return new Options(scale, only, json, counts, maxSize, help);
     }
 
     private static List<String> scenarios(String value) {
@@ -137,6 +163,25 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         }
     }
 
+    /** Bytes, or with a K, M or G suffix (powers of 1024): {@code 100M}, {@code 5G}. */
+    static long size(String flag, String value) {
+        String v = value.strip().toUpperCase(java.util.Locale.ROOT);
+        int shift = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
+            case 'K' -> 10;
+            case 'M' -> 20;
+            case 'G' -> 30;
+            default -> 0;
+        };
+        String digits = shift == 0 ? v : v.substring(0, v.length() - 1);
+        try {
+            long n = Long.parseLong(digits);
+            if (n <= 0 || n > (Long.MAX_VALUE >> shift)) throw new NumberFormatException();
+            return n << shift;
+        } catch (NumberFormatException e) {
+            throw new UsageException(flag + " must be a positive size such as 100M or 5G, was '" + value + "'");
+        }
+    }
+
     private static int count(String flag, String value, int min) {
         try {
             int n = Integer.parseInt(value);
@@ -156,16 +201,22 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --iterations-scale X  multiply every iteration count (e.g. 0.2 for a quick run; default 1)
                   --only a,b            run only these scenarios: %s
                   --json PATH           where to write the JSON (default %s)
+                  --max-size SIZE       skip memory and root sizes above SIZE (e.g. 100M; default 5G: all)
                   --create-n N          create -> first output samples per template (default %d)
                   --exec-n N            exec round trips of `true` (default %d)
                   --file-1mb-n N        1 MB writes and reads (default %d)
                   --file-100mb-n N      100 MB writes and reads (default %d)
                   --idle-sandboxes N    idle tiny sandboxes for the memory figures (default %d)
                   --floor-n N           samples of each raw floor: runc run, btrfs snapshot, runc exec (default %d)
-                  --warmup N            uncounted iterations before each series; 100 MB files take N/5, at least 1 (default %d)
+                  --pause-n N           pause and resume calls, freezer writes, runc pause/resume (default %d)
+                  --hibernate-n N       hibernate + resume cycles per memory size, and samples of each CRIU floor (default %d)
+                  --checkpoint-n N      checkpoints without memory, and forks from one, per root size (default %d)
+                  --fork10-n N          forks of 10 sandboxes from a memory checkpoint (default %d)
+                  --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
+                                        take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
-                d.idleSandboxes(), d.floor(), d.warmup());
+                d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.warmup());
     }
 }

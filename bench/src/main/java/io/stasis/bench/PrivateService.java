@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
@@ -30,18 +31,23 @@ import java.util.stream.Stream;
 final class PrivateService implements AutoCloseable {
     private static final Duration TEMPLATE_WAIT = Duration.ofMinutes(10);
     private static final Duration REAP_WAIT = Duration.ofSeconds(10);
+    private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
 
     private final Path dataDir;
     private final Daemon daemon;
     private final StasisClient client;
+    private final LiveApi live;
+    private final Optional<Path> criu;
     private final Set<String> sandboxIds = ConcurrentHashMap.newKeySet();
     private final Deque<AutoCloseable> attachments = new ConcurrentLinkedDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private PrivateService(Path dataDir, Daemon daemon, StasisClient client) {
+    private PrivateService(Path dataDir, Daemon daemon, StasisClient client, LiveApi live, Optional<Path> criu) {
         this.dataDir = dataDir;
         this.daemon = daemon;
         this.client = client;
+        this.live = live;
+        this.criu = criu;
     }
 
     static PrivateService start(Progress progress) throws IOException {
@@ -50,18 +56,22 @@ final class PrivateService implements AutoCloseable {
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
         progress.say("starting a private service on %s", dataDir);
         Daemon daemon;
+        ServerConfig config;
         try {
-            daemon = Daemon.start(ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
-                    "--default-template", "tiny"));
+            // No idle policy: a sandbox waiting between two series must not be paused or hibernated
+            // behind the benchmark's back.
+            config = ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
+                    "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never");
+            daemon = Daemon.start(config);
         } catch (RuntimeException e) {
             deleteTree(dataDir);
             throw e;
         }
         String key = Files.readString(daemon.rootKeyFile()).strip();
-        var client = StasisClient.builder().url("http://127.0.0.1:" + daemon.port()).apiKey(key)
-                .requestTimeout(Duration.ofMinutes(5)).build();
+        String url = "http://127.0.0.1:" + daemon.port();
+        var client = StasisClient.builder().url(url).apiKey(key).requestTimeout(REQUEST_TIMEOUT).build();
         progress.say("service listening on 127.0.0.1:%d", daemon.port());
-        return new PrivateService(dataDir, daemon, client);
+        return new PrivateService(dataDir, daemon, client, new LiveApi(url, key, REQUEST_TIMEOUT), config.criu());
     }
 
     StasisClient client() {
@@ -72,12 +82,39 @@ final class PrivateService implements AutoCloseable {
         return dataDir;
     }
 
+    /** The live-state calls (pause, hibernate, checkpoints, forks), over plain HTTP. */
+    LiveApi live() {
+        return live;
+    }
+
+    /** The CRIU binary the service checkpoints with; empty when none is installed. */
+    Optional<Path> criu() {
+        return criu;
+    }
+
     /** Creates a running sandbox through the API and remembers its id for the leak check. */
     Sandbox create(String template) {
+        return create(CreateSandboxRequest.builder().template(template).build());
+    }
+
+    Sandbox create(CreateSandboxRequest request) {
         requireOpen();
-        Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template(template).build());
+        Sandbox sandbox = client.sandboxes().create(request);
         sandboxIds.add(sandbox.id());
         return sandbox;
+    }
+
+    /** Forks {@code count} sandboxes from a checkpoint and remembers their ids for the leak check. */
+    List<String> fork(String sandboxId, String checkpointId, int count) {
+        requireOpen();
+        List<String> ids = live.fork(sandboxId, checkpointId, count);
+        sandboxIds.addAll(ids);
+        return ids;
+    }
+
+    /** Deletes a sandbox through the API (its checkpoints go with it). */
+    void delete(String sandboxId) {
+        client.sandboxes().delete(sandboxId);
     }
 
     /** Stops a scenario that goes on while a shutdown hook tears the service down. */
@@ -93,6 +130,21 @@ final class PrivateService implements AutoCloseable {
     /** The OCI bundle configuration the runtime wrote for a sandbox. */
     Path bundleConfig(String sandboxId) {
         return dataDir.resolve("runtime/bundles").resolve(sandboxId).resolve("config.json");
+    }
+
+    /** A sandbox's root subvolume. */
+    Path sandboxRoot(String sandboxId) {
+        return btrfsMount().resolve("roots").resolve(sandboxId);
+    }
+
+    /** The read-only root snapshot of a checkpoint. */
+    Path checkpointRoot(String checkpointId) {
+        return btrfsMount().resolve("checkpoints").resolve(checkpointId);
+    }
+
+    /** The CRIU image of a memory checkpoint. */
+    Path checkpointImage(String checkpointId) {
+        return dataDir.resolve("runtime/images").resolve(checkpointId);
     }
 
     /** Where the btrfs pool is mounted: snapshots for the floors must be made on it. */
@@ -161,6 +213,7 @@ final class PrivateService implements AutoCloseable {
             failure = collect(failure, e);
         }
         client.close();
+        live.close();
         try {
             daemon.close();
         } catch (RuntimeException e) {

@@ -37,6 +37,7 @@ final class ResultJson {
         ArrayNode only = options.putArray("only");
         Options.SCENARIOS.stream().filter(report.options()::runs).forEach(only::add);
         options.set("counts", JSON.valueToTree(report.counts()));
+        options.put("maxSizeBytes", report.options().maxSize());
 
         ArrayNode figures = root.putArray("figures");
         for (Figure f : report.figures()) {

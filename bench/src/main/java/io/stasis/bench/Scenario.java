@@ -1,7 +1,8 @@
 package io.stasis.bench;
 
 /** One thing the issue asks to measure; its {@link #name()} is what {@code --only} takes. */
-sealed interface Scenario permits CreateToFirstOutput, ExecRoundTrip, FileThroughput, IdleMemory, RawFloors {
+sealed interface Scenario permits CreateToFirstOutput, ExecRoundTrip, FileThroughput, IdleMemory, RawFloors, PauseResume,
+        HibernateResume, ForkTen, CheckpointFork {
     String name();
 
     /** Runs against the private service. Every sandbox it creates is deleted before it returns. */

@@ -23,6 +23,18 @@ class FloorLinksTest {
     }
 
     @Test
+    void sizedFiguresTakeTheFloorsOfTheirSize() {
+        assertThat(FloorLinks.partsOf("hibernate_call.1GB")).containsExactly("floor.criu_dump.1GB");
+        assertThat(FloorLinks.partsOf("hibernate_resume_call.idle")).containsExactly("floor.criu_restore.idle");
+        assertThat(FloorLinks.partsOf("fork_files_call.5GB")).containsExactly("floor.btrfs_branch.5GB", "floor.runc_run.tiny");
+        assertThat(FloorLinks.partsOf("pause_call")).containsExactly("floor.freezer_freeze");
+        assertThat(FloorLinks.partsOf("hibernate_image.1GB")).isEmpty();
+        assertThat(FloorLinks.partsOf("floor.criu_dump.1GB")).isEmpty();
+        var linked = FloorLinks.apply(List.of(figure("checkpoint_files_call.10MB", 20), figure("floor.btrfs_snapshot_ro.10MB", 5)));
+        assertThat(linked.getFirst().floor().orElseThrow().ratio()).isEqualTo(4);
+    }
+
+    @Test
     void targetsAreJudgedOnTheMedian() {
         var f = figure("exec_true", 4).withTarget(Target.atMost(5));
         assertThat(f.met()).contains(true);

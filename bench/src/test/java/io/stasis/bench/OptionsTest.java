@@ -20,9 +20,9 @@ class OptionsTest {
     @Test
     void scaleMultipliesEveryCountButNeverBelowOne() {
         var counts = Options.parse("--iterations-scale", "0.2").effective();
-        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 2));
+        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 2));
         var tiny = Options.parse("--iterations-scale=0.01").effective();
-        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1));
+        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1));
         assertThat(Options.parse("--warmup", "0", "--iterations-scale", "0.01").effective().warmup()).isZero();
     }
 
@@ -35,6 +35,22 @@ class OptionsTest {
         assertThat(options.json()).isEqualTo(Path.of("/tmp/x.json"));
         assertThat(options.effective().exec()).isEqualTo(7);
         assertThat(options.effective().idleSandboxes()).isEqualTo(3);
+        var live = Options.parse("--only", "pause,hibernate,fork10,checkpoint", "--pause-n", "4", "--hibernate-n=2", "--checkpoint-n", "3",
+                "--fork10-n", "1");
+        assertThat(live.runs("checkpoint")).isTrue();
+        assertThat(live.runs("exec")).isFalse();
+        assertThat(live.effective()).extracting(Options.Counts::pause, Options.Counts::hibernate, Options.Counts::checkpoint,
+                Options.Counts::fork10).containsExactly(4, 2, 3, 1);
+    }
+
+    @Test
+    void maxSizeTakesSuffixes() {
+        assertThat(Options.parse().maxSize()).isEqualTo(5L << 30);
+        assertThat(Options.parse("--max-size", "100M").maxSize()).isEqualTo(100L << 20);
+        assertThat(Options.parse("--max-size=2g").maxSize()).isEqualTo(2L << 30);
+        assertThat(Options.parse("--max-size", "4096").maxSize()).isEqualTo(4096);
+        assertThatThrownBy(() -> Options.parse("--max-size", "0")).hasMessageContaining("--max-size");
+        assertThatThrownBy(() -> Options.parse("--max-size", "lots")).hasMessageContaining("--max-size");
     }
 
     @Test
@@ -51,6 +67,7 @@ class OptionsTest {
     void helpIsRecognisedAndUsageNamesEveryFlag() {
         assertThat(Options.parse("--help").help()).isTrue();
         assertThat(Options.usage()).contains("--iterations-scale", "--only", "--json", "--create-n", "--exec-n",
-                "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank");
+                "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank", "--max-size",
+                "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,hibernate,fork10,checkpoint");
     }
 }

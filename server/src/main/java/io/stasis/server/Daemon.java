@@ -14,6 +14,7 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
@@ -86,7 +87,9 @@ public final class Daemon implements AutoCloseable {
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock);
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner));
-            var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02));
+            var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
+            var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
+                    processes::keepsAwake));
             idle.start();
             var apiKeys = new ApiKeys(catalog, clock);
             rootKeyFile = config.dataDir().resolve("root.key");
@@ -95,7 +98,7 @@ public final class Daemon implements AutoCloseable {
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20),
-                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, files, templates, events, new BearerAuth(apiKeys), metrics)));
+                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, new BearerAuth(apiKeys), metrics)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (RuntimeException | IOException e) {

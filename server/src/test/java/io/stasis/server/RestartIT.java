@@ -27,6 +27,9 @@ class RestartIT {
                     var sandbox = client.sandboxes().create();
                     id = new SandboxId(sandbox.id());
                     sandbox.exec("sh", "-c", "echo kept > /root/state; sleep 1000 &");
+                    try (var api = new RawApi(first.url, key)) {
+                        api.post("/v1/sandboxes/" + sandbox.id() + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"echo before; sleep 1000\"], \"tag\": \"bg\"}");
+                    }
                 }
                 first.kill();
                 assertThat(HostLeaks.processesOf(Set.of(id))).as("sandbox processes after SIGKILL of the service").isNotEmpty();
@@ -37,7 +40,14 @@ class RestartIT {
                     var sandbox = client.sandboxes().get(id.value());
                     assertThat(sandbox.state()).isEqualTo("running");
                     assertThat(sandbox.exec("cat", "/root/state").stdout()).isEqualTo("kept\n");
-                    assertThat(sandbox.exec("sh", "-c", "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("1");
+                    assertThat(sandbox.exec("sh", "-c", "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("2");
+                    try (var api = new RawApi(second.url, key)) {
+                        var process = api.get("/v1/sandboxes/" + id + "/processes").get("items").get(0);
+                        assertThat(process.get("tag").asText()).isEqualTo("bg");
+                        assertThat(process.get("status").asText()).isEqualTo("running");
+                        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + process.get("pid").asLong() + "/output").get("stdout").asText())
+                                .isEqualTo("before\n");
+                    }
                     sandbox.delete();
                 }
             }

@@ -23,10 +23,7 @@ public final class ExecService {
             "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME", "/root",
             "LANG", "C.UTF-8");
-    private static final int READ_CHUNK = 256 * 1024;
     private static final Duration KILL_GRACE = Duration.ofSeconds(10);
-    private static final Duration MIN_POLL = Duration.ofMillis(2);
-    private static final Duration MAX_POLL = Duration.ofMillis(50);
 
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
@@ -60,7 +57,7 @@ public final class ExecService {
         try {
             // Auto-resume: a paused or hibernated sandbox is woken first.
             handle = lifecycle.withRunning(sandbox.id(), "exec",
-                    s -> runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd(), environment(s, request), request.stdin())));
+                    s -> runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd(), environment(s, request.env()), request.stdin())));
         } catch (StasisException e) {
             var status = runtime.status(sandbox.id());
             if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN) {
@@ -70,27 +67,13 @@ public final class ExecService {
             throw e;
         }
         try (handle; var waiting = activity.attach(sandbox.id())) {
-            var out = new OutputBuffer(outputLimit);
-            var err = new OutputBuffer(outputLimit);
-            long deadline = start + request.timeout().toNanos();
-            boolean streaming = listener != ExecListener.NONE;
+            var pump = new OutputPump(handle, listener, outputLimit, 0, 0);
             Optional<ExitStatus> exit = Optional.empty();
-            Duration poll = MIN_POLL;
             try {
-                while (exit.isEmpty()) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) break;
-                    Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
-                    exit = handle.awaitExit(wait);
-                    if (streaming) {
-                        if (listener.gone()) throw new java.util.concurrent.CancellationException("the listener has gone");
-                        boolean moved = drain(handle, OutputKind.STDOUT, out, listener) | drain(handle, OutputKind.STDERR, err, listener);
-                        poll = moved ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
-                    }
-                }
+                exit = pump.run(start + request.timeout().toNanos());
             } catch (RuntimeException e) {
                 // The listener failed or left (a streaming client went away): nobody waits for this command any more.
-                if (exit.isEmpty()) handle.killTree();
+                handle.killTree();
                 throw e;
             }
             boolean timedOut = exit.isEmpty();
@@ -98,8 +81,9 @@ public final class ExecService {
                 handle.killTree();
                 exit = Optional.of(handle.awaitExit(KILL_GRACE).orElse(ExitStatus.killed(Signal.KILL.number())));
             }
-            drain(handle, OutputKind.STDOUT, out, listener);
-            drain(handle, OutputKind.STDERR, err, listener);
+            pump.drainAll();
+            var out = pump.stdoutBuffer();
+            var err = pump.stderrBuffer();
             var took = Duration.ofNanos(System.nanoTime() - start);
             log.atDebug().addKeyValue("sandbox", sandbox.id()).addKeyValue("cmd", request.cmd().getFirst())
                     .addKeyValue("exitCode", exit.get().exitCode()).addKeyValue("timedOut", timedOut)
@@ -112,26 +96,12 @@ public final class ExecService {
         }
     }
 
-    private static boolean drain(ExecHandle handle, OutputKind kind, OutputBuffer buffer, ExecListener listener) {
-        boolean any = false;
-        while (true) {
-            byte[] chunk = handle.read(kind, buffer.offset(), READ_CHUNK);
-            if (chunk.length == 0) return any;
-            any = true;
-            buffer.append(chunk);
-            listener.output(kind, chunk, buffer.offset());
-        }
-    }
-
-    private static Map<String, String> environment(Sandbox sandbox, ExecRequest request) {
+    /** The environment of a command: the defaults, the sandbox's own, then the call's. */
+    public static Map<String, String> environment(Sandbox sandbox, Map<String, String> extra) {
         var env = new LinkedHashMap<>(DEFAULT_ENV);
         env.put("HOSTNAME", sandbox.id().hostname());
         env.putAll(sandbox.env());
-        env.putAll(request.env());
+        env.putAll(extra);
         return env;
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
     }
 }

@@ -10,7 +10,13 @@ final class OutputBuffer {
     private boolean truncated;
 
     OutputBuffer(long limit) {
+        this(limit, 0);
+    }
+
+    /** @param startOffset where in the output the first byte appended stands (when following from an offset) */
+    OutputBuffer(long limit, long startOffset) {
         this.limit = limit;
+        this.offset = startOffset;
     }
 
     long offset() {

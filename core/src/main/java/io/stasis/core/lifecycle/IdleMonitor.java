@@ -30,6 +30,7 @@ public final class IdleMonitor implements AutoCloseable {
     private final Clock clock;
     private final Duration tick;
     private final double busyCpu;
+    private final java.util.function.Predicate<SandboxId> keptAwake;
     private final Map<SandboxId, Duration> lastCpu = new ConcurrentHashMap<>();
     private volatile Thread thread;
     private volatile boolean closed;
@@ -38,8 +39,11 @@ public final class IdleMonitor implements AutoCloseable {
      * @param tick    how often policies are checked
      * @param busyCpu share of one core above which a sandbox counts as busy (e.g. 0.02)
      */
+    /** @param keptAwake whether something the monitor cannot see keeps a running sandbox awake (keepAlive processes) */
     public IdleMonitor(Catalog catalog, SandboxRuntime runtime, LifecycleService lifecycle, SandboxService sandboxes,
-                       ActivityTracker activity, Clock clock, Duration tick, double busyCpu) {
+                       ActivityTracker activity, Clock clock, Duration tick, double busyCpu,
+                       java.util.function.Predicate<SandboxId> keptAwake) {
+        this.keptAwake = keptAwake;
         this.catalog = catalog;
         this.runtime = runtime;
         this.lifecycle = lifecycle;
@@ -80,7 +84,8 @@ public final class IdleMonitor implements AutoCloseable {
 
     private void check(Sandbox sandbox) {
         SandboxId id = sandbox.id();
-        if (activity.isAttached(id) || busy(sandbox)) activity.touch(id);
+        boolean running = sandbox.state() instanceof SandboxState.Running;
+        if (activity.isAttached(id) || busy(sandbox) || (running && keptAwake.test(id))) activity.touch(id);
         var decision = IdlePolicy.decide(sandbox.lifecycle(), sandbox.state(), sandbox.createdAt(), activity.lastActivity(id), clock.instant());
         if (decision.isEmpty()) return;
         var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;

@@ -19,7 +19,7 @@ public final class Ids {
         return new String(out);
     }
 
-    static boolean isSuffix(String s) {
+    public static boolean isSuffix(String s) {
         return SUFFIX.matcher(s).matches();
     }
 }

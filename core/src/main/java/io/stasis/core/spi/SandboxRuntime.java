@@ -35,6 +35,30 @@ public interface SandboxRuntime {
     ExecHandle spawn(SandboxId id, SpawnSpec spec);
 
     /**
+     * Starts a process that outlives the call (a background process). Its output and exit status
+     * stay in files inside the sandbox, beside {@code label} (the caller's description of it, opaque
+     * to the runtime), so that it is found again after a restart of the service, in a hibernated
+     * and resumed sandbox, and in every fork.
+     * <p>Errors: as {@link #spawn}. Returns its pid as the sandbox sees it.
+     */
+    long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label);
+
+    /** The background processes of a sandbox, running or ended, in no particular order. */
+    java.util.List<ProcessEntry> processes(SandboxId id);
+
+    /**
+     * A handle on a background process: its output and its exit. Closing the handle leaves the
+     * process and its files; {@link ExecHandle#killTree} ends it and what it started.
+     */
+    ExecHandle attach(SandboxId id, String processId);
+
+    /** Sends a signal to one process of the sandbox ({@code pid} as the sandbox sees it). */
+    void signal(SandboxId id, long pid, int signal);
+
+    /** Removes a background process's files (its output, its exit status). */
+    void forgetProcess(SandboxId id, String processId);
+
+    /**
      * Changes the cgroup limits of a running sandbox.
      * <p>Effects on success: the new limits hold now and after any later restore of the sandbox.
      * <p>On failure: {@code invalid_request} if the sandbox already uses more memory than the new

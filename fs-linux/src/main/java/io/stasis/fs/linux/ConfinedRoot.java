@@ -159,6 +159,19 @@ public final class ConfinedRoot implements AutoCloseable {
     }
 
     /**
+     * The names in a directory (a symlink to a directory followed inside the root), sorted; empty
+     * when it does not exist.
+     */
+    public List<String> names(String path) {
+        try {
+            return list(components(path)).stream().map(Entry::name).toList();
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR)) return List.of();
+            throw e;
+        }
+    }
+
+    /**
      * Pins the unix socket at {@code path}: the final component is not followed, so a symlink put
      * in its place is refused. Connect to {@link PinnedFile#procPath()}.
      *

@@ -16,8 +16,9 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A process started by stasis-init. Its exit arrives on the connection that started it; its output
- * is read from the files stasis-init made inside the sandbox. If the connection breaks (the service
- * lost the sandbox meanwhile), the exit file written by stasis-init is the fallback.
+ * is read from the files stasis-init made inside the sandbox. Without a connection (a background
+ * process looked up later, or a connection that broke because the sandbox was checkpointed), the
+ * exit file written by stasis-init is watched instead.
  */
 final class RuncExecHandle implements ExecHandle {
     private static final Duration EXIT_FILE_POLL = Duration.ofMillis(20);
@@ -30,16 +31,24 @@ final class RuncExecHandle implements ExecHandle {
     private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
     private final CompletableFuture<Void> connectionLost = new CompletableFuture<>();
     private final Runnable onClose;
+    private final boolean removeFilesOnClose;
 
-    /** @param onClose run once when the handle closes (the runtime stops tracking its connection) */
-    RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid, Runnable onClose) {
+    /**
+     * @param connection         the connection that started the process and will carry its exit, or null
+     * @param onClose            run once when the handle closes (the runtime stops tracking its connection)
+     * @param removeFilesOnClose whether closing removes the process's files (a run-and-wait command's)
+     */
+    RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid, Runnable onClose,
+                   boolean removeFilesOnClose) {
         this.sandbox = sandbox;
         this.root = root;
         this.connection = connection;
         this.execId = execId;
         this.pid = pid;
         this.onClose = onClose;
-        Thread.ofVirtual().name("exit-" + execId).start(this::awaitExitFrame);
+        this.removeFilesOnClose = removeFilesOnClose;
+        if (connection == null) connectionLost.complete(null);
+        else Thread.ofVirtual().name("exit-" + execId).start(this::awaitExitFrame);
     }
 
     static String dir(String execId) {
@@ -86,10 +95,19 @@ final class RuncExecHandle implements ExecHandle {
     }
 
     private Optional<ExitStatus> readExitFile() {
+        return readExit(root, execId);
+    }
+
+    /** The exit status stasis-init wrote for a process, if it has ended. */
+    static Optional<ExitStatus> readExit(ConfinedRoot root, String execId) {
         if (root.sizeOf(dir(execId) + "/exit") < 0) return Optional.empty();
         String text = new String(root.readAt(dir(execId) + "/exit", 0, 64), java.nio.charset.StandardCharsets.US_ASCII).strip();
-        if (text.startsWith("signal=")) return Optional.of(ExitStatus.killed(Integer.parseInt(text.substring(7))));
-        if (text.startsWith("code=")) return Optional.of(ExitStatus.exited(Integer.parseInt(text.substring(5))));
+        try {
+            if (text.startsWith("signal=")) return Optional.of(ExitStatus.killed(Integer.parseInt(text.substring(7))));
+            if (text.startsWith("code=")) return Optional.of(ExitStatus.exited(Integer.parseInt(text.substring(5))));
+        } catch (NumberFormatException e) {
+            return Optional.empty();
+        }
         return Optional.empty();
     }
 
@@ -112,9 +130,9 @@ final class RuncExecHandle implements ExecHandle {
     @Override
     public void close() {
         onClose.run();
-        connection.close();
+        if (connection != null) connection.close();
         try {
-            root.deleteRecursively(dir(execId));
+            if (removeFilesOnClose) root.deleteRecursively(dir(execId));
         } finally {
             root.close();
         }

@@ -47,6 +47,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     /** Where a sandbox finds a fresh value after every restore, to reseed what it keeps in memory. */
     static final String INSTANCE_FILE = "/.stasis/instance";
     private static final Duration QUIESCE_TIMEOUT = Duration.ofSeconds(5);
+    private static final String BOOT_FILE = "/.stasis/boot";
+    private static final String PROC_DIR = "/.stasis/proc";
 
     private final RuncConfig config;
     private final Runc runc;
@@ -81,11 +83,22 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             Path pidFile = bundle.resolve("init.pid");
             runc.runDetached(id, bundle, pidFile);
             awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
+            writeBoot(spec.root());
         } catch (RuntimeException e) {
             cleanUpAfter(id, e);
             throw e;
         }
         log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("container started");
+    }
+
+    /**
+     * Each fresh start of a sandbox (not a restore) gets a new boot id: background processes of an
+     * earlier boot that never wrote an exit status did not end, they were lost with that boot.
+     */
+    private void writeBoot(Path root) {
+        try (var confined = ConfinedRoot.open(root, config.rootOwner())) {
+            confined.writeFile(BOOT_FILE, Ids.randomSuffix().getBytes(StandardCharsets.US_ASCII), 0644);
+        }
     }
 
     private Path writeBundle(RuntimeSpec spec) {
@@ -181,28 +194,18 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public ExecHandle spawn(SandboxId id, SpawnSpec spec) {
-        Path root = rootOf(id);
-        var confined = ConfinedRoot.open(root, config.rootOwner());
+        var confined = ConfinedRoot.open(rootOf(id), config.rootOwner());
         InitConnection connection = null;
         try {
             String execId = Ids.randomSuffix();
-            var request = InitFrame.of("spawn").with("id", execId);
-            spec.argv().forEach(a -> request.with("arg", a));
-            spec.env().forEach((k, v) -> request.with("env", k + "=" + v));
-            request.with("cwd", spec.cwd().orElse("/root"));
-            if (spec.cwd().isEmpty()) request.with("cwdfallback", 1);
-            if (spec.stdin().isPresent()) {
-                confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600);
-                request.with("stdin", 1);
-            }
-            request.with("wait", 1);
+            var request = spawnRequest(confined, execId, spec).with("wait", 1);
             connection = InitConnection.open(id, confined);
             var reply = connection.call(request.build());
             if (reply.verb().equals("ok")) {
                 var tracked = connections.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
                 tracked.add(connection);
                 var owned = connection;
-                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), () -> tracked.remove(owned));
+                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), () -> tracked.remove(owned), true);
             }
             connection.close();
             confined.deleteRecursively(RuncExecHandle.dir(execId));
@@ -211,6 +214,97 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             if (connection != null) connection.close();
             confined.close();
             throw e;
+        }
+    }
+
+    /** The spawn frame for {@code spec}, with stdin written beside the process's output files. */
+    private static InitFrame.Builder spawnRequest(ConfinedRoot confined, String execId, SpawnSpec spec) {
+        var request = InitFrame.of("spawn").with("id", execId);
+        spec.argv().forEach(a -> request.with("arg", a));
+        spec.env().forEach((k, v) -> request.with("env", k + "=" + v));
+        request.with("cwd", spec.cwd().orElse("/root"));
+        if (spec.cwd().isEmpty()) request.with("cwdfallback", 1);
+        if (spec.stdin().isPresent()) {
+            confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600);
+            request.with("stdin", 1);
+        }
+        return request;
+    }
+
+    @Override
+    public long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label) {
+        if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
+            String dir = RuncExecHandle.dir(processId);
+            confined.writeFile(dir + "/label", label, 0644);
+            confined.writeFile(dir + "/boot", currentBoot(confined).getBytes(StandardCharsets.US_ASCII), 0644);
+            try (var connection = InitConnection.open(id, confined)) {
+                var reply = connection.call(spawnRequest(confined, processId, spec).build());
+                if (reply.verb().equals("ok")) return reply.getLong("pid");
+                confined.deleteRecursively(dir);
+                throw spawnFailure(id, spec, reply);
+            }
+        }
+    }
+
+    private static String currentBoot(ConfinedRoot confined) {
+        if (confined.sizeOf(BOOT_FILE) < 0) return "";
+        return new String(confined.readAt(BOOT_FILE, 0, 64), StandardCharsets.US_ASCII).strip();
+    }
+
+    @Override
+    public java.util.List<io.stasis.core.spi.ProcessEntry> processes(SandboxId id) {
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
+            String boot = currentBoot(confined);
+            var out = new java.util.ArrayList<io.stasis.core.spi.ProcessEntry>();
+            for (String name : confined.names(PROC_DIR)) {
+                String dir = RuncExecHandle.dir(name);
+                if (!Ids.isSuffix(name) || confined.sizeOf(dir + "/label") < 0) continue; // a run-and-wait command's
+                long pid = pidOf(confined, dir);
+                var exit = RuncExecHandle.readExit(confined, name);
+                String processBoot = confined.sizeOf(dir + "/boot") < 0 ? ""
+                        : new String(confined.readAt(dir + "/boot", 0, 64), StandardCharsets.US_ASCII).strip();
+                boolean lost = exit.isEmpty() && !processBoot.equals(boot);
+                out.add(new io.stasis.core.spi.ProcessEntry(name, pid, confined.readAt(dir + "/label", 0, 1 << 20), exit, lost,
+                        Math.max(0, confined.sizeOf(dir + "/out")), Math.max(0, confined.sizeOf(dir + "/err"))));
+            }
+            return out;
+        }
+    }
+
+    private static long pidOf(ConfinedRoot confined, String dir) {
+        try {
+            return Long.parseLong(new String(confined.readAt(dir + "/pid", 0, 32), StandardCharsets.US_ASCII).strip());
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
+    @Override
+    public ExecHandle attach(SandboxId id, String processId) {
+        var confined = ConfinedRoot.open(rootOf(id), config.rootOwner());
+        return new RuncExecHandle(id, confined, null, processId, pidOf(confined, RuncExecHandle.dir(processId)), () -> { }, false);
+    }
+
+    @Override
+    public void signal(SandboxId id, long pid, int signal) {
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner());
+             var connection = InitConnection.open(id, confined)) {
+            var reply = connection.call(InitFrame.of("kill").with("pid", pid).with("signal", signal).build());
+            if (!reply.verb().equals("ok")) {
+                String message = reply.get("msg").orElse("unknown error");
+                if (reply.get("errno").map("3"::equals).orElse(false))
+                    throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has ended", Map.of("pid", pid, "sandbox", id.value()));
+                throw StasisException.runtimeFailed(id.value(), "signal", message, null);
+            }
+        }
+    }
+
+    @Override
+    public void forgetProcess(SandboxId id, String processId) {
+        if (!Ids.isSuffix(processId)) return;
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
+            confined.deleteRecursively(RuncExecHandle.dir(processId));
         }
     }
 

@@ -26,4 +26,11 @@ final class Bodies {
 
     record Move(String from, String to, Boolean overwrite) {
     }
+
+    record StartProcess(List<String> cmd, String cwd, Map<String, String> env, Boolean background, com.fasterxml.jackson.databind.JsonNode pty,
+                        Boolean keepAlive, String keepAliveFor, String tag) {
+    }
+
+    record SignalProcess(String signal) {
+    }
 }

@@ -12,6 +12,7 @@ import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.process.ProcessService;
 import io.stasis.core.files.FileService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Resources;
@@ -35,7 +36,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
-                           FileService files, TemplateService templates, EventLog events, BearerAuth auth, Metrics metrics) {
+                           ProcessService processes, FileService files, TemplateService templates, EventLog events, BearerAuth auth, Metrics metrics) {
     }
 
     /** Settings of the API itself. */
@@ -81,6 +82,7 @@ public final class HttpApi implements AutoCloseable {
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
         new CheckpointRoutes(services.sandboxes(), services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
+        new ProcessRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
         new EventRoutes(services.sandboxes(), services.events()).register(routes);

@@ -54,6 +54,11 @@ final class SseStream implements AutoCloseable {
         write("event: " + name + "\ndata: " + Json.write(data) + "\n\n");
     }
 
+    /** An event with an {@code id:} line, the point a client can resume from. */
+    void event(String name, String id, Object data) {
+        write("event: " + name + "\nid: " + id + "\ndata: " + Json.write(data) + "\n\n");
+    }
+
     private void beat() {
         try {
             while (!closed) {

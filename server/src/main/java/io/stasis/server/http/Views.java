@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.files.FileInfo;
+import io.stasis.core.process.ProcessInfo;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
@@ -80,5 +81,17 @@ final class Views {
     }
 
     record Health(String status) {
+    }
+
+    record ProcessView(String id, long pid, List<String> cmd, String cwd, String tag, Instant startedAt, String status, Integer exitCode,
+                       String signal, boolean keepAlive, Instant keepAliveUntil, long stdoutBytes, long stderrBytes) {
+        static ProcessView of(ProcessInfo p) {
+            return new ProcessView(p.id(), p.pid(), p.cmd(), p.cwd().orElse(null), p.tag().orElse(null), p.startedAt(), p.status(),
+                    p.exit().map(e -> e.exitCode()).orElse(null), p.exit().flatMap(e -> e.signal()).orElse(null), p.keepAlive(),
+                    p.keepAliveUntil().orElse(null), p.stdoutBytes(), p.stderrBytes());
+        }
+    }
+
+    record OutputView(String stdout, long stdoutOffset, String stderr, long stderrOffset, String encoding, ProcessView process) {
     }
 }

@@ -1,0 +1,106 @@
+package io.stasis.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.sdk.ExecRequest;
+import io.stasis.sdk.ExecResult;
+import io.stasis.sdk.Sandbox;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Fork of ten sandboxes from a memory checkpoint of a {@code tiny} sandbox running a counter (a
+ * shell loop appending to a file ten times a second): the total time of
+ * {@code POST .../fork {"checkpoint", "count": 10}}, and that total / 10. Each iteration takes a
+ * fresh memory checkpoint first (timed on its own); the forks are deleted afterwards, untimed. The
+ * first fork of each iteration is checked to be counting on (untimed).
+ *
+ * <p>The floor: a writable snapshot of the checkpoint's root and {@code runc restore --detach} of
+ * its very image into a new container of the same bundle, one at a time, by the benchmark's runc.
+ */
+final class ForkTen implements Scenario {
+    static final int COUNT = 10;
+    private static final String COUNTER = "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done >> /root/counter.log 2>/dev/null &";
+    private static final String COUNTING = "a=$(wc -l < /root/counter.log); sleep 0.3; b=$(wc -l < /root/counter.log); [ \"$b\" -gt \"$a\" ]";
+
+    @Override
+    public String name() {
+        return "fork10";
+    }
+
+    @Override
+    public ScenarioResult run(BenchContext context) throws Exception {
+        var service = context.service();
+        Sandbox parent = service.create("tiny");
+        try {
+            requireSuccess(parent.exec("sh", "-c", COUNTER), "start the counter");
+            requireSuccess(parent.exec("sh", "-c", COUNTING), "see the counter count");
+            int n = context.counts().fork10();
+            double[] checkpoints = new double[n];
+            double[] totals = context.sampler().run("memory checkpoint + fork count=" + COUNT, context.counts().warmupOfSlowSeries(), n, i -> {
+                long start = System.nanoTime();
+                String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
+                long taken = System.nanoTime();
+                List<String> forks = service.fork(parent.id(), checkpoint, COUNT);
+                long end = System.nanoTime();
+                try {
+                    requireSuccess(service.client().sandboxes().exec(forks.getFirst(),
+                            ExecRequest.of("sh", "-c", COUNTING)), "see the counter count on in a fork");
+                } finally {
+                    for (String fork : forks) service.delete(fork);
+                    service.live().deleteCheckpoint(checkpoint);
+                }
+                if (i >= 0) checkpoints[i] = Format.millis(taken - start);
+                return Format.millis(end - taken);
+            });
+            double[] perSandbox = Arrays.stream(totals).map(t -> t / COUNT).toArray();
+            var figures = new ArrayList<Figure>(List.of(
+                    Figure.of("checkpoint_memory_call.tiny", name(), "ms",
+                            "POST .../checkpoints {memory: true} of a tiny sandbox running a counter (keeps running)", Stats.of(checkpoints)),
+                    Figure.of("fork10_memory_call", name(), "ms",
+                            "POST .../fork {checkpoint, count: 10} from that memory checkpoint until all 10 run", Stats.of(totals)),
+                    Figure.of("fork10_memory_per_sandbox", name(), "ms", "the fork of 10 / 10", Stats.of(perSandbox))));
+            figures.add(floor(context, parent));
+            return new ScenarioResult(figures, Map.of("parentProcesses", "stasis-init and a shell loop appending to a file every 0.1 s"));
+        } finally {
+            parent.delete();
+        }
+    }
+
+    /** runc restore of a memory checkpoint's image into a new container, one at a time. */
+    private Figure floor(BenchContext context, Sandbox parent) throws Exception {
+        var service = context.service();
+        JsonNode checkpoint = service.live().checkpoint(parent.id(), true);
+        String checkpointId = checkpoint.path("id").asText();
+        try (var lab = new FloorLab(service)) {
+            var bundle = lab.bundleConfigOfSandbox(parent.id());
+            double[] restores = context.sampler().run("floor: runc restore of a memory checkpoint's image", context.counts().warmupOfSlowSeries(),
+                    context.counts().hibernate(), i -> {
+                        var container = lab.prepare(bundle, service.checkpointRoot(checkpointId));
+                        try {
+                            var work = lab.newDirectory("work");
+                            Files.deleteIfExists(container.pidFile());
+                            long start = System.nanoTime();
+                            lab.runc.restoreDetached(container.id(), container.bundle(), service.checkpointImage(checkpointId), work,
+                                    container.pidFile(), Map.of());
+                            long end = System.nanoTime();
+                            PrivateService.deleteTree(work);
+                            return Format.millis(end - start);
+                        } finally {
+                            lab.remove(container);
+                        }
+                    });
+            return Figure.of("floor.criu_restore.fork_tiny", name(), "ms",
+                    "`runc restore --detach` of that checkpoint's image into a new container on a snapshot of its root, one at a time",
+                    Stats.of(restores));
+        } finally {
+            service.live().deleteCheckpoint(checkpointId);
+        }
+    }
+
+    private static void requireSuccess(ExecResult result, String what) {
+        if (result.exitCode() != 0) throw new IllegalStateException("could not " + what + ": " + result);
+    }
+}

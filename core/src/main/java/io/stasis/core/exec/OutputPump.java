@@ -1,0 +1,85 @@
+package io.stasis.core.exec;
+
+import io.stasis.core.spi.ExecHandle;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+
+/**
+ * Moves a process's output from its files to a listener as it comes, until the process ends or a
+ * deadline passes, keeping the first bytes of each output for a result. Polls every few
+ * milliseconds while output flows, backing off to 50 ms when it does not.
+ */
+public final class OutputPump {
+    private static final int READ_CHUNK = 256 * 1024;
+    private static final Duration MIN_POLL = Duration.ofMillis(2);
+    private static final Duration MAX_POLL = Duration.ofMillis(50);
+
+    private final ExecHandle handle;
+    private final ExecListener listener;
+    private final OutputBuffer out;
+    private final OutputBuffer err;
+
+    /**
+     * @param keepLimit    bytes of each output kept for {@link #stdout()}/{@link #stderr()}
+     * @param stdoutOffset where to start reading standard output
+     * @param stderrOffset where to start reading standard error
+     */
+    public OutputPump(ExecHandle handle, ExecListener listener, long keepLimit, long stdoutOffset, long stderrOffset) {
+        this.handle = handle;
+        this.listener = listener;
+        this.out = new OutputBuffer(keepLimit, stdoutOffset);
+        this.err = new OutputBuffer(keepLimit, stderrOffset);
+    }
+
+    /**
+     * Passes output on until the process ends or {@code deadline} (a {@link System#nanoTime()} value)
+     * passes. Without a listener it only waits. Returns the exit status if the process ended.
+     *
+     * @throws CancellationException when the listener has gone
+     */
+    public Optional<ExitStatus> run(long deadline) throws InterruptedException {
+        boolean streaming = listener != ExecListener.NONE;
+        Optional<ExitStatus> exit = Optional.empty();
+        Duration poll = MIN_POLL;
+        while (exit.isEmpty()) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) break;
+            Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
+            exit = handle.awaitExit(wait);
+            if (streaming) {
+                if (listener.gone()) throw new CancellationException("the listener has gone");
+                poll = drainAll() ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
+            }
+        }
+        return exit;
+    }
+
+    /** Passes on everything written so far; returns whether there was anything. */
+    public boolean drainAll() {
+        return drain(OutputKind.STDOUT, out) | drain(OutputKind.STDERR, err);
+    }
+
+    private boolean drain(OutputKind kind, OutputBuffer buffer) {
+        boolean any = false;
+        while (true) {
+            byte[] chunk = handle.read(kind, buffer.offset(), READ_CHUNK);
+            if (chunk.length == 0) return any;
+            any = true;
+            buffer.append(chunk);
+            listener.output(kind, chunk, buffer.offset());
+        }
+    }
+
+    OutputBuffer stdoutBuffer() {
+        return out;
+    }
+
+    OutputBuffer stderrBuffer() {
+        return err;
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}

@@ -1,0 +1,191 @@
+package io.stasis.core.process;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.exec.ExecListener;
+import io.stasis.core.exec.ExecService;
+import io.stasis.core.exec.ExitStatus;
+import io.stasis.core.exec.OutputKind;
+import io.stasis.core.exec.OutputPump;
+import io.stasis.core.exec.Signal;
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Ids;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.ProcessEntry;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SpawnSpec;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Background processes: started and left running, found again by pid, waited for, signalled,
+ * their output read from any offset or followed as it comes. Everything about a process lives
+ * in its sandbox (output, exit status, the label), so it survives a restart of the service, a
+ * hibernation, and is copied into forks.
+ */
+public final class ProcessService {
+    public static final String ID_PREFIX = "prc_";
+
+    private final SandboxService sandboxes;
+    private final LifecycleService lifecycle;
+    private final ActivityTracker activity;
+    private final SandboxRuntime runtime;
+    private final Clock clock;
+    private final int keepExited;
+
+    /** @param keepExited how many ended processes a sandbox keeps (with their output) before the oldest are forgotten */
+    public ProcessService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxRuntime runtime,
+                          Clock clock, int keepExited) {
+        this.sandboxes = sandboxes;
+        this.lifecycle = lifecycle;
+        this.activity = activity;
+        this.runtime = runtime;
+        this.clock = clock;
+        this.keepExited = keepExited;
+    }
+
+    public ProcessInfo start(String sandboxRef, ProcessRequest request) {
+        var sandbox = sandboxes.get(sandboxRef);
+        String processId = Ids.randomSuffix();
+        var now = clock.instant();
+        var label = new ProcessLabel(request.cmd(), request.cwd(), request.tag(), now, request.keepAlive(),
+                request.keepAliveFor().map(now::plus));
+        long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> runtime.startProcess(s.id(), processId,
+                new SpawnSpec(request.cmd(), request.cwd(), ExecService.environment(s, request.env()), Optional.empty()), label.encode()));
+        return new ProcessInfo(ID_PREFIX + processId, pid, request.cmd(), request.cwd(), request.tag(), now, "running",
+                Optional.empty(), request.keepAlive(), label.keepAliveUntil(), 0, 0);
+    }
+
+    /** Running and recently ended processes, oldest first. Ended ones beyond the kept number are forgotten. */
+    public List<ProcessInfo> list(String sandboxRef) {
+        var sandbox = usable(sandboxRef);
+        var all = entries(sandbox.id());
+        var ended = all.stream().filter(p -> !p.running()).toList();
+        for (int i = 0; i < ended.size() - keepExited; i++) runtime.forgetProcess(sandbox.id(), bare(ended.get(i).id()));
+        return all.stream().filter(p -> p.running() || ended.indexOf(p) >= ended.size() - keepExited).toList();
+    }
+
+    public ProcessInfo get(String sandboxRef, long pid) {
+        var sandbox = usable(sandboxRef);
+        return find(sandbox.id(), pid);
+    }
+
+    /** Waits up to {@code timeout} for the process to end; returns it as it is then. */
+    public ProcessInfo await(String sandboxRef, long pid, Duration timeout) {
+        var sandbox = usable(sandboxRef);
+        var process = find(sandbox.id(), pid);
+        if (!process.running()) return process;
+        try (var handle = runtime.attach(sandbox.id(), bare(process.id())); var waiting = activity.attach(sandbox.id())) {
+            handle.awaitExit(timeout);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return find(sandbox.id(), pid);
+    }
+
+    /** Output written so far from the given offsets, at most {@code maxBytes} of each. */
+    public Output output(String sandboxRef, long pid, long stdoutOffset, long stderrOffset, int maxBytes) {
+        if (stdoutOffset < 0 || stderrOffset < 0) throw StasisException.invalid("offset", "must not be negative");
+        var sandbox = usable(sandboxRef);
+        var process = find(sandbox.id(), pid);
+        try (var handle = runtime.attach(sandbox.id(), bare(process.id()))) {
+            byte[] out = handle.read(OutputKind.STDOUT, stdoutOffset, maxBytes);
+            byte[] err = handle.read(OutputKind.STDERR, stderrOffset, maxBytes);
+            return new Output(process, out, stdoutOffset + out.length, err, stderrOffset + err.length);
+        }
+    }
+
+    /** A slice of a process's output, and where the next read starts. */
+    public record Output(ProcessInfo process, byte[] stdout, long stdoutOffset, byte[] stderr, long stderrOffset) {
+    }
+
+    /**
+     * Passes the process's output to {@code listener} from the given offsets as it is written,
+     * until the process ends (returns its exit) or the listener leaves. Holds the sandbox awake.
+     */
+    public Optional<ExitStatus> follow(String sandboxRef, long pid, long stdoutOffset, long stderrOffset, ExecListener listener)
+            throws InterruptedException {
+        var sandbox = usable(sandboxRef);
+        var process = find(sandbox.id(), pid);
+        try (var handle = runtime.attach(sandbox.id(), bare(process.id())); var waiting = activity.attach(sandbox.id())) {
+            var pump = new OutputPump(handle, listener, 0, stdoutOffset, stderrOffset);
+            if (!process.running()) {
+                pump.drainAll();
+                return process.exit();
+            }
+            var exit = pump.run(Long.MAX_VALUE);
+            pump.drainAll();
+            return exit;
+        }
+    }
+
+    /** Sends a signal to the process (not to what it started). */
+    public ProcessInfo signal(String sandboxRef, long pid, Signal signal) {
+        var sandbox = sandboxes.get(sandboxRef);
+        return lifecycle.withRunning(sandbox.id(), "signal a process", s -> {
+            var process = find(s.id(), pid);
+            if (!process.running())
+                throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has already ended", Map.of("pid", pid, "sandbox", s.id().value()));
+            runtime.signal(s.id(), pid, signal.number());
+            return process;
+        });
+    }
+
+    /** Forgets an ended process and its output. */
+    public void forget(String sandboxRef, long pid) {
+        var sandbox = usable(sandboxRef);
+        var process = find(sandbox.id(), pid);
+        if (process.running())
+            throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " is still running; signal it first", Map.of("pid", pid));
+        runtime.forgetProcess(sandbox.id(), bare(process.id()));
+    }
+
+    /** Whether a running process started with keepAlive holds the sandbox awake (for the idle policy). */
+    public boolean keepsAwake(SandboxId id) {
+        var now = clock.instant();
+        return entries(id).stream().anyMatch(p -> p.keepsAwake(now));
+    }
+
+    private List<ProcessInfo> entries(SandboxId id) {
+        return runtime.processes(id).stream().map(ProcessService::info).sorted(Comparator.comparing(ProcessInfo::startedAt)).toList();
+    }
+
+    private ProcessInfo find(SandboxId id, long pid) {
+        // A pid can come back after a restart; the newest process with it is the one meant.
+        return entries(id).stream().filter(p -> p.pid() == pid).reduce((a, b) -> b)
+                .orElseThrow(() -> new StasisException(ErrorCode.PROCESS_NOT_FOUND, "no process " + pid + " in sandbox " + id,
+                        Map.of("pid", pid, "sandbox", id.value())));
+    }
+
+    private static ProcessInfo info(ProcessEntry entry) {
+        var label = ProcessLabel.decode(entry.label());
+        String status = entry.exit().isPresent() ? "exited" : entry.lost() ? "lost" : "running";
+        return new ProcessInfo(ID_PREFIX + entry.processId(), entry.pid(), label.cmd(), label.cwd(), label.tag(), label.startedAt(),
+                status, entry.exit(), label.keepAlive(), label.keepAliveUntil(), entry.stdoutBytes(), entry.stderrBytes());
+    }
+
+    private static String bare(String id) {
+        return id.substring(ID_PREFIX.length());
+    }
+
+    /**
+     * A sandbox whose processes' files can be read: a paused or hibernated one is resumed first
+     * (auto-resume); a stopped one is read as it is (its processes are lost).
+     */
+    private Sandbox usable(String sandboxRef) {
+        var sandbox = sandboxes.get(sandboxRef);
+        activity.touch(sandbox.id());
+        if (sandbox.state() instanceof SandboxState.Paused || sandbox.state() instanceof SandboxState.Hibernated)
+            return lifecycle.withRunning(sandbox.id(), "read processes", s -> s);
+        return sandbox;
+    }
+}

@@ -1,0 +1,75 @@
+package io.stasis.server.http;
+
+import io.javalin.http.Context;
+import io.stasis.core.exec.ExecListener;
+import io.stasis.core.exec.OutputKind;
+import io.stasis.server.http.Views.OutputEvent;
+import java.util.EnumMap;
+import java.util.Map;
+
+/**
+ * A process's output as Server-Sent Events: {@code stdout} and {@code stderr} events carrying text
+ * cut on UTF-8 character boundaries (base64 where the bytes are not text or base64 was asked for)
+ * and the stream's byte offset after the chunk. Each event's {@code id} is
+ * {@code <stdout offset>,<stderr offset>}, what a client sends back as {@code Last-Event-ID} to go on
+ * where it was. The response (and its 200) begins with the first event, so that errors before it
+ * are still plain JSON errors.
+ */
+final class SseOutput implements ExecListener, AutoCloseable {
+    private final Context ctx;
+    private final Encodings encoding;
+    private final Map<OutputKind, Utf8Chunker> chunkers = new EnumMap<>(OutputKind.class);
+    private final Map<OutputKind, Long> offsets = new EnumMap<>(OutputKind.class);
+    private SseStream sse;
+
+    SseOutput(Context ctx, Encodings encoding, long stdoutOffset, long stderrOffset) {
+        this.ctx = ctx;
+        this.encoding = encoding;
+        offsets.put(OutputKind.STDOUT, stdoutOffset);
+        offsets.put(OutputKind.STDERR, stderrOffset);
+    }
+
+    @Override
+    public void output(OutputKind kind, byte[] data, long offsetAfter) {
+        byte[] ready = encoding == Encodings.BASE64 ? data : chunkers.computeIfAbsent(kind, k -> new Utf8Chunker()).push(data);
+        if (ready.length > 0) send(kind, ready);
+    }
+
+    @Override
+    public boolean gone() {
+        return sse != null && sse.clientGone();
+    }
+
+    /** Sends what was held back waiting for the rest of a character. */
+    void flush() {
+        for (var entry : chunkers.entrySet()) {
+            byte[] rest = entry.getValue().flush();
+            if (rest.length > 0) send(entry.getKey(), rest);
+        }
+    }
+
+    void event(String name, Object data) {
+        stream().event(name, resumeId(), data);
+    }
+
+    private void send(OutputKind kind, byte[] bytes) {
+        long after = offsets.merge(kind, (long) bytes.length, Long::sum);
+        boolean text = encoding == Encodings.UTF8 && Encodings.isValidUtf8(bytes);
+        Encodings used = text ? Encodings.UTF8 : Encodings.BASE64;
+        stream().event(kind.wireName(), resumeId(), new OutputEvent(used.encode(bytes), after, text ? null : "base64"));
+    }
+
+    private String resumeId() {
+        return offsets.get(OutputKind.STDOUT) + "," + offsets.get(OutputKind.STDERR);
+    }
+
+    private SseStream stream() {
+        if (sse == null) sse = SseStream.open(ctx);
+        return sse;
+    }
+
+    @Override
+    public void close() {
+        if (sse != null) sse.close();
+    }
+}

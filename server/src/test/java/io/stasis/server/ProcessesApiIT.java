@@ -1,0 +1,213 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.testkit.Await;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Background processes through the REST API: start, list, output from offsets and followed, wait, signal, keepAlive, survival. */
+@Tag("root")
+class ProcessesApiIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
+    private static ServiceFixture service;
+    private static RawApi api;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = ServiceFixture.start("--idle-check", "200ms");
+        api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterAll
+    static void stop() {
+        api.close();
+        service.close();
+    }
+
+    private static String sandbox(String body) {
+        return api.post("/v1/sandboxes", body).get("id").asText();
+    }
+
+    private static JsonNode startProcess(String id, String script, String extra) {
+        var body = JSON.createObjectNode();
+        body.putArray("cmd").add("sh").add("-c").add(script);
+        String json = body.toString();
+        if (!extra.isEmpty()) json = json.substring(0, json.length() - 1) + ", " + extra + "}";
+        var response = api.call("POST", "/v1/sandboxes/" + id + "/processes", json);
+        assertThat(response.status()).as(response.body().toString()).isEqualTo(201);
+        return response.body();
+    }
+
+    @Test
+    void aBackgroundProcessRunsOnAndIsFoundAgain() {
+        String id = sandbox(CALM);
+        var process = startProcess(id, "for i in 1 2 3; do echo line $i; sleep 0.2; done; echo oops >&2; exit 3", "\"tag\": \"counter\"");
+        long pid = process.get("pid").asLong();
+        assertThat(process.get("status").asText()).isEqualTo("running");
+        assertThat(process.get("id").asText()).startsWith("prc_");
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes").get("items")).anySatisfy(p -> assertThat(p.get("tag").asText()).isEqualTo("counter"));
+
+        var waited = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000");
+        assertThat(waited.get("status").asText()).isEqualTo("exited");
+        assertThat(waited.get("exitCode").asInt()).isEqualTo(3);
+        var output = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/output");
+        assertThat(output.get("stdout").asText()).isEqualTo("line 1\nline 2\nline 3\n");
+        assertThat(output.get("stderr").asText()).isEqualTo("oops\n");
+        var rest = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/output?offset=7&stderrOffset=5");
+        assertThat(rest.get("stdout").asText()).isEqualTo("line 2\nline 3\n");
+        assertThat(rest.get("stderr").asText()).isEmpty();
+        assertThat(rest.get("stdoutOffset").asLong()).isEqualTo(21);
+
+        assertThat(api.call("DELETE", "/v1/sandboxes/" + id + "/processes/" + pid, null).status()).isEqualTo(204);
+        assertThat(api.call("GET", "/v1/sandboxes/" + id + "/processes/" + pid, null).errorCode()).isEqualTo("process_not_found");
+    }
+
+    @Test
+    void signalsReachTheProcess() {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "trap 'echo got-term; exit 0' TERM; while true; do sleep 0.1; done", "").get("pid").asLong();
+        Await.until("the trap to be set", Duration.ofSeconds(10), () -> !api.sh(id, "ps -o pid,args | grep -c '[w]hile true'").isBlank());
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"TERM\"}").status()).isEqualTo(200);
+        var done = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000");
+        assertThat(done.get("exitCode").asInt()).isZero();
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/output").get("stdout").asText()).isEqualTo("got-term\n");
+
+        long sleeper = startProcess(id, "sleep 1000", "").get("pid").asLong();
+        api.post("/v1/sandboxes/" + id + "/processes/" + sleeper + "/signal", "{\"signal\": \"KILL\"}");
+        var killed = api.get("/v1/sandboxes/" + id + "/processes/" + sleeper + "/wait?timeoutMs=10000");
+        assertThat(killed.get("signal").asText()).isEqualTo("KILL");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + sleeper + "/signal", "{\"signal\": \"TERM\"}").errorCode())
+                .isEqualTo("invalid_state");
+    }
+
+    @Test
+    void followingTheOutputGivesEveryByteOnceAcrossReconnects() throws Exception {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "for i in $(seq 1 30); do echo tick $i; sleep 0.05; done", "").get("pid").asLong();
+        var seen = new StringBuilder();
+        String resumeFrom = null;
+        try (var http = HttpClient.newHttpClient()) {
+            while (true) {
+                var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/processes/" + pid + "/output?follow=true"))
+                        .header("Authorization", "Bearer " + service.rootKey).header("Accept", "text/event-stream");
+                if (resumeFrom != null) request.header("Last-Event-ID", resumeFrom);
+                var response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+                boolean exited = false;
+                int events = 0;
+                try (var reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+                    String line, event = null, eventId = null;
+                    while ((line = reader.readLine()) != null) {
+                        if (line.startsWith("event: ")) event = line.substring(7);
+                        else if (line.startsWith("id: ")) eventId = line.substring(4);
+                        else if (line.startsWith("data: ") && "stdout".equals(event)) {
+                            seen.append(JSON.readTree(line.substring(6)).get("data").asText());
+                            resumeFrom = eventId;
+                            if (++events == 3) break; // leave mid-stream, then reconnect from the last id
+                        } else if (line.startsWith("data: ") && "exit".equals(event)) {
+                            exited = true;
+                            break;
+                        }
+                    }
+                }
+                if (exited) break;
+            }
+        }
+        var expected = new StringBuilder();
+        for (int i = 1; i <= 30; i++) expected.append("tick ").append(i).append('\n');
+        assertThat(seen.toString()).isEqualTo(expected.toString());
+    }
+
+    @Test
+    void processesSurviveHibernationAndForksHaveTheirOwnCopies() {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "i=0; while true; do i=$((i+1)); echo $i; sleep 0.05; done", "").get("pid").asLong();
+        Await.until("output", Duration.ofSeconds(10), () -> stdoutBytes(id, pid) > 10);
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        long atHibernation = stdoutBytes(id, pid); // auto-resumes
+        Await.until("the process to go on after the resume", Duration.ofSeconds(10), () -> stdoutBytes(id, pid) > atHibernation + 10);
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).isEqualTo("running");
+
+        String fork = api.post("/v1/sandboxes/" + id + "/fork", "{}").get("items").get(0).get("id").asText();
+        long inFork = stdoutBytes(fork, pid);
+        Await.until("the fork's copy to go on", Duration.ofSeconds(10), () -> stdoutBytes(fork, pid) > inFork + 10);
+        api.post("/v1/sandboxes/" + fork + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
+        assertThat(api.get("/v1/sandboxes/" + fork + "/processes/" + pid + "/wait?timeoutMs=5000").get("status").asText()).isEqualTo("exited");
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).as("the parent's runs on").isEqualTo("running");
+
+        api.post("/v1/sandboxes/" + id + "/stop", null);
+        api.post("/v1/sandboxes/" + id + "/start", null);
+        var afterStop = api.get("/v1/sandboxes/" + id + "/processes/" + pid);
+        assertThat(afterStop.get("status").asText()).as("ended by the stop's SIGTERM").isEqualTo("exited");
+        assertThat(afterStop.get("signal").asText()).isEqualTo("TERM");
+    }
+
+    @Test
+    void aProcessWhoseSandboxDiedIsReportedLost() throws Exception {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "sleep 1000", "").get("pid").asLong();
+        long init = Long.parseLong(java.nio.file.Files.readString(service.dataDir.resolve("runtime/bundles/" + id + "/init.pid")).strip());
+        ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly); // as a host crash would: no exit status gets written
+        Await.until("the sandbox's init to be gone", Duration.ofSeconds(10), () -> ProcessHandle.of(init).map(h -> !h.isAlive()).orElse(true));
+        var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
+        assertThat(refused.errorCode()).isEqualTo("invalid_state");
+        assertThat(api.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("stopped");
+        api.post("/v1/sandboxes/" + id + "/start", null);
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).isEqualTo("lost");
+    }
+
+    private static long stdoutBytes(String id, long pid) {
+        return api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("stdoutBytes").asLong();
+    }
+
+    @Test
+    void aKeepAliveProcessKeepsItsSandboxAwake() {
+        String kept = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        String deadline = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        String plain = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        startProcess(kept, "sleep 1000", "\"keepAlive\": true");
+        startProcess(deadline, "sleep 1000", "\"keepAlive\": true, \"keepAliveFor\": \"2s\"");
+        startProcess(plain, "sleep 1000", "");
+        Await.until("the plain one to pause", Duration.ofSeconds(10), () -> state(plain).equals("paused"));
+        Await.until("the one with a deadline to pause after it", Duration.ofSeconds(15), () -> state(deadline).equals("paused"));
+        assertThat(state(kept)).isEqualTo("running");
+    }
+
+    private static String state(String id) {
+        return api.get("/v1/sandboxes/" + id).get("state").asText();
+    }
+
+    @Test
+    void badProcessRequests() {
+        String id = sandbox(CALM);
+        String base = "/v1/sandboxes/" + id + "/processes";
+        assertThat(api.call("POST", base, "{}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", base, "{\"cmd\": [\"true\"], \"background\": false}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", base, "{\"cmd\": [\"true\"], \"keepAliveFor\": \"1m\"}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", base, "{\"cmd\": [\"true\"], \"cwd\": \"/nope\"}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("GET", base + "/999999", null).errorCode()).isEqualTo("process_not_found");
+        assertThat(api.call("GET", base + "/abc", null).errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("GET", base + "/1/output?offset=-1", null).errorCode()).isEqualTo("invalid_request");
+        long pid = startProcess(id, "sleep 1000", "").get("pid").asLong();
+        assertThat(api.call("DELETE", base + "/" + pid, null).errorCode()).isEqualTo("invalid_state");
+        assertThat(api.call("POST", base + "/" + pid + "/signal", "{\"signal\": \"NOPE\"}").errorCode()).isEqualTo("invalid_request");
+        List<String> names = new ArrayList<>();
+        api.get(base).get("items").forEach(p -> names.add(p.get("cmd").get(0).asText()));
+        assertThat(names).containsOnly("sh");
+    }
+}
