@@ -102,6 +102,18 @@ class LiveStateApiIT {
     }
 
     @Test
+    void aPythonHttpServerAnswersAfterHibernationAndResume() {
+        String id = create("{\"template\": \"base\", \"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}");
+        api.sh(id, "mkdir -p /srv && echo served-by-python > /srv/index.html && cd /srv && (python3 -m http.server 8000 >/dev/null 2>&1 &)");
+        Await.until("the server to listen", Duration.ofSeconds(20),
+                () -> api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"curl\", \"-sf\", \"http://127.0.0.1:8000/\"]}").body().path("exitCode").asInt() == 0);
+        assertThat(api.post("/v1/sandboxes/" + id + "/hibernate", null).get("state").asText()).isEqualTo("hibernated");
+        assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
+        assertThat(api.sh(id, "curl -s http://127.0.0.1:8000/")).isEqualTo("served-by-python\n");
+        assertThat(api.sh(id, "ps -eo args | grep -c '[h]ttp.server'").strip()).as("the same server, not a new one").isEqualTo("1");
+    }
+
+    @Test
     void anyCallWakesASleepingSandbox() {
         String id = calmSandbox();
         api.sh(id, "echo kept > /root/f");
