@@ -38,7 +38,6 @@ final class FloorLab implements AutoCloseable {
     }
 
     final Runc runc;
-    final RuncPause runcPause;
     final Btrfs btrfs = Btrfs.fromSystem();
     final String cgroupParent = "stasis-bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(4));
     private final PrivateService service;
@@ -56,7 +55,6 @@ final class FloorLab implements AutoCloseable {
         Path state = work.resolve("runc");
         // The CRIU the service uses: the floors of hibernate and fork run it the way the service does.
         this.runc = new Runc(RUNC, state, work.resolve("logs"), TOOL_TIMEOUT, service.criu());
-        this.runcPause = new RuncPause(RUNC, state, work.resolve("logs"), TOOL_TIMEOUT);
         service.attach(this);
     }
 

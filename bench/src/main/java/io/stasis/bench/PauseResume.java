@@ -97,9 +97,9 @@ final class PauseResume implements Scenario {
                 double[] pauses = new double[n];
                 double[] resumes = context.sampler().run("floor: runc pause + resume", context.counts().warmup(), n, i -> {
                     long start = System.nanoTime();
-                    lab.runcPause.pause(container.id());
+                    lab.runc.pause(container.id());
                     long paused = System.nanoTime();
-                    lab.runcPause.resume(container.id());
+                    lab.runc.resume(container.id());
                     long end = System.nanoTime();
                     if (i >= 0) pauses[i] = Format.millis(paused - start);
                     return Format.millis(end - paused);

@@ -63,8 +63,12 @@ final class PrivateService implements AutoCloseable {
             config = ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
                     "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never");
             daemon = Daemon.start(config);
-        } catch (RuntimeException e) {
-            deleteTree(dataDir);
+        } catch (RuntimeException | Error e) {
+            // A start that failed half-way (an Error such as a NoSuchMethodError from mismatched
+            // builds included) may have left the pool mounted: never delete through a mount.
+            var mounts = Leftovers.mountsUnder(dataDir);
+            if (mounts.isEmpty()) deleteTree(dataDir);
+            else e.addSuppressed(new IllegalStateException("the failed start left " + mounts + "; " + dataDir + " was kept"));
             throw e;
         }
         String key = Files.readString(daemon.rootKeyFile()).strip();

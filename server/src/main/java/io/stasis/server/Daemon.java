@@ -98,12 +98,20 @@ public final class Daemon implements AutoCloseable {
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20),
-                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, new BearerAuth(apiKeys), metrics)));
+                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
+                            new BearerAuth(apiKeys), metrics)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
-        } catch (RuntimeException | IOException e) {
-            close();
-            throw e instanceof RuntimeException r ? r : new IllegalStateException(e);
+        } catch (Throwable e) {
+            // Whatever failed (an Error included), nothing this start made may stay behind.
+            try {
+                close();
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            if (e instanceof RuntimeException r) throw r;
+            if (e instanceof Error err) throw err;
+            throw new IllegalStateException(e);
         }
     }
 

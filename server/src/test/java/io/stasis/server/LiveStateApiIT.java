@@ -114,6 +114,32 @@ class LiveStateApiIT {
     }
 
     @Test
+    void theEventStreamReplaysFromLastEventIdAndGoesOnLive() throws Exception {
+        String id = calmSandbox();
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + "/v1/sandboxes/" + id + "/events"))
+                    .header("Authorization", "Bearer " + service.rootKey).header("Accept", "text/event-stream").header("Last-Event-ID", "0").build();
+            var response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+            var seen = new java.util.concurrent.LinkedBlockingQueue<String>();
+            Thread.ofVirtual().start(() -> {
+                try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(response.body()))) {
+                    String line, event = null;
+                    while ((line = reader.readLine()) != null) {
+                        if (line.startsWith("event: ")) event = line.substring(7);
+                        else if (line.startsWith("data: ") && "lifecycle".equals(event)) seen.add(line.substring(6));
+                    }
+                } catch (java.io.IOException e) {
+                    // the test closed the stream
+                }
+            });
+            assertThat(seen.poll(10, java.util.concurrent.TimeUnit.SECONDS)).as("the replayed creation").contains("\"to\":\"running\"");
+            api.post("/v1/sandboxes/" + id + "/pause", null);
+            assertThat(seen.poll(10, java.util.concurrent.TimeUnit.SECONDS)).as("the live pause").contains("\"to\":\"paused\"").contains("\"reason\":\"api\"");
+            response.body().close();
+        }
+    }
+
+    @Test
     void anyCallWakesASleepingSandbox() {
         String id = calmSandbox();
         api.sh(id, "echo kept > /root/f");

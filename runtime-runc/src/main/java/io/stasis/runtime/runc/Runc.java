@@ -96,6 +96,16 @@ public final class Runc {
         run(id, "exec", true, args.toArray(String[]::new));
     }
 
+    /** {@code runc pause}: freezes the container (the service writes the freezer itself; the benchmark compares). */
+    public void pause(SandboxId id) {
+        run(id, "pause", false, "pause", id.value());
+    }
+
+    /** {@code runc resume}: the opposite of {@link #pause}. */
+    public void resume(SandboxId id) {
+        run(id, "resume", false, "resume", id.value());
+    }
+
     public void deleteForce(SandboxId id) {
         run(id, "delete", false, "delete", "--force", id.value());
     }

@@ -14,19 +14,24 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The event log as pages of JSON: {@code GET /v1/events} and {@code GET /v1/sandboxes/{id}/events},
- * oldest first from {@code ?after=<event id>}; {@code nextCursor} is the id to continue after.
+ * The event log: {@code GET /v1/events} and {@code GET /v1/sandboxes/{id}/events}, as pages of JSON
+ * (oldest first from {@code ?after=<event id>}; {@code nextCursor} is the id to continue after), or
+ * with {@code Accept: text/event-stream} as a live stream that first replays what came after
+ * {@code Last-Event-ID} (or {@code ?after=}), then goes on without a gap or a repeat.
  */
 final class EventRoutes {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EventRoutes.class);
     private static final int DEFAULT_LIMIT = 100;
     private static final int MAX_LIMIT = 1000;
 
     private final SandboxService sandboxes;
     private final EventLog events;
+    private final io.stasis.core.lifecycle.ActivityTracker activity;
 
-    EventRoutes(SandboxService sandboxes, EventLog events) {
+    EventRoutes(SandboxService sandboxes, EventLog events, io.stasis.core.lifecycle.ActivityTracker activity) {
         this.sandboxes = sandboxes;
         this.events = events;
+        this.activity = activity;
     }
 
     void register(RoutesConfig routes) {
@@ -35,12 +40,53 @@ final class EventRoutes {
     }
 
     private void page(Context ctx, Optional<SandboxId> sandbox) {
-        long after = Query.string(ctx, "after").or(() -> Query.string(ctx, "cursor")).map(EventRoutes::eventId).orElse(0L);
+        long after = Optional.ofNullable(ctx.header("Last-Event-ID")).filter(h -> !h.isBlank())
+                .or(() -> Query.string(ctx, "after")).or(() -> Query.string(ctx, "cursor")).map(EventRoutes::eventId).orElse(0L);
+        if (SseStream.wanted(ctx)) {
+            stream(ctx, sandbox, after);
+            return;
+        }
         int limit = Query.integer(ctx, "limit", DEFAULT_LIMIT);
         if (limit < 1 || limit > MAX_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIMIT);
         var items = events.after(after, sandbox, limit);
         String next = items.size() == limit ? Long.toString(items.getLast().id()) : null;
         ctx.json(new ListView<>(items.stream().map(EventRoutes::view).toList(), next));
+    }
+
+    /**
+     * Subscribes first, then replays from the catalog, then serves the subscription, skipping what
+     * the replay already sent: no event falls between the two.
+     */
+    private void stream(Context ctx, Optional<SandboxId> sandbox, long after) {
+        var live = new java.util.concurrent.LinkedBlockingQueue<Event>();
+        try (var subscription = events.subscribe(e -> {
+                 if (sandbox.isEmpty() || sandbox.equals(e.sandbox())) live.add(e);
+             });
+             var attached = sandbox.map(activity::attach).orElse(() -> { });
+             var sse = SseStream.open(ctx)) {
+            long sent = after;
+            while (true) {
+                var page = events.after(sent, sandbox, MAX_LIMIT);
+                for (var e : page) sent = send(sse, e);
+                if (page.size() < MAX_LIMIT) break;
+            }
+            while (!sse.clientGone()) {
+                var e = live.poll(1, java.util.concurrent.TimeUnit.SECONDS);
+                if (e != null && e.id() > sent) sent = send(sse, e);
+            }
+        } catch (SseStream.ClientGone e) {
+            log.atDebug().log("event stream client went away");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (Exception e) {
+            if (e instanceof RuntimeException r) throw r;
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static long send(SseStream sse, Event e) {
+        sse.event(e.type(), Long.toString(e.id()), e.data());
+        return e.id();
     }
 
     private static long eventId(String text) {

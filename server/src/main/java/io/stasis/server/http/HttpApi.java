@@ -36,7 +36,8 @@ public final class HttpApi implements AutoCloseable {
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
-                           ProcessService processes, FileService files, TemplateService templates, EventLog events, BearerAuth auth, Metrics metrics) {
+                           ProcessService processes, FileService files, TemplateService templates, EventLog events,
+                           io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics) {
     }
 
     /** Settings of the API itself. */
@@ -85,7 +86,7 @@ public final class HttpApi implements AutoCloseable {
         new ProcessRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
-        new EventRoutes(services.sandboxes(), services.events()).register(routes);
+        new EventRoutes(services.sandboxes(), services.events(), services.activity()).register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));
