@@ -14,13 +14,26 @@
  *
  * Wire format, both directions: a frame is a 32-bit little-endian payload length, then the payload:
  * NUL-terminated strings, the first a verb, the rest "key=value" fields (keys may repeat).
- *   spawn  id=<[a-z0-9]{1,40}> arg=.. (1+) env=K=V (0+) [cwd=/dir] [cwdfallback=1] [stdin=1] [wait=1]
+ *   spawn  id=<[a-z0-9]{1,40}> arg=.. (1+) env=K=V (0+) [cwd=/dir] [cwdfallback=1] [stdin=1|fifo]
+ *          [pty=COLSxROWS] [wait=1]
+ *          stdin=1: the file in; stdin=fifo: a FIFO "in" that the host writes to, kept open by init
+ *          (so the reader sees no end of file until closestdin); pty: a terminal, stdin is then always
+ *          the FIFO (see "Terminals" below)
  *          -> ok pid=N | error stage=<request|fork|open|chdir> errno=N msg=<text>
  *          (a program that cannot be executed starts anyway and ends with 127 or 126, as in a shell)
  *          then, with wait=1, when it ends: exit code=N | exit signal=N
  *   kill   pid=N signal=N [tree=1]   -> ok | error errno=N msg=..
+ *   closestdin id=..                 -> ok   (the process reads end of file once the FIFO is drained)
+ *   resize id=.. cols=N rows=N       -> ok   (the terminal's window size; its foreground job gets SIGWINCH)
  *   ping                             -> ok version=N
  * A spawned process gets its own session; tree=1 signals that session and every descendant.
+ *
+ * Terminals: the master belongs to a relay process ("stasis-tty"), forked right after the program so
+ * that it comes after the program in the process tree. CRIU dumps the tree in that order and refuses
+ * a session whose program opened /dev/tty (every ash or dash shell does) unless the first holder of
+ * the terminal it finds is that program; init itself never keeps either end. The relay copies the
+ * terminal's output to "out" and the FIFO to the terminal, and ends when every slave is closed; the
+ * program's exit is reported once the relay has drained the terminal (or after RELAY_DRAIN_MS).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -39,10 +52,15 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 1
+#define PROTOCOL_VERSION 2
+#define PTY_PENDING 4096
+#define RELAY_DRAIN_MS 500
 #define STATE_DIR "/.stasis"
 #define PROC_DIR STATE_DIR "/proc"
 #define SOCKET_PATH STATE_DIR "/ctl.sock"
@@ -72,6 +90,11 @@ struct proc {
     int waits;        /* whether the requester wants the exit */
     int exited;       /* reaped while still STARTING */
     int wstatus;
+    int keeper_fd;    /* the stdin FIFO held open (read-write), or -1 */
+    char tty[32];     /* the terminal's slave path, or "" */
+    pid_t relay_pid;  /* the terminal's relay while it runs, or 0 */
+    int exit_pending; /* the program ended; its exit waits for the relay */
+    long long exit_deadline_ms;
 };
 
 static struct conn conns[MAX_CONNS];
@@ -147,11 +170,94 @@ static struct proc *proc_by_pid(pid_t pid) {
     return NULL;
 }
 
-static void proc_free(struct proc *p) {
-    if (p->status_fd >= 0) close(p->status_fd);
+static void proc_reset(struct proc *p) {
     memset(p, 0, sizeof *p);
     p->status_fd = -1;
     p->requester = -1;
+    p->keeper_fd = -1;
+}
+
+static void proc_free(struct proc *p) {
+    if (p->status_fd >= 0) close(p->status_fd);
+    if (p->keeper_fd >= 0) close(p->keeper_fd);
+    proc_reset(p);
+}
+
+static struct proc *proc_by_id(const char *id) {
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (procs[i].pid && !strcmp(procs[i].id, id)) return &procs[i];
+    return NULL;
+}
+
+static struct proc *proc_by_relay(pid_t pid) {
+    for (int i = 0; i < MAX_PROCS; i++)
+        if (procs[i].pid && procs[i].relay_pid == pid) return &procs[i];
+    return NULL;
+}
+
+static long long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Copies what the terminal has written to "out"; returns 0 once every slave is closed. */
+static int relay_output(int master, int out) {
+    unsigned char buf[16384];
+    for (;;) {
+        ssize_t n = read(master, buf, sizeof buf);
+        if (n > 0) {
+            for (ssize_t off = 0, w; off < n; off += w)
+                if ((w = write(out, buf + off, n - off)) <= 0) break;
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN) return 1;
+        return 0; /* EIO */
+    }
+}
+
+/* The relay process's whole life: fds 0, 1 and 2 are the master, the FIFO and "out". */
+static void run_relay(void) {
+    enum { MASTER = 0, FIFO = 1, OUT = 2 };
+    unsigned char pending[PTY_PENDING]; /* input taken from the FIFO, not yet by the terminal */
+    size_t pending_len = 0;
+    for (;;) {
+        struct pollfd f[2] = {{.fd = MASTER, .events = POLLIN | (pending_len ? POLLOUT : 0)},
+                              {.fd = pending_len < sizeof pending ? FIFO : -1, .events = POLLIN}};
+        if (poll(f, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            _exit(1);
+        }
+        if ((f[0].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_output(MASTER, OUT)) _exit(0);
+        if (f[1].revents & POLLIN) {
+            ssize_t n = read(FIFO, pending + pending_len, sizeof pending - pending_len);
+            if (n > 0) pending_len += n;
+        }
+        if (pending_len > 0) {
+            ssize_t w = write(MASTER, pending, pending_len);
+            if (w > 0) {
+                memmove(pending, pending + w, pending_len - w);
+                pending_len -= w;
+            }
+        }
+    }
+}
+
+/* Forks the relay; it keeps nothing of init but the three fds it needs. */
+static pid_t start_relay(int master, int fifo, int out) {
+    pid_t pid = fork();
+    if (pid != 0) return pid;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGTERM, SIG_DFL);
+    prctl(PR_SET_NAME, "stasis-tty");
+    /* init's own 0, 1 and 2 are taken, so none of the three is among them and no move clobbers another */
+    if (dup2(master, 0) < 0 || dup2(fifo, 1) < 0 || dup2(out, 2) < 0) _exit(1);
+    close_range(3, ~0U, 0);
+    run_relay();
+    _exit(0);
 }
 
 static int valid_id(const char *id) {
@@ -221,25 +327,31 @@ static int open_output(const char *id, const char *name) {
 }
 
 static void child_exec(int status_fd, const char *id, char **argv, char **envp, const char *cwd, int cwd_fallback,
-                       int use_stdin) {
+                       int stdin_mode, int tty) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL);
     setsid();
 
-    char path[128];
-    snprintf(path, sizeof path, PROC_DIR "/%s/in", id);
-    int in = use_stdin ? open(path, O_RDONLY | O_NOFOLLOW) : open("/dev/null", O_RDONLY);
-    if (in < 0) child_fail(status_fd, "open", errno);
-    int out = open_output(id, "out");
-    if (out < 0) child_fail(status_fd, "open", errno);
-    int err = open_output(id, "err");
-    if (err < 0) child_fail(status_fd, "open", errno);
-    if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(status_fd, "open", errno);
-    if (in > 2) close(in);
-    if (out > 2) close(out);
-    if (err > 2) close(err);
+    if (tty >= 0) {
+        if (ioctl(tty, TIOCSCTTY, 0) < 0) child_fail(status_fd, "open", errno);
+        if (dup2(tty, 0) < 0 || dup2(tty, 1) < 0 || dup2(tty, 2) < 0) child_fail(status_fd, "open", errno);
+        if (tty > 2) close(tty);
+    } else {
+        char path[128];
+        snprintf(path, sizeof path, PROC_DIR "/%s/in", id);
+        int in = stdin_mode == 0 ? open("/dev/null", O_RDONLY) : open(path, O_RDONLY | O_NOFOLLOW);
+        if (in < 0) child_fail(status_fd, "open", errno);
+        int out = open_output(id, "out");
+        if (out < 0) child_fail(status_fd, "open", errno);
+        int err = open_output(id, "err");
+        if (err < 0) child_fail(status_fd, "open", errno);
+        if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) child_fail(status_fd, "open", errno);
+        if (in > 2) close(in);
+        if (out > 2) close(out);
+        if (err > 2) close(err);
+    }
 
     if (cwd && chdir(cwd) != 0) {
         if (!cwd_fallback || chdir("/") != 0) child_fail(status_fd, "chdir", errno);
@@ -252,9 +364,31 @@ static void child_exec(int status_fd, const char *id, char **argv, char **envp, 
     _exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
+/* The stdin FIFO, created if needed and held open read-write by init (the "keeper"). */
+static int open_fifo(const char *id) {
+    char path[128];
+    snprintf(path, sizeof path, PROC_DIR "/%s/in", id);
+    if (mkfifo(path, 0600) != 0 && errno != EEXIST) return -1;
+    return open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/* A new terminal: the master (non-blocking, for the relay) and the slave's path. */
+static int open_pty(int cols, int rows, char *slave, size_t slave_len) {
+    int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return -1;
+    if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, slave, slave_len) != 0) {
+        close(master);
+        return -1;
+    }
+    struct winsize ws = {.ws_row = rows, .ws_col = cols};
+    ioctl(master, TIOCSWINSZ, &ws);
+    fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK);
+    return master;
+}
+
 static void handle_spawn(int fd, char **fields, int nfields) {
     const char *id = NULL, *cwd = NULL;
-    int cwd_fallback = 0, use_stdin = 0, waits = 0, nargs = 0, nenv = 0;
+    int cwd_fallback = 0, stdin_mode = 0, waits = 0, nargs = 0, nenv = 0, cols = 0, rows = 0;
     for (int i = 0; i < nfields; i++) {
         if (!strncmp(fields[i], "arg=", 4)) nargs++;
         else if (!strncmp(fields[i], "env=", 4)) nenv++;
@@ -275,7 +409,9 @@ static void handle_spawn(int fd, char **fields, int nfields) {
         else if (!strncmp(f, "id=", 3)) id = f + 3;
         else if (!strncmp(f, "cwd=", 4)) cwd = f + 4;
         else if (!strcmp(f, "cwdfallback=1")) cwd_fallback = 1;
-        else if (!strcmp(f, "stdin=1")) use_stdin = 1;
+        else if (!strcmp(f, "stdin=1")) stdin_mode = 1;
+        else if (!strcmp(f, "stdin=fifo")) stdin_mode = 2;
+        else if (!strncmp(f, "pty=", 4) && sscanf(f + 4, "%dx%d", &cols, &rows) == 2) stdin_mode = 2;
         else if (!strcmp(f, "wait=1")) waits = 1;
     }
     struct proc *p = NULL;
@@ -299,32 +435,125 @@ static void handle_spawn(int fd, char **fields, int nfields) {
         reply_error(fd, "open", errno, strerror(errno));
         goto done;
     }
+    int keeper = -1, master = -1, tty = -1, out = -1;
+    char slave[32] = {0};
+    if (stdin_mode == 2 && (keeper = open_fifo(id)) < 0) {
+        reply_error(fd, "open", errno, strerror(errno));
+        goto done;
+    }
+    if (cols > 0) {
+        /* init opens the slave too, so that the terminal has a slave before the relay starts */
+        if (cols > 10000 || rows < 1 || rows > 10000 || (master = open_pty(cols, rows, slave, sizeof slave)) < 0
+            || (tty = open(slave, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0 || (out = open_output(id, "out")) < 0) {
+            reply_error(fd, "open", errno ? errno : EINVAL, "cannot open a terminal");
+            goto undo_io;
+        }
+        fcntl(out, F_SETFD, FD_CLOEXEC);
+    }
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
         reply_error(fd, "fork", errno, strerror(errno));
-        goto done;
+        goto undo_io;
     }
     pid_t pid = fork();
     if (pid < 0) {
         reply_error(fd, "fork", errno, strerror(errno));
         close(pipefd[0]);
         close(pipefd[1]);
-        goto done;
+        goto undo_io;
     }
     if (pid == 0) {
         close(pipefd[0]);
-        child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, use_stdin);
+        child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, stdin_mode, tty);
     }
     close(pipefd[1]);
     write_pid_file(id, pid);
+    if (master >= 0) {
+        p->relay_pid = start_relay(master, keeper, out);
+        if (p->relay_pid < 0) {
+            log_line("relay for %s: %s", id, strerror(errno));
+            p->relay_pid = 0;
+        }
+        snprintf(p->tty, sizeof p->tty, "%s", slave);
+        close(master);
+        close(tty);
+        close(out);
+    }
+    p->keeper_fd = keeper;
     p->pid = pid;
     snprintf(p->id, sizeof p->id, "%s", id);
     p->phase = STARTING;
     p->status_fd = pipefd[0];
     p->requester = fd;
     p->waits = waits;
+    goto done;
+undo_io:
+    if (keeper >= 0) close(keeper);
+    if (master >= 0) close(master);
+    if (tty >= 0) close(tty);
+    if (out >= 0) close(out);
 done:
     free(argv);
     free(envp);
+}
+
+static void handle_closestdin(int fd, char **fields, int nfields) {
+    struct proc *p = NULL;
+    for (int i = 0; i < nfields; i++)
+        if (!strncmp(fields[i], "id=", 3)) p = proc_by_id(fields[i] + 3);
+    if (!p) {
+        reply_error(fd, "request", ESRCH, "no such running process");
+        return;
+    }
+    if (p->tty[0] && p->keeper_fd >= 0) {
+        /* A terminal has no end of file: it gets the end-of-file character, as from a keyboard. */
+        ssize_t ignored = write(p->keeper_fd, "\x04", 1);
+        (void)ignored;
+    }
+    if (p->keeper_fd >= 0) {
+        close(p->keeper_fd);
+        p->keeper_fd = -1;
+    }
+    struct out o = {0};
+    out_add(&o, "ok");
+    send_frame(fd, &o);
+}
+
+static void handle_resize(int fd, char **fields, int nfields) {
+    struct proc *p = NULL;
+    int cols = 0, rows = 0;
+    for (int i = 0; i < nfields; i++) {
+        if (!strncmp(fields[i], "id=", 3)) p = proc_by_id(fields[i] + 3);
+        else if (!strncmp(fields[i], "cols=", 5)) cols = atoi(fields[i] + 5);
+        else if (!strncmp(fields[i], "rows=", 5)) rows = atoi(fields[i] + 5);
+    }
+    if (!p || !p->tty[0] || cols < 1 || rows < 1 || cols > 10000 || rows > 10000) {
+        reply_error(fd, "request", EINVAL, "no such terminal, or a bad size");
+        return;
+    }
+    /* Through the slave, opened only for this: init keeps no end of a terminal (see "Terminals"). */
+    struct winsize ws = {.ws_row = rows, .ws_col = cols};
+    int tty = open(p->tty, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (tty < 0 || ioctl(tty, TIOCSWINSZ, &ws) != 0) {
+        reply_error(fd, "resize", errno, strerror(errno));
+        if (tty >= 0) close(tty);
+        return;
+    }
+    close(tty);
+    struct out o = {0};
+    out_add(&o, "ok");
+    send_frame(fd, &o);
+}
+
+/* What the terminal still holds comes before the exit: with a relay, the exit waits for it. */
+static void program_ended(struct proc *p, int wstatus) {
+    if (p->relay_pid) {
+        p->exit_pending = 1;
+        p->wstatus = wstatus;
+        p->exit_deadline_ms = now_ms() + RELAY_DRAIN_MS;
+        return;
+    }
+    notify_exit(p, wstatus);
+    proc_free(p);
 }
 
 /* The exec-status pipe closed (exec happened) or carried a failure. */
@@ -347,10 +576,7 @@ static void finish_start(struct proc *p) {
     out_add(&o, "pid=%d", (int)p->pid);
     send_frame(p->requester, &o);
     p->phase = RUNNING;
-    if (p->exited) {
-        notify_exit(p, p->wstatus);
-        proc_free(p);
-    }
+    if (p->exited) program_ended(p, p->wstatus);
 }
 
 static void reap(void) {
@@ -359,15 +585,33 @@ static void reap(void) {
         pid_t pid = waitpid(-1, &wstatus, WNOHANG);
         if (pid <= 0) return;
         struct proc *p = proc_by_pid(pid);
-        if (!p) continue; /* an orphan: reaping is all it needs */
-        if (p->phase == STARTING) {
+        if (p && p->phase == STARTING) {
             p->exited = 1;
             p->wstatus = wstatus;
-        } else {
-            notify_exit(p, wstatus);
-            proc_free(p);
-        }
+        } else if (p) {
+            program_ended(p, wstatus);
+        } else if ((p = proc_by_relay(pid))) {
+            p->relay_pid = 0;
+            if (p->exit_pending) {
+                notify_exit(p, p->wstatus);
+                proc_free(p);
+            }
+        } /* else an orphan: reaping is all it needs */
     }
+}
+
+/* Reports the exits whose relays took too long (a background job may hold the terminal for ever). */
+static int report_overdue_exits(void) {
+    long long now = now_ms(), next = -1;
+    for (int i = 0; i < MAX_PROCS; i++) {
+        struct proc *p = &procs[i];
+        if (!p->pid || !p->exit_pending) continue;
+        if (now >= p->exit_deadline_ms) {
+            notify_exit(p, p->wstatus);
+            proc_free(p);
+        } else if (next < 0 || p->exit_deadline_ms - now < next) next = p->exit_deadline_ms - now;
+    }
+    return (int)next;
 }
 
 /* ---- kill a process tree ------------------------------------------------------------------------ */
@@ -499,6 +743,8 @@ static void dispatch(int fd, unsigned char *payload, size_t len) {
     }
     if (!strcmp(fields[0], "spawn")) handle_spawn(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "kill")) handle_kill(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "closestdin")) handle_closestdin(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "resize")) handle_resize(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "ping")) {
         struct out o = {0};
         out_add(&o, "ok");
@@ -597,10 +843,7 @@ int main(void) {
     signal(SIGPIPE, SIG_IGN);
     signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     for (int i = 0; i < MAX_CONNS; i++) conns[i].fd = -1;
-    for (int i = 0; i < MAX_PROCS; i++) {
-        procs[i].status_fd = -1;
-        procs[i].requester = -1;
-    }
+    for (int i = 0; i < MAX_PROCS; i++) proc_reset(&procs[i]);
     listen_fd = setup_socket();
     if (listen_fd < 0 || signal_fd < 0) {
         log_line("start-up failed: %s", strerror(errno));
@@ -626,7 +869,8 @@ int main(void) {
                 pfd_conn[n] = &conns[i];
                 pfds[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
             }
-        int timeout = shutting_down ? 100 : -1;
+        int timeout = report_overdue_exits();
+        if (shutting_down && (timeout < 0 || timeout > 100)) timeout = 100;
         int ready = poll(pfds, n, timeout);
         if (ready < 0 && errno != EINTR) {
             log_line("poll: %s", strerror(errno));

@@ -17,6 +17,8 @@ public enum ErrorCode {
     CHECKPOINT_NOT_FOUND,
     PROCESS_NOT_FOUND,
     INVALID_STATE,
+    /** The sandbox runs something CRIU cannot checkpoint right now; it keeps running untouched. */
+    CHECKPOINT_UNSUPPORTED,
     NAME_TAKEN,
     FILE_EXISTS,
     NOT_A_DIRECTORY,

@@ -14,7 +14,7 @@ import java.util.Optional;
  */
 public record ProcessInfo(String id, long pid, List<String> cmd, Optional<String> cwd, Optional<String> tag, Instant startedAt,
                           String status, Optional<ExitStatus> exit, boolean keepAlive, Optional<Instant> keepAliveUntil,
-                          long stdoutBytes, long stderrBytes) {
+                          long stdoutBytes, long stderrBytes, boolean stdin, boolean terminal) {
     public boolean running() {
         return status.equals("running");
     }

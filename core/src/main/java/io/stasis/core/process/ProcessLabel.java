@@ -17,7 +17,7 @@ import java.util.Properties;
  * in the sandbox, it travels with hibernations and forks like the process's output does.
  */
 record ProcessLabel(List<String> cmd, Optional<String> cwd, Optional<String> tag, Instant startedAt, boolean keepAlive,
-                    Optional<Instant> keepAliveUntil) {
+                    Optional<Instant> keepAliveUntil, boolean stdin, boolean terminal) {
 
     byte[] encode() {
         var p = new Properties();
@@ -28,6 +28,8 @@ record ProcessLabel(List<String> cmd, Optional<String> cwd, Optional<String> tag
         p.setProperty("startedAt", startedAt.toString());
         p.setProperty("keepAlive", Boolean.toString(keepAlive));
         keepAliveUntil.ifPresent(u -> p.setProperty("keepAliveUntil", u.toString()));
+        p.setProperty("stdin", Boolean.toString(stdin));
+        p.setProperty("terminal", Boolean.toString(terminal));
         var out = new ByteArrayOutputStream();
         try {
             p.store(out, null);
@@ -43,14 +45,15 @@ record ProcessLabel(List<String> cmd, Optional<String> cwd, Optional<String> tag
         try {
             p.load(new StringReader(new String(bytes, StandardCharsets.ISO_8859_1)));
         } catch (IOException | IllegalArgumentException e) {
-            return new ProcessLabel(List.of(), Optional.empty(), Optional.empty(), Instant.EPOCH, false, Optional.empty());
+            return new ProcessLabel(List.of(), Optional.empty(), Optional.empty(), Instant.EPOCH, false, Optional.empty(), false, false);
         }
         var cmd = new ArrayList<String>();
         int count = parseInt(p.getProperty("cmd.count"));
         for (int i = 0; i < count && i < 4096; i++) cmd.add(p.getProperty("cmd." + i, ""));
         return new ProcessLabel(cmd, Optional.ofNullable(p.getProperty("cwd")), Optional.ofNullable(p.getProperty("tag")),
                 instant(p.getProperty("startedAt")).orElse(Instant.EPOCH), Boolean.parseBoolean(p.getProperty("keepAlive")),
-                instant(p.getProperty("keepAliveUntil")));
+                instant(p.getProperty("keepAliveUntil")), Boolean.parseBoolean(p.getProperty("stdin")),
+                Boolean.parseBoolean(p.getProperty("terminal")));
     }
 
     private static int parseInt(String s) {

@@ -14,9 +14,12 @@ import java.util.Optional;
  * @param keepAlive    while it runs, its sandbox does not count as idle
  * @param keepAliveFor keepAlive holds only this long after the start (empty: as long as it runs)
  * @param tag          the caller's label for it, to find it again
+ * @param stdin        its standard input stays open for writes until closed (else it reads /dev/null)
+ * @param terminal     run it on a terminal of this size (output is then one stream; stdin is open)
  */
 public record ProcessRequest(List<String> cmd, Optional<String> cwd, Map<String, String> env, boolean keepAlive,
-                             Optional<Duration> keepAliveFor, Optional<String> tag) {
+                             Optional<Duration> keepAliveFor, Optional<String> tag, boolean stdin,
+                             Optional<io.stasis.core.spi.SpawnSpec.TerminalSize> terminal) {
     public ProcessRequest {
         cmd = List.copyOf(cmd);
         env = Map.copyOf(EnvVars.validateEnv("env", env));

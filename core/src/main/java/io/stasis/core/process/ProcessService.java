@@ -57,12 +57,17 @@ public final class ProcessService {
         var sandbox = sandboxes.get(sandboxRef);
         String processId = Ids.randomSuffix();
         var now = clock.instant();
+        boolean stdinOpen = request.stdin() || request.terminal().isPresent();
         var label = new ProcessLabel(request.cmd(), request.cwd(), request.tag(), now, request.keepAlive(),
-                request.keepAliveFor().map(now::plus));
-        long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> runtime.startProcess(s.id(), processId,
-                new SpawnSpec(request.cmd(), request.cwd(), ExecService.environment(s, request.env()), Optional.empty()), label.encode()));
+                request.keepAliveFor().map(now::plus), stdinOpen, request.terminal().isPresent());
+        long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> {
+            var env = ExecService.environment(s, request.env());
+            if (request.terminal().isPresent()) env.putIfAbsent("TERM", "xterm-256color");
+            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), request.cwd(), env, Optional.empty(),
+                    request.stdin(), request.terminal()), label.encode());
+        });
         return new ProcessInfo(ID_PREFIX + processId, pid, request.cmd(), request.cwd(), request.tag(), now, "running",
-                Optional.empty(), request.keepAlive(), label.keepAliveUntil(), 0, 0);
+                Optional.empty(), request.keepAlive(), label.keepAliveUntil(), 0, 0, stdinOpen, request.terminal().isPresent());
     }
 
     /** Running and recently ended processes, oldest first. Ended ones beyond the kept number are forgotten. */
@@ -140,6 +145,47 @@ public final class ProcessService {
         });
     }
 
+    /** Writes to the process's standard input (started with stdin open, or on a terminal). */
+    public ProcessInfo writeStdin(String sandboxRef, long pid, byte[] data) {
+        var sandbox = sandboxes.get(sandboxRef);
+        return lifecycle.withRunning(sandbox.id(), "write to a process", s -> {
+            var process = running(s.id(), pid);
+            runtime.writeStdin(s.id(), bare(process.id()), data);
+            return process;
+        });
+    }
+
+    /** Closes the process's standard input: it reads end of file (a terminal gets the end-of-file character). */
+    public ProcessInfo closeStdin(String sandboxRef, long pid) {
+        var sandbox = sandboxes.get(sandboxRef);
+        return lifecycle.withRunning(sandbox.id(), "close a process's stdin", s -> {
+            var process = running(s.id(), pid);
+            runtime.closeStdin(s.id(), bare(process.id()));
+            return process;
+        });
+    }
+
+    /** Changes the window size of the process's terminal. */
+    public ProcessInfo resize(String sandboxRef, long pid, io.stasis.core.spi.SpawnSpec.TerminalSize size) {
+        var sandbox = sandboxes.get(sandboxRef);
+        return lifecycle.withRunning(sandbox.id(), "resize a terminal", s -> {
+            var process = running(s.id(), pid);
+            if (!process.terminal())
+                throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has no terminal", Map.of("pid", pid));
+            runtime.resizeTerminal(s.id(), bare(process.id()), size);
+            return process;
+        });
+    }
+
+    private ProcessInfo running(SandboxId id, long pid) {
+        var process = find(id, pid);
+        if (!process.running())
+            throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has already ended", Map.of("pid", pid, "sandbox", id.value()));
+        if (!process.stdin())
+            throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " was started without \"stdin\": true", Map.of("pid", pid));
+        return process;
+    }
+
     /** Forgets an ended process and its output. */
     public void forget(String sandboxRef, long pid) {
         var sandbox = usable(sandboxRef);
@@ -170,7 +216,8 @@ public final class ProcessService {
         var label = ProcessLabel.decode(entry.label());
         String status = entry.exit().isPresent() ? "exited" : entry.lost() ? "lost" : "running";
         return new ProcessInfo(ID_PREFIX + entry.processId(), entry.pid(), label.cmd(), label.cwd(), label.tag(), label.startedAt(),
-                status, entry.exit(), label.keepAlive(), label.keepAliveUntil(), entry.stdoutBytes(), entry.stderrBytes());
+                status, entry.exit(), label.keepAlive(), label.keepAliveUntil(), entry.stdoutBytes(), entry.stderrBytes(),
+                label.stdin(), label.terminal());
     }
 
     private static String bare(String id) {

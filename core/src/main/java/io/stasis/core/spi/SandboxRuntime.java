@@ -55,6 +55,20 @@ public interface SandboxRuntime {
     /** Sends a signal to one process of the sandbox ({@code pid} as the sandbox sees it). */
     void signal(SandboxId id, long pid, int signal);
 
+    /**
+     * Writes to the standard input of a background process started with a stdin pipe (or a
+     * terminal). Waits, up to a bound, while the pipe is full.
+     * <p>Errors: {@code invalid_state} when the process has no open stdin (it ended, or stdin was
+     * closed, or it never had a pipe).
+     */
+    void writeStdin(SandboxId id, String processId, byte[] data);
+
+    /** Closes a background process's standard input: it reads end of file once it has read what was written. */
+    void closeStdin(SandboxId id, String processId);
+
+    /** Changes the window size of a process's terminal (its foreground job gets SIGWINCH). */
+    void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size);
+
     /** Removes a background process's files (its output, its exit status). */
     void forgetProcess(SandboxId id, String processId);
 

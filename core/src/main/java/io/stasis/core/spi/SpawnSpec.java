@@ -7,14 +7,32 @@ import java.util.Optional;
 /**
  * One process to start inside a sandbox.
  *
- * @param argv     the program and its arguments; the program is looked up in {@code env}'s PATH
- * @param cwd      the working directory; empty means {@code /root}, falling back to {@code /}
- * @param env      the complete environment of the process
- * @param stdin    bytes to feed, then end of file; empty means {@code /dev/null}
+ * @param argv      the program and its arguments; the program is looked up in {@code env}'s PATH
+ * @param cwd       the working directory; empty means {@code /root}, falling back to {@code /}
+ * @param env       the complete environment of the process
+ * @param stdin     bytes to feed, then end of file; empty (and no pipe) means {@code /dev/null}
+ * @param stdinPipe standard input stays open for writes through the runtime until closed
+ * @param terminal  run it on a terminal of this size (stdout and stderr are then one stream, and
+ *                  standard input is always a pipe)
  */
-public record SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin) {
+public record SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin,
+                        boolean stdinPipe, Optional<TerminalSize> terminal) {
     public SpawnSpec {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
+        if (stdin.isPresent() && (stdinPipe || terminal.isPresent()))
+            throw new IllegalArgumentException("stdin bytes and a stdin pipe exclude each other");
+    }
+
+    public SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin) {
+        this(argv, cwd, env, stdin, false, Optional.empty());
+    }
+
+    /** A terminal's size in characters. */
+    public record TerminalSize(int cols, int rows) {
+        public TerminalSize {
+            if (cols < 1 || cols > 10_000 || rows < 1 || rows > 10_000)
+                throw io.stasis.core.error.StasisException.invalid("size", "cols and rows must be between 1 and 10000, were " + cols + "x" + rows);
+        }
     }
 }

@@ -171,6 +171,39 @@ public final class ConfinedRoot implements AutoCloseable {
         }
     }
 
+    /** Writes to a pipe at most this much at a time: up to PIPE_BUF a write to a pipe is all or nothing. */
+    private static final int PIPE_CHUNK = 4096;
+
+    /**
+     * Writes {@code data} into the FIFO at {@code path} (a process's standard input), opening it
+     * for this write only: a writer held open across a checkpoint would have its unread data
+     * restored twice. Waits up to {@code timeout} while the pipe is full.
+     *
+     * @throws LinuxException ENXIO when nobody reads the FIFO; EINVAL when it is not a FIFO; EAGAIN
+     *                        when the reader took too long (its problem says how much was written)
+     */
+    public void writeToFifo(String path, byte[] data, java.time.Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        try (Fd fifo = openPath(components(path), true)) {
+            if (!Syscalls.fstat(fifo.value()).isFifo()) throw new LinuxException(Errno.EINVAL, "open", path, "not a FIFO");
+            try (Fd writer = reopen(fifo, Syscalls.O_WRONLY | Syscalls.O_NONBLOCK)) {
+                int done = 0;
+                while (done < data.length) {
+                    int len = Math.min(PIPE_CHUNK, data.length - done);
+                    try {
+                        Syscalls.write(writer.value(), data, done, len);
+                        done += len;
+                    } catch (LinuxException e) {
+                        if (!e.is(Errno.EAGAIN)) throw e;
+                        if (System.nanoTime() > deadline)
+                            throw new LinuxException(Errno.EAGAIN, "write", path, "wrote " + done + " of " + data.length + " bytes");
+                        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+                    }
+                }
+            }
+        }
+    }
+
     /**
      * Pins the unix socket at {@code path}: the final component is not followed, so a symlink put
      * in its place is refused. Connect to {@link PinnedFile#procPath()}.
@@ -334,7 +367,7 @@ public final class ConfinedRoot implements AutoCloseable {
         }
     }
 
-    /** Reopens the inode behind an O_PATH fd with real access flags (only ever done for regular files). */
+    /** Reopens the inode behind an O_PATH fd with real access flags (regular files, and FIFOs to write to). */
     private static Fd reopen(Fd pathFd, int flags) {
         return new Fd(Syscalls.open(pathFd.procPath(), flags | O_CLOEXEC | O_NOCTTY));
     }

@@ -28,6 +28,10 @@ public record Stat(int mode, int uid, int gid, long size, long inode, long devic
         return (mode & S_IFMT) == S_IFLNK;
     }
 
+    public boolean isFifo() {
+        return (mode & 0170000) == 0010000;
+    }
+
     public boolean isSocket() {
         return (mode & S_IFMT) == S_IFSOCK;
     }

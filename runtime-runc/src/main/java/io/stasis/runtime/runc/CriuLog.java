@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 
 /** The lines of a CRIU log that say why it failed, for error messages. */
 final class CriuLog {
@@ -11,6 +12,22 @@ final class CriuLog {
     private static final String KNOWN_NOISE = "RLIMIT_NOFILE";
 
     private CriuLog() {
+    }
+
+    /**
+     * Why CRIU refused the sandbox's state, when that is a known limit rather than a fault: its
+     * tty check wants the foreground process group of a terminal whose program opened /dev/tty
+     * (job-control shells such as busybox ash and dash do) to be the session's own.
+     */
+    static Optional<String> unsupportedState(Path log) {
+        try {
+            if (Files.exists(log) && Files.readString(log).contains("ctty inheritance detected"))
+                return Optional.of("a terminal's shell holds /dev/tty open while a foreground job runs (ash and dash do this; "
+                        + "bash does not): wait for the job to end or run it in the background, then try again");
+        } catch (IOException | RuntimeException e) {
+            // the generic failure stands
+        }
+        return Optional.empty();
     }
 
     static String errors(Path log) {

@@ -49,6 +49,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private static final Duration QUIESCE_TIMEOUT = Duration.ofSeconds(5);
     private static final String BOOT_FILE = "/.stasis/boot";
     private static final String PROC_DIR = "/.stasis/proc";
+    /** How long a write to a process's stdin may wait for the process to read. */
+    private static final Duration STDIN_WRITE_TIMEOUT = Duration.ofSeconds(30);
 
     private final RuncConfig config;
     private final Runc runc;
@@ -227,7 +229,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         if (spec.stdin().isPresent()) {
             confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600);
             request.with("stdin", 1);
-        }
+        } else if (spec.stdinPipe()) request.with("stdin", "fifo");
+        spec.terminal().ifPresent(size -> request.with("pty", size.cols() + "x" + size.rows()));
         return request;
     }
 
@@ -297,6 +300,45 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                     throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has ended", Map.of("pid", pid, "sandbox", id.value()));
                 throw StasisException.runtimeFailed(id.value(), "signal", message, null);
             }
+        }
+    }
+
+    @Override
+    public void writeStdin(SandboxId id, String processId, byte[] data) {
+        if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
+            confined.writeToFifo(RuncExecHandle.dir(processId) + "/in", data, STDIN_WRITE_TIMEOUT);
+        } catch (io.stasis.fs.linux.LinuxException e) {
+            if (e.is(io.stasis.fs.linux.Errno.ENOENT) || e.is(io.stasis.fs.linux.Errno.ENXIO) || e.is(io.stasis.fs.linux.Errno.EPIPE)
+                    || e.is(io.stasis.fs.linux.Errno.EINVAL))
+                throw new StasisException(ErrorCode.INVALID_STATE, "the process's standard input is not open (it ended, stdin was closed, "
+                        + "or it was started without \"stdin\": true)", Map.of("sandbox", id.value()));
+            if (e.is(io.stasis.fs.linux.Errno.EAGAIN))
+                throw new StasisException(ErrorCode.HOST_BUSY, "the process does not read its standard input; "
+                        + (e.problem().orElse("part of the data was written")), Map.of("sandbox", id.value()));
+            throw StasisException.runtimeFailed(id.value(), "write stdin", e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void closeStdin(SandboxId id, String processId) {
+        initCall(id, InitFrame.of("closestdin").with("id", processId).build(), "close stdin");
+    }
+
+    @Override
+    public void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size) {
+        initCall(id, InitFrame.of("resize").with("id", processId).with("cols", size.cols()).with("rows", size.rows()).build(), "resize");
+    }
+
+    private void initCall(SandboxId id, InitFrame request, String step) {
+        try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner());
+             var connection = InitConnection.open(id, confined)) {
+            var reply = connection.call(request);
+            if (reply.verb().equals("ok")) return;
+            if (reply.get("errno").map(e -> e.equals("3") || e.equals("22")).orElse(false))
+                throw new StasisException(ErrorCode.INVALID_STATE, step + ": " + reply.get("msg").orElse("not possible now"),
+                        Map.of("sandbox", id.value()));
+            throw StasisException.runtimeFailed(id.value(), step, reply.get("msg").orElse("unknown error"), null);
         }
     }
 
@@ -381,9 +423,14 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             freezer.freeze(id, cgroupPath(id));
             runc.checkpoint(id, dir, work, leaveRunning);
         } catch (RuntimeException e) {
+            // read the log before the work directory goes
+            var failure = CriuLog.unsupportedState(work.resolve("dump.log"))
+                    .<RuntimeException>map(why -> new StasisException(ErrorCode.CHECKPOINT_UNSUPPORTED,
+                            "sandbox " + id + " cannot be checkpointed now: " + why, Map.of("sandbox", id.value()), e))
+                    .orElseGet(() -> withCriuLog(e, work.resolve("dump.log")));
             images.delete(image);
             if (!wasFrozen && runc.state(id).isPresent()) freezer.thaw(id, cgroupPath(id));
-            throw withCriuLog(e, work.resolve("dump.log"));
+            throw failure;
         }
         if (leaveRunning && !wasFrozen) freezer.thaw(id, cgroupPath(id));
         if (!leaveRunning) forgetContainer(id);

@@ -27,8 +27,15 @@ final class Bodies {
     record Move(String from, String to, Boolean overwrite) {
     }
 
-    record StartProcess(List<String> cmd, String cwd, Map<String, String> env, Boolean background, com.fasterxml.jackson.databind.JsonNode pty,
-                        Boolean keepAlive, String keepAliveFor, String tag) {
+    record StartProcess(List<String> cmd, String cwd, Map<String, String> env, Boolean background, TerminalBody pty,
+                        Boolean keepAlive, String keepAliveFor, String tag, Boolean stdin) {
+    }
+
+    record TerminalBody(Integer cols, Integer rows) {
+        io.stasis.core.spi.SpawnSpec.TerminalSize size() {
+            if (cols == null || rows == null) throw io.stasis.core.error.StasisException.invalid("pty", "needs cols and rows");
+            return new io.stasis.core.spi.SpawnSpec.TerminalSize(cols, rows);
+        }
     }
 
     record SignalProcess(String signal) {

@@ -75,6 +75,7 @@ public final class HttpApi implements AutoCloseable {
             RequestIds.assign(ctx);
         });
         routes.before("/v1/*", services.auth()::authenticate);
+        routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
@@ -84,6 +85,7 @@ public final class HttpApi implements AutoCloseable {
         new CheckpointRoutes(services.sandboxes(), services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);
+        new TerminalRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
         new EventRoutes(services.sandboxes(), services.events(), services.activity()).register(routes);

@@ -19,6 +19,7 @@ import java.util.Optional;
 final class ProcessRoutes {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ProcessRoutes.class);
     private static final int MAX_READ = 1 << 20;
+    private static final int MAX_STDIN = 8 << 20;
     private static final long MAX_WAIT_MS = 24L * 3600 * 1000;
 
     private final ProcessService processes;
@@ -35,6 +36,12 @@ final class ProcessRoutes {
         routes.get(base + "/{pid}/wait", this::await);
         routes.get(base + "/{pid}/output", this::output);
         routes.post(base + "/{pid}/signal", this::signal);
+        routes.post(base + "/{pid}/stdin", this::writeStdin);
+        routes.post(base + "/{pid}/stdin/close", ctx -> ctx.json(ProcessView.of(processes.closeStdin(ctx.pathParam("id"), pid(ctx)))));
+        routes.post(base + "/{pid}/resize", ctx -> {
+            var size = Json.body(ctx, Bodies.TerminalBody.class).size();
+            ctx.json(ProcessView.of(processes.resize(ctx.pathParam("id"), pid(ctx), size)));
+        });
         routes.delete(base + "/{pid}", ctx -> {
             processes.forget(ctx.pathParam("id"), pid(ctx));
             ctx.status(204);
@@ -57,11 +64,9 @@ final class ProcessRoutes {
         if (body.cmd() == null) throw StasisException.invalid("cmd", "is required: the program and its arguments");
         if (Boolean.FALSE.equals(body.background()))
             throw StasisException.invalid("background", "processes started here always run in the background; use POST .../exec to run and wait");
-        if (body.pty() != null && !body.pty().isNull())
-            throw StasisException.invalid("pty", "terminals are opened with GET /v1/sandboxes/{id}/terminal (WebSocket)");
         var request = new ProcessRequest(body.cmd(), Optional.ofNullable(body.cwd()), body.env() == null ? Map.of() : body.env(),
                 Boolean.TRUE.equals(body.keepAlive()), Optional.ofNullable(body.keepAliveFor()).map(d -> Durations.parse("keepAliveFor", d)),
-                Optional.ofNullable(body.tag()));
+                Optional.ofNullable(body.tag()), Boolean.TRUE.equals(body.stdin()), Optional.ofNullable(body.pty()).map(Bodies.TerminalBody::size));
         ctx.status(201).json(ProcessView.of(processes.start(ctx.pathParam("id"), request)));
     }
 
@@ -113,6 +118,17 @@ final class ProcessRoutes {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    private void writeStdin(Context ctx) throws java.io.IOException {
+        byte[] data;
+        try (var in = ctx.bodyInputStream()) {
+            data = in.readNBytes(MAX_STDIN + 1);
+        }
+        if (data.length > MAX_STDIN)
+            throw new StasisException(io.stasis.core.error.ErrorCode.PAYLOAD_TOO_LARGE, "at most " + MAX_STDIN + " bytes per write",
+                    Map.of("limitBytes", MAX_STDIN));
+        ctx.json(ProcessView.of(processes.writeStdin(ctx.pathParam("id"), pid(ctx), data)));
     }
 
     private void signal(Context ctx) {

@@ -84,11 +84,12 @@ final class Views {
     }
 
     record ProcessView(String id, long pid, List<String> cmd, String cwd, String tag, Instant startedAt, String status, Integer exitCode,
-                       String signal, boolean keepAlive, Instant keepAliveUntil, long stdoutBytes, long stderrBytes) {
+                       String signal, boolean keepAlive, Instant keepAliveUntil, long stdoutBytes, long stderrBytes, boolean stdin,
+                       boolean pty) {
         static ProcessView of(ProcessInfo p) {
             return new ProcessView(p.id(), p.pid(), p.cmd(), p.cwd().orElse(null), p.tag().orElse(null), p.startedAt(), p.status(),
                     p.exit().map(e -> e.exitCode()).orElse(null), p.exit().flatMap(e -> e.signal()).orElse(null), p.keepAlive(),
-                    p.keepAliveUntil().orElse(null), p.stdoutBytes(), p.stderrBytes());
+                    p.keepAliveUntil().orElse(null), p.stdoutBytes(), p.stderrBytes(), p.stdin(), p.terminal());
         }
     }
 

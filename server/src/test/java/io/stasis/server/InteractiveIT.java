@@ -1,0 +1,198 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.testkit.Await;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** Standard input, terminals and the terminal WebSocket, and that they survive hibernation. */
+@Tag("root")
+class InteractiveIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
+    private static ServiceFixture service;
+    private static RawApi api;
+    private static HttpClient http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = ServiceFixture.start();
+        api = new RawApi(service.url, service.rootKey);
+        http = HttpClient.newHttpClient();
+    }
+
+    @AfterAll
+    static void stop() {
+        http.close();
+        api.close();
+        service.close();
+    }
+
+    private static long start(String sandbox, String body) {
+        return api.post("/v1/sandboxes/" + sandbox + "/processes", body).get("pid").asLong();
+    }
+
+    private static void stdin(String sandbox, long pid, String text) throws Exception {
+        var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + sandbox + "/processes/" + pid + "/stdin"))
+                .header("Authorization", "Bearer " + service.rootKey).POST(HttpRequest.BodyPublishers.ofString(text)).build();
+        var response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    }
+
+    private static String stdout(String sandbox, long pid) {
+        return api.get("/v1/sandboxes/" + sandbox + "/processes/" + pid + "/output").get("stdout").asText();
+    }
+
+    @Test
+    void standardInputReachesAProcessUntilClosed() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"cat\"], \"stdin\": true}");
+        stdin(id, pid, "hello\n");
+        stdin(id, pid, "world\n");
+        Await.until("the echo", Duration.ofSeconds(10), () -> stdout(id, pid).equals("hello\nworld\n"));
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).as("no end of file yet").isEqualTo("running");
+        api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/stdin/close", null);
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isZero();
+
+        long noStdin = start(id, "{\"cmd\": [\"sleep\", \"1000\"]}");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + noStdin + "/stdin", "x").errorCode()).isEqualTo("invalid_state");
+    }
+
+    @Test
+    void aPythonReplKeepsItsStateAcrossHibernationAndFork() throws Exception {
+        String id = api.post("/v1/sandboxes", "{\"template\": \"base\", " + CALM.substring(1)).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"python3\", \"-u\", \"-i\", \"-q\"], \"stdin\": true}");
+        stdin(id, pid, "x = 41\n");
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        stdin(id, pid, "print('answer', x + 1)\n"); // wakes it
+        Await.until("the REPL's answer", Duration.ofSeconds(15), () -> stdout(id, pid).contains("answer 42"));
+        String fork = api.post("/v1/sandboxes/" + id + "/fork", "{}").get("items").get(0).get("id").asText();
+        stdin(fork, pid, "print('fork', x * 2)\n");
+        Await.until("the fork's REPL", Duration.ofSeconds(15), () -> stdout(fork, pid).contains("fork 82"));
+        assertThat(stdout(id, pid)).doesNotContain("fork 82");
+    }
+
+    @Test
+    void aProcessOnATerminalSeesItsSizeAndResizes() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
+        stdin(id, pid, "stty size; tty\n");
+        Await.until("the size", Duration.ofSeconds(10), () -> stdout(id, pid).contains("24 80"));
+        assertThat(stdout(id, pid)).contains("/dev/pts/");
+        api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/resize", "{\"cols\": 100, \"rows\": 30}");
+        stdin(id, pid, "stty size\n");
+        Await.until("the new size", Duration.ofSeconds(10), () -> stdout(id, pid).contains("30 100"));
+        stdin(id, pid, "export KEPT=yes\n");
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        stdin(id, pid, "echo kept=$KEPT\n");
+        Await.until("the shell after hibernation", Duration.ofSeconds(15), () -> stdout(id, pid).contains("kept=yes"));
+        stdin(id, pid, "exit 5\n");
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isEqualTo(5);
+    }
+
+    @Test
+    void aBashTerminalHibernatesWhileAForegroundJobRuns() throws Exception {
+        String id = api.post("/v1/sandboxes", "{\"template\": \"base\", " + CALM.substring(1)).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"bash\", \"-i\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
+        stdin(id, pid, "sleep 3; echo slept-$((6*7))\n");
+        Thread.sleep(500);
+        api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        api.post("/v1/sandboxes/" + id + "/resume", null);
+        Await.until("the job after hibernation", Duration.ofSeconds(15), () -> stdout(id, pid).contains("slept-42"));
+        stdin(id, pid, "exit 4\n");
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isEqualTo(4);
+    }
+
+    @Test
+    void anAshTerminalWithAForegroundJobRefusesHibernationAndKeepsRunning() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
+        stdin(id, pid, "sleep 2; echo slept-$((6*7))\n");
+        Thread.sleep(300);
+        var refused = api.call("POST", "/v1/sandboxes/" + id + "/hibernate", null);
+        assertThat(refused.status()).isEqualTo(409);
+        assertThat(refused.errorCode()).isEqualTo("checkpoint_unsupported");
+        assertThat(refused.body().toString()).contains("/dev/tty");
+        assertThat(api.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("running");
+        Await.until("the job, uninterrupted", Duration.ofSeconds(15), () -> stdout(id, pid).contains("slept-42"));
+        api.post("/v1/sandboxes/" + id + "/hibernate", null); // the shell alone is fine
+        api.post("/v1/sandboxes/" + id + "/resume", null);
+    }
+
+    @Test
+    void theTerminalWebSocketCarriesBytesBothWaysAndResizes() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        var received = new StringBuffer();
+        var control = new LinkedBlockingQueue<JsonNode>();
+        var closed = new CompletableFuture<Integer>();
+        WebSocket ws = http.newWebSocketBuilder().header("Authorization", "Bearer " + service.rootKey)
+                .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + id + "/terminal?cols=90&rows=20&cmd=sh"),
+                        new WebSocket.Listener() {
+                            @Override
+                            public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
+                                received.append(StandardCharsets.UTF_8.decode(data));
+                                socket.request(1);
+                                return null;
+                            }
+
+                            @Override
+                            public CompletionStage<?> onText(WebSocket socket, CharSequence data, boolean last) {
+                                try {
+                                    control.add(JSON.readTree(data.toString()));
+                                } catch (Exception e) {
+                                    control.add(JSON.createObjectNode().put("type", "unparsable"));
+                                }
+                                socket.request(1);
+                                return null;
+                            }
+
+                            @Override
+                            public CompletionStage<?> onClose(WebSocket socket, int status, String reason) {
+                                closed.complete(status);
+                                return null;
+                            }
+                        }).get(10, TimeUnit.SECONDS);
+        ws.sendBinary(ByteBuffer.wrap("echo hi-from-$((40+2)); stty size\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        Await.until("the echo over the socket", Duration.ofSeconds(10), () -> received.toString().contains("hi-from-42"));
+        Await.until("the size", Duration.ofSeconds(10), () -> received.toString().contains("20 90"));
+        ws.sendText("{\"type\": \"resize\", \"cols\": 120, \"rows\": 40}", true).get(5, TimeUnit.SECONDS);
+        ws.sendBinary(ByteBuffer.wrap("stty size; exit 3\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        var exit = control.poll(10, TimeUnit.SECONDS);
+        assertThat(exit).isNotNull();
+        assertThat(exit.get("type").asText()).isEqualTo("exit");
+        assertThat(exit.get("exitCode").asInt()).isEqualTo(3);
+        assertThat(received.toString()).contains("40 120");
+        assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo(1000);
+    }
+
+    @Test
+    void aTerminalWithoutAKeyIsRefused() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        var attempt = http.newWebSocketBuilder()
+                .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + id + "/terminal"), new WebSocket.Listener() { });
+        try {
+            attempt.get(10, TimeUnit.SECONDS);
+            throw new AssertionError("the upgrade should have been refused");
+        } catch (java.util.concurrent.ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(java.net.http.WebSocketHandshakeException.class);
+            assertThat(((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse().statusCode()).isEqualTo(401);
+        }
+    }
+}
