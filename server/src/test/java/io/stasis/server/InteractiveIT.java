@@ -137,49 +137,87 @@ class InteractiveIT {
     }
 
     @Test
-    void theTerminalWebSocketCarriesBytesBothWaysAndResizes() throws Exception {
+    void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
-        var received = new StringBuffer();
-        var control = new LinkedBlockingQueue<JsonNode>();
-        var closed = new CompletableFuture<Integer>();
-        WebSocket ws = http.newWebSocketBuilder().header("Authorization", "Bearer " + service.rootKey)
-                .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + id + "/terminal?cols=90&rows=20&cmd=sh"),
-                        new WebSocket.Listener() {
-                            @Override
-                            public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
-                                received.append(StandardCharsets.UTF_8.decode(data));
-                                socket.request(1);
-                                return null;
-                            }
-
-                            @Override
-                            public CompletionStage<?> onText(WebSocket socket, CharSequence data, boolean last) {
-                                try {
-                                    control.add(JSON.readTree(data.toString()));
-                                } catch (Exception e) {
-                                    control.add(JSON.createObjectNode().put("type", "unparsable"));
-                                }
-                                socket.request(1);
-                                return null;
-                            }
-
-                            @Override
-                            public CompletionStage<?> onClose(WebSocket socket, int status, String reason) {
-                                closed.complete(status);
-                                return null;
-                            }
-                        }).get(10, TimeUnit.SECONDS);
+        var first = new Terminal();
+        var received = first.received;
+        var control = first.control;
+        var closed = first.closed;
+        WebSocket ws = first.open(id, "cols=90&rows=20&cmd=sh&hangup=false");
         ws.sendBinary(ByteBuffer.wrap("echo hi-from-$((40+2)); stty size\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
         Await.until("the echo over the socket", Duration.ofSeconds(10), () -> received.toString().contains("hi-from-42"));
         Await.until("the size", Duration.ofSeconds(10), () -> received.toString().contains("20 90"));
+        var started = control.poll(10, TimeUnit.SECONDS);
+        assertThat(started.get("type").asText()).isEqualTo("started");
+        long pid = started.get("pid").asLong();
         ws.sendText("{\"type\": \"resize\", \"cols\": 120, \"rows\": 40}", true).get(5, TimeUnit.SECONDS);
-        ws.sendBinary(ByteBuffer.wrap("stty size; exit 3\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
-        var exit = control.poll(10, TimeUnit.SECONDS);
+        ws.sendBinary(ByteBuffer.wrap("PS1='$ '; echo mark-$((1+1)); stty size\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        Await.until("the new size", Duration.ofSeconds(10), () -> received.toString().contains("40 120"));
+        ws.sendClose(1000, "detaching").get(5, TimeUnit.SECONDS);
+        assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo(1000);
+        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).as("hangup=false keeps it").isEqualTo("running");
+
+        var again = new Terminal();
+        WebSocket reattached = again.open(id, "pid=" + pid + "&cols=70&rows=10");
+        Await.until("the scrollback", Duration.ofSeconds(10), () -> again.received.toString().contains("mark-2"));
+        reattached.sendBinary(ByteBuffer.wrap("stty size; exit 3\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        assertThat(again.control.poll(10, TimeUnit.SECONDS).get("type").asText()).isEqualTo("started");
+        var exit = again.control.poll(10, TimeUnit.SECONDS);
         assertThat(exit).isNotNull();
         assertThat(exit.get("type").asText()).isEqualTo("exit");
         assertThat(exit.get("exitCode").asInt()).isEqualTo(3);
-        assertThat(received.toString()).contains("40 120");
-        assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo(1000);
+        assertThat(again.received.toString()).contains("10 70");
+        assertThat(again.closed.get(10, TimeUnit.SECONDS)).isEqualTo(1000);
+        assertThat(api.call("GET", "/v1/sandboxes/" + id + "/processes/" + pid, null).status()).isEqualTo(200);
+    }
+
+    @Test
+    void closingANewTerminalHangsItUp() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        var terminal = new Terminal();
+        WebSocket ws = terminal.open(id, "cmd=sh");
+        long pid = terminal.control.poll(10, TimeUnit.SECONDS).get("pid").asLong();
+        ws.sendClose(1000, "bye").get(5, TimeUnit.SECONDS);
+        var ended = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000");
+        assertThat(ended.get("status").asText()).isEqualTo("exited");
+        assertThat(ended.get("signal").asText()).isEqualTo("HUP");
+    }
+
+    /** A terminal client: bytes received, control messages, and the close status. */
+    private static final class Terminal {
+        final StringBuffer received = new StringBuffer();
+        final LinkedBlockingQueue<JsonNode> control = new LinkedBlockingQueue<>();
+        final CompletableFuture<Integer> closed = new CompletableFuture<>();
+
+        WebSocket open(String sandbox, String query) throws Exception {
+            return http.newWebSocketBuilder().header("Authorization", "Bearer " + service.rootKey)
+                    .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + sandbox + "/terminal?" + query),
+                            new WebSocket.Listener() {
+                                @Override
+                                public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
+                                    received.append(StandardCharsets.UTF_8.decode(data));
+                                    socket.request(1);
+                                    return null;
+                                }
+
+                                @Override
+                                public CompletionStage<?> onText(WebSocket socket, CharSequence data, boolean last) {
+                                    try {
+                                        control.add(JSON.readTree(data.toString()));
+                                    } catch (Exception e) {
+                                        control.add(JSON.createObjectNode().put("type", "unparsable"));
+                                    }
+                                    socket.request(1);
+                                    return null;
+                                }
+
+                                @Override
+                                public CompletionStage<?> onClose(WebSocket socket, int status, String reason) {
+                                    closed.complete(status);
+                                    return null;
+                                }
+                            }).get(10, TimeUnit.SECONDS);
+        }
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.websocket.WsContext;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.OutputKind;
@@ -19,16 +20,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code GET /v1/sandboxes/{id}/terminal?cols=&rows=&cmd=} upgraded to a WebSocket: a process on a
- * terminal inside the sandbox (a login shell unless {@code cmd} names the argv, one parameter per
- * argument). Binary frames carry bytes both ways; text frames carry JSON control messages:
- * {@code {"type": "resize", "cols": 120, "rows": 40}} from the client, {@code {"type": "exit",
- * "exitCode": 0}} from the server before it closes. Closing the socket hangs the terminal up
- * (SIGHUP), as closing a terminal window does. The process is an ordinary background process: its
- * output stays readable through the processes API.
+ * {@code GET /v1/sandboxes/{id}/terminal?cols=&rows=&cmd=&hangup=} upgraded to a WebSocket: a process
+ * on a new terminal inside the sandbox (a login shell unless {@code cmd} names the argv, one parameter
+ * per argument), or with {@code pid=} the terminal of a process already running, replayed from the
+ * last {@value #SCROLLBACK} bytes (or from {@code offset=}). Binary frames carry bytes both ways; text
+ * frames carry JSON control messages: {@code {"type": "resize", "cols": 120, "rows": 40}} from the
+ * client; {@code {"type": "started", "pid": 12}} and, before the server closes, {@code {"type":
+ * "exit", "exitCode": 0}} from the server. Closing the socket hangs a new terminal up (SIGHUP), as
+ * closing a terminal window does, unless {@code hangup=false}; an attached one is left running
+ * unless {@code hangup=true}. The process is an ordinary background process: its output stays
+ * readable through the processes API.
  */
 final class TerminalRoutes {
     private static final Logger log = LoggerFactory.getLogger(TerminalRoutes.class);
+    static final long SCROLLBACK = 64 * 1024;
     private static final List<String> LOGIN_SHELL = List.of("sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi");
 
     private final ProcessService processes;
@@ -38,11 +43,13 @@ final class TerminalRoutes {
     private static final class Session {
         final String sandbox;
         final long pid;
+        final boolean hangUpOnClose;
         volatile boolean open = true;
 
-        Session(String sandbox, long pid) {
+        Session(String sandbox, long pid, boolean hangUpOnClose) {
             this.sandbox = sandbox;
             this.pid = pid;
+            this.hangUpOnClose = hangUpOnClose;
         }
     }
 
@@ -62,16 +69,32 @@ final class TerminalRoutes {
 
     private void connect(WsContext ctx) {
         try {
-            int cols = integer(ctx.queryParam("cols"), 80, "cols");
-            int rows = integer(ctx.queryParam("rows"), 24, "rows");
-            List<String> argv = ctx.queryParams("cmd").isEmpty() ? LOGIN_SHELL : ctx.queryParams("cmd");
             String sandbox = ctx.pathParam("id");
-            var process = processes.start(sandbox, new ProcessRequest(argv, Optional.empty(), Map.of(), false, Optional.empty(),
-                    Optional.of("terminal"), true, Optional.of(new TerminalSize(cols, rows))));
-            var session = new Session(sandbox, process.pid());
+            String attach = ctx.queryParam("pid");
+            Optional<Boolean> hangup = Optional.ofNullable(ctx.queryParam("hangup")).map(TerminalRoutes::bool);
+            Session session;
+            long from;
+            if (attach != null) {
+                var process = processes.get(sandbox, integer(attach, 0, "pid"));
+                if (!process.terminal() || !process.running())
+                    throw new StasisException(ErrorCode.INVALID_STATE, "process " + process.pid() + " is not a running process on a terminal",
+                            Map.of("sandbox", sandbox, "pid", process.pid()));
+                session = new Session(sandbox, process.pid(), hangup.orElse(false));
+                from = ctx.queryParam("offset") != null ? integer(ctx.queryParam("offset"), 0, "offset")
+                        : Math.max(0, process.stdoutBytes() - SCROLLBACK);
+                if (ctx.queryParam("cols") != null || ctx.queryParam("rows") != null)
+                    processes.resize(sandbox, process.pid(), size(ctx));
+            } else {
+                List<String> argv = ctx.queryParams("cmd").isEmpty() ? LOGIN_SHELL : ctx.queryParams("cmd");
+                var process = processes.start(sandbox, new ProcessRequest(argv, Optional.empty(), Map.of(), false, Optional.empty(),
+                        Optional.of("terminal"), true, Optional.of(size(ctx))));
+                session = new Session(sandbox, process.pid(), hangup.orElse(true));
+                from = 0;
+            }
             sessions.put(ctx.sessionId(), session);
+            ctx.send(Json.write(Map.of("type", "started", "pid", session.pid)));
             ctx.enableAutomaticPings();
-            Thread.ofVirtual().name("terminal-" + process.pid()).start(() -> relay(ctx, session));
+            Thread.ofVirtual().name("terminal-" + session.pid).start(() -> relay(ctx, session, from));
         } catch (StasisException e) {
             ctx.send(Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
             ctx.closeSession(1008, e.code().wireName());
@@ -79,7 +102,7 @@ final class TerminalRoutes {
     }
 
     /** Sends the terminal's output as it comes; ends the session when the process ends. */
-    private void relay(WsContext ctx, Session session) {
+    private void relay(WsContext ctx, Session session, long from) {
         ExecListener listener = new ExecListener() {
             @Override
             public void output(OutputKind kind, byte[] data, long offsetAfter) {
@@ -92,7 +115,7 @@ final class TerminalRoutes {
             }
         };
         try {
-            var exit = processes.follow(session.sandbox, session.pid, 0, 0, listener);
+            var exit = processes.follow(session.sandbox, session.pid, from, 0, listener);
             if (session.open) {
                 ctx.send(Json.write(Map.of("type", "exit", "exitCode", exit.map(e -> e.exitCode()).orElse(-1))));
                 ctx.closeSession(1000, "exited");
@@ -132,6 +155,7 @@ final class TerminalRoutes {
         var session = sessions.remove(ctx.sessionId());
         if (session == null) return;
         session.open = false;
+        if (!session.hangUpOnClose) return;
         try {
             var process = processes.get(session.sandbox, session.pid);
             if (process.running()) processes.signal(session.sandbox, session.pid, Signal.HUP);
@@ -140,10 +164,27 @@ final class TerminalRoutes {
         }
     }
 
-    private static int integer(String value, int fallback, String name) {
+    private static TerminalSize size(WsContext ctx) {
+        return new TerminalSize(dimension(ctx, "cols", 80), dimension(ctx, "rows", 24));
+    }
+
+    /** Out-of-range values stay out of range (the size refuses them) instead of wrapping around. */
+    private static int dimension(WsContext ctx, String name, int fallback) {
+        return (int) Math.clamp(integer(ctx.queryParam(name), fallback, name), 0, 100_000);
+    }
+
+    private static boolean bool(String value) {
+        return switch (value) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw StasisException.invalid("hangup", "must be true or false");
+        };
+    }
+
+    private static long integer(String value, long fallback, String name) {
         if (value == null || value.isBlank()) return fallback;
         try {
-            return Integer.parseInt(value);
+            return Long.parseLong(value);
         } catch (NumberFormatException e) {
             throw StasisException.invalid(name, "must be an integer");
         }
