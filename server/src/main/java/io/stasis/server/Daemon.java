@@ -14,6 +14,7 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.TemplateRecipe;
@@ -48,6 +49,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Daemon.class);
+    private static final java.time.Duration OUTPUT_LIMIT_TICK = java.time.Duration.ofSeconds(5);
 
     private final List<AutoCloseable> closeInReverse = new ArrayList<>();
     private final BtrfsPool pool;
@@ -91,6 +93,7 @@ public final class Daemon implements AutoCloseable {
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
                     processes::keepsAwake));
             idle.start();
+            register(new OutputLimiter(catalog, processes, config.processOutputLimit(), OUTPUT_LIMIT_TICK)).start();
             var apiKeys = new ApiKeys(catalog, clock);
             rootKeyFile = config.dataDir().resolve("root.key");
             ensureRootKey(catalog.hasRootKey(), apiKeys);

@@ -27,6 +27,7 @@ import java.util.Optional;
  * @param defaultTemplate  template of a sandbox created without one
  * @param defaultResources resources of a sandbox created without them
  * @param execOutputLimit  bytes of each output an exec result keeps
+ * @param processOutputLimit bytes of each output a background process keeps (the oldest are dropped)
  * @param maxUploadBytes   largest file upload
  * @param templateWait     how long a create waits for a template's first build
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
@@ -37,14 +38,14 @@ import java.util.Optional;
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
-                           Resources defaultResources, long execOutputLimit, long maxUploadBytes, Duration templateWait,
+                           Resources defaultResources, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            Optional<String> faultPoint) {
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, 16L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
+                Resources.DEFAULT, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
     }
 
@@ -99,6 +100,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--default-memory-mb" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), integer(flag, v, 16, 1 << 20), b.defaultResources.pids()));
                 case "--default-pids" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), b.defaultResources.memoryMb(), integer(flag, v, 16, 1_000_000)));
                 case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
+                case "--process-output-limit" -> c.with(b -> b.processOutputLimit = size(flag, v));
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
@@ -130,6 +132,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --default-memory-mb N    default memory limit (default 1024)
                   --default-pids N         default pids limit (default 512)
                   --exec-output-limit SIZE bytes of each output an exec result keeps (default 16M)
+                  --process-output-limit SIZE  bytes of each output a background process keeps;
+                                           older output is dropped, offsets stay valid (default 64M)
                   --max-upload SIZE        largest file upload (default 10G)
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
@@ -226,6 +230,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         String defaultTemplate;
         Resources defaultResources;
         long execOutputLimit;
+        long processOutputLimit;
         long maxUploadBytes;
         Duration templateWait;
         boolean buildSlowTemplates;
@@ -246,6 +251,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             defaultTemplate = c.defaultTemplate;
             defaultResources = c.defaultResources;
             execOutputLimit = c.execOutputLimit;
+            processOutputLimit = c.processOutputLimit;
             maxUploadBytes = c.maxUploadBytes;
             templateWait = c.templateWait;
             buildSlowTemplates = c.buildSlowTemplates;
@@ -257,7 +263,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, faultPoint);
+                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, faultPoint);
         }
     }
 }

@@ -30,7 +30,7 @@ class ProcessesApiIT {
 
     @BeforeAll
     static void start() throws Exception {
-        service = ServiceFixture.start("--idle-check", "200ms");
+        service = ServiceFixture.start("--idle-check", "200ms", "--process-output-limit", "1M");
         api = new RawApi(service.url, service.rootKey);
     }
 
@@ -131,6 +131,49 @@ class ProcessesApiIT {
         var expected = new StringBuilder();
         for (int i = 1; i <= 30; i++) expected.append("tick ").append(i).append('\n');
         assertThat(seen.toString()).isEqualTo(expected.toString());
+    }
+
+    @Test
+    void outputBeyondTheLimitIsDroppedOldestFirstAndReadersAreTold() throws Exception {
+        String id = sandbox(CALM);
+        // 4 MiB of numbered lines, then the process waits: its output is bounded while it runs
+        long pid = startProcess(id, "seq 1 600000; sleep 1000", "").get("pid").asLong();
+        Await.until("the oldest output dropped", Duration.ofSeconds(30), () -> api.get(
+                "/v1/sandboxes/" + id + "/processes/" + pid + "/output?offset=0").get("stdoutStart").asLong() > 0);
+        var read = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/output?offset=0");
+        long start = read.get("stdoutStart").asLong();
+        long total = read.get("process").get("stdoutBytes").asLong();
+        assertThat(total - start).as("about the limit is kept").isBetween(1L << 20, (2L << 20) + 4096);
+        String text = read.get("stdout").asText();
+        assertThat(text).doesNotContain("\0");
+        assertThat(text.substring(text.indexOf('\n') + 1)).as("whole lines after the first cut one").matches("(?s)\\d+\n.*");
+        assertThat(read.get("stdoutOffset").asLong()).isEqualTo(start + text.length());
+
+        // a follower from 0 is told what was dropped, then gets the rest up to the last line
+        var events = new ArrayList<String>();
+        try (var http = HttpClient.newHttpClient()) {
+            var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/processes/" + pid + "/output?follow=true"))
+                    .header("Authorization", "Bearer " + service.rootKey).GET().build();
+            var response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            try (var reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+                String line, event = null;
+                var data = new StringBuilder();
+                while ((line = reader.readLine()) != null) {
+                    if (line.startsWith("event: ")) event = line.substring(7);
+                    else if (line.startsWith("data: ") && "dropped".equals(event)) events.add("dropped " + line.substring(6));
+                    else if (line.startsWith("data: ") && "stdout".equals(event)) {
+                        data.append(JSON.readTree(line.substring(6)).get("data").asText());
+                        if (data.toString().endsWith("600000\n")) break;
+                    }
+                }
+            }
+        }
+        assertThat(events).hasSize(1);
+        var dropped = JSON.readTree(events.getFirst().substring("dropped ".length()));
+        assertThat(dropped.get("stream").asText()).isEqualTo("stdout");
+        assertThat(dropped.get("from").asLong()).isZero();
+        assertThat(dropped.get("to").asLong()).isGreaterThanOrEqualTo(start);
+        api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
     }
 
     @Test

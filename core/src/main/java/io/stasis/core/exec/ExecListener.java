@@ -11,6 +11,10 @@ public interface ExecListener {
      */
     void output(OutputKind stream, byte[] data, long offsetAfter);
 
+    /** The output from {@code from} to {@code to} was dropped to bound its size before it could be passed on. */
+    default void dropped(OutputKind stream, long from, long to) {
+    }
+
     /** Whether the one listening has gone (a streaming client disconnected): the command is then killed. */
     default boolean gone() {
         return false;

@@ -33,6 +33,13 @@ final class OutputBuffer {
         offset += data.length;
     }
 
+    /** Moves past output that was dropped: what is kept from here on no longer starts at the beginning. */
+    void skipTo(long offset) {
+        if (offset <= this.offset) return;
+        this.offset = offset;
+        truncated = true;
+    }
+
     byte[] bytes() {
         return bytes.toByteArray();
     }

@@ -63,11 +63,16 @@ public final class OutputPump {
     private boolean drain(OutputKind kind, OutputBuffer buffer) {
         boolean any = false;
         while (true) {
-            byte[] chunk = handle.read(kind, buffer.offset(), READ_CHUNK);
-            if (chunk.length == 0) return any;
+            var slice = KeptOutput.read(handle, kind, buffer.offset(), READ_CHUNK);
+            if (slice.start() > buffer.offset()) {
+                listener.dropped(kind, buffer.offset(), slice.start());
+                buffer.skipTo(slice.start());
+                any = true;
+            }
+            if (slice.data().length == 0) return any;
             any = true;
-            buffer.append(chunk);
-            listener.output(kind, chunk, buffer.offset());
+            buffer.append(slice.data());
+            listener.output(kind, slice.data(), buffer.offset());
         }
     }
 

@@ -5,6 +5,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.exec.ExitStatus;
+import io.stasis.core.exec.KeptOutput;
 import io.stasis.core.exec.OutputKind;
 import io.stasis.core.exec.OutputPump;
 import io.stasis.core.exec.Signal;
@@ -34,6 +35,9 @@ import java.util.Optional;
  */
 public final class ProcessService {
     public static final String ID_PREFIX = "prc_";
+
+    /** Output is dropped in steps of at least this much, so that a busy process is not trimmed on every check. */
+    static final long DROP_STEP = 1 << 20;
 
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
@@ -103,14 +107,45 @@ public final class ProcessService {
         var sandbox = usable(sandboxRef);
         var process = find(sandbox.id(), pid);
         try (var handle = runtime.attach(sandbox.id(), bare(process.id()))) {
-            byte[] out = handle.read(OutputKind.STDOUT, stdoutOffset, maxBytes);
-            byte[] err = handle.read(OutputKind.STDERR, stderrOffset, maxBytes);
-            return new Output(process, out, stdoutOffset + out.length, err, stderrOffset + err.length);
+            var out = KeptOutput.read(handle, OutputKind.STDOUT, stdoutOffset, maxBytes);
+            var err = KeptOutput.read(handle, OutputKind.STDERR, stderrOffset, maxBytes);
+            return new Output(process, out.start(), out.data(), out.start() + out.data().length,
+                    err.start(), err.data(), err.start() + err.data().length);
         }
     }
 
-    /** A slice of a process's output, and where the next read starts. */
-    public record Output(ProcessInfo process, byte[] stdout, long stdoutOffset, byte[] stderr, long stderrOffset) {
+    /**
+     * A slice of a process's output, and where the next read starts.
+     *
+     * @param stdoutStart where {@code stdout} begins: the offset asked for, or later when the output
+     *                    before it was dropped to bound its size
+     */
+    public record Output(ProcessInfo process, long stdoutStart, byte[] stdout, long stdoutOffset,
+                         long stderrStart, byte[] stderr, long stderrOffset) {
+    }
+
+    /**
+     * Bounds the output kept for each process of a running sandbox to about {@code keepBytes} per
+     * stream, dropping the oldest; offsets stay valid, and readers from a dropped offset are told.
+     *
+     * @return the bytes dropped
+     */
+    public long boundOutput(SandboxId id, long keepBytes) {
+        long dropped = 0;
+        for (var entry : runtime.processes(id)) {
+            if (entry.stdoutBytes() <= keepBytes + DROP_STEP && entry.stderrBytes() <= keepBytes + DROP_STEP) continue;
+            try (var handle = runtime.attach(id, entry.processId())) {
+                dropped += drop(handle, OutputKind.STDOUT, entry.stdoutBytes(), keepBytes);
+                dropped += drop(handle, OutputKind.STDERR, entry.stderrBytes(), keepBytes);
+            }
+        }
+        return dropped;
+    }
+
+    private static long drop(ExecHandle handle, OutputKind kind, long size, long keepBytes) {
+        long before = handle.keptFrom(kind);
+        if (size - before <= keepBytes + DROP_STEP) return 0;
+        return handle.dropBefore(kind, size - keepBytes) - before;
     }
 
     /**

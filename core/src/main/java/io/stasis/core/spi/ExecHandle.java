@@ -28,6 +28,21 @@ public interface ExecHandle extends AutoCloseable {
      */
     byte[] read(OutputKind kind, long offset, int maxBytes);
 
+    /**
+     * The first offset of an output still kept: bytes before it were dropped by {@link #dropBefore}
+     * to bound the output's size (they read as zeros). Use {@link io.stasis.core.exec.KeptOutput}
+     * to read without mistaking dropped bytes for output.
+     */
+    long keptFrom(OutputKind kind);
+
+    /**
+     * Drops the output before {@code offset} (rounded down to what the storage can free), keeping
+     * every offset valid.
+     *
+     * @return {@link #keptFrom} afterwards
+     */
+    long dropBefore(OutputKind kind, long offset);
+
     /** Forgets the process: its output files are removed; a running process is not signalled. */
     @Override
     void close();

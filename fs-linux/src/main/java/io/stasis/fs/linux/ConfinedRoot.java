@@ -105,6 +105,36 @@ public final class ConfinedRoot implements AutoCloseable {
     }
 
     /** The size of what {@code path} leads to (symlinks followed inside the root), or -1 when missing. */
+    /**
+     * Where the data of a file begins once its start was dropped with {@link #dropBefore}: the
+     * first offset that is not a hole (its size when it is all hole, 0 when nothing was dropped).
+     */
+    public long dataStart(String path) {
+        try (Fd file = openRegular(components(path)); Fd readable = reopen(file, O_RDONLY)) {
+            try {
+                return Syscalls.lseek(readable.value(), 0, Syscalls.SEEK_DATA);
+            } catch (LinuxException e) {
+                if (e.is(Errno.ENXIO)) return Syscalls.fstat(readable.value()).size(); // no data after 0: all hole
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Frees the disk space of a file's bytes before {@code offset}, rounded down to whole 4 KiB
+     * blocks, keeping its size and every later offset: they read as zeros and {@link #dataStart}
+     * moves past them. A writer appending to the file meanwhile is not disturbed.
+     *
+     * @return the file's data start afterwards
+     */
+    public long dropBefore(String path, long offset) {
+        long blocks = offset & ~(BLOCK - 1);
+        try (Fd file = openRegular(components(path)); Fd writable = reopen(file, Syscalls.O_WRONLY)) {
+            if (blocks > 0) Syscalls.fallocate(writable.value(), Syscalls.FALLOC_FL_PUNCH_HOLE | Syscalls.FALLOC_FL_KEEP_SIZE, 0, blocks);
+        }
+        return dataStart(path);
+    }
+
     public long sizeOf(String path) {
         try (Fd fd = openPath(components(path), true)) {
             return Syscalls.fstat(fd.value()).size();
@@ -173,6 +203,7 @@ public final class ConfinedRoot implements AutoCloseable {
 
     /** Writes to a pipe at most this much at a time: up to PIPE_BUF a write to a pipe is all or nothing. */
     private static final int PIPE_CHUNK = 4096;
+    private static final long BLOCK = 4096;
 
     /**
      * Writes {@code data} into the FIFO at {@code path} (a process's standard input), opening it

@@ -57,12 +57,34 @@ public final class Syscalls {
     public static final int RENAME_EXCHANGE = 2;
 
     public static final int SEEK_SET = 0;
+    public static final int SEEK_DATA = 3;
+
+    public static final int FALLOC_FL_KEEP_SIZE = 0x01;
+    public static final int FALLOC_FL_PUNCH_HOLE = 0x02;
 
     /** {@code d_type} values of {@link #readDirectory}. */
     public static final int DT_UNKNOWN = 0;
     public static final int DT_DIR = 4;
     public static final int DT_REG = 8;
     public static final int DT_LNK = 10;
+
+    /** inotify event bits and watch flags ({@code <sys/inotify.h>}). */
+    public static final int IN_MODIFY = 0x2;
+    public static final int IN_ATTRIB = 0x4;
+    public static final int IN_CLOSE_WRITE = 0x8;
+    public static final int IN_MOVED_FROM = 0x40;
+    public static final int IN_MOVED_TO = 0x80;
+    public static final int IN_CREATE = 0x100;
+    public static final int IN_DELETE = 0x200;
+    public static final int IN_DELETE_SELF = 0x400;
+    public static final int IN_MOVE_SELF = 0x800;
+    public static final int IN_UNMOUNT = 0x2000;
+    public static final int IN_Q_OVERFLOW = 0x4000;
+    public static final int IN_IGNORED = 0x8000;
+    public static final int IN_ONLYDIR = 0x01000000;
+    public static final int IN_DONT_FOLLOW = 0x02000000;
+    public static final int IN_EXCL_UNLINK = 0x04000000;
+    public static final int IN_ISDIR = 0x40000000;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and the generic table agree since 5.6
     private static final int STATX_BASIC_STATS = 0x7ff;
@@ -111,12 +133,41 @@ public final class Syscalls {
     private static final MethodHandle FTRUNCATE = function("ftruncate64",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
     private static final MethodHandle FSYNC = function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FALLOCATE = function("fallocate",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle INOTIFY_INIT1 = function("inotify_init1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle INOTIFY_ADD_WATCH = function("inotify_add_watch",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle INOTIFY_RM_WATCH = function("inotify_rm_watch",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle EVENTFD = function("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+
+    /** {@code struct inotify_event} header: {@code int wd; u32 mask; u32 cookie; u32 len;}, then {@code len} bytes of name. */
+    private static final int INOTIFY_EVENT_HEADER = 16;
+    /** Room for many events per read; one event needs at most 16 + NAME_MAX + 1 bytes. */
+    private static final int INOTIFY_READ_BUFFER = 64 * 1024;
+    private static final short POLLIN = 0x1;
+    private static final short POLL_READY = 0x1 | 0x8 | 0x10 | 0x20; // POLLIN | POLLERR | POLLHUP | POLLNVAL
 
     private Syscalls() {
     }
 
     /** One entry of a directory: its name and its {@code d_type} ({@link #DT_UNKNOWN} when the filesystem does not say). */
     public record DirEntry(String name, int type) {
+    }
+
+    /**
+     * One {@code struct inotify_event}.
+     *
+     * @param wd     the watch it came from, -1 for {@link #IN_Q_OVERFLOW}
+     * @param cookie ties an {@link #IN_MOVED_FROM} to its {@link #IN_MOVED_TO}
+     * @param name   the entry in the watched directory (decoded as UTF-8), empty for events on the directory itself
+     */
+    public record InotifyEvent(int wd, int mask, int cookie, String name) {
+        public boolean has(int bits) {
+            return (mask & bits) != 0;
+        }
     }
 
     /**
@@ -314,9 +365,125 @@ public final class Syscalls {
         }
     }
 
+    public static void fallocate(int fd, int mode, long offset, long length) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "fallocate", "fd " + fd, s -> (int) FALLOCATE.invokeExact(s, fd, mode, offset, length));
+        }
+    }
+
     public static void fsync(int fd) {
         try (Arena arena = Arena.ofConfined()) {
             call(arena, "fsync", "fd " + fd, s -> (int) FSYNC.invokeExact(s, fd));
+        }
+    }
+
+    /** A new inotify instance, non-blocking and close-on-exec. */
+    public static int inotifyInit() {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) call(arena, "inotify_init1", "-", s -> (int) INOTIFY_INIT1.invokeExact(s, O_NONBLOCK | O_CLOEXEC));
+        }
+    }
+
+    /**
+     * {@code inotify_add_watch}; returns the watch descriptor, the same one again for an inode
+     * this instance already watches. {@code path} should be a {@code /proc/self/fd/N} link of an
+     * fd opened confined (the link must be followed, so no {@link #IN_DONT_FOLLOW} with it).
+     */
+    public static int inotifyAddWatch(int inotifyFd, String path, int mask) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            return (int) call(arena, "inotify_add_watch", path, s -> (int) INOTIFY_ADD_WATCH.invokeExact(s, inotifyFd, p, mask));
+        }
+    }
+
+    /** {@code inotify_rm_watch}; EINVAL when the kernel already dropped the watch. */
+    public static void inotifyRemoveWatch(int inotifyFd, int wd) {
+        try (Arena arena = Arena.ofConfined()) {
+            call(arena, "inotify_rm_watch", "wd " + wd, s -> (int) INOTIFY_RM_WATCH.invokeExact(s, inotifyFd, wd));
+        }
+    }
+
+    /**
+     * Reads what an inotify fd (non-blocking) has queued, up to one buffer of 64 KiB; an empty
+     * list when nothing is queued. Call again until empty to drain it.
+     */
+    public static List<InotifyEvent> readInotifyEvents(int inotifyFd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(INOTIFY_READ_BUFFER, 8);
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long n;
+            while (true) {
+                n = (long) READ.invokeExact(state, inotifyFd, buf, buf.byteSize());
+                if (n >= 0) break;
+                int errno = errno(state);
+                if (errno == Errno.EAGAIN) return List.of();
+                if (errno != Errno.EINTR) throw new LinuxException(errno, "read", "inotify fd " + inotifyFd);
+            }
+            var events = new ArrayList<InotifyEvent>();
+            for (long at = 0; at + INOTIFY_EVENT_HEADER <= n; ) {
+                int wd = buf.get(JAVA_INT, at);
+                int mask = buf.get(JAVA_INT, at + 4);
+                int cookie = buf.get(JAVA_INT, at + 8);
+                int len = buf.get(JAVA_INT, at + 12);
+                // the name is NUL-padded to len bytes; len 0 means no name (the next event starts here)
+                String name = len == 0 ? "" : buf.asSlice(at + INOTIFY_EVENT_HEADER, len).getString(0, StandardCharsets.UTF_8);
+                events.add(new InotifyEvent(wd, mask, cookie, name));
+                at += INOTIFY_EVENT_HEADER + Integer.toUnsignedLong(len);
+            }
+            return events;
+        } catch (LinuxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageFailure("read", t);
+        }
+    }
+
+    /** An eventfd (counter 0), non-blocking and close-on-exec: a way to wake a thread in {@link #pollReadable}. */
+    public static int eventfd() {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) call(arena, "eventfd", "-", s -> (int) EVENTFD.invokeExact(s, 0, O_NONBLOCK | O_CLOEXEC));
+        }
+    }
+
+    /** Adds 1 to an eventfd's counter, making it readable; a full counter (EAGAIN) is readable already. */
+    public static void signalEventfd(int fd) {
+        byte[] one = {1, 0, 0, 0, 0, 0, 0, 0}; // a little-endian u64 (x86_64, aarch64)
+        try {
+            write(fd, one, 0, one.length);
+        } catch (LinuxException e) {
+            if (!e.is(Errno.EAGAIN)) throw e;
+        }
+    }
+
+    /**
+     * Waits until one of {@code fds} is readable (or in error), at most {@code timeoutMillis}
+     * (-1: no limit). Returns a bit mask: bit {@code i} set when {@code fds[i]} is ready; 0 on timeout.
+     * An interrupted wait (EINTR) returns 0 too, so callers recompute their deadlines.
+     */
+    public static int pollReadable(int timeoutMillis, int... fds) {
+        if (fds.length > 31) throw new IllegalArgumentException("at most 31 fds");
+        try (Arena arena = Arena.ofConfined()) {
+            // struct pollfd { int fd; short events; short revents; }
+            MemorySegment pollfds = arena.allocate(8L * fds.length, 4);
+            for (int i = 0; i < fds.length; i++) {
+                pollfds.set(JAVA_INT, 8L * i, fds[i]);
+                pollfds.set(JAVA_SHORT, 8L * i + 4, POLLIN);
+            }
+            MemorySegment state = arena.allocate(CALL_STATE);
+            int r = (int) POLL.invokeExact(state, pollfds, (long) fds.length, timeoutMillis);
+            if (r < 0) {
+                if (errno(state) == Errno.EINTR) return 0;
+                throw new LinuxException(errno(state), "poll", "-");
+            }
+            int ready = 0;
+            for (int i = 0; i < fds.length; i++) {
+                if ((pollfds.get(JAVA_SHORT, 8L * i + 6) & POLL_READY) != 0) ready |= 1 << i;
+            }
+            return ready;
+        } catch (LinuxException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw linkageFailure("poll", t);
         }
     }
 

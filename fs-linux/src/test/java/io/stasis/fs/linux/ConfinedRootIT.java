@@ -52,6 +52,23 @@ class ConfinedRootIT {
     }
 
     @Test
+    void droppingTheStartOfAFileKeepsItsSizeAndLaterBytes() throws IOException {
+        byte[] data = new byte[20_000];
+        java.util.Arrays.fill(data, (byte) 'x');
+        layout.write("root/out", "");
+        Files.write(layout.root.resolve("root/out"), data);
+        assertThat(root.dataStart("/root/out")).isZero();
+
+        assertThat(root.dropBefore("/root/out", 10_000)).as("whole blocks only").isEqualTo(8192);
+        assertThat(root.sizeOf("/root/out")).isEqualTo(20_000);
+        assertThat(root.readAt("/root/out", 8192, 4)).isEqualTo("xxxx".getBytes(StandardCharsets.UTF_8));
+        assertThat(root.readAt("/root/out", 0, 4)).as("a hole reads as zeros").containsOnly(0);
+        assertThat(root.dropBefore("/root/out", 100)).as("nothing more to drop").isEqualTo(8192);
+        assertThat(root.dropBefore("/root/out", 20_480)).as("all of it").isEqualTo(20_000);
+        assertThatThrownBy(() -> root.dropBefore("/../etc/passwd", 4096)).isInstanceOf(LinuxException.class);
+    }
+
+    @Test
     void readAtFollowsSymlinksInsideTheRoot() throws IOException {
         layout.write("data/real", "abc");
         layout.symlink("abs", "/data/real");

@@ -122,9 +122,25 @@ final class RuncExecHandle implements ExecHandle {
 
     @Override
     public byte[] read(OutputKind kind, long offset, int maxBytes) {
-        String file = dir(execId) + (kind == OutputKind.STDOUT ? "/out" : "/err");
+        String file = outputFile(kind);
         if (root.sizeOf(file) <= offset) return new byte[0];
         return root.readAt(file, offset, maxBytes);
+    }
+
+    @Override
+    public long keptFrom(OutputKind kind) {
+        String file = outputFile(kind);
+        return root.sizeOf(file) <= 0 ? 0 : root.dataStart(file);
+    }
+
+    @Override
+    public long dropBefore(OutputKind kind, long offset) {
+        String file = outputFile(kind);
+        return root.sizeOf(file) <= 0 ? 0 : root.dropBefore(file, offset);
+    }
+
+    private String outputFile(OutputKind kind) {
+        return dir(execId) + (kind == OutputKind.STDOUT ? "/out" : "/err");
     }
 
     @Override

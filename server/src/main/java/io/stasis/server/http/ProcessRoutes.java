@@ -88,8 +88,8 @@ final class ProcessRoutes {
         var out = processes.output(sandbox, pid, offsets[0], offsets[1], MAX_READ);
         boolean text = encoding == Encodings.UTF8 && Encodings.isValidUtf8(out.stdout()) && Encodings.isValidUtf8(out.stderr());
         Encodings used = text ? Encodings.UTF8 : Encodings.BASE64;
-        ctx.json(new OutputView(used.encode(out.stdout()), out.stdoutOffset(), used.encode(out.stderr()), out.stderrOffset(),
-                used.wireName, ProcessView.of(out.process())));
+        ctx.json(new OutputView(used.encode(out.stdout()), out.stdoutStart(), out.stdoutOffset(), used.encode(out.stderr()),
+                out.stderrStart(), out.stderrOffset(), used.wireName, ProcessView.of(out.process())));
     }
 
     /** Offsets from {@code ?offset=&stderrOffset=}, or from {@code Last-Event-ID: <stdout>,<stderr>} when a stream resumes. */

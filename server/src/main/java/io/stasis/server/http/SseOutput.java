@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import io.javalin.http.Context;
 import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.OutputKind;
+import io.stasis.server.http.Views.DroppedEvent;
 import io.stasis.server.http.Views.OutputEvent;
 import java.util.EnumMap;
 import java.util.Map;
@@ -33,6 +34,15 @@ final class SseOutput implements ExecListener, AutoCloseable {
     public void output(OutputKind kind, byte[] data, long offsetAfter) {
         byte[] ready = encoding == Encodings.BASE64 ? data : chunkers.computeIfAbsent(kind, k -> new Utf8Chunker()).push(data);
         if (ready.length > 0) send(kind, ready);
+    }
+
+    /** The client asked from an offset whose output was dropped: a {@code dropped} event, and on from where it is kept. */
+    @Override
+    public void dropped(OutputKind kind, long from, long to) {
+        var chunker = chunkers.remove(kind); // a character cut by the drop is lost with it
+        if (chunker != null) chunker.flush();
+        offsets.put(kind, to);
+        stream().event("dropped", resumeId(), new DroppedEvent(kind.wireName(), from, to));
     }
 
     @Override

@@ -75,6 +75,10 @@ final class Views {
     record ExitEvent(int exitCode, String signal, boolean timedOut, long durationMs) {
     }
 
+    /** Output from {@code from} to {@code to} of a stream was dropped to bound its size. */
+    record DroppedEvent(String stream, long from, long to) {
+    }
+
     /** {@code encoding} appears only when it is base64. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record OutputEvent(String data, long offset, String encoding) {
@@ -93,6 +97,7 @@ final class Views {
         }
     }
 
-    record OutputView(String stdout, long stdoutOffset, String stderr, long stderrOffset, String encoding, ProcessView process) {
+    record OutputView(String stdout, long stdoutStart, long stdoutOffset, String stderr, long stderrStart, long stderrOffset, String encoding,
+                      ProcessView process) {
     }
 }
