@@ -7,8 +7,9 @@ import java.util.concurrent.CancellationException;
 
 /**
  * Moves a process's output from its files to a listener as it comes, until the process ends or a
- * deadline passes, keeping the first bytes of each output for a result. Polls every few
- * milliseconds while output flows, backing off to 50 ms when it does not.
+ * deadline passes, keeping the first bytes of each output for a result. Woken by the runtime when
+ * the output changes ({@link ExecHandle#awaitOutput}); where it cannot tell, the waits back off
+ * from 2 to 50 ms while nothing comes.
  */
 public final class OutputPump {
     private static final int READ_CHUNK = 256 * 1024;
@@ -45,12 +46,12 @@ public final class OutputPump {
         while (exit.isEmpty()) {
             long left = deadline - System.nanoTime();
             if (left <= 0) break;
-            Duration wait = streaming ? min(poll, Duration.ofNanos(left)) : Duration.ofNanos(left);
-            exit = handle.awaitExit(wait);
             if (streaming) {
+                handle.awaitOutput(min(poll, Duration.ofNanos(left)));
+                exit = handle.awaitExit(Duration.ZERO);
                 if (listener.gone()) throw new CancellationException("the listener has gone");
                 poll = drainAll() ? MIN_POLL : min(poll.multipliedBy(2), MAX_POLL);
-            }
+            } else exit = handle.awaitExit(Duration.ofNanos(left));
         }
         return exit;
     }

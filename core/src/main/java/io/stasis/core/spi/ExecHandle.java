@@ -18,6 +18,12 @@ public interface ExecHandle extends AutoCloseable {
      */
     Optional<ExitStatus> awaitExit(Duration timeout) throws InterruptedException;
 
+    /**
+     * Waits until the process's output or exit may have changed since this was last called, or
+     * until {@code timeout}. It may return early without a change; it never misses one.
+     */
+    void awaitOutput(Duration timeout) throws InterruptedException;
+
     /** Kills the process and every process it started (its session and its descendants). */
     void killTree();
 

@@ -254,6 +254,19 @@ public final class ConfinedRoot implements AutoCloseable {
         }
     }
 
+    /**
+     * Adds the directory at {@code path} to an inotify instance, resolved confined to the root (a
+     * symlink in its place is refused), so that a sandbox cannot point a host watch elsewhere.
+     *
+     * @return the watch descriptor (the same one for a directory already watched by that instance)
+     */
+    public int addInotifyWatch(int inotifyFd, String path, int mask) {
+        try (Fd dir = openPath(components(path), false)) {
+            if (!Syscalls.fstat(dir.value()).isDirectory()) throw new LinuxException(Errno.ENOTDIR, "inotify_add_watch", path);
+            return Syscalls.inotifyAddWatch(inotifyFd, dir.procPath(), mask | Syscalls.IN_ONLYDIR);
+        }
+    }
+
     @Override
     public void close() {
         root.close();

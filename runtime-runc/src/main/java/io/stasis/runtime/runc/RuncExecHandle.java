@@ -32,6 +32,8 @@ final class RuncExecHandle implements ExecHandle {
     private final CompletableFuture<Void> connectionLost = new CompletableFuture<>();
     private final Runnable onClose;
     private final boolean removeFilesOnClose;
+    private final OutputNotifier notifier;
+    private OutputNotifier.Subscription changes;
 
     /**
      * @param connection         the connection that started the process and will carry its exit, or null
@@ -39,7 +41,8 @@ final class RuncExecHandle implements ExecHandle {
      * @param removeFilesOnClose whether closing removes the process's files (a run-and-wait command's)
      */
     RuncExecHandle(SandboxId sandbox, ConfinedRoot root, InitConnection connection, String execId, long pid, Runnable onClose,
-                   boolean removeFilesOnClose) {
+                   boolean removeFilesOnClose, OutputNotifier notifier) {
+        this.notifier = notifier;
         this.sandbox = sandbox;
         this.root = root;
         this.connection = connection;
@@ -76,7 +79,17 @@ final class RuncExecHandle implements ExecHandle {
     }
 
     @Override
+    public void awaitOutput(Duration timeout) throws InterruptedException {
+        if (changes == null) {
+            changes = notifier.subscribe(root, dir(execId));
+            return; // what happened before the watch began is for the caller's next read to see
+        }
+        changes.await(timeout);
+    }
+
+    @Override
     public Optional<ExitStatus> awaitExit(Duration timeout) throws InterruptedException {
+        if (timeout.isZero()) return exit.isDone() ? Optional.of(exit.join()) : connectionLost.isDone() ? readExitFile() : Optional.empty();
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
             CompletableFuture.anyOf(exit, connectionLost).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
@@ -145,6 +158,7 @@ final class RuncExecHandle implements ExecHandle {
 
     @Override
     public void close() {
+        if (changes != null) changes.close();
         onClose.run();
         if (connection != null) connection.close();
         try {

@@ -59,6 +59,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private final Path initDir;
     private final Path criuConfig;
     private final Freezer freezer = new Freezer();
+    private final OutputNotifier outputNotifier = new OutputNotifier();
     private final ImageStore images;
     private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
     private final Map<SandboxId, Set<InitConnection>> connections = new ConcurrentHashMap<>();
@@ -207,7 +208,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 var tracked = connections.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet());
                 tracked.add(connection);
                 var owned = connection;
-                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), () -> tracked.remove(owned), true);
+                return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), () -> tracked.remove(owned), true, outputNotifier);
             }
             connection.close();
             confined.deleteRecursively(RuncExecHandle.dir(execId));
@@ -286,7 +287,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     @Override
     public ExecHandle attach(SandboxId id, String processId) {
         var confined = ConfinedRoot.open(rootOf(id), config.rootOwner());
-        return new RuncExecHandle(id, confined, null, processId, pidOf(confined, RuncExecHandle.dir(processId)), () -> { }, false);
+        return new RuncExecHandle(id, confined, null, processId, pidOf(confined, RuncExecHandle.dir(processId)), () -> { }, false, outputNotifier);
     }
 
     @Override
@@ -595,6 +596,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     /** Removes the parent cgroups of the sandboxes where they are empty. */
     @Override
     public void close() {
+        outputNotifier.close();
         try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
             controllers.map(c -> c.resolve(config.cgroupParent())).filter(Files::isDirectory).forEach(parent -> {
                 try {
