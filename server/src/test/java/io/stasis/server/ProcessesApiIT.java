@@ -177,6 +177,53 @@ class ProcessesApiIT {
     }
 
     @Test
+    void aFollowerStaysConnectedAcrossPauseAndHibernation() throws Exception {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo $i; sleep 0.02; done", "").get("pid").asLong();
+        var lines = new java.util.concurrent.LinkedBlockingQueue<Long>();
+        var text = new StringBuilder();
+        try (var http = HttpClient.newHttpClient()) {
+            var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/processes/" + pid + "/output?follow=true"))
+                    .header("Authorization", "Bearer " + service.rootKey).GET().build();
+            var response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            var reader = Thread.ofVirtual().start(() -> {
+                try (var in = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+                    String line, event = null;
+                    while ((line = in.readLine()) != null) {
+                        if (line.startsWith("event: ")) event = line.substring(7);
+                        else if (line.startsWith("data: ") && "stdout".equals(event)) {
+                            text.append(JSON.readTree(line.substring(6)).get("data").asText());
+                            int end;
+                            while ((end = text.indexOf("\n")) >= 0) {
+                                lines.add(Long.parseLong(text.substring(0, end)));
+                                text.delete(0, end + 1);
+                            }
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    // closed by the test
+                }
+            });
+            Await.until("output", Duration.ofSeconds(10), () -> lines.size() > 5);
+            api.post("/v1/sandboxes/" + id + "/pause", null);
+            Thread.sleep(300);
+            api.post("/v1/sandboxes/" + id + "/resume", null);
+            int afterPause = lines.size();
+            Await.until("output after the pause", Duration.ofSeconds(10), () -> lines.size() > afterPause + 5);
+            api.post("/v1/sandboxes/" + id + "/hibernate", null);
+            assertThat(api.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("hibernated");
+            int beforeResume = lines.size();
+            api.post("/v1/sandboxes/" + id + "/resume", null);
+            Await.until("output after the hibernation, on the same connection", Duration.ofSeconds(15), () -> lines.size() > beforeResume + 5);
+            assertThat(reader.isAlive()).isTrue();
+            response.body().close();
+        }
+        var seen = new ArrayList<>(lines);
+        for (int i = 0; i < seen.size(); i++) assertThat(seen.get(i)).as("line %d, nothing lost or repeated", i).isEqualTo(i + 1L);
+        api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
+    }
+
+    @Test
     void processesSurviveHibernationAndForksHaveTheirOwnCopies() {
         String id = sandbox(CALM);
         long pid = startProcess(id, "i=0; while true; do i=$((i+1)); echo $i; sleep 0.05; done", "").get("pid").asLong();

@@ -20,6 +20,9 @@ class RestartIT {
         Path dataDir = Files.createTempDirectory("stasis-restart-it");
         Path log = Path.of("target", "restart-it-service.log").toAbsolutePath();
         SandboxId id;
+        long counter;
+        long lastOffset;
+        var counted = new StringBuilder();
         try {
             try (var first = ServiceProcess.start(dataDir, log)) {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
@@ -29,6 +32,15 @@ class RestartIT {
                     sandbox.exec("sh", "-c", "echo kept > /root/state; sleep 1000 &");
                     try (var api = new RawApi(first.url, key)) {
                         api.post("/v1/sandboxes/" + sandbox.id() + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"echo before; sleep 1000\"], \"tag\": \"bg\"}");
+                        counter = api.post("/v1/sandboxes/" + sandbox.id() + "/processes",
+                                "{\"cmd\": [\"sh\", \"-c\", \"i=0; while [ $i -lt 400 ]; do i=$((i+1)); echo $i; sleep 0.01; done\"], \"tag\": \"counter\"}")
+                                .get("pid").asLong();
+                        long target = counter;
+                        io.stasis.testkit.Await.until("some counting", java.time.Duration.ofSeconds(10), () ->
+                                api.get("/v1/sandboxes/" + sandbox.id() + "/processes/" + target + "/output").get("stdoutOffset").asLong() > 20);
+                        var read = api.get("/v1/sandboxes/" + sandbox.id() + "/processes/" + counter + "/output");
+                        counted.append(read.get("stdout").asText());
+                        lastOffset = read.get("stdoutOffset").asLong();
                     }
                 }
                 first.kill();
@@ -38,17 +50,28 @@ class RestartIT {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
                 try (var client = StasisClient.connect(second.url, key)) {
                     var sandbox = client.sandboxes().get(id.value());
-                    assertThat(sandbox.state()).isEqualTo("running");
-                    assertThat(sandbox.exec("cat", "/root/state").stdout()).isEqualTo("kept\n");
-                    assertThat(sandbox.exec("sh", "-c", "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("2");
-                    try (var api = new RawApi(second.url, key)) {
-                        var process = api.get("/v1/sandboxes/" + id + "/processes").get("items").get(0);
-                        assertThat(process.get("tag").asText()).isEqualTo("bg");
-                        assertThat(process.get("status").asText()).isEqualTo("running");
-                        assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + process.get("pid").asLong() + "/output").get("stdout").asText())
-                                .isEqualTo("before\n");
+                    try {
+                        assertThat(sandbox.state()).isEqualTo("running");
+                        assertThat(sandbox.exec("cat", "/root/state").stdout()).isEqualTo("kept\n");
+                        assertThat(sandbox.exec("sh", "-c", "ps -o args | grep -c '^sleep 1000'").stdout().strip()).isEqualTo("2");
+                        try (var api = new RawApi(second.url, key)) {
+                            var process = api.get("/v1/sandboxes/" + id + "/processes").get("items").get(0);
+                            assertThat(process.get("tag").asText()).isEqualTo("bg");
+                            assertThat(process.get("status").asText()).isEqualTo("running");
+                            assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + process.get("pid").asLong() + "/output").get("stdout").asText())
+                                    .isEqualTo("before\n");
+                            var rest = api.get("/v1/sandboxes/" + id + "/processes/" + counter + "/wait?timeoutMs=20000");
+                            assertThat(rest.get("exitCode").asInt()).isZero();
+                            var after = api.get("/v1/sandboxes/" + id + "/processes/" + counter + "/output?offset=" + lastOffset);
+                            counted.append(after.get("stdout").asText());
+                            var expected = new StringBuilder();
+                            for (int i = 1; i <= 400; i++) expected.append(i).append('\n');
+                            assertThat(counted.toString()).as("read up to an offset before the kill, on from it after: nothing lost or repeated")
+                                    .isEqualTo(expected.toString());
+                        }
+                    } finally {
+                        sandbox.delete(); // also on a failure: a sandbox left running would keep the pool mounted
                     }
-                    sandbox.delete();
                 }
             }
             assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
