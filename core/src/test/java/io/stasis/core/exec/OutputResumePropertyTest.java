@@ -1,0 +1,189 @@
+package io.stasis.core.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.spi.ExecHandle;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+
+/**
+ * A client that leaves at random points and comes back from the last offsets it saw gets every
+ * byte exactly once, in order, per stream; output dropped meanwhile (to bound its size) is
+ * reported as a range, never passed on as the zeros it reads as.
+ */
+class OutputResumePropertyTest {
+
+    sealed interface Step permits Write, Drop, Visit {
+    }
+
+    /** The process writes {@code bytes} (never 0, so that a leaked hole shows) to a stream. */
+    record Write(OutputKind kind, int bytes) implements Step {
+    }
+
+    /** The output limiter keeps only the last {@code keep} bytes of a stream. */
+    record Drop(OutputKind kind, int keep) implements Step {
+    }
+
+    /** A client connects from its offsets, takes at most {@code events} chunks, and leaves. */
+    record Visit(int events) implements Step {
+    }
+
+    @Property(tries = 300)
+    void everyByteOnceAcrossReconnectsAndDrops(@ForAll("scenarios") List<Step> steps) {
+        var process = new FileLikeOutput();
+        var client = new Client();
+        for (var step : steps) {
+            switch (step) {
+                case Write w -> process.write(w.kind(), w.bytes());
+                case Drop d -> process.keepLast(d.kind(), d.keep());
+                case Visit v -> client.visit(process, v.events());
+            }
+        }
+        client.visit(process, Integer.MAX_VALUE);
+        for (var kind : OutputKind.values()) {
+            byte[] written = process.written(kind);
+            byte[] seen = client.seen.get(kind).toByteArray();
+            assertThat(seen.length).as("every offset seen or reported dropped, once").isEqualTo(written.length);
+            for (int i = 0; i < written.length; i++) {
+                if (seen[i] == 0) assertThat(client.wasDropped(kind, i)).as("offset %d of %s", i, kind).isTrue();
+                else assertThat(seen[i]).as("offset %d of %s", i, kind).isEqualTo(written[i]);
+            }
+        }
+    }
+
+    @Provide
+    Arbitrary<List<Step>> scenarios() {
+        Arbitrary<OutputKind> kinds = Arbitraries.of(OutputKind.class);
+        Arbitrary<Step> write = kinds.flatMap(k -> Arbitraries.integers().between(1, 9000).map(n -> new Write(k, n)));
+        Arbitrary<Step> drop = kinds.flatMap(k -> Arbitraries.integers().between(0, 12000).map(n -> new Drop(k, n)));
+        Arbitrary<Step> visit = Arbitraries.integers().between(0, 4).map(Visit::new);
+        return Arbitraries.frequencyOf(
+                net.jqwik.api.Tuple.of(5, write), net.jqwik.api.Tuple.of(1, drop), net.jqwik.api.Tuple.of(3, visit))
+                .list().ofMaxSize(60);
+    }
+
+    /** What the client holds: per stream, its bytes by offset (zeros where it was told of a drop). */
+    static final class Client {
+        final Map<OutputKind, ByteArrayOutputStream> seen = new EnumMap<>(Map.of(
+                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
+        final Map<OutputKind, List<long[]>> dropped = new EnumMap<>(Map.of(
+                OutputKind.STDOUT, new java.util.ArrayList<>(), OutputKind.STDERR, new java.util.ArrayList<>()));
+
+        void visit(FileLikeOutput process, int maxEvents) {
+            var listener = new ExecListener() {
+                int events;
+
+                @Override
+                public void output(OutputKind stream, byte[] data, long offsetAfter) {
+                    if (events >= maxEvents) return; // gone: the pump's later calls reach nobody
+                    events++;
+                    var out = seen.get(stream);
+                    assertThat(offsetAfter).as("offsets exact").isEqualTo(out.size() + data.length);
+                    out.writeBytes(data);
+                }
+
+                @Override
+                public void dropped(OutputKind stream, long from, long to) {
+                    if (events >= maxEvents) return;
+                    events++;
+                    var out = seen.get(stream);
+                    assertThat(from).isEqualTo(out.size());
+                    dropped.get(stream).add(new long[]{from, to});
+                    out.writeBytes(new byte[(int) (to - from)]);
+                }
+            };
+            // a client that leaves mid-way resumes from what it kept, as with Last-Event-ID
+            var pump = new OutputPump(process, listener, 0, seen.get(OutputKind.STDOUT).size(), seen.get(OutputKind.STDERR).size());
+            pump.drainAll();
+        }
+
+        boolean wasDropped(OutputKind kind, long offset) {
+            return dropped.get(kind).stream().anyMatch(r -> offset >= r[0] && offset < r[1]);
+        }
+    }
+
+    /** Output as the runtime's files behave: append-only, holes read as zeros, the start moves on a drop. */
+    static final class FileLikeOutput implements ExecHandle {
+        private final Map<OutputKind, ByteArrayOutputStream> data = new EnumMap<>(Map.of(
+                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
+        private final Map<OutputKind, Long> kept = new EnumMap<>(Map.of(OutputKind.STDOUT, 0L, OutputKind.STDERR, 0L));
+        private final Map<OutputKind, ByteArrayOutputStream> original = new EnumMap<>(Map.of(
+                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
+        private int next;
+
+        void write(OutputKind kind, int bytes) {
+            for (int i = 0; i < bytes; i++) {
+                byte b = (byte) (1 + (next++ % 255));
+                data.get(kind).write(b);
+                original.get(kind).write(b);
+            }
+        }
+
+        void keepLast(OutputKind kind, int keep) {
+            int size = data.get(kind).size();
+            dropBefore(kind, Math.max(0, size - keep));
+        }
+
+        byte[] written(OutputKind kind) {
+            return original.get(kind).toByteArray();
+        }
+
+        @Override
+        public byte[] read(OutputKind kind, long offset, int maxBytes) {
+            byte[] all = data.get(kind).toByteArray();
+            if (offset >= all.length) return new byte[0];
+            return Arrays.copyOfRange(all, (int) offset, (int) Math.min(all.length, offset + Math.min(maxBytes, 5000)));
+        }
+
+        @Override
+        public long keptFrom(OutputKind kind) {
+            return kept.get(kind);
+        }
+
+        @Override
+        public long dropBefore(OutputKind kind, long offset) {
+            long blocks = offset & ~4095L; // as the filesystem frees whole blocks
+            if (blocks > kept.get(kind)) {
+                byte[] all = data.get(kind).toByteArray();
+                Arrays.fill(all, 0, (int) blocks, (byte) 0);
+                var replaced = new ByteArrayOutputStream();
+                replaced.writeBytes(all);
+                data.put(kind, replaced);
+                kept.put(kind, blocks);
+            }
+            return kept.get(kind);
+        }
+
+        @Override
+        public long pid() {
+            return 1;
+        }
+
+        @Override
+        public Optional<ExitStatus> awaitExit(Duration timeout) {
+            return Optional.empty();
+        }
+
+        @Override
+        public void awaitOutput(Duration timeout) {
+        }
+
+        @Override
+        public void killTree() {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
