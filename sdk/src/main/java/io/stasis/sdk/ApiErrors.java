@@ -34,6 +34,20 @@ final class ApiErrors {
         return create(status, code, message, details, requestId);
     }
 
+    /**
+     * An {@code error} event inside a stream: the server can report a failure only that way once
+     * the stream has begun. Its data is the usual error body, or text when it is not.
+     */
+    static StasisApiException fromStreamEvent(SseEvent event, String requestId) {
+        byte[] body = event.data().getBytes(StandardCharsets.UTF_8);
+        JsonNode error = parseError(body);
+        if (error == null) {
+            return create(500, "internal", event.event() + " event in the stream: " + event.data(), Map.of(), requestId);
+        }
+        int status = documentedStatus(error.path("code").asText(null));
+        return fromResponse(status == 0 ? 500 : status, body, requestId);
+    }
+
     /** The {@code error} object of {@code {"error": {...}}}, or null when the body is not one. */
     static JsonNode parseError(byte[] body) {
         if (body == null || body.length == 0) return null;
@@ -48,27 +62,35 @@ final class ApiErrors {
 
     static StasisApiException create(int status, String code, String message, Map<String, Object> details,
                                      String requestId) {
+        int documented = documentedStatus(code);
+        return byStatus(documented == 0 ? status : documented, status, code, message, details, requestId);
+    }
+
+    /**
+     * The HTTP status docs/API.md gives a code, or 0 for a code this SDK does not know. Also
+     * the status of errors that arrive without one (inside a stream or a WebSocket).
+     */
+    static int documentedStatus(String code) {
+        if (code == null) return 0;
         return switch (code) {
-            case "unauthenticated" -> new UnauthenticatedException(status, code, message, details, requestId);
-            case "forbidden" -> new ForbiddenException(status, code, message, details, requestId);
-            case "not_found", "sandbox_not_found", "file_not_found", "checkpoint_not_found" ->
-                    new NotFoundException(status, code, message, details, requestId);
-            case "invalid_state", "name_taken", "file_exists", "directory_not_empty" ->
-                    new ConflictException(status, code, message, details, requestId);
-            case "malformed_request", "invalid_request", "template_not_found", "not_a_directory", "is_a_directory" ->
-                    new InvalidRequestException(status, code, message, details, requestId);
-            case "payload_too_large" -> new PayloadTooLargeException(status, code, message, details, requestId);
-            case "quota_exceeded" -> new QuotaExceededException(status, code, message, details, requestId);
-            case "host_busy", "template_unavailable" ->
-                    new ServiceUnavailableException(status, code, message, details, requestId);
-            case "runtime_failed", "internal" -> new ServerErrorException(status, code, message, details, requestId);
-            default -> byStatus(status, code, message, details, requestId);
+            case "malformed_request" -> 400;
+            case "unauthenticated" -> 401;
+            case "forbidden" -> 403;
+            case "not_found", "sandbox_not_found", "file_not_found", "checkpoint_not_found", "process_not_found" -> 404;
+            case "invalid_state", "checkpoint_unsupported", "name_taken", "file_exists", "directory_not_empty" -> 409;
+            case "payload_too_large" -> 413;
+            case "invalid_request", "template_not_found", "not_a_directory", "is_a_directory" -> 422;
+            case "quota_exceeded" -> 429;
+            case "host_busy", "template_unavailable" -> 503;
+            case "runtime_failed", "internal" -> 500;
+            default -> 0;
         };
     }
 
-    private static StasisApiException byStatus(int status, String code, String message, Map<String, Object> details,
-                                               String requestId) {
-        return switch (status) {
+    /** The exception class for {@code kind} (a status), carrying the status the server actually sent. */
+    private static StasisApiException byStatus(int kind, int status, String code, String message,
+                                               Map<String, Object> details, String requestId) {
+        return switch (kind) {
             case 401 -> new UnauthenticatedException(status, code, message, details, requestId);
             case 403 -> new ForbiddenException(status, code, message, details, requestId);
             case 404, 410 -> new NotFoundException(status, code, message, details, requestId);
@@ -77,7 +99,7 @@ final class ApiErrors {
             case 413 -> new PayloadTooLargeException(status, code, message, details, requestId);
             case 429 -> new QuotaExceededException(status, code, message, details, requestId);
             case 503 -> new ServiceUnavailableException(status, code, message, details, requestId);
-            default -> status >= 500
+            default -> kind >= 500
                     ? new ServerErrorException(status, code, message, details, requestId)
                     : new StasisApiException(status, code, message, details, requestId);
         };

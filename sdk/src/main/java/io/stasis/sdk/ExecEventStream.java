@@ -1,12 +1,9 @@
 package io.stasis.sdk;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Map;
 
 /**
  * Reads the {@code text/event-stream} answer of a streaming exec: {@code stdout}/{@code stderr}
@@ -60,7 +57,7 @@ final class ExecEventStream {
                 listener.onStderr(chunk);
             }
             case "exit" -> exit = parse(event, ExecWire.Exit.class);
-            case "error" -> throw streamError(event);
+            case "error" -> throw ApiErrors.fromStreamEvent(event, requestId);
             default -> {
                 // Unknown events (keep-alives, later additions) are ignored.
             }
@@ -70,15 +67,6 @@ final class ExecEventStream {
     private byte[] chunk(SseEvent event) {
         ExecWire.Chunk chunk = parse(event, ExecWire.Chunk.class);
         return Utf8.decode(chunk.data(), chunk.encoding());
-    }
-
-    /** An error after the command started: the server can only report it inside the stream. */
-    private StasisApiException streamError(SseEvent event) {
-        JsonNode error = ApiErrors.parseError(event.data().getBytes(StandardCharsets.UTF_8));
-        if (error == null) {
-            return ApiErrors.create(500, "internal", "exec stream failed: " + event.data(), Map.of(), requestId);
-        }
-        return ApiErrors.fromResponse(500, event.data().getBytes(StandardCharsets.UTF_8), requestId);
     }
 
     private static <T> T parse(SseEvent event, Class<T> type) {

@@ -3,16 +3,20 @@ package io.stasis.sdk;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
 
 /**
- * Receives a streaming command's output as it arrives (see
- * {@link Sandbox#execStream(ExecRequest, ExecOutputListener)}). Called on the thread that called
- * {@code execStream}, one chunk at a time, in the order the server sent them. An exception thrown
- * here aborts the stream and is rethrown by {@code execStream}.
+ * Receives a command's output as it arrives: of a streaming exec
+ * ({@link Sandbox#execStream(ExecRequest, ExecOutputListener)}) or a followed background process
+ * ({@link BackgroundProcess#follow(ExecOutputListener)}). Called on the thread that called
+ * {@code execStream} or {@code follow}, one chunk at a time, in the order the server sent them. An
+ * exception thrown here aborts the stream and is rethrown by the call.
  *
  * <pre>{@code
  * ExecResult r = sandbox.execStream(ExecRequest.of("make", "test"),
  *         ExecOutputListener.writingTo(System.out, System.err));
+ * process.follow(ExecOutputListener.text(line -> log.info(line), line -> log.warn(line)));
  * }</pre>
  */
 public interface ExecOutputListener {
@@ -24,6 +28,24 @@ public interface ExecOutputListener {
     }
 
     default void onStderr(byte[] chunk) {
+    }
+
+    /**
+     * Hands each chunk to {@code stdout} or {@code stderr} as UTF-8 text (the server cuts chunks
+     * between characters; bytes that are not UTF-8 become U+FFFD). Chunks are not lines.
+     */
+    static ExecOutputListener text(Consumer<String> stdout, Consumer<String> stderr) {
+        return new ExecOutputListener() {
+            @Override
+            public void onStdout(byte[] chunk) {
+                stdout.accept(new String(chunk, StandardCharsets.UTF_8));
+            }
+
+            @Override
+            public void onStderr(byte[] chunk) {
+                stderr.accept(new String(chunk, StandardCharsets.UTF_8));
+            }
+        };
     }
 
     /** Writes each chunk to the given streams and flushes it at once. */

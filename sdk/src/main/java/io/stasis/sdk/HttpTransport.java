@@ -12,8 +12,17 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Sends one API call and hands back a successful response, or throws the mapped exception.
@@ -50,29 +59,41 @@ final class HttpTransport {
      * and for commands that may run long); the body is then read at the caller's pace.
      */
     record Call(String method, String path, Query query, BodyPublisher body, String contentType, String accept,
-                Duration timeout, boolean authenticated) {
+                Duration timeout, boolean authenticated, Map<String, String> headers) {
+        Call {
+            headers = Map.copyOf(headers);
+        }
+
         static Call of(String method, String path) {
-            return new Call(method, path, Query.of(), null, null, "application/json", null, true);
+            return new Call(method, path, Query.of(), null, null, "application/json", null, true, Map.of());
         }
 
         Call query(Query q) {
-            return new Call(method, path, q, body, contentType, accept, timeout, authenticated);
+            return new Call(method, path, q, body, contentType, accept, timeout, authenticated, headers);
         }
 
         Call body(BodyPublisher b, String type) {
-            return new Call(method, path, query, b, type, accept, timeout, authenticated);
+            return new Call(method, path, query, b, type, accept, timeout, authenticated, headers);
         }
 
         Call accept(String type) {
-            return new Call(method, path, query, body, contentType, type, timeout, authenticated);
+            return new Call(method, path, query, body, contentType, type, timeout, authenticated, headers);
         }
 
         Call timeout(Duration t) {
-            return new Call(method, path, query, body, contentType, accept, t, authenticated);
+            return new Call(method, path, query, body, contentType, accept, t, authenticated, headers);
         }
 
         Call anonymous() {
-            return new Call(method, path, query, body, contentType, accept, timeout, false);
+            return new Call(method, path, query, body, contentType, accept, timeout, false, headers);
+        }
+
+        /** One more request header (null value: left out), e.g. {@code Last-Event-ID} when a stream resumes. */
+        Call header(String name, String value) {
+            if (value == null) return this;
+            var more = new LinkedHashMap<>(headers);
+            more.put(name, value);
+            return new Call(method, path, query, body, contentType, accept, timeout, authenticated, more);
         }
 
         String target() {
@@ -133,6 +154,7 @@ final class HttpTransport {
         if (call.contentType() != null) request.header("Content-Type", call.contentType());
         if (call.authenticated() && authorization != null) request.header("Authorization", authorization);
         if (call.timeout() != null) request.timeout(call.timeout());
+        call.headers().forEach(request::header);
         long start = System.nanoTime();
         HttpResponse<InputStream> response;
         try {
@@ -157,6 +179,43 @@ final class HttpTransport {
         if (response.statusCode() / 100 == 2) return response;
         byte[] body = readErrorBody(response);
         throw ApiErrors.fromResponse(response.statusCode(), body, requestId);
+    }
+
+    /**
+     * Opens a WebSocket on the same server with the same key. A refused upgrade (401, 404, ...)
+     * becomes the mapped API error, as for any other call; {@code timeout} bounds the handshake
+     * (null: none).
+     */
+    WebSocket webSocket(String path, Query query, WebSocket.Listener listener, Duration timeout) {
+        URI uri = URI.create(baseUrl.replaceFirst("^http", "ws") + path + query.toQueryString());
+        var builder = http.newWebSocketBuilder().header("User-Agent", USER_AGENT);
+        if (authorization != null) builder.header("Authorization", authorization);
+        var call = Call.of("GET", path).timeout(timeout);
+        CompletableFuture<WebSocket> opening = builder.buildAsync(uri, listener);
+        try {
+            return timeout == null ? opening.get() : opening.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            opening.cancel(true);
+            throw new StasisTimeoutException(where("no WebSocket handshake from", call) + " within " + timeout, e);
+        } catch (InterruptedException e) {
+            opening.cancel(true);
+            Thread.currentThread().interrupt();
+            throw new StasisClientException(where("interrupted while calling", call), e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof WebSocketHandshakeException refused) throw refusedUpgrade(refused);
+            throw new StasisConnectionException(where("cannot open a WebSocket to", call) + ": " + reason(e.getCause()),
+                    e.getCause());
+        }
+    }
+
+    private static StasisApiException refusedUpgrade(WebSocketHandshakeException e) {
+        HttpResponse<?> response = e.getResponse();
+        byte[] body = switch (response.body()) {
+            case String text -> text.getBytes(StandardCharsets.UTF_8);
+            case byte[] bytes -> bytes;
+            case null, default -> new byte[0];
+        };
+        return ApiErrors.fromResponse(response.statusCode(), body, header(response, REQUEST_ID));
     }
 
     /** Reads a success body completely, mapping a broken connection to a connection error. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonValue;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * A sandbox as last fetched from the server, with methods that act on it. The data is a
@@ -152,6 +153,33 @@ public final class Sandbox {
         return new SandboxFiles(calls);
     }
 
+    /** The sandbox's background processes. */
+    public Processes processes() {
+        return new Processes(calls);
+    }
+
+    /** A login shell on a new 80x24 terminal; see {@link #terminal(TerminalRequest)}. */
+    public Terminal terminal() {
+        return calls.terminal(TerminalRequest.loginShell(), null);
+    }
+
+    /**
+     * Opens an interactive terminal (WebSocket): a new process on a terminal, or one that already
+     * runs. Returns once the process runs.
+     *
+     * @throws NotFoundException {@code sandbox_not_found}, {@code process_not_found}
+     * @throws ConflictException {@code invalid_state} when attaching to a process without a
+     *                           terminal, or one that has ended
+     */
+    public Terminal terminal(TerminalRequest request) {
+        return calls.terminal(request, null);
+    }
+
+    /** Opens a terminal whose output goes to {@code output} from its first byte. */
+    public Terminal terminal(TerminalRequest request, Consumer<byte[]> output) {
+        return calls.terminal(request, output);
+    }
+
     /** Fetches the current data. */
     public Sandbox refresh() {
         return wrap(calls.get());
@@ -245,6 +273,16 @@ public final class Sandbox {
     /** This sandbox's events after the one with id {@code eventId}, oldest first. */
     public Page<Event> eventsAfter(long eventId) {
         return calls.events(EventPages.afterId(eventId));
+    }
+
+    /**
+     * This sandbox's events after {@code afterId} (0: all of them), then each new one as it
+     * happens, handed to {@code consumer} in the background; see {@link EventSubscription}.
+     *
+     * @throws NotFoundException {@code sandbox_not_found}
+     */
+    public EventSubscription streamEvents(long afterId, Consumer<Event> consumer) {
+        return calls.streamEvents(afterId, consumer);
     }
 
     /** Deletes the sandbox: every process ends, its root filesystem and its checkpoints are removed. */

@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /** The calls made on one sandbox by id or name; shared by {@link Sandbox} and {@link Sandboxes}. */
 final class SandboxCalls {
@@ -76,6 +77,14 @@ final class SandboxCalls {
 
     Page<Event> events(String afterId) {
         return EventPages.after(transport, base + "/events", afterId);
+    }
+
+    EventSubscription streamEvents(long afterId, Consumer<Event> consumer) {
+        return EventSubscription.open(transport, base + "/events", afterId, Objects.requireNonNull(consumer, "consumer"));
+    }
+
+    Terminal terminal(TerminalRequest request, Consumer<byte[]> output) {
+        return Terminal.open(transport, base + "/terminal", Objects.requireNonNull(request, "request"), output);
     }
 
     /** Every item of a list call, following cursors should the server ever page it. */

@@ -15,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -217,6 +218,20 @@ public final class SandboxFiles {
     public void delete(String path, boolean recursive) {
         var query = Query.path(path).add("recursive", recursive);
         transport.discard(transport.call("DELETE", calls.path("/files")).query(query));
+    }
+
+    /**
+     * Watches {@code path} (a directory, or a single file) and hands each change to
+     * {@code consumer} on a background thread until the watch is closed; see {@link FileWatch}.
+     * Returns once the watch is installed.
+     *
+     * @param recursive also watch every directory below, including ones created later
+     * @throws NotFoundException       {@code file_not_found}
+     * @throws InvalidRequestException {@code invalid_request}
+     */
+    public FileWatch watch(String path, boolean recursive, Consumer<FileChange> consumer) {
+        return FileWatch.open(calls, Objects.requireNonNull(path, "path"), recursive,
+                Objects.requireNonNull(consumer, "consumer"));
     }
 
     private static String checkMode(String mode) {

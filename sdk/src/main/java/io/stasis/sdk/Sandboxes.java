@@ -1,6 +1,7 @@
 package io.stasis.sdk;
 
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * The sandbox calls, from {@link StasisClient#sandboxes()}. Wherever an id is asked for, the
@@ -134,6 +135,21 @@ public final class Sandboxes {
     /** The files of the sandbox with this id or name. */
     public SandboxFiles files(String idOrName) {
         return new SandboxFiles(new SandboxCalls(transport, idOrName));
+    }
+
+    /** The background processes of the sandbox with this id or name. */
+    public Processes processes(String idOrName) {
+        return new Processes(new SandboxCalls(transport, idOrName));
+    }
+
+    /** Opens a terminal in the sandbox with this id or name; see {@link Sandbox#terminal(TerminalRequest)}. */
+    public Terminal terminal(String idOrName, TerminalRequest request, Consumer<byte[]> output) {
+        return new SandboxCalls(transport, idOrName).terminal(request, output);
+    }
+
+    /** Follows the events of the sandbox with this id or name; see {@link Sandbox#streamEvents}. */
+    public EventSubscription streamEvents(String idOrName, long afterId, Consumer<Event> consumer) {
+        return new SandboxCalls(transport, idOrName).streamEvents(afterId, consumer);
     }
 
     private Sandbox action(String idOrName, String verb) {

@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * A client for one Stasis server. Thread-safe; create one and share it. Close it to release the
@@ -98,6 +99,22 @@ public final class StasisClient implements AutoCloseable {
     /** Every sandbox's events after the event {@code eventId}, oldest first. */
     public Page<Event> eventsAfter(long eventId) {
         return EventPages.after(transport, "/v1/events", EventPages.afterId(eventId));
+    }
+
+    /**
+     * Every sandbox's events after {@code afterId} (0: the whole log), then each new one as it
+     * happens, handed to {@code consumer} on a background thread. A dropped connection is resumed
+     * from the last event delivered, so none is missed or repeated.
+     *
+     * <pre>{@code
+     * try (EventSubscription s = client.streamEvents(client.events().stream().mapToLong(Event::id).max().orElse(0),
+     *         e -> System.out.println(e.type() + " " + e.data()))) {
+     *     ...   // only events from now on
+     * }
+     * }</pre>
+     */
+    public EventSubscription streamEvents(long afterId, Consumer<Event> consumer) {
+        return EventSubscription.open(transport, "/v1/events", afterId, Objects.requireNonNull(consumer, "consumer"));
     }
 
     /** {@code GET /healthz} (no key needed). Throws when the server is unhealthy or unreachable. */
