@@ -14,7 +14,7 @@ public final class Benchmark {
     // The checkpoint scenario writes gigabytes into a root: last, so deleting them disturbs nothing after it.
     private static final List<Scenario> SCENARIOS = List.of(new CreateToFirstOutput(), new ExecRoundTrip(),
             new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new HibernateResume(), new ForkTen(),
-            new CheckpointFork());
+            new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new CheckpointFork());
 
     private Benchmark() {
     }
@@ -31,13 +31,16 @@ public final class Benchmark {
         var figures = new ArrayList<Figure>();
         Map<String, Map<String, Object>> details = new LinkedHashMap<>();
         Map<String, String> errors = new LinkedHashMap<>();
-        try (var service = PrivateService.start(progress)) {
+        // A stream's writer outruns its follower: keep all it writes (and the service's default 64 MiB at least).
+        long outputLimit = Math.max(64L << 20, Math.min(options.outputSize(), options.maxSize()) + (64L << 20));
+        try (var service = PrivateService.start(progress, outputLimit)) {
             var hook = ShutdownHook.closing(service);
             try {
                 // base is unpacked from the host's cache in the background at start: wait, so that
                 // work does not compete with the first measurements.
                 service.awaitTemplates(CreateToFirstOutput.TEMPLATES, progress);
-                var context = new BenchContext(service, counts, options.maxSize(), progress, new Sampler(progress));
+                var context = new BenchContext(service, counts, options.maxSize(),
+                        Math.min(options.outputSize(), options.maxSize()), progress, new Sampler(progress));
                 for (Scenario scenario : SCENARIOS) {
                     if (!options.runs(scenario.name())) continue;
                     service.requireOpen();

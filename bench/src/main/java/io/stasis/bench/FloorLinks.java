@@ -13,7 +13,8 @@ import java.util.stream.Collectors;
  * forks, so the exec ratio may well be below 1). A pause pays the freezer write, a hibernate and its
  * resume a CRIU dump and restore of the same memory, a files checkpoint a read-only snapshot of the
  * root, a fork from it a writable snapshot of that and a {@code runc run}, a fork from a memory
- * checkpoint a snapshot and a CRIU restore.
+ * checkpoint a snapshot and a CRIU restore. An output stream cannot outrun the process writing
+ * the output into its file (a throughput: there the ratio is a fraction of the floor's rate).
  */
 final class FloorLinks {
     static final Map<String, List<String>> FLOORS = Map.of(
@@ -24,7 +25,9 @@ final class FloorLinks {
             "exec_true", List.of("floor.runc_exec_true"),
             "pause_call", List.of("floor.freezer_freeze"),
             "resume_call", List.of("floor.freezer_thaw"),
-            "fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny"));
+            "fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny"),
+            "output_stream.follow", List.of("floor.output_write"),
+            "output_stream.exec", List.of("floor.output_write"));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
     static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(

@@ -122,6 +122,11 @@ final class HostMemory {
         }
     }
 
+    /** Threads of this JVM as the kernel counts them (carriers and platform threads; virtual threads are not among them). */
+    static long ownThreads() {
+        return meminfoField(PROC.resolve("self/status"), "Threads:");
+    }
+
     /** A {@code Name:   123 kB} line of a /proc file, in bytes. */
     private static long meminfoField(Path file, String field) {
         try {

@@ -14,8 +14,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The live-state calls of the REST API (pause, resume, hibernate, checkpoints, forks) as plain
- * JSON over HTTP, so the benchmark does not depend on SDK methods still being written. The HTTP
+ * The live-state and background process calls of the REST API (pause, resume, hibernate,
+ * checkpoints, forks; start a process, write to its stdin, forget it) as plain JSON over HTTP, so the benchmark does not depend on SDK methods still being written. The HTTP
  * client is set up as the SDK sets up its own (HTTP/1.1, the client's steps on the calling
  * thread), so a call costs what it would cost through the SDK.
  */
@@ -74,6 +74,57 @@ final class LiveApi implements AutoCloseable {
         created.path("items").forEach(s -> ids.add(s.path("id").asText()));
         if (ids.size() != count) throw new IllegalStateException("fork of " + count + " returned " + ids.size() + " sandboxes: " + created);
         return ids;
+    }
+
+    /**
+     * {@code POST /v1/sandboxes/{id}/processes} of {@code sh -c script} in the background; returns
+     * its pid as the sandbox sees it.
+     *
+     * @param stdin whether its standard input stays open for {@link #writeStdin}
+     */
+    long startProcess(String sandboxId, String script, boolean stdin) {
+        ObjectNode body = JSON.createObjectNode().put("stdin", stdin).put("tag", "bench");
+        body.putArray("cmd").add("sh").add("-c").add(script);
+        JsonNode process = post("/v1/sandboxes/" + sandboxId + "/processes", body, 201);
+        long pid = process.path("pid").asLong(-1);
+        if (pid < 1) throw new IllegalStateException("the started process has no pid: " + process);
+        return pid;
+    }
+
+    /** {@code POST .../processes/{pid}/stdin} of raw bytes; returns once they are in its input. */
+    void writeStdin(String sandboxId, long pid, byte[] data) {
+        String path = "/v1/sandboxes/" + sandboxId + "/processes/" + pid + "/stdin";
+        send(HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/octet-stream")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(data)), "POST " + path, 200);
+    }
+
+    /** {@code POST .../processes/{pid}/signal}, e.g. {@code KILL}; a process that has already ended is left alone. */
+    void signalProcess(String sandboxId, long pid, String signal) {
+        String path = "/v1/sandboxes/" + sandboxId + "/processes/" + pid + "/signal";
+        var request = HttpRequest.newBuilder(uri(path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(JSON.createObjectNode().put("signal", signal).toString(), StandardCharsets.UTF_8));
+        try {
+            send(request, "POST " + path, 200);
+        } catch (IllegalStateException e) {
+            if (e.getMessage() == null || !e.getMessage().contains(" answered 409 ")) throw e;
+        }
+    }
+
+    /** {@code GET .../processes/{pid}/wait}: the process once it has ended, or as it is after {@code timeoutMs}. */
+    JsonNode waitProcess(String sandboxId, long pid, long timeoutMs) {
+        String path = "/v1/sandboxes/" + sandboxId + "/processes/" + pid + "/wait?timeoutMs=" + timeoutMs;
+        return send(HttpRequest.newBuilder(uri(path)).GET(), "GET " + path, 200);
+    }
+
+    /** {@code DELETE .../processes/{pid}}: forgets an ended process and removes its output. */
+    void forgetProcess(String sandboxId, long pid) {
+        String path = "/v1/sandboxes/" + sandboxId + "/processes/" + pid;
+        send(HttpRequest.newBuilder(uri(path)).DELETE(), "DELETE " + path, 204);
+    }
+
+    /** Event streams on the same service, spread over {@code clients} HTTP clients; close them after use. */
+    EventStreams eventStreams(int clients) {
+        return new EventStreams(baseUrl, apiKey, clients);
     }
 
     private JsonNode post(String path, JsonNode body, int expected) {

@@ -15,23 +15,27 @@ import java.util.Set;
  * @param json        where the JSON results go
  * @param counts      iteration counts before scaling
  * @param maxSize     largest memory or root size the live-state scenarios use, bytes; larger sizes are skipped
+ * @param outputSize  bytes a process writes for each output streaming sample (at most {@code maxSize})
  * @param help        whether only the usage was asked for
  */
-public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, boolean help) {
+public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
-            "fork10", "checkpoint");
+            "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
+    /** What a process writes for one output streaming sample: 200 MiB. */
+    public static final long DEFAULT_OUTPUT_SIZE = 200L << 20;
 
     public Options {
         only = Set.copyOf(only);
         if (maxSize <= 0) throw new IllegalArgumentException("maxSize must be positive, was " + maxSize);
+        if (outputSize <= 0) throw new IllegalArgumentException("outputSize must be positive, was " + outputSize);
     }
 
     /** The same options, writing the JSON elsewhere. */
     public Options withJson(Path file) {
-        return new Options(scale, only, file, counts, maxSize, help);
+        return new Options(scale, only, file, counts, maxSize, outputSize, help);
     }
 
     /**
@@ -47,12 +51,17 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param hibernate     hibernate + resume cycles per memory size, and samples of each CRIU floor
      * @param checkpoint    checkpoints without memory, and forks from one, per root size
      * @param fork10        forks of 10 from a memory checkpoint
+     * @param output        output streams of {@code outputSize} bytes timed, followed and through exec each
+     * @param outputLatency lines timed from a write to their arrival on an output stream, per figure
+     * @param fileEvents    files written and touched, each timed until its event arrives on a watch
+     * @param followers     output streams held open at once
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
-                         int hibernate, int checkpoint, int fork10, int warmup) {
+                         int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
+                         int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 5, 200, 200, 1000, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
@@ -64,7 +73,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         public Counts scaled(double scale) {
             return new Counts(at1(create, scale), at1(exec, scale), at1(file1mb, scale), at1(file100mb, scale),
                     at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
-                    at1(checkpoint, scale), at1(fork10, scale), warmup == 0 ? 0 : at1(warmup, scale));
+                    at1(checkpoint, scale), at1(fork10, scale), at1(output, scale), at1(outputLatency, scale),
+                    at1(fileEvents, scale), at1(followers, scale), warmup == 0 ? 0 : at1(warmup, scale));
         }
 
         private static int at1(int n, double scale) {
@@ -96,7 +106,9 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         int create = d.create(), exec = d.exec(), file1mb = d.file1mb(), file100mb = d.file100mb();
         int idle = d.idleSandboxes(), floor = d.floor(), pause = d.pause(), hibernate = d.hibernate();
         int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
+        int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
         long maxSize = DEFAULT_MAX_SIZE;
+        long outputSize = DEFAULT_OUTPUT_SIZE;
         boolean help = false;
         var rest = new ArrayList<>(List.of(args));
         while (!rest.isEmpty()) {
@@ -132,12 +144,18 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--hibernate-n" -> hibernate = count(name, value, 1);
                 case "--checkpoint-n" -> checkpoint = count(name, value, 1);
                 case "--fork10-n" -> fork10 = count(name, value, 1);
+                case "--output-n" -> output = count(name, value, 1);
+                case "--output-size" -> outputSize = size(name, value);
+                case "--latency-n" -> outputLatency = count(name, value, 1);
+                case "--file-event-n" -> fileEvents = count(name, value, 1);
+                case "--followers" -> followers = count(name, value, 1);
                 case "--warmup" -> warmup = count(name, value, 0);
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
-        var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, warmup);
-        return new Options(scale, only, json, counts, maxSize, help);
+        var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
+                outputLatency, fileEvents, followers, warmup);
+        return new Options(scale, only, json, counts, maxSize, outputSize, help);
     }
 
     private static List<String> scenarios(String value) {
@@ -212,11 +230,17 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --hibernate-n N       hibernate + resume cycles per memory size, and samples of each CRIU floor (default %d)
                   --checkpoint-n N      checkpoints without memory, and forks from one, per root size (default %d)
                   --fork10-n N          forks of 10 sandboxes from a memory checkpoint (default %d)
+                  --output-n N          output streams timed, followed and through exec each (default %d)
+                  --output-size SIZE    what a process writes per output stream (default 200M; at most --max-size)
+                  --latency-n N         lines timed from their write to their arrival on the stream, per figure (default %d)
+                  --file-event-n N      files written and touched, each timed until its watch event (default %d)
+                  --followers N         output streams held open at once (default %d)
                   --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
-                d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.warmup());
+                d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
+                d.fileEvents(), d.followers(), d.warmup());
     }
 }

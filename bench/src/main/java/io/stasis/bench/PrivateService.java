@@ -50,7 +50,12 @@ final class PrivateService implements AutoCloseable {
         this.criu = criu;
     }
 
-    static PrivateService start(Progress progress) throws IOException {
+    /**
+     * @param processOutputLimit bytes of each output a background process keeps (the service's
+     *                           {@code --process-output-limit}): at least what the output
+     *                           scenarios write, so that no follower loses any to the limit
+     */
+    static PrivateService start(Progress progress, long processOutputLimit) throws IOException {
         Path dataDir = Files.createTempDirectory("stasis-bench-");
         // Sandbox roots map to uid 100000, which must be able to traverse down to them.
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
@@ -61,7 +66,8 @@ final class PrivateService implements AutoCloseable {
             // No idle policy: a sandbox waiting between two series must not be paused or hibernated
             // behind the benchmark's back.
             config = ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
-                    "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never");
+                    "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never",
+                    "--process-output-limit", Long.toString(processOutputLimit));
             daemon = Daemon.start(config);
         } catch (RuntimeException | Error e) {
             // A start that failed half-way (an Error such as a NoSuchMethodError from mismatched

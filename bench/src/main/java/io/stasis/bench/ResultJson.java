@@ -48,7 +48,9 @@ final class ResultJson {
             node.put("description", f.description());
             node.put("n", f.stats().n());
             node.put("p50", f.stats().p50());
+            node.put("p90", f.stats().p90());
             node.put("p95", f.stats().p95());
+            node.put("p99", f.stats().p99());
             node.put("min", f.stats().min());
             node.put("max", f.stats().max());
             if (f.target().isPresent()) {

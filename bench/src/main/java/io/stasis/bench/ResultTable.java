@@ -5,7 +5,7 @@ import java.util.List;
 
 /** The report as a plain-text table for stdout, with the machine and the percentile method below it. */
 final class ResultTable {
-    private static final List<String> HEADER = List.of("figure", "unit", "n", "p50", "p95", "min", "max", "target", "met?",
+    private static final List<String> HEADER = List.of("figure", "unit", "n", "p50", "p90", "p95", "p99", "min", "max", "target", "met?",
             "floor p50", "ratio");
 
     private ResultTable() {
@@ -16,7 +16,8 @@ final class ResultTable {
         rows.add(HEADER);
         for (Figure f : report.figures()) {
             var s = f.stats();
-            rows.add(List.of(f.name(), f.unit(), Integer.toString(s.n()), Format.number(s.p50()), Format.number(s.p95()),
+            rows.add(List.of(f.name(), f.unit(), Integer.toString(s.n()), Format.number(s.p50()), Format.number(s.p90()),
+                    Format.number(s.p95()), Format.number(s.p99()),
                     Format.number(s.min()), Format.number(s.max()),
                     f.target().map(Target::describe).orElse("-"),
                     f.met().map(met -> met ? "yes" : "NO").orElse("-"),
@@ -33,7 +34,7 @@ final class ResultTable {
             for (int c = 0; c < row.size(); c++) {
                 String cell = row.get(c);
                 // Names and words left-aligned, numbers right-aligned.
-                boolean left = c == 0 || c == 1 || c == 7 || c == 8;
+                boolean left = c == 0 || c == 1 || c == 9 || c == 10;
                 String pad = " ".repeat(widths[c] - cell.length());
                 line.append(c == 0 ? "" : "  ").append(left ? cell + pad : pad + cell);
             }

@@ -9,11 +9,13 @@ import java.util.Arrays;
  *
  * @param n   number of samples (warm-up excluded)
  * @param p50 median (nearest-rank)
+ * @param p90 90th percentile (nearest-rank)
  * @param p95 95th percentile (nearest-rank)
+ * @param p99 99th percentile (nearest-rank)
  * @param min smallest sample
  * @param max largest sample
  */
-public record Stats(int n, double p50, double p95, double min, double max) {
+public record Stats(int n, double p50, double p90, double p95, double p99, double min, double max) {
     public static final String PERCENTILE_METHOD = "nearest-rank: the p-th percentile of n sorted samples is the sample at 1-based rank ceil(p/100*n)";
 
     public Stats {
@@ -24,12 +26,13 @@ public record Stats(int n, double p50, double p95, double min, double max) {
         if (samples.length == 0) throw new IllegalArgumentException("no samples");
         double[] sorted = samples.clone();
         Arrays.sort(sorted);
-        return new Stats(sorted.length, percentile(sorted, 50), percentile(sorted, 95), sorted[0], sorted[sorted.length - 1]);
+        return new Stats(sorted.length, percentile(sorted, 50), percentile(sorted, 90), percentile(sorted, 95), percentile(sorted, 99),
+                sorted[0], sorted[sorted.length - 1]);
     }
 
     /** A single derived value (e.g. memory per sandbox): every percentile is that value. */
     public static Stats single(double value) {
-        return new Stats(1, value, value, value, value);
+        return new Stats(1, value, value, value, value, value, value);
     }
 
     /** Nearest-rank percentile of already sorted samples. */

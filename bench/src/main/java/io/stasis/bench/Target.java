@@ -27,6 +27,10 @@ public record Target(Comparison comparison, double value) {
         return new Target(Comparison.AT_MOST, value);
     }
 
+    public static Target atLeast(double value) {
+        return new Target(Comparison.AT_LEAST, value);
+    }
+
     public boolean metBy(Stats stats) {
         return switch (comparison) {
             case AT_MOST -> stats.p50() <= value;

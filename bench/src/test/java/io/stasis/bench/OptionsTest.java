@@ -20,9 +20,9 @@ class OptionsTest {
     @Test
     void scaleMultipliesEveryCountButNeverBelowOne() {
         var counts = Options.parse("--iterations-scale", "0.2").effective();
-        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 2));
+        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 1, 40, 40, 200, 2));
         var tiny = Options.parse("--iterations-scale=0.01").effective();
-        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1));
+        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 10, 1));
         assertThat(Options.parse("--warmup", "0", "--iterations-scale", "0.01").effective().warmup()).isZero();
     }
 
@@ -41,6 +41,19 @@ class OptionsTest {
         assertThat(live.runs("exec")).isFalse();
         assertThat(live.effective()).extracting(Options.Counts::pause, Options.Counts::hibernate, Options.Counts::checkpoint,
                 Options.Counts::fork10).containsExactly(4, 2, 3, 1);
+    }
+
+    @Test
+    void theLiveVisibilityScenariosHaveTheirCounts() {
+        var options = Options.parse("--only", "output,output-latency,file-watch,followers", "--output-n", "2", "--latency-n=300",
+                "--file-event-n", "50", "--followers", "20", "--output-size", "10M");
+        assertThat(options.runs("followers")).isTrue();
+        assertThat(options.runs("exec")).isFalse();
+        assertThat(options.effective()).extracting(Options.Counts::output, Options.Counts::outputLatency, Options.Counts::fileEvents,
+                Options.Counts::followers).containsExactly(2, 300, 50, 20);
+        assertThat(options.outputSize()).isEqualTo(10L << 20);
+        assertThat(Options.parse().outputSize()).isEqualTo(200L << 20);
+        assertThatThrownBy(() -> Options.parse("--output-size", "0")).hasMessageContaining("--output-size");
     }
 
     @Test
@@ -68,6 +81,7 @@ class OptionsTest {
         assertThat(Options.parse("--help").help()).isTrue();
         assertThat(Options.usage()).contains("--iterations-scale", "--only", "--json", "--create-n", "--exec-n",
                 "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank", "--max-size",
-                "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,hibernate,fork10,checkpoint");
+                "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,hibernate,fork10,checkpoint", "--output-n",
+                "--output-size", "--latency-n", "--file-event-n", "--followers", "output,output-latency,file-watch,followers");
     }
 }

@@ -1,0 +1,285 @@
+package io.stasis.bench;
+
+import io.stasis.sdk.Sandbox;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+/**
+ * Many clients following output at once on one host: N Server-Sent Event streams
+ * ({@code GET .../processes/{pid}/output?follow=true}) on 8 long-running processes spread over 4
+ * {@code tiny} sandboxes (each prints {@code tick} every second and copies its stdin to its
+ * stdout), held through 4 HTTP/1.1 clients (one connection per stream). Measured: the time to
+ * open them all (until each has its first event), how many are still held after a 5 s hold,
+ * what this JVM (the service and the client) costs meanwhile (RSS, OS threads, open file
+ * descriptors, CPU), and the delivery of one line written afterwards to each process's stdin:
+ * from the start of that stdin call until the line's event arrives, per follower.
+ */
+final class ConcurrentFollowers implements Scenario {
+    /** The goal: streams held at once on one host. */
+    static final int TARGET_FOLLOWERS = 1000;
+    private static final int SANDBOXES = 4;
+    private static final int PROCESSES_PER_SANDBOX = 2;
+    private static final int CLIENTS = 4;
+    private static final Duration OPEN_WAIT = Duration.ofMinutes(2);
+    private static final Duration HOLD = Duration.ofSeconds(5);
+    private static final Duration DELIVERY_WAIT = Duration.ofSeconds(30);
+    private static final String TICKER = "(while :; do echo tick; sleep 1; done) & exec cat";
+    private static final double MIB = 1 << 20;
+
+    @Override
+    public String name() {
+        return "followers";
+    }
+
+    @Override
+    public ScenarioResult run(BenchContext context) throws Exception {
+        int n = context.counts().followers();
+        var service = context.service();
+        var live = service.live();
+        var progress = context.progress();
+        var sandboxes = new ArrayList<Sandbox>();
+        try {
+            var processes = new ArrayList<Followed>();
+            for (int s = 0; s < Math.min(SANDBOXES, n); s++) {
+                Sandbox sandbox = service.create("tiny");
+                sandboxes.add(sandbox);
+                for (int p = 0; p < PROCESSES_PER_SANDBOX; p++)
+                    processes.add(new Followed(sandbox.id(), live.startProcess(sandbox.id(), TICKER, true)));
+            }
+            Usage before = Usage.now();
+            var followers = new Follower[n];
+            try (var streams = live.eventStreams(CLIENTS)) {
+                progress.say("followers: opening %d output streams on %d processes in %d sandboxes", n, processes.size(), sandboxes.size());
+                long start = System.nanoTime();
+                for (int i = 0; i < n; i++) {
+                    var follower = new Follower(processes.get(i % processes.size()));
+                    followers[i] = follower;
+                    follower.stream = streams.get(OutputThroughput.outputPath(follower.process.sandboxId(), follower.process.pid()),
+                            follower::event);
+                }
+                Map<String, Integer> failures = new TreeMap<>();
+                double[] openEach = awaitOpened(followers, failures);
+                double openAll = Format.millis(Arrays.stream(followers).filter(Follower::isOpen)
+                        .mapToLong(f -> f.stream.opened.join()).max().orElse(start) - start);
+                progress.say("followers: %d open after %s ms; holding them %d s", openEach.length, Format.number(openAll), HOLD.toSeconds());
+
+                long cpuBefore = cpuNanos();
+                long holdStart = System.nanoTime();
+                OutputLatency.pause(HOLD.toNanos());
+                double cpuPercent = 100.0 * (cpuNanos() - cpuBefore) / (System.nanoTime() - holdStart);
+                Usage held = Usage.now();
+                long stillOpen = Arrays.stream(followers).filter(f -> f.isOpen() && !f.stream.ended.isDone()).count();
+                for (var f : followers) {
+                    if (f.stream.ended.isCompletedExceptionally()) failures.merge(describe(f.stream.ended), 1, Integer::sum);
+                }
+
+                double[] delivery = deliver(live, processes, followers, (int) stillOpen, progress);
+                // End the processes and let every stream end with them, so the service lets go of them before the sandboxes go.
+                for (var p : processes) live.signalProcess(p.sandboxId(), p.pid(), "KILL");
+                long endedCleanly = awaitEnded(followers);
+                progress.say("followers: %d of %d streams ended with their process", endedCleanly, n);
+                var figures = new ArrayList<Figure>();
+                boolean judged = n >= TARGET_FOLLOWERS;
+                Figure heldFigure = Figure.of("followers.held", name(), "count", n + " output streams opened at once; those still open"
+                        + " after a " + HOLD.toSeconds() + " s hold", Stats.single(stillOpen));
+                figures.add(judged ? heldFigure.withTarget(Target.atLeast(TARGET_FOLLOWERS)) : heldFigure);
+                Figure reached = Figure.of("followers.reached", name(), "count", "followers that received a line written afterwards"
+                        + " to every process's stdin", Stats.single(delivery.length));
+                figures.add(judged ? reached.withTarget(Target.atLeast(TARGET_FOLLOWERS)) : reached);
+                figures.add(Figure.of("followers.open_all", name(), "ms", "from the first request until all " + n
+                        + " streams had their first event", Stats.single(openAll)));
+                if (openEach.length > 0)
+                    figures.add(Figure.of("followers.open_each", name(), "ms", "each stream, from its request until its first event,"
+                            + " all opened back to back", Stats.of(openEach)));
+                if (delivery.length > 0)
+                    figures.add(Figure.of("followers.delivery", name(), "ms", "a line written to each process's stdin (POST .../stdin,"
+                            + " one process after the other) until its event arrives, per follower", Stats.of(delivery)));
+                figures.add(Figure.of("followers.service_rss", name(), "MiB", "RSS of this JVM (the service and the client) while"
+                        + " they are held", Stats.single(held.rss() / MIB)));
+                figures.add(Figure.of("followers.rss_per_follower", name(), "KiB", "RSS growth of this JVM from before opening them,"
+                        + " per follower held", Stats.single(stillOpen == 0 ? 0 : (held.rss() - before.rss()) / 1024.0 / stillOpen)));
+                figures.add(Figure.of("followers.threads", name(), "count", "OS threads of this JVM while they are held (the service"
+                        + " serves each stream on a virtual thread, which the kernel does not count)", Stats.single(held.threads())));
+                figures.add(Figure.of("followers.open_fds", name(), "count", "file descriptors open in this JVM while they are held"
+                        + " (both ends of every connection, the service's own)", Stats.single(held.fds())));
+                figures.add(Figure.of("followers.cpu_held", name(), "%", "CPU of this JVM while they are held, idle but for one tick a"
+                        + " second per process (% of one core over " + HOLD.toSeconds() + " s)", Stats.single(cpuPercent)));
+                Map<String, Object> details = new LinkedHashMap<>();
+                details.put("requested", n);
+                details.put("sandboxes", sandboxes.size());
+                details.put("processes", processes.size());
+                details.put("httpClients", CLIENTS);
+                details.put("before", before.toMap());
+                details.put("held", held.toMap());
+                details.put("fdLimit", fdLimit());
+                details.put("failures", failures);
+                details.put("endedWithTheirProcess", endedCleanly);
+                if (!judged) details.put("targetNotJudged", "only " + n + " followers asked; the target is " + TARGET_FOLLOWERS);
+                return new ScenarioResult(figures, details);
+            }
+        } finally {
+            for (Sandbox sandbox : sandboxes) sandbox.delete();
+        }
+    }
+
+    /** Waits for every stream's first event; returns each opened one's time to it, and counts why the others failed. */
+    private static double[] awaitOpened(Follower[] followers, Map<String, Integer> failures) throws InterruptedException {
+        long deadline = System.nanoTime() + OPEN_WAIT.toNanos();
+        var times = new ArrayList<Double>();
+        for (var f : followers) {
+            try {
+                long opened = f.stream.opened.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                times.add(Format.millis(opened - f.stream.started()));
+            } catch (ExecutionException e) {
+                failures.merge(describe(e.getCause()), 1, Integer::sum);
+            } catch (TimeoutException e) {
+                failures.merge("not open after " + OPEN_WAIT, 1, Integer::sum);
+            }
+        }
+        return times.stream().mapToDouble(Double::doubleValue).toArray();
+    }
+
+    /** Waits (a bounded time) until every stream has ended; returns how many ended normally. */
+    private static long awaitEnded(Follower[] followers) throws InterruptedException {
+        long deadline = System.nanoTime() + DELIVERY_WAIT.toNanos();
+        for (var f : followers) {
+            try {
+                f.stream.ended.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (ExecutionException | TimeoutException e) {
+                // counted below
+            }
+        }
+        return Arrays.stream(followers).filter(f -> f.stream.ended.isDone() && !f.stream.ended.isCompletedExceptionally()).count();
+    }
+
+    /** Writes one line to every process's stdin and returns each follower's delay until it arrived. */
+    private static double[] deliver(LiveApi live, List<Followed> processes, Follower[] followers, int open, Progress progress)
+            throws InterruptedException {
+        String token = "delivered-" + System.nanoTime();
+        var arrived = new CountDownLatch(open);
+        for (var f : followers) f.expect(token, arrived);
+        for (var p : processes) {
+            p.written = System.nanoTime();
+            live.writeStdin(p.sandboxId(), p.pid(), (token + "\n").getBytes(StandardCharsets.US_ASCII));
+        }
+        boolean all = arrived.await(DELIVERY_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        var delays = Arrays.stream(followers).filter(f -> f.arrivedAt.get() != 0)
+                .mapToDouble(f -> Format.millis(f.arrivedAt.get() - f.process.written)).toArray();
+        progress.say("followers: the line reached %d of %d open streams%s", delays.length, open, all ? "" : " within " + DELIVERY_WAIT);
+        return delays;
+    }
+
+    private static String describe(java.util.concurrent.CompletableFuture<?> failed) {
+        try {
+            failed.join();
+            return "ended";
+        } catch (RuntimeException e) {
+            return describe(e.getCause() == null ? e : e.getCause());
+        }
+    }
+
+    private static String describe(Throwable t) {
+        String message = t.getClass().getSimpleName() + ": " + t.getMessage();
+        return message.length() > 200 ? message.substring(0, 200) : message;
+    }
+
+    private static long cpuNanos() {
+        var bean = ManagementFactory.getOperatingSystemMXBean();
+        if (bean instanceof com.sun.management.OperatingSystemMXBean os) return os.getProcessCpuTime();
+        throw new IllegalStateException("this JVM does not report its CPU time");
+    }
+
+    private static String fdLimit() {
+        try (Stream<String> lines = Files.lines(Path.of("/proc/self/limits"))) {
+            return lines.filter(l -> l.startsWith("Max open files")).map(l -> l.replaceAll("\\s+", " ").strip()).findFirst().orElse("?");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A process being followed, and when the line for it was written. */
+    private static final class Followed {
+        private final String sandboxId;
+        private final long pid;
+        volatile long written;
+
+        Followed(String sandboxId, long pid) {
+            this.sandboxId = sandboxId;
+            this.pid = pid;
+        }
+
+        String sandboxId() {
+            return sandboxId;
+        }
+
+        long pid() {
+            return pid;
+        }
+    }
+
+    /** One stream; its listener runs on its HTTP client's thread and only looks for the expected line. */
+    private static final class Follower {
+        private final Followed process;
+        private EventStreams.Stream stream;
+        private volatile String token;
+        private volatile CountDownLatch arrived;
+        private final AtomicLong arrivedAt = new AtomicLong();
+        private String tail = "";
+
+        Follower(Followed process) {
+            this.process = process;
+        }
+
+        boolean isOpen() {
+            return stream.opened.isDone() && !stream.opened.isCompletedExceptionally();
+        }
+
+        void expect(String line, CountDownLatch latch) {
+            arrived = latch;
+            token = line;
+        }
+
+        void event(String type, String data, long received) {
+            String expected = token;
+            if (!type.equals("stdout") || expected == null || arrivedAt.get() != 0) return;
+            String text = tail + OutputEvent.parse(data).text();
+            if (text.contains(expected)) {
+                if (arrivedAt.compareAndSet(0, received)) arrived.countDown();
+            } else {
+                tail = text.substring(Math.max(0, text.length() - expected.length()));
+            }
+        }
+    }
+
+    /** What this JVM holds at one moment. */
+    private record Usage(long rss, long threads, long fds) {
+        static Usage now() {
+            try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+                return new Usage(HostMemory.ownRss(), HostMemory.ownThreads(), fds.count());
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        Map<String, Object> toMap() {
+            return Map.of("rssBytes", rss, "threads", threads, "openFds", fds);
+        }
+    }
+}
