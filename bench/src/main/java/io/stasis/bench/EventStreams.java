@@ -73,6 +73,12 @@ final class EventStreams implements AutoCloseable {
         return open(HttpRequest.newBuilder(URI.create(baseUrl + path)).GET(), "GET " + path, listener);
     }
 
+    /** {@code POST path} of a JSON body with {@code Accept: text/event-stream} (a streamed exec). */
+    Stream post(String path, String json, Listener listener) {
+        return open(HttpRequest.newBuilder(URI.create(baseUrl + path)).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json, StandardCharsets.UTF_8)), "POST " + path, listener);
+    }
+
     private Stream open(HttpRequest.Builder builder, String what, Listener listener) {
         var request = builder.header("Authorization", "Bearer " + apiKey).header("Accept", "text/event-stream").build();
         var stream = new Stream(what, listener);

@@ -17,17 +17,18 @@ import java.util.stream.Collectors;
  * the output into its file (a throughput: there the ratio is a fraction of the floor's rate).
  */
 final class FloorLinks {
-    static final Map<String, List<String>> FLOORS = Map.of(
-            "create_first_output.tiny", List.of("floor.btrfs_snapshot.tiny", "floor.runc_run.tiny"),
-            "create_first_output.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base"),
-            "create_call.tiny", List.of("floor.btrfs_snapshot.tiny", "floor.runc_run.tiny"),
-            "create_call.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base"),
-            "exec_true", List.of("floor.runc_exec_true"),
-            "pause_call", List.of("floor.freezer_freeze"),
-            "resume_call", List.of("floor.freezer_thaw"),
-            "fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny"),
-            "output_stream.follow", List.of("floor.output_write"),
-            "output_stream.exec", List.of("floor.output_write"));
+    static final Map<String, List<String>> FLOORS = Map.ofEntries(
+            Map.entry("create_first_output.tiny", List.of("floor.btrfs_snapshot.tiny", "floor.runc_run.tiny")),
+            Map.entry("create_first_output.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base")),
+            Map.entry("create_call.tiny", List.of("floor.btrfs_snapshot.tiny", "floor.runc_run.tiny")),
+            Map.entry("create_call.base", List.of("floor.btrfs_snapshot.base", "floor.runc_run.base")),
+            Map.entry("exec_true", List.of("floor.runc_exec_true")),
+            Map.entry("pause_call", List.of("floor.freezer_freeze")),
+            Map.entry("resume_call", List.of("floor.freezer_thaw")),
+            Map.entry("fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny")),
+            Map.entry("output_stream.follow", List.of("floor.output_write")),
+            Map.entry("output_stream.exec", List.of("floor.output_write")),
+            Map.entry("output_stream.exec_sdk", List.of("floor.output_write")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
     static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(

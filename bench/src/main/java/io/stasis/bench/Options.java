@@ -61,7 +61,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                          int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
                          int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 5, 200, 200, 1000, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */

@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.sdk.ExecOutputListener;
 import io.stasis.sdk.ExecRequest;
 import io.stasis.sdk.ExecResult;
@@ -21,12 +22,15 @@ import java.util.concurrent.atomic.AtomicLong;
  *       from offset 0 with {@code GET .../processes/{pid}/output?follow=true}, timed from the
  *       request until the {@code exit} event; the process is forgotten afterwards (untimed);</li>
  *   <li>{@code exec}: the same command through {@code POST .../exec} with
- *       {@code Accept: text/event-stream} (the SDK's {@code execStream}), the call timed whole;</li>
+ *       {@code Accept: text/event-stream}, read by the same client, the call timed whole;</li>
+ *   <li>{@code exec_sdk}: that exec through the Java SDK's {@code execStream}, as an SDK user
+ *       gets it (the SDK's own event parser on the calling thread);</li>
  *   <li>the floor: the same command writing into a file of the sandbox's root, by an exec (what
  *       the process alone costs; the service reads the output from such a file).</li>
  * </ul>
  */
 final class OutputThroughput implements Scenario {
+    private static final ObjectMapper JSON = new ObjectMapper();
     private static final double MIB = 1 << 20;
     private static final Duration STREAM_TIMEOUT = Duration.ofMinutes(5);
     /** 79 printable characters and a newline per line: text such as a build log. */
@@ -49,7 +53,8 @@ final class OutputThroughput implements Scenario {
         try (var streams = service.live().eventStreams(1)) {
             double[] follow = context.sampler().run("output follow " + label, warmup, n,
                     i -> followOnce(service.live(), streams, sandbox.id(), script, size));
-            double[] exec = context.sampler().run("exec stream " + label, warmup, n, i -> execOnce(sandbox, script, size));
+            double[] exec = context.sampler().run("exec stream " + label, warmup, n, i -> execOnce(streams, sandbox.id(), script, size));
+            double[] sdk = context.sampler().run("exec stream (SDK) " + label, warmup, n, i -> execSdkOnce(sandbox, script, size));
             double[] write = context.sampler().run("floor: output written to a file " + label, warmup, n, i -> {
                 long start = System.nanoTime();
                 ExecResult result = sandbox.exec(ExecRequest.builder("sh", "-c", script + " > /root/bench-output.txt")
@@ -64,7 +69,9 @@ final class OutputThroughput implements Scenario {
                             + " (cat of a 1 MiB block) to stdout; GET .../processes/{pid}/output?follow=true from offset 0, decoded bytes"
                             + " counted at the client from the request until the exit event", Stats.of(follow)),
                     Figure.of("output_stream.exec", name(), "MiB/s", "the same command through POST .../exec with Accept:"
-                            + " text/event-stream (SDK execStream), decoded bytes / the whole call", Stats.of(exec)),
+                            + " text/event-stream, read by the same client; decoded bytes / the call until its exit event", Stats.of(exec)),
+                    Figure.of("output_stream.exec_sdk", name(), "MiB/s", "that exec through the Java SDK (Sandbox.execStream,"
+                            + " its own event parser), decoded bytes / the whole call", Stats.of(sdk)),
                     Figure.of("floor.output_write", name(), "MiB/s", "the same command writing into a file of the sandbox's root,"
                             + " timed by an exec: what the process costs alone", Stats.of(write))),
                     Map.of("bytesPerStream", size, "command", script));
@@ -75,40 +82,64 @@ final class OutputThroughput implements Scenario {
 
     private static double followOnce(LiveApi live, EventStreams streams, String sandboxId, String script, long size) throws Exception {
         long pid = live.startProcess(sandboxId, script, false);
-        var bytes = new AtomicLong();
-        var exitAt = new AtomicLong();
-        var exitData = new java.util.concurrent.atomic.AtomicReference<String>();
+        var counter = new Counter();
         long start = System.nanoTime();
-        var stream = streams.get(outputPath(sandboxId, pid), (type, data, received) -> {
-            switch (type) {
-                case "stdout", "stderr" -> {
-                    var chunk = OutputEvent.parse(data);
-                    if (type.equals("stdout")) {
-                        long total = bytes.addAndGet(chunk.bytes().length);
-                        if (chunk.offsetAfter() != total)
-                            throw new IllegalStateException("stdout offset " + chunk.offsetAfter() + " after " + total + " bytes received");
-                    }
-                }
-                case "exit" -> {
-                    exitData.set(data);
-                    exitAt.set(received);
-                }
-                case "dropped" -> throw new IllegalStateException("the service dropped output the follower had not read yet: " + data
-                        + " (its --process-output-limit is below what the process wrote)");
-                default -> {
-                }
-            }
-        });
-        stream.ended.get(STREAM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        if (exitAt.get() == 0) throw new IllegalStateException(stream.what() + " ended without an exit event");
-        if (OutputEvent.exitCode(exitData.get()) != 0)
-            throw new IllegalStateException("the writing process did not exit with 0: " + exitData.get());
-        if (bytes.get() != size) throw new IllegalStateException(stream.what() + " delivered " + bytes.get() + " bytes, not " + size);
+        var stream = streams.get(outputPath(sandboxId, pid), counter);
+        double rate = rate(stream, counter, start, size);
         live.forgetProcess(sandboxId, pid);
-        return size / MIB / ((exitAt.get() - start) / 1e9);
+        return rate;
     }
 
-    private static double execOnce(Sandbox sandbox, String script, long size) {
+    /** A streamed exec through the same client as the follower: {@code POST .../exec} with {@code Accept: text/event-stream}. */
+    private static double execOnce(EventStreams streams, String sandboxId, String script, long size) throws Exception {
+        var counter = new Counter();
+        String body = JSON.createObjectNode().put("timeoutMs", STREAM_TIMEOUT.toMillis())
+                .set("cmd", JSON.createArrayNode().add("sh").add("-c").add(script)).toString();
+        long start = System.nanoTime();
+        var stream = streams.post("/v1/sandboxes/" + sandboxId + "/exec", body, counter);
+        return rate(stream, counter, start, size);
+    }
+
+    /** MiB/s from {@code start} until the exit event, once the stream has ended; checks every byte came. */
+    private static double rate(EventStreams.Stream stream, Counter counter, long start, long size) throws Exception {
+        stream.ended.get(STREAM_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        if (counter.exitAt == 0) throw new IllegalStateException(stream.what() + " ended without an exit event");
+        if (OutputEvent.exitCode(counter.exitData) != 0)
+            throw new IllegalStateException("the writing process did not exit with 0: " + counter.exitData);
+        if (counter.bytes != size) throw new IllegalStateException(stream.what() + " delivered " + counter.bytes + " bytes, not " + size);
+        return size / MIB / ((counter.exitAt - start) / 1e9);
+    }
+
+    /** Counts the decoded stdout bytes of a stream (on its client's thread) and notes its exit event. */
+    private static final class Counter implements EventStreams.Listener {
+        private volatile long bytes;
+        private volatile long exitAt;
+        private volatile String exitData;
+
+        @Override
+        public void event(String type, String data, long received) {
+            switch (type) {
+                case "stdout" -> {
+                    var chunk = OutputEvent.parse(data);
+                    long total = bytes + chunk.bytes().length;
+                    if (chunk.offsetAfter() != total)
+                        throw new IllegalStateException("stdout offset " + chunk.offsetAfter() + " after " + total + " bytes received");
+                    bytes = total;
+                }
+                case "exit" -> {
+                    exitData = data;
+                    exitAt = received;
+                }
+                case "dropped" -> throw new IllegalStateException("the service dropped output the client had not read yet: " + data
+                        + " (its --process-output-limit is below what the process wrote)");
+                default -> {
+                    // stderr stays empty; other events do not count
+                }
+            }
+        }
+    }
+
+    private static double execSdkOnce(Sandbox sandbox, String script, long size) {
         var bytes = new AtomicLong();
         var listener = new ExecOutputListener() {
             @Override

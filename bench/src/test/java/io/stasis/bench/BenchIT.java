@@ -47,7 +47,7 @@ class BenchIT {
             "floor.criu_dump.100MB", "floor.criu_restore.100MB", "floor.criu_image.100MB",
             "checkpoint_memory_call.tiny", "fork10_memory_call", "fork10_memory_per_sandbox", "floor.criu_restore.fork_tiny",
             "checkpoint_files_call.10MB", "fork_files_call.10MB", "floor.btrfs_snapshot_ro.10MB", "floor.btrfs_branch.10MB",
-            "output_stream.follow", "output_stream.exec", "floor.output_write",
+            "output_stream.follow", "output_stream.exec", "output_stream.exec_sdk", "floor.output_write",
             "output_latency.stdin_to_event", "output_latency.stdin_call", "output_latency.write_to_event",
             "followers.held", "followers.reached", "followers.open_all", "followers.open_each", "followers.delivery",
             "followers.service_rss", "followers.rss_per_follower", "followers.threads", "followers.open_fds", "followers.cpu_held");
