@@ -2,15 +2,15 @@ package io.stasis.cli;
 
 import io.stasis.sdk.Event;
 import io.stasis.sdk.Page;
-import io.stasis.sdk.StasisClientException;
 import io.stasis.sdk.StasisJson;
+import io.stasis.sdk.Subscription;
 import java.io.PrintStream;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Consumer;
 import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -19,12 +19,14 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code stasis events [ID]}: the event log as lines {@code id time type summary}, oldest first;
- * {@code --follow} polls for new ones (the streaming endpoint comes later).
+ * {@code --follow} goes on with the live event stream, which resumes by itself after a dropped
+ * connection.
  */
 @Command(name = "events", mixinStandardHelpOptions = true,
         description = {"Print the event log (state changes, checkpoints, forks, errors), oldest first.",
-                "One line per event: ID TIME TYPE SUMMARY. With --follow, keeps polling for new events until "
-                        + "interrupted (with --json: one JSON object per line)."})
+                "One line per event: ID TIME TYPE SUMMARY. With --follow, goes on printing new events as they "
+                        + "happen until interrupted (with --json: one JSON object per line). Live events show TIME as -: "
+                        + "the stream does not carry it."})
 final class EventsCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;
@@ -38,42 +40,35 @@ final class EventsCommand implements Callable<Integer> {
     @Option(names = {"-f", "--follow"}, description = "Keep printing new events as they happen.")
     boolean follow;
 
-    @Option(names = "--interval", paramLabel = "DURATION", converter = Durations.class, defaultValue = "1s",
-            description = "With --follow: how often to ask for new events (default ${DEFAULT-VALUE}).")
-    Duration interval;
-
     @Override
     public Integer call() {
         if (after != null && after < 0) throw new UsageException("--after must be an event id (0 or more), was " + after);
         PrintStream out = root.io().out();
+        List<Event> past = new ArrayList<>();
+        fetchAfter(after).all().forEach(past::add);
         if (!follow) {
-            List<Event> events = new ArrayList<>();
-            fetchAfter(after).all().forEach(events::add);
             if (root.json()) {
-                out.println(StasisJson.writeList(events));
+                out.println(StasisJson.writeList(past));
             } else {
-                events.forEach(e -> out.println(line(e)));
+                past.forEach(e -> out.println(line(e)));
             }
             return ExitCodes.OK;
         }
-        Long last = after;
-        while (true) {
-            try {
-                for (Event e : fetchAfter(last).all()) {
-                    out.println(root.json() ? StasisJson.writeLine(e) : line(e));
-                    last = e.id();
-                }
-            } catch (StasisClientException e) {
-                if (Thread.currentThread().isInterrupted()) return ExitCodes.OK;
-                throw e;
-            }
+        Consumer<Event> print = e -> {
+            out.println(root.json() ? StasisJson.writeLine(e) : line(e));
             out.flush();
-            try {
-                Thread.sleep(interval);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return ExitCodes.OK;
-            }
+        };
+        // The log so far from its pages, which carry each event's time; then the live stream.
+        past.forEach(print);
+        long last = past.isEmpty() ? (after == null ? 0 : after) : past.getLast().id();
+        var client = root.client();
+        try (Subscription events = id == null ? client.streamEvents(last, print)
+                : client.sandboxes().streamEvents(id, last, print)) {
+            events.await(null);
+            return ExitCodes.OK;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return ExitCodes.OK;
         }
     }
 
@@ -85,7 +80,7 @@ final class EventsCommand implements Callable<Integer> {
 
     /** {@code 12 2026-11-29T10:00:00Z lifecycle sbx_1 running -> paused (api)}. */
     static String line(Event e) {
-        return e.id() + " " + HumanFormat.time(e.at()) + " " + e.type() + " " + summary(e);
+        return e.id() + " " + (e.at() == null ? "-" : HumanFormat.time(e.at())) + " " + e.type() + " " + summary(e);
     }
 
     static String summary(Event e) {

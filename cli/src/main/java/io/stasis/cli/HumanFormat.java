@@ -4,10 +4,14 @@ import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.Locale;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** Sizes, numbers and times as people read them in tables. */
 final class HumanFormat {
+    private static final Pattern PLAIN_WORD = Pattern.compile("[A-Za-z0-9_./:=@%+,-]+");
     private static final String[] UNITS = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
     private HumanFormat() {
@@ -45,6 +49,19 @@ final class HumanFormat {
         if (ms != 0 && ms % 60_000 == 0) return ms / 60_000 + "m";
         if (ms % 1000 == 0) return ms / 1000 + "s";
         return ms + "ms";
+    }
+
+    /**
+     * A command line as a shell would take it back: arguments with spaces, quotes or other
+     * shell characters in single quotes ({@code sh -c 'echo hi'}).
+     */
+    static String command(List<String> argv) {
+        return argv.stream().map(HumanFormat::shellWord).collect(Collectors.joining(" "));
+    }
+
+    private static String shellWord(String arg) {
+        if (!arg.isEmpty() && PLAIN_WORD.matcher(arg).matches()) return arg;
+        return "'" + arg.replace("'", "'\\''") + "'";
     }
 
     /** RFC 3339 to the second, e.g. {@code 2026-11-29T10:00:00Z}. */

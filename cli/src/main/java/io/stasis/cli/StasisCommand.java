@@ -23,7 +23,8 @@ import picocli.CommandLine.Spec;
         version = "stasis 0.1.0",
         description = "Manage Stasis sandboxes: persistent, isolated Linux environments for AI agents.",
         subcommands = {CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
-                RmCommand.class, CpCommand.class, TemplatesCommand.class,
+                ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class,
+                WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,
                 CheckpointCommand.class, CheckpointsCommand.class, RmCheckpointCommand.class, ForkCommand.class,
@@ -34,6 +35,12 @@ import picocli.CommandLine.Spec;
                 "  stasis exec demo -- sh -c 'echo hello; uname -a'",
                 "  stasis cp ./app.py demo:/root/app.py",
                 "  stasis exec --timeout 2m demo -- python3 /root/app.py",
+                "  stasis shell demo                                # a login shell; exit or Ctrl-D to leave",
+                "  stasis exec -it demo -- python3                  # any program on a terminal",
+                "  pid=$(stasis spawn demo --tag web -- python3 -m http.server 8000)",
+                "  stasis ps demo && stasis logs -f demo $pid",
+                "  stasis kill demo $pid && stasis wait demo $pid",
+                "  stasis watch demo /root -r                       # create /root/a.txt, modify /root/a.txt, ...",
                 "  stasis hibernate demo && stasis resume demo     # processes kept on disk, then back",
                 "  ckpt=$(stasis checkpoint demo --name ready)",
                 "  stasis fork demo --checkpoint $ckpt --count 3 --name try",
@@ -46,8 +53,8 @@ import picocli.CommandLine.Spec;
                 "1:the server refused a call (\"error: <code>: <message>\" on stderr), or a local file error",
                 "2:usage error: bad arguments, or no API key",
                 "3:cannot connect to the server (or it did not answer in time)",
-                "N:exec: the command's own exit code (128+N when killed by signal N)",
-                "124:exec: the command timed out"})
+                "N:exec, shell, logs -f, wait: the command's own exit code (128+N when killed by signal N)",
+                "124:exec: the command timed out; wait: it still runs at --timeout"})
 final class StasisCommand implements Callable<Integer>, AutoCloseable {
     static final String DEFAULT_URL = "http://127.0.0.1:7070";
     static final String DEFAULT_DATA_DIR = "/var/lib/stasis";

@@ -11,6 +11,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -315,25 +317,33 @@ class LiveStateCommandsTest {
     }
 
     @Test
-    void eventsFollowPollsFromTheLastIdUntilInterrupted() throws Exception {
-        var polls = new AtomicInteger();
+    void eventsFollowPrintsTheLogThenTheLiveStreamUntilInterrupted() throws Exception {
+        var streamDone = new CountDownLatch(1);
         server.on("GET /v1/events", (request, exchange) -> {
-            String after = request.params().get("after");
-            // First poll: events 1-2; second: nothing new yet; third and later: event 3, then nothing.
-            int n = polls.incrementAndGet();
-            String items = after == null ? EVENTS[0] + ", " + EVENTS[1] : after.equals("2") && n >= 3 ? EVENTS[2] : "";
+            if (request.accept().contains("text/event-stream")) {
+                exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
+                exchange.sendResponseHeaders(200, 0);
+                var stream = exchange.getResponseBody();
+                stream.write(("event: checkpoint\nid: 3\ndata: {\"sandboxId\": \"sbx_1\", \"checkpointId\": \"ckpt_2\", "
+                        + "\"memory\": false, \"sizeBytes\": 0}\n\n").getBytes(StandardCharsets.UTF_8));
+                stream.flush();
+                await(streamDone); // a live stream stays open
+                return;
+            }
             respond(exchange, 200, "application/json",
-                    ("{\"items\": [" + items + "], \"nextCursor\": null}").getBytes(StandardCharsets.UTF_8));
+                    ("{\"items\": [" + EVENTS[0] + ", " + EVENTS[1] + "], \"nextCursor\": null}").getBytes(StandardCharsets.UTF_8));
         });
         var outBuffer = new ByteArrayOutputStream();
         var exit = new AtomicInteger(-1);
-        Thread follower = Thread.ofVirtual().start(() -> exit.set(Main.run(
-                new String[] {"events", "--follow", "--interval", "20ms", "--json"},
+        Thread follower = Thread.ofVirtual().start(() -> exit.set(Main.run(new String[] {"events", "--follow", "--json"},
                 new PrintStream(outBuffer, true, StandardCharsets.UTF_8), System.err, InputStream.nullInputStream(), env)));
-        until(() -> outBuffer.toString(StandardCharsets.UTF_8).lines().count() >= 3 && polls.get() >= 5,
-                Duration.ofSeconds(10));
-        follower.interrupt();
-        follower.join(Duration.ofSeconds(10));
+        try {
+            until(() -> outBuffer.toString(StandardCharsets.UTF_8).lines().count() >= 3, Duration.ofSeconds(10));
+            follower.interrupt();
+            follower.join(Duration.ofSeconds(10));
+        } finally {
+            streamDone.countDown();
+        }
         assertThat(follower.isAlive()).isFalse();
         assertThat(exit.get()).isZero();
         assertThat(outBuffer.toString(StandardCharsets.UTF_8).lines().toList()).containsExactly(
@@ -341,11 +351,19 @@ class LiveStateCommandsTest {
                         + "\"from\":\"none\",\"to\":\"running\",\"reason\":\"api\"}}",
                 "{\"id\":2,\"type\":\"checkpoint\",\"at\":\"2026-11-29T10:00:02.250Z\",\"data\":{\"sandboxId\":\"sbx_1\","
                         + "\"checkpointId\":\"ckpt_1\",\"memory\":true,\"sizeBytes\":4404019}}",
-                "{\"id\":3,\"type\":\"checkpoint\",\"at\":\"2026-11-29T10:00:03.250Z\",\"data\":{\"sandboxId\":\"sbx_1\","
+                "{\"id\":3,\"type\":\"checkpoint\",\"at\":null,\"data\":{\"sandboxId\":\"sbx_1\","
                         + "\"checkpointId\":\"ckpt_2\",\"memory\":false,\"sizeBytes\":0}}");
-        // After the first page, every poll continues after the last event seen.
-        assertThat(server.requests.stream().skip(1).map(r -> r.params().get("after")).distinct().toList())
-                .containsExactly("2", "3");
+        // The stream goes on after the last event the pages showed.
+        var stream = server.requests.stream().filter(r -> r.accept().contains("text/event-stream")).toList();
+        assertThat(stream).extracting(r -> r.params().get("after")).containsExactly("2");
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static void until(BooleanSupplier condition, Duration timeout) throws InterruptedException {

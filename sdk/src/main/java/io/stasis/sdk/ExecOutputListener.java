@@ -31,6 +31,14 @@ public interface ExecOutputListener {
     }
 
     /**
+     * A followed process's output from byte {@code from} to {@code to} of {@code stream}
+     * ({@code "stdout"} or {@code "stderr"}) was dropped before it could be read: the server keeps
+     * only the last part of each stream (64 MiB by default). The output goes on from {@code to}.
+     */
+    default void onDropped(String stream, long from, long to) {
+    }
+
+    /**
      * Hands each chunk to {@code stdout} or {@code stderr} as UTF-8 text (the server cuts chunks
      * between characters; bytes that are not UTF-8 become U+FFFD). Chunks are not lines.
      */

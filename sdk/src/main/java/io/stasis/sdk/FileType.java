@@ -18,7 +18,7 @@ public enum FileType {
         if (value == null) return OTHER;
         return switch (value) {
             case "file" -> FILE;
-            case "dir", "directory" -> DIR; // file objects say "dir", watch events "directory"
+            case "dir", "directory" -> DIR; // "directory": early drafts of the watch events
             case "symlink" -> SYMLINK;
             default -> OTHER;
         };

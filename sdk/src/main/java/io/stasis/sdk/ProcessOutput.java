@@ -19,22 +19,33 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * @param stdoutBytes  stdout from the asked offset
+ * @param stdoutBytes  stdout from {@code stdoutStart}
+ * @param stdoutStart  where {@code stdoutBytes} start: the offset asked for, or later when older
+ *                     output was dropped (each stream keeps its last 64 MiB by default)
  * @param stdoutOffset the stdout offset to read from next
- * @param stderrBytes  stderr from the asked offset
+ * @param stderrBytes  stderr from {@code stderrStart}
+ * @param stderrStart  as {@code stdoutStart}, for stderr
  * @param stderrOffset the stderr offset to read from next
  * @param process      the process at the time of the read
  */
-public record ProcessOutput(byte[] stdoutBytes, long stdoutOffset, byte[] stderrBytes, long stderrOffset,
-                            ProcessInfo process) {
+public record ProcessOutput(byte[] stdoutBytes, long stdoutStart, long stdoutOffset, byte[] stderrBytes,
+                            long stderrStart, long stderrOffset, ProcessInfo process) {
     public ProcessOutput {
         stdoutBytes = stdoutBytes == null ? new byte[0] : stdoutBytes.clone();
         stderrBytes = stderrBytes == null ? new byte[0] : stderrBytes.clone();
     }
 
     static ProcessOutput from(ProcessWire.Output wire) {
-        return new ProcessOutput(Utf8.decode(wire.stdout(), wire.encoding()), wire.stdoutOffset(),
-                Utf8.decode(wire.stderr(), wire.encoding()), wire.stderrOffset(), wire.process());
+        byte[] stdout = Utf8.decode(wire.stdout(), wire.encoding());
+        byte[] stderr = Utf8.decode(wire.stderr(), wire.encoding());
+        return new ProcessOutput(stdout, start(wire.stdoutStart(), wire.stdoutOffset(), stdout),
+                wire.stdoutOffset(), stderr, start(wire.stderrStart(), wire.stderrOffset(), stderr),
+                wire.stderrOffset(), wire.process());
+    }
+
+    /** The server's start, or where the bytes must have started (a server that never drops output). */
+    private static long start(Long start, long next, byte[] bytes) {
+        return start != null ? start : next - bytes.length;
     }
 
     /** Stdout decoded as UTF-8 (invalid bytes become U+FFFD). */
@@ -59,19 +70,20 @@ public record ProcessOutput(byte[] stdoutBytes, long stdoutOffset, byte[] stderr
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof ProcessOutput p && Arrays.equals(stdoutBytes, p.stdoutBytes) && stdoutOffset == p.stdoutOffset
-                && Arrays.equals(stderrBytes, p.stderrBytes) && stderrOffset == p.stderrOffset
-                && Objects.equals(process, p.process);
+        return o instanceof ProcessOutput p && Arrays.equals(stdoutBytes, p.stdoutBytes) && stdoutStart == p.stdoutStart
+                && stdoutOffset == p.stdoutOffset && Arrays.equals(stderrBytes, p.stderrBytes)
+                && stderrStart == p.stderrStart && stderrOffset == p.stderrOffset && Objects.equals(process, p.process);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(Arrays.hashCode(stdoutBytes), stdoutOffset, Arrays.hashCode(stderrBytes), stderrOffset, process);
+        return Objects.hash(Arrays.hashCode(stdoutBytes), stdoutStart, stdoutOffset, Arrays.hashCode(stderrBytes),
+                stderrStart, stderrOffset, process);
     }
 
     @Override
     public String toString() {
-        return "ProcessOutput[stdout=" + stdoutBytes.length + " bytes to " + stdoutOffset + ", stderr="
-                + stderrBytes.length + " bytes to " + stderrOffset + "]";
+        return "ProcessOutput[stdout " + stdoutStart + ".." + stdoutOffset + ", stderr " + stderrStart + ".."
+                + stderrOffset + "]";
     }
 }

@@ -7,8 +7,9 @@ import java.util.Arrays;
  * Follows a background process's output ({@code GET .../output?follow=true}) until its
  * {@code exit} event. Each chunk carries the byte offset after it; the follower keeps the offsets
  * it has delivered and, when the connection breaks, reconnects with {@code Last-Event-ID:
- * <stdout>,<stderr>}. Bytes at or before a delivered offset are dropped, so the listener gets
- * every byte exactly once however often the connection drops.
+ * <stdout>,<stderr>}. Bytes at or before a delivered offset are skipped, so the listener gets
+ * every byte exactly once however often the connection drops. Output the server itself dropped
+ * (it keeps the last part of each stream) is reported to the listener as a range.
  */
 final class ProcessOutputFollower {
     private final HttpTransport transport;
@@ -86,6 +87,7 @@ final class ProcessOutputFollower {
         switch (event.event()) {
             case "stdout" -> deliver(event, true);
             case "stderr" -> deliver(event, false);
+            case "dropped" -> skip(parse(event, ProcessWire.Dropped.class));
             case "exit" -> {
                 return parse(event, ExecWire.Exit.class);
             }
@@ -110,6 +112,17 @@ final class ProcessOutputFollower {
             stderrOffset = chunk.offset();
         }
         ConsumerFailure.call(stdout ? () -> listener.onStdout(fresh) : () -> listener.onStderr(fresh));
+    }
+
+    /** Output the server no longer has: resume after it, and say so. */
+    private void skip(ProcessWire.Dropped dropped) {
+        boolean stdout = "stdout".equals(dropped.stream());
+        if (stdout) {
+            stdoutOffset = Math.max(stdoutOffset, dropped.to());
+        } else {
+            stderrOffset = Math.max(stderrOffset, dropped.to());
+        }
+        ConsumerFailure.call(() -> listener.onDropped(dropped.stream(), dropped.from(), dropped.to()));
     }
 
     private static <T> T parse(SseEvent event, Class<T> type) {

@@ -16,9 +16,16 @@ final class ProcessWire {
                  Duration keepAliveFor, Boolean stdin, TerminalSize pty) {
     }
 
-    /** {@code GET .../output}: text, or base64 when {@code encoding} says so. */
-    record Output(String stdout, long stdoutOffset, String stderr, long stderrOffset, String encoding,
-                  ProcessInfo process) {
+    /**
+     * {@code GET .../output}: text, or base64 when {@code encoding} says so. The starts are null
+     * from a server that never drops output.
+     */
+    record Output(String stdout, Long stdoutStart, long stdoutOffset, String stderr, Long stderrStart,
+                  long stderrOffset, String encoding, ProcessInfo process) {
+    }
+
+    /** A follower's {@code dropped} event: output of {@code stream} from {@code from} to {@code to} is gone. */
+    record Dropped(String stream, long from, long to) {
     }
 
     /** {@code POST .../signal}. */

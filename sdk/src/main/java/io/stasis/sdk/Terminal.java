@@ -38,7 +38,7 @@ public final class Terminal implements AutoCloseable {
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final Object outputLock = new Object();
     private final ThreadLocal<Boolean> inCallback = ThreadLocal.withInitial(() -> false);
-    private ByteArrayOutputStream early = new ByteArrayOutputStream();
+    private ByteArrayOutputStream early;
     private Consumer<byte[]> output;
     private volatile TerminalMessage.Error lastError;
     private CompletableFuture<WebSocket> sending;
@@ -47,6 +47,7 @@ public final class Terminal implements AutoCloseable {
     private Terminal(String where, Consumer<byte[]> output) {
         this.where = where;
         this.output = output;
+        this.early = output == null ? new ByteArrayOutputStream() : null;
     }
 
     /**

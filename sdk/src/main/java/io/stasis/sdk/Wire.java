@@ -68,11 +68,25 @@ final class Wire {
             }
         });
         module.addSerializer(ExecResult.class, new ExecResultSerializer());
+        module.addSerializer(FileChange.class, new FileChangeSerializer());
         return new ObjectMapper()
                 .registerModule(module)
                 .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
                 .configure(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES, false)
                 .configure(SerializationFeature.FAIL_ON_EMPTY_BEANS, false);
+    }
+
+    /** Writes a {@link FileChange} as the watch stream's event data ({@code from} only on moves). */
+    private static final class FileChangeSerializer extends JsonSerializer<FileChange> {
+        @Override
+        public void serialize(FileChange c, JsonGenerator gen, SerializerProvider serializers) throws IOException {
+            gen.writeStartObject();
+            gen.writeStringField("type", c.kind().wireName());
+            gen.writeStringField("path", c.path());
+            if (c.fileType() != null) gen.writeStringField("fileType", c.fileType().wireName());
+            if (c.from() != null) gen.writeStringField("from", c.from());
+            gen.writeEndObject();
+        }
     }
 
     /** Writes an {@link ExecResult} in the API's shape (text when UTF-8, else base64). */

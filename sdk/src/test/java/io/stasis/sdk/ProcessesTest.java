@@ -115,15 +115,17 @@ class ProcessesTest {
                 request.query().contains("offset=0&")
                         ? "{\"stdout\": \"hi\\n\", \"stdoutOffset\": 3, \"stderr\": \"\", \"stderrOffset\": 0, "
                         + "\"encoding\": \"utf-8\", \"process\": " + RUNNING + "}"
-                        : "{\"stdout\": \"/w==\", \"stdoutOffset\": 4, \"stderr\": \"\", \"stderrOffset\": 0, "
-                        + "\"encoding\": \"base64\", \"process\": " + EXITED + "}"));
+                        : "{\"stdout\": \"/w==\", \"stdoutStart\": 5000, \"stdoutOffset\": 5001, \"stderr\": \"\", "
+                        + "\"stderrStart\": 0, \"stderrOffset\": 0, \"encoding\": \"base64\", \"process\": " + EXITED + "}"));
         BackgroundProcess p = processes.start("x");
         ProcessOutput first = p.output();
         assertThat(first.stdout()).isEqualTo("hi\n");
         assertThat(first.stdoutOffset()).isEqualTo(3);
+        assertThat(first.stdoutStart()).as("a server without starts: where the bytes began").isZero();
         ProcessOutput next = p.output(first.stdoutOffset(), first.stderrOffset());
         assertThat(api.last().query()).isEqualTo("offset=3&stderrOffset=0");
         assertThat(next.stdoutBytes()).containsExactly(0xff);
+        assertThat(next.stdoutStart()).as("older output was dropped").isEqualTo(5000);
         assertThat(p.info().status()).as("the handle keeps the newest description").isEqualTo("exited");
     }
 
@@ -145,6 +147,8 @@ class ProcessesTest {
                     FakeApi.send(out, "event: stdout\nid: 5,2\ndata: {\"data\": \"ello\", \"offset\": 5}\n\n");
                     FakeApi.send(out, "event: stderr\nid: 5,2\ndata: {\"data\": \"e!\", \"offset\": 2}\n\n");
                     FakeApi.send(out, ": ping\n\nevent: stdout\nid: 11,2\ndata: {\"data\": \" world\", \"offset\": 11}\n\n");
+                    FakeApi.send(out, "event: dropped\nid: 20,2\ndata: {\"stream\": \"stdout\", \"from\": 11, \"to\": 20}\n\n");
+                    FakeApi.send(out, "event: stdout\nid: 21,2\ndata: {\"data\": \"!\", \"offset\": 21}\n\n");
                     FakeApi.send(out, "event: exit\nid: 11,2\ndata: {\"exitCode\": 143, \"signal\": \"TERM\", "
                             + "\"timedOut\": false, \"durationMs\": 9}\n\n");
                 }
@@ -153,9 +157,27 @@ class ProcessesTest {
         });
         var stdout = new ByteArrayOutputStream();
         var stderr = new ByteArrayOutputStream();
-        ProcessInfo end = processes.start("x").follow(ExecOutputListener.writingTo(stdout, stderr));
+        var drops = new java.util.ArrayList<String>();
+        var write = ExecOutputListener.writingTo(stdout, stderr);
+        ProcessInfo end = processes.start("x").follow(new ExecOutputListener() {
+            @Override
+            public void onStdout(byte[] chunk) {
+                write.onStdout(chunk);
+            }
 
-        assertThat(stdout.toString(StandardCharsets.UTF_8)).isEqualTo("hello world");
+            @Override
+            public void onStderr(byte[] chunk) {
+                write.onStderr(chunk);
+            }
+
+            @Override
+            public void onDropped(String stream, long from, long to) {
+                drops.add(stream + " " + from + ".." + to);
+            }
+        });
+
+        assertThat(stdout.toString(StandardCharsets.UTF_8)).isEqualTo("hello world!");
+        assertThat(drops).containsExactly("stdout 11..20");
         assertThat(stderr.toString(StandardCharsets.UTF_8)).isEqualTo("e!");
         assertThat(end.exitCode()).isEqualTo(143);
         List<FakeApi.Request> follows = api.requests.stream().filter(r -> r.path().endsWith("/output")).toList();

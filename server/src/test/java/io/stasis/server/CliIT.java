@@ -3,15 +3,20 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.cli.Main;
+import io.stasis.testkit.Await;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -81,6 +86,151 @@ class CliIT {
 
         assertThat(cli("", "rm", "cli-demo").code()).isZero();
         assertThat(cli("", "list").out()).doesNotContain(id);
+    }
+
+    /** A command that runs until interrupted ({@code events -f}, {@code watch}), on its own thread. */
+    private static final class Running implements AutoCloseable {
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+        private final AtomicInteger code = new AtomicInteger(-1);
+        private final Thread thread;
+
+        Running(String... args) {
+            var argv = new ArrayList<>(List.of("--url", service.url));
+            argv.addAll(List.of(args));
+            thread = Thread.ofVirtual().start(() -> code.set(Main.run(argv.toArray(String[]::new),
+                    new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                    InputStream.nullInputStream(), Map.of("STASIS_DATA_DIR", service.dataDir.toString()))));
+        }
+
+        String out() {
+            return out.toString(StandardCharsets.UTF_8);
+        }
+
+        String err() {
+            return err.toString(StandardCharsets.UTF_8);
+        }
+
+        /** Waits until its output shows {@code what}; a failure quotes what it printed. */
+        void awaitOutput(String what, Predicate<Running> shown) {
+            try {
+                Await.until(what, Duration.ofSeconds(20), () -> shown.test(this));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "; stdout so far:\n" + out() + "\nstderr so far:\n" + err(), e);
+            }
+        }
+
+        /** Interrupts it (as Ctrl-C would end it) and returns its exit code. */
+        int stop() throws InterruptedException {
+            thread.interrupt();
+            assertThat(thread.join(Duration.ofSeconds(15))).as("stopped when interrupted").isTrue();
+            return code.get();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            if (thread.isAlive()) stop();
+        }
+    }
+
+    private static String createTiny(String name) {
+        var created = cli("", "create", "--template", "tiny", "--name", name);
+        assertThat(created.code()).as(created.err()).isZero();
+        return created.out().strip();
+    }
+
+    @Test
+    void backgroundProcessesFromSpawnToWait() {
+        String id = createTiny("cli-procs");
+        var spawned = cli("", "spawn", id, "--tag", "job", "--", "sh", "-c", "echo out; echo err >&2; sleep 1; echo done; exit 5");
+        assertThat(spawned.code()).as(spawned.err()).isZero();
+        String pid = spawned.out().strip();
+        assertThat(pid).matches("\\d+");
+        assertThat(cli("", "ps", id).out()).containsPattern("(?m)^" + pid + "\\s+running\\s+-\\s+job\\s+\\S+\\s+sh -c 'echo out;");
+
+        var followed = cli("", "logs", "-f", id, pid);
+        assertThat(followed.code()).as("the process's exit code").isEqualTo(5);
+        assertThat(followed.out()).isEqualTo("out\ndone\n");
+        assertThat(followed.err()).isEqualTo("err\n");
+        var logs = cli("", "logs", id, pid);
+        assertThat(logs.code()).isZero();
+        assertThat(logs.out()).isEqualTo("out\ndone\n");
+        assertThat(cli("", "wait", id, pid).code()).isEqualTo(5);
+
+        String sleeper = cli("", "spawn", id, "sleep", "1000").out().strip();
+        assertThat(cli("", "wait", "--timeout", "300ms", id, sleeper).code()).isEqualTo(124);
+        assertThat(cli("", "kill", id, sleeper).code()).isZero();
+        assertThat(cli("", "wait", id, sleeper).code()).isEqualTo(143);
+        assertThat(cli("", "ps", id).out()).containsPattern("(?m)^" + sleeper + "\\s+exited\\s+143 \\(TERM\\)");
+        var again = cli("", "kill", "-s", "KILL", id, sleeper);
+        assertThat(again.code()).isEqualTo(1);
+        assertThat(again.err()).contains("invalid_state");
+        assertThat(cli("", "--json", "ps", id).out()).contains("\"tag\" : \"job\"");
+        var missing = cli("", "logs", id, "99999");
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).contains("process_not_found");
+        assertThat(cli("", "rm", id).code()).isZero();
+    }
+
+    @Test
+    void interactiveCommandsWithPipedInput() {
+        String id = createTiny("cli-tty");
+        var shell = cli("echo hi-$((1+1)); exit 3\n", "shell", id);
+        assertThat(shell.code()).as(shell.err()).isEqualTo(3);
+        assertThat(shell.out()).contains("hi-2");
+
+        var tty = cli("", "exec", "-t", id, "--", "sh", "-c", "[ -t 0 ] && [ -t 1 ] && echo on-a-tty; exit 4");
+        assertThat(tty.code()).as(tty.err()).isEqualTo(4);
+        assertThat(tty.out()).isEqualTo("on-a-tty\r\n");
+
+        var it = cli("echo typed-$((2*3))\n", "exec", "-it", id, "--", "sh");
+        assertThat(it.code()).as("Ctrl-D after the piped input ends the shell").isZero();
+        assertThat(it.out()).contains("typed-6");
+
+        var piped = cli("line one\nline two\n", "exec", "-i", id, "--", "sh", "-c", "cat; echo err >&2; exit 6");
+        assertThat(piped.code()).isEqualTo(6);
+        assertThat(piped.out()).isEqualTo("line one\nline two\n");
+        assertThat(piped.err()).isEqualTo("err\n");
+        assertThat(cli("", "ps", id).out()).as("exec -i forgets its process").doesNotContain("cat; echo err");
+
+        var refused = cli("", "shell", "no-such-sandbox");
+        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.err()).contains("sandbox_not_found");
+        assertThat(cli("", "rm", id).code()).isZero();
+    }
+
+    @Test
+    void eventsFollowTheLiveStream() throws Exception {
+        String id = createTiny("cli-events");
+        try (var events = new Running("events", "-f", id)) {
+            assertThat(cli("", "pause", id).code()).isZero();
+            assertThat(cli("", "resume", id).code()).isZero();
+            events.awaitOutput("the pause and the resume in the stream",
+                    e -> e.out().contains("running -> paused (api)") && e.out().contains("paused -> running (api)"));
+            assertThat(events.out()).contains("none -> running").contains(id);
+            assertThat(events.stop()).isZero();
+        }
+        assertThat(cli("", "rm", id).code()).isZero();
+    }
+
+    @Test
+    void watchPrintsOneLinePerChange() throws Exception {
+        String id = createTiny("cli-watch");
+        try (var watch = new Running("watch", id, "/root", "-r")) {
+            watch.awaitOutput("the watch in place", w -> w.err().contains("watching /root and below"));
+            // One change at a time: the server coalesces a burst into its net effect.
+            assertThat(cli("", "exec", id, "--", "mkdir", "/root/sub").code()).isZero();
+            watch.awaitOutput("the new directory", w -> w.out().contains("create /root/sub\n"));
+            assertThat(cli("", "exec", id, "--", "sh", "-c", "echo hi > /root/sub/a.txt").code()).isZero();
+            watch.awaitOutput("the new file below it", w -> w.out().contains("create /root/sub/a.txt\n"));
+            assertThat(cli("", "exec", id, "--", "mv", "/root/sub/a.txt", "/root/b.txt").code()).isZero();
+            watch.awaitOutput("the move", w -> w.out().contains("move /root/b.txt <- /root/sub/a.txt\n"));
+            assertThat(watch.stop()).isZero();
+        }
+        var missing = cli("", "watch", id, "/no/such/dir");
+        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.err()).contains("file_not_found");
+        assertThat(cli("", "rm", id).code()).isZero();
     }
 
     @Test

@@ -1,0 +1,47 @@
+package io.stasis.cli;
+
+import io.stasis.sdk.BackgroundProcess;
+import io.stasis.sdk.ProcessInfo;
+import io.stasis.sdk.StasisJson;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code stasis ps ID}: a sandbox's background processes, oldest first. */
+@Command(name = "ps", mixinStandardHelpOptions = true,
+        description = {"List a sandbox's background processes: the running ones and the last 100 ended, oldest first.",
+                "EXIT is the exit code (128+N and the signal's name when signal N ended it)."})
+final class PsCommand implements Callable<Integer> {
+    @ParentCommand
+    StasisCommand root;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "Sandbox id or name.")
+    String id;
+
+    @Override
+    public Integer call() {
+        List<BackgroundProcess> processes = root.client().sandboxes().processes(id).list();
+        if (root.json()) {
+            root.io().out().println(StasisJson.writeList(processes));
+        } else {
+            root.io().out().print(render(processes.stream().map(BackgroundProcess::info).toList()));
+        }
+        return ExitCodes.OK;
+    }
+
+    static String render(List<ProcessInfo> processes) {
+        var table = Table.withHeaders("PID", "STATUS", "EXIT", "TAG", "STARTED", "CMD");
+        for (ProcessInfo p : processes) {
+            table.row(p.pid(), p.status(), exit(p), p.tag(), HumanFormat.time(p.startedAt()), HumanFormat.command(p.cmd()));
+        }
+        return table.render();
+    }
+
+    /** {@code 0}, {@code 143 (TERM)}, or null while it runs. */
+    private static String exit(ProcessInfo p) {
+        if (p.exitCode() == null) return null;
+        return p.signal() == null ? p.exitCode().toString() : p.exitCode() + " (" + p.signal() + ")";
+    }
+}
