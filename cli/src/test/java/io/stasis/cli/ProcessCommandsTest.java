@@ -13,6 +13,8 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -221,14 +223,18 @@ class ProcessCommandsTest {
     void execInteractiveFeedsStdinToABackgroundProcessAndForgetsIt() {
         server.json("POST " + BASE, 201, process(9, "running", null, null, null, "cat"));
         server.json("POST " + BASE + "/9/stdin", 200, process(9, "running", null, null, null, "cat"));
-        server.json("POST " + BASE + "/9/stdin/close", 200, process(9, "running", null, null, null, "cat"));
+        var inputClosed = new CountDownLatch(1);
+        server.on("POST " + BASE + "/9/stdin/close", (request, exchange) -> {
+            inputClosed.countDown();
+            respond(exchange, 200, "application/json", process(9, "running", null, null, null, "cat").getBytes(StandardCharsets.UTF_8));
+        });
         server.json("GET " + BASE + "/9", 200, process(9, "exited", 0, null, null, "cat"));
         server.on("DELETE " + BASE + "/9", (request, exchange) -> respond(exchange, 204, null, new byte[0]));
         server.on("GET " + BASE + "/9/output", (request, exchange) -> {
-            // The output comes once the input is closed, as cat's would.
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (server.requests("POST " + BASE + "/9/stdin/close").isEmpty() && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
+            try {
+                inputClosed.await(5, TimeUnit.SECONDS); // the output comes once the input is closed, as cat's would
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
             events(exchange, "event: stdout\ndata: {\"data\": \"typed\", \"offset\": 5}\n\n"
                     + "event: exit\ndata: {\"exitCode\": 0, \"signal\": null, \"timedOut\": false, \"durationMs\": 5}\n\n");

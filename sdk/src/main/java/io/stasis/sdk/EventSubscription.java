@@ -46,7 +46,7 @@ public final class EventSubscription implements Subscription {
         return new EventSubscription(transport, path, afterId, consumer, first);
     }
 
-    /** The id of the last event delivered (or the one it started after). */
+    /** The id of the last event handed to the consumer (or the one it started after). */
     public long lastEventId() {
         return lastEventId;
     }
@@ -106,8 +106,8 @@ public final class EventSubscription implements Subscription {
             if ("error".equals(event.event())) throw ApiErrors.fromStreamEvent(event, connection.requestId());
             Event parsed = parse(event);
             if (parsed.id() <= lastEventId) continue; // replayed after a reconnect
+            lastEventId = parsed.id(); // first, so that the consumer sees it too
             ConsumerFailure.call(() -> consumer.accept(parsed));
-            lastEventId = parsed.id();
         }
     }
 
