@@ -4,6 +4,7 @@ import static io.stasis.cli.FakeServer.error;
 import static io.stasis.cli.FakeServer.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpExchange;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -69,7 +70,7 @@ class ProcessCommandsTest {
         return "[" + String.join(", ", items.stream().map(s -> "\"" + s.replace("\"", "\\\"") + "\"").toList()) + "]";
     }
 
-    private static void events(com.sun.net.httpserver.HttpExchange exchange, String text) throws IOException {
+    private static void events(HttpExchange exchange, String text) throws IOException {
         exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
         exchange.sendResponseHeaders(200, 0);
         try (OutputStream stream = exchange.getResponseBody()) {

@@ -21,8 +21,9 @@ public interface Subscription extends AutoCloseable {
      * Waits until it ends, at most {@code timeout} (null: no limit).
      *
      * @return true when it has ended, false when the time ran out first
-     * @throws StasisClientException what ended it, when that was a failure (a connection that
-     *                               could not be restored, an exception thrown by the consumer)
+     * @throws RuntimeException what ended it, when that was a failure: a
+     *                          {@link StasisConnectionException} for a connection that could not be
+     *                          restored, or whatever the consumer threw
      */
     boolean await(Duration timeout) throws InterruptedException;
 

@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * An interactive terminal in a sandbox over the WebSocket {@code GET /v1/sandboxes/{id}/terminal}:
@@ -177,7 +178,7 @@ public final class Terminal implements AutoCloseable {
      * One message at a time, in order (the WebSocket refuses a send while another is under way).
      * Waits for it, except on the socket's own thread, where waiting could stall the socket.
      */
-    private void send(java.util.function.Function<WebSocket, CompletableFuture<WebSocket>> message, String what) {
+    private void send(Function<WebSocket, CompletableFuture<WebSocket>> message, String what) {
         CompletableFuture<WebSocket> mine;
         synchronized (this) {
             if (sending == null) throw new IllegalStateException("the terminal is not open yet");

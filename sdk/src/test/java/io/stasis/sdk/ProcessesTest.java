@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -157,7 +159,7 @@ class ProcessesTest {
         });
         var stdout = new ByteArrayOutputStream();
         var stderr = new ByteArrayOutputStream();
-        var drops = new java.util.ArrayList<String>();
+        var drops = new ArrayList<String>();
         var write = ExecOutputListener.writingTo(stdout, stderr);
         ProcessInfo end = processes.start("x").follow(new ExecOutputListener() {
             @Override
@@ -195,7 +197,7 @@ class ProcessesTest {
             connections.incrementAndGet();
             FakeApi.startEvents(exchange).flush(); // headers, then the end: never the exit event
         });
-        try (var http = java.net.http.HttpClient.newHttpClient()) {
+        try (var http = HttpClient.newHttpClient()) {
             var transport = new HttpTransport(api.url(), "k", http, Duration.ofSeconds(5));
             var follower = new ProcessOutputFollower(transport, BASE + "/7/output", ExecOutputListener.IGNORE,
                     new Reconnects(Thread::sleep, Duration.ofMillis(400)), 0, 0);
