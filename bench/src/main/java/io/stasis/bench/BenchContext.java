@@ -7,8 +7,10 @@ package io.stasis.bench;
  * @param counts   iteration counts, already scaled
  * @param maxSize  largest memory or root size a scenario may use, bytes ({@code --max-size})
  * @param outputSize bytes a process writes per output streaming sample ({@code --output-size}, at most {@code maxSize})
+ * @param followersInFlight streams the followers scenario may be opening at once ({@code --followers-in-flight})
  * @param progress progress lines on stderr
  * @param sampler  runs warm-up and measured iterations
  */
-record BenchContext(PrivateService service, Options.Counts counts, long maxSize, long outputSize, Progress progress, Sampler sampler) {
+record BenchContext(PrivateService service, Options.Counts counts, long maxSize, long outputSize, int followersInFlight, Progress progress,
+                    Sampler sampler) {
 }

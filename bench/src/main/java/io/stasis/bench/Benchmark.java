@@ -40,7 +40,7 @@ public final class Benchmark {
                 // work does not compete with the first measurements.
                 service.awaitTemplates(CreateToFirstOutput.TEMPLATES, progress);
                 var context = new BenchContext(service, counts, options.maxSize(),
-                        Math.min(options.outputSize(), options.maxSize()), progress, new Sampler(progress));
+                        Math.min(options.outputSize(), options.maxSize()), options.followersInFlight(), progress, new Sampler(progress));
                 for (Scenario scenario : SCENARIOS) {
                     if (!options.runs(scenario.name())) continue;
                     service.requireOpen();

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,8 +26,10 @@ import java.util.stream.Stream;
  * Many clients following output at once on one host: N Server-Sent Event streams
  * ({@code GET .../processes/{pid}/output?follow=true}) on 8 long-running processes spread over 4
  * {@code tiny} sandboxes (each prints {@code tick} every second and copies its stdin to its
- * stdout), held through 4 HTTP/1.1 clients (one connection per stream). Measured: the time to
- * open them all (until each has its first event), how many are still held after a 5 s hold,
+ * stdout), held through 4 HTTP/1.1 clients (one connection per stream), opened at most
+ * {@code --followers-in-flight} at a time (default 32: the service listens with an accept backlog
+ * of 50, and a burst of connections beyond it waits for SYN retransmissions of 1, 3, 7 s...).
+ * Measured: the time to open them all (until each has its first event), how many are still held after a 5 s hold,
  * what this JVM (the service and the client) costs meanwhile (RSS, OS threads, open file
  * descriptors, CPU), and the delivery of one line written afterwards to each process's stdin:
  * from the start of that stdin call until the line's event arrives, per follower.
@@ -66,19 +69,28 @@ final class ConcurrentFollowers implements Scenario {
             Usage before = Usage.now();
             var followers = new Follower[n];
             try (var streams = live.eventStreams(CLIENTS)) {
-                progress.say("followers: opening %d output streams on %d processes in %d sandboxes", n, processes.size(), sandboxes.size());
+                int inFlight = Math.min(n, context.followersInFlight());
+                progress.say("followers: opening %d output streams on %d processes in %d sandboxes, %d at a time", n, processes.size(),
+                        sandboxes.size(), inFlight);
+                long overflowsBefore = listenOverflows();
+                var opening = new Semaphore(inFlight);
                 long start = System.nanoTime();
                 for (int i = 0; i < n; i++) {
                     var follower = new Follower(processes.get(i % processes.size()));
                     followers[i] = follower;
+                    if (!opening.tryAcquire(OPEN_WAIT.toMillis(), TimeUnit.MILLISECONDS))
+                        throw new IllegalStateException("no stream opened for " + OPEN_WAIT + " while opening " + n);
                     follower.stream = streams.get(OutputThroughput.outputPath(follower.process.sandboxId(), follower.process.pid()),
                             follower::event);
+                    follower.stream.opened.whenComplete((at, failure) -> opening.release());
                 }
                 Map<String, Integer> failures = new TreeMap<>();
                 double[] openEach = awaitOpened(followers, failures);
                 double openAll = Format.millis(Arrays.stream(followers).filter(Follower::isOpen)
                         .mapToLong(f -> f.stream.opened.join()).max().orElse(start) - start);
-                progress.say("followers: %d open after %s ms; holding them %d s", openEach.length, Format.number(openAll), HOLD.toSeconds());
+                long overflows = listenOverflows() - overflowsBefore;
+                progress.say("followers: %d open after %s ms (%d connections overflowed a listen queue meanwhile); holding them %d s",
+                        openEach.length, Format.number(openAll), overflows, HOLD.toSeconds());
 
                 long cpuBefore = cpuNanos();
                 long holdStart = System.nanoTime();
@@ -87,7 +99,9 @@ final class ConcurrentFollowers implements Scenario {
                 Usage held = Usage.now();
                 long stillOpen = Arrays.stream(followers).filter(f -> f.isOpen() && !f.stream.ended.isDone()).count();
                 for (var f : followers) {
-                    if (f.stream.ended.isCompletedExceptionally()) failures.merge(describe(f.stream.ended), 1, Integer::sum);
+                    // Those that never opened are counted already.
+                    if (f.isOpen() && f.stream.ended.isCompletedExceptionally())
+                        failures.merge("dropped while held: " + describe(f.stream.ended), 1, Integer::sum);
                 }
 
                 double[] delivery = deliver(live, processes, followers, (int) stillOpen, progress);
@@ -104,10 +118,10 @@ final class ConcurrentFollowers implements Scenario {
                         + " to every process's stdin", Stats.single(delivery.length));
                 figures.add(judged ? reached.withTarget(Target.atLeast(TARGET_FOLLOWERS)) : reached);
                 figures.add(Figure.of("followers.open_all", name(), "ms", "from the first request until all " + n
-                        + " streams had their first event", Stats.single(openAll)));
+                        + " streams had their first event, " + inFlight + " opening at a time", Stats.single(openAll)));
                 if (openEach.length > 0)
                     figures.add(Figure.of("followers.open_each", name(), "ms", "each stream, from its request until its first event,"
-                            + " all opened back to back", Stats.of(openEach)));
+                            + " " + inFlight + " opening at a time", Stats.of(openEach)));
                 if (delivery.length > 0)
                     figures.add(Figure.of("followers.delivery", name(), "ms", "a line written to each process's stdin (POST .../stdin,"
                             + " one process after the other) until its event arrives, per follower", Stats.of(delivery)));
@@ -126,6 +140,8 @@ final class ConcurrentFollowers implements Scenario {
                 details.put("sandboxes", sandboxes.size());
                 details.put("processes", processes.size());
                 details.put("httpClients", CLIENTS);
+                details.put("openingAtOnce", inFlight);
+                details.put("listenOverflowsWhileOpening", overflows);
                 details.put("before", before.toMap());
                 details.put("held", held.toMap());
                 details.put("fdLimit", fdLimit());
@@ -198,6 +214,25 @@ final class ConcurrentFollowers implements Scenario {
     private static String describe(Throwable t) {
         String message = t.getClass().getSimpleName() + ": " + t.getMessage();
         return message.length() > 200 ? message.substring(0, 200) : message;
+    }
+
+    /**
+     * The host's count of connections dropped because a listen queue was full (TcpExt
+     * ListenOverflows): host-wide, but while the streams open it is the service's queue that fills.
+     */
+    private static long listenOverflows() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/net/netstat"));
+            for (int i = 0; i + 1 < lines.size(); i++) {
+                if (!lines.get(i).startsWith("TcpExt:")) continue;
+                List<String> names = List.of(lines.get(i).split("\\s+"));
+                int at = names.indexOf("ListenOverflows");
+                if (at > 0) return Long.parseLong(lines.get(i + 1).split("\\s+")[at]);
+            }
+            return 0;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static long cpuNanos() {

@@ -16,9 +16,11 @@ import java.util.Set;
  * @param counts      iteration counts before scaling
  * @param maxSize     largest memory or root size the live-state scenarios use, bytes; larger sizes are skipped
  * @param outputSize  bytes a process writes for each output streaming sample (at most {@code maxSize})
+ * @param followersInFlight streams the followers scenario may have requested and not yet seen open at once
  * @param help        whether only the usage was asked for
  */
-public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, boolean help) {
+public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
+                      boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
@@ -26,16 +28,19 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
     /** What a process writes for one output streaming sample: 200 MiB. */
     public static final long DEFAULT_OUTPUT_SIZE = 200L << 20;
+    /** Streams opened at once by the followers scenario: below the service's accept backlog of 50. */
+    public static final int DEFAULT_FOLLOWERS_IN_FLIGHT = 32;
 
     public Options {
         only = Set.copyOf(only);
         if (maxSize <= 0) throw new IllegalArgumentException("maxSize must be positive, was " + maxSize);
         if (outputSize <= 0) throw new IllegalArgumentException("outputSize must be positive, was " + outputSize);
+        if (followersInFlight < 1) throw new IllegalArgumentException("followersInFlight must be positive, was " + followersInFlight);
     }
 
     /** The same options, writing the JSON elsewhere. */
     public Options withJson(Path file) {
-        return new Options(scale, only, file, counts, maxSize, outputSize, help);
+        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, help);
     }
 
     /**
@@ -109,6 +114,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
         long maxSize = DEFAULT_MAX_SIZE;
         long outputSize = DEFAULT_OUTPUT_SIZE;
+        int followersInFlight = DEFAULT_FOLLOWERS_IN_FLIGHT;
         boolean help = false;
         var rest = new ArrayList<>(List.of(args));
         while (!rest.isEmpty()) {
@@ -149,13 +155,14 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--latency-n" -> outputLatency = count(name, value, 1);
                 case "--file-event-n" -> fileEvents = count(name, value, 1);
                 case "--followers" -> followers = count(name, value, 1);
+                case "--followers-in-flight" -> followersInFlight = count(name, value, 1);
                 case "--warmup" -> warmup = count(name, value, 0);
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
                 outputLatency, fileEvents, followers, warmup);
-        return new Options(scale, only, json, counts, maxSize, outputSize, help);
+        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, help);
     }
 
     private static List<String> scenarios(String value) {
@@ -235,12 +242,14 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --latency-n N         lines timed from their write to their arrival on the stream, per figure (default %d)
                   --file-event-n N      files written and touched, each timed until its watch event (default %d)
                   --followers N         output streams held open at once (default %d)
+                  --followers-in-flight N  of those, how many may be opening at once (default %d; as many as
+                                        --followers: all requested at once)
                   --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
                 d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
-                d.fileEvents(), d.followers(), d.warmup());
+                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.warmup());
     }
 }

@@ -54,6 +54,8 @@ class OptionsTest {
         assertThat(options.outputSize()).isEqualTo(10L << 20);
         assertThat(Options.parse().outputSize()).isEqualTo(200L << 20);
         assertThatThrownBy(() -> Options.parse("--output-size", "0")).hasMessageContaining("--output-size");
+        assertThat(Options.parse().followersInFlight()).isEqualTo(32);
+        assertThat(Options.parse("--followers-in-flight", "1000").followersInFlight()).isEqualTo(1000);
     }
 
     @Test
@@ -82,6 +84,7 @@ class OptionsTest {
         assertThat(Options.usage()).contains("--iterations-scale", "--only", "--json", "--create-n", "--exec-n",
                 "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank", "--max-size",
                 "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,hibernate,fork10,checkpoint", "--output-n",
-                "--output-size", "--latency-n", "--file-event-n", "--followers", "output,output-latency,file-watch,followers");
+                "--output-size", "--latency-n", "--file-event-n", "--followers", "--followers-in-flight",
+                "output,output-latency,file-watch,followers");
     }
 }
