@@ -51,6 +51,25 @@ apt_step() {
     say "apt packages: ok (installed in $(elapsed "$start"))"
 }
 
+# ---- kernel limits --------------------------------------------------------------------------------
+# Each file watch of the API holds one inotify instance, and the default of 128 per user is shared
+# with everything else running as root; the number of watched directories is shared the same way.
+# Raised (never lowered) for the running kernel only; a reboot returns to the distribution's values.
+STASIS_SYSCTL_MINIMUMS=(fs.inotify.max_user_instances=4096 fs.inotify.max_user_watches=1048576)
+
+kernel_limits_step() {
+    local setting key want have raised=()
+    for setting in "${STASIS_SYSCTL_MINIMUMS[@]}"; do
+        key=${setting%%=*} want=${setting#*=}
+        have=$(sysctl -n "$key" 2>/dev/null) || continue
+        ((have >= want)) && continue
+        if is_root && sysctl -q -w "$key=$want" >/dev/null 2>&1; then raised+=("$key=$want"); else
+            say "kernel limits: $key is $have (below $want; file watches may run out: run as root to raise it)"
+        fi
+    done
+    if ((${#raised[@]})); then say "kernel limits: raised ${raised[*]}"; else say "kernel limits: ok"; fi
+}
+
 # ---- Java ---------------------------------------------------------------------------------------
 # java_step [quiet]: exports JAVA_HOME (default Temurin 25) and sets JAVA; fails unless it is a
 # JDK 25. Reads $JAVA_HOME/release (instant) and only falls back to `java -version`.

@@ -19,6 +19,7 @@ import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
+import io.stasis.fs.linux.InotifyFileWatcher;
 import io.stasis.fs.linux.LinuxSandboxFiles;
 import io.stasis.runtime.runc.RuncConfig;
 import io.stasis.runtime.runc.RuncRuntime;
@@ -88,7 +89,7 @@ public final class Daemon implements AutoCloseable {
             var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock);
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock);
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
-            var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner));
+            var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
                     processes::keepsAwake));

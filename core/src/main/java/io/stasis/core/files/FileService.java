@@ -5,11 +5,13 @@ import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.FileWatcher;
 import io.stasis.core.spi.SandboxFiles;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.function.Consumer;
 
 /**
  * The files API: each call finds the sandbox's root and hands the confined access to
@@ -21,12 +23,15 @@ public final class FileService {
     private final LifecycleService lifecycle;
     private final ActivityTracker activity;
     private final SandboxFiles files;
+    private final FileWatcher watcher;
 
-    public FileService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxFiles files) {
+    public FileService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxFiles files,
+                       FileWatcher watcher) {
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.activity = activity;
         this.files = files;
+        this.watcher = watcher;
     }
 
     private Path root(String sandboxRef) {
@@ -66,5 +71,14 @@ public final class FileService {
 
     public void delete(String sandboxRef, SandboxPath path, boolean recursive) {
         files.delete(root(sandboxRef), path, recursive);
+    }
+
+    /**
+     * Watches a path of a sandbox (see {@link FileWatcher#watch}). The watch does not keep the
+     * sandbox awake: a paused or hibernated sandbox changes no files, and the watch goes on after
+     * it resumes.
+     */
+    public FileWatcher.Watch watch(String sandboxRef, SandboxPath path, boolean recursive, Consumer<List<FileEvent>> listener) {
+        return watcher.watch(root(sandboxRef), path, recursive, listener);
     }
 }

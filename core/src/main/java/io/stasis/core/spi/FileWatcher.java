@@ -16,7 +16,7 @@ public interface FileWatcher {
      * Starts watching {@code path} (a directory, or a single file) and, with {@code recursive},
      * everything below it, including directories created later.
      * <p>Effects on success: {@code listener} receives batches of events, in order, from one
-     * thread, bursts coalesced (several modifications of one file in a short while are one
+     * thread (and one empty batch after the last when the watch ends on its own), bursts coalesced (several modifications of one file in a short while are one
      * event). The watch lasts until closed, also across a hibernation of the sandbox (the files
      * stay where they are).
      * <p>Errors: {@code file_not_found}, {@code invalid_request}.
@@ -30,5 +30,8 @@ public interface FileWatcher {
 
         /** Whether the watch ended on its own (its root is gone, or the kernel dropped events: {@code overflowed}). */
         boolean ended();
+
+        /** Why it ended on its own, named for the API ({@code overflowed}, {@code deleted}...); empty while it runs. */
+        java.util.Optional<String> whyEnded();
     }
 }

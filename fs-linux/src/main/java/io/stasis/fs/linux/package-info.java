@@ -13,6 +13,12 @@
  * component for a symlink between check and use changes nothing. All of it needs Linux 5.6+.
  * FFM code lives only in {@link io.stasis.fs.linux.Syscalls}.
  *
+ * <h2>Watching</h2>
+ * {@link io.stasis.fs.linux.InotifyFileWatcher} reports changes under a sandbox path with
+ * inotify. Directories are opened the same confined way and inotify is given only their
+ * {@code /proc/self/fd/N} link; below the watched directory nothing is resolved through a
+ * symlink or across a mount, so a watch can never be steered outside the root.
+ *
  * <h2>What it defends against</h2>
  * A sandbox that controls the whole content of its root, changes it concurrently with host
  * calls, and a caller that chooses any path: {@code ..} chains, absolute and relative symlinks
@@ -30,7 +36,10 @@
  *   <li>Resource use: a sandbox can make directories huge or trees deep; listing loads a whole
  *       directory, and recursive deletion refuses trees deeper than
  *       1024 levels.</li>
- *   <li>Names that are not UTF-8 are decoded lossily in listings and cannot be addressed back.</li>
+ *   <li>Names that are not UTF-8 are decoded lossily in listings and watch events and cannot be
+ *       addressed back.</li>
+ *   <li>A sandbox can make its own watches end (overflowing the kernel queue, or growing a tree
+ *       past the directory limit); the caller starts again. It cannot affect other watches.</li>
  * </ul>
  */
 package io.stasis.fs.linux;

@@ -89,7 +89,10 @@ class EscapeFuzzIT {
         try (ConfinedRoot confined = ConfinedRoot.open(layout.root, OWNER)) {
             apply(op, p, confined);
         } catch (StasisException | LinuxException expected) {
-            assertThat(expected.getMessage()).doesNotContain(CANARY).doesNotContain(layout.root.toString());
+            // a message may echo the caller's own path, which can spell the host root by chance
+            // ("OUTSIDE/../root"); anything else naming it would be a leak
+            String message = withoutCallersPath(expected.getMessage(), p);
+            assertThat(message).doesNotContain(CANARY).doesNotContain(layout.root.toString());
         }
         assertThat(layout.snapshotOutside()).as(op + " " + p).isEqualTo(outsideBefore);
     }
@@ -124,6 +127,12 @@ class EscapeFuzzIT {
         Path stolen = root.resolve("stolen");
         if (op == Op.MOVE_FROM && Files.isRegularFile(stolen, LinkOption.NOFOLLOW_LINKS))
             assertThat(Files.readString(stolen)).as(p).doesNotContain(CANARY);
+    }
+
+    private static String withoutCallersPath(String message, String p) {
+        SandboxPath caller = path(p);
+        return message.replace(caller.normalized(), "<path>")
+                .replace(ConfinedRoot.display(caller.components()), "<path>");
     }
 
     private static SandboxPath path(String p) {

@@ -26,12 +26,10 @@ final class EventRoutes {
 
     private final SandboxService sandboxes;
     private final EventLog events;
-    private final io.stasis.core.lifecycle.ActivityTracker activity;
 
-    EventRoutes(SandboxService sandboxes, EventLog events, io.stasis.core.lifecycle.ActivityTracker activity) {
+    EventRoutes(SandboxService sandboxes, EventLog events) {
         this.sandboxes = sandboxes;
         this.events = events;
-        this.activity = activity;
     }
 
     void register(RoutesConfig routes) {
@@ -62,7 +60,6 @@ final class EventRoutes {
         try (var subscription = events.subscribe(e -> {
                  if (sandbox.isEmpty() || sandbox.equals(e.sandbox())) live.add(e);
              });
-             var attached = sandbox.map(activity::attach).orElse(() -> { });
              var sse = SseStream.open(ctx)) {
             long sent = after;
             while (true) {

@@ -4,8 +4,10 @@ import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.files.FileInfo;
+import io.stasis.core.files.FileEvent;
 import io.stasis.core.files.FileService;
 import io.stasis.core.files.SandboxPath;
+import io.stasis.server.http.Views.FileEventView;
 import io.stasis.server.http.Views.FileView;
 import io.stasis.server.http.Views.ListView;
 import java.io.IOException;
@@ -13,12 +15,17 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
+import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 
 /** The files API: raw bytes in and out, streamed; paths confined to the sandbox root. */
 final class FileRoutes {
     private static final int DEFAULT_LIST_LIMIT = 1000;
     private static final int MAX_LIST_LIMIT = 10_000;
+    private static final java.time.Duration WATCH_POLL = java.time.Duration.ofSeconds(1);
+    private static final int WATCH_QUEUE = 1024;
 
     private final FileService files;
     private final long maxUploadBytes;
@@ -36,6 +43,7 @@ final class FileRoutes {
         routes.get("/v1/sandboxes/{id}/files/stat", ctx -> ctx.json(FileView.of(files.stat(ctx.pathParam("id"), path(ctx, "path")))));
         routes.post("/v1/sandboxes/{id}/files/mkdir", this::mkdir);
         routes.post("/v1/sandboxes/{id}/files/move", this::move);
+        routes.get("/v1/sandboxes/{id}/files/watch", this::watch);
     }
 
     private static SandboxPath path(Context ctx, String param) {
@@ -120,4 +128,35 @@ final class FileRoutes {
         }
     }
 
+
+    /**
+     * Changes under a path as Server-Sent Events: {@code ready} once the watch is in place, then
+     * {@code create}, {@code modify}, {@code delete}, {@code move} as they happen, bursts coalesced;
+     * {@code overflow} when the watch could not keep up (or its path went away) and the stream ends:
+     * the client rescans and watches again. Live only: there is nothing to resume from.
+     */
+    private void watch(Context ctx) throws InterruptedException {
+        // Bounded: a client that does not read ends its watch as overflowed rather than filling the heap.
+        var batches = new LinkedBlockingQueue<List<FileEvent>>(WATCH_QUEUE);
+        var fellBehind = new java.util.concurrent.atomic.AtomicBoolean();
+        try (var watch = files.watch(ctx.pathParam("id"), path(ctx, "path"), Query.bool(ctx, "recursive", true), batch -> {
+                 if (!batches.offer(batch)) fellBehind.set(true);
+             });
+             var sse = SseStream.open(ctx)) {
+            sse.event("ready", Map.of());
+            while (!sse.clientGone()) {
+                var batch = batches.poll(WATCH_POLL.toMillis(), TimeUnit.MILLISECONDS);
+                if (batch != null) {
+                    for (var event : batch) sse.event(event.kind().wireName(), FileEventView.of(event));
+                }
+                boolean ended = batch != null ? batch.isEmpty() : watch.ended(); // an empty batch is the last
+                if (ended || fellBehind.get()) {
+                    sse.event("overflow", Map.of("reason", fellBehind.get() ? "overflowed" : watch.whyEnded().orElse("overflowed")));
+                    return;
+                }
+            }
+        } catch (SseStream.ClientGone e) {
+            // the client left; closing the watch frees its kernel resources
+        }
+    }
 }

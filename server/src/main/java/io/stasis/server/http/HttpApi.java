@@ -88,7 +88,7 @@ public final class HttpApi implements AutoCloseable {
         new TerminalRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
-        new EventRoutes(services.sandboxes(), services.events(), services.activity()).register(routes);
+        new EventRoutes(services.sandboxes(), services.events()).register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));

@@ -58,6 +58,11 @@ final class SseOutput implements ExecListener, AutoCloseable {
         }
     }
 
+    /** Sends the 200 and the headers now, so that a client sees the stream open before any output comes. */
+    void begin() {
+        stream();
+    }
+
     void event(String name, Object data) {
         stream().event(name, resumeId(), data);
     }

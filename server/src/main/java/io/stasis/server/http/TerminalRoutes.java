@@ -39,7 +39,7 @@ final class TerminalRoutes {
     private final ProcessService processes;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
 
-    /** One terminal: its sandbox and process, and whether the socket is still open. */
+    /** One terminal: its sandbox and process, and whether the socket is still open. Sends go one at a time. */
     private static final class Session {
         final String sandbox;
         final long pid;
@@ -50,6 +50,14 @@ final class TerminalRoutes {
             this.sandbox = sandbox;
             this.pid = pid;
             this.hangUpOnClose = hangUpOnClose;
+        }
+
+        synchronized void send(WsContext ctx, ByteBuffer bytes) {
+            ctx.send(bytes);
+        }
+
+        synchronized void send(WsContext ctx, String text) {
+            ctx.send(text);
         }
     }
 
@@ -92,7 +100,7 @@ final class TerminalRoutes {
                 from = 0;
             }
             sessions.put(ctx.sessionId(), session);
-            ctx.send(Json.write(Map.of("type", "started", "pid", session.pid)));
+            session.send(ctx, Json.write(Map.of("type", "started", "pid", session.pid)));
             ctx.enableAutomaticPings();
             Thread.ofVirtual().name("terminal-" + session.pid).start(() -> relay(ctx, session, from));
         } catch (StasisException e) {
@@ -106,7 +114,7 @@ final class TerminalRoutes {
         ExecListener listener = new ExecListener() {
             @Override
             public void output(OutputKind kind, byte[] data, long offsetAfter) {
-                ctx.send(ByteBuffer.wrap(data));
+                session.send(ctx, ByteBuffer.wrap(data));
             }
 
             @Override
@@ -117,7 +125,7 @@ final class TerminalRoutes {
         try {
             var exit = processes.follow(session.sandbox, session.pid, from, 0, listener);
             if (session.open) {
-                ctx.send(Json.write(Map.of("type", "exit", "exitCode", exit.map(e -> e.exitCode()).orElse(-1))));
+                session.send(ctx, Json.write(Map.of("type", "exit", "exitCode", exit.map(e -> e.exitCode()).orElse(-1))));
                 ctx.closeSession(1000, "exited");
             }
         } catch (InterruptedException e) {
@@ -133,7 +141,12 @@ final class TerminalRoutes {
         if (session == null) return;
         byte[] bytes = new byte[data.remaining()];
         data.get(bytes);
-        processes.writeStdin(session.sandbox, session.pid, bytes);
+        try {
+            processes.writeStdin(session.sandbox, session.pid, bytes);
+        } catch (StasisException e) {
+            // typed after the process ended, or it does not read: the client hears of it, the socket stays
+            session.send(ctx, Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
+        }
     }
 
     private void control(WsContext ctx, String message) {
@@ -143,11 +156,11 @@ final class TerminalRoutes {
             JsonNode json = Json.MAPPER.readTree(message);
             if ("resize".equals(json.path("type").asText()))
                 processes.resize(session.sandbox, session.pid, new TerminalSize(json.path("cols").asInt(), json.path("rows").asInt()));
-            else ctx.send(Json.write(Map.of("type", "error", "code", "invalid_request", "message", "unknown control message")));
+            else session.send(ctx, Json.write(Map.of("type", "error", "code", "invalid_request", "message", "unknown control message")));
         } catch (StasisException e) {
-            ctx.send(Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
+            session.send(ctx, Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
         } catch (java.io.IOException e) {
-            ctx.send(Json.write(Map.of("type", "error", "code", "malformed_request", "message", "control messages are JSON")));
+            session.send(ctx, Json.write(Map.of("type", "error", "code", "malformed_request", "message", "control messages are JSON")));
         }
     }
 

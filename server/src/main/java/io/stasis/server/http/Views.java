@@ -75,6 +75,14 @@ final class Views {
     record ExitEvent(int exitCode, String signal, boolean timedOut, long durationMs) {
     }
 
+    /** A change under a watched path; {@code from} only for a move that started inside the watched tree. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    record FileEventView(String type, String path, String fileType, String from) {
+        static FileEventView of(io.stasis.core.files.FileEvent e) {
+            return new FileEventView(e.kind().wireName(), e.path(), e.type().wireName(), e.from().orElse(null));
+        }
+    }
+
     /** Output from {@code from} to {@code to} of a stream was dropped to bound its size. */
     record DroppedEvent(String stream, long from, long to) {
     }
