@@ -29,10 +29,11 @@ import java.util.stream.Stream;
  * stdout), held through 4 HTTP/1.1 clients (one connection per stream), opened at most
  * {@code --followers-in-flight} at a time (default 32: the service listens with an accept backlog
  * of 50, and a burst of connections beyond it waits for SYN retransmissions of 1, 3, 7 s...).
- * Measured: the time to open them all (until each has its first event), how many are still held after a 5 s hold,
- * what this JVM (the service and the client) costs meanwhile (RSS, OS threads, open file
- * descriptors, CPU), and the delivery of one line written afterwards to each process's stdin:
- * from the start of that stdin call until the line's event arrives, per follower.
+ * Measured: the time to open them all (until each has its first event), how many are still held
+ * after a 5 s hold (1 s below 200 followers), what this JVM (the service and the client) costs
+ * meanwhile (RSS, OS threads, open file descriptors, CPU), and the delivery of one line written
+ * afterwards to each process's stdin: from the start of that stdin call until the line's event
+ * arrives, per follower.
  */
 final class ConcurrentFollowers implements Scenario {
     /** The goal: streams held at once on one host. */
@@ -42,6 +43,8 @@ final class ConcurrentFollowers implements Scenario {
     private static final int CLIENTS = 4;
     private static final Duration OPEN_WAIT = Duration.ofMinutes(2);
     private static final Duration HOLD = Duration.ofSeconds(5);
+    /** The hold of a small run (the test suite's smoke run has 10 followers). */
+    private static final Duration SHORT_HOLD = Duration.ofSeconds(1);
     private static final Duration DELIVERY_WAIT = Duration.ofSeconds(30);
     private static final String TICKER = "(while :; do echo tick; sleep 1; done) & exec cat";
     private static final double MIB = 1 << 20;
@@ -82,19 +85,21 @@ final class ConcurrentFollowers implements Scenario {
                         throw new IllegalStateException("no stream opened for " + OPEN_WAIT + " while opening " + n);
                     follower.stream = streams.get(OutputThroughput.outputPath(follower.process.sandboxId(), follower.process.pid()),
                             follower::event);
-                    follower.stream.opened.whenComplete((at, failure) -> opening.release());
+                    follower.stream.ended.whenComplete((v, failure) -> follower.firstEvent.complete(-1L));
+                    follower.firstEvent.whenComplete((at, failure) -> opening.release());
                 }
                 Map<String, Integer> failures = new TreeMap<>();
                 double[] openEach = awaitOpened(followers, failures);
                 double openAll = Format.millis(Arrays.stream(followers).filter(Follower::isOpen)
-                        .mapToLong(f -> f.stream.opened.join()).max().orElse(start) - start);
+                        .mapToLong(f -> f.firstEvent.join()).max().orElse(start) - start);
                 long overflows = listenOverflows() - overflowsBefore;
+                Duration hold = n >= 200 ? HOLD : SHORT_HOLD;
                 progress.say("followers: %d open after %s ms (%d connections overflowed a listen queue meanwhile); holding them %d s",
-                        openEach.length, Format.number(openAll), overflows, HOLD.toSeconds());
+                        openEach.length, Format.number(openAll), overflows, hold.toSeconds());
 
                 long cpuBefore = cpuNanos();
                 long holdStart = System.nanoTime();
-                OutputLatency.pause(HOLD.toNanos());
+                OutputLatency.pause(hold.toNanos());
                 double cpuPercent = 100.0 * (cpuNanos() - cpuBefore) / (System.nanoTime() - holdStart);
                 Usage held = Usage.now();
                 long stillOpen = Arrays.stream(followers).filter(f -> f.isOpen() && !f.stream.ended.isDone()).count();
@@ -112,7 +117,7 @@ final class ConcurrentFollowers implements Scenario {
                 var figures = new ArrayList<Figure>();
                 boolean judged = n >= TARGET_FOLLOWERS;
                 Figure heldFigure = Figure.of("followers.held", name(), "count", n + " output streams opened at once; those still open"
-                        + " after a " + HOLD.toSeconds() + " s hold", Stats.single(stillOpen));
+                        + " after a " + hold.toSeconds() + " s hold", Stats.single(stillOpen));
                 figures.add(judged ? heldFigure.withTarget(Target.atLeast(TARGET_FOLLOWERS)) : heldFigure);
                 Figure reached = Figure.of("followers.reached", name(), "count", "followers that received a line written afterwards"
                         + " to every process's stdin", Stats.single(delivery.length));
@@ -134,7 +139,7 @@ final class ConcurrentFollowers implements Scenario {
                 figures.add(Figure.of("followers.open_fds", name(), "count", "file descriptors open in this JVM while they are held"
                         + " (both ends of every connection, the service's own)", Stats.single(held.fds())));
                 figures.add(Figure.of("followers.cpu_held", name(), "%", "CPU of this JVM while they are held, idle but for one tick a"
-                        + " second per process (% of one core over " + HOLD.toSeconds() + " s)", Stats.single(cpuPercent)));
+                        + " second per process (% of one core over " + hold.toSeconds() + " s)", Stats.single(cpuPercent)));
                 Map<String, Object> details = new LinkedHashMap<>();
                 details.put("requested", n);
                 details.put("sandboxes", sandboxes.size());
@@ -161,8 +166,9 @@ final class ConcurrentFollowers implements Scenario {
         var times = new ArrayList<Double>();
         for (var f : followers) {
             try {
-                long opened = f.stream.opened.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                times.add(Format.millis(opened - f.stream.started()));
+                long opened = f.firstEvent.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                if (opened >= 0) times.add(Format.millis(opened - f.stream.started()));
+                else failures.merge("ended before its first event: " + describe(f.stream.ended), 1, Integer::sum);
             } catch (ExecutionException e) {
                 failures.merge(describe(e.getCause()), 1, Integer::sum);
             } catch (TimeoutException e) {
@@ -276,6 +282,8 @@ final class ConcurrentFollowers implements Scenario {
         private volatile String token;
         private volatile CountDownLatch arrived;
         private final AtomicLong arrivedAt = new AtomicLong();
+        /** {@link System#nanoTime()} of its first event (the backlog of ticks): the stream is live; -1 if it ended first. */
+        private final java.util.concurrent.CompletableFuture<Long> firstEvent = new java.util.concurrent.CompletableFuture<>();
         private String tail = "";
 
         Follower(Followed process) {
@@ -283,7 +291,7 @@ final class ConcurrentFollowers implements Scenario {
         }
 
         boolean isOpen() {
-            return stream.opened.isDone() && !stream.opened.isCompletedExceptionally();
+            return firstEvent.isDone() && firstEvent.join() >= 0;
         }
 
         void expect(String line, CountDownLatch latch) {
@@ -292,6 +300,7 @@ final class ConcurrentFollowers implements Scenario {
         }
 
         void event(String type, String data, long received) {
+            firstEvent.complete(received);
             String expected = token;
             if (!type.equals("stdout") || expected == null || arrivedAt.get() != 0) return;
             String text = tail + OutputEvent.parse(data).text();

@@ -28,8 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  *       every 20 ms, which prints the kernel's {@code CLOCK_REALTIME} in microseconds (the sandbox
  *       shares the host's clock: there are no time namespaces); the client subtracts it from its
  *       own {@code Instant.now()} when the event arrives. The time is read just before the line is
- *       written (adjtimex prints it when it exits). Lines written before the stream opened are not
- *       counted.</li>
+ *       written (adjtimex prints it when it exits). Lines written before the stream's first event
+ *       arrived are not counted.</li>
  * </ul>
  */
 final class OutputLatency implements Scenario {
@@ -124,10 +124,7 @@ final class OutputLatency implements Scenario {
         var stream = streams.get(OutputThroughput.outputPath(sandboxId, pid), (type, data, received) -> {
             if (type.equals("stdout")) clock.take(OutputEvent.parse(data).text(), Instant.now());
         });
-        // Lines are counted from the moment the stream opened (its first event, which may carry a
-        // backlog written before): until then none is.
-        long opened = stream.opened.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        clock.countFrom(micros(Instant.now()) - (System.nanoTime() - opened) / 1000);
+        stream.opened.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
         double[] latencies;
         try {
             latencies = clock.done.get(WAIT.toMillis() + n * 100L, TimeUnit.MILLISECONDS);
@@ -162,7 +159,9 @@ final class OutputLatency implements Scenario {
 
     /**
      * Reads {@code time.tv_sec:} / {@code time.tv_usec:} pairs from adjtimex's output as it
-     * arrives and keeps the delay of each, once the stream has opened, until it has enough.
+     * arrives and keeps the delay of each until it has enough. Lines written before the first
+     * event arrived are not counted: that event carries the backlog written while the stream was
+     * being set up, whose delay is the setup's.
      */
     static final class ClockLines {
         private final int skip;
@@ -179,11 +178,8 @@ final class OutputLatency implements Scenario {
             this.samples = new double[n];
         }
 
-        synchronized void countFrom(long wallMicros) {
-            countFrom = wallMicros;
-        }
-
         synchronized void take(String text, Instant arrived) {
+            if (countFrom == Long.MAX_VALUE) countFrom = micros(arrived);
             partial.append(text);
             int newline;
             while ((newline = partial.indexOf("\n")) >= 0) {
