@@ -8,13 +8,13 @@ import java.util.concurrent.CancellationException;
 /**
  * Moves a process's output from its files to a listener as it comes, until the process ends or a
  * deadline passes, keeping the first bytes of each output for a result. Woken by the runtime when
- * the output changes ({@link ExecHandle#awaitOutput}); where it cannot tell, the waits back off
- * from 2 to 50 ms while nothing comes.
+ * the output changes ({@link ExecHandle#awaitOutput}), it looks anyway after 2 ms to 1 s of quiet
+ * (backing off), which is when it notices a listener that left.
  */
 public final class OutputPump {
     private static final int READ_CHUNK = 256 * 1024;
     private static final Duration MIN_POLL = Duration.ofMillis(2);
-    private static final Duration MAX_POLL = Duration.ofMillis(50);
+    private static final Duration MAX_POLL = Duration.ofSeconds(1);
 
     private final ExecHandle handle;
     private final ExecListener listener;

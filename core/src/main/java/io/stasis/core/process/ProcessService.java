@@ -157,7 +157,7 @@ public final class ProcessService {
         var sandbox = usable(sandboxRef);
         var process = find(sandbox.id(), pid);
         try (var handle = runtime.attach(sandbox.id(), bare(process.id())); var waiting = activity.attach(sandbox.id())) {
-            var pump = new OutputPump(handle, listener, 0, stdoutOffset, stderrOffset);
+            var pump = new OutputPump(handle, new EndsWithItsSandbox(listener, sandbox.id()), 0, stdoutOffset, stderrOffset);
             if (!process.running()) {
                 pump.drainAll();
                 return process.exit();
@@ -165,6 +165,46 @@ public final class ProcessService {
             var exit = pump.run(Long.MAX_VALUE);
             pump.drainAll();
             return exit;
+        }
+    }
+
+    /**
+     * A follower's listener that also leaves when the sandbox is deleted or stopped: its process
+     * then never writes an exit, and the follower would hold the deleted root open for ever.
+     * Looks at most once a second.
+     */
+    private final class EndsWithItsSandbox implements ExecListener {
+        private static final long CHECK_NANOS = 1_000_000_000L;
+        private final ExecListener listener;
+        private final SandboxId id;
+        private long nextCheck = System.nanoTime() + CHECK_NANOS;
+
+        EndsWithItsSandbox(ExecListener listener, SandboxId id) {
+            this.listener = listener;
+            this.id = id;
+        }
+
+        @Override
+        public void output(OutputKind stream, byte[] data, long offsetAfter) {
+            listener.output(stream, data, offsetAfter);
+        }
+
+        @Override
+        public void dropped(OutputKind stream, long from, long to) {
+            listener.dropped(stream, from, to);
+        }
+
+        @Override
+        public boolean gone() {
+            if (listener.gone()) return true;
+            if (System.nanoTime() < nextCheck) return false;
+            nextCheck = System.nanoTime() + CHECK_NANOS;
+            try {
+                var state = sandboxes.get(id.value()).state();
+                return state instanceof SandboxState.Stopped || state instanceof SandboxState.Deleted;
+            } catch (StasisException e) {
+                return true; // gone from the catalog
+            }
         }
     }
 

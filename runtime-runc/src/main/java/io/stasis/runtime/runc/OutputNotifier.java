@@ -30,7 +30,7 @@ final class OutputNotifier implements AutoCloseable {
         final int wd;
         int subscribers;
         long generation;
-        boolean gone;
+        volatile boolean gone;
 
         Directory(int wd) {
             this.wd = wd;
@@ -121,6 +121,11 @@ final class OutputNotifier implements AutoCloseable {
                     seen = directory.generation;
                 }
             }
+        }
+
+        /** Whether changes wake {@link #await} (false: the watch could not be added or has gone). */
+        boolean live() {
+            return directory != null && !directory.gone;
         }
 
         /**

@@ -22,6 +22,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class RuncExecHandle implements ExecHandle {
     private static final Duration EXIT_FILE_POLL = Duration.ofMillis(20);
+    /** How long a follower waits between looks when its process's files cannot be watched. */
+    private static final Duration UNWATCHED_POLL = Duration.ofMillis(50);
 
     private final SandboxId sandbox;
     private final ConfinedRoot root;
@@ -84,7 +86,7 @@ final class RuncExecHandle implements ExecHandle {
             changes = notifier.subscribe(root, dir(execId));
             return; // what happened before the watch began is for the caller's next read to see
         }
-        changes.await(timeout);
+        changes.await(changes.live() || timeout.compareTo(UNWATCHED_POLL) < 0 ? timeout : UNWATCHED_POLL);
     }
 
     @Override
