@@ -1,6 +1,8 @@
 package io.stasis.server.http;
 
 import io.javalin.Javalin;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
@@ -47,13 +49,15 @@ public final class HttpApi implements AutoCloseable {
 
     private final Javalin app;
 
+    private static final int ACCEPT_QUEUE = 1024;
+
     private HttpApi(Javalin app) {
         this.app = app;
     }
 
     public static HttpApi start(Settings settings, Services services) {
         Javalin app = Javalin.create(config -> configure(config, settings, services));
-        app.start(settings.bind(), settings.port());
+        app.start();
         return new HttpApi(app);
     }
 
@@ -68,6 +72,15 @@ public final class HttpApi implements AutoCloseable {
         config.http.maxRequestSize = settings.maxJsonBytes();
         config.jsonMapper(new JavalinJackson(Json.MAPPER, true));
         config.router.ignoreTrailingSlashes = true;
+        // Jetty's default accept queue (50) overflows when a few hundred clients connect at once
+        // (a thousand stream followers): they would wait seconds for SYN retransmissions.
+        config.jetty.addConnector((server, http) -> {
+            var connector = new ServerConnector(server, new HttpConnectionFactory(http));
+            connector.setHost(settings.bind());
+            connector.setPort(settings.port());
+            connector.setAcceptQueueSize(ACCEPT_QUEUE);
+            return connector;
+        });
 
         var routes = config.routes;
         routes.before(ctx -> {
