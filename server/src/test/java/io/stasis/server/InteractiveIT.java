@@ -153,6 +153,10 @@ class InteractiveIT {
         ws.sendText("{\"type\": \"resize\", \"cols\": 120, \"rows\": 40}", true).get(5, TimeUnit.SECONDS);
         ws.sendBinary(ByteBuffer.wrap("PS1='$ '; echo mark-$((1+1)); stty size\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
         Await.until("the new size", Duration.ofSeconds(10), () -> received.toString().contains("40 120"));
+        api.post("/v1/sandboxes/" + id + "/hibernate", null); // the socket stays open across it
+        api.post("/v1/sandboxes/" + id + "/resume", null);
+        ws.sendBinary(ByteBuffer.wrap("echo back-$((2*3))\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        Await.until("the shell after hibernation, same socket", Duration.ofSeconds(15), () -> received.toString().contains("back-6"));
         ws.sendClose(1000, "detaching").get(5, TimeUnit.SECONDS);
         assertThat(closed.get(10, TimeUnit.SECONDS)).isEqualTo(1000);
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).as("hangup=false keeps it").isEqualTo("running");
