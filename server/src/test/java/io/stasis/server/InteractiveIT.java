@@ -137,6 +137,19 @@ class InteractiveIT {
     }
 
     @Test
+    void theIdlePolicyWaitsForAnUncheckpointableTerminalJobAndHibernatesAfterIt() throws Exception {
+        String id = api.post("/v1/sandboxes", "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": \"1s\"}}")
+                .get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
+        stdin(id, pid, "sleep 4; echo done-$((1+1))\n");
+        Await.until("the job, never interrupted by the idle policy", Duration.ofSeconds(20), () -> stdout(id, pid).contains("done-2"));
+        Await.until("idle hibernation once the shell alone is left", Duration.ofSeconds(20),
+                () -> api.get("/v1/sandboxes/" + id).get("state").asText().equals("hibernated"));
+        stdin(id, pid, "echo woke-$((3+4))\n");
+        Await.until("the shell after the resume", Duration.ofSeconds(15), () -> stdout(id, pid).contains("woke-7"));
+    }
+
+    @Test
     void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         var first = new Terminal();

@@ -1,5 +1,7 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -91,7 +93,17 @@ public final class IdleMonitor implements AutoCloseable {
         var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;
         switch (decision.get().action()) {
             case PAUSE -> lifecycle.pause(id, reason);
-            case HIBERNATE -> lifecycle.hibernate(id, reason);
+            case HIBERNATE -> {
+                try {
+                    lifecycle.hibernate(id, reason);
+                } catch (StasisException e) {
+                    if (e.code() != ErrorCode.CHECKPOINT_UNSUPPORTED) throw e;
+                    // what it runs cannot be checkpointed now: try again after another idle window,
+                    // not on every tick (each attempt freezes the sandbox for a CRIU dump)
+                    activity.touch(id);
+                    log.atInfo().addKeyValue("sandbox", id).log("idle hibernation refused; retrying after another idle window");
+                }
+            }
             case STOP -> lifecycle.stop(id, reason);
             case DELETE -> {
                 sandboxes.delete(id.value(), reason);
