@@ -8,6 +8,8 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.preview.Preview;
+import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
@@ -315,7 +317,7 @@ public final class SqliteCatalog implements Catalog {
                         List.of(parent.value())));
     }
 
-    /** Removes the sandbox and its operation, together. Its checkpoints stay. */
+    /** Removes the sandbox, its operation and its previews, together. Its checkpoints stay. */
     @Override
     public void delete(SandboxId id) {
         inTransaction("delete sandbox", c -> {
@@ -324,6 +326,7 @@ public final class SqliteCatalog implements Catalog {
                 st.executeUpdate();
             }
             OperationTable.end(c, id);
+            PreviewTable.deleteOf(c, id);
             return null;
         });
     }
@@ -477,6 +480,32 @@ public final class SqliteCatalog implements Catalog {
                  var rs = st.executeQuery()) {
                 return rs.next() && rs.getInt(1) == 1;
             }
+        });
+    }
+
+    // --- previews ---
+
+    @Override
+    public boolean insertPreview(Preview preview) {
+        return withConnection("insert preview", c -> PreviewTable.insert(c, preview));
+    }
+
+    @Override
+    public Optional<Preview> findPreview(PreviewId id) {
+        return withConnection("find preview", c -> PreviewTable.find(c, id));
+    }
+
+    /** Oldest first, the id breaking ties. */
+    @Override
+    public List<Preview> previewsOf(SandboxId sandbox) {
+        return withConnection("list previews of a sandbox", c -> PreviewTable.ofSandbox(c, sandbox));
+    }
+
+    @Override
+    public void deletePreview(PreviewId id) {
+        withConnection("delete preview", c -> {
+            PreviewTable.delete(c, id);
+            return null;
         });
     }
 

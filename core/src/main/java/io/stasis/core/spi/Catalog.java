@@ -5,6 +5,8 @@ import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.events.Event;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.preview.Preview;
+import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -84,6 +86,23 @@ public interface Catalog extends AutoCloseable {
 
     /** Whether a root key exists (created on the first start). */
     boolean hasRootKey();
+
+    // --- previews ---
+
+    /**
+     * Records a preview, unless its sandbox is gone or being deleted (checked in the same
+     * transaction, so no preview outlives its sandbox). Returns whether it was recorded.
+     * {@link #delete} removes a sandbox's previews with it.
+     */
+    boolean insertPreview(Preview preview);
+
+    Optional<Preview> findPreview(PreviewId id);
+
+    /** A sandbox's previews, oldest first. */
+    List<Preview> previewsOf(SandboxId sandbox);
+
+    /** Forgets a preview. Idempotent. */
+    void deletePreview(PreviewId id);
 
     @Override
     void close();

@@ -1,0 +1,42 @@
+package io.stasis.core.preview;
+
+import io.stasis.core.sandbox.SandboxId;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * One TCP port of a sandbox exposed over HTTP through the service's preview listener.
+ *
+ * @param isPublic  true: anyone who can reach the preview listener gets through; false: only
+ *                  requests carrying the preview's token
+ * @param tokenHash the SHA-256 hash (hex) of the token of a private preview; empty for a public
+ *                  one. The token itself is known only to whoever created the preview.
+ * @param expiresAt when it stops admitting requests; empty for never
+ */
+public record Preview(PreviewId id, SandboxId sandboxId, int port, boolean isPublic, Optional<String> tokenHash,
+                      Instant createdAt, Optional<Instant> expiresAt) {
+    public static final int MIN_PORT = 1;
+    public static final int MAX_PORT = 65535;
+
+    public Preview {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(tokenHash, "tokenHash");
+        Objects.requireNonNull(createdAt, "createdAt");
+        Objects.requireNonNull(expiresAt, "expiresAt");
+        if (port < MIN_PORT || port > MAX_PORT) throw new IllegalArgumentException("port must be 1-65535, was " + port);
+        if (isPublic == tokenHash.isPresent())
+            throw new IllegalArgumentException("a private preview has a token hash and a public one none (" + id + ")");
+    }
+
+    /** Whether it no longer admits requests at {@code now}. */
+    public boolean isExpired(Instant now) {
+        return expiresAt.isPresent() && !now.isBefore(expiresAt.get());
+    }
+
+    /** Whether {@code presented} is this private preview's token (false for a public preview: it has none). */
+    public boolean acceptsToken(String presented) {
+        return tokenHash.isPresent() && PreviewTokens.matches(presented, tokenHash.get());
+    }
+}
