@@ -14,8 +14,10 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
+import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
@@ -26,12 +28,16 @@ import io.stasis.runtime.runc.RuncRuntime;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.HttpApi;
 import io.stasis.server.metrics.Metrics;
+import io.stasis.server.preview.PreviewProxy;
+import io.stasis.server.preview.PreviewUrls;
+import io.stasis.server.preview.ResumingPreviewTargets;
 import io.stasis.storage.btrfs.BtrfsPool;
 import io.stasis.storage.btrfs.BtrfsPoolConfig;
 import io.stasis.storage.btrfs.BtrfsRootStore;
 import io.stasis.templates.BaseTemplate;
 import io.stasis.templates.TinyTemplate;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +47,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +62,7 @@ public final class Daemon implements AutoCloseable {
     private final List<AutoCloseable> closeInReverse = new ArrayList<>();
     private final BtrfsPool pool;
     private final HttpApi http;
+    private final PreviewProxy previewProxy;
     private final SandboxService sandboxes;
     private final Path rootKeyFile;
 
@@ -99,11 +107,21 @@ public final class Daemon implements AutoCloseable {
             rootKeyFile = config.dataDir().resolve("root.key");
             ensureRootKey(catalog.hasRootKey(), apiKeys);
             var metrics = register(new Metrics(catalog::all));
+            // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
+            var previews = new PreviewService(catalog, clock);
+            // TODO sandbox network address: the network work provides the address at which the host reaches a running
+            // sandbox; until it is wired here, no sandbox is reachable and every admitted preview request answers 502.
+            Function<SandboxId, InetAddress> sandboxAddress = id -> {
+                throw StasisException.runtimeFailed(id.value(), "preview", "the sandbox network address is not available yet", null);
+            };
+            previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
+                    config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
-                            config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20),
+                            config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
+                            new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(apiKeys), metrics)));
+                            new BearerAuth(apiKeys), metrics, previews)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -125,6 +143,11 @@ public final class Daemon implements AutoCloseable {
 
     public int port() {
         return http.port();
+    }
+
+    /** The preview listener's port. */
+    public int previewPort() {
+        return previewProxy.port();
     }
 
     public Path rootKeyFile() {

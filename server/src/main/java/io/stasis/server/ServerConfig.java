@@ -34,19 +34,20 @@ import java.util.Optional;
  * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
  * @param defaultLifecycle idle policy of a sandbox created without one
  * @param idleCheck        how often idle policies are applied
+ * @param previews         the preview listener: its port and the domain of preview URLs
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
-                           Optional<String> faultPoint) {
+                           PreviewSettings previews, Optional<String> faultPoint) {
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
-                Duration.ofSeconds(1), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
+                Duration.ofSeconds(1), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
     }
 
     private static Optional<Path> defaultCriu() {
@@ -86,6 +87,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             }
             final String v = value;
             final String flag = name;
+            var preview = c.previews().with(name, value);
+            if (preview.isPresent()) {
+                c = c.with(b -> b.previews = preview.get());
+                continue;
+            }
             c = switch (name) {
                 case "--port" -> c.with(b -> b.port = integer(flag, v, 0, 65535));
                 case "--bind" -> c.with(b -> b.bind = v);
@@ -144,6 +150,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --delete-after-idle D
                   --max-age D
                   --idle-check DURATION    how often idle policies are applied (default 1s)
+                """ + PreviewSettings.USAGE + """
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
     }
@@ -237,6 +244,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         int warmPool;
         LifecyclePolicy lifecycle;
         Duration idleCheck;
+        PreviewSettings previews;
         Optional<String> faultPoint;
 
         Builder(ServerConfig c) {
@@ -258,12 +266,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             warmPool = c.warmPool;
             lifecycle = c.defaultLifecycle;
             idleCheck = c.idleCheck;
+            previews = c.previews;
             faultPoint = c.faultPoint;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, faultPoint);
+                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, previews, faultPoint);
         }
     }
 }

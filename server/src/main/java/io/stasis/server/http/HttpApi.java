@@ -39,12 +39,13 @@ public final class HttpApi implements AutoCloseable {
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
                            ProcessService processes, FileService files, TemplateService templates, EventLog events,
-                           io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics) {
+                           io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
+                           io.stasis.core.preview.PreviewService previews) {
     }
 
     /** Settings of the API itself. */
     public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
-                           long maxUploadBytes, long maxJsonBytes) {
+                           long maxUploadBytes, long maxJsonBytes, io.stasis.server.preview.PreviewUrls previewUrls) {
     }
 
     private final Javalin app;
@@ -102,6 +103,7 @@ public final class HttpApi implements AutoCloseable {
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
         new EventRoutes(services.sandboxes(), services.events()).register(routes);
+        new PreviewRoutes(services.sandboxes(), services.previews(), settings.previewUrls()).register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));

@@ -1,0 +1,36 @@
+package io.stasis.server.preview;
+
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.sandbox.SandboxId;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.function.Function;
+
+/**
+ * The service's {@link PreviewTargets}: a request wakes a paused or hibernated sandbox as any call
+ * that needs its processes does ({@link LifecycleService#withRunning}, which also counts it as
+ * activity), then goes to the sandbox's own address.
+ */
+public final class ResumingPreviewTargets implements PreviewTargets {
+    private final LifecycleService lifecycle;
+    private final ActivityTracker activity;
+    private final Function<SandboxId, InetAddress> addresses;
+
+    /** @param addresses the address of a running sandbox as the host reaches it */
+    public ResumingPreviewTargets(LifecycleService lifecycle, ActivityTracker activity, Function<SandboxId, InetAddress> addresses) {
+        this.lifecycle = lifecycle;
+        this.activity = activity;
+        this.addresses = addresses;
+    }
+
+    @Override
+    public InetSocketAddress connectTarget(SandboxId sandbox, int port) {
+        return lifecycle.withRunning(sandbox, "preview", s -> new InetSocketAddress(addresses.apply(sandbox), port));
+    }
+
+    @Override
+    public ActivityTracker.Attachment inUse(SandboxId sandbox) {
+        return activity.attach(sandbox);
+    }
+}
