@@ -1,0 +1,272 @@
+package io.stasis.network.linux.proxy;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.nio.ByteOrder;
+
+/**
+ * The socket system calls of the proxy, through FFM and glibc; the only class of this package that
+ * touches {@code java.lang.foreign}. It exists because the one thing the proxy cannot do without,
+ * {@code getsockopt(SO_ORIGINAL_DST)}, needs the client socket's fd, which {@code java.net} hides.
+ * IPv4 only: {@code SO_ORIGINAL_DST} answers a {@code sockaddr_in}. Every call retries {@code EINTR}
+ * and throws {@link NativeSocketException} with the errno. All calls block the calling (platform)
+ * thread: a virtual thread would pin its carrier.
+ */
+final class ProxySyscalls {
+    static final int SOL_SOCKET = 1;
+    static final int SO_REUSEADDR = 2;
+    static final int IPPROTO_TCP = 6;
+    static final int TCP_NODELAY = 1;
+    static final int SHUT_WR = 1;
+    static final int SHUT_RDWR = 2;
+
+    private static final int AF_INET = 2;
+    private static final int SOCK_STREAM = 1;
+    private static final int SOCK_CLOEXEC = 02000000;
+    private static final int SOL_IP = 0;
+    private static final int SO_ORIGINAL_DST = 80; // <linux/netfilter_ipv4.h>
+    /** Without it a write to a connection the peer reset raises SIGPIPE in the whole JVM. */
+    private static final int MSG_NOSIGNAL = 0x4000;
+    private static final short POLLIN = 0x1;
+    private static final int SOCKADDR_IN_SIZE = 16;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+
+    private static final MethodHandle SOCKET = function("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETSOCKOPT = function("setsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle GETSOCKOPT = function("getsockopt",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle BIND = function("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle LISTEN = function("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle ACCEPT4 = function("accept4",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    private static final MethodHandle GETPEERNAME = function("getpeername", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle GETSOCKNAME = function("getsockname", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle READ = function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle SEND = function("send",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle SHUTDOWN = function("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+
+    private ProxySyscalls() {
+    }
+
+    /** A blocking IPv4 TCP socket with {@code SO_REUSEADDR}, bound to {@code address} and listening. */
+    static int listen(InetSocketAddress address, int backlog) throws NativeSocketException {
+        int fd;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            fd = retry("socket", address, st, () -> (int) SOCKET.invokeExact(st, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        }
+        try {
+            setIntOption(fd, SOL_SOCKET, SO_REUSEADDR, 1);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment sa = sockaddr(arena, address);
+                MemorySegment st = arena.allocate(CALL_STATE);
+                retry("bind", address, st, () -> (int) BIND.invokeExact(st, fd, sa, SOCKADDR_IN_SIZE));
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment st = arena.allocate(CALL_STATE);
+                retry("listen", address, st, () -> (int) LISTEN.invokeExact(st, fd, backlog));
+            }
+            return fd;
+        } catch (NativeSocketException | RuntimeException e) {
+            close(fd);
+            throw e;
+        }
+    }
+
+    /** {@code setsockopt(fd, level, name, &value, sizeof(int))}. */
+    static void setIntOption(int fd, int level, int name, int value) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment v = arena.allocateFrom(JAVA_INT, value);
+            MemorySegment st = arena.allocate(CALL_STATE);
+            retry("setsockopt", "fd " + fd, st, () -> (int) SETSOCKOPT.invokeExact(st, fd, level, name, v, (int) JAVA_INT.byteSize()));
+        }
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} (-1: forever) for {@code fd} to be readable, or to have an
+     * error or hang-up the next read reports. False on timeout. An {@code EINTR} counts as a timeout
+     * slice: callers loop on their own deadline anyway.
+     */
+    static boolean pollReadable(int fd, int timeoutMillis) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pfd = arena.allocate(8);
+            pfd.set(JAVA_INT, 0, fd);
+            pfd.set(JAVA_SHORT, 4, POLLIN);
+            MemorySegment st = arena.allocate(CALL_STATE);
+            int n = call(() -> (int) POLL.invokeExact(st, pfd, 1L, timeoutMillis));
+            if (n >= 0) return n > 0;
+            int errno = errno(st);
+            if (errno == NativeSocketException.EINTR) return false;
+            throw new NativeSocketException("poll", errno, "fd " + fd);
+        }
+    }
+
+    /** {@code accept4(fd, NULL, NULL, SOCK_CLOEXEC)}: a blocking connected socket. */
+    static int accept(int fd) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            return retry("accept4", "fd " + fd, st,
+                    () -> (int) ACCEPT4.invokeExact(st, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC));
+        }
+    }
+
+    /** Where the client meant to connect before nat REDIRECT rewrote it; {@code ENOENT} if nothing rewrote it. */
+    static InetSocketAddress originalDestination(int fd) throws NativeSocketException {
+        return address("getsockopt(SO_ORIGINAL_DST)", fd, (st, sa, len) -> (int) GETSOCKOPT.invokeExact(st, fd, SOL_IP, SO_ORIGINAL_DST, sa, len));
+    }
+
+    static InetSocketAddress peer(int fd) throws NativeSocketException {
+        return address("getpeername", fd, (st, sa, len) -> (int) GETPEERNAME.invokeExact(st, fd, sa, len));
+    }
+
+    static InetSocketAddress local(int fd) throws NativeSocketException {
+        return address("getsockname", fd, (st, sa, len) -> (int) GETSOCKNAME.invokeExact(st, fd, sa, len));
+    }
+
+    /** Reads at most {@code buffer.byteSize()} bytes; 0 means end of stream. */
+    static int read(int fd, MemorySegment buffer) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            while (true) {
+                long n = callLong(() -> (long) READ.invokeExact(st, fd, buffer, buffer.byteSize()));
+                if (n >= 0) return (int) n;
+                int errno = errno(st);
+                if (errno != NativeSocketException.EINTR) throw new NativeSocketException("read", errno, "fd " + fd);
+            }
+        }
+    }
+
+    /** Writes all of {@code data}, looping over partial sends. */
+    static void writeFully(int fd, MemorySegment data) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            long done = 0;
+            while (done < data.byteSize()) {
+                MemorySegment rest = data.asSlice(done);
+                long n = callLong(() -> (long) SEND.invokeExact(st, fd, rest, rest.byteSize(), MSG_NOSIGNAL));
+                if (n >= 0) {
+                    done += n;
+                    continue;
+                }
+                int errno = errno(st);
+                if (errno != NativeSocketException.EINTR) throw new NativeSocketException("send", errno, "fd " + fd);
+            }
+        }
+    }
+
+    static void shutdown(int fd, int how) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            retry("shutdown", "fd " + fd, st, () -> (int) SHUTDOWN.invokeExact(st, fd, how));
+        }
+    }
+
+    /** Closes {@code fd} once; {@code EINTR} is not retried (Linux has released the fd already). */
+    static void close(int fd) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(CALL_STATE);
+            int ignored = call(() -> (int) CLOSE.invokeExact(st, fd));
+        }
+    }
+
+    private static InetSocketAddress address(String what, int fd, AddressCall fill) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment sa = arena.allocate(SOCKADDR_IN_SIZE);
+            MemorySegment len = arena.allocateFrom(JAVA_INT, SOCKADDR_IN_SIZE);
+            MemorySegment st = arena.allocate(CALL_STATE);
+            retry(what, "fd " + fd, st, () -> fill.call(st, sa, len));
+            short family = sa.get(JAVA_SHORT, 0);
+            if (family != AF_INET) throw new NativeSocketException(what + " (family " + family + ")", 97 /* EAFNOSUPPORT */, "fd " + fd);
+            int port = Short.toUnsignedInt(sa.get(JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2));
+            byte[] ip = sa.asSlice(4, 4).toArray(JAVA_BYTE);
+            try {
+                return new InetSocketAddress(InetAddress.getByAddress(ip), port);
+            } catch (UnknownHostException e) {
+                throw new IllegalStateException("4 bytes are always an IPv4 address", e);
+            }
+        }
+    }
+
+    private static MemorySegment sockaddr(Arena arena, InetSocketAddress address) {
+        if (!(address.getAddress() instanceof Inet4Address v4))
+            throw new IllegalArgumentException("the egress proxy listens on IPv4 only (SO_ORIGINAL_DST is IPv4): " + address);
+        MemorySegment sa = arena.allocate(SOCKADDR_IN_SIZE);
+        sa.set(JAVA_SHORT, 0, (short) AF_INET);
+        sa.set(JAVA_SHORT.withOrder(ByteOrder.BIG_ENDIAN), 2, (short) address.getPort());
+        MemorySegment.copy(MemorySegment.ofArray(v4.getAddress()), 0, sa, 4, 4);
+        return sa;
+    }
+
+    private static int retry(String what, Object target, MemorySegment st, IntCall c) throws NativeSocketException {
+        while (true) {
+            int r = call(c);
+            if (r >= 0) return r;
+            int errno = errno(st);
+            if (errno != NativeSocketException.EINTR) throw new NativeSocketException(what, errno, String.valueOf(target));
+        }
+    }
+
+    private static int errno(MemorySegment state) {
+        return (int) ERRNO.get(state, 0L);
+    }
+
+    private static int call(IntCall c) {
+        try {
+            return c.call();
+        } catch (Throwable t) {
+            throw new IllegalStateException("native socket call could not be made", t);
+        }
+    }
+
+    private static long callLong(LongCall c) {
+        try {
+            return c.call();
+        } catch (Throwable t) {
+            throw new IllegalStateException("native socket call could not be made", t);
+        }
+    }
+
+    @FunctionalInterface
+    private interface IntCall {
+        int call() throws Throwable;
+    }
+
+    @FunctionalInterface
+    private interface LongCall {
+        long call() throws Throwable;
+    }
+
+    @FunctionalInterface
+    private interface AddressCall {
+        int call(MemorySegment state, MemorySegment sockaddr, MemorySegment length) throws Throwable;
+    }
+
+    private static MethodHandle function(String name, FunctionDescriptor descriptor) {
+        MemorySegment symbol = LINKER.defaultLookup().find(name)
+                .orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
+        return LINKER.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
+    }
+}
