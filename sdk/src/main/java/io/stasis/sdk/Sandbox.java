@@ -158,6 +158,11 @@ public final class Sandbox {
         return new Processes(calls);
     }
 
+    /** The sandbox's previews: its ports served over HTTP. */
+    public Previews previews() {
+        return new Previews(calls);
+    }
+
     /** A login shell on a new 80x24 terminal; see {@link #terminal(TerminalRequest)}. */
     public Terminal terminal() {
         return calls.terminal(TerminalRequest.loginShell(), null);

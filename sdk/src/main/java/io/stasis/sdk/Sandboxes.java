@@ -142,6 +142,11 @@ public final class Sandboxes {
         return new Processes(new SandboxCalls(transport, idOrName));
     }
 
+    /** The previews of the sandbox with this id or name; see {@link Sandbox#previews()}. */
+    public Previews previews(String idOrName) {
+        return new Previews(new SandboxCalls(transport, idOrName));
+    }
+
     /** Opens a terminal in the sandbox with this id or name; see {@link Sandbox#terminal(TerminalRequest)}. */
     public Terminal terminal(String idOrName, TerminalRequest request, Consumer<byte[]> output) {
         return new SandboxCalls(transport, idOrName).terminal(request, output);
