@@ -2,11 +2,11 @@ package io.stasis.server;
 
 import io.stasis.catalog.sqlite.SqliteCatalog;
 import io.stasis.core.auth.ApiKeys;
+import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.files.FileService;
-import io.stasis.core.checkpoint.CheckpointService;
-import io.stasis.core.events.EventLog;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.IdleMonitor;
@@ -14,15 +14,19 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.spi.HostNetwork;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
 import io.stasis.fs.linux.InotifyFileWatcher;
 import io.stasis.fs.linux.LinuxSandboxFiles;
+import io.stasis.network.linux.LinuxHostNetwork;
+import io.stasis.network.linux.LinuxNetworking;
 import io.stasis.runtime.runc.RuncConfig;
 import io.stasis.runtime.runc.RuncRuntime;
 import io.stasis.server.auth.BearerAuth;
@@ -90,12 +94,17 @@ public final class Daemon implements AutoCloseable {
             var events = new EventLog(catalog, clock);
             var activity = new ActivityTracker(clock);
             FaultPoints faults = config.faultPoint().map(Daemon::dieAt).orElse(FaultPoints.NONE);
-            new Reconciler(catalog, roots, runtime, events, clock).reconcile();
+            var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
+            var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock);
+            new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
+            var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
+            // The table outlives the service while sandboxes do; with none left, nothing stays behind.
+            register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), config.warmPool(), config.defaultResources()));
+                    config.templateWait(), config.warmPool(), config.defaultResources(), network));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock);
-            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock);
+            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network);
+            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network);
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
@@ -109,11 +118,8 @@ public final class Daemon implements AutoCloseable {
             var metrics = register(new Metrics(catalog::all));
             // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
             var previews = new PreviewService(catalog, clock);
-            // TODO sandbox network address: the network work provides the address at which the host reaches a running
-            // sandbox; until it is wired here, no sandbox is reachable and every admitted preview request answers 502.
-            Function<SandboxId, InetAddress> sandboxAddress = id -> {
-                throw StasisException.runtimeFailed(id.value(), "preview", "the sandbox network address is not available yet", null);
-            };
+            Function<SandboxId, InetAddress> sandboxAddress = id -> network.addressOf(id).orElseThrow(() ->
+                    StasisException.invalidState(id.value(), "no network", "preview (the service runs with --network none)"));
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             http = register(HttpApi.start(
@@ -121,7 +127,7 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(apiKeys), metrics, previews)));
+                            new BearerAuth(apiKeys), metrics, previews, network)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {

@@ -34,6 +34,7 @@ import java.util.Optional;
  * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
  * @param defaultLifecycle idle policy of a sandbox created without one
  * @param idleCheck        how often idle policies are applied
+ * @param network          sandbox networks and the default egress policy
  * @param previews         the preview listener: its port and the domain of preview URLs
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  */
@@ -41,13 +42,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
-                           PreviewSettings previews, Optional<String> faultPoint) {
+                           NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint) {
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
-                Duration.ofSeconds(1), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
+                Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
     }
 
     private static Optional<Path> defaultCriu() {
@@ -87,6 +88,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             }
             final String v = value;
             final String flag = name;
+            var network = c.network().with(name, value);
+            if (network.isPresent()) {
+                c = c.with(b -> b.network = network.get());
+                continue;
+            }
             var preview = c.previews().with(name, value);
             if (preview.isPresent()) {
                 c = c.with(b -> b.previews = preview.get());
@@ -150,6 +156,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --delete-after-idle D
                   --max-age D
                   --idle-check DURATION    how often idle policies are applied (default 1s)
+                """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
@@ -244,6 +251,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         int warmPool;
         LifecyclePolicy lifecycle;
         Duration idleCheck;
+        NetworkSettings network;
         PreviewSettings previews;
         Optional<String> faultPoint;
 
@@ -266,13 +274,14 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             warmPool = c.warmPool;
             lifecycle = c.defaultLifecycle;
             idleCheck = c.idleCheck;
+            network = c.network;
             previews = c.previews;
             faultPoint = c.faultPoint;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, previews, faultPoint);
+                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint);
         }
     }
 }

@@ -37,6 +37,7 @@ final class ServiceFixture implements AutoCloseable {
         Path dataDir = Files.createTempDirectory("stasis-server-it");
         var flags = new ArrayList<>(List.of("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
                 "--default-template", "tiny", "--no-slow-templates"));
+        flags.addAll(TestNetworkFlags.forDataDir(dataDir));
         flags.addAll(List.of(extraFlags));
         return new ServiceFixture(dataDir, Daemon.start(ServerConfig.parse(flags.toArray(String[]::new))));
     }

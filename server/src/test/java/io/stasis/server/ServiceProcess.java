@@ -35,6 +35,7 @@ final class ServiceProcess implements AutoCloseable {
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
                 "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
+        argv.addAll(TestNetworkFlags.forDataDir(dataDir));
         argv.addAll(List.of(extraFlags));
         var builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(environment);

@@ -13,6 +13,7 @@ import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.Catalog;
@@ -327,6 +328,43 @@ public final class SqliteCatalog implements Catalog {
             }
             OperationTable.end(c, id);
             PreviewTable.deleteOf(c, id);
+            NetworkTable.delete(c, id);
+            return null;
+        });
+    }
+
+    // --- networks ---
+
+    @Override
+    public void insertNetwork(SandboxNetwork network) {
+        withConnection("insert network", c -> {
+            NetworkTable.insert(c, network);
+            return null;
+        });
+    }
+
+    @Override
+    public void updateNetwork(SandboxNetwork network) {
+        withConnection("update network", c -> {
+            NetworkTable.update(c, network);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<SandboxNetwork> findNetwork(SandboxId id) {
+        return withConnection("find network", c -> NetworkTable.find(c, id));
+    }
+
+    @Override
+    public List<SandboxNetwork> allNetworks() {
+        return withConnection("list networks", NetworkTable::all);
+    }
+
+    @Override
+    public void deleteNetwork(SandboxId id) {
+        withConnection("delete network", c -> {
+            NetworkTable.delete(c, id);
             return null;
         });
     }

@@ -3,6 +3,7 @@ package io.stasis.core.checkpoint;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.ActivityTracker;
@@ -46,9 +47,11 @@ public final class CheckpointService {
     private final ActivityTracker activity;
     private final FaultPoints faults;
     private final Clock clock;
+    private final NetworkService network;
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
-                             EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock) {
+                             EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
+                             NetworkService network) {
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
@@ -58,6 +61,7 @@ public final class CheckpointService {
         this.activity = activity;
         this.faults = faults;
         this.clock = clock;
+        this.network = network;
     }
 
     /**
@@ -215,9 +219,12 @@ public final class CheckpointService {
         var id = SandboxId.random();
         var root = roots.createRootFrom(id, checkpoint.id());
         try {
-            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources());
+            var policy = network.policyOf(parent.id());
+            var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
+            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link);
             if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
             else runtime.create(spec);
+            network.record(id);
             faults.reach("fork.after-start");
             var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
                     parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle());
@@ -236,6 +243,7 @@ public final class CheckpointService {
             runtime.destroy(id);
             roots.deleteRoot(id);
             catalog.delete(id);
+            network.release(id);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }

@@ -4,6 +4,7 @@ import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.policy.LifecyclePolicy;
@@ -43,9 +44,10 @@ public final class LifecycleService {
     private final ActivityTracker activity;
     private final FaultPoints faults;
     private final Clock clock;
+    private final NetworkService network;
 
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
-                            ActivityTracker activity, FaultPoints faults, Clock clock) {
+                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network) {
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
@@ -54,6 +56,7 @@ public final class LifecycleService {
         this.activity = activity;
         this.faults = faults;
         this.clock = clock;
+        this.network = network;
     }
 
     /** Why a change happens, as events report it. */
@@ -250,7 +253,7 @@ public final class LifecycleService {
     RuntimeSpec specOf(Sandbox sandbox) {
         var root = roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
                 "resume", "the sandbox's root filesystem is missing", null));
-        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources());
+        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()));
     }
 
     private Sandbox transition(Sandbox sandbox, Operation.Kind kind, Optional<CheckpointId> checkpoint, SandboxState target,

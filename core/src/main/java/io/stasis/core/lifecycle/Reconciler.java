@@ -3,6 +3,7 @@ package io.stasis.core.lifecycle;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.events.EventLog;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -37,13 +38,15 @@ public final class Reconciler {
     private final SandboxRuntime runtime;
     private final EventLog events;
     private final Clock clock;
+    private final NetworkService network;
 
-    public Reconciler(Catalog catalog, RootStore roots, SandboxRuntime runtime, EventLog events, Clock clock) {
+    public Reconciler(Catalog catalog, RootStore roots, SandboxRuntime runtime, EventLog events, Clock clock, NetworkService network) {
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
         this.events = events;
         this.clock = clock;
+        this.network = network;
     }
 
     /** What a reconciliation did. */
@@ -76,6 +79,7 @@ public final class Reconciler {
         for (var leftover : pending.values()) catalog.abandonOperation(leftover.sandbox());
         orphans += removeOrphanSandboxes(known);
         orphans += removeOrphanCheckpoints();
+        orphans += network.removeOrphans(known);
         var report = new Report(adopted, changed, finished, settled, orphans);
         log.atInfo().addKeyValue("adopted", adopted).addKeyValue("changed", changed).addKeyValue("deletesFinished", finished)
                 .addKeyValue("operationsSettled", settled).addKeyValue("orphansRemoved", orphans).log("reconciled");

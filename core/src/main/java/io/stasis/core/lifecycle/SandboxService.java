@@ -14,6 +14,7 @@ import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.events.EventLog;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.template.TemplateService;
 import java.nio.file.Path;
@@ -45,6 +46,7 @@ public final class SandboxService implements AutoCloseable {
     private final FaultPoints faults;
     private final Set<String> namesBeingCreated = new HashSet<>();
     private final WarmPool pool;
+    private final NetworkService network;
 
     /**
      * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
@@ -52,7 +54,7 @@ public final class SandboxService implements AutoCloseable {
      */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          int warmPerTemplate, Resources warmResources) {
+                          int warmPerTemplate, Resources warmResources, NetworkService network) {
         this.faults = faults;
         this.catalog = catalog;
         this.locks = locks;
@@ -63,7 +65,8 @@ public final class SandboxService implements AutoCloseable {
         this.templates = templates;
         this.clock = clock;
         this.templateWait = templateWait;
-        this.pool = new WarmPool(roots, runtime, warmResources, warmPerTemplate);
+        this.network = network;
+        this.pool = new WarmPool(roots, runtime, network, warmResources, warmPerTemplate);
     }
 
     /** Starts keeping warm sandboxes for these templates (those not built yet are skipped). */
@@ -93,7 +96,9 @@ public final class SandboxService implements AutoCloseable {
         long start = System.nanoTime();
         Path root = roots.createRoot(id, spec.template());
         try {
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources()));
+            var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link));
+            network.record(id);
             return record(id, spec, start, false);
         } catch (RuntimeException e) {
             undoCreate(id, e);
@@ -106,6 +111,7 @@ public final class SandboxService implements AutoCloseable {
         long start = System.nanoTime();
         try {
             if (!spec.resources().equals(pool.resources())) runtime.updateResources(id, spec.resources());
+            network.adopt(id, spec.network().orElse(network.defaultPolicy()));
             return record(id, spec, start, true);
         } catch (RuntimeException e) {
             undoCreate(id, e);
@@ -132,6 +138,11 @@ public final class SandboxService implements AutoCloseable {
         }
         try {
             roots.deleteRoot(id);
+        } catch (RuntimeException e) {
+            cause.addSuppressed(e);
+        }
+        try {
+            network.release(id);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }
@@ -207,6 +218,7 @@ public final class SandboxService implements AutoCloseable {
                 catalog.deleteCheckpoint(checkpoint.id());
             }
             catalog.delete(sandbox.id());
+            network.release(sandbox.id());
             events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());
             log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
             return null;

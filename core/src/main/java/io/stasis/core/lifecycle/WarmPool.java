@@ -1,5 +1,8 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RootStore;
@@ -32,6 +35,7 @@ final class WarmPool implements AutoCloseable {
 
     private final RootStore roots;
     private final SandboxRuntime runtime;
+    private final NetworkService network;
     private final Resources resources;
     private final int perTemplate;
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
@@ -40,9 +44,10 @@ final class WarmPool implements AutoCloseable {
     private final ReentrantLock closing = new ReentrantLock();
     private volatile boolean closed;
 
-    WarmPool(RootStore roots, SandboxRuntime runtime, Resources resources, int perTemplate) {
+    WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, int perTemplate) {
         this.roots = roots;
         this.runtime = runtime;
+        this.network = network;
         this.resources = resources;
         this.perTemplate = perTemplate;
     }
@@ -105,7 +110,9 @@ final class WarmPool implements AutoCloseable {
         var id = SandboxId.random();
         try {
             var root = roots.createRoot(id, template);
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources));
+            // Warm sandboxes reach nothing until handed out with their owner's policy.
+            var link = network.open(id, new NetworkPolicy(EgressPolicy.DENY_ALL), Optional.empty());
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link));
             return Optional.of(new Warm(id, version.get()));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("template", template).setCause(e).log("could not start a warm sandbox");
@@ -118,7 +125,11 @@ final class WarmPool implements AutoCloseable {
         try {
             runtime.destroy(id);
         } finally {
-            roots.deleteRoot(id);
+            try {
+                roots.deleteRoot(id);
+            } finally {
+                network.release(id);
+            }
         }
     }
 

@@ -1,17 +1,19 @@
 package io.stasis.core.sandbox;
 
+import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.util.Map;
 import java.util.Optional;
 
-/** What a caller asks for when creating a sandbox, already validated. */
+/** What a caller asks for when creating a sandbox, already validated. {@code network}: empty for the service's default policy. */
 public record SandboxSpec(
         String template,
         Optional<String> name,
         Map<String, String> env,
         Map<String, String> metadata,
         Resources resources,
-        LifecyclePolicy lifecycle) {
+        LifecyclePolicy lifecycle,
+        Optional<NetworkPolicy> network) {
 
     public SandboxSpec {
         name.ifPresent(SandboxName::validate);

@@ -55,6 +55,21 @@ public interface Catalog extends AutoCloseable {
 
     List<Operation> pendingOperations();
 
+    // --- networks: a row per sandbox with a network, removed by delete(id) with the sandbox ---
+
+    /** Records a sandbox's network; {@code invalid_state} if its slot is taken. */
+    void insertNetwork(io.stasis.core.network.SandboxNetwork network);
+
+    /** Replaces a sandbox's network policy (same id and slot). */
+    void updateNetwork(io.stasis.core.network.SandboxNetwork network);
+
+    Optional<io.stasis.core.network.SandboxNetwork> findNetwork(SandboxId id);
+
+    List<io.stasis.core.network.SandboxNetwork> allNetworks();
+
+    /** Forgets a network whose sandbox is gone (reconciliation). Idempotent. */
+    void deleteNetwork(SandboxId id);
+
     // --- checkpoints ---
 
     void insertCheckpoint(Checkpoint checkpoint);

@@ -103,6 +103,11 @@ final class OciSpec {
         res.putObject("pids").put("limit", resources.pids());
     }
 
+    /** Adds a read-only bind mount of a host file or directory to a spec built by {@link #build}. */
+    static void bindReadOnly(ObjectNode spec, String destination, Path source) {
+        mount((ArrayNode) spec.get("mounts"), destination, "bind", source.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"));
+    }
+
     private static void mount(ArrayNode mounts, String destination, String type, String source, List<String> options) {
         ObjectNode m = mounts.addObject();
         m.put("destination", destination);

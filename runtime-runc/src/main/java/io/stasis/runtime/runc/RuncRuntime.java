@@ -58,6 +58,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private final Path logs;
     private final Path initDir;
     private final Path criuConfig;
+    private final VethPlug vethPlug;
     private final Freezer freezer = new Freezer();
     private final OutputNotifier outputNotifier = new OutputNotifier();
     private final ImageStore images;
@@ -72,7 +73,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
         this.images = new ImageStore(config.stateDir());
         InitBinary.install(initDir);
-        this.criuConfig = CriuActionScript.install(config.stateDir());
+        this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
+        this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }
@@ -85,7 +87,9 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         try {
             Path pidFile = bundle.resolve("init.pid");
             runc.runDetached(id, bundle, pidFile);
-            awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
+            long initPid = readPid(id, pidFile);
+            spec.network().ifPresent(link -> vethPlug.plug(id, initPid, link));
+            awaitInit(id, spec.root(), initPid, start + startTimeout().toNanos());
             writeBoot(spec.root());
         } catch (RuntimeException e) {
             cleanUpAfter(id, e);
@@ -110,6 +114,12 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             Files.createDirectories(bundle);
             var oci = OciSpec.build(JSON, spec.root(), initDir, criuConfig, spec.hostname(), cgroupPath(spec.id()),
                     config.idMapBase(), spec.resources());
+            if (spec.network().isPresent()) {
+                // The sandbox asks Stasis's resolver on its gateway, whatever its image says.
+                Path resolvConf = bundle.resolve("resolv.conf");
+                Files.writeString(resolvConf, "nameserver " + spec.network().get().gateway().getHostAddress() + "\n");
+                OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
+            }
             writeAtomically(bundle.resolve("config.json"), oci);
         } catch (IOException e) {
             throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
@@ -478,8 +488,9 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         try {
             Path pidFile = bundle.resolve("init.pid");
             Files.deleteIfExists(pidFile);
-            runc.restoreDetached(id, bundle, images.dir(image), work, pidFile,
-                    Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
+            var environment = new java.util.HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
+            spec.network().ifPresent(link -> environment.put(VethPlug.LINK_VARIABLE, VethPlug.arguments(link)));
+            runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
             awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
             writeInstance(spec, image);
         } catch (IOException e) {

@@ -9,7 +9,7 @@ final class Bodies {
     }
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
-                         com.fasterxml.jackson.databind.JsonNode lifecycle) {
+                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network) {
     }
 
     record CreateCheckpoint(String name, Boolean memory) {

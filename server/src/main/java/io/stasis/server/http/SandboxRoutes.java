@@ -55,7 +55,8 @@ final class SandboxRoutes {
                 EnvVars.validateEnv("env", orEmpty(body.env())),
                 EnvVars.validateMetadata(orEmpty(body.metadata())),
                 resources,
-                LifecycleJson.merge(defaultLifecycle, body.lifecycle()));
+                LifecycleJson.merge(defaultLifecycle, body.lifecycle()),
+                body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")));
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);

@@ -1,0 +1,210 @@
+package io.stasis.core.network;
+
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.HostNetwork;
+import java.net.InetAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Sandbox networks: which slot of the address range each sandbox holds, its policy, and the host's
+ * rules that enforce it. A slot is taken before the sandbox starts (rules first, then the link) and
+ * given back when the sandbox is deleted; hibernated and stopped sandboxes keep theirs, so they
+ * come back with the same address. Without a host network (disabled by the operator) sandboxes
+ * have loopback only.
+ */
+public final class NetworkService {
+    /** Identical refusals of one sandbox within this window become one event. */
+    private static final Duration DENIED_EVENT_WINDOW = Duration.ofSeconds(10);
+
+    private final Catalog catalog;
+    private final Optional<HostNetwork> host;
+    private final NetworkPolicy defaultPolicy;
+    private final EventLog events;
+    private final Clock clock;
+    /** Slots of sandboxes that are not in the catalog yet (starting, or warm in the pool). */
+    private final Map<SandboxId, SandboxNetwork> unrecorded = new HashMap<>();
+    private final Map<String, Instant> lastDeniedEvent = new ConcurrentHashMap<>();
+
+    public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock) {
+        this.catalog = catalog;
+        this.host = host;
+        this.defaultPolicy = defaultPolicy;
+        this.events = events;
+        this.clock = clock;
+    }
+
+    public boolean enabled() {
+        return host.isPresent();
+    }
+
+    public NetworkPolicy defaultPolicy() {
+        return defaultPolicy;
+    }
+
+    /**
+     * Takes a slot for a sandbox about to start and installs its rules; returns the link the
+     * runtime plugs in. Nothing is recorded until {@link #record}: a failed start calls {@link #release}.
+     * {@code inheritFrom}: a fork's parent, whose address the fork's restored sockets may be bound to.
+     */
+    public Optional<NetworkAttachment> open(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
+        if (host.isEmpty()) return Optional.empty();
+        SandboxNetwork network;
+        synchronized (this) {
+            network = new SandboxNetwork(id, freeSlot(), policy);
+            unrecorded.put(id, network);
+        }
+        var link = host.get().attachment(network.slot());
+        try {
+            host.get().open(id, link, policy.egress());
+        } catch (RuntimeException e) {
+            synchronized (this) {
+                unrecorded.remove(id);
+            }
+            throw e;
+        }
+        var parentLink = inheritFrom.flatMap(this::linkOf);
+        return Optional.of(parentLink.map(p -> link.inheriting(p.address())).orElse(link));
+    }
+
+    /** Records an opened sandbox's network, before the sandbox's own row (a crash between leaves an orphan the reconciler removes). */
+    public void record(SandboxId id) {
+        SandboxNetwork network;
+        synchronized (this) {
+            network = unrecorded.remove(id);
+        }
+        if (network != null) catalog.insertNetwork(network);
+    }
+
+    /** Gives a warm sandbox, opened with the pool's policy, the policy of its new owner. */
+    public void adopt(SandboxId id, NetworkPolicy policy) {
+        if (host.isEmpty()) return;
+        synchronized (this) {
+            var network = unrecorded.get(id);
+            if (network == null) throw new IllegalStateException("no unrecorded network for warm sandbox " + id);
+            unrecorded.put(id, network.withPolicy(policy));
+        }
+        host.get().update(id, policy.egress());
+        record(id);
+    }
+
+    /** Removes a sandbox's rules and gives its slot back (its catalog row goes with the sandbox's). */
+    public void release(SandboxId id) {
+        synchronized (this) {
+            unrecorded.remove(id);
+        }
+        host.ifPresent(h -> h.close(id));
+    }
+
+    /** The link of a sandbox that has a network: to plug in again on a resume or a start. */
+    public Optional<NetworkAttachment> linkOf(SandboxId id) {
+        if (host.isEmpty()) return Optional.empty();
+        return network(id).map(n -> host.get().attachment(n.slot()));
+    }
+
+    /** The address at which the host reaches the sandbox, if it has a network. */
+    public Optional<InetAddress> addressOf(SandboxId id) {
+        return linkOf(id).map(NetworkAttachment::address);
+    }
+
+    /** The networks to install when the service starts: every recorded sandbox's. */
+    public Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> recorded() {
+        var out = new LinkedHashMap<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>>();
+        if (host.isEmpty()) return out;
+        for (var n : catalog.allNetworks()) out.put(n.id(), Map.entry(host.get().attachment(n.slot()), n.policy().egress()));
+        return out;
+    }
+
+    /** The sandbox's policy (the default for a sandbox without a network). */
+    public NetworkPolicy policyOf(SandboxId id) {
+        return network(id).map(SandboxNetwork::policy).orElse(defaultPolicy);
+    }
+
+    /** What the API shows of a sandbox's network. */
+    public record View(boolean enabled, Optional<InetAddress> address, Optional<InetAddress> gateway, NetworkPolicy policy,
+                       long deniedConnections) {
+    }
+
+    public View view(SandboxId id) {
+        var network = network(id);
+        if (host.isEmpty() || network.isEmpty()) return new View(false, Optional.empty(), Optional.empty(),
+                network.map(SandboxNetwork::policy).orElse(defaultPolicy), 0);
+        var link = host.get().attachment(network.get().slot());
+        return new View(true, Optional.of(link.address()), Optional.of(link.gateway()), network.get().policy(),
+                host.get().deniedCount(id));
+    }
+
+    /**
+     * Replaces a sandbox's policy. New connections follow it at once; established ones continue.
+     * Callers hold the sandbox's lock.
+     */
+    public View update(SandboxId id, NetworkPolicy policy) {
+        if (host.isEmpty()) throw StasisException.invalidState(id.value(), "no network", "set a network policy (the service runs with --network none)");
+        var network = network(id).orElseThrow(() -> StasisException.invalidState(id.value(), "no network", "set a network policy"));
+        host.get().update(id, policy.egress());
+        catalog.updateNetwork(network.withPolicy(policy));
+        events.append("network.policy", Optional.of(id), Map.of("sandboxId", id.value(), "default", policy.egress().defaultAction().wireName(),
+                "allow", policy.egress().allow().stream().map(Object::toString).toList(),
+                "deny", policy.egress().deny().stream().map(Object::toString).toList()));
+        return view(id);
+    }
+
+    /** Publishes a refused lookup or connection as an event, at most one per identical refusal and window. */
+    public void denied(SandboxId id, DeniedConnection attempt) {
+        String key = id + "|" + attempt.domain().orElse("") + "|" + attempt.address().orElse("") + "|" + attempt.port() + "|" + attempt.rule();
+        var now = clock.instant();
+        var last = lastDeniedEvent.get(key);
+        if (last != null && Duration.between(last, now).compareTo(DENIED_EVENT_WINDOW) < 0) return;
+        lastDeniedEvent.put(key, now);
+        if (lastDeniedEvent.size() > 10_000) lastDeniedEvent.clear();
+        var data = new LinkedHashMap<String, Object>();
+        data.put("sandboxId", id.value());
+        attempt.domain().ifPresent(d -> data.put("domain", d));
+        attempt.address().ifPresent(a -> data.put("address", a));
+        data.put("port", attempt.port());
+        data.put("protocol", attempt.protocol());
+        data.put("rule", attempt.rule());
+        events.append("network.denied", Optional.of(id), data);
+    }
+
+    /** Forgets recorded networks whose sandbox is gone (reconciliation); returns how many. */
+    public int removeOrphans(java.util.Set<SandboxId> known) {
+        int removed = 0;
+        for (var n : catalog.allNetworks()) {
+            if (known.contains(n.id())) continue;
+            catalog.deleteNetwork(n.id());
+            removed++;
+        }
+        return removed;
+    }
+
+    private Optional<SandboxNetwork> network(SandboxId id) {
+        synchronized (this) {
+            var pending = unrecorded.get(id);
+            if (pending != null) return Optional.of(pending);
+        }
+        return catalog.findNetwork(id);
+    }
+
+    /** The lowest slot neither recorded nor held by an unrecorded sandbox. */
+    private int freeSlot() {
+        var taken = new java.util.BitSet();
+        for (var n : catalog.allNetworks()) taken.set(n.slot());
+        for (var n : unrecorded.values()) taken.set(n.slot());
+        int slot = taken.nextClearBit(0);
+        if (slot >= host.orElseThrow().capacity())
+            throw new StasisException(io.stasis.core.error.ErrorCode.INVALID_STATE,
+                    "the sandbox network range is full (" + host.get().capacity() + " sandboxes); delete sandboxes or configure a larger --network-range");
+        return slot;
+    }
+}

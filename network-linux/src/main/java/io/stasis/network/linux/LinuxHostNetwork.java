@@ -1,0 +1,210 @@
+package io.stasis.network.linux;
+
+import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressDecision;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkAttachment;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.HostNetwork;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandbox networks on this host: the nftables table of this instance, and the policy answers the
+ * DNS resolver and the egress proxy ask for ({@link EgressGate}). Every sandbox's rules live in
+ * memory too, so that the resolver and the proxy decide without I/O; the table is rebuilt from
+ * them in one transaction when the service starts.
+ */
+public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LinuxHostNetwork.class);
+    private static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
+    /** An address the resolver gave out stays open at least this long: a client may connect a while after the lookup. */
+    private static final Duration MIN_RESOLVED_TTL = Duration.ofMinutes(5);
+
+    private final NetworkConfig config;
+    private final AddressPlan plan;
+    private final AlwaysBlocked blocked;
+    private final NftRuleset rules;
+    private final Nft nft;
+    private volatile BiConsumer<SandboxId, DeniedConnection> onDenied = (id, attempt) -> { };
+    private final Map<SandboxId, NftRuleset.Opened> open = new ConcurrentHashMap<>();
+    private final Map<InetAddress, SandboxId> bySource = new ConcurrentHashMap<>();
+    private volatile ServicePorts ports;
+    private boolean turnedForwardingOn;
+
+    public LinuxHostNetwork(NetworkConfig config) {
+        this.config = config;
+        this.plan = new AddressPlan(config.range(), config.interfacePrefix());
+        this.blocked = new AlwaysBlocked(config.range(), config.allowedPrivate());
+        this.rules = new NftRuleset(config);
+        this.nft = new Nft(config.toolTimeout());
+    }
+
+    /**
+     * Installs this instance's table, with the rules of {@code sandboxes} (those known to be
+     * running or about to run), in one transaction, and turns IPv4 forwarding on.
+     *
+     * @param onDenied told of every lookup and connection the resolver or the proxy refused
+     */
+    public synchronized void start(ServicePorts ports, Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> sandboxes,
+                                   BiConsumer<SandboxId, DeniedConnection> onDenied) {
+        this.ports = ports;
+        this.onDenied = onDenied;
+        open.clear();
+        bySource.clear();
+        sandboxes.forEach((id, e) -> remember(id, new NftRuleset.Opened(e.getKey(), e.getValue())));
+        nft.apply("start", rules.rebuild(ports, open.values()));
+        enableForwarding();
+        log.atInfo().addKeyValue("table", config.table()).addKeyValue("range", config.range())
+                .addKeyValue("sandboxes", open.size()).addKeyValue("dnsPort", ports.dns())
+                .addKeyValue("httpPort", ports.http()).addKeyValue("tlsPort", ports.tls()).log("sandbox networks ready");
+    }
+
+    @Override
+    public NetworkAttachment attachment(int slot) {
+        return plan.attachment(slot);
+    }
+
+    @Override
+    public int capacity() {
+        return plan.capacity();
+    }
+
+    @Override
+    public synchronized void open(SandboxId id, NetworkAttachment attachment, EgressPolicy policy) {
+        var previous = open.get(id);
+        if (previous != null && previous.link().equals(attachment)) {
+            update(id, policy);
+            return;
+        }
+        if (previous != null) close(id);
+        var opened = new NftRuleset.Opened(attachment, policy);
+        nft.apply("open " + id, rules.open(opened, ports()));
+        remember(id, opened);
+    }
+
+    @Override
+    public synchronized void update(SandboxId id, EgressPolicy policy) {
+        var current = open.get(id);
+        if (current == null) throw new IllegalStateException("no network open for " + id);
+        nft.apply("update " + id, rules.update(current.link().slot(), policy, ports()));
+        open.put(id, new NftRuleset.Opened(current.link(), policy));
+    }
+
+    @Override
+    public synchronized void close(SandboxId id) {
+        var current = open.remove(id);
+        if (current == null) return;
+        bySource.remove(current.link().address());
+        nft.apply("close " + id, rules.close(current.link()));
+    }
+
+    @Override
+    public Set<SandboxId> listOpen() {
+        return Set.copyOf(open.keySet());
+    }
+
+    @Override
+    public long deniedCount(SandboxId id) {
+        var current = open.get(id);
+        return current == null ? 0 : nft.counter(config.table(), "denied_" + current.link().slot());
+    }
+
+    // --- EgressGate: the resolver's and the proxy's questions ---
+
+    @Override
+    public Optional<SandboxId> sandboxAt(InetAddress source) {
+        return Optional.ofNullable(bySource.get(source));
+    }
+
+    @Override
+    public EgressDecision domain(SandboxId sandbox, String name) {
+        var current = open.get(sandbox);
+        if (current == null) return EgressDecision.deny("no network");
+        return current.policy().forDomain(name);
+    }
+
+    @Override
+    public EgressDecision connection(SandboxId sandbox, Optional<String> name, InetAddress address) {
+        var current = open.get(sandbox);
+        if (current == null) return EgressDecision.deny("no network");
+        var always = blocked.reason(address);
+        if (always.isPresent()) return EgressDecision.deny(always.get());
+        return name.map(n -> current.policy().forConnection(n, address)).orElseGet(() -> current.policy().forAddress(address));
+    }
+
+    @Override
+    public void denied(SandboxId sandbox, DeniedConnection attempt) {
+        log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("domain", attempt.domain().orElse(""))
+                .addKeyValue("address", attempt.address().orElse("")).addKeyValue("port", attempt.port())
+                .addKeyValue("rule", attempt.rule()).log("egress denied");
+        onDenied.accept(sandbox, attempt);
+    }
+
+    @Override
+    public void resolved(SandboxId sandbox, String name, List<InetAddress> addresses, Duration ttl) {
+        var current = open.get(sandbox);
+        var v4 = addresses.stream().filter(a -> a.getAddress().length == 4 && blocked.reason(a).isEmpty()).toList();
+        if (current == null || v4.isEmpty()) return;
+        long seconds = Math.max(ttl.toSeconds(), MIN_RESOLVED_TTL.toSeconds());
+        try {
+            nft.apply("resolved " + sandbox, rules.resolved(current.link().slot(), v4, seconds));
+        } catch (RuntimeException e) {
+            // The sandbox closed meanwhile, or nft failed: the name's addresses stay closed, which is safe.
+            log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("name", name).setCause(e).log("could not open resolved addresses");
+        }
+    }
+
+    private void remember(SandboxId id, NftRuleset.Opened opened) {
+        open.put(id, opened);
+        bySource.put(opened.link().address(), id);
+    }
+
+    private ServicePorts ports() {
+        if (ports == null) throw new IllegalStateException("sandbox networks not started");
+        return ports;
+    }
+
+    private void enableForwarding() {
+        try {
+            if (!Files.readString(IP_FORWARD).strip().equals("1")) {
+                Files.writeString(IP_FORWARD, "1\n");
+                turnedForwardingOn = true;
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("turning IPv4 forwarding on (" + IP_FORWARD + ")", e);
+        }
+    }
+
+    /**
+     * Removes this instance's table. Sandboxes that still run lose their network until the service
+     * starts again; the service calls this only when it was asked to leave nothing behind.
+     */
+    public synchronized void removeAll() {
+        nft.apply("remove", rules.drop());
+        open.clear();
+        bySource.clear();
+        if (turnedForwardingOn) {
+            try {
+                Files.writeString(IP_FORWARD, "0\n");
+            } catch (java.io.IOException e) {
+                log.atWarn().setCause(e).log("could not turn IPv4 forwarding back off");
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        // The table stays: sandboxes outlive the service and keep their rules while it restarts.
+    }
+}

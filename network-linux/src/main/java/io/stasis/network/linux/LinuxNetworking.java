@@ -1,0 +1,102 @@
+package io.stasis.network.linux;
+
+import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkAttachment;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.network.linux.dns.DnsUpstreams;
+import io.stasis.network.linux.dns.SandboxDnsResolver;
+import io.stasis.network.linux.proxy.EgressProxy;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BiConsumer;
+
+/**
+ * The host side of sandbox networks, running: the DNS resolver and the egress proxy that the
+ * packet filter redirects sandbox traffic to, and the filter itself. Closing stops the resolver and
+ * the proxy; the table stays for sandboxes that outlive the service, unless none are left.
+ */
+public final class LinuxNetworking implements AutoCloseable {
+    private final LinuxHostNetwork host;
+    private final SandboxDnsResolver dns;
+    private final EgressProxy proxy;
+
+    private LinuxNetworking(LinuxHostNetwork host, SandboxDnsResolver dns, EgressProxy proxy) {
+        this.host = host;
+        this.dns = dns;
+        this.proxy = proxy;
+    }
+
+    /**
+     * Starts the resolver and the proxy on ports of their own choosing, then installs the table
+     * with the rules of the {@code recorded} sandboxes.
+     *
+     * @param staticNames names the resolver answers itself (operators' internal hosts; tests' upstreams)
+     */
+    public static LinuxNetworking start(LinuxHostNetwork host, Map<String, List<Inet4Address>> staticNames,
+                                        Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> recorded,
+                                        BiConsumer<SandboxId, DeniedConnection> onDenied) {
+        SandboxDnsResolver dns = null;
+        try {
+            dns = SandboxDnsResolver.start(host, DnsUpstreams.fromResolvConf(), staticNames, new InetSocketAddress(0));
+            var names = Map.copyOf(lowercase(staticNames));
+            var proxy = EgressProxy.start(host, name -> resolve(names, name), InetAddress.getByName("0.0.0.0"), 0, 0);
+            try {
+                host.start(new ServicePorts(dns.port(), proxy.httpPort(), proxy.tlsPort()), recorded, onDenied);
+            } catch (RuntimeException e) {
+                proxy.close();
+                throw e;
+            }
+            return new LinuxNetworking(host, dns, proxy);
+        } catch (IOException e) {
+            if (dns != null) dns.close();
+            throw new UncheckedIOException("starting the sandbox DNS resolver and egress proxy", e);
+        } catch (RuntimeException e) {
+            if (dns != null) dns.close();
+            throw e;
+        }
+    }
+
+    /** Names as the sandboxes' resolver answers them: its own names first, then the host's resolver. */
+    private static List<InetAddress> resolve(Map<String, List<Inet4Address>> staticNames, String name) throws IOException {
+        var own = staticNames.get(name.toLowerCase(Locale.ROOT));
+        if (own != null) return List.copyOf(own);
+        return Arrays.stream(InetAddress.getAllByName(name)).filter(a -> a instanceof Inet4Address).toList();
+    }
+
+    private static Map<String, List<Inet4Address>> lowercase(Map<String, List<Inet4Address>> names) {
+        var out = new java.util.HashMap<String, List<Inet4Address>>();
+        names.forEach((k, v) -> out.put(k.toLowerCase(Locale.ROOT), v));
+        return out;
+    }
+
+    public LinuxHostNetwork host() {
+        return host;
+    }
+
+    public EgressProxy proxy() {
+        return proxy;
+    }
+
+    /** Stops the resolver and the proxy; with {@code noSandboxesLeft}, removes the table too. */
+    public void close(boolean noSandboxesLeft) {
+        try {
+            proxy.close();
+            dns.close();
+        } finally {
+            if (noSandboxesLeft) host.removeAll();
+        }
+    }
+
+    @Override
+    public void close() {
+        close(false);
+    }
+}

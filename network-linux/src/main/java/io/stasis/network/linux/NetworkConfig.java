@@ -1,0 +1,34 @@
+package io.stasis.network.linux;
+
+import io.stasis.core.network.Cidr;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * How this host's sandbox networks are laid out.
+ *
+ * @param range           the IPv4 range sandbox links take their addresses from, a /30 each
+ * @param interfacePrefix the host ends of the links are named prefix + slot; must not be a prefix of another
+ *                        Stasis instance's on the same host (the rules match interfaces by prefix)
+ * @param table           the nftables table (family ip) holding every rule of this instance
+ * @param allowedPrivate  private ranges (RFC 1918, CGNAT) that policies may open; all others stay blocked
+ * @param toolTimeout     how long an {@code nft} run may take
+ */
+public record NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout) {
+
+    public NetworkConfig {
+        Objects.requireNonNull(range);
+        if (!range.isIpv4() || range.prefix() > 28)
+            throw new IllegalArgumentException("the sandbox network range must be IPv4 and hold several /30s: " + range);
+        if (!interfacePrefix.matches("[a-z][a-z0-9]{0,5}"))
+            throw new IllegalArgumentException("interface prefix must be 1-6 lowercase letters or digits, starting with a letter: " + interfacePrefix);
+        if (!table.matches("[a-z][a-z0-9_]{0,30}"))
+            throw new IllegalArgumentException("nftables table name must be lowercase letters, digits, underscores: " + table);
+        allowedPrivate = List.copyOf(allowedPrivate);
+    }
+
+    public static NetworkConfig defaults() {
+        return new NetworkConfig(Cidr.parse("10.200.0.0/16", "range"), "sx", "stasis", List.of(), Duration.ofSeconds(10));
+    }
+}

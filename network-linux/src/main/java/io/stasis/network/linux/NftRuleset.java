@@ -1,0 +1,181 @@
+package io.stasis.network.linux;
+
+import io.stasis.core.network.Cidr;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkAttachment;
+import java.util.Collection;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The nftables scripts of one Stasis instance, all in one table of family ip.
+ *
+ * <p>Base chains hook prerouting (DNS and proxy redirects), input (what a sandbox may reach on the
+ * host: the resolver and the proxy), forward (egress, and nothing unsolicited into a sandbox) and
+ * postrouting (NAT out). They dispatch on the incoming interface through verdict maps to each
+ * sandbox's own chains, {@code nat_<slot>} and {@code egress_<slot>}, which read its sets
+ * {@code allow_<slot>}, {@code deny_<slot>} (networks of the policy) and {@code resolved_<slot>}
+ * (addresses the resolver gave out for allowed names). A packet whose source is not the address
+ * of the interface it came in on is dropped first: root inside cannot pose as another sandbox.
+ */
+final class NftRuleset {
+    private final String table;
+    private final String wildcard;
+    private final Cidr range;
+    private final List<Cidr> allowedPrivate;
+
+    NftRuleset(NetworkConfig config) {
+        this.table = config.table();
+        this.wildcard = "\"" + config.interfacePrefix() + "*\"";
+        this.range = config.range();
+        this.allowedPrivate = config.allowedPrivate();
+    }
+
+    /** Replaces the whole table, atomically, by the base and the sandboxes given. */
+    String rebuild(ServicePorts ports, Collection<Opened> sandboxes) {
+        var s = new StringBuilder();
+        s.append("add table ip ").append(table).append('\n');
+        s.append("delete table ip ").append(table).append('\n');
+        s.append(base(ports));
+        for (Opened o : sandboxes) s.append(open(o, ports));
+        return s.toString();
+    }
+
+    /** Removes the table (service shut down for good, or tests). */
+    String drop() {
+        return "add table ip " + table + "\ndelete table ip " + table + "\n";
+    }
+
+    private String base(ServicePorts ports) {
+        return """
+                table ip %1$s {
+                    set blocked { type ipv4_addr; flags interval; elements = { %3$s } }
+                    set private { type ipv4_addr; flags interval; elements = { %4$s } }
+                    set private_allowed { type ipv4_addr; flags interval; }
+                    set sources { type ipv4_addr . ifname; }
+                    map nat_jumps { type ifname : verdict; }
+                    map egress_jumps { type ifname : verdict; }
+
+                    chain prerouting {
+                        type nat hook prerouting priority dstnat; policy accept;
+                        iifname %2$s iifname vmap @nat_jumps
+                    }
+                    chain input {
+                        type filter hook input priority filter; policy accept;
+                        iifname %2$s ip saddr . iifname != @sources counter drop
+                        iifname %2$s ct state established,related accept
+                        iifname %2$s udp dport %5$d accept
+                        iifname %2$s tcp dport { %5$d, %6$d, %7$d } accept
+                        iifname %2$s counter drop
+                        udp dport %5$d drop
+                        tcp dport { %5$d, %6$d, %7$d } drop
+                    }
+                    chain forward {
+                        type filter hook forward priority filter; policy accept;
+                        iifname %2$s ip saddr . iifname != @sources counter drop
+                        oifname %2$s ct state established,related accept
+                        oifname %2$s counter drop
+                        iifname %2$s iifname vmap @egress_jumps
+                        iifname %2$s counter drop
+                    }
+                    chain postrouting {
+                        type nat hook postrouting priority srcnat; policy accept;
+                        ip saddr %8$s oifname != %2$s masquerade
+                    }
+                }
+                """.formatted(table, wildcard, elements(blocked()), elements(AlwaysBlocked.PRIVATE), ports.dns(), ports.http(),
+                ports.tls(), range)
+                + (allowedPrivate.isEmpty() ? "" : "add element ip " + table + " private_allowed { " + elements(allowedPrivate) + " }\n");
+    }
+
+    private List<Cidr> blocked() {
+        var all = new java.util.ArrayList<>(AlwaysBlocked.RESERVED);
+        all.add(range);
+        return all;
+    }
+
+    /** A sandbox with rules: its link and its policy. */
+    record Opened(NetworkAttachment link, EgressPolicy policy) {
+    }
+
+    /** Adds a sandbox's sets, chains and dispatch entries. Only for a sandbox not yet open. */
+    String open(Opened o, ServicePorts ports) {
+        int n = o.link().slot();
+        String iface = "\"" + o.link().hostInterface() + "\"";
+        return "add counter ip " + table + " denied_" + n + "\n"
+                + "add set ip " + table + " allow_" + n + " { type ipv4_addr; flags interval; auto-merge; }\n"
+                + "add set ip " + table + " deny_" + n + " { type ipv4_addr; flags interval; auto-merge; }\n"
+                + "add set ip " + table + " resolved_" + n + " { type ipv4_addr; flags timeout; }\n"
+                + "add chain ip " + table + " egress_" + n + "\n"
+                + "add chain ip " + table + " nat_" + n + "\n"
+                + policy(n, o.policy(), ports)
+                + "add element ip " + table + " sources { " + o.link().address().getHostAddress() + " . " + iface + " }\n"
+                + "add element ip " + table + " nat_jumps { " + iface + " : jump nat_" + n + " }\n"
+                + "add element ip " + table + " egress_jumps { " + iface + " : jump egress_" + n + " }\n";
+    }
+
+    /** Replaces a sandbox's policy: its sets and chains are flushed and refilled in one transaction. */
+    String update(int slot, EgressPolicy policy, ServicePorts ports) {
+        return policy(slot, policy, ports);
+    }
+
+    private String policy(int n, EgressPolicy policy, ServicePorts ports) {
+        String t = " ip " + table + " ";
+        var s = new StringBuilder();
+        for (String set : List.of("allow_", "deny_", "resolved_")) s.append("flush set").append(t).append(set).append(n).append('\n');
+        addElements(s, "allow_" + n, EgressPolicy.networks(policy.allow()));
+        addElements(s, "deny_" + n, EgressPolicy.networks(policy.deny()));
+        String egress = "add rule" + t + "egress_" + n + " ";
+        String denied = "counter name denied_" + n + " drop\n";
+        s.append("flush chain").append(t).append("egress_").append(n).append('\n')
+                .append(egress).append("ct state established,related accept\n")
+                .append(egress).append("ip daddr @blocked ").append(denied)
+                .append(egress).append("ip daddr @private ip daddr != @private_allowed ").append(denied)
+                .append(egress).append("ip daddr @deny_").append(n).append(' ').append(denied)
+                .append(egress).append("ip daddr @allow_").append(n).append(" accept\n")
+                // Names resolve to addresses for TCP only: no UDP or ICMP tunnel to an allowed name's host.
+                .append(egress).append("meta l4proto tcp ip daddr @resolved_").append(n).append(" accept\n")
+                .append(egress).append(policy.defaultAction() == EgressPolicy.Action.ALLOW ? "accept\n" : denied);
+        String nat = "add rule" + t + "nat_" + n + " ";
+        s.append("flush chain").append(t).append("nat_").append(n).append('\n')
+                .append(nat).append("fib daddr type local udp dport 53 redirect to :").append(ports.dns()).append('\n')
+                .append(nat).append("fib daddr type local tcp dport 53 redirect to :").append(ports.dns()).append('\n')
+                .append(nat).append("ip daddr @deny_").append(n).append(" return\n")
+                // Networks the policy allows are reached directly, without a name check.
+                .append(nat).append("ip daddr @allow_").append(n).append(" return\n")
+                .append(nat).append("tcp dport 80 redirect to :").append(ports.http()).append('\n')
+                .append(nat).append("tcp dport 443 redirect to :").append(ports.tls()).append('\n');
+        return s.toString();
+    }
+
+    /** Removes a sandbox's dispatch entries, chains, sets and counter. */
+    String close(NetworkAttachment link) {
+        int n = link.slot();
+        String iface = "\"" + link.hostInterface() + "\"";
+        String t = " ip " + table + " ";
+        return "delete element" + t + "egress_jumps { " + iface + " }\n"
+                + "delete element" + t + "nat_jumps { " + iface + " }\n"
+                + "delete element" + t + "sources { " + link.address().getHostAddress() + " . " + iface + " }\n"
+                + "delete chain" + t + "egress_" + n + "\n"
+                + "delete chain" + t + "nat_" + n + "\n"
+                + "delete set" + t + "allow_" + n + "\n"
+                + "delete set" + t + "deny_" + n + "\n"
+                + "delete set" + t + "resolved_" + n + "\n"
+                + "delete counter" + t + "denied_" + n + "\n";
+    }
+
+    /** Lets the sandbox reach {@code addresses} over TCP for {@code seconds}. */
+    String resolved(int slot, Collection<java.net.InetAddress> addresses, long seconds) {
+        String elements = addresses.stream().map(a -> a.getHostAddress() + " timeout " + seconds + "s").collect(Collectors.joining(", "));
+        return "add element ip " + table + " resolved_" + slot + " { " + elements + " }\n";
+    }
+
+    private void addElements(StringBuilder s, String set, List<Cidr> networks) {
+        var v4 = networks.stream().filter(Cidr::isIpv4).toList();
+        if (!v4.isEmpty()) s.append("add element ip ").append(table).append(' ').append(set).append(" { ").append(elements(v4)).append(" }\n");
+    }
+
+    private static String elements(Collection<Cidr> cidrs) {
+        return cidrs.stream().map(Cidr::toString).collect(Collectors.joining(", "));
+    }
+}

@@ -1,0 +1,74 @@
+package io.stasis.network.linux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.network.Cidr;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.host.ToolRunner;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/** The instance's nftables table for real: installed, a sandbox opened, updated and closed, removed. */
+@Tag("root")
+class LinuxHostNetworkIT {
+    private final String table = "stasis_it" + Long.toString(System.nanoTime() % 100000, 36);
+    private final NetworkConfig config = new NetworkConfig(Cidr.parse("10.251.0.0/24", "range"), "tq", table,
+            List.of(Cidr.parse("10.252.0.0/16", "allowed")), Duration.ofSeconds(10));
+    private final LinuxHostNetwork network = new LinuxHostNetwork(config);
+
+    @AfterEach
+    void removeTable() {
+        network.removeAll();
+    }
+
+    @Test
+    void opensUpdatesAndClosesASandboxsRules() throws Exception {
+        var id = SandboxId.random();
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (id1, denied) -> { });
+        var link = network.attachment(3);
+        assertThat(link.hostInterface()).isEqualTo("tq3");
+        assertThat(link.gateway().getHostAddress()).isEqualTo("10.251.0.13");
+        assertThat(link.address().getHostAddress()).isEqualTo("10.251.0.14");
+
+        network.open(id, link, new EgressPolicy(EgressPolicy.Action.DENY,
+                List.of(EgressRule.parse("10.252.1.0/24", "allow"), EgressRule.parse("example.com", "allow")), List.of()));
+        assertThat(list()).contains("egress_3", "nat_3", "10.252.1.0/24", "\"tq3\" : jump egress_3");
+        assertThat(network.sandboxAt(link.address())).contains(id);
+        assertThat(network.domain(id, "example.com").allowed()).isTrue();
+        assertThat(network.connection(id, Optional.empty(), InetAddress.getByName("10.252.1.9")).allowed()).isTrue();
+        assertThat(network.connection(id, Optional.empty(), InetAddress.getByName("169.254.169.254")).rule()).isEqualTo("blocked link-local");
+        assertThat(network.connection(id, Optional.empty(), InetAddress.getByName("10.9.0.1")).rule()).startsWith("blocked private");
+
+        network.resolved(id, "example.com", List.of(InetAddress.getByName("192.0.2.80")), Duration.ofSeconds(30));
+        assertThat(list()).contains("192.0.2.80");
+
+        network.update(id, new EgressPolicy(EgressPolicy.Action.ALLOW, List.of(), List.of(EgressRule.parse("10.252.2.0/24", "deny"))));
+        assertThat(list()).contains("10.252.2.0/24").doesNotContain("10.252.1.0/24").doesNotContain("192.0.2.80");
+        assertThat(network.deniedCount(id)).isZero();
+
+        network.close(id);
+        assertThat(list()).doesNotContain("egress_3");
+        assertThat(network.sandboxAt(link.address())).isEmpty();
+    }
+
+    @Test
+    void startRebuildsTheTableWithTheSandboxesGiven() throws Exception {
+        var id = SandboxId.random();
+        var link = network.attachment(5);
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), (i, d) -> { });
+        network.start(new ServicePorts(15354, 18081, 18444), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), (i, d) -> { });
+        assertThat(list()).contains("egress_5", "redirect to :18444").doesNotContain(":18443");
+    }
+
+    private String list() throws Exception {
+        return ToolRunner.run(List.of("nft", "list", "table", "ip", table), Duration.ofSeconds(10)).stdoutText();
+    }
+}

@@ -1,0 +1,120 @@
+package io.stasis.server;
+
+import io.stasis.core.network.Cidr;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.network.linux.NetworkConfig;
+import java.net.Inet4Address;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The network part of the service's settings.
+ *
+ * @param host          how sandbox links are laid out on this host; empty with {@code --network none}
+ *                      (sandboxes then have loopback only)
+ * @param defaultPolicy the policy of a sandbox created without one
+ * @param dnsNames      names the sandboxes' resolver answers itself (still subject to each policy)
+ */
+public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames) {
+
+    public NetworkSettings {
+        dnsNames = Map.copyOf(dnsNames);
+    }
+
+    /** Sandboxes get a network; new ones reach nothing until their policy says otherwise. */
+    public static NetworkSettings defaults() {
+        return new NetworkSettings(Optional.of(NetworkConfig.defaults()), new NetworkPolicy(EgressPolicy.DENY_ALL), Map.of());
+    }
+
+    /** Applies one {@code --network…} or {@code --egress…} flag; empty if the flag is not one of these. */
+    Optional<NetworkSettings> with(String flag, String value) {
+        var h = host.orElse(NetworkConfig.defaults());
+        var egress = defaultPolicy.egress();
+        try {
+            return Optional.ofNullable(switch (flag) {
+                case "--network" -> switch (value) {
+                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames);
+                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames);
+                    default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
+                };
+                case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
+                        h.allowedPrivate(), h.toolTimeout()));
+                case "--network-interface-prefix" -> withHost(new NetworkConfig(h.range(), value, h.table(), h.allowedPrivate(), h.toolTimeout()));
+                case "--network-table" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), value, h.allowedPrivate(), h.toolTimeout()));
+                case "--network-allow-private" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(),
+                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout()));
+                case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
+                case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
+                case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
+                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value));
+                default -> null;
+            });
+        } catch (IllegalArgumentException e) {
+            throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
+        } catch (io.stasis.core.error.StasisException e) {
+            throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
+        }
+    }
+
+    static final String USAGE = """
+              --network host|none      give sandboxes a network (default host) or loopback only
+              --network-range CIDR     IPv4 range of sandbox links, a /30 each (default 10.200.0.0/16)
+              --network-interface-prefix P  host interface names P0, P1... (default sx)
+              --network-table NAME     nftables table of this instance (default stasis)
+              --network-allow-private LIST  private ranges (RFC 1918, CGNAT) policies may open (default none)
+              --egress-default allow|deny   default egress of new sandboxes (default deny)
+              --egress-allow LIST      domains (example.com, *.example.com) and CIDRs new sandboxes may reach
+              --egress-deny LIST       domains and CIDRs new sandboxes may not reach
+              --dns-names NAME=IP[,IP];...  names the sandboxes' resolver answers itself
+            """;
+
+    private NetworkSettings withHost(NetworkConfig config) {
+        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames);
+    }
+
+    private NetworkSettings withEgress(EgressPolicy egress) {
+        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames);
+    }
+
+    private static EgressPolicy.Action action(String value) {
+        return switch (value.toLowerCase(Locale.ROOT)) {
+            case "allow" -> EgressPolicy.Action.ALLOW;
+            case "deny" -> EgressPolicy.Action.DENY;
+            default -> throw new IllegalArgumentException("must be 'allow' or 'deny', was '" + value + "'");
+        };
+    }
+
+    private static List<EgressRule> rules(String flag, String value) {
+        var out = new ArrayList<EgressRule>();
+        for (String item : list(value)) out.add(EgressRule.parse(item, flag));
+        return out;
+    }
+
+    /** {@code a.test=10.0.0.1,10.0.0.2;b.test=10.0.0.3}: IPv4 literals only, never a lookup. */
+    private static Map<String, List<Inet4Address>> names(String value) {
+        var out = new java.util.LinkedHashMap<String, List<Inet4Address>>();
+        for (String entry : value.split(";")) {
+            if (entry.isBlank()) continue;
+            int eq = entry.indexOf('=');
+            if (eq <= 0) throw new IllegalArgumentException("each entry must be NAME=IP[,IP], was '" + entry + "'");
+            String name = io.stasis.core.network.DomainPattern.parse(entry.substring(0, eq).strip(), "--dns-names").pattern();
+            var addresses = new ArrayList<Inet4Address>();
+            for (String ip : list(entry.substring(eq + 1))) {
+                var cidr = Cidr.parse(ip, "--dns-names");
+                if (!cidr.isIpv4() || cidr.prefix() != 32) throw new IllegalArgumentException("'" + ip + "' is not an IPv4 address");
+                addresses.add((Inet4Address) cidr.network());
+            }
+            out.put(name, List.copyOf(addresses));
+        }
+        return out;
+    }
+
+    private static List<String> list(String value) {
+        return List.of(value.split(",")).stream().map(String::strip).filter(s -> !s.isEmpty()).toList();
+    }
+}

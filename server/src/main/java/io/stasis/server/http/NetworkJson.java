@@ -1,0 +1,91 @@
+package io.stasis.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.network.NetworkService;
+import java.net.InetAddress;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The {@code network} object of the API: {@code {"egress": {"default": "deny", "allow": [...],
+ * "deny": [...]}}}, entries being domains ({@code example.com}, {@code *.example.com}) or IPv4
+ * addresses and CIDR networks. A request gives the whole policy; {@code default} is {@code deny}
+ * and the lists are empty when left out.
+ */
+final class NetworkJson {
+    private static final Set<String> FIELDS = Set.of("egress");
+    private static final Set<String> EGRESS_FIELDS = Set.of("default", "allow", "deny");
+    private static final int MAX_RULES = 1000;
+
+    private NetworkJson() {
+    }
+
+    static NetworkPolicy parse(JsonNode node, String field) {
+        if (node == null || !node.isObject()) throw StasisException.invalid(field, "must be an object such as {\"egress\": {\"default\": \"deny\", \"allow\": [\"example.com\"]}}");
+        unknownFields(node, FIELDS, field);
+        JsonNode egress = node.get("egress");
+        if (egress == null || egress.isNull()) return new NetworkPolicy(EgressPolicy.DENY_ALL);
+        if (!egress.isObject()) throw StasisException.invalid(field + ".egress", "must be an object");
+        unknownFields(egress, EGRESS_FIELDS, field + ".egress");
+        var action = EgressPolicy.Action.DENY;
+        if (egress.has("default")) {
+            String value = egress.get("default").asText("");
+            action = switch (value) {
+                case "allow" -> EgressPolicy.Action.ALLOW;
+                case "deny" -> EgressPolicy.Action.DENY;
+                default -> throw StasisException.invalid(field + ".egress.default", "must be \"allow\" or \"deny\"");
+            };
+        }
+        return new NetworkPolicy(new EgressPolicy(action, rules(egress.get("allow"), field + ".egress.allow"),
+                rules(egress.get("deny"), field + ".egress.deny")));
+    }
+
+    private static List<EgressRule> rules(JsonNode array, String field) {
+        if (array == null || array.isNull()) return List.of();
+        if (!array.isArray()) throw StasisException.invalid(field, "must be an array of domains and CIDR networks");
+        if (array.size() > MAX_RULES) throw StasisException.invalid(field, "holds more than " + MAX_RULES + " entries");
+        var out = new ArrayList<EgressRule>();
+        for (int i = 0; i < array.size(); i++) {
+            JsonNode item = array.get(i);
+            if (!item.isTextual()) throw StasisException.invalid(field + "[" + i + "]", "must be a string");
+            var rule = EgressRule.parse(item.textValue(), field + "[" + i + "]");
+            if (rule instanceof EgressRule.Network n && !n.cidr().isIpv4())
+                throw StasisException.invalid(field + "[" + i + "]", "IPv6 is off inside sandboxes; give IPv4 networks");
+            out.add(rule);
+        }
+        return out;
+    }
+
+    private static void unknownFields(JsonNode node, Set<String> known, String field) {
+        node.fieldNames().forEachRemaining(f -> {
+            if (!known.contains(f)) throw StasisException.invalid(field + "." + f, "unknown field; known: " + String.join(", ", known.stream().sorted().toList()));
+        });
+    }
+
+    static Map<String, Object> egress(EgressPolicy egress) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("default", egress.defaultAction().wireName());
+        out.put("allow", egress.allow().stream().map(Object::toString).toList());
+        out.put("deny", egress.deny().stream().map(Object::toString).toList());
+        return out;
+    }
+
+    static Map<String, Object> view(String sandboxId, NetworkService.View view) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("sandboxId", sandboxId);
+        out.put("enabled", view.enabled());
+        out.put("address", view.address().map(InetAddress::getHostAddress).orElse(null));
+        out.put("gateway", view.gateway().map(InetAddress::getHostAddress).orElse(null));
+        out.put("dns", view.gateway().map(InetAddress::getHostAddress).orElse(null));
+        out.put("egress", egress(view.policy().egress()));
+        out.put("deniedConnections", view.deniedConnections());
+        return out;
+    }
+}

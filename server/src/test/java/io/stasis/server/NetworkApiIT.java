@@ -1,0 +1,197 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.TestNetnsHost;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sandbox networks against a real upstream host in a network namespace of the test's own, with
+ * test names served by Stasis's resolver: egress policies by network and by name, the blocks no
+ * policy lifts, replacing a policy while connections run, and the network across hibernation.
+ */
+@Tag("root")
+class NetworkApiIT {
+    private static TestNetnsHost upstream;
+    private static ServiceFixture service;
+    private static RawApi api;
+    private static Path served;
+
+    @BeforeAll
+    static void start() throws Exception {
+        upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
+        served = Files.createTempDirectory("stasis-upstream");
+        Files.writeString(served.resolve("index.html"), "hello from upstream\n");
+        // A response that takes two seconds to finish: a connection that is established before a policy change.
+        Files.writeString(served.resolve("slow.py"), """
+                import http.server, time
+                class Slow(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        self.send_response(200); self.send_header('Content-Length', '20'); self.end_headers()
+                        for i in range(20):
+                            self.wfile.write(b'x'); self.wfile.flush(); time.sleep(0.1)
+                http.server.HTTPServer(('%s', 9090), Slow).serve_forever()
+                """.formatted(upstream.address()));
+        upstream.serve(served, "python3", "-m", "http.server", "80", "--bind", upstream.address());
+        upstream.serve(served, "python3", "-m", "http.server", "8080", "--bind", upstream.address());
+        upstream.serve(served, "python3", served.resolve("slow.py").toString());
+        upstream.awaitListening(80);
+        upstream.awaitListening(8080);
+        upstream.awaitListening(9090);
+        String a = upstream.address();
+        service = ServiceFixture.start("--dns-names", "allowed.test=" + a + ";api.allowed.test=" + a + ";denied.test=" + a);
+        api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        try {
+            if (api != null) api.close();
+            if (service != null) service.close();
+        } finally {
+            upstream.close();
+            ServiceFixture.deleteTree(served);
+        }
+    }
+
+    private static String create(String network) {
+        return api.post("/v1/sandboxes", "{\"template\":\"tiny\"" + (network == null ? "" : ",\"network\":" + network) + "}").get("id").asText();
+    }
+
+    /** A plain HTTP/1.0 GET with busybox nc (the tiny template's static wget cannot resolve anything). */
+    private static String get(String sandbox, String address, int port, String host) {
+        return api.sh(sandbox, "printf 'GET / HTTP/1.0\\r\\nHost: " + host + "\\r\\n\\r\\n' | nc -w 3 " + address + " " + port + " 2>&1; true");
+    }
+
+    private static boolean fetches(String sandbox, String address, int port) {
+        return get(sandbox, address, port, address).contains("200 OK");
+    }
+
+    /** Starts a background process (an exec's processes end with it). */
+    private static void background(String sandbox, String script) {
+        var body = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode();
+        body.putArray("cmd").add("sh").add("-c").add(script);
+        assertThat(api.call("POST", "/v1/sandboxes/" + sandbox + "/processes", body.toString()).status()).isEqualTo(201);
+    }
+
+    /** The addresses Stasis's resolver gives the sandbox for {@code name} (busybox nslookup prints them after "Name:"). */
+    private static String resolve(String sandbox, String name) {
+        String out = api.sh(sandbox, "nslookup " + name + " 2>&1; true");
+        int at = out.indexOf("Name:");
+        return at < 0 ? "" : out.substring(at);
+    }
+
+    @Test
+    void aNewSandboxReachesNothingByDefault() {
+        var id = create(null);
+        var network = api.get("/v1/sandboxes/" + id + "/network");
+        assertThat(network.get("enabled").asBoolean()).isTrue();
+        assertThat(network.get("address").asText()).startsWith("10.");
+        assertThat(network.get("dns").asText()).isEqualTo(network.get("gateway").asText());
+        assertThat(network.at("/egress/default").asText()).isEqualTo("deny");
+        assertThat(api.sh(id, "cat /etc/resolv.conf")).contains("nameserver " + network.get("gateway").asText());
+        assertThat(api.sh(id, "ip -4 addr show eth0 2>&1; cat /proc/sys/net/ipv6/conf/all/disable_ipv6")).contains(network.get("address").asText()).endsWith("1\n");
+
+        assertThat(fetches(id, upstream.address(), 8080)).isFalse();
+        assertThat(fetches(id, upstream.address(), 80)).isFalse();
+        assertThat(resolve(id, "allowed.test")).doesNotContain(upstream.address());
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void aNetworkAllowedByCidrIsReachedDirectly() {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"" + upstream.address() + "/32\"]}}");
+        assertThat(fetches(id, upstream.address(), 8080)).isTrue();
+        assertThat(fetches(id, upstream.address(), 80)).isTrue();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void namesAreAllowedByDomainAndWildcardAndCheckedOnTheHostHeader() {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\",\"*.allowed.test\"]}}");
+        // A raw address is not a name the policy allows.
+        assertThat(fetches(id, upstream.address(), 8080)).isFalse();
+        assertThat(resolve(id, "denied.test")).doesNotContain(upstream.address());
+
+        assertThat(resolve(id, "allowed.test")).contains(upstream.address());
+        // Port 80 goes through the proxy, which reads the Host header.
+        assertThat(get(id, upstream.address(), 80, "allowed.test")).contains("200 OK");
+        assertThat(get(id, upstream.address(), 80, "denied.test")).contains("403").doesNotContain("200 OK");
+        assertThat(get(id, upstream.address(), 80, "upstream.example")).contains("403");
+        // Resolved through Stasis's DNS: the name's address is open on other TCP ports too.
+        assertThat(resolve(id, "api.allowed.test")).contains(upstream.address());
+        assertThat(fetches(id, upstream.address(), 8080)).isTrue();
+        // The bare domain of a wildcard is not below it, but it is allowed by its own entry; an unrelated name is not.
+        assertThat(resolve(id, "other.test")).doesNotContain(upstream.address());
+
+        Await.until("denied events", Duration.ofSeconds(10), () -> {
+            JsonNode events = api.get("/v1/sandboxes/" + id + "/events");
+            return events.toString().contains("network.denied") && events.toString().contains("denied.test");
+        });
+        assertThat(api.get("/v1/sandboxes/" + id + "/network").get("deniedConnections").asLong()).isPositive();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void metadataTheHostAndOtherSandboxesStayBlockedWhenEverythingElseIsAllowed() {
+        var other = create(null);
+        var id = create("{\"egress\":{\"default\":\"allow\"}}");
+        assertThat(fetches(id, upstream.address(), 8080)).isTrue();
+        assertThat(fetches(id, "169.254.169.254", 80)).isFalse();
+        var gateway = api.get("/v1/sandboxes/" + id + "/network").get("gateway").asText();
+        int apiPort = java.net.URI.create(service.url).getPort();
+        assertThat(fetches(id, gateway, apiPort)).isFalse();
+        assertThat(fetches(id, upstream.hostAddress(), apiPort)).isFalse();
+        var otherAddress = api.get("/v1/sandboxes/" + other + "/network").get("address").asText();
+        api.sh(other, "mkdir -p /www && echo hi > /www/index.html");
+        background(other, "httpd -f -p 8000 -h /www");
+        Await.until("httpd listening", Duration.ofSeconds(10), () -> fetches(other, "127.0.0.1", 8000));
+        assertThat(fetches(id, otherAddress, 8000)).isFalse();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+        api.call("DELETE", "/v1/sandboxes/" + other, null);
+    }
+
+    @Test
+    void aReplacedPolicyAppliesToNewConnectionsWhileEstablishedOnesContinue() {
+        var id = create("{\"egress\":{\"default\":\"deny\"}}");
+        assertThat(fetches(id, upstream.address(), 9090)).isFalse();
+        var allowed = api.call("PUT", "/v1/sandboxes/" + id + "/network",
+                "{\"egress\":{\"default\":\"deny\",\"allow\":[\"" + upstream.address() + "/32\"]}}");
+        assertThat(allowed.status()).isEqualTo(200);
+        assertThat(allowed.body().at("/egress/allow/0").asText()).isEqualTo(upstream.address() + "/32");
+
+        background(id, "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc " + upstream.address() + " 9090 > /tmp/slow");
+        Await.until("the slow download started", Duration.ofSeconds(10), () -> api.sh(id, "cat /tmp/slow 2>/dev/null; true").contains("x"));
+        assertThat(api.call("PUT", "/v1/sandboxes/" + id + "/network", "{\"egress\":{\"default\":\"deny\"}}").status()).isEqualTo(200);
+        assertThat(fetches(id, upstream.address(), 8080)).isFalse();
+        Await.until("the established download finished", Duration.ofSeconds(15), () -> api.sh(id, "cat /tmp/slow").contains("x".repeat(20)));
+
+        assertThat(api.call("PUT", "/v1/sandboxes/" + id + "/network", "{\"egress\":{\"default\":\"maybe\"}}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("PUT", "/v1/sandboxes/" + id + "/network", "{\"egress\":{\"allow\":[\"not a domain!\"]}}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("PUT", "/v1/sandboxes/" + id + "/network", "{\"egress\":{\"allow\":[\"10.0.0.0/33\"]}}").errorCode()).isEqualTo("invalid_request");
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void theNetworkComesBackAfterHibernationWithTheSameAddress() {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"" + upstream.address() + "/32\"]}}");
+        var before = api.get("/v1/sandboxes/" + id + "/network").get("address").asText();
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/hibernate", null).status()).isEqualTo(200);
+        assertThat(fetches(id, upstream.address(), 8080)).isTrue();
+        assertThat(api.get("/v1/sandboxes/" + id + "/network").get("address").asText()).isEqualTo(before);
+        var fork = api.post("/v1/sandboxes/" + id + "/fork", "{}").get("items").get(0).get("id").asText();
+        assertThat(api.get("/v1/sandboxes/" + fork + "/network").get("address").asText()).isNotEqualTo(before);
+        assertThat(fetches(fork, upstream.address(), 8080)).isTrue();
+        api.call("DELETE", "/v1/sandboxes/" + fork, null);
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+}
