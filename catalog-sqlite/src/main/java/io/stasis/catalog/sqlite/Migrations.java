@@ -36,7 +36,8 @@ final class Migrations {
             "V1__init.sql",
             "V2__live_state.sql",
             "V3__network.sql",
-            "V4__previews.sql");
+            "V4__previews.sql",
+            "V5__secrets.sql");
 
     static final String RESOURCE_DIR = "db/migration/";
     private static final Pattern SCRIPT_NAME = Pattern.compile("V([1-9][0-9]*)__([A-Za-z0-9_]+)\\.sql");

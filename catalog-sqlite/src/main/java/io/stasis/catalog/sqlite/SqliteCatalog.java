@@ -622,4 +622,26 @@ public final class SqliteCatalog implements Catalog {
         details.put("database", file.toString());
         return new StasisException(ErrorCode.INTERNAL, "catalog " + step + " failed: " + e.getMessage(), details, e);
     }
+
+    // --- secrets ---
+
+    @Override
+    public boolean putSecret(io.stasis.core.secret.SealedSecret secret) {
+        return inTransaction("put secret", c -> SecretTable.put(c, secret));
+    }
+
+    @Override
+    public Optional<io.stasis.core.secret.SealedSecret> findSecret(String name) {
+        return withConnection("find secret", c -> SecretTable.find(c, name));
+    }
+
+    @Override
+    public List<io.stasis.core.secret.SealedSecret> allSecrets() {
+        return withConnection("list secrets", SecretTable::all);
+    }
+
+    @Override
+    public boolean deleteSecret(String name) {
+        return withConnection("delete secret", c -> SecretTable.delete(c, name));
+    }
 }

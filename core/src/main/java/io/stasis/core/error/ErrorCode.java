@@ -17,6 +17,7 @@ public enum ErrorCode {
     CHECKPOINT_NOT_FOUND,
     PROCESS_NOT_FOUND,
     PREVIEW_NOT_FOUND,
+    SECRET_NOT_FOUND,
     INVALID_STATE,
     /** The sandbox runs something CRIU cannot checkpoint right now; it keeps running untouched. */
     CHECKPOINT_UNSUPPORTED,

@@ -80,6 +80,7 @@ public final class SandboxService implements AutoCloseable {
      * <p>On failure: nothing of it remains (root, runtime state, catalog row).
      */
     public Sandbox create(SandboxSpec spec) {
+        spec.network().ifPresent(network::validate); // the secrets its header rules name exist
         spec.name().ifPresent(this::reserveName);
         try {
             templates.awaitReady(spec.template(), templateWait);

@@ -3,6 +3,7 @@ package io.stasis.core.network;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.secret.SecretInjection;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.HostNetwork;
 import java.net.InetAddress;
@@ -35,8 +36,16 @@ public final class NetworkService {
     /** Slots of sandboxes that are not in the catalog yet (starting, or warm in the pool). */
     private final Map<SandboxId, SandboxNetwork> unrecorded = new HashMap<>();
     private final Map<String, Instant> lastDeniedEvent = new ConcurrentHashMap<>();
+    private final Optional<SecretInjection> injection;
 
     public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock) {
+        this(catalog, host, defaultPolicy, events, clock, Optional.empty());
+    }
+
+    /** @param injection secret headers (policies' {@code rules}); without it, policies with rules are refused */
+    public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock,
+                          Optional<SecretInjection> injection) {
+        this.injection = injection;
         this.catalog = catalog;
         this.host = host;
         this.defaultPolicy = defaultPolicy;
@@ -67,9 +76,15 @@ public final class NetworkService {
         var link = host.get().attachment(network.slot());
         try {
             host.get().open(id, link, policy.egress());
+            prepareRules(id, policy, inheritFrom);
         } catch (RuntimeException e) {
             synchronized (this) {
                 unrecorded.remove(id);
+            }
+            try {
+                host.get().close(id);
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
             }
             throw e;
         }
@@ -95,6 +110,7 @@ public final class NetworkService {
             unrecorded.put(id, network.withPolicy(policy));
         }
         host.get().update(id, policy.egress());
+        prepareRules(id, policy, Optional.empty());
         record(id);
     }
 
@@ -104,6 +120,7 @@ public final class NetworkService {
             unrecorded.remove(id);
         }
         host.ifPresent(h -> h.close(id));
+        injection.ifPresent(i -> i.forget(id));
     }
 
     /** The link of a sandbox that has a network: to plug in again on a resume or a start. */
@@ -151,12 +168,40 @@ public final class NetworkService {
     public View update(SandboxId id, NetworkPolicy policy) {
         if (host.isEmpty()) throw StasisException.invalidState(id.value(), "no network", "set a network policy (the service runs with --network none)");
         var network = network(id).orElseThrow(() -> StasisException.invalidState(id.value(), "no network", "set a network policy"));
+        validate(policy);
+        prepareRules(id, policy, Optional.empty());
         host.get().update(id, policy.egress());
         catalog.updateNetwork(network.withPolicy(policy));
         events.append("network.policy", Optional.of(id), Map.of("sandboxId", id.value(), "default", policy.egress().defaultAction().wireName(),
                 "allow", policy.egress().allow().stream().map(Object::toString).toList(),
-                "deny", policy.egress().deny().stream().map(Object::toString).toList()));
+                "deny", policy.egress().deny().stream().map(Object::toString).toList(),
+                "rules", policy.rules().stream().map(r -> r.domain().pattern()).toList()));
         return view(id);
+    }
+
+    // --- secret headers (rules) ---
+
+    /**
+     * Checks what a policy's rules need beyond their syntax: secret injection configured, and the
+     * secrets they name existing. Called for policies the API gives (create and replace), not for
+     * inherited ones (a fork keeps its parent's rules even if a secret was deleted meanwhile).
+     */
+    public void validate(NetworkPolicy policy) {
+        if (policy.rules().isEmpty()) return;
+        if (injection.isEmpty()) throw StasisException.invalid("network.rules", "secret headers are not available on this service");
+        injection.get().validate(policy);
+    }
+
+    /** For the egress proxy: what to do with the sandbox's TLS connection presenting {@code name} (empty: pass it through). */
+    public Optional<SecretInjection.Resolved> headersFor(SandboxId id, String name) {
+        if (injection.isEmpty()) return Optional.empty();
+        return injection.get().resolve(policyOf(id), name);
+    }
+
+    private void prepareRules(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
+        if (policy.rules().isEmpty()) return;
+        injection.orElseThrow(() -> StasisException.invalid("network.rules", "secret headers are not available on this service"))
+                .prepare(id, policy, inheritFrom);
     }
 
     /** Publishes a refused lookup or connection as an event, at most one per identical refusal and window. */

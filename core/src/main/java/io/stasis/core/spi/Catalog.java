@@ -121,4 +121,17 @@ public interface Catalog extends AutoCloseable {
 
     @Override
     void close();
+
+    // --- secrets: service-wide, values sealed by the caller (SecretCipher) ---
+
+    /** Stores a secret, replacing the value of one with the same name; returns whether it is new. */
+    boolean putSecret(io.stasis.core.secret.SealedSecret secret);
+
+    Optional<io.stasis.core.secret.SealedSecret> findSecret(String name);
+
+    /** Every secret, by name. */
+    List<io.stasis.core.secret.SealedSecret> allSecrets();
+
+    /** Forgets a secret; returns whether it existed. */
+    boolean deleteSecret(String name);
 }

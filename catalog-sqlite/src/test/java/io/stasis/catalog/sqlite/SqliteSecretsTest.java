@@ -1,0 +1,85 @@
+package io.stasis.catalog.sqlite;
+
+import static io.stasis.catalog.sqlite.TestSandboxes.T0;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
+import io.stasis.core.network.HeaderRule;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.secret.SecretCipher;
+import io.stasis.core.secret.SecretService;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The secrets table (sealed values kept as given) and header rules in stored network policies, old rows included. */
+class SqliteSecretsTest {
+    @TempDir
+    Path dir;
+    SqliteCatalog catalog;
+
+    @BeforeEach
+    void open() {
+        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
+    }
+
+    @AfterEach
+    void close() {
+        catalog.close();
+    }
+
+    @Test
+    void putReplacesListsByNameAndDeletes() {
+        byte[] sealed = "opaque-bytes".getBytes(StandardCharsets.UTF_8);
+        assertThat(catalog.putSecret(new SealedSecret("B_TOKEN", T0, sealed))).isTrue();
+        assertThat(catalog.putSecret(new SealedSecret("A_TOKEN", T0, sealed))).isTrue();
+        var replaced = new SealedSecret("B_TOKEN", T0.plusSeconds(5), new byte[]{1, 2, 3});
+        assertThat(catalog.putSecret(replaced)).isFalse();
+
+        assertThat(catalog.findSecret("B_TOKEN")).contains(replaced);
+        assertThat(catalog.allSecrets()).extracting(SealedSecret::name).containsExactly("A_TOKEN", "B_TOKEN");
+        assertThat(catalog.deleteSecret("A_TOKEN")).isTrue();
+        assertThat(catalog.deleteSecret("A_TOKEN")).isFalse();
+        assertThat(catalog.findSecret("A_TOKEN")).isEmpty();
+    }
+
+    @Test
+    void aPolicyKeepsItsHeaderRulesAndOldRowsReadWithout() {
+        var egress = new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse("*.example.com", "allow")), List.of());
+        var policy = new NetworkPolicy(egress, List.of(HeaderRule.of("api.example.com",
+                Map.of("Authorization", "Bearer {{secret:TOKEN}}"), "rules[0]")));
+        var json = NetworkJson.toJson(policy);
+        assertThat(NetworkJson.fromJson(json)).isEqualTo(policy);
+        assertThat(json).contains("{{secret:TOKEN}}");
+
+        var old = NetworkJson.fromJson("{\"egress\":{\"default\":\"deny\",\"allow\":[\"*.example.com\"],\"deny\":[]}}");
+        assertThat(old).isEqualTo(new NetworkPolicy(egress));
+    }
+
+    @Test
+    void aCopiedDatabaseDoesNotRevealTheValueAndAnotherKeyCannotOpenIt() throws Exception {
+        var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("secrets.key")), java.time.Clock.systemUTC());
+        String value = "sk-live-" + "0123456789abcdef".repeat(4);
+        secrets.put("TOKEN", value);
+        assertThat(secrets.values(List.of("TOKEN"))).containsEntry("TOKEN", value);
+        assertThat(Files.getPosixFilePermissions(dir.resolve("secrets.key"))).containsExactlyInAnyOrder(
+                java.nio.file.attribute.PosixFilePermission.OWNER_READ, java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        catalog.close();
+        for (String file : List.of("catalog.db", "catalog.db-wal")) {
+            Path p = dir.resolve(file);
+            if (Files.exists(p)) assertThat(new String(Files.readAllBytes(p), StandardCharsets.ISO_8859_1)).doesNotContain("sk-live-");
+        }
+        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
+        var otherKey = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("other.key")), java.time.Clock.systemUTC());
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> otherKey.values(List.of("TOKEN")))
+                .hasMessageContaining("does not open").hasMessageNotContaining(value);
+    }
+}

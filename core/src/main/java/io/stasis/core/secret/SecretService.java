@@ -1,0 +1,103 @@
+package io.stasis.core.secret;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.Catalog;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Secrets: values the egress proxy adds to requests of sandboxes (see {@code HeaderRule}) without
+ * the sandbox ever holding them. Write-only through the API: set, list by name, delete. Values are
+ * sealed with {@link SecretCipher} before they reach the catalog, and are never logged. Secrets are
+ * service-wide; a policy may name a secret that is deleted later (requests needing it then fail).
+ */
+public final class SecretService {
+    private static final Logger log = LoggerFactory.getLogger(SecretService.class);
+    private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+    /** The longest value, in UTF-8 bytes. */
+    public static final int MAX_VALUE_BYTES = 64 * 1024;
+
+    private final Catalog catalog;
+    private final SecretCipher cipher;
+    private final Clock clock;
+
+    public SecretService(Catalog catalog, SecretCipher cipher, Clock clock) {
+        this.catalog = catalog;
+        this.cipher = cipher;
+        this.clock = clock;
+    }
+
+    /** A stored secret, and whether this call created it (rather than replacing its value). */
+    public record Stored(Secret secret, boolean created) {
+    }
+
+    /**
+     * Sets a secret's value, creating the secret or replacing its value.
+     * <p>Effects on success: new intercepted connections use the value at once.
+     * <p>On failure: {@code invalid_request} for a bad name, an empty value, one longer than 64 KiB or
+     * holding CR, LF or NUL (values go into HTTP headers). Nothing is stored.
+     */
+    public Stored put(String name, String value) {
+        validateName(name, "name");
+        validateValue(value);
+        var secret = new Secret(name, clock.instant());
+        boolean created = catalog.putSecret(new SealedSecret(name, secret.createdAt(), cipher.seal(name, value)));
+        log.atInfo().addKeyValue("secret", name).addKeyValue("created", created).log("secret set");
+        return new Stored(secret, created);
+    }
+
+    /** Every secret, by name; never their values. */
+    public List<Secret> list() {
+        return catalog.allSecrets().stream().map(SealedSecret::secret).toList();
+    }
+
+    public boolean exists(String name) {
+        return catalog.findSecret(name).isPresent();
+    }
+
+    /** @throws StasisException {@code secret_not_found} */
+    public void delete(String name) {
+        validateName(name, "name");
+        if (!catalog.deleteSecret(name)) throw notFound(name);
+        log.atInfo().addKeyValue("secret", name).log("secret deleted");
+    }
+
+    /** The values of those of {@code names} that exist (for the egress proxy only). */
+    public Map<String, String> values(Collection<String> names) {
+        var out = new LinkedHashMap<String, String>();
+        for (String name : names) {
+            Optional<SealedSecret> sealed = catalog.findSecret(name);
+            sealed.ifPresent(s -> out.put(name, cipher.open(name, s.sealed())));
+        }
+        return out;
+    }
+
+    public static StasisException notFound(String name) {
+        return new StasisException(ErrorCode.SECRET_NOT_FOUND, "no secret named '" + name + "' (GET /v1/secrets lists them)",
+                Map.of("secret", name));
+    }
+
+    public static void validateName(String name, String field) {
+        if (name == null || !NAME.matcher(name).matches())
+            throw StasisException.invalid(field, "a secret name is 1-64 letters, digits and underscores, not starting with a digit");
+    }
+
+    private static void validateValue(String value) {
+        if (value == null || value.isEmpty()) throw StasisException.invalid("value", "is required and may not be empty");
+        if (value.getBytes(StandardCharsets.UTF_8).length > MAX_VALUE_BYTES)
+            throw StasisException.invalid("value", "is longer than " + MAX_VALUE_BYTES + " bytes (64 KiB)");
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '\r' || c == '\n' || c == 0) throw StasisException.invalid("value", "may not contain CR, LF or NUL: it goes into an HTTP header");
+        }
+    }
+}
