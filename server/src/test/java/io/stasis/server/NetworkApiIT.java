@@ -22,13 +22,17 @@ import org.junit.jupiter.api.Test;
 @Tag("root")
 class NetworkApiIT {
     private static TestNetnsHost upstream;
+    /** A second host that serves nothing: where a sandbox might try to send an allowed name. */
+    private static TestNetnsHost elsewhere;
     private static ServiceFixture service;
     private static RawApi api;
     private static Path served;
 
     @BeforeAll
     static void start() throws Exception {
-        upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
+        int n = ThreadLocalRandom.current().nextInt(1, 250);
+        upstream = TestNetnsHost.create(n);
+        elsewhere = TestNetnsHost.create(n + 1);
         served = Files.createTempDirectory("stasis-upstream");
         Files.writeString(served.resolve("index.html"), "hello from upstream\n");
         // A response that takes two seconds to finish: a connection that is established before a policy change.
@@ -44,6 +48,33 @@ class NetworkApiIT {
         upstream.serve(served, "python3", "-m", "http.server", "80", "--bind", upstream.address());
         upstream.serve(served, "python3", "-m", "http.server", "8080", "--bind", upstream.address());
         upstream.serve(served, "python3", served.resolve("slow.py").toString());
+        // Records every UDP datagram that reaches it: DNS to another resolver, and a UDP tunnel, must never arrive.
+        Files.writeString(served.resolve("udp.py"), """
+                import socket, threading
+                def listen(port):
+                    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('%1$s', port))
+                    while True:
+                        data, peer = s.recvfrom(2048)
+                        with open('udp-received', 'a') as f: f.write('%%d %%s\\n' %% (port, peer))
+                for p in (53, 5353): threading.Thread(target=listen, args=(p,)).start()
+                """.formatted(upstream.address()));
+        upstream.serve(served, "python3", served.resolve("udp.py").toString());
+        // A TLS origin for allowed.test: whatever it is asked, it completes a handshake and says hello.
+        run(served, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "key.pem", "-out", "cert.pem",
+                "-subj", "/CN=allowed.test", "-days", "1");
+        Files.writeString(served.resolve("tls.py"), """
+                import socket, ssl
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); ctx.load_cert_chain('cert.pem', 'key.pem')
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('%s', 443)); s.listen(16)
+                while True:
+                    c, _ = s.accept()
+                    try:
+                        t = ctx.wrap_socket(c, server_side=True); t.sendall(b'hello over tls\\n'); t.close()
+                    except Exception:
+                        c.close()
+                """.formatted(upstream.address()));
+        upstream.serve(served, "python3", served.resolve("tls.py").toString());
+        upstream.awaitListening(443);
         upstream.awaitListening(80);
         upstream.awaitListening(8080);
         upstream.awaitListening(9090);
@@ -59,8 +90,27 @@ class NetworkApiIT {
             if (service != null) service.close();
         } finally {
             upstream.close();
+            elsewhere.close();
             ServiceFixture.deleteTree(served);
         }
+    }
+
+    private static void run(Path dir, String... argv) throws Exception {
+        var process = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes());
+        if (process.waitFor() != 0) throw new IllegalStateException(String.join(" ", argv) + ": " + output);
+    }
+
+    /** The first TLS record a real client (the JDK's) sends to {@code name}: a ClientHello with that SNI. */
+    private static byte[] clientHello(String name) throws Exception {
+        var engine = javax.net.ssl.SSLContext.getDefault().createSSLEngine(name, 443);
+        engine.setUseClientMode(true);
+        var out = java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(java.nio.ByteBuffer.allocate(0), out);
+        out.flip();
+        var bytes = new byte[out.remaining()];
+        out.get(bytes);
+        return bytes;
     }
 
     private static String create(String network) {
@@ -138,6 +188,35 @@ class NetworkApiIT {
             return events.toString().contains("network.denied") && events.toString().contains("denied.test");
         });
         assertThat(api.get("/v1/sandboxes/" + id + "/network").get("deniedConnections").asLong()).isPositive();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void tlsIsCheckedOnItsServerNameAndTheAddressItIsSentTo() throws Exception {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\"]}}");
+        var files = service.client.sandboxes().get(id).files();
+        files.write("/tmp/allowed.hello", clientHello("allowed.test"));
+        files.write("/tmp/denied.hello", clientHello("denied.test"));
+        // The first bytes back: a TLS handshake record (16 03 ...) when the proxy let the hello through.
+        String allowed = api.sh(id, "nc -w 3 " + upstream.address() + " 443 < /tmp/allowed.hello | head -c 2 | od -An -tx1; true");
+        String denied = api.sh(id, "nc -w 3 " + upstream.address() + " 443 < /tmp/denied.hello | head -c 2 | od -An -tx1; true");
+        assertThat(allowed.strip()).isEqualTo("16 03");
+        assertThat(denied.strip()).isEmpty();
+        // An allowed name sent to another address (a host with no TLS server) reaches the name's real address instead.
+        String fronted = api.sh(id, "nc -w 3 " + elsewhere.address() + " 443 < /tmp/allowed.hello | head -c 2 | od -An -tx1; true");
+        assertThat(fronted.strip()).isEqualTo("16 03");
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void dnsToAnotherResolverUdpAndIcmpNeverLeaveForANameOnlyPolicy() throws Exception {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\"]}}");
+        assertThat(resolve(id, "allowed.test")).contains(upstream.address());
+        assertThat(fetches(id, upstream.address(), 8080)).isTrue();
+        api.sh(id, "nslookup allowed.test " + upstream.address() + " >/dev/null 2>&1; echo tunnel | nc -u -w 1 " + upstream.address() + " 5353; true");
+        assertThat(api.sh(id, "ping -c 1 -W 1 " + upstream.address() + " >/dev/null 2>&1 && echo PONG || echo LOST")).contains("LOST");
+        Thread.sleep(500);
+        assertThat(served.resolve("udp-received")).doesNotExist();
         api.call("DELETE", "/v1/sandboxes/" + id, null);
     }
 

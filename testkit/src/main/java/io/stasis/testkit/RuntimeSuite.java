@@ -146,6 +146,10 @@ public abstract class RuntimeSuite {
         try (var handle = runtime().spawn(id, new SpawnSpec(List.of("sh", "-c", "sleep 1000 &"), Optional.empty(), Commands.ENV, Optional.empty()))) {
             assertThat(handle.awaitExit(Duration.ofSeconds(10))).isPresent();
         }
+        // The forked child may not have exec'd sleep yet when sh has ended: wait for it, then check it stays.
+        Await.until("the background sleep running", Duration.ofSeconds(5),
+                () -> Commands.sh(runtime(), id, "ps -o comm | grep -c sleep").stdout().strip().equals("1"));
+        Thread.sleep(200);
         assertThat(Commands.sh(runtime(), id, "ps -o comm | grep -c sleep").stdout().strip()).isEqualTo("1");
     }
 
