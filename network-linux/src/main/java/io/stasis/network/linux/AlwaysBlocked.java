@@ -20,8 +20,15 @@ final class AlwaysBlocked {
             "192.0.0.0/24", "198.18.0.0/15");
     static final List<Cidr> PRIVATE = cidrs("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10");
 
+    /** How long the host's own addresses are taken as known: enumerating interfaces costs more than a connection. */
+    private static final long HOST_ADDRESSES_TTL_NANOS = 5_000_000_000L;
+
     private final Cidr sandboxRange;
     private final List<Cidr> allowedPrivate;
+    private volatile HostAddresses hostAddresses = new HostAddresses(List.of(), Long.MIN_VALUE);
+
+    private record HostAddresses(List<InetAddress> addresses, long readAt) {
+    }
 
     AlwaysBlocked(Cidr sandboxRange, List<Cidr> allowedPrivate) {
         this.sandboxRange = sandboxRange;
@@ -46,14 +53,18 @@ final class AlwaysBlocked {
         return allowedPrivate;
     }
 
-    private static List<InetAddress> hostAddresses() {
+    private List<InetAddress> hostAddresses() {
+        var known = hostAddresses;
+        long now = System.nanoTime();
+        if (known.readAt() != Long.MIN_VALUE && now - known.readAt() < HOST_ADDRESSES_TTL_NANOS) return known.addresses();
         try {
             var out = new ArrayList<InetAddress>();
             for (var nic : Collections.list(NetworkInterface.getNetworkInterfaces()))
                 out.addAll(Collections.list(nic.getInetAddresses()));
+            hostAddresses = new HostAddresses(List.copyOf(out), now);
             return out;
         } catch (SocketException e) {
-            return List.of();
+            return known.addresses();
         }
     }
 
