@@ -7,8 +7,8 @@ import java.util.Objects;
 
 /**
  * The body of {@code POST /v1/sandboxes}. Every field is optional; unset fields take the
- * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids, the server's idle policy)
- * and are not sent.
+ * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids, the server's idle policy
+ * and network policy) and are not sent.
  *
  * <pre>{@code
  * Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder()
@@ -18,12 +18,14 @@ import java.util.Objects;
  *         .metadata("team", "x")
  *         .cpus(0.5).memoryMb(256).pids(128)
  *         .lifecycle(LifecycleUpdate.builder().hibernateAfterIdle(Duration.ofMinutes(1)).build())
+ *         .network(NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").build())
  *         .build());
  * }</pre>
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
-                                   Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle) {
+                                   Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
+                                   NetworkPolicy network) {
     public CreateSandboxRequest {
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
@@ -48,6 +50,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Integer memoryMb;
         private Integer pids;
         private LifecycleUpdate lifecycle;
+        private NetworkPolicy network;
 
         private Builder() {
         }
@@ -111,8 +114,14 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
+        /** The sandbox's network policy; without one it gets the server's default (deny everything unless the operator changed it). */
+        public Builder network(NetworkPolicy network) {
+            this.network = network;
+            return this;
+        }
+
         public CreateSandboxRequest build() {
-            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids), lifecycle);
+            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids), lifecycle, network);
         }
     }
 }

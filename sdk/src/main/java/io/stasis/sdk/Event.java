@@ -15,10 +15,15 @@ import java.util.Map;
  * <tr><td>{@code checkpoint}</td><td>{@code sandboxId, checkpointId, memory, sizeBytes}</td></tr>
  * <tr><td>{@code fork}</td><td>{@code sandboxId, checkpointId, children}</td></tr>
  * <tr><td>{@code error}</td><td>{@code sandboxId, step, message}</td></tr>
+ * <tr><td>{@code network.denied}</td><td>{@code sandboxId, domain} (when a name was asked for or
+ * presented), {@code address} (when known), {@code port, protocol, rule} (the rule that refused:
+ * {@code "deny *.example.com"}, {@code "default deny"}, {@code "blocked link-local"}, ...)</td></tr>
+ * <tr><td>{@code network.policy}</td><td>{@code sandboxId, default, allow, deny}: the policy was replaced</td></tr>
  * </table>
  *
  * @param id   increases with every event; continue after it with {@code eventsAfter(id)}
- * @param type {@code lifecycle}, {@code checkpoint}, {@code fork}, {@code error} (later server
+ * @param type {@code lifecycle}, {@code checkpoint}, {@code fork}, {@code error},
+ *             {@code network.denied}, {@code network.policy} (later server
  *             versions may add types)
  * @param at   when it happened
  * @param data the event's fields as JSON values (strings, numbers, booleans, lists)

@@ -36,6 +36,14 @@ import java.util.function.Consumer;
  * for (Sandbox t : tries) t.exec("sh", "-c", "run-experiment");    // each has its own root and processes
  * Sandbox copy = sandbox.fork().getFirst();                         // one copy of the current state
  * }</pre>
+ *
+ * <h2>Network</h2>
+ * A sandbox reaches only what its {@link NetworkPolicy} allows (by default nothing, unless the
+ * operator changed the server's default).
+ * <pre>{@code
+ * sandbox.updateNetwork(NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").build());
+ * NetworkInfo net = sandbox.network();   // address, gateway, the policy, refused connections
+ * }</pre>
  */
 public final class Sandbox {
     private final SandboxInfo info;
@@ -227,6 +235,30 @@ public final class Sandbox {
     /** Changes the named fields of the idle policy; the others keep their values. */
     public Sandbox updateLifecycle(LifecycleUpdate update) {
         return wrap(calls.updateLifecycle(update));
+    }
+
+    /**
+     * The sandbox's network: its address and the egress policy in force. Does not resume it.
+     *
+     * @throws NotFoundException {@code sandbox_not_found}
+     */
+    public NetworkInfo network() {
+        return calls.network();
+    }
+
+    /**
+     * Replaces the whole egress policy (what {@code policy} leaves out is not kept). New
+     * connections and lookups follow it at once; connections already open continue. Emits a
+     * {@code network.policy} event.
+     *
+     * @return the network with the new policy
+     * @throws InvalidRequestException {@code invalid_request} naming an entry that is neither a
+     *                                 domain nor an IPv4 address or network
+     * @throws ConflictException       {@code invalid_state} when the service runs without sandbox
+     *                                 networks ({@code --network none})
+     */
+    public NetworkInfo updateNetwork(NetworkPolicy policy) {
+        return calls.updateNetwork(policy);
     }
 
     /**

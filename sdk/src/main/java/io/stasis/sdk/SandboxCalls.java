@@ -52,6 +52,15 @@ final class SandboxCalls {
         return transport.json(transport.jsonCall("PATCH", base + "/lifecycle", update), SandboxInfo.class);
     }
 
+    NetworkInfo network() {
+        return transport.json(transport.call("GET", base + "/network"), NetworkInfo.class);
+    }
+
+    NetworkInfo updateNetwork(NetworkPolicy policy) {
+        Objects.requireNonNull(policy, "policy");
+        return transport.json(transport.jsonCall("PUT", base + "/network", policy), NetworkInfo.class);
+    }
+
     Checkpoint checkpoint(CheckpointRequest request) {
         Objects.requireNonNull(request, "request");
         var info = transport.json(transport.jsonCall("POST", base + "/checkpoints", request), CheckpointInfo.class);

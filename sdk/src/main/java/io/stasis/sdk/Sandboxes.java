@@ -102,6 +102,16 @@ public final class Sandboxes {
         return wrap(new SandboxCalls(transport, idOrName).updateLifecycle(update));
     }
 
+    /** The network of the sandbox with this id or name; see {@link Sandbox#network()}. */
+    public NetworkInfo network(String idOrName) {
+        return new SandboxCalls(transport, idOrName).network();
+    }
+
+    /** Replaces the egress policy of the sandbox with this id or name; see {@link Sandbox#updateNetwork}. */
+    public NetworkInfo updateNetwork(String idOrName, NetworkPolicy policy) {
+        return new SandboxCalls(transport, idOrName).updateNetwork(policy);
+    }
+
     /** Takes a checkpoint; see {@link Sandbox#checkpoint(String, boolean)}. */
     public Checkpoint checkpoint(String idOrName, CheckpointRequest request) {
         return new SandboxCalls(transport, idOrName).checkpoint(request);
