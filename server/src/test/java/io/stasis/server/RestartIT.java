@@ -23,11 +23,17 @@ class RestartIT {
         long counter;
         long lastOffset;
         var counted = new StringBuilder();
+        String address;
         try {
-            try (var first = ServiceProcess.start(dataDir, log)) {
+            try (var first = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
                 try (var client = StasisClient.connect(first.url, key)) {
-                    var sandbox = client.sandboxes().create();
+                    String created;
+                    try (var api = new RawApi(first.url, key)) {
+                        created = api.post("/v1/sandboxes", "{\"network\": {\"egress\": {\"default\": \"deny\", \"allow\": [\"restart.test\"]}}}")
+                                .get("id").asText();
+                    }
+                    var sandbox = client.sandboxes().get(created);
                     id = new SandboxId(sandbox.id());
                     sandbox.exec("sh", "-c", "echo kept > /root/state; sleep 1000 &");
                     try (var api = new RawApi(first.url, key)) {
@@ -41,18 +47,24 @@ class RestartIT {
                         var read = api.get("/v1/sandboxes/" + sandbox.id() + "/processes/" + counter + "/output");
                         counted.append(read.get("stdout").asText());
                         lastOffset = read.get("stdoutOffset").asLong();
+                        address = api.get("/v1/sandboxes/" + sandbox.id() + "/network").get("address").asText();
                     }
                 }
                 first.kill();
                 assertThat(HostLeaks.processesOf(Set.of(id))).as("sandbox processes after SIGKILL of the service").isNotEmpty();
             }
-            try (var second = ServiceProcess.start(dataDir, log)) {
+            try (var second = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
                 try (var client = StasisClient.connect(second.url, key)) {
                     var sandbox = client.sandboxes().get(id.value());
                     try {
                         assertThat(sandbox.state()).isEqualTo("running");
                         assertThat(sandbox.exec("cat", "/root/state").stdout()).isEqualTo("kept\n");
+                        // The network as it was: same address, the policy back in the rebuilt table, the resolver answering.
+                        try (var api = new RawApi(second.url, key)) {
+                            assertThat(api.get("/v1/sandboxes/" + id + "/network").get("address").asText()).isEqualTo(address);
+                        }
+                        assertThat(sandbox.exec("sh", "-c", "nslookup restart.test 2>&1; true").stdout()).contains("10.254.1.2");
                         assertThat(sandbox.exec("sh", "-c", "ps -o args | grep -c '^sleep 1000'").stdout().strip()).isEqualTo("2");
                         try (var api = new RawApi(second.url, key)) {
                             var process = api.get("/v1/sandboxes/" + id + "/processes").get("items").get(0);

@@ -52,6 +52,11 @@ final class ServiceFixture implements AutoCloseable {
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left").isEmpty();
         assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).as("loop devices left").isEmpty();
+        var network = TestNetworkFlags.forDataDir(dataDir);
+        String table = network.get(network.indexOf("--network-table") + 1);
+        String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);
+        assertThat(HostLeaks.nftTables(table)).as("nftables table left").isEmpty();
+        assertThat(HostLeaks.interfaces(prefix)).as("sandbox links left").isEmpty();
         deleteTree(dataDir);
     }
 

@@ -11,8 +11,8 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * What a sandbox or a data directory can leave on the host: mounts, loop devices, cgroups and
- * processes. Tests assert these are gone after teardown; a leak is a bug.
+ * What a sandbox or a data directory can leave on the host: mounts, loop devices, cgroups,
+ * processes, nftables tables and network interfaces. Tests assert these are gone after teardown; a leak is a bug.
  */
 public final class HostLeaks {
     private HostLeaks() {
@@ -44,6 +44,31 @@ public final class HostLeaks {
             throw new UncheckedIOException(e);
         }
         return out;
+    }
+
+    /** The nftables tables of family ip whose names start with {@code prefix}. */
+    public static List<String> nftTables(String prefix) {
+        try {
+            var process = new ProcessBuilder("nft", "list", "tables", "ip").redirectErrorStream(true).start();
+            String out = new String(process.getInputStream().readAllBytes());
+            process.waitFor();
+            return out.lines().map(String::strip).filter(l -> l.startsWith("table ip " + prefix))
+                    .map(l -> l.substring("table ip ".length())).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Network interfaces whose names start with {@code prefix}. */
+    public static List<String> interfaces(String prefix) {
+        try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
+            return links.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Cgroups, in any controller, named after one of these sandboxes. */
