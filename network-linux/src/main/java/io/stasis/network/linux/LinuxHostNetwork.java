@@ -6,6 +6,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.HostNetwork;
+import io.stasis.network.linux.nflog.DroppedPacket;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -163,6 +164,30 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
             // The sandbox closed meanwhile, or nft failed: the name's addresses stay closed, which is safe.
             log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("name", name).setCause(e).log("could not open resolved addresses");
         }
+    }
+
+    // --- Packets the filter dropped (the NFLOG reader) ---
+
+    /**
+     * Reports a packet the filter dropped as a denied connection of the sandbox that sent it. The
+     * filter names its rule coarsely ({@code "blocked"}, {@code "deny"}); where the address tells
+     * more, the event carries the same rule the proxy would name ({@code "blocked link-local"},
+     * {@code "deny 10.1.0.0/16"}).
+     */
+    public void dropped(DroppedPacket packet) {
+        var sandbox = bySource.get(packet.source());
+        var current = sandbox == null ? null : open.get(sandbox);
+        if (current == null || packet.slot().isPresent() && packet.slot().getAsInt() != current.link().slot()) return; // closed meanwhile
+        var decision = connection(sandbox, Optional.empty(), packet.destination());
+        String rule = decision.allowed() || packet.rule().equals("blocked host") ? packet.rule() : decision.rule();
+        log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("protocol", packet.protocolName())
+                .addKeyValue("icmpType", packet.icmpType().isPresent() ? packet.icmpType().getAsInt() : "").log("packet dropped by the filter");
+        denied(sandbox, new DeniedConnection(Optional.empty(), Optional.of(packet.destination().getHostAddress()), packet.port(),
+                packet.protocolName(), rule));
+    }
+
+    NetworkConfig config() {
+        return config;
     }
 
     private void remember(SandboxId id, NftRuleset.Opened opened) {

@@ -6,6 +6,7 @@ import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.network.linux.dns.DnsUpstreams;
 import io.stasis.network.linux.dns.SandboxDnsResolver;
+import io.stasis.network.linux.nflog.NflogReader;
 import io.stasis.network.linux.proxy.EgressProxy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -20,23 +21,26 @@ import java.util.function.BiConsumer;
 
 /**
  * The host side of sandbox networks, running: the DNS resolver and the egress proxy that the
- * packet filter redirects sandbox traffic to, and the filter itself. Closing stops the resolver and
- * the proxy; the table stays for sandboxes that outlive the service, unless none are left.
+ * packet filter redirects sandbox traffic to, the reader of the filter's drop log, and the filter
+ * itself. Closing stops the resolver, the proxy and the reader; the table stays for sandboxes that
+ * outlive the service, unless none are left.
  */
 public final class LinuxNetworking implements AutoCloseable {
     private final LinuxHostNetwork host;
     private final SandboxDnsResolver dns;
     private final EgressProxy proxy;
+    private final NflogReader drops;
 
-    private LinuxNetworking(LinuxHostNetwork host, SandboxDnsResolver dns, EgressProxy proxy) {
+    private LinuxNetworking(LinuxHostNetwork host, SandboxDnsResolver dns, EgressProxy proxy, NflogReader drops) {
         this.host = host;
         this.dns = dns;
         this.proxy = proxy;
+        this.drops = drops;
     }
 
     /**
-     * Starts the resolver and the proxy on ports of their own choosing, then installs the table
-     * with the rules of the {@code recorded} sandboxes.
+     * Starts the resolver and the proxy on ports of their own choosing and the reader of the
+     * filter's drop log, then installs the table with the rules of the {@code recorded} sandboxes.
      *
      * @param staticNames names the resolver answers itself (operators' internal hosts; tests' upstreams)
      */
@@ -48,16 +52,19 @@ public final class LinuxNetworking implements AutoCloseable {
             dns = SandboxDnsResolver.start(host, DnsUpstreams.fromResolvConf(), staticNames, new InetSocketAddress(0));
             var names = Map.copyOf(lowercase(staticNames));
             var proxy = EgressProxy.start(host, name -> resolve(names, name), InetAddress.getByName("0.0.0.0"), 0, 0);
+            NflogReader drops = null;
             try {
+                drops = NflogReader.start(host.config().logGroup(), host::dropped);
                 host.start(new ServicePorts(dns.port(), proxy.httpPort(), proxy.tlsPort()), recorded, onDenied);
-            } catch (RuntimeException e) {
+            } catch (IOException | RuntimeException e) {
+                if (drops != null) drops.close();
                 proxy.close();
                 throw e;
             }
-            return new LinuxNetworking(host, dns, proxy);
+            return new LinuxNetworking(host, dns, proxy, drops);
         } catch (IOException e) {
             if (dns != null) dns.close();
-            throw new UncheckedIOException("starting the sandbox DNS resolver and egress proxy", e);
+            throw new UncheckedIOException("starting the sandbox DNS resolver, egress proxy and drop log reader", e);
         } catch (RuntimeException e) {
             if (dns != null) dns.close();
             throw e;
@@ -85,9 +92,10 @@ public final class LinuxNetworking implements AutoCloseable {
         return proxy;
     }
 
-    /** Stops the resolver and the proxy; with {@code noSandboxesLeft}, removes the table too. */
+    /** Stops the resolver, the proxy and the drop log reader; with {@code noSandboxesLeft}, removes the table too. */
     public void close(boolean noSandboxesLeft) {
         try {
+            drops.close();
             proxy.close();
             dns.close();
         } finally {

@@ -14,8 +14,13 @@ import java.util.Objects;
  * @param table           the nftables table (family ip) holding every rule of this instance
  * @param allowedPrivate  private ranges (RFC 1918, CGNAT) that policies may open; all others stay blocked
  * @param toolTimeout     how long an {@code nft} run may take
+ * @param logGroup        the NFLOG group the filter logs dropped packets to, for {@code network.denied} events; one
+ *                        process per host can read a group, so each Stasis instance on a host needs its own
  */
-public record NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout) {
+public record NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout,
+                            int logGroup) {
+    /** The NFLOG group unless configured otherwise. */
+    public static final int DEFAULT_LOG_GROUP = 7601;
 
     public NetworkConfig {
         Objects.requireNonNull(range);
@@ -26,6 +31,12 @@ public record NetworkConfig(Cidr range, String interfacePrefix, String table, Li
         if (!table.matches("[a-z][a-z0-9_]{0,30}"))
             throw new IllegalArgumentException("nftables table name must be lowercase letters, digits, underscores: " + table);
         allowedPrivate = List.copyOf(allowedPrivate);
+        if (logGroup < 0 || logGroup > 65535) throw new IllegalArgumentException("NFLOG group must be 0..65535: " + logGroup);
+    }
+
+    /** With the default NFLOG group. */
+    public NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout) {
+        this(range, interfacePrefix, table, allowedPrivate, toolTimeout, DEFAULT_LOG_GROUP);
     }
 
     public static NetworkConfig defaults() {

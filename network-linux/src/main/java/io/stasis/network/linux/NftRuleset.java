@@ -17,18 +17,35 @@ import java.util.stream.Collectors;
  * {@code allow_<slot>}, {@code deny_<slot>} (networks of the policy) and {@code resolved_<slot>}
  * (addresses the resolver gave out for allowed names). A packet whose source is not the address
  * of the interface it came in on is dropped first: root inside cannot pose as another sandbox.
+ *
+ * <p>Every drop of a sandbox's attempt (egress, and the host's own ports) is preceded by a rule
+ * that logs the attempt's first packet to the NFLOG group, with the prefix {@code "<slot> <rule>"}
+ * ({@code "-"} for the slot in the shared input chain, where the source address, checked by then,
+ * tells the sandbox). The log rule has no verdict: when the rate or its sets are exhausted it just
+ * stops matching, and the drop rule after it drops all the same.
  */
 final class NftRuleset {
+    /** Logs per second, and burst, per sandbox (by source address): a flood cannot swamp the reader. */
+    private static final String LOG_RATE = "limit rate 20/second burst 40 packets";
+    /**
+     * What makes one attempt: a TCP connect's retransmitted SYNs (each {@code ct state new} again,
+     * since a dropped packet never confirms its conntrack entry) share it and are logged once. For
+     * ICMP the "ports" are type, code and checksum: each ping is an attempt of its own.
+     */
+    private static final String ATTEMPT = "ip saddr . ip daddr . meta l4proto . th sport . th dport";
+
     private final String table;
     private final String wildcard;
     private final Cidr range;
     private final List<Cidr> allowedPrivate;
+    private final int logGroup;
 
     NftRuleset(NetworkConfig config) {
         this.table = config.table();
         this.wildcard = "\"" + config.interfacePrefix() + "*\"";
         this.range = config.range();
         this.allowedPrivate = config.allowedPrivate();
+        this.logGroup = config.logGroup();
     }
 
     /** Replaces the whole table, atomically, by the base and the sandboxes given. */
@@ -52,6 +69,8 @@ final class NftRuleset {
                     set blocked { type ipv4_addr; flags interval; elements = { %3$s } }
                     set private { type ipv4_addr; flags interval; elements = { %4$s } }
                     set private_allowed { type ipv4_addr; flags interval; }
+                    set logged { type ipv4_addr . ipv4_addr . inet_proto . inet_service . inet_service; flags dynamic,timeout; timeout 3m; size 65536; }
+                    set log_rate { type ipv4_addr; flags dynamic,timeout; timeout 1m; size 65536; }
                     set sources { type ipv4_addr . ifname; }
                     map nat_jumps { type ifname : verdict; }
                     map egress_jumps { type ifname : verdict; }
@@ -66,6 +85,7 @@ final class NftRuleset {
                         iifname %2$s ct state established,related accept
                         iifname %2$s udp dport %5$d accept
                         iifname %2$s tcp dport { %5$d, %6$d, %7$d } accept
+                        iifname %2$s %9$s
                         iifname %2$s counter drop
                         udp dport %5$d drop
                         tcp dport { %5$d, %6$d, %7$d } drop
@@ -84,7 +104,7 @@ final class NftRuleset {
                     }
                 }
                 """.formatted(table, wildcard, elements(blocked()), elements(AlwaysBlocked.PRIVATE), ports.dns(), ports.http(),
-                ports.tls(), range)
+                ports.tls(), range, log("-", "blocked host"))
                 + (allowedPrivate.isEmpty() ? "" : "add element ip " + table + " private_allowed { " + elements(allowedPrivate) + " }\n");
     }
 
@@ -126,16 +146,15 @@ final class NftRuleset {
         addElements(s, "allow_" + n, EgressPolicy.networks(policy.allow()));
         addElements(s, "deny_" + n, EgressPolicy.networks(policy.deny()));
         String egress = "add rule" + t + "egress_" + n + " ";
-        String denied = "counter name denied_" + n + " drop\n";
         s.append("flush chain").append(t).append("egress_").append(n).append('\n')
                 .append(egress).append("ct state established,related accept\n")
-                .append(egress).append("ip daddr @blocked ").append(denied)
-                .append(egress).append("ip daddr @private ip daddr != @private_allowed ").append(denied)
-                .append(egress).append("ip daddr @deny_").append(n).append(' ').append(denied)
+                .append(refuse(egress, n, "ip daddr @blocked ", "blocked"))
+                .append(refuse(egress, n, "ip daddr @private ip daddr != @private_allowed ", "blocked private"))
+                .append(refuse(egress, n, "ip daddr @deny_" + n + " ", "deny"))
                 .append(egress).append("ip daddr @allow_").append(n).append(" accept\n")
                 // Names resolve to addresses for TCP only: no UDP or ICMP tunnel to an allowed name's host.
                 .append(egress).append("meta l4proto tcp ip daddr @resolved_").append(n).append(" accept\n")
-                .append(egress).append(policy.defaultAction() == EgressPolicy.Action.ALLOW ? "accept\n" : denied);
+                .append(policy.defaultAction() == EgressPolicy.Action.ALLOW ? egress + "accept\n" : refuse(egress, n, "", "default deny"));
         String nat = "add rule" + t + "nat_" + n + " ";
         s.append("flush chain").append(t).append("nat_").append(n).append('\n')
                 .append(nat).append("fib daddr type local udp dport 53 redirect to :").append(ports.dns()).append('\n')
@@ -146,6 +165,21 @@ final class NftRuleset {
                 .append(nat).append("tcp dport 80 redirect to :").append(ports.http()).append('\n')
                 .append(nat).append("tcp dport 443 redirect to :").append(ports.tls()).append('\n');
         return s.toString();
+    }
+
+    /** Two rules for one refusal: the log rule, then the drop, counted in the sandbox's counter. */
+    private String refuse(String addRule, int slot, String match, String rule) {
+        return addRule + match + log(Integer.toString(slot), rule) + "\n"
+                + addRule + match + "counter name denied_" + slot + " drop\n";
+    }
+
+    /**
+     * A new attempt not logged yet, within its sandbox's rate: logged to the NFLOG group with the
+     * prefix {@code "<slot> <rule>"}; the reader asks the kernel for the packet's first bytes.
+     */
+    private String log(String slot, String rule) {
+        return "ct state new " + ATTEMPT + " != @logged add @logged { " + ATTEMPT + " } add @log_rate { ip saddr " + LOG_RATE
+                + " } log prefix \"" + slot + " " + rule + "\" group " + logGroup;
     }
 
     /** Removes a sandbox's dispatch entries, chains, sets and counter. */

@@ -1,0 +1,131 @@
+package io.stasis.network.linux.nflog;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A netlink socket to the kernel, through FFM and glibc; the only class of this package that
+ * touches {@code java.lang.foreign}. Calls block the calling thread (use a platform thread: a
+ * virtual one would pin its carrier), retry {@code EINTR} and throw {@link NetlinkException} with
+ * the errno. One thread at a time; {@link #close} once nothing uses it any more.
+ */
+final class NetlinkSocket implements AutoCloseable {
+    static final int NETLINK_NETFILTER = 12;
+
+    private static final int AF_NETLINK = 16;
+    private static final int SOCK_RAW = 3;
+    private static final int SOCK_CLOEXEC = 02000000;
+    /** {@code struct sockaddr_nl { u16 family; u16 pad; u32 pid; u32 groups; }}: pid 0 lets the kernel pick. */
+    private static final int SOCKADDR_NL_SIZE = 12;
+    private static final short POLLIN = 0x1;
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
+    private static final MethodHandle SOCKET = libc("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle BIND = libc("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SEND = libc("send", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle RECV = libc("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle POLL = libc("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+
+    private final int fd;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment state = arena.allocate(CALL_STATE);
+    private final MemorySegment buffer;
+
+    private NetlinkSocket(int fd, int bufferSize) {
+        this.fd = fd;
+        this.buffer = arena.allocate(bufferSize);
+    }
+
+    /** A socket of netlink {@code protocol}, bound to an address the kernel picks; receives up to {@code bufferSize} bytes at once. */
+    static NetlinkSocket open(int protocol, int bufferSize) throws NetlinkException {
+        int fd;
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment st = a.allocate(CALL_STATE);
+            fd = (int) check("socket(AF_NETLINK)", st, () -> (int) SOCKET.invokeExact(st, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol));
+        }
+        var socket = new NetlinkSocket(fd, bufferSize);
+        try {
+            MemorySegment address = socket.arena.allocate(SOCKADDR_NL_SIZE);
+            address.set(JAVA_SHORT, 0, (short) AF_NETLINK);
+            check("bind(AF_NETLINK)", socket.state, () -> (int) BIND.invokeExact(socket.state, fd, address, SOCKADDR_NL_SIZE));
+            return socket;
+        } catch (NetlinkException | RuntimeException e) {
+            socket.close();
+            throw e;
+        }
+    }
+
+    /** Sends one message to the kernel. */
+    void send(byte[] message) throws NetlinkException {
+        MemorySegment.copy(message, 0, buffer, JAVA_BYTE, 0, message.length);
+        long sent = check("send", state, () -> (long) SEND.invokeExact(state, fd, buffer, (long) message.length, 0));
+        if (sent != message.length) throw new NetlinkException("send (" + sent + " of " + message.length + " bytes)", 0);
+    }
+
+    /**
+     * Waits up to {@code timeoutMillis} for what the kernel sent and copies it into {@code into};
+     * returns how many bytes, 0 when nothing came in time.
+     */
+    int receive(byte[] into, int timeoutMillis) throws NetlinkException {
+        MemorySegment pollFd = buffer.asSlice(0, 8); // struct pollfd { int fd; short events; short revents; }
+        pollFd.set(JAVA_INT, 0, fd);
+        pollFd.set(JAVA_SHORT, 4, POLLIN);
+        pollFd.set(JAVA_SHORT, 6, (short) 0);
+        long ready = check("poll", state, () -> (int) POLL.invokeExact(state, pollFd, 1L, timeoutMillis));
+        if (ready == 0) return 0;
+        long n = check("recv", state, () -> (long) RECV.invokeExact(state, fd, buffer, Math.min(buffer.byteSize(), into.length), 0));
+        MemorySegment.copy(buffer, JAVA_BYTE, 0, into, 0, (int) n);
+        return (int) n;
+    }
+
+    @Override
+    public void close() {
+        try {
+            long ignored = check("close", state, () -> (int) CLOSE.invokeExact(state, fd));
+        } catch (NetlinkException e) {
+            // Linux releases the descriptor even when close reports an error; nothing is left to undo.
+        } finally {
+            arena.close();
+        }
+    }
+
+    /** Runs a call until it does not fail with {@code EINTR}; a negative result is thrown with its errno. */
+    private static long check(String what, MemorySegment state, Call call) throws NetlinkException {
+        while (true) {
+            long result;
+            try {
+                result = call.run();
+            } catch (Throwable t) {
+                throw new IllegalStateException("native call " + what + " could not be made", t);
+            }
+            if (result >= 0) return result;
+            int errno = (int) ERRNO.get(state, 0L);
+            if (errno != NetlinkException.EINTR) throw new NetlinkException(what, errno);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Call {
+        long run() throws Throwable;
+    }
+
+    private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
+        MemorySegment symbol = LINKER.defaultLookup().find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
+        return LINKER.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
+    }
+}
