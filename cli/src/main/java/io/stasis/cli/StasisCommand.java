@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,
                 CheckpointCommand.class, CheckpointsCommand.class, RmCheckpointCommand.class, ForkCommand.class,
-                EventsCommand.class, PreviewCommand.class},
+                EventsCommand.class, PreviewCommand.class, NetworkCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",
@@ -47,6 +47,7 @@ import picocli.CommandLine.Spec;
                 "  stasis lifecycle demo --pause-after 1m --stop-after never",
                 "  stasis events demo --follow",
                 "  stasis preview create demo 8000                  # URLs of port 8000, and its token",
+                "  stasis network set demo --allow pypi.org         # replaces the whole egress policy",
                 "  stasis rm demo"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
