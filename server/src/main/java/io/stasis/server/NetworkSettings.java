@@ -19,11 +19,18 @@ import java.util.Optional;
  *                      (sandboxes then have loopback only)
  * @param defaultPolicy the policy of a sandbox created without one
  * @param dnsNames      names the sandboxes' resolver answers itself (still subject to each policy)
+ * @param upstreamCa    CA certificates (PEM) the egress proxy trusts for upstream servers of intercepted
+ *                      names, besides the JDK's (internal CAs; tests)
  */
-public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames) {
+public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames,
+                              Optional<java.nio.file.Path> upstreamCa) {
 
     public NetworkSettings {
         dnsNames = Map.copyOf(dnsNames);
+    }
+
+    public NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames) {
+        this(host, defaultPolicy, dnsNames, Optional.empty());
     }
 
     /** Sandboxes get a network; new ones reach nothing until their policy says otherwise. */
@@ -38,20 +45,25 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
         try {
             return Optional.ofNullable(switch (flag) {
                 case "--network" -> switch (value) {
-                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames);
-                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames);
+                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames, upstreamCa);
+                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames, upstreamCa);
                     default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
                 };
                 case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
-                        h.allowedPrivate(), h.toolTimeout()));
-                case "--network-interface-prefix" -> withHost(new NetworkConfig(h.range(), value, h.table(), h.allowedPrivate(), h.toolTimeout()));
-                case "--network-table" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), value, h.allowedPrivate(), h.toolTimeout()));
+                        h.allowedPrivate(), h.toolTimeout(), h.logGroup()));
+                case "--network-interface-prefix" -> withHost(new NetworkConfig(h.range(), value, h.table(), h.allowedPrivate(),
+                        h.toolTimeout(), h.logGroup()));
+                case "--network-table" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), value, h.allowedPrivate(),
+                        h.toolTimeout(), h.logGroup()));
                 case "--network-allow-private" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(),
-                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout()));
+                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout(), h.logGroup()));
+                case "--network-log-group" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(), h.allowedPrivate(),
+                        h.toolTimeout(), logGroup(value)));
                 case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
-                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value));
+                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa);
+                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(java.nio.file.Path.of(value)));
                 default -> null;
             });
         } catch (IllegalArgumentException e) {
@@ -67,18 +79,28 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
               --network-interface-prefix P  host interface names P0, P1... (default sx)
               --network-table NAME     nftables table of this instance (default stasis)
               --network-allow-private LIST  private ranges (RFC 1918, CGNAT) policies may open (default none)
+              --network-log-group N    NFLOG group for dropped-packet events; one per instance on a host (default 7601)
               --egress-default allow|deny   default egress of new sandboxes (default deny)
               --egress-allow LIST      domains (example.com, *.example.com) and CIDRs new sandboxes may reach
               --egress-deny LIST       domains and CIDRs new sandboxes may not reach
               --dns-names NAME=IP[,IP];...  names the sandboxes' resolver answers itself
+              --egress-upstream-ca FILE  PEM CA certificates trusted for upstreams of secret header rules, besides the JDK's
             """;
 
     private NetworkSettings withHost(NetworkConfig config) {
-        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames);
+        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa);
     }
 
     private NetworkSettings withEgress(EgressPolicy egress) {
-        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames);
+        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa);
+    }
+
+    private static int logGroup(String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("must be a number 0..65535, was '" + value + "'");
+        }
     }
 
     private static EgressPolicy.Action action(String value) {

@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * Network flags of a test service, derived from its data directory, so that services alive at the
  * same time on this host use their own nftables table, interface names and address range, and a
- * restarted service gets the same ones. Test hosts (see TestNetnsHost) live in 10.254.0.0/16,
+ * restarted service gets the same ones (the NFLOG group too). Test hosts (see TestNetnsHost) live in 10.254.0.0/16,
  * which these services let policies open.
  */
 final class TestNetworkFlags {
@@ -18,6 +18,7 @@ final class TestNetworkFlags {
         String letters = "" + (char) ('a' + h % 26) + (char) ('a' + (h / 26) % 26);
         int second = 128 + (h / (26 * 26)) % 64;
         return List.of("--network-table", "stasis_t" + letters, "--network-interface-prefix", "t" + letters,
-                "--network-range", "10." + second + ".0.0/16", "--network-allow-private", "10.254.0.0/16");
+                "--network-range", "10." + second + ".0.0/16", "--network-allow-private", "10.254.0.0/16",
+                "--network-log-group", Integer.toString(20_000 + h));
     }
 }

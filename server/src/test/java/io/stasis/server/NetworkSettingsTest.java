@@ -1,0 +1,59 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.network.EgressPolicy;
+import org.junit.jupiter.api.Test;
+
+/** The network flags of the service: defaults, each flag, and clear refusals. */
+class NetworkSettingsTest {
+
+    @Test
+    void sandboxesGetANetworkThatReachesNothingByDefault() {
+        var network = ServerConfig.parse().network();
+        assertThat(network.host()).isPresent();
+        assertThat(network.host().get().range().toString()).isEqualTo("10.200.0.0/16");
+        assertThat(network.host().get().table()).isEqualTo("stasis");
+        assertThat(network.defaultPolicy().egress()).isEqualTo(EgressPolicy.DENY_ALL);
+    }
+
+    @Test
+    void everyFlagIsApplied() {
+        var network = ServerConfig.parse("--network-range", "10.77.0.0/20", "--network-interface-prefix", "tq", "--network-table=stasis_q",
+                "--network-allow-private", "10.254.0.0/16, 192.168.5.0/24", "--egress-default", "allow",
+                "--egress-deny", "*.example.com,10.9.0.0/16", "--egress-allow", "pypi.org",
+                "--dns-names", "a.test=10.254.0.2,10.254.0.6;B.test=10.254.1.2", "--network-log-group", "7777").network();
+        var host = network.host().orElseThrow();
+        assertThat(host.range().toString()).isEqualTo("10.77.0.0/20");
+        assertThat(host.interfacePrefix()).isEqualTo("tq");
+        assertThat(host.table()).isEqualTo("stasis_q");
+        assertThat(host.logGroup()).isEqualTo(7777);
+        assertThat(host.allowedPrivate()).extracting(Object::toString).containsExactly("10.254.0.0/16", "192.168.5.0/24");
+        var egress = network.defaultPolicy().egress();
+        assertThat(egress.defaultAction()).isEqualTo(EgressPolicy.Action.ALLOW);
+        assertThat(egress.deny()).extracting(Object::toString).containsExactly("*.example.com", "10.9.0.0/16");
+        assertThat(egress.allow()).extracting(Object::toString).containsExactly("pypi.org");
+        assertThat(network.dnsNames()).containsOnlyKeys("a.test", "b.test");
+        assertThat(network.dnsNames().get("a.test")).extracting(a -> a.getHostAddress()).containsExactly("10.254.0.2", "10.254.0.6");
+    }
+
+    @Test
+    void networkNoneLeavesSandboxesWithLoopbackOnly() {
+        assertThat(ServerConfig.parse("--network", "none").network().host()).isEmpty();
+        assertThat(ServerConfig.parse("--network", "none", "--network-range", "10.1.0.0/16").network().host()).isEmpty();
+    }
+
+    @Test
+    void badValuesAreRefusedNamingTheFlag() {
+        assertThatThrownBy(() -> ServerConfig.parse("--network", "bridge")).hasMessageContaining("--network");
+        assertThatThrownBy(() -> ServerConfig.parse("--network-range", "10.0.0.0/30")).hasMessageContaining("--network-range");
+        assertThatThrownBy(() -> ServerConfig.parse("--network-range", "banana")).hasMessageContaining("--network-range");
+        assertThatThrownBy(() -> ServerConfig.parse("--network-interface-prefix", "Bad-Name")).hasMessageContaining("--network-interface-prefix");
+        assertThatThrownBy(() -> ServerConfig.parse("--network-log-group", "70000")).hasMessageContaining("--network-log-group");
+        assertThatThrownBy(() -> ServerConfig.parse("--egress-default", "maybe")).hasMessageContaining("--egress-default");
+        assertThatThrownBy(() -> ServerConfig.parse("--egress-allow", "not a domain!")).hasMessageContaining("--egress-allow");
+        assertThatThrownBy(() -> ServerConfig.parse("--dns-names", "a.test=example.com")).hasMessageContaining("--dns-names");
+        assertThatThrownBy(() -> ServerConfig.parse("--dns-names", "a.test")).hasMessageContaining("--dns-names");
+    }
+}
