@@ -94,6 +94,9 @@ final class EventsCommand implements Callable<Integer> {
                     : "files");
             case "fork" -> sandbox + " " + e.string("checkpointId") + " -> " + children(e.data().get("children"));
             case "error" -> sandbox + " " + e.string("step") + ": " + e.string("message");
+            case "network.denied" -> sandbox + " " + (e.string("domain") == null ? "" : e.string("domain") + " ")
+                    + (e.string("address") == null ? "port " : e.string("address") + ":") + e.string("port")
+                    + " " + e.string("protocol") + " (" + e.string("rule") + ")";
             default -> sandbox + " " + StasisJson.writeLine(others(e.data()));
         };
     }

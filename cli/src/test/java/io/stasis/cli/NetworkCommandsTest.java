@@ -4,11 +4,13 @@ import static io.stasis.cli.FakeServer.error;
 import static io.stasis.cli.FakeServer.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.sdk.Event;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -118,5 +120,19 @@ class NetworkCommandsTest {
         assertThat(err).contains("show", "set");
         assertThat(run("network", "set", "--help")).isZero();
         assertThat(out).contains("Replace a sandbox's whole egress policy", "entries not given again are dropped");
+    }
+
+    @Test
+    void eventsShowDeniedConnectionsOnOneLine() {
+        var at = Instant.parse("2026-11-29T10:00:00Z");
+        assertThat(EventsCommand.summary(new Event(7, "network.denied", at, Map.of("sandboxId", "sbx_1", "domain", "denied.test",
+                "address", "192.0.2.7", "port", 443, "protocol", "tcp", "rule", "default deny"))))
+                .isEqualTo("sbx_1 denied.test 192.0.2.7:443 tcp (default deny)");
+        assertThat(EventsCommand.summary(new Event(8, "network.denied", at, Map.of("sandboxId", "sbx_1", "domain", "denied.test",
+                "port", 53, "protocol", "dns", "rule", "deny *.test"))))
+                .isEqualTo("sbx_1 denied.test port 53 dns (deny *.test)");
+        assertThat(EventsCommand.summary(new Event(9, "network.denied", at, Map.of("sandboxId", "sbx_1",
+                "address", "169.254.169.254", "port", 80, "protocol", "tcp", "rule", "blocked link-local"))))
+                .isEqualTo("sbx_1 169.254.169.254:80 tcp (blocked link-local)");
     }
 }
