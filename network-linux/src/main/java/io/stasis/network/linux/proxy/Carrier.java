@@ -3,12 +3,11 @@ package io.stasis.network.linux.proxy;
 import java.io.IOException;
 
 /**
- * Carries an allowed connection to its upstream and back until both sides are done. Today only
- * {@link RelayCarrier} exists, which copies bytes. This is the extension point for TLS interception
- * (adding secret headers for some domains): an {@code InterceptingCarrier} would wrap the relay,
- * terminate TLS towards the client for the domains it handles (the name is in the flow, the
- * ClientHello in {@code flow.head()}), open its own TLS connection upstream, and hand every other
- * flow to the relay unchanged.
+ * Carries an allowed connection to its upstream and back until both sides are done.
+ * {@link RelayCarrier} copies bytes; {@link InterceptingCarrier} wraps it, terminates TLS towards
+ * the client for names with header rules (the name is in the flow, the ClientHello in
+ * {@code flow.head()}), opens its own TLS connection upstream, and hands every other flow to the
+ * relay unchanged.
  */
 interface Carrier {
     /**

@@ -51,7 +51,10 @@ public final class EgressProxy implements AutoCloseable {
     private final Set<ConnectionHandler> active = ConcurrentHashMap.newKeySet();
     private final Set<Thread> handlerThreads = ConcurrentHashMap.newKeySet();
     private final AtomicLong connectionIds = new AtomicLong();
-    private final Carrier carrier;
+    private final RelayCarrier relay;
+    private final ThreadFactory downstream;
+    /** The relay, or the intercepting carrier around it once {@link #intercept} was called. */
+    private volatile Carrier carrier;
     private ProxyListener http;
     private ProxyListener tls;
 
@@ -59,10 +62,18 @@ public final class EgressProxy implements AutoCloseable {
         this.gate = gate;
         this.resolver = resolver;
         // Called on the connection's own thread: the upstream-to-sandbox direction is named after it.
-        ThreadFactory downstream = r -> Thread.ofPlatform().daemon().stackSize(STACK_BYTES)
+        this.downstream = r -> Thread.ofPlatform().daemon().stackSize(STACK_BYTES)
                 .name(Thread.currentThread().getName() + "-down").unstarted(r);
-        // The extension point: an intercepting carrier for secret headers would wrap this one.
-        this.carrier = new RelayCarrier(CONNECT_TIMEOUT, downstream, counters);
+        this.relay = new RelayCarrier(CONNECT_TIMEOUT, downstream, counters);
+        this.carrier = relay;
+    }
+
+    /**
+     * From now on, TLS connections whose name has a header rule in their sandbox's policy are
+     * intercepted (see {@link InterceptingCarrier}); all others are still relayed untouched.
+     */
+    public void intercept(Interception interception) {
+        this.carrier = new InterceptingCarrier(relay, interception, CONNECT_TIMEOUT, downstream);
     }
 
     /**
