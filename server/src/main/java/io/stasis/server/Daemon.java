@@ -15,6 +15,9 @@ import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.network.NetworkService;
+import io.stasis.core.secret.SecretCipher;
+import io.stasis.core.secret.SecretInjection;
+import io.stasis.core.secret.SecretService;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
@@ -27,6 +30,9 @@ import io.stasis.fs.linux.InotifyFileWatcher;
 import io.stasis.fs.linux.LinuxSandboxFiles;
 import io.stasis.network.linux.LinuxHostNetwork;
 import io.stasis.network.linux.LinuxNetworking;
+import io.stasis.network.linux.proxy.Interception;
+import io.stasis.network.linux.tls.SandboxAuthorities;
+import io.stasis.network.linux.tls.UpstreamTls;
 import io.stasis.runtime.runc.RuncConfig;
 import io.stasis.runtime.runc.RuncRuntime;
 import io.stasis.server.auth.BearerAuth;
@@ -95,11 +101,18 @@ public final class Daemon implements AutoCloseable {
             var activity = new ActivityTracker(clock);
             FaultPoints faults = config.faultPoint().map(Daemon::dieAt).orElse(FaultPoints.NONE);
             var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
-            var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock);
+            // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
+            var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
+            var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
+            var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
+            var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
+                    java.util.Optional.of(injection));
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.
             register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
+            networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
+                    UpstreamTls.context(config.network().upstreamCa()))));
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
                     config.templateWait(), config.warmPool(), config.defaultResources(), network));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
@@ -127,7 +140,7 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(apiKeys), metrics, previews, network)));
+                            new BearerAuth(apiKeys), metrics, previews, network, secrets)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {

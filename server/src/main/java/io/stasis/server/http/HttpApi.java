@@ -40,7 +40,8 @@ public final class HttpApi implements AutoCloseable {
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
                            ProcessService processes, FileService files, TemplateService templates, EventLog events,
                            io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
-                           io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network) {
+                           io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
+                           io.stasis.core.secret.SecretService secrets) {
     }
 
     /** Settings of the API itself. */
@@ -103,6 +104,7 @@ public final class HttpApi implements AutoCloseable {
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
         new NetworkRoutes(services.sandboxes(), services.network()).register(routes);
+        new SecretRoutes(services.secrets()).register(routes);
         new EventRoutes(services.sandboxes(), services.events()).register(routes);
         new PreviewRoutes(services.sandboxes(), services.previews(), settings.previewUrls()).register(routes);
 

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
+import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
 import java.net.InetAddress;
@@ -17,10 +18,12 @@ import java.util.Set;
  * The {@code network} object of the API: {@code {"egress": {"default": "deny", "allow": [...],
  * "deny": [...]}}}, entries being domains ({@code example.com}, {@code *.example.com}) or IPv4
  * addresses and CIDR networks. A request gives the whole policy; {@code default} is {@code deny}
- * and the lists are empty when left out.
+ * and the lists are empty when left out. {@code rules}: headers the egress proxy sets on HTTPS
+ * requests to some allowed domains, values naming secrets ({@code {{secret:NAME}}}).
  */
 final class NetworkJson {
-    private static final Set<String> FIELDS = Set.of("egress");
+    private static final Set<String> FIELDS = Set.of("egress", "rules");
+    private static final Set<String> RULE_FIELDS = Set.of("domain", "headers");
     private static final Set<String> EGRESS_FIELDS = Set.of("default", "allow", "deny");
     private static final int MAX_RULES = 1000;
 
@@ -30,8 +33,9 @@ final class NetworkJson {
     static NetworkPolicy parse(JsonNode node, String field) {
         if (node == null || !node.isObject()) throw StasisException.invalid(field, "must be an object such as {\"egress\": {\"default\": \"deny\", \"allow\": [\"example.com\"]}}");
         unknownFields(node, FIELDS, field);
+        var headerRules = headerRules(node.get("rules"), field + ".rules");
         JsonNode egress = node.get("egress");
-        if (egress == null || egress.isNull()) return new NetworkPolicy(EgressPolicy.DENY_ALL);
+        if (egress == null || egress.isNull()) return new NetworkPolicy(EgressPolicy.DENY_ALL, headerRules);
         if (!egress.isObject()) throw StasisException.invalid(field + ".egress", "must be an object");
         unknownFields(egress, EGRESS_FIELDS, field + ".egress");
         var action = EgressPolicy.Action.DENY;
@@ -44,7 +48,41 @@ final class NetworkJson {
             };
         }
         return new NetworkPolicy(new EgressPolicy(action, rules(egress.get("allow"), field + ".egress.allow"),
-                rules(egress.get("deny"), field + ".egress.deny")));
+                rules(egress.get("deny"), field + ".egress.deny")), headerRules);
+    }
+
+    /** {@code [{"domain": "api.example.com", "headers": {"Authorization": "Bearer {{secret:NAME}}"}}]} */
+    private static List<HeaderRule> headerRules(JsonNode array, String field) {
+        if (array == null || array.isNull()) return List.of();
+        if (!array.isArray()) throw StasisException.invalid(field, "must be an array of {\"domain\": ..., \"headers\": {...}}");
+        if (array.size() > NetworkPolicy.MAX_RULES) throw StasisException.invalid(field, "holds more than " + NetworkPolicy.MAX_RULES + " rules");
+        var out = new ArrayList<HeaderRule>();
+        for (int i = 0; i < array.size(); i++) {
+            String f = field + "[" + i + "]";
+            JsonNode item = array.get(i);
+            if (!item.isObject()) throw StasisException.invalid(f, "must be an object");
+            unknownFields(item, RULE_FIELDS, f);
+            if (!item.path("domain").isTextual()) throw StasisException.invalid(f + ".domain", "is required: a domain (api.example.com, *.example.com)");
+            JsonNode headers = item.get("headers");
+            if (headers == null || !headers.isObject()) throw StasisException.invalid(f + ".headers", "must be an object of header names to values");
+            var values = new LinkedHashMap<String, String>();
+            for (var e : headers.properties()) {
+                if (!e.getValue().isTextual()) throw StasisException.invalid(f + ".headers." + e.getKey(), "must be a string");
+                values.put(e.getKey(), e.getValue().textValue());
+            }
+            out.add(HeaderRule.of(item.get("domain").textValue(), values, f));
+        }
+        return out;
+    }
+
+    static List<Map<String, Object>> headerRules(List<HeaderRule> rules) {
+        var out = new ArrayList<Map<String, Object>>();
+        for (var rule : rules) {
+            var headers = new LinkedHashMap<String, String>();
+            rule.headers().forEach((name, value) -> headers.put(name, value.text()));
+            out.add(Map.of("domain", rule.domain().pattern(), "headers", headers));
+        }
+        return out;
     }
 
     private static List<EgressRule> rules(JsonNode array, String field) {
@@ -85,6 +123,7 @@ final class NetworkJson {
         out.put("gateway", view.gateway().map(InetAddress::getHostAddress).orElse(null));
         out.put("dns", view.gateway().map(InetAddress::getHostAddress).orElse(null));
         out.put("egress", egress(view.policy().egress()));
+        out.put("rules", headerRules(view.policy().rules()));
         out.put("deniedConnections", view.deniedConnections());
         return out;
     }
