@@ -14,8 +14,8 @@ import java.util.Optional;
 /**
  * HTTP/1.1 message framing on a decrypted stream, strict enough that a kept-alive connection stays
  * in step: heads end at the first CRLF CRLF (bare LF refused), bodies are framed by chunked
- * transfer coding or Content-Length (both at once, several differing lengths, or another coding are
- * refused, the usual request-smuggling ambiguities), chunked bodies are copied verbatim with their
+ * transfer coding or Content-Length (both at once, several differing lengths, or a request coding
+ * not ending in chunked are refused, the usual request-smuggling ambiguities), chunked bodies are copied verbatim with their
  * trailers. Used by {@link InterceptingCarrier}; nothing here logs header values.
  */
 final class Http1 {
@@ -175,9 +175,10 @@ final class Http1 {
         if (!codings.isEmpty()) {
             if (!lengths.isEmpty()) throw new FramingException("both Transfer-Encoding and Content-Length");
             String all = String.join(",", codings).toLowerCase(Locale.ROOT).replace(" ", "");
-            if (all.equals("chunked")) return new Chunked();
-            if (response && !all.endsWith("chunked")) return new UntilClose();
-            throw new FramingException("a transfer coding other than chunked alone: " + all);
+            // chunked must come last (RFC 9112 6.3); the codings before it travel inside the chunks untouched
+            if (all.equals("chunked") || all.endsWith(",chunked")) return new Chunked();
+            if (response) return new UntilClose();
+            throw new FramingException("a request whose transfer coding does not end with chunked: " + all);
         }
         if (lengths.isEmpty()) return response ? new UntilClose() : new None();
         long length = -1;
