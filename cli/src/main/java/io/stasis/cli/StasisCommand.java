@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,
                 CheckpointCommand.class, CheckpointsCommand.class, RmCheckpointCommand.class, ForkCommand.class,
-                EventsCommand.class, PreviewCommand.class, NetworkCommand.class},
+                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",

@@ -32,6 +32,7 @@ public final class StasisClient implements AutoCloseable {
     private final Sandboxes sandboxes;
     private final Templates templates;
     private final Checkpoints checkpoints;
+    private final Secrets secrets;
 
     private StasisClient(Builder builder) {
         this.ownsHttpClient = builder.httpClient == null;
@@ -51,6 +52,7 @@ public final class StasisClient implements AutoCloseable {
         this.sandboxes = new Sandboxes(transport);
         this.templates = new Templates(transport);
         this.checkpoints = new Checkpoints(transport);
+        this.secrets = new Secrets(transport);
     }
 
     /** A client with default timeouts (connect 10 s, request 60 s). */
@@ -78,6 +80,11 @@ public final class StasisClient implements AutoCloseable {
     /** Checkpoints by id; a sandbox's list is {@link Sandbox#checkpoints()}. */
     public Checkpoints checkpoints() {
         return checkpoints;
+    }
+
+    /** Secrets for network policies' header rules: set, list by name, delete. */
+    public Secrets secrets() {
+        return secrets;
     }
 
     /**
