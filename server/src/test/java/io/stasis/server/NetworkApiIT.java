@@ -166,6 +166,19 @@ class NetworkApiIT {
     }
 
     @Test
+    void aNetworkDeniedByCidrIsRefusedDirectlyAndThroughTheProxy() {
+        var id = create("{\"egress\":{\"default\":\"allow\",\"deny\":[\"" + upstream.address() + "/32\"]}}");
+        assertThat(fetches(id, upstream.address(), 8080)).isFalse();
+        assertThat(get(id, upstream.address(), 80, "allowed.test")).doesNotContain("200 OK");
+        // The dropped packet itself becomes an event (the filter logs it), with the rule that dropped it.
+        Await.until("a denied event for the dropped connection", Duration.ofSeconds(10), () -> {
+            String events = api.get("/v1/sandboxes/" + id + "/events").toString();
+            return events.contains("\"address\":\"" + upstream.address() + "\"") && events.contains("deny " + upstream.address() + "/32");
+        });
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
     void namesAreAllowedByDomainAndWildcardAndCheckedOnTheHostHeader() {
         var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\",\"*.allowed.test\"]}}");
         // A raw address is not a name the policy allows.
