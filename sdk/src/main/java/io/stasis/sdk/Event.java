@@ -18,7 +18,8 @@ import java.util.Map;
  * <tr><td>{@code network.denied}</td><td>{@code sandboxId, domain} (when a name was asked for or
  * presented), {@code address} (when known), {@code port, protocol, rule} (the rule that refused:
  * {@code "deny *.example.com"}, {@code "default deny"}, {@code "blocked link-local"}, ...)</td></tr>
- * <tr><td>{@code network.policy}</td><td>{@code sandboxId, default, allow, deny}: the policy was replaced</td></tr>
+ * <tr><td>{@code network.policy}</td><td>{@code sandboxId, default, allow, deny, rules} (the domains of
+ * its header rules): the policy was replaced</td></tr>
  * </table>
  *
  * @param id   increases with every event; continue after it with {@code eventsAfter(id)}
