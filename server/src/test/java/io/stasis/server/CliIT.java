@@ -234,6 +234,32 @@ class CliIT {
     }
 
     @Test
+    void networkPolicyFromCreateToSet() {
+        var created = cli("", "create", "--template", "tiny", "--name", "cli-net", "--egress-default", "deny",
+                "--allow", "example.com,*.example.com", "--deny", "192.0.2.0/24");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().strip();
+
+        var shown = cli("", "network", "show", "cli-net");
+        assertThat(shown.code()).as(shown.err()).isZero();
+        assertThat(shown.out()).containsPattern("(?m)^ADDRESS\\s+10\\.").containsPattern("(?m)^DEFAULT\\s+deny$")
+                .containsPattern("(?m)^ALLOW\\s+example\\.com$").containsPattern("(?m)^\\s+\\*\\.example\\.com$")
+                .containsPattern("(?m)^DENY\\s+192\\.0\\.2\\.0/24$");
+
+        var set = cli("", "network", "set", id, "--default", "allow", "--deny", "198.51.100.7");
+        assertThat(set.code()).as(set.err()).isZero();
+        assertThat(set.out()).as("the whole policy replaced").containsPattern("(?m)^DEFAULT\\s+allow$")
+                .containsPattern("(?m)^ALLOW\\s+-$").contains("198.51.100.7/32").doesNotContain("example.com");
+        assertThat(cli("", "--json", "network", "show", id).out()).contains("\"default\" : \"allow\"", "\"enabled\" : true");
+        assertThat(cli("", "events", id).out()).contains("network.policy");
+
+        var bad = cli("", "network", "set", id, "--allow", "10.0.0.0/33");
+        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.err()).startsWith("error: invalid_request: ").contains("10.0.0.0/33");
+        assertThat(cli("", "rm", id).code()).isZero();
+    }
+
+    @Test
     void unreachableServiceExitsWith3() {
         var out = new ByteArrayOutputStream();
         int code = Main.run(new String[]{"--url", "http://127.0.0.1:9", "--api-key", "sk_x", "list"},
