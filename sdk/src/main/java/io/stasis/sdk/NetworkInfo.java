@@ -30,6 +30,6 @@ public record NetworkInfo(String sandboxId, boolean enabled, String address, Str
      * {@link Sandbox#updateNetwork}. Parts of the policy this SDK version does not know are not in it.
      */
     public NetworkPolicy policy() {
-        return NetworkPolicy.builder().egress(egress).build();
+        return new NetworkPolicy(egress);
     }
 }

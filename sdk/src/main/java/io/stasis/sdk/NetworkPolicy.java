@@ -1,6 +1,5 @@
 package io.stasis.sdk;
 
-import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -22,12 +21,12 @@ import java.util.Objects;
  * sandbox.exec("pip", "install", "requests");                       // reaches PyPI, nothing else
  * sandbox.updateNetwork(pip.toBuilder().allow("github.com").build()); // replaces the policy
  * }</pre>
+ *
+ * @param egress where the sandbox may connect (deny everything when null)
  */
-public final class NetworkPolicy {
-    private final EgressPolicy egress;
-
-    private NetworkPolicy(Builder builder) {
-        this.egress = new EgressPolicy(builder.defaultAction, builder.allow, builder.deny);
+public record NetworkPolicy(EgressPolicy egress) {
+    public NetworkPolicy {
+        if (egress == null) egress = new EgressPolicy(null, null, null);
     }
 
     /** A policy that lets nothing out (the server's own default unless its operator changed it). */
@@ -48,27 +47,6 @@ public final class NetworkPolicy {
     /** A builder holding this policy, to change a part of it. */
     public Builder toBuilder() {
         return builder().egress(egress);
-    }
-
-    /** Where the sandbox may connect. */
-    @JsonProperty("egress")
-    public EgressPolicy egress() {
-        return egress;
-    }
-
-    @Override
-    public boolean equals(Object o) {
-        return o instanceof NetworkPolicy other && egress.equals(other.egress);
-    }
-
-    @Override
-    public int hashCode() {
-        return egress.hashCode();
-    }
-
-    @Override
-    public String toString() {
-        return "NetworkPolicy[egress=" + egress + "]";
     }
 
     /**
@@ -128,7 +106,7 @@ public final class NetworkPolicy {
         }
 
         public NetworkPolicy build() {
-            return new NetworkPolicy(this);
+            return new NetworkPolicy(new EgressPolicy(defaultAction, allow, deny));
         }
 
         private static void add(List<String> list, String name, Collection<String> entries) {

@@ -4,10 +4,12 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,6 +46,20 @@ final class FakeApi implements AutoCloseable {
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", this::dispatch);
         server.start();
+    }
+
+    /** A started fake, for a field initializer ({@code @AutoClose final FakeApi api = FakeApi.start();}). */
+    static FakeApi start() {
+        try {
+            return new FakeApi();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A new client of this fake with a test key and a 5 s request timeout; the caller closes it. */
+    StasisClient client() {
+        return StasisClient.builder().url(url()).apiKey("sk_test").requestTimeout(Duration.ofSeconds(5)).build();
     }
 
     String url() {

@@ -3,11 +3,8 @@ package io.stasis.sdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.io.IOException;
-import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** Network policies on create, and a sandbox's network read and replaced, against the fake API. */
@@ -19,20 +16,10 @@ class NetworkTest {
     static final String SANDBOX = """
             {"id": "sbx_1", "template": "tiny", "state": "running", "createdAt": "2026-11-29T10:00:00Z"}""";
 
-    private FakeApi api;
-    private StasisClient client;
-
-    @BeforeEach
-    void start() throws IOException {
-        api = new FakeApi();
-        client = StasisClient.builder().url(api.url()).apiKey("sk_test").requestTimeout(Duration.ofSeconds(5)).build();
-    }
-
-    @AfterEach
-    void stop() {
-        client.close();
-        api.close();
-    }
+    @AutoClose
+    private final FakeApi api = FakeApi.start();
+    @AutoClose
+    private final StasisClient client = api.client();
 
     private static NetworkPolicy pip() {
         return NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").deny("10.0.0.0/8").build();
