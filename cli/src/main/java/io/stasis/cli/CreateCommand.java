@@ -3,9 +3,7 @@ package io.stasis.cli;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.EgressPolicy;
 import io.stasis.sdk.Sandbox;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -46,13 +44,9 @@ final class CreateCommand implements Callable<Integer> {
                     + "Without --egress-default, --allow and --deny the server's default policy applies.")
     EgressPolicy.Action egressDefault;
 
-    @Option(names = "--allow", paramLabel = "ENTRY", split = ",",
-            description = "Domains (example.com, *.example.com), IPv4 addresses and CIDRs the sandbox may reach; comma-separated, repeatable.")
-    List<String> allow = new ArrayList<>();
-
-    @Option(names = "--deny", paramLabel = "ENTRY", split = ",",
-            description = "Entries it may not reach, whatever --allow says; comma-separated, repeatable.")
-    List<String> deny = new ArrayList<>();
+    /** The policy's --allow and --deny lists. */
+    @Mixin
+    EgressOptions egress;
 
     /** Idle-policy settings that differ from the server's defaults. */
     @Mixin
@@ -65,9 +59,7 @@ final class CreateCommand implements Callable<Integer> {
         if (memoryMb != null) request.memoryMb(memoryMb);
         if (pids != null) request.pids(pids);
         request.lifecycle(lifecycle.toUpdate());
-        if (egressDefault != null || !allow.isEmpty() || !deny.isEmpty()) {
-            request.network(EgressOptions.policy(egressDefault, allow, deny));
-        }
+        if (egressDefault != null || !egress.isEmpty()) request.network(egress.policy(egressDefault));
         Sandbox sandbox = root.client().sandboxes().create(request.build());
         if (root.json()) {
             root.printJson(sandbox);

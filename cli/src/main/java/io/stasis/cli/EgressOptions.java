@@ -2,19 +2,33 @@ package io.stasis.cli;
 
 import io.stasis.sdk.EgressPolicy;
 import io.stasis.sdk.NetworkPolicy;
+import java.util.ArrayList;
 import java.util.List;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.TypeConversionException;
 
 /**
- * What {@code create --egress-default/--allow/--deny} and {@code network set} turn into a policy:
- * the default ({@code deny} unless given) and comma-separated lists, empty items skipped.
+ * The {@code --allow} and {@code --deny} lists shared by {@code create} and {@code network set}
+ * (comma-separated, repeatable, empty items skipped). Each command names its own default option
+ * ({@code --egress-default}, {@code --default}), converted by {@link DefaultConverter}.
  */
 final class EgressOptions {
-    private EgressOptions() {
+    @Option(names = "--allow", paramLabel = "ENTRY", split = ",",
+            description = "Domains (example.com, *.example.com), IPv4 addresses and CIDRs the sandbox may reach; comma-separated, repeatable.")
+    List<String> allow = new ArrayList<>();
+
+    @Option(names = "--deny", paramLabel = "ENTRY", split = ",",
+            description = "Entries it may not reach, whatever --allow says; comma-separated, repeatable.")
+    List<String> deny = new ArrayList<>();
+
+    /** True when neither list was given. */
+    boolean isEmpty() {
+        return allow.isEmpty() && deny.isEmpty();
     }
 
-    static NetworkPolicy policy(EgressPolicy.Action defaultAction, List<String> allow, List<String> deny) {
+    /** The whole policy: {@code defaultAction} (deny when null) and the lists. */
+    NetworkPolicy policy(EgressPolicy.Action defaultAction) {
         return NetworkPolicy.builder()
                 .defaultAction(defaultAction == null ? EgressPolicy.Action.DENY : defaultAction)
                 .allow(nonBlank(allow))

@@ -1,10 +1,7 @@
 package io.stasis.cli;
 
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code stasis network show|set}: a sandbox's address and egress policy. */
 @Command(name = "network", mixinStandardHelpOptions = true,
@@ -12,16 +9,7 @@ import picocli.CommandLine.Spec;
                 "Deny entries win over allow entries, which win over the default. Entries are domains "
                         + "(example.com, *.example.com), IPv4 addresses and CIDR networks (10.0.0.0/8)."},
         subcommands = {NetworkShowCommand.class, NetworkSetCommand.class})
-final class NetworkCommand implements Callable<Integer> {
+final class NetworkCommand extends CommandGroup {
     @ParentCommand
     StasisCommand root;
-
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return ExitCodes.USAGE;
-    }
 }

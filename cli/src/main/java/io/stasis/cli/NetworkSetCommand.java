@@ -1,10 +1,9 @@
 package io.stasis.cli;
 
 import io.stasis.sdk.EgressPolicy;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -26,18 +25,13 @@ final class NetworkSetCommand implements Callable<Integer> {
             description = "What happens to destinations no entry names (default: deny).")
     EgressPolicy.Action defaultAction;
 
-    @Option(names = "--allow", paramLabel = "ENTRY", split = ",",
-            description = "Domains (example.com, *.example.com), IPv4 addresses and CIDRs it may reach; comma-separated, repeatable.")
-    List<String> allow = new ArrayList<>();
-
-    @Option(names = "--deny", paramLabel = "ENTRY", split = ",",
-            description = "Entries it may not reach, whatever --allow says; comma-separated, repeatable.")
-    List<String> deny = new ArrayList<>();
+    @Mixin
+    EgressOptions egress;
 
     @Override
     public Integer call() {
         var root = parent.root;
-        var network = root.client().sandboxes().updateNetwork(id, EgressOptions.policy(defaultAction, allow, deny));
+        var network = root.client().sandboxes().updateNetwork(id, egress.policy(defaultAction));
         NetworkShowCommand.print(root, network);
         return ExitCodes.OK;
     }

@@ -1,10 +1,7 @@
 package io.stasis.cli;
 
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code stasis preview create|ls|rm}: a sandbox's ports served over HTTP. */
 @Command(name = "preview", mixinStandardHelpOptions = true,
@@ -12,16 +9,7 @@ import picocli.CommandLine.Spec;
                 "A private preview (the default) needs its token, shown once at create: as the "
                         + "X-Stasis-Preview-Token header, or open the printed link once in a browser (it sets a cookie)."},
         subcommands = {PreviewCreateCommand.class, PreviewListCommand.class, PreviewRmCommand.class})
-final class PreviewCommand implements Callable<Integer> {
+final class PreviewCommand extends CommandGroup {
     @ParentCommand
     StasisCommand root;
-
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return ExitCodes.USAGE;
-    }
 }

@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -50,6 +51,15 @@ final class FakeServer implements AutoCloseable {
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", this::dispatch);
         server.start();
+    }
+
+    /** A started fake, for a field initializer ({@code @AutoClose final FakeServer server = FakeServer.start();}). */
+    static FakeServer start() {
+        try {
+            return new FakeServer();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     String url() {

@@ -5,15 +5,9 @@ import static io.stasis.cli.FakeServer.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.sdk.Event;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** {@code stasis network show|set} and the policy options of {@code create}, against a fake server. */
@@ -22,35 +16,15 @@ class NetworkCommandsTest {
             {"sandboxId": "sbx_1", "enabled": true, "address": "10.200.0.2", "gateway": "10.200.0.1", "dns": "10.200.0.1",
              "egress": {"default": "deny", "allow": ["pypi.org", "*.pythonhosted.org"], "deny": []}, "deniedConnections": 3}""";
 
-    private FakeServer server;
-    private String out;
-    private String err;
-
-    @BeforeEach
-    void start() throws IOException {
-        server = new FakeServer();
-    }
-
-    @AfterEach
-    void stop() {
-        server.close();
-    }
-
-    private int run(String... args) {
-        var outBuffer = new ByteArrayOutputStream();
-        var errBuffer = new ByteArrayOutputStream();
-        int code = Main.run(args, new PrintStream(outBuffer, true, StandardCharsets.UTF_8), new PrintStream(errBuffer, true, StandardCharsets.UTF_8),
-                InputStream.nullInputStream(), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"));
-        out = outBuffer.toString(StandardCharsets.UTF_8);
-        err = errBuffer.toString(StandardCharsets.UTF_8);
-        return code;
-    }
+    @AutoClose
+    private final FakeServer server = FakeServer.start();
+    private final CliRunner cli = new CliRunner(server);
 
     @Test
     void showPrintsTheAddressesAndThePolicy() {
         server.json("GET /v1/sandboxes/demo/network", 200, VIEW);
-        assertThat(run("network", "show", "demo")).isZero();
-        assertThat(out).isEqualTo("""
+        assertThat(cli.run("network", "show", "demo")).isZero();
+        assertThat(cli.out()).isEqualTo("""
                 SANDBOX   sbx_1
                 ADDRESS   10.200.0.2
                 GATEWAY   10.200.0.1
@@ -62,8 +36,8 @@ class NetworkCommandsTest {
                 DENIED    3
                 """);
 
-        assertThat(run("--json", "network", "show", "demo")).isZero();
-        assertThat(out).contains("\"address\" : \"10.200.0.2\"", "\"default\" : \"deny\"", "\"deniedConnections\" : 3");
+        assertThat(cli.run("--json", "network", "show", "demo")).isZero();
+        assertThat(cli.out()).contains("\"address\" : \"10.200.0.2\"", "\"default\" : \"deny\"", "\"deniedConnections\" : 3");
     }
 
     @Test
@@ -71,55 +45,55 @@ class NetworkCommandsTest {
         server.json("GET /v1/sandboxes/demo/network", 200, """
                 {"sandboxId": "sbx_1", "enabled": false, "address": null, "gateway": null, "dns": null,
                  "egress": {"default": "deny", "allow": [], "deny": []}, "deniedConnections": 0}""");
-        assertThat(run("network", "show", "demo")).isZero();
-        assertThat(out).contains("NETWORK   none (loopback only; the service runs with --network none)").doesNotContain("ADDRESS");
+        assertThat(cli.run("network", "show", "demo")).isZero();
+        assertThat(cli.out()).contains("NETWORK   none (loopback only; the service runs with --network none)").doesNotContain("ADDRESS");
     }
 
     @Test
     void setSendsTheWholePolicyFromItsOptions() {
         server.json("PUT /v1/sandboxes/demo/network", 200, VIEW);
-        assertThat(run("network", "set", "demo", "--allow", "pypi.org,*.pythonhosted.org,", "--allow", "1.2.3.4",
+        assertThat(cli.run("network", "set", "demo", "--allow", "pypi.org,*.pythonhosted.org,", "--allow", "1.2.3.4",
                 "--deny", "10.0.0.0/8")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"egress\":{\"default\":\"deny\","
                 + "\"allow\":[\"pypi.org\",\"*.pythonhosted.org\",\"1.2.3.4\"],\"deny\":[\"10.0.0.0/8\"]}}");
-        assertThat(out).startsWith("SANDBOX   sbx_1\n");
+        assertThat(cli.out()).startsWith("SANDBOX   sbx_1\n");
 
-        assertThat(run("network", "set", "demo", "--default", "allow")).isZero();
+        assertThat(cli.run("network", "set", "demo", "--default", "allow")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"egress\":{\"default\":\"allow\",\"allow\":[],\"deny\":[]}}");
     }
 
     @Test
     void aBadDefaultIsAUsageErrorAndABadEntryTheServersError() {
-        assertThat(run("network", "set", "demo", "--default", "maybe")).isEqualTo(2);
-        assertThat(err).contains("must be 'allow' or 'deny', was 'maybe'");
+        assertThat(cli.run("network", "set", "demo", "--default", "maybe")).isEqualTo(2);
+        assertThat(cli.err()).contains("must be 'allow' or 'deny', was 'maybe'");
         assertThat(server.requests).isEmpty();
 
         server.json("PUT /v1/sandboxes/demo/network", 422, error("invalid_request",
                 "network.egress.allow[0]: 'not a domain!' is neither a domain (example.com, *.example.com) nor an IP address or CIDR network"));
-        assertThat(run("network", "set", "demo", "--allow", "not a domain!")).isEqualTo(1);
-        assertThat(err).startsWith("error: invalid_request: network.egress.allow[0]");
+        assertThat(cli.run("network", "set", "demo", "--allow", "not a domain!")).isEqualTo(1);
+        assertThat(cli.err()).startsWith("error: invalid_request: network.egress.allow[0]");
     }
 
     @Test
     void createSendsAPolicyOnlyWhenAnOptionNamesOne() {
         server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", null));
-        assertThat(run("create", "--template", "tiny", "--egress-default", "deny", "--allow", "pypi.org", "--deny", "10.0.0.0/8")).isZero();
+        assertThat(cli.run("create", "--template", "tiny", "--egress-default", "deny", "--allow", "pypi.org", "--deny", "10.0.0.0/8")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"template\":\"tiny\",\"network\":{\"egress\":{\"default\":\"deny\","
                 + "\"allow\":[\"pypi.org\"],\"deny\":[\"10.0.0.0/8\"]}}}");
 
-        assertThat(run("create", "--template", "tiny", "--egress-default", "allow")).isZero();
+        assertThat(cli.run("create", "--template", "tiny", "--egress-default", "allow")).isZero();
         assertThat(server.requests.getLast().text()).contains("\"network\":{\"egress\":{\"default\":\"allow\",\"allow\":[],\"deny\":[]}}");
 
-        assertThat(run("create", "--template", "tiny")).isZero();
+        assertThat(cli.run("create", "--template", "tiny")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"template\":\"tiny\"}");
     }
 
     @Test
     void networkAloneShowsItsUsageAndSetSaysItReplaces() {
-        assertThat(run("network")).isEqualTo(2);
-        assertThat(err).contains("show", "set");
-        assertThat(run("network", "set", "--help")).isZero();
-        assertThat(out).contains("Replace a sandbox's whole egress policy", "entries not given again are dropped");
+        assertThat(cli.run("network")).isEqualTo(2);
+        assertThat(cli.err()).contains("show", "set");
+        assertThat(cli.run("network", "set", "--help")).isZero();
+        assertThat(cli.out()).contains("Replace a sandbox's whole egress policy", "entries not given again are dropped");
     }
 
     @Test

@@ -1,0 +1,37 @@
+package io.stasis.cli;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+
+/** Runs the CLI against a {@link FakeServer} (through {@code STASIS_URL}, key {@code sk_env}) and keeps what the last run printed. */
+final class CliRunner {
+    private final FakeServer server;
+    private String out = "";
+    private String err = "";
+
+    CliRunner(FakeServer server) {
+        this.server = server;
+    }
+
+    /** The exit code; {@link #out()} and {@link #err()} hold what it printed. */
+    int run(String... args) {
+        var outBuffer = new ByteArrayOutputStream();
+        var errBuffer = new ByteArrayOutputStream();
+        int code = Main.run(args, new PrintStream(outBuffer, true, StandardCharsets.UTF_8), new PrintStream(errBuffer, true, StandardCharsets.UTF_8),
+                InputStream.nullInputStream(), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"));
+        out = outBuffer.toString(StandardCharsets.UTF_8);
+        err = errBuffer.toString(StandardCharsets.UTF_8);
+        return code;
+    }
+
+    String out() {
+        return out;
+    }
+
+    String err() {
+        return err;
+    }
+}
