@@ -14,7 +14,8 @@ public final class Benchmark {
     // The checkpoint scenario writes gigabytes into a root: last, so deleting them disturbs nothing after it.
     private static final List<Scenario> SCENARIOS = List.of(new CreateToFirstOutput(), new ExecRoundTrip(),
             new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new HibernateResume(), new ForkTen(),
-            new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new CheckpointFork());
+            new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new PreviewOverhead(), new EgressOverhead(),
+            new CheckpointFork());
 
     private Benchmark() {
     }

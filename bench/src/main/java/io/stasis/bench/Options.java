@@ -22,7 +22,7 @@ import java.util.Set;
 public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
                       boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
-            "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers");
+            "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -60,13 +60,15 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param outputLatency lines timed from a write to their arrival on an output stream, per figure
      * @param fileEvents    files written and touched, each timed until its event arrives on a watch
      * @param followers     output streams held open at once
+     * @param preview       GETs timed each way (through a preview, direct) per server; throughput rounds are a hundredth (2-10)
+     * @param egress        HTTPS downloads timed each way (through the egress proxy, direct)
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
                          int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
-                         int warmup) {
+                         int preview, int egress, int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
@@ -79,7 +81,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
             return new Counts(at1(create, scale), at1(exec, scale), at1(file1mb, scale), at1(file100mb, scale),
                     at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
                     at1(checkpoint, scale), at1(fork10, scale), at1(output, scale), at1(outputLatency, scale),
-                    at1(fileEvents, scale), at1(followers, scale), warmup == 0 ? 0 : at1(warmup, scale));
+                    at1(fileEvents, scale), at1(followers, scale), at1(preview, scale), at1(egress, scale), warmup == 0 ? 0 : at1(warmup, scale));
         }
 
         private static int at1(int n, double scale) {
@@ -112,6 +114,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         int idle = d.idleSandboxes(), floor = d.floor(), pause = d.pause(), hibernate = d.hibernate();
         int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
         int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
+        int preview = d.preview(), egress = d.egress();
         long maxSize = DEFAULT_MAX_SIZE;
         long outputSize = DEFAULT_OUTPUT_SIZE;
         int followersInFlight = DEFAULT_FOLLOWERS_IN_FLIGHT;
@@ -156,12 +159,14 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--file-event-n" -> fileEvents = count(name, value, 1);
                 case "--followers" -> followers = count(name, value, 1);
                 case "--followers-in-flight" -> followersInFlight = count(name, value, 1);
+                case "--preview-n" -> preview = count(name, value, 1);
+                case "--egress-n" -> egress = count(name, value, 1);
                 case "--warmup" -> warmup = count(name, value, 0);
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
-                outputLatency, fileEvents, followers, warmup);
+                outputLatency, fileEvents, followers, preview, egress, warmup);
         return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, help);
     }
 
@@ -244,12 +249,15 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --followers N         output streams held open at once (default %d)
                   --followers-in-flight N  of those, how many may be opening at once (default %d; as many as
                                         --followers: all requested at once)
+                  --preview-n N         GETs timed each way, through a preview and direct, per server (default %d;
+                                        throughput rounds: N/100, 2 to 10)
+                  --egress-n N          HTTPS downloads timed each way, through the egress proxy and direct (default %d)
                   --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
                 d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
-                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.warmup());
+                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.warmup());
     }
 }

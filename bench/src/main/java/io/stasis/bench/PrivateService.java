@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
@@ -38,16 +39,18 @@ final class PrivateService implements AutoCloseable {
     private final StasisClient client;
     private final LiveApi live;
     private final Optional<Path> criu;
+    private final BenchNetwork network;
     private final Set<String> sandboxIds = ConcurrentHashMap.newKeySet();
     private final Deque<AutoCloseable> attachments = new ConcurrentLinkedDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private PrivateService(Path dataDir, Daemon daemon, StasisClient client, LiveApi live, Optional<Path> criu) {
+    private PrivateService(Path dataDir, Daemon daemon, StasisClient client, LiveApi live, Optional<Path> criu, BenchNetwork network) {
         this.dataDir = dataDir;
         this.daemon = daemon;
         this.client = client;
         this.live = live;
         this.criu = criu;
+        this.network = network;
     }
 
     /**
@@ -62,12 +65,16 @@ final class PrivateService implements AutoCloseable {
         progress.say("starting a private service on %s", dataDir);
         Daemon daemon;
         ServerConfig config;
+        var network = BenchNetwork.forDataDir(dataDir);
         try {
             // No idle policy: a sandbox waiting between two series must not be paused or hibernated
-            // behind the benchmark's back.
-            config = ServerConfig.parse("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
+            // behind the benchmark's back. A network layout and preview port of its own: a developer's
+            // service may be running on this host.
+            var flags = new ArrayList<>(List.of("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
                     "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never",
-                    "--process-output-limit", Long.toString(processOutputLimit));
+                    "--process-output-limit", Long.toString(processOutputLimit)));
+            flags.addAll(network.flags());
+            config = ServerConfig.parse(flags.toArray(String[]::new));
             daemon = Daemon.start(config);
         } catch (RuntimeException | Error e) {
             // A start that failed half-way (an Error such as a NoSuchMethodError from mismatched
@@ -81,7 +88,7 @@ final class PrivateService implements AutoCloseable {
         String url = "http://127.0.0.1:" + daemon.port();
         var client = StasisClient.builder().url(url).apiKey(key).requestTimeout(REQUEST_TIMEOUT).build();
         progress.say("service listening on 127.0.0.1:%d", daemon.port());
-        return new PrivateService(dataDir, daemon, client, new LiveApi(url, key, REQUEST_TIMEOUT), config.criu());
+        return new PrivateService(dataDir, daemon, client, new LiveApi(url, key, REQUEST_TIMEOUT), config.criu(), network);
     }
 
     StasisClient client() {
@@ -90,6 +97,16 @@ final class PrivateService implements AutoCloseable {
 
     Path dataDir() {
         return dataDir;
+    }
+
+    /** The service's network layout and the benchmark's upstream host address. */
+    BenchNetwork network() {
+        return network;
+    }
+
+    /** The preview listener's port (on 127.0.0.1). */
+    int previewPort() {
+        return daemon.previewPort();
     }
 
     /** The live-state calls (pause, hibernate, checkpoints, forks), over plain HTTP. */

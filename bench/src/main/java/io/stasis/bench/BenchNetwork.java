@@ -1,0 +1,42 @@
+package io.stasis.bench;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The private service's network settings, derived from its scratch directory, so that it never
+ * shares an nftables table, interface names, address range or preview port with a developer's
+ * service (or a test's) on the same host. Its sandboxes may reach the benchmark's own upstream
+ * host, a network namespace at {@link #upstreamAddress()} in 10.254.0.0/16 (where the tests' hosts
+ * live too), which the service's resolver knows as {@link #UPSTREAM_NAME}.
+ *
+ * @param table           nftables table, {@code stasis_b} and two letters
+ * @param interfacePrefix host ends of the sandbox links, {@code b} and the same two letters (no other
+ *                        instance's prefix starts with {@code b}: the service's is {@code sx}, tests' {@code t..})
+ * @param range           the sandbox links' range, a /16 in 10.192.0.0-10.239.0.0 (tests take 10.128-10.191)
+ * @param upstreamSlot    N of the upstream host's {@code 10.254.N.0/30}, 1-250
+ */
+record BenchNetwork(String table, String interfacePrefix, String range, int upstreamSlot) {
+    /** The upstream host's name, answered by the service's resolver (policies allow it by name). */
+    static final String UPSTREAM_NAME = "upstream.bench.test";
+
+    static BenchNetwork forDataDir(Path dataDir) {
+        int h = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26 * 48);
+        String letters = "" + (char) ('a' + h % 26) + (char) ('a' + (h / 26) % 26);
+        int second = 192 + (h / (26 * 26)) % 48;
+        int slot = 1 + Math.floorMod(dataDir.toAbsolutePath().toString().hashCode() / 7, 250);
+        return new BenchNetwork("stasis_b" + letters, "b" + letters, "10." + second + ".0.0/16", slot);
+    }
+
+    /** The upstream host's address inside its namespace. */
+    String upstreamAddress() {
+        return "10.254." + upstreamSlot + ".2";
+    }
+
+    /** Flags of the service: the network's layout, the upstream's name, and a preview listener on a free port. */
+    List<String> flags() {
+        return List.of("--network-table", table, "--network-interface-prefix", interfacePrefix, "--network-range", range,
+                "--network-allow-private", "10.254.0.0/16", "--dns-names", UPSTREAM_NAME + "=" + upstreamAddress(),
+                "--preview-port", "0");
+    }
+}
