@@ -83,7 +83,7 @@ class CrashRecoveryIT {
                 api.call("DELETE", "/v1/sandboxes/" + sandbox.get("id").asText(), null);
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-        assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
         ServiceFixture.deleteTree(dataDir);
     }
 

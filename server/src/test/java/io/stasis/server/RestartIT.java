@@ -89,7 +89,7 @@ class RestartIT {
             assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
             assertThat(HostLeaks.cgroupsOf(Set.of(id))).isEmpty();
             assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-            assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).isEmpty();
+            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
         } finally {
             ServiceFixture.deleteTree(dataDir);
         }

@@ -51,7 +51,7 @@ final class ServiceFixture implements AutoCloseable {
             daemon.close();
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left").isEmpty();
-        assertThat(HostLeaks.loopDevicesBackedBy(dataDir)).as("loop devices left").isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
         var network = TestNetworkFlags.forDataDir(dataDir);
         String table = network.get(network.indexOf("--network-table") + 1);
         String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);

@@ -46,6 +46,21 @@ public final class HostLeaks {
         return out;
     }
 
+    /**
+     * Loop devices still backed by a file under {@code dir} after up to {@code settle}: a pool
+     * unmounted lazily frees its device (autoclear) only when the last handle on it closes, which on a
+     * loaded machine can take seconds. What is still there after that is a leak.
+     */
+    public static List<String> loopDevicesBackedBy(Path dir, java.time.Duration settle) {
+        long deadline = System.nanoTime() + settle.toNanos();
+        var left = loopDevicesBackedBy(dir);
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+            left = loopDevicesBackedBy(dir);
+        }
+        return left;
+    }
+
     /** The nftables tables of family ip whose names start with {@code prefix}. */
     public static List<String> nftTables(String prefix) {
         try {

@@ -63,10 +63,7 @@ final class RuncTestHost implements AutoCloseable {
         assertThat(pool.unmountIfEmpty()).as("pool unmounted").isTrue();
         pool.close();
         assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-        // A lazily detached pool frees its loop device when the last handle closes (autoclear): under
-        // load that can take longer than the pool's own wait. A device that never goes is a leak.
-        io.stasis.testkit.Await.until("the loop device freed", java.time.Duration.ofSeconds(15),
-                () -> HostLeaks.loopDevicesBackedBy(dataDir).isEmpty());
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
         FileTrees.deleteRecursively(dataDir);
     }
 }
