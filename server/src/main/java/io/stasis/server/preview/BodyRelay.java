@@ -7,13 +7,14 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * Copies one message body from a sender to a receiver, exactly as framed and not a byte further,
- * so that the next message on a kept-alive connection starts where it should. Flushes after every
- * read and every chunk: a streamed response (Server-Sent Events, a slow download) reaches the
- * client as the upstream writes it. Chunked bodies stay chunked, with the chunk-size lines
+ * so that the next message on a kept-alive connection starts where it should. Flushes whenever the
+ * sender has nothing more ready, and after every chunk: a streamed response (Server-Sent Events, a
+ * slow download) reaches the client as the upstream writes it, while a large body already waiting
+ * goes out in large writes. Chunked bodies stay chunked, with the chunk-size lines
  * rewritten in plain form (extensions dropped).
  */
 final class BodyRelay {
-    private static final int BUFFER = 16 * 1024;
+    private static final int BUFFER = 64 * 1024;
     /** A chunk-size line or a trailer field longer than this is refused. */
     static final int MAX_LINE = 4096;
 
@@ -31,7 +32,7 @@ final class BodyRelay {
                 byte[] buffer = new byte[BUFFER];
                 for (int n; (n = in.read(buffer)) >= 0; ) {
                     out.write(buffer, 0, n);
-                    out.flush();
+                    flushIfIdle(in, out);
                 }
             }
         }
@@ -45,9 +46,15 @@ final class BodyRelay {
             int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
             if (n < 0) throw new HttpFramingException(faultStatus, "the body ended " + left + " bytes short of its length");
             out.write(buffer, 0, n);
-            out.flush();
             left -= n;
+            if (left > 0) flushIfIdle(in, out);
         }
+        out.flush();
+    }
+
+    /** Flushes unless more of the body is ready to read at once (it then joins this write). */
+    private static void flushIfIdle(InputStream in, OutputStream out) throws IOException {
+        if (in.available() == 0) out.flush();
     }
 
     private static void copyChunked(InputStream in, OutputStream out, int faultStatus) throws IOException, HttpFramingException {
