@@ -106,7 +106,7 @@ public final class Daemon implements AutoCloseable {
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
-                    java.util.Optional.of(injection));
+                    java.util.Optional.of(injection), locks);
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.

@@ -29,6 +29,7 @@ public final class NetworkService {
     private static final Duration DENIED_EVENT_WINDOW = Duration.ofSeconds(10);
 
     private final Catalog catalog;
+    private final io.stasis.core.lifecycle.SandboxLocks locks;
     private final Optional<HostNetwork> host;
     private final NetworkPolicy defaultPolicy;
     private final EventLog events;
@@ -38,13 +39,11 @@ public final class NetworkService {
     private final Map<String, Instant> lastDeniedEvent = new ConcurrentHashMap<>();
     private final Optional<SecretInjection> injection;
 
-    public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock) {
-        this(catalog, host, defaultPolicy, events, clock, Optional.empty());
-    }
-
     /** @param injection secret headers (policies' {@code rules}); without it, policies with rules are refused */
+    /** @param locks the sandboxes' locks: a policy change excludes a delete, a hibernation and another change of the same sandbox */
     public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock,
-                          Optional<SecretInjection> injection) {
+                          Optional<SecretInjection> injection, io.stasis.core.lifecycle.SandboxLocks locks) {
+        this.locks = locks;
         this.injection = injection;
         this.catalog = catalog;
         this.host = host;
@@ -163,9 +162,13 @@ public final class NetworkService {
 
     /**
      * Replaces a sandbox's policy. New connections follow it at once; established ones continue.
-     * Callers hold the sandbox's lock.
+     * Takes the sandbox's lock: no delete, hibernation or other change of it runs meanwhile.
      */
     public View update(SandboxId id, NetworkPolicy policy) {
+        return locks.exclusive(id, () -> updateLocked(id, policy));
+    }
+
+    private View updateLocked(SandboxId id, NetworkPolicy policy) {
         if (host.isEmpty()) throw StasisException.invalidState(id.value(), "no network", "set a network policy (the service runs with --network none)");
         var network = network(id).orElseThrow(() -> StasisException.invalidState(id.value(), "no network", "set a network policy"));
         validate(policy);
