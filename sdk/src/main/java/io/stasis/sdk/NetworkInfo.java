@@ -1,5 +1,7 @@
 package io.stasis.sdk;
 
+import java.util.List;
+
 /**
  * A sandbox's network as {@code GET /v1/sandboxes/{id}/network} reports it, from
  * {@link Sandbox#network()}.
@@ -17,19 +19,21 @@ package io.stasis.sdk;
  * @param gateway           the host's end of the sandbox's link; null when not enabled
  * @param dns               the resolver the sandbox uses (Stasis's, on the gateway); null when not enabled
  * @param egress            the egress policy in force
+ * @param rules             headers the egress proxy adds for some domains (values as written, placeholders unfilled)
  * @param deniedConnections connections and lookups refused so far
  */
 public record NetworkInfo(String sandboxId, boolean enabled, String address, String gateway, String dns,
-                          EgressPolicy egress, long deniedConnections) {
+                          EgressPolicy egress, List<HeaderRule> rules, long deniedConnections) {
     public NetworkInfo {
         if (egress == null) egress = new EgressPolicy(null, null, null);
+        rules = rules == null ? List.of() : List.copyOf(rules);
     }
 
     /**
      * The policy in force, to change with {@link NetworkPolicy#toBuilder()} and
-     * {@link Sandbox#updateNetwork}. Parts of the policy this SDK version does not know are not in it.
+     * {@link Sandbox#updateNetwork}.
      */
     public NetworkPolicy policy() {
-        return new NetworkPolicy(egress);
+        return new NetworkPolicy(egress, rules);
     }
 }

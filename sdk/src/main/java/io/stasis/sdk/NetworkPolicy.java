@@ -1,5 +1,6 @@
 package io.stasis.sdk;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -23,10 +24,16 @@ import java.util.Objects;
  * }</pre>
  *
  * @param egress where the sandbox may connect (deny everything when null)
+ * @param rules  headers the egress proxy adds to HTTPS requests to some allowed domains (secrets among them)
  */
-public record NetworkPolicy(EgressPolicy egress) {
+public record NetworkPolicy(EgressPolicy egress, @JsonInclude(JsonInclude.Include.NON_EMPTY) List<HeaderRule> rules) {
     public NetworkPolicy {
         if (egress == null) egress = new EgressPolicy(null, null, null);
+        rules = rules == null ? List.of() : List.copyOf(rules);
+    }
+
+    public NetworkPolicy(EgressPolicy egress) {
+        this(egress, List.of());
     }
 
     /** A policy that lets nothing out (the server's own default unless its operator changed it). */
@@ -46,7 +53,7 @@ public record NetworkPolicy(EgressPolicy egress) {
 
     /** A builder holding this policy, to change a part of it. */
     public Builder toBuilder() {
-        return builder().egress(egress);
+        return builder().egress(egress).rules(rules);
     }
 
     /**
@@ -58,6 +65,7 @@ public record NetworkPolicy(EgressPolicy egress) {
         private EgressPolicy.Action defaultAction = EgressPolicy.Action.DENY;
         private final List<String> allow = new ArrayList<>();
         private final List<String> deny = new ArrayList<>();
+        private final List<HeaderRule> rules = new ArrayList<>();
 
         private Builder() {
         }
@@ -105,8 +113,24 @@ public record NetworkPolicy(EgressPolicy egress) {
             return allow(egress.allow()).deny(egress.deny());
         }
 
+        /**
+         * Adds a rule: HTTPS requests to {@code domain} get {@code header: value}, for example
+         * {@code rule("api.example.com", "Authorization", "Bearer {{secret:EXAMPLE_KEY}}")}.
+         */
+        public Builder rule(String domain, String header, String value) {
+            rules.add(HeaderRule.of(domain, header, value));
+            return this;
+        }
+
+        /** Replaces the rules with {@code replacement}. */
+        public Builder rules(Collection<HeaderRule> replacement) {
+            rules.clear();
+            rules.addAll(replacement);
+            return this;
+        }
+
         public NetworkPolicy build() {
-            return new NetworkPolicy(new EgressPolicy(defaultAction, allow, deny));
+            return new NetworkPolicy(new EgressPolicy(defaultAction, allow, deny), rules);
         }
 
         private static void add(List<String> list, String name, Collection<String> entries) {

@@ -105,4 +105,16 @@ class NetworkTest {
         assertThat(NetworkPolicy.denyAll()).isEqualTo(NetworkPolicy.builder().build());
         assertThat(StasisJson.writeLine(NetworkPolicy.denyAll())).isEqualTo("{\"egress\":{\"default\":\"deny\",\"allow\":[],\"deny\":[]}}");
     }
+
+    @Test
+    void headerRulesTravelWithThePolicyAndSurviveAReadModifyWrite() {
+        var policy = NetworkPolicy.builder().allow("api.example.com")
+                .rule("api.example.com", "Authorization", "Bearer {{secret:EXAMPLE_KEY}}").build();
+        assertThat(StasisJson.writeLine(policy)).isEqualTo("{\"egress\":{\"default\":\"deny\",\"allow\":[\"api.example.com\"],\"deny\":[]},"
+                + "\"rules\":[{\"domain\":\"api.example.com\",\"headers\":{\"Authorization\":\"Bearer {{secret:EXAMPLE_KEY}}\"}}]}");
+        var changed = policy.toBuilder().allow("pypi.org").build();
+        assertThat(changed.rules()).isEqualTo(policy.rules());
+        var info = new NetworkInfo("sbx_1", true, "10.200.0.2", "10.200.0.1", "10.200.0.1", policy.egress(), policy.rules(), 0);
+        assertThat(info.policy()).isEqualTo(policy);
+    }
 }
