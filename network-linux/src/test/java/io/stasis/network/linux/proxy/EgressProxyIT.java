@@ -8,6 +8,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.ToolRunner;
+import io.stasis.network.linux.RecordingGate;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
@@ -66,7 +67,7 @@ class EgressProxyIT {
 
     private final TestNetwork net = new TestNetwork();
     private final SandboxId sandbox = SandboxId.random();
-    private PolicyGate gate;
+    private RecordingGate gate;
     private EgressProxy proxy;
 
     @BeforeAll
@@ -74,7 +75,7 @@ class EgressProxyIT {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root for network namespaces and nftables");
         for (String tool : List.of("ip", "nft", "curl", "python3", "openssl"))
             assumeTrue(Files.isExecutable(ToolRunner.locate(tool)), tool + " is not installed");
-        gate = new PolicyGate(Map.of(net.clientAddress(), sandbox),
+        gate = new RecordingGate(Map.of(net.clientAddress(), sandbox),
                 new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(ALLOWED, "test")), List.of()));
         NameResolver resolver = name -> name.equals(ALLOWED) ? List.of(net.origin()) : List.of();
         proxy = EgressProxy.start(gate, resolver, InetAddress.getByName("0.0.0.0"), 0, 0);
@@ -98,7 +99,7 @@ class EgressProxyIT {
     void aDeniedHostGetsA403NamingTheRule() throws Exception {
         var r = net.inClient("curl", "-sS", "-m", "10", "-w", "\n%{http_code}", "-H", "Host: denied.test", "http://" + ip(net.origin()) + "/");
         assertThat(r.stdoutText()).contains("'denied.test'", "default deny").endsWith("403");
-        assertThat(gate.denied).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 80, "http", "default deny"));
+        assertThat(gate.denied()).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 80, "http", "default deny"));
     }
 
     @Test
@@ -112,7 +113,7 @@ class EgressProxyIT {
         var r = net.inClient("curl", "-sS", "-k", "-m", "10", "--resolve", "denied.test:443:" + ip(net.origin()), "https://denied.test/");
         assertThat(r.exitCode()).as(r.stderrText()).isNotZero();
         assertThat(r.stdoutText()).doesNotContain("served-by");
-        assertThat(gate.denied).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 443, "tls", "default deny"));
+        assertThat(gate.denied()).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 443, "tls", "default deny"));
     }
 
     @Test
@@ -127,7 +128,7 @@ class EgressProxyIT {
     void withoutANameTheAddressDecides() throws Exception {
         var r = net.inClient("curl", "-sS", "-k", "-m", "10", "https://" + ip(net.attacker()) + "/");
         assertThat(r.exitCode()).isNotZero();
-        assertThat(gate.denied).contains(new DeniedConnection(Optional.empty(), Optional.of(ip(net.attacker())), 443, "tls", "default deny"));
+        assertThat(gate.denied()).contains(new DeniedConnection(Optional.empty(), Optional.of(ip(net.attacker())), 443, "tls", "default deny"));
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.network.linux.RecordingGate;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -24,7 +25,7 @@ class UpstreamChoiceTest {
         default -> List.of();
     };
 
-    private final PolicyGate gate = new PolicyGate(Map.of(), new EgressPolicy(EgressPolicy.Action.DENY,
+    private final RecordingGate gate = new RecordingGate(Map.of(), new EgressPolicy(EgressPolicy.Action.DENY,
             List.of(rule("allowed.example"), rule("internal.example"), rule("broken.example"), rule("nowhere.example")),
             List.of(rule("169.254.0.0/16"))));
 
@@ -52,7 +53,7 @@ class UpstreamChoiceTest {
 
     @Test
     void noNameOrTheDefaultAllowKeepsTheOriginalDestination() {
-        var openGate = new PolicyGate(Map.of(), EgressPolicy.ALLOW_ALL);
+        var openGate = new RecordingGate(Map.of(), EgressPolicy.ALLOW_ALL);
         assertThat(UpstreamChoice.choose(openGate, RESOLVER, SANDBOX, Optional.of("allowed.example"),
                 openGate.connection(SANDBOX, Optional.of("allowed.example"), ATTACKER.getAddress()), ATTACKER))
                 .isEqualTo(new UpstreamChoice.Connect(ATTACKER));

@@ -1,10 +1,9 @@
-package io.stasis.network.linux.dns;
+package io.stasis.network.linux;
 
 import io.stasis.core.network.DeniedConnection;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.network.linux.EgressGate;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.List;
@@ -12,26 +11,26 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** A gate over one policy and fixed owners, recording what the resolver reports. */
-final class RecordingGate implements EgressGate {
+/** A gate over one policy and fixed owners, recording what the resolver and the proxy report (for their tests). */
+public final class RecordingGate implements EgressGate {
     private final Map<InetAddress, SandboxId> owners;
     private final EgressPolicy policy;
     private final List<DeniedConnection> denied = new CopyOnWriteArrayList<>();
     private final List<Resolution> resolved = new CopyOnWriteArrayList<>();
 
-    record Resolution(SandboxId sandbox, String name, List<InetAddress> addresses, Duration ttl) {
+    public record Resolution(SandboxId sandbox, String name, List<InetAddress> addresses, Duration ttl) {
     }
 
-    RecordingGate(Map<InetAddress, SandboxId> owners, EgressPolicy policy) {
+    public RecordingGate(Map<InetAddress, SandboxId> owners, EgressPolicy policy) {
         this.owners = Map.copyOf(owners);
         this.policy = policy;
     }
 
-    List<DeniedConnection> denied() {
+    public List<DeniedConnection> denied() {
         return List.copyOf(denied);
     }
 
-    List<Resolution> resolved() {
+    public List<Resolution> resolved() {
         return List.copyOf(resolved);
     }
 
