@@ -9,29 +9,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 
 /** {@code stasis secret set|ls|rm}: values the egress proxy adds to sandboxes' HTTPS requests. */
 @Command(name = "secret", mixinStandardHelpOptions = true,
         description = {"Secrets for network policies' header rules (\"Authorization\": \"Bearer {{secret:NAME}}\").",
                 "Values are write-only: no command shows them again."},
         subcommands = {SecretCommand.Set.class, SecretCommand.Ls.class, SecretCommand.Rm.class})
-final class SecretCommand implements Callable<Integer> {
+final class SecretCommand extends CommandGroup {
     @ParentCommand
     StasisCommand root;
-
-    @Spec
-    CommandSpec spec;
-
-    @Override
-    public Integer call() {
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return ExitCodes.USAGE;
-    }
 
     @Command(name = "set", mixinStandardHelpOptions = true,
             description = {"Create a secret or replace its value; the value is read from stdin unless --value is given",
