@@ -4,6 +4,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewAccess;
 import io.stasis.core.preview.PreviewId;
+import io.stasis.core.sandbox.SandboxId;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +42,8 @@ final class ProxyConnection implements Runnable {
     private final Socket client;
     private final PreviewProxy proxy;
     private volatile PreviewId admittedBy;
+    /** The last admission on this connection: later requests for the same preview and token skip the catalog. */
+    private Admission lastAdmission;
     private volatile Socket upstream;
     private InetSocketAddress upstreamAddress;
     private InputStream upIn;
@@ -98,11 +102,18 @@ final class ProxyConnection implements Runnable {
         var route = found.get();
         var credentials = PreviewCredentials.of(head);
         Preview preview;
-        switch (proxy.previews().admit(route.sandbox(), route.port(), credentials.token())) {
-            case PreviewAccess.Denied denied -> {
-                return refuse(out, status(denied.reason()), message(denied.reason()));
+        if (lastAdmission != null && lastAdmission.covers(route, credentials.token(), proxy.clock().instant())) {
+            // Revoking the preview closes this connection (closeIfAdmittedBy), so what was admitted still holds.
+            preview = lastAdmission.preview();
+        } else {
+            switch (proxy.previews().admit(route.sandbox(), route.port(), credentials.token())) {
+                case PreviewAccess.Denied denied -> {
+                    lastAdmission = null;
+                    return refuse(out, status(denied.reason()), message(denied.reason()));
+                }
+                case PreviewAccess.Admitted admitted -> preview = admitted.preview();
             }
-            case PreviewAccess.Admitted admitted -> preview = admitted.preview();
+            lastAdmission = new Admission(route.sandbox(), route.port(), credentials.token(), preview);
         }
         admittedBy = preview.id();
         if (credentials.fromQuery()) return redirectWithCookie(head, requestBody, route, preview, credentials, in, out);
@@ -119,6 +130,14 @@ final class ProxyConnection implements Runnable {
         }
         try (var use = proxy.targets().inUse(route.sandbox())) {
             return forward(head, requestBody, route, address, in, out);
+        }
+    }
+
+    /** A request admitted on this connection: for the same sandbox, port and token, until the preview expires. */
+    private record Admission(SandboxId sandbox, int port, Optional<String> token, Preview preview) {
+        boolean covers(PreviewRoute route, Optional<String> requestToken, java.time.Instant now) {
+            return sandbox.equals(route.sandbox()) && port == route.port() && token.equals(requestToken)
+                    && !preview.isExpired(now);
         }
     }
 

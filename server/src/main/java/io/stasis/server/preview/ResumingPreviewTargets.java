@@ -15,7 +15,10 @@ import java.util.function.Function;
 public final class ResumingPreviewTargets implements PreviewTargets {
     private final LifecycleService lifecycle;
     private final ActivityTracker activity;
+    private static final int MAX_KNOWN = 10_000;
+
     private final Function<SandboxId, InetAddress> addresses;
+    private final java.util.Map<SandboxId, InetAddress> knownAddresses = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** @param addresses the address of a running sandbox as the host reaches it */
     public ResumingPreviewTargets(LifecycleService lifecycle, ActivityTracker activity, Function<SandboxId, InetAddress> addresses) {
@@ -26,7 +29,17 @@ public final class ResumingPreviewTargets implements PreviewTargets {
 
     @Override
     public InetSocketAddress connectTarget(SandboxId sandbox, int port) {
-        return lifecycle.withRunning(sandbox, "preview", s -> new InetSocketAddress(addresses.apply(sandbox), port));
+        return lifecycle.withRunning(sandbox, "preview", s -> new InetSocketAddress(address(sandbox), port));
+    }
+
+    /** A sandbox's address never changes while it exists, so it is looked up once, not on every request. */
+    private InetAddress address(SandboxId sandbox) {
+        var known = knownAddresses.get(sandbox);
+        if (known != null) return known;
+        if (knownAddresses.size() > MAX_KNOWN) knownAddresses.clear();
+        var looked = addresses.apply(sandbox);
+        knownAddresses.put(sandbox, looked);
+        return looked;
     }
 
     @Override
