@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * The private service's network settings, derived from its scratch directory, so that it never
  * shares an nftables table, interface names, address range or preview port with a developer's
- * service (or a test's) on the same host. Its sandboxes may reach the benchmark's own upstream
+ * service (or a test's) on the same host, nor an NFLOG group. Its sandboxes may reach the benchmark's own upstream
  * host, a network namespace at {@link #upstreamAddress()} in 10.254.0.0/16 (where the tests' hosts
  * live too), which the service's resolver knows as {@link #UPSTREAM_NAME}.
  *
@@ -28,6 +28,11 @@ record BenchNetwork(String table, String interfacePrefix, String range, int upst
         return new BenchNetwork("stasis_b" + letters, "b" + letters, "10." + second + ".0.0/16", slot);
     }
 
+    /** The NFLOG group of its dropped-packet events: one reader per group on a host (tests take 20000-63263). */
+    int logGroup() {
+        return 10_000 + Math.floorMod(table.hashCode(), 9_000);
+    }
+
     /** The upstream host's address inside its namespace. */
     String upstreamAddress() {
         return "10.254." + upstreamSlot + ".2";
@@ -37,6 +42,6 @@ record BenchNetwork(String table, String interfacePrefix, String range, int upst
     List<String> flags() {
         return List.of("--network-table", table, "--network-interface-prefix", interfacePrefix, "--network-range", range,
                 "--network-allow-private", "10.254.0.0/16", "--dns-names", UPSTREAM_NAME + "=" + upstreamAddress(),
-                "--preview-port", "0");
+                "--preview-port", "0", "--network-log-group", Integer.toString(logGroup()));
     }
 }
