@@ -113,10 +113,28 @@ final class FloorLab implements AutoCloseable {
         ((ObjectNode) config.path("linux")).put("cgroupsPath", cgroupPath(id));
         config.put("hostname", id.value());
         Path bundle = Files.createDirectories(work.resolve("bundles").resolve(id.value()));
+        ownCopiesOfBundleFiles(config, bundle);
         JSON.writeValue(bundle.resolve("config.json").toFile(), config);
         containers.add(id);
         everyContainer.add(id);
         return new FloorContainer(id, bundle, root);
+    }
+
+    /**
+     * Files the service bind-mounts from a sandbox's own bundle (its resolv.conf) go with that
+     * sandbox: the floor container gets copies in its bundle, so it starts the same, whatever
+     * becomes of the sandbox it was copied from.
+     */
+    private static void ownCopiesOfBundleFiles(ObjectNode config, Path bundle) throws IOException {
+        for (var mount : config.path("mounts")) {
+            if (!"bind".equals(mount.path("type").asText())) continue;
+            Path source = Path.of(mount.path("source").asText());
+            if (!source.getParent().getFileName().toString().startsWith(SandboxId.PREFIX) || Files.isDirectory(source)) continue;
+            Path copy = bundle.resolve(source.getFileName());
+            if (Files.isRegularFile(source)) Files.copy(source, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            else Files.writeString(copy, ""); // its sandbox is gone already: the mount point needs a file, not its content
+            ((ObjectNode) mount).put("source", copy.toString());
+        }
     }
 
     /** Prepares and starts a floor container ({@code runc run --detach}). */

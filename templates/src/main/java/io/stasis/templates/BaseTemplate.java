@@ -100,6 +100,9 @@ public final class BaseTemplate implements TemplateRecipe {
             progress.report(0.97, "restored from cache");
             return true;
         } catch (RuntimeException e) {
+            // The build directory vanished under the extraction (the service stopped and the pool
+            // went): the cache is not at fault and other builds still need it.
+            if (!Files.isDirectory(dir)) throw e;
             // A damaged cache costs one slow build, not a broken template.
             log.atWarn().addKeyValue("cache", cached).setCause(e).log("cache unusable; deleting it and bootstrapping");
             Files.deleteIfExists(cached);
