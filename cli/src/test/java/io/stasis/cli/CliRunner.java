@@ -1,7 +1,6 @@
 package io.stasis.cli;
 
 import java.io.ByteArrayOutputStream;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -18,10 +17,15 @@ final class CliRunner {
 
     /** The exit code; {@link #out()} and {@link #err()} hold what it printed. */
     int run(String... args) {
+        return runWithInput("", args);
+    }
+
+    /** Like {@link #run}, with {@code stdin} on standard input. */
+    int runWithInput(String stdin, String... args) {
         var outBuffer = new ByteArrayOutputStream();
         var errBuffer = new ByteArrayOutputStream();
         int code = Main.run(args, new PrintStream(outBuffer, true, StandardCharsets.UTF_8), new PrintStream(errBuffer, true, StandardCharsets.UTF_8),
-                InputStream.nullInputStream(), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"));
+                new java.io.ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"));
         out = outBuffer.toString(StandardCharsets.UTF_8);
         err = errBuffer.toString(StandardCharsets.UTF_8);
         return code;
