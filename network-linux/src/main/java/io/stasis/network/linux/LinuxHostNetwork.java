@@ -8,8 +8,6 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.HostNetwork;
 import io.stasis.network.linux.nflog.DroppedPacket;
 import java.net.InetAddress;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +26,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LinuxHostNetwork.class);
-    private static final Path IP_FORWARD = Path.of("/proc/sys/net/ipv4/ip_forward");
     /** An address the resolver gave out stays open at least this long: a client may connect a while after the lookup. */
     private static final Duration MIN_RESOLVED_TTL = Duration.ofMinutes(5);
 
@@ -40,8 +37,8 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     private volatile BiConsumer<SandboxId, DeniedConnection> onDenied = (id, attempt) -> { };
     private final Map<SandboxId, NftRuleset.Opened> open = new ConcurrentHashMap<>();
     private final Map<InetAddress, SandboxId> bySource = new ConcurrentHashMap<>();
+    private final IpForwarding forwarding = new IpForwarding();
     private volatile ServicePorts ports;
-    private boolean turnedForwardingOn;
 
     public LinuxHostNetwork(NetworkConfig config) {
         this.config = config;
@@ -65,7 +62,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         bySource.clear();
         sandboxes.forEach((id, e) -> remember(id, new NftRuleset.Opened(e.getKey(), e.getValue())));
         nft.apply("start", rules.rebuild(ports, open.values()));
-        enableForwarding();
+        forwarding.require(config.table());
         log.atInfo().addKeyValue("table", config.table()).addKeyValue("range", config.range())
                 .addKeyValue("sandboxes", open.size()).addKeyValue("dnsPort", ports.dns())
                 .addKeyValue("httpPort", ports.http()).addKeyValue("tlsPort", ports.tls()).log("sandbox networks ready");
@@ -200,17 +197,6 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         return ports;
     }
 
-    private void enableForwarding() {
-        try {
-            if (!Files.readString(IP_FORWARD).strip().equals("1")) {
-                Files.writeString(IP_FORWARD, "1\n");
-                turnedForwardingOn = true;
-            }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException("turning IPv4 forwarding on (" + IP_FORWARD + ")", e);
-        }
-    }
-
     /**
      * Removes this instance's table. Sandboxes that still run lose their network until the service
      * starts again; the service calls this only when it was asked to leave nothing behind.
@@ -219,12 +205,10 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         nft.apply("remove", rules.drop());
         open.clear();
         bySource.clear();
-        if (turnedForwardingOn) {
-            try {
-                Files.writeString(IP_FORWARD, "0\n");
-            } catch (java.io.IOException e) {
-                log.atWarn().setCause(e).log("could not turn IPv4 forwarding back off");
-            }
+        try {
+            forwarding.release(config.table());
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("could not give IPv4 forwarding back");
         }
     }
 
