@@ -37,6 +37,8 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     private volatile BiConsumer<SandboxId, DeniedConnection> onDenied = (id, attempt) -> { };
     private final Map<SandboxId, NftRuleset.Opened> open = new ConcurrentHashMap<>();
     private final Map<InetAddress, SandboxId> bySource = new ConcurrentHashMap<>();
+    /** Per sandbox, until when (System.nanoTime) each resolved address is open in its set: a repeated lookup costs no nft run. */
+    private final Map<SandboxId, Map<InetAddress, Long>> openUntil = new ConcurrentHashMap<>();
     private final IpForwarding forwarding = new IpForwarding();
     private volatile ServicePorts ports;
 
@@ -60,6 +62,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         this.onDenied = onDenied;
         open.clear();
         bySource.clear();
+        openUntil.clear();
         sandboxes.forEach((id, e) -> remember(id, new NftRuleset.Opened(e.getKey(), e.getValue())));
         nft.apply("start", rules.rebuild(ports, open.values()));
         forwarding.require(config.table());
@@ -96,6 +99,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         var current = open.get(id);
         if (current == null) throw new IllegalStateException("no network open for " + id);
         nft.apply("update " + id, rules.update(current.link().slot(), policy, ports()));
+        openUntil.remove(id); // the update flushed the sandbox's resolved set
         open.put(id, new NftRuleset.Opened(current.link(), policy));
     }
 
@@ -104,6 +108,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         var current = open.remove(id);
         if (current == null) return;
         bySource.remove(current.link().address());
+        openUntil.remove(id);
         nft.apply("close " + id, rules.close(current.link()));
     }
 
@@ -152,11 +157,25 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     @Override
     public void resolved(SandboxId sandbox, String name, List<InetAddress> addresses, Duration ttl) {
         var current = open.get(sandbox);
-        var v4 = addresses.stream().filter(a -> a.getAddress().length == 4 && blocked.reason(a).isEmpty()).toList();
-        if (current == null || v4.isEmpty()) return;
         long seconds = Math.max(ttl.toSeconds(), MIN_RESOLVED_TTL.toSeconds());
+        long now = System.nanoTime();
+        var known = openUntil.computeIfAbsent(sandbox, id -> new ConcurrentHashMap<>());
+        // Addresses open for at least half the time asked already: nothing to do for them.
+        var v4 = addresses.stream().filter(a -> a.getAddress().length == 4 && blocked.reason(a).isEmpty())
+                .filter(a -> known.getOrDefault(a, now) - now < seconds * 500_000_000L).toList();
+        if (current == null || v4.isEmpty()) return;
+        var fresh = v4.stream().filter(a -> known.getOrDefault(a, now) - now <= 0).toList();
+        var renewed = v4.stream().filter(a -> !fresh.contains(a)).toList();
+        int slot = current.link().slot();
         try {
-            nft.apply("resolved " + sandbox, rules.resolved(current.link().slot(), v4, seconds));
+            try {
+                nft.apply("resolved " + sandbox, rules.resolved(slot, fresh, renewed, seconds));
+            } catch (RuntimeException expiredMeanwhile) {
+                // One to renew timed out between the check and the delete: add them all, none is in the set.
+                if (renewed.isEmpty()) throw expiredMeanwhile;
+                nft.apply("resolved " + sandbox, rules.resolved(slot, v4, seconds));
+            }
+            v4.forEach(a -> known.put(a, now + seconds * 1_000_000_000L));
         } catch (RuntimeException e) {
             // The sandbox closed meanwhile, or nft failed: the name's addresses stay closed, which is safe.
             log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("name", name).setCause(e).log("could not open resolved addresses");

@@ -200,8 +200,22 @@ final class NftRuleset {
 
     /** Lets the sandbox reach {@code addresses} over TCP for {@code seconds}. */
     String resolved(int slot, Collection<java.net.InetAddress> addresses, long seconds) {
-        String elements = addresses.stream().map(a -> a.getHostAddress() + " timeout " + seconds + "s").collect(Collectors.joining(", "));
-        return "add element ip " + table + " resolved_" + slot + " { " + elements + " }\n";
+        return resolved(slot, addresses, java.util.List.of(), seconds);
+    }
+
+    /**
+     * Like {@link #resolved(int, Collection, long)}, and renews {@code renewed}, addresses already in
+     * the set: adding an element that is there keeps its old timeout, so they are deleted and added
+     * again in the same transaction (which fails as a whole if one has expired meanwhile).
+     */
+    String resolved(int slot, Collection<java.net.InetAddress> addresses, Collection<java.net.InetAddress> renewed, long seconds) {
+        String set = " ip " + table + " resolved_" + slot + " { ";
+        String all = java.util.stream.Stream.concat(addresses.stream(), renewed.stream())
+                .map(a -> a.getHostAddress() + " timeout " + seconds + "s").collect(Collectors.joining(", "));
+        String script = "";
+        if (!renewed.isEmpty())
+            script += "delete element" + set + renewed.stream().map(java.net.InetAddress::getHostAddress).collect(Collectors.joining(", ")) + " }\n";
+        return script + "add element" + set + all + " }\n";
     }
 
     private void addElements(StringBuilder s, String set, List<Cidr> networks) {

@@ -48,7 +48,12 @@ class LinuxHostNetworkIT {
         assertThat(network.connection(id, Optional.empty(), InetAddress.getByName("10.9.0.1")).rule()).startsWith("blocked private");
 
         network.resolved(id, "example.com", List.of(InetAddress.getByName("192.0.2.80")), Duration.ofSeconds(30));
-        assertThat(list()).contains("192.0.2.80");
+        assertThat(list()).contains("192.0.2.80 timeout 5m");
+        // A repeated answer renews the address only when it asks for clearly longer than what is left.
+        network.resolved(id, "example.com", List.of(InetAddress.getByName("192.0.2.80"), InetAddress.getByName("192.0.2.81")),
+                Duration.ofSeconds(30));
+        network.resolved(id, "example.com", List.of(InetAddress.getByName("192.0.2.80")), Duration.ofMinutes(20));
+        assertThat(list()).contains("192.0.2.80 timeout 20m", "192.0.2.81 timeout 5m");
 
         network.update(id, new EgressPolicy(EgressPolicy.Action.ALLOW, List.of(), List.of(EgressRule.parse("10.252.2.0/24", "deny"))));
         assertThat(list()).contains("10.252.2.0/24").doesNotContain("10.252.1.0/24").doesNotContain("192.0.2.80");
