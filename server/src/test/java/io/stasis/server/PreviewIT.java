@@ -51,7 +51,7 @@ class PreviewIT {
 
     @BeforeAll
     static void start() throws Exception {
-        service = ServiceFixture.start("--preview-port", "0");
+        service = ServiceFixture.start("--preview-port", "0", "--idle-check", "200ms");
     }
 
     @AfterAll
@@ -60,7 +60,11 @@ class PreviewIT {
     }
 
     private static Sandbox sandboxServing() {
-        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+        return sandboxServing(CreateSandboxRequest.builder().template("tiny").build());
+    }
+
+    private static Sandbox sandboxServing(CreateSandboxRequest request) {
+        var sandbox = service.client.sandboxes().create(request);
         sandbox.exec("sh", "-c", "mkdir -p /www && echo 'hello from the sandbox' > /www/index.html");
         sandbox.files().write("/ws.sh", WS_SERVER, "0755");
         sandbox.processes().start("httpd", "-f", "-p", "8000", "-h", "/www");
@@ -91,6 +95,21 @@ class PreviewIT {
 
         sandbox.previews().delete(preview.id());
         assertThat(get(preview.pathUrl(), preview.token()).statusCode()).isEqualTo(404);
+        service.client.sandboxes().delete(sandbox.id());
+    }
+
+    @Test
+    void previewRequestsKeepASandboxAwakeAndItPausesOnceTheyStop() throws Exception {
+        var sandbox = sandboxServing(CreateSandboxRequest.builder().template("tiny")
+                .lifecycle(io.stasis.sdk.LifecycleUpdate.builder().pauseAfterIdle(Duration.ofSeconds(2)).build()).build());
+        var preview = sandbox.previews().create(io.stasis.sdk.PreviewRequest.builder(8000).isPublic(true).build());
+        long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (System.nanoTime() < until) {
+            assertThat(get(preview.pathUrl(), null).statusCode()).isEqualTo(200);
+            assertThat(sandbox.refresh().isRunning()).as("awake while its preview is used").isTrue();
+            Thread.sleep(400);
+        }
+        Await.until("paused once the requests stop", Duration.ofSeconds(15), () -> sandbox.refresh().isPaused());
         service.client.sandboxes().delete(sandbox.id());
     }
 
