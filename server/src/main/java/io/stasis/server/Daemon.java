@@ -132,7 +132,7 @@ public final class Daemon implements AutoCloseable {
             // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
             var previews = new PreviewService(catalog, clock);
             Function<SandboxId, InetAddress> sandboxAddress = id -> network.addressOf(id).orElseThrow(() ->
-                    StasisException.invalidState(id.value(), "no network", "preview (the service runs with --network none)"));
+                    NetworkService.noNetwork(id, "serve a preview"));
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             http = register(HttpApi.start(

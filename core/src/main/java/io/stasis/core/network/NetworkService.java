@@ -169,8 +169,8 @@ public final class NetworkService {
     }
 
     private View updateLocked(SandboxId id, NetworkPolicy policy) {
-        if (host.isEmpty()) throw StasisException.invalidState(id.value(), "no network", "set a network policy (the service runs with --network none)");
-        var network = network(id).orElseThrow(() -> StasisException.invalidState(id.value(), "no network", "set a network policy"));
+        if (host.isEmpty()) throw noNetwork(id, "set a network policy");
+        var network = network(id).orElseThrow(() -> noNetwork(id, "set a network policy"));
         validate(policy);
         prepareRules(id, policy, Optional.empty());
         host.get().update(id, policy.egress());
@@ -205,6 +205,13 @@ public final class NetworkService {
         if (policy.rules().isEmpty()) return;
         injection.orElseThrow(() -> StasisException.invalid("network.rules", "secret headers are not available on this service"))
                 .prepare(id, policy, inheritFrom);
+    }
+
+    /** {@code invalid_state}: the sandbox has loopback only (the service runs with {@code --network none}, or it is being deleted). */
+    public static StasisException noNetwork(SandboxId id, String action) {
+        return new StasisException(io.stasis.core.error.ErrorCode.INVALID_STATE, "sandbox " + id + " has no network (loopback only; "
+                + "the service runs with --network none or the sandbox is being deleted): cannot " + action,
+                Map.of("sandbox", id.value(), "action", action));
     }
 
     /** Publishes a refused lookup or connection as an event, at most one per identical refusal and window. */
