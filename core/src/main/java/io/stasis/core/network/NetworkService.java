@@ -2,6 +2,7 @@ package io.stasis.core.network;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
+import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.secret.SecretInjection;
 import io.stasis.core.spi.Catalog;
@@ -29,7 +30,7 @@ public final class NetworkService {
     private static final Duration DENIED_EVENT_WINDOW = Duration.ofSeconds(10);
 
     private final Catalog catalog;
-    private final io.stasis.core.lifecycle.SandboxLocks locks;
+    private final SandboxLocks locks;
     private final Optional<HostNetwork> host;
     private final NetworkPolicy defaultPolicy;
     private final EventLog events;
@@ -39,10 +40,12 @@ public final class NetworkService {
     private final Map<String, Instant> lastDeniedEvent = new ConcurrentHashMap<>();
     private final Optional<SecretInjection> injection;
 
-    /** @param injection secret headers (policies' {@code rules}); without it, policies with rules are refused */
-    /** @param locks the sandboxes' locks: a policy change excludes a delete, a hibernation and another change of the same sandbox */
+    /**
+     * @param injection secret headers (policies' {@code rules}); without it, policies with rules are refused
+     * @param locks     the sandboxes' locks: a policy change excludes a delete, a hibernation and another change of the same sandbox
+     */
     public NetworkService(Catalog catalog, Optional<HostNetwork> host, NetworkPolicy defaultPolicy, EventLog events, Clock clock,
-                          Optional<SecretInjection> injection, io.stasis.core.lifecycle.SandboxLocks locks) {
+                          Optional<SecretInjection> injection, SandboxLocks locks) {
         this.locks = locks;
         this.injection = injection;
         this.catalog = catalog;
