@@ -28,7 +28,7 @@ import picocli.CommandLine.Spec;
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,
                 CheckpointCommand.class, CheckpointsCommand.class, RmCheckpointCommand.class, ForkCommand.class,
-                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class},
+                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class, McpCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",
@@ -48,6 +48,7 @@ import picocli.CommandLine.Spec;
                 "  stasis events demo --follow",
                 "  stasis preview create demo 8000                  # URLs of port 8000, and its token",
                 "  stasis network set demo --allow pypi.org         # replaces the whole egress policy",
+                "  stasis mcp                                       # MCP server on stdio, for agent hosts",
                 "  stasis rm demo"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
