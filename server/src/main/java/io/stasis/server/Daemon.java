@@ -164,6 +164,11 @@ public final class Daemon implements AutoCloseable {
         return http.port();
     }
 
+    /** The API's routes as registered, for the test that holds them against openapi.yaml. */
+    java.util.List<HttpApi.Route> routes() {
+        return http.routes();
+    }
+
     /** The preview listener's port. */
     public int previewPort() {
         return previewProxy.port();

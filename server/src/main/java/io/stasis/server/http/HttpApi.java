@@ -89,7 +89,10 @@ public final class HttpApi implements AutoCloseable {
             ctx.attribute(START_ATTRIBUTE, System.nanoTime());
             RequestIds.assign(ctx);
         });
-        routes.before("/v1/*", services.auth()::authenticate);
+        var auth = services.auth();
+        routes.before("/v1/*", ctx -> {
+            if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
+        });
         routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
@@ -107,6 +110,7 @@ public final class HttpApi implements AutoCloseable {
         new SecretRoutes(services.secrets()).register(routes);
         new EventRoutes(services.sandboxes(), services.events()).register(routes);
         new PreviewRoutes(services.sandboxes(), services.previews(), settings.previewUrls()).register(routes);
+        new OpenApiRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));
@@ -157,6 +161,20 @@ public final class HttpApi implements AutoCloseable {
                     .addKeyValue("details", e.details()).setCause(e).log(e.getMessage());
         ctx.attribute(ERROR_WRITTEN, true);
         ctx.status(status).json(ErrorBody.of(e));
+    }
+
+    /** A route this API serves; WebSocket routes show as GET (the upgrade request). */
+    public record Route(String method, String path) {
+    }
+
+    /** Every HTTP and WebSocket route registered, for the test that holds them against the OpenAPI spec. */
+    public java.util.List<Route> routes() {
+        var out = new java.util.ArrayList<Route>();
+        for (var e : app.unsafe.internalRouter.allHttpHandlers())
+            if (e.endpoint.method.isHttpMethod()) out.add(new Route(e.endpoint.method.name(), e.endpoint.path));
+        for (var e : app.unsafe.internalRouter.allWsHandlers())
+            if (e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath()));
+        return out;
     }
 
     @Override
