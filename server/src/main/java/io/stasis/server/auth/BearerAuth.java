@@ -21,14 +21,17 @@ public final class BearerAuth {
     }
 
     public void authenticate(Context ctx) {
-        String header = ctx.header("Authorization");
+        ctx.attribute(ATTRIBUTE, authenticate(ctx.header("Authorization")));
+    }
+
+    /** The key of an {@code Authorization} header's value; {@code unauthenticated} when it names none. */
+    public ApiKey authenticate(String header) {
         if (header == null || header.isBlank())
             throw new StasisException(ErrorCode.UNAUTHENTICATED, "missing Authorization header: send 'Authorization: Bearer <api key>'");
         if (!header.regionMatches(true, 0, PREFIX, 0, PREFIX.length()))
             throw new StasisException(ErrorCode.UNAUTHENTICATED, "the Authorization header must use the Bearer scheme");
-        ApiKey key = keys.authenticate(header.substring(PREFIX.length()).strip())
+        return keys.authenticate(header.substring(PREFIX.length()).strip())
                 .orElseThrow(() -> new StasisException(ErrorCode.UNAUTHENTICATED, "unknown API key"));
-        ctx.attribute(ATTRIBUTE, key);
     }
 
     public static String keyId(Context ctx) {

@@ -22,6 +22,7 @@ import io.stasis.core.template.TemplateService;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.error.ErrorBody;
 import io.stasis.server.error.ErrorMapper;
+import io.stasis.server.mcp.McpEndpoint;
 import io.stasis.server.metrics.Metrics;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -29,7 +30,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP face of the service: Javalin on Jetty with virtual threads, every route of the REST API,
- * authentication, error envelopes, request ids and request metrics.
+ * authentication, error envelopes, request ids and request metrics; the MCP endpoint beside it.
  */
 public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
@@ -50,17 +51,29 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private final Javalin app;
+    private final McpEndpoint mcp;
 
     private static final int ACCEPT_QUEUE = 1024;
 
-    private HttpApi(Javalin app) {
+    private HttpApi(Javalin app, McpEndpoint mcp) {
         this.app = app;
+        this.mcp = mcp;
     }
 
     public static HttpApi start(Settings settings, Services services) {
-        Javalin app = Javalin.create(config -> configure(config, settings, services));
-        app.start();
-        return new HttpApi(app);
+        var mcp = new McpEndpoint(services.auth());
+        Javalin app = Javalin.create(config -> {
+            configure(config, settings, services);
+            config.jetty.modifyServletContextHandler(mcp::mount);
+        });
+        try {
+            app.start();
+        } catch (RuntimeException e) {
+            mcp.close();
+            throw e;
+        }
+        mcp.apiListensOn(settings.bind(), app.port());
+        return new HttpApi(app, mcp);
     }
 
     public int port() {
@@ -179,6 +192,10 @@ public final class HttpApi implements AutoCloseable {
 
     @Override
     public void close() {
-        app.stop();
+        try {
+            mcp.close();
+        } finally {
+            app.stop();
+        }
     }
 }

@@ -1,0 +1,236 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.client.transport.StdioClientTransport;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import io.modelcontextprotocol.spec.McpSchema.ReadResourceRequest;
+import io.modelcontextprotocol.spec.McpSchema.TextContent;
+import io.modelcontextprotocol.spec.McpSchema.TextResourceContents;
+import io.modelcontextprotocol.spec.McpSchema.Tool;
+import io.stasis.cli.Main;
+import io.stasis.testkit.Await;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The MCP server against a real service, driven by the MCP Java SDK's own client over both
+ * transports (Streamable HTTP at /mcp, and {@code stasis mcp} as a subprocess on stdio), and by the
+ * official TypeScript SDK from npm in a scripted python session.
+ */
+@Tag("root")
+class McpIT {
+    private static ServiceFixture service;
+
+    @BeforeAll
+    static void start() throws Exception {
+        service = ServiceFixture.start();
+    }
+
+    @AfterAll
+    static void stop() {
+        service.close();
+    }
+
+    /** The two ways an agent host reaches the tools; every session test runs over each. */
+    enum Transport {
+        STREAMABLE_HTTP {
+            @Override
+            McpSyncClient connect() {
+                var transport = HttpClientStreamableHttpTransport.builder(service.url).endpoint("/mcp")
+                        .requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + service.rootKey))
+                        .build();
+                return McpClient.sync(transport).requestTimeout(Duration.ofMinutes(2)).build();
+            }
+        },
+        STDIO {
+            @Override
+            McpSyncClient connect() {
+                // `stasis mcp` as an agent host starts it: a subprocess, the protocol on its stdin/stdout.
+                Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+                var parameters = ServerParameters.builder(java.toString())
+                        .args("-cp", System.getProperty("java.class.path"), Main.class.getName(), "mcp")
+                        .env(Map.of("STASIS_URL", service.url, "STASIS_API_KEY", service.rootKey))
+                        .build();
+                var transport = new StdioClientTransport(parameters, McpJsonDefaults.getMapper());
+                return McpClient.sync(transport).requestTimeout(Duration.ofMinutes(2))
+                        .initializationTimeout(Duration.ofMinutes(1)).build();
+            }
+        };
+
+        abstract McpSyncClient connect();
+    }
+
+    private static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> arguments) {
+        return client.callTool(new CallToolRequest(tool, arguments));
+    }
+
+    private static String text(CallToolResult result) {
+        return ((TextContent) result.content().getFirst()).text();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> json(CallToolResult result) {
+        return (Map<String, Object>) result.structuredContent();
+    }
+
+    private static CallToolResult ok(CallToolResult result) {
+        assertThat(result.isError()).as(text(result)).isFalse();
+        return result;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(Transport.class)
+    void aSessionCreatesRunsWritesReadsAndDeletes(Transport transport) {
+        try (McpSyncClient client = transport.connect()) {
+            var init = client.initialize();
+            assertThat(init.serverInfo().name()).isEqualTo("stasis");
+            assertThat(init.instructions()).contains("sandbox_create");
+            assertThat(client.listTools().tools()).extracting(Tool::name)
+                    .contains("sandbox_create", "sandbox_exec", "process_start", "process_output", "file_read", "network_set");
+            assertThat(client.listResourceTemplates().resourceTemplates()).singleElement()
+                    .satisfies(t -> assertThat(t.uriTemplate()).isEqualTo("stasis://sandboxes/{id}/files/{+path}"));
+
+            var created = ok(call(client, "sandbox_create", Map.of("template", "tiny", "name", "mcp-" + transport.name().toLowerCase().replace('_', '-'))));
+            String id = (String) json(created).get("id");
+            assertThat(text(created)).startsWith("created " + id);
+            try {
+                var exec = ok(call(client, "sandbox_exec", Map.of("sandbox", id, "command", "echo hello $WHO; echo warn >&2; exit 3",
+                        "env", Map.of("WHO", "mcp"))));
+                assertThat(text(exec)).startsWith("exit code 3").contains("--- stdout ---\nhello mcp\n").contains("--- stderr ---\nwarn\n");
+
+                var timedOut = ok(call(client, "sandbox_exec", Map.of("sandbox", id, "argv", List.of("sleep", "30"), "timeoutSeconds", 1)));
+                assertThat(text(timedOut)).startsWith("timed out and killed");
+
+                ok(call(client, "file_write", Map.of("sandbox", id, "path", "/root/dir/hello.sh", "content", "echo from a file\n", "mode", "0755")));
+                assertThat(text(ok(call(client, "file_read", Map.of("sandbox", id, "path", "/root/dir/hello.sh"))))).isEqualTo("echo from a file\n");
+                assertThat(text(ok(call(client, "file_list", Map.of("sandbox", id, "path", "/root/dir"))))).contains("/root/dir/hello.sh").contains("0755");
+                assertThat(text(ok(call(client, "sandbox_exec", Map.of("sandbox", id, "argv", List.of("/root/dir/hello.sh"))))))
+                        .contains("from a file");
+                ok(call(client, "file_move", Map.of("sandbox", id, "from", "/root/dir/hello.sh", "to", "/root/hello.sh")));
+                var resource = client.readResource(new ReadResourceRequest("stasis://sandboxes/" + id + "/files/root/hello.sh"));
+                assertThat(((TextResourceContents) resource.contents().getFirst()).text()).isEqualTo("echo from a file\n");
+                ok(call(client, "file_remove", Map.of("sandbox", id, "path", "/root/dir")));
+                var gone = call(client, "file_stat", Map.of("sandbox", id, "path", "/root/dir"));
+                assertThat(gone.isError()).isTrue();
+                assertThat(text(gone)).startsWith("error file_not_found: ");
+
+                var started = ok(call(client, "process_start", Map.of("sandbox", id, "command", "read line; echo got $line; sleep 600",
+                        "stdin", true, "tag", "reader")));
+                long pid = ((Number) json(started).get("pid")).longValue();
+                ok(call(client, "process_stdin", Map.of("sandbox", id, "pid", pid, "text", "ping\n")));
+                Await.until("the process answers its input", Duration.ofSeconds(20),
+                        () -> text(ok(call(client, "process_output", Map.of("sandbox", id, "pid", pid)))).contains("got ping"));
+                var later = ok(call(client, "process_output", Map.of("sandbox", id, "pid", pid, "offset", 9)));
+                assertThat(json(later)).containsEntry("stdout", "").containsEntry("stdoutOffset", 9);
+                ok(call(client, "process_signal", Map.of("sandbox", id, "pid", pid, "signal", "KILL")));
+                assertThat(text(ok(call(client, "process_output", Map.of("sandbox", id, "pid", pid, "waitSeconds", 20)))))
+                        .contains("exited with code 137 (signal KILL)");
+
+                assertThat(text(ok(call(client, "sandbox_pause", Map.of("sandbox", id))))).contains(": paused");
+                assertThat(text(ok(call(client, "sandbox_resume", Map.of("sandbox", id))))).contains(": running");
+            } finally {
+                ok(call(client, "sandbox_delete", Map.of("sandbox", id)));
+            }
+            var missing = call(client, "sandbox_get", Map.of("sandbox", id));
+            assertThat(missing.isError()).isTrue();
+            assertThat(text(missing)).startsWith("error sandbox_not_found: ");
+        }
+    }
+
+    @Test
+    void theHttpEndpointNeedsAnApiKey() throws Exception {
+        String initialize = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                + "\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}";
+        try (var http = HttpClient.newHttpClient()) {
+            for (String authorization : new String[] {null, "Bearer sk_wrong", "Basic eDp5"}) {
+                var request = HttpRequest.newBuilder(URI.create(service.url + "/mcp")).header("Content-Type", "application/json")
+                        .header("Accept", "application/json, text/event-stream").POST(HttpRequest.BodyPublishers.ofString(initialize));
+                if (authorization != null) request.header("Authorization", authorization);
+                HttpResponse<String> response = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(response.statusCode()).as(authorization).isEqualTo(401);
+                assertThat(response.body()).contains("\"code\":\"unauthenticated\"");
+            }
+        }
+    }
+
+    /** A client no one on this project wrote: the official TypeScript SDK, installed from npm into target/. */
+    @Test
+    void theTypeScriptSdkRunsAPythonSession() throws Exception {
+        assumeTrue(commandWorks("node", "--version") && commandWorks("npm", "--version"), "node and npm are needed");
+        Path script = Path.of("src/test/ts/mcp-session").toAbsolutePath();
+        Path work = Path.of("target/mcp-session").toAbsolutePath();
+        Files.createDirectories(work);
+        for (String file : List.of("package.json", "package-lock.json", "session.mjs"))
+            Files.copy(script.resolve(file), work.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        if (!Files.isDirectory(work.resolve("node_modules/@modelcontextprotocol/sdk"))) {
+            var npm = run(work, Map.of(), Duration.ofMinutes(5), "npm", "ci", "--no-audit", "--no-fund");
+            assertThat(npm.code()).as(npm.output()).isZero();
+        }
+        // base has python3; its first build on a fresh machine (debootstrap) takes minutes, later ones read the cache
+        var session = run(work, Map.of("STASIS_MCP_URL", service.url + "/mcp", "STASIS_API_KEY", service.rootKey,
+                "STASIS_TEMPLATE", "base"), Duration.ofMinutes(20), "node", "session.mjs");
+        assertThat(session.code()).as(session.output()).isZero();
+        assertThat(session.output()).contains("sandbox_exec: exit code 0").contains("session ok");
+        assertThat(service.client.sandboxes().list().items()).isEmpty();
+    }
+
+    private record Run(int code, String output) {
+    }
+
+    private static Run run(Path dir, Map<String, String> env, Duration timeout, String... argv) throws IOException, InterruptedException {
+        var builder = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
+        builder.environment().putAll(env);
+        Process process = builder.start();
+        try {
+            var output = new StringBuilder();
+            Thread reader = Thread.ofVirtual().start(() -> {
+                try {
+                    output.append(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+                } catch (IOException e) {
+                    output.append("[output unreadable: ").append(e.getMessage()).append(']');
+                }
+            });
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
+                return new Run(-1, "timed out after " + timeout + ": " + String.join(" ", argv));
+            reader.join(Duration.ofSeconds(10));
+            return new Run(process.exitValue(), output.toString());
+        } finally {
+            if (process.isAlive()) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+
+    private static boolean commandWorks(String... argv) {
+        try {
+            return run(Path.of("."), Map.of(), Duration.ofSeconds(30), argv).code() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
