@@ -29,7 +29,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -43,16 +43,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 @Tag("root")
 class McpIT {
+    @AutoClose
     private static ServiceFixture service;
 
     @BeforeAll
-    static void start() throws Exception {
+    static void start() throws IOException {
         service = ServiceFixture.start();
-    }
-
-    @AfterAll
-    static void stop() {
-        service.close();
     }
 
     /** The two ways an agent host reaches the tools; every session test runs over each. */
