@@ -176,17 +176,26 @@ public final class HttpApi implements AutoCloseable {
         ctx.status(status).json(ErrorBody.of(e));
     }
 
-    /** A route this API serves; WebSocket routes show as GET (the upgrade request). */
+    /**
+     * A route this API serves. WebSocket routes show as GET (the upgrade request); servlets mounted
+     * beside Javalin's own show with method {@link #ANY_METHOD}, since they take every method.
+     */
     public record Route(String method, String path) {
+        public static final String ANY_METHOD = "*";
     }
 
-    /** Every HTTP and WebSocket route registered, for the test that holds them against the OpenAPI spec. */
+    /** Every HTTP, WebSocket and servlet route registered, for the test that holds them against the OpenAPI spec. */
     public java.util.List<Route> routes() {
         var out = new java.util.ArrayList<Route>();
         for (var e : app.unsafe.internalRouter.allHttpHandlers())
             if (e.endpoint.method.isHttpMethod()) out.add(new Route(e.endpoint.method.name(), e.endpoint.path));
         for (var e : app.unsafe.internalRouter.allWsHandlers())
             if (e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath()));
+        var context = app.jettyServer().server().getDescendant(org.eclipse.jetty.ee10.servlet.ServletContextHandler.class);
+        var mappings = context == null ? null : context.getServletHandler().getServletMappings();
+        for (var mapping : mappings == null ? new org.eclipse.jetty.ee10.servlet.ServletMapping[0] : mappings)
+            for (String pathSpec : mapping.getPathSpecs())
+                if (!pathSpec.equals("/*") && !pathSpec.equals("/")) out.add(new Route(Route.ANY_METHOD, pathSpec)); // "/*" is Javalin's
         return out;
     }
 
