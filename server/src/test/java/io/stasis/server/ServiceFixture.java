@@ -51,13 +51,17 @@ final class ServiceFixture implements AutoCloseable {
             daemon.close();
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left").isEmpty();
-        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
-        var network = TestNetworkFlags.forDataDir(dataDir);
-        String table = network.get(network.indexOf("--network-table") + 1);
-        String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);
-        assertThat(HostLeaks.nftTables(table)).as("nftables table left").isEmpty();
-        assertThat(HostLeaks.interfaces(prefix)).as("sandbox links left").isEmpty();
-        deleteTree(dataDir);
+        try {
+            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
+            var network = TestNetworkFlags.forDataDir(dataDir);
+            String table = network.get(network.indexOf("--network-table") + 1);
+            String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);
+            assertThat(HostLeaks.nftTables(table)).as("nftables table left").isEmpty();
+            assertThat(HostLeaks.interfaces(prefix)).as("sandbox links left").isEmpty();
+        } finally {
+            // Nothing is mounted below it (checked above): its files go whatever else failed.
+            deleteTree(dataDir);
+        }
     }
 
     static void deleteTree(Path dir) {
