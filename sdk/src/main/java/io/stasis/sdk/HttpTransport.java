@@ -16,12 +16,19 @@ import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -33,17 +40,22 @@ final class HttpTransport {
     static final String REQUEST_ID = "X-Request-Id";
     private static final String USER_AGENT = "stasis-java-sdk/0.1";
     private static final int MAX_ERROR_BODY = 1 << 20;
+    private static final Set<String> IDEMPOTENT_METHODS = Set.of("GET", "HEAD", "PUT", "DELETE");
+    /** Statuses that say "not now" rather than "no": a proxy without a backend, a busy host, a rate limit. */
+    private static final Set<Integer> RETRIED_STATUSES = Set.of(429, 502, 503, 504);
 
     private final String baseUrl;
     private final String authorization;
     private final HttpClient http;
     private final Duration requestTimeout;
+    private final RetryPolicy retries;
 
-    HttpTransport(String baseUrl, String apiKey, HttpClient http, Duration requestTimeout) {
+    HttpTransport(String baseUrl, String apiKey, HttpClient http, Duration requestTimeout, RetryPolicy retries) {
         this.baseUrl = baseUrl;
         this.authorization = apiKey == null ? null : "Bearer " + apiKey;
         this.http = http;
         this.requestTimeout = requestTimeout;
+        this.retries = retries;
     }
 
     String baseUrl() {
@@ -57,35 +69,47 @@ final class HttpTransport {
     /**
      * One call. {@code timeout} bounds the wait for the response headers (null: none, for uploads
      * and for commands that may run long); the body is then read at the caller's pace.
+     * {@code retry} says whether a failed attempt may be repeated (null: by the method, see
+     * {@link #retryable()}).
      */
     record Call(String method, String path, Query query, BodyPublisher body, String contentType, String accept,
-                Duration timeout, boolean authenticated, Map<String, String> headers) {
+                Duration timeout, boolean authenticated, Map<String, String> headers, Boolean retry) {
         Call {
             headers = Map.copyOf(headers);
         }
 
         static Call of(String method, String path) {
-            return new Call(method, path, Query.of(), null, null, "application/json", null, true, Map.of());
+            return new Call(method, path, Query.of(), null, null, "application/json", null, true, Map.of(), null);
         }
 
         Call query(Query q) {
-            return new Call(method, path, q, body, contentType, accept, timeout, authenticated, headers);
+            return new Call(method, path, q, body, contentType, accept, timeout, authenticated, headers, retry);
         }
 
         Call body(BodyPublisher b, String type) {
-            return new Call(method, path, query, b, type, accept, timeout, authenticated, headers);
+            return new Call(method, path, query, b, type, accept, timeout, authenticated, headers, retry);
         }
 
         Call accept(String type) {
-            return new Call(method, path, query, body, contentType, type, timeout, authenticated, headers);
+            return new Call(method, path, query, body, contentType, type, timeout, authenticated, headers, retry);
         }
 
         Call timeout(Duration t) {
-            return new Call(method, path, query, body, contentType, accept, t, authenticated, headers);
+            return new Call(method, path, query, body, contentType, accept, t, authenticated, headers, retry);
         }
 
         Call anonymous() {
-            return new Call(method, path, query, body, contentType, accept, timeout, false, headers);
+            return new Call(method, path, query, body, contentType, accept, timeout, false, headers, retry);
+        }
+
+        /** A POST the API defines as idempotent (the lifecycle actions): retried like a GET. */
+        Call idempotent() {
+            return new Call(method, path, query, body, contentType, accept, timeout, authenticated, headers, true);
+        }
+
+        /** Sent once whatever the method, e.g. an upload whose body can be read only once. */
+        Call once() {
+            return new Call(method, path, query, body, contentType, accept, timeout, authenticated, headers, false);
         }
 
         /** One more request header (null value: left out), e.g. {@code Last-Event-ID} when a stream resumes. */
@@ -93,11 +117,20 @@ final class HttpTransport {
             if (value == null) return this;
             var more = new LinkedHashMap<>(headers);
             more.put(name, value);
-            return new Call(method, path, query, body, contentType, accept, timeout, authenticated, more);
+            return new Call(method, path, query, body, contentType, accept, timeout, authenticated, more, retry);
         }
 
         String target() {
             return path + query.toQueryString();
+        }
+
+        /**
+         * GET, HEAD, PUT and DELETE are, unless marked {@link #once()}; a POST only when marked
+         * {@link #idempotent()}. Event streams never are: they reconnect on their own.
+         */
+        boolean retryable() {
+            if (retry != null) return retry;
+            return IDEMPOTENT_METHODS.contains(method) && !"text/event-stream".equals(accept);
         }
     }
 
@@ -143,9 +176,50 @@ final class HttpTransport {
 
     /**
      * Sends the call and returns the successful response with its body unread: the caller must
-     * read it to the end or close it.
+     * read it to the end or close it. A {@linkplain Call#retryable() retryable} call is repeated
+     * as the {@link RetryPolicy} says when the connection fails or the server answers 429, 502,
+     * 503 or 504; a response that timed out is not repeated (its time is spent).
      */
     HttpResponse<InputStream> send(Call call) {
+        RetryPolicy policy = call.retryable() ? retries : RetryPolicy.none();
+        long start = System.nanoTime();
+        var earlier = new ArrayList<StasisClientException>();
+        for (int attempt = 1; ; attempt++) {
+            StasisClientException failure;
+            Duration retryAfter = null;
+            try {
+                HttpResponse<InputStream> response = exchange(call);
+                if (response.statusCode() / 100 == 2) return response;
+                failure = ApiErrors.fromResponse(response.statusCode(), readErrorBody(response),
+                        header(response, REQUEST_ID));
+                if (!RETRIED_STATUSES.contains(response.statusCode())) throw failure;
+                retryAfter = retryAfter(header(response, "Retry-After"));
+            } catch (StasisTimeoutException e) {
+                throw e;
+            } catch (StasisConnectionException e) {
+                failure = e;
+            }
+            Duration pause = retryAfter != null ? retryAfter : jitter(policy.backoff(attempt));
+            long deadline = start + policy.maxElapsed().toNanos();
+            if (attempt >= policy.maxAttempts() || System.nanoTime() + pause.toNanos() > deadline) {
+                earlier.forEach(failure::addSuppressed);
+                throw failure;
+            }
+            earlier.add(failure);
+            SdkLog.retry(call.method(), call.path(), attempt, pause.toMillis(), failure.getMessage());
+            try {
+                Thread.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                var interrupted = new StasisClientException(where("interrupted while retrying", call), e);
+                earlier.forEach(interrupted::addSuppressed);
+                throw interrupted;
+            }
+        }
+    }
+
+    /** One attempt: the response of any status, or a connection failure. */
+    private HttpResponse<InputStream> exchange(Call call) {
         URI uri = URI.create(baseUrl + call.target());
         var request = HttpRequest.newBuilder(uri)
                 .method(call.method(), call.body() == null ? HttpRequest.BodyPublishers.noBody() : call.body())
@@ -173,12 +247,34 @@ final class HttpTransport {
             Thread.currentThread().interrupt();
             throw new StasisClientException(where("interrupted while calling", call), e);
         }
-        String requestId = response.headers().firstValue(REQUEST_ID).orElse(null);
         SdkLog.call(call.method(), call.path(), response.statusCode(),
-                (System.nanoTime() - start) / 1_000_000, requestId);
-        if (response.statusCode() / 100 == 2) return response;
-        byte[] body = readErrorBody(response);
-        throw ApiErrors.fromResponse(response.statusCode(), body, requestId);
+                (System.nanoTime() - start) / 1_000_000, header(response, REQUEST_ID));
+        return response;
+    }
+
+    /** Between half and all of {@code pause}, so that many clients do not retry in lockstep. */
+    private static Duration jitter(Duration pause) {
+        long nanos = pause.toNanos();
+        if (nanos <= 1) return pause;
+        return Duration.ofNanos(nanos / 2 + ThreadLocalRandom.current().nextLong(nanos - nanos / 2));
+    }
+
+    /** A {@code Retry-After} of delay-seconds or an HTTP date; null when absent or unreadable. */
+    static Duration retryAfter(String value) {
+        if (value == null || value.isBlank()) return null;
+        String v = value.strip();
+        try {
+            long seconds = Long.parseLong(v);
+            return seconds < 0 ? null : Duration.ofSeconds(seconds);
+        } catch (NumberFormatException e) {
+            try {
+                Instant at = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant();
+                Duration left = Duration.between(Instant.now(), at);
+                return left.isNegative() ? Duration.ZERO : left;
+            } catch (DateTimeParseException notADate) {
+                return null;
+            }
+        }
     }
 
     /**

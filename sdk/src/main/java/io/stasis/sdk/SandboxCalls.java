@@ -42,9 +42,12 @@ final class SandboxCalls {
         transport.discard(transport.call("DELETE", base));
     }
 
-    /** {@code POST .../pause}, {@code resume}, {@code hibernate}, {@code stop}, {@code start}: no body, the sandbox back. */
+    /**
+     * {@code POST .../pause}, {@code resume}, {@code hibernate}, {@code stop}, {@code start}: no body, the sandbox
+     * back. Idempotent by the API (already in the target state: 200 unchanged), so retried like a GET.
+     */
     SandboxInfo action(String verb) {
-        return transport.json(transport.call("POST", base + "/" + verb), SandboxInfo.class);
+        return transport.json(transport.call("POST", base + "/" + verb).idempotent(), SandboxInfo.class);
     }
 
     SandboxInfo updateLifecycle(LifecycleUpdate update) {

@@ -113,7 +113,7 @@ public final class SandboxFiles {
 
     /** Writes a file with the given octal mode, e.g. {@code "0755"} (null keeps the existing mode). */
     public FileInfo write(String path, byte[] content, String mode) {
-        return put(path, BodyPublishers.ofByteArray(content), mode);
+        return put(path, BodyPublishers.ofByteArray(content), mode, true);
     }
 
     /** Writes text as UTF-8. */
@@ -122,7 +122,7 @@ public final class SandboxFiles {
     }
 
     public FileInfo write(String path, String content, String mode) {
-        return put(path, BodyPublishers.ofString(content, StandardCharsets.UTF_8), mode);
+        return put(path, BodyPublishers.ofString(content, StandardCharsets.UTF_8), mode, true);
     }
 
     /** Streams the rest of {@code content} into the file; the stream is read but not closed. */
@@ -132,7 +132,8 @@ public final class SandboxFiles {
 
     public FileInfo write(String path, InputStream content, String mode) {
         Objects.requireNonNull(content, "content");
-        return put(path, BodyPublishers.ofInputStream(() -> content), mode);
+        // The stream can be read only once: the upload is never repeated.
+        return put(path, BodyPublishers.ofInputStream(() -> content), mode, false);
     }
 
     /** Uploads a local file, streamed. */
@@ -147,13 +148,14 @@ public final class SandboxFiles {
         } catch (FileNotFoundException e) {
             throw new UncheckedIOException("cannot read " + local + ": no such file", e);
         }
-        return put(path, body, mode);
+        return put(path, body, mode, true);
     }
 
-    private FileInfo put(String path, BodyPublisher body, String mode) {
+    private FileInfo put(String path, BodyPublisher body, String mode, boolean replayable) {
         var query = Query.path(path).add("mode", checkMode(mode));
         // No timeout: the response comes only after the whole upload, however long it takes.
         var call = HttpTransport.Call.of("PUT", calls.path("/files")).query(query).body(body, OCTETS);
+        if (!replayable) call = call.once();
         return transport.json(call, FileInfo.class);
     }
 

@@ -14,6 +14,10 @@ final class SdkLog {
         if (SLF4J) Slf4j.call(method, path, status, millis, requestId);
     }
 
+    static void retry(String method, String path, int attempt, long pauseMillis, String why) {
+        if (SLF4J) Slf4j.retry(method, path, attempt, pauseMillis, why);
+    }
+
     private static boolean present() {
         try {
             Class.forName("org.slf4j.LoggerFactory", false, SdkLog.class.getClassLoader());
@@ -30,6 +34,11 @@ final class SdkLog {
         static void call(String method, String path, int status, long millis, String requestId) {
             LOG.atDebug().addKeyValue("method", method).addKeyValue("path", path).addKeyValue("status", status)
                     .addKeyValue("ms", millis).addKeyValue("requestId", requestId).log("stasis call");
+        }
+
+        static void retry(String method, String path, int attempt, long pauseMillis, String why) {
+            LOG.atDebug().addKeyValue("method", method).addKeyValue("path", path).addKeyValue("attempt", attempt)
+                    .addKeyValue("pauseMs", pauseMillis).log("stasis call failed, retrying: {}", why);
         }
     }
 }

@@ -48,14 +48,17 @@ public final class StasisClient implements AutoCloseable {
                         .executor(Runnable::run)
                         .build()
                 : builder.httpClient;
-        this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout);
+        this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout, builder.retryPolicy);
         this.sandboxes = new Sandboxes(transport);
         this.templates = new Templates(transport);
         this.checkpoints = new Checkpoints(transport);
         this.secrets = new Secrets(transport);
     }
 
-    /** A client with default timeouts (connect 10 s, request 60 s). */
+    /**
+     * A client with default timeouts (connect 10 s, request 60 s) and {@linkplain RetryPolicy#defaults()
+     * retries} (idempotent calls, 3 attempts within 30 s).
+     */
     public static StasisClient connect(String url, String apiKey) {
         return builder().url(url).apiKey(apiKey).build();
     }
@@ -143,6 +146,7 @@ public final class StasisClient implements AutoCloseable {
      *         .apiKey(System.getenv("STASIS_API_KEY"))
      *         .connectTimeout(Duration.ofSeconds(2))
      *         .requestTimeout(Duration.ofSeconds(30))
+     *         .maxAttempts(5)
      *         .build();
      * }</pre>
      */
@@ -152,6 +156,7 @@ public final class StasisClient implements AutoCloseable {
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration requestTimeout = Duration.ofSeconds(60);
         private HttpClient httpClient;
+        private RetryPolicy retryPolicy = RetryPolicy.defaults();
 
         private Builder() {
         }
@@ -193,6 +198,21 @@ public final class StasisClient implements AutoCloseable {
          */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = timeout == null ? null : positive(timeout, "requestTimeout");
+            return this;
+        }
+
+        /**
+         * When to repeat an idempotent call that failed on the way (default {@link RetryPolicy#defaults()}:
+         * 3 attempts within 30 s); {@link RetryPolicy#none()} sends every call once.
+         */
+        public Builder retryPolicy(RetryPolicy policy) {
+            this.retryPolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
+        /** Attempts in all for an idempotent call (default 3; 1: no retries), keeping the rest of the policy. */
+        public Builder maxAttempts(int attempts) {
+            this.retryPolicy = retryPolicy.withMaxAttempts(attempts);
             return this;
         }
 
