@@ -168,6 +168,12 @@ final class HttpTransport {
         return json(call, Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, itemType));
     }
 
+    /** Sends the call, returns the body as UTF-8 text. */
+    String text(Call call) {
+        HttpResponse<InputStream> response = send(call);
+        return new String(readAll(call, response), StandardCharsets.UTF_8);
+    }
+
     /** Sends the call and discards the (usually empty) body. */
     void discard(Call call) {
         HttpResponse<InputStream> response = send(call);
