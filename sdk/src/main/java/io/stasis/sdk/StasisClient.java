@@ -11,16 +11,32 @@ import java.util.function.Consumer;
  * HTTP client it created (a client given through {@link Builder#httpClient} is left open).
  *
  * <pre>{@code
- * try (StasisClient client = StasisClient.connect("http://127.0.0.1:7070", apiKey)) {
- *     Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
- *     try {
- *         ExecResult r = sandbox.exec("sh", "-c", "echo hello");
- *         System.out.print(r.stdout());
- *     } finally {
- *         sandbox.delete();
+ * import io.stasis.sdk.*;
+ *
+ * public class Hello {
+ *     public static void main(String[] args) {
+ *         try (StasisClient client = StasisClient.connect(System.getenv("STASIS_URL"), System.getenv("STASIS_API_KEY"))) {
+ *             Sandbox sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+ *             try {
+ *                 ExecResult r = sandbox.exec("sh", "-c", "echo hello");
+ *                 System.out.print(r.stdout());
+ *             } finally {
+ *                 sandbox.delete();
+ *             }
+ *         }
  *     }
  * }
  * }</pre>
+ * More complete programs are in the {@code examples} module ({@code examples/src/main/java/io/stasis/examples}).
+ *
+ * <h2>Timeouts and retries</h2>
+ * A TCP connection is waited for {@linkplain Builder#connectTimeout 10 s}, a response
+ * {@linkplain Builder#requestTimeout 60 s}. Calls that last as long as their work get more: an
+ * exec with a timeout waits for that timeout plus the request timeout, a process wait for its
+ * own wait plus the request timeout, and uploads and streams are not limited. Idempotent calls
+ * (GET, PUT, DELETE and the lifecycle actions) that fail on the way, or meet 429, 502, 503 or
+ * 504, are repeated as the {@link RetryPolicy} says (by default 3 attempts within 30 s); creating,
+ * exec and other POSTs are sent once.
  *
  * Failures surface as unchecked exceptions: {@link StasisApiException} and its subclasses for
  * error responses, {@link StasisConnectionException} when the server cannot be reached.
