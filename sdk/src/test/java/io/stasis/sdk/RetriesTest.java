@@ -3,13 +3,13 @@ package io.stasis.sdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.net.httpserver.HttpExchange;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
@@ -34,6 +34,15 @@ class RetriesTest {
             Integer status = left.poll();
             if (status == null) FakeApi.respond(exchange, 200, "application/json", ok);
             else FakeApi.respond(exchange, status, "application/json", BUSY);
+        };
+    }
+
+    /** Answers the first request with {@code first}, every later one 200 with {@code ok}. */
+    private static FakeApi.Handler firstThen(FakeApi.Handler first, String ok) {
+        var once = new AtomicBoolean();
+        return (request, exchange) -> {
+            if (once.compareAndSet(false, true)) first.handle(request, exchange);
+            else FakeApi.respond(exchange, 200, "application/json", ok);
         };
     }
 
@@ -101,16 +110,10 @@ class RetriesTest {
 
     @Test
     void retryAfterIsHonoured() {
-        var first = new boolean[] {true};
-        api.on("GET /healthz", (request, exchange) -> {
-            if (first[0]) {
-                first[0] = false;
-                exchange.getResponseHeaders().set("Retry-After", "1");
-                FakeApi.respond(exchange, 429, "application/json", BUSY);
-            } else {
-                FakeApi.respond(exchange, 200, "application/json", HEALTHY);
-            }
-        });
+        api.on("GET /healthz", firstThen((request, exchange) -> {
+            exchange.getResponseHeaders().set("Retry-After", "1");
+            FakeApi.respond(exchange, 429, "application/json", BUSY);
+        }, HEALTHY));
 
         long start = System.nanoTime();
         assertThat(client.health().status()).isEqualTo("ok");
@@ -132,15 +135,8 @@ class RetriesTest {
 
     @Test
     void aConnectionFailureIsRetried() {
-        var first = new boolean[] {true};
-        api.on("GET /healthz", (request, exchange) -> {
-            if (first[0]) {
-                first[0] = false;
-                hangUp(exchange);
-            } else {
-                FakeApi.respond(exchange, 200, "application/json", HEALTHY);
-            }
-        });
+        // Closes the connection without a response: the client sees it break before any header.
+        api.on("GET /healthz", firstThen((request, exchange) -> exchange.close(), HEALTHY));
 
         assertThat(client.health().status()).isEqualTo("ok");
         assertThat(requests("GET", "/healthz")).isEqualTo(2);
@@ -181,10 +177,5 @@ class RetriesTest {
         assertThat(policy.backoff(3)).isEqualTo(Duration.ofMillis(350));
         assertThat(policy.backoff(60)).isEqualTo(Duration.ofMillis(350));
         assertThatThrownBy(() -> policy.withMaxAttempts(0)).isInstanceOf(IllegalArgumentException.class);
-    }
-
-    /** Closes the connection without a response: the client sees it break before any header. */
-    private static void hangUp(HttpExchange exchange) {
-        exchange.close();
     }
 }

@@ -2,6 +2,7 @@ package io.stasis.sdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
@@ -13,22 +14,24 @@ class ServiceCallsTest {
     @AutoClose
     final StasisClient client = api.client();
 
+    /** Serves {@code body} at {@code path}, fetches it with {@code call}, and checks no key was sent. */
+    private String fetched(String path, String type, String body, Supplier<String> call) {
+        api.on("GET " + path, (request, exchange) -> FakeApi.respond(exchange, 200, type, body));
+        String text = call.get();
+        assertThat(api.last().header("Authorization")).isNull();
+        return text;
+    }
+
     @Test
     void metricsAreTheServersTextWithoutAKey() {
-        api.on("GET /metrics", (request, exchange) ->
-                FakeApi.respond(exchange, 200, "text/plain; version=0.0.4", "stasis_sandboxes 2\n"));
-
-        assertThat(client.metrics()).isEqualTo("stasis_sandboxes 2\n");
-        assertThat(api.last().header("Authorization")).isNull();
+        assertThat(fetched("/metrics", "text/plain; version=0.0.4", "stasis_sandboxes 2\n", client::metrics))
+                .isEqualTo("stasis_sandboxes 2\n");
     }
 
     @Test
     void theOpenApiSpecIsFetchedWithoutAKey() {
-        api.on("GET /v1/openapi.yaml", (request, exchange) ->
-                FakeApi.respond(exchange, 200, "application/yaml", "openapi: 3.1.0\n"));
-
-        assertThat(client.openApiSpec()).startsWith("openapi: 3.1.0");
-        assertThat(api.last().header("Authorization")).isNull();
+        assertThat(fetched("/v1/openapi.yaml", "application/yaml", "openapi: 3.1.0\n", client::openApiSpec))
+                .startsWith("openapi: 3.1.0");
         assertThat(api.last().header("Accept")).isEqualTo("application/yaml");
     }
 }
