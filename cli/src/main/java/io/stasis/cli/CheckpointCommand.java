@@ -30,7 +30,10 @@ final class CheckpointCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        Checkpoint checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory));
+        Checkpoint checkpoint;
+        try (var progress = Progress.ticking(root, "checkpointing " + id)) {
+            checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory));
+        }
         if (root.json()) {
             root.printJson(checkpoint);
         } else {

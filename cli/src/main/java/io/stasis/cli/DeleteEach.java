@@ -10,7 +10,8 @@ import java.util.function.Consumer;
 
 /**
  * Deletes several things one by one, going on past failures: prints each deleted id (or, with
- * {@code --json}, one {@code {"items": [{"id", "deleted", "error"?}]}}), and exits 1 if any failed.
+ * {@code --json}, one {@code {"items": [{"id", "deleted", "error"?}]}}), and exits with the code of the
+ * first failure ({@link ExitCodes#of}), e.g. 4 when it was not found.
  */
 final class DeleteEach {
     private DeleteEach() {
@@ -18,7 +19,7 @@ final class DeleteEach {
 
     static int run(StasisCommand root, List<String> ids, Consumer<String> delete) {
         var results = new ArrayList<Map<String, Object>>();
-        boolean failed = false;
+        int code = ExitCodes.OK;
         for (String id : ids) {
             var result = new LinkedHashMap<String, Object>();
             result.put("id", id);
@@ -27,7 +28,7 @@ final class DeleteEach {
                 result.put("deleted", true);
                 if (!root.json()) root.io().out().println(id);
             } catch (StasisApiException e) {
-                failed = true;
+                if (code == ExitCodes.OK) code = ExitCodes.of(e);
                 result.put("deleted", false);
                 result.put("error", Map.of("code", e.code(), "message", e.errorMessage()));
                 if (!root.json()) {
@@ -38,6 +39,6 @@ final class DeleteEach {
             results.add(result);
         }
         if (root.json()) root.io().out().println(StasisJson.write(Map.of("items", results)));
-        return failed ? ExitCodes.ERROR : ExitCodes.OK;
+        return code;
     }
 }

@@ -41,7 +41,10 @@ final class ForkCommand implements Callable<Integer> {
                 throw new UsageException("--count: " + e.getMessage());
             }
         }
-        List<Sandbox> forks = root.client().sandboxes().fork(id, request.build());
+        List<Sandbox> forks;
+        try (var progress = Progress.ticking(root, "forking " + id)) {
+            forks = root.client().sandboxes().fork(id, request.build());
+        }
         if (root.json()) {
             root.io().out().println(StasisJson.writeList(forks));
         } else {

@@ -14,4 +14,9 @@ final class HibernateCommand extends StateChangeCommand {
     Sandbox change(Sandboxes sandboxes, String idOrName) {
         return sandboxes.hibernate(idOrName);
     }
+
+    @Override
+    String progress() {
+        return "hibernating";
+    }
 }

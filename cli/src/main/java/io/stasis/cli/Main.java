@@ -6,12 +6,15 @@ import io.stasis.sdk.StasisConnectionException;
 import java.io.BufferedOutputStream;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import picocli.CommandLine;
 import picocli.CommandLine.ParseResult;
@@ -34,7 +37,7 @@ public final class Main {
         var out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
                 false, StandardCharsets.UTF_8);
         var err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
-        int code = run(args, out, err, System.in);
+        int code = run(args, out, err, System.in, System.getenv(), isTerminal(2));
         out.flush();
         err.flush();
         System.exit(code);
@@ -47,7 +50,13 @@ public final class Main {
 
     /** Runs the CLI with the given environment (for {@code STASIS_URL}, {@code STASIS_API_KEY}, ...). */
     public static int run(String[] args, PrintStream out, PrintStream err, InputStream in, Map<String, String> env) {
-        var io = new CliIo(out, err, in, env);
+        return run(args, out, err, in, env, false);
+    }
+
+    /** Like {@link #run(String[], PrintStream, PrintStream, InputStream, Map)}; progress lines go to {@code err} when {@code errIsTerminal}. */
+    static int run(String[] args, PrintStream out, PrintStream err, InputStream in, Map<String, String> env,
+                   boolean errIsTerminal) {
+        var io = new CliIo(out, err, in, env, errIsTerminal);
         try (var root = new StasisCommand(io)) {
             var commandLine = new CommandLine(root);
             // exec: everything after the sandbox is the command, its options included.
@@ -65,13 +74,23 @@ public final class Main {
         }
     }
 
+    /** Whether file descriptor {@code fd} of this process is a terminal (Linux: its link in /proc names a tty). */
+    private static boolean isTerminal(int fd) {
+        try {
+            String target = Files.readSymbolicLink(Path.of("/proc/self/fd/" + fd)).toString();
+            return target.startsWith("/dev/pts/") || target.startsWith("/dev/tty");
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            return false; // no /proc: no progress lines, which is always safe
+        }
+    }
+
     /** Maps a failure to its message and exit code. */
     private static int handle(Exception e, CliIo io, ParseResult parsed) {
         io.out().flush();
         switch (e) {
             case StasisApiException api -> {
                 io.err().println("error: " + api.code() + ": " + api.errorMessage());
-                return ExitCodes.ERROR;
+                return ExitCodes.of(api);
             }
             case StasisConnectionException connection -> {
                 io.err().println("error: " + connection.getMessage());

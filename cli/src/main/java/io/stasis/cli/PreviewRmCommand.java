@@ -10,7 +10,7 @@ import picocli.CommandLine.ParentCommand;
 /** {@code stasis preview rm ID PREVIEW...}: revokes each; one failure does not stop the others. */
 @Command(name = "rm", mixinStandardHelpOptions = true,
         description = {"Revoke previews: no request passes any more and open connections are closed.",
-                "Prints each revoked id; goes on past failures and exits 1 if any."})
+                "Prints each revoked id; goes on past failures and exits with the first failure's code."})
 final class PreviewRmCommand implements Callable<Integer> {
     @ParentCommand
     PreviewCommand parent;

@@ -13,4 +13,9 @@ final class ResumeCommand extends StateChangeCommand {
     Sandbox change(Sandboxes sandboxes, String idOrName) {
         return sandboxes.resume(idOrName);
     }
+
+    @Override
+    String progress() {
+        return "resuming";
+    }
 }

@@ -11,7 +11,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "rm-checkpoint", mixinStandardHelpOptions = true,
         description = {"Delete checkpoints.",
                 "Sandboxes forked from them keep their files. Prints each deleted id; goes on past failures "
-                        + "and exits 1 if any."})
+                        + "and exits with the first failure's code."})
 final class RmCheckpointCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;

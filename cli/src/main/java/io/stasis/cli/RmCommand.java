@@ -11,7 +11,7 @@ import picocli.CommandLine.ParentCommand;
 @Command(name = "rm", aliases = "delete", mixinStandardHelpOptions = true,
         description = {"Delete sandboxes.",
                 "Every process ends and the filesystem is removed. Prints each deleted id; goes on past "
-                        + "failures and exits 1 if any."})
+                        + "failures and exits with the first failure's code."})
 final class RmCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;

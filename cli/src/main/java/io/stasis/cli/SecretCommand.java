@@ -78,7 +78,7 @@ final class SecretCommand extends CommandGroup {
 
     @Command(name = "rm", mixinStandardHelpOptions = true,
             description = {"Delete secrets. Policies naming one keep it; their requests then get 502 from the egress proxy.",
-                    "Prints each deleted name; goes on past failures and exits 1 if any."})
+                    "Prints each deleted name; goes on past failures and exits with the first failure's code."})
     static final class Rm implements Callable<Integer> {
         @ParentCommand
         SecretCommand parent;

@@ -13,4 +13,9 @@ final class StartCommand extends StateChangeCommand {
     Sandbox change(Sandboxes sandboxes, String idOrName) {
         return sandboxes.start(idOrName);
     }
+
+    @Override
+    String progress() {
+        return "starting";
+    }
 }

@@ -27,13 +27,16 @@ import picocli.CommandLine.Spec;
                 WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,
-                CheckpointCommand.class, CheckpointsCommand.class, RmCheckpointCommand.class, ForkCommand.class,
-                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class, McpCommand.class},
+                CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
+                ForkCommand.class, ForksCommand.class, FilesCommand.class,
+                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class, McpCommand.class,
+                HealthCommand.class, CompletionCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",
                 "  stasis exec demo -- sh -c 'echo hello; uname -a'",
                 "  stasis cp ./app.py demo:/root/app.py",
+                "  stasis files ls demo /root",
                 "  stasis exec --timeout 2m demo -- python3 /root/app.py",
                 "  stasis shell demo                                # a login shell; exit or Ctrl-D to leave",
                 "  stasis exec -it demo -- python3                  # any program on a terminal",
@@ -49,15 +52,22 @@ import picocli.CommandLine.Spec;
                 "  stasis preview create demo 8000                  # URLs of port 8000, and its token",
                 "  stasis network set demo --allow pypi.org         # replaces the whole egress policy",
                 "  stasis mcp                                       # MCP server on stdio, for agent hosts",
-                "  stasis rm demo"},
+                "  stasis rm demo",
+                "  source <(stasis completion bash)                 # tab completion (zsh: completion zsh)"},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
-                "0:success",
-                "1:the server refused a call (\"error: <code>: <message>\" on stderr), or a local file error",
-                "2:usage error: bad arguments, or no API key",
-                "3:cannot connect to the server (or it did not answer in time)",
+                ExitCodes.OK + ":success",
+                ExitCodes.ERROR + ":another failure: a local file error, or an error the codes below do not cover",
+                ExitCodes.USAGE + ":usage error: bad arguments, or no API key",
+                ExitCodes.CANNOT_CONNECT + ":cannot connect to the server (or it did not answer in time)",
+                ExitCodes.NOT_FOUND + ":not found: no such sandbox, checkpoint, process, file, preview or secret",
+                ExitCodes.CONFLICT + ":conflict: the sandbox is in the wrong state, or the name or path is taken",
+                ExitCodes.INVALID_REQUEST + ":invalid request: the server rejected the arguments (400, 413, 422)",
+                ExitCodes.UNAUTHORIZED + ":unauthorized: the API key is wrong or lacks the permission",
+                ExitCodes.BUSY + ":busy: a quota is used up or the host is busy; try again later",
+                ExitCodes.SERVER_FAILED + ":the server failed (runtime_failed, internal)",
                 "N:exec, shell, logs -f, wait: the command's own exit code (128+N when killed by signal N)",
-                "124:exec: the command timed out; wait: it still runs at --timeout"})
+                ExitCodes.TIMED_OUT + ":exec: the command timed out; wait: it still runs at --timeout"})
 final class StasisCommand implements Callable<Integer>, AutoCloseable {
     static final String DEFAULT_URL = "http://127.0.0.1:7070";
     static final String DEFAULT_DATA_DIR = "/var/lib/stasis";

@@ -8,7 +8,8 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * What {@code pause}, {@code resume}, {@code hibernate}, {@code stop} and {@code start} share:
- * one call, then the new state on stdout ({@code --json}: the sandbox).
+ * one call, then the new state on stdout ({@code --json}: the sandbox); slow ones draw a
+ * {@link Progress} line meanwhile.
  */
 abstract class StateChangeCommand implements Callable<Integer> {
     @ParentCommand
@@ -20,9 +21,17 @@ abstract class StateChangeCommand implements Callable<Integer> {
     /** The call this verb makes. */
     abstract Sandbox change(Sandboxes sandboxes, String idOrName);
 
+    /** What the progress line says while a slow call runs ({@code hibernating}), or null for a quick one. */
+    String progress() {
+        return null;
+    }
+
     @Override
     public Integer call() {
-        Sandbox sandbox = change(root.client().sandboxes(), id);
+        Sandbox sandbox;
+        try (var progress = progress() == null ? Progress.start(root) : Progress.ticking(root, progress() + " " + id)) {
+            sandbox = change(root.client().sandboxes(), id);
+        }
         if (root.json()) {
             root.printJson(sandbox);
         } else {

@@ -2,28 +2,59 @@ package io.stasis.cli;
 
 import io.stasis.sdk.StasisJson;
 import io.stasis.sdk.TemplateInfo;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code stasis templates}. */
 @Command(name = "templates", mixinStandardHelpOptions = true,
-        description = "List the templates sandboxes can be created from.")
+        description = {"List the templates sandboxes can be created from.",
+                "--wait first waits for the builds under way, their progress on stderr when it is a terminal, "
+                        + "and exits 1 if one failed."})
 final class TemplatesCommand implements Callable<Integer> {
+    /** How often --wait asks again. */
+    private static final Duration POLL = Duration.ofMillis(500);
+
     @ParentCommand
     StasisCommand root;
 
+    @Option(names = "--wait", description = "Wait until no template is building, then list them.")
+    boolean waitForBuilds;
+
     @Override
-    public Integer call() {
+    public Integer call() throws InterruptedException {
         List<TemplateInfo> templates = root.client().templates().list();
+        if (waitForBuilds) templates = awaitBuilds(templates);
         if (root.json()) {
             root.io().out().println(StasisJson.writeList(templates));
         } else {
             root.io().out().print(render(templates));
         }
-        return ExitCodes.OK;
+        return waitForBuilds && templates.stream().anyMatch(TemplateInfo::isFailed) ? ExitCodes.ERROR : ExitCodes.OK;
+    }
+
+    private List<TemplateInfo> awaitBuilds(List<TemplateInfo> templates) throws InterruptedException {
+        try (var progress = Progress.start(root)) {
+            while (templates.stream().anyMatch(TemplateInfo::isBuilding)) {
+                progress.show(building(templates));
+                Thread.sleep(POLL);
+                templates = root.client().templates().list();
+            }
+        }
+        return templates;
+    }
+
+    /** {@code building base 42% (installing python3), tiny 10%}. */
+    static String building(List<TemplateInfo> templates) {
+        return "building " + templates.stream().filter(TemplateInfo::isBuilding)
+                .map(t -> t.name() + (t.progress() == null ? "" : " " + percent(t))
+                        + (t.message() == null || t.message().isBlank() ? "" : " (" + t.message() + ")"))
+                .collect(Collectors.joining(", "));
     }
 
     static String render(List<TemplateInfo> templates) {
@@ -44,9 +75,10 @@ final class TemplatesCommand implements Callable<Integer> {
 
     /** {@code building 42%} while a build reports progress. */
     static String status(TemplateInfo t) {
-        if (t.isBuilding() && t.progress() != null) {
-            return String.format(Locale.ROOT, "%s %.0f%%", t.status(), Math.floor(t.progress() * 100));
-        }
-        return t.status();
+        return t.isBuilding() && t.progress() != null ? t.status() + " " + percent(t) : t.status();
+    }
+
+    private static String percent(TemplateInfo t) {
+        return String.format(Locale.ROOT, "%.0f%%", Math.floor(t.progress() * 100));
     }
 }

@@ -22,10 +22,20 @@ final class CliRunner {
 
     /** Like {@link #run}, with {@code stdin} on standard input. */
     int runWithInput(String stdin, String... args) {
+        return run(stdin, false, args);
+    }
+
+    /** Like {@link #run}, as if stderr were a terminal (so that progress lines are drawn). */
+    int runOnTerminal(String... args) {
+        return run("", true, args);
+    }
+
+    private int run(String stdin, boolean errIsTerminal, String... args) {
         var outBuffer = new ByteArrayOutputStream();
         var errBuffer = new ByteArrayOutputStream();
         int code = Main.run(args, new PrintStream(outBuffer, true, StandardCharsets.UTF_8), new PrintStream(errBuffer, true, StandardCharsets.UTF_8),
-                new java.io.ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"));
+                new java.io.ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"),
+                errIsTerminal);
         out = outBuffer.toString(StandardCharsets.UTF_8);
         err = errBuffer.toString(StandardCharsets.UTF_8);
         return code;

@@ -85,9 +85,9 @@ class LiveStateCommandsTest {
     }
 
     @Test
-    void aStateVerbInTheWrongStateExitsOne() {
+    void aStateVerbInTheWrongStateExitsWithTheConflictCode() {
         server.json("POST /v1/sandboxes/demo/pause", 409, error("invalid_state", "sandbox demo is stopped"));
-        assertThat(run("pause", "demo")).isEqualTo(1);
+        assertThat(run("pause", "demo")).isEqualTo(ExitCodes.CONFLICT);
         assertThat(err).isEqualTo("error: invalid_state: sandbox demo is stopped\n");
         assertThat(run("pause")).isEqualTo(2);
         assertThat(err).contains("Missing required parameter: 'ID'");
@@ -224,11 +224,11 @@ class LiveStateCommandsTest {
         server.on("DELETE /v1/checkpoints/ckpt_1", (r, e) -> respond(e, 204, null, new byte[0]));
         server.json("DELETE /v1/checkpoints/ckpt_2", 404, error("checkpoint_not_found", "no checkpoint ckpt_2"));
         server.on("DELETE /v1/checkpoints/ckpt_3", (r, e) -> respond(e, 204, null, new byte[0]));
-        assertThat(run("rm-checkpoint", "ckpt_1", "ckpt_2", "ckpt_3")).isEqualTo(1);
+        assertThat(run("rm-checkpoint", "ckpt_1", "ckpt_2", "ckpt_3")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(out).isEqualTo("ckpt_1\nckpt_3\n");
         assertThat(err).isEqualTo("error: checkpoint_not_found: no checkpoint ckpt_2\n");
 
-        assertThat(run("--json", "rm-checkpoint", "ckpt_2")).isEqualTo(1);
+        assertThat(run("--json", "rm-checkpoint", "ckpt_2")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(out).contains("\"deleted\" : false", "\"code\" : \"checkpoint_not_found\"");
         assertThat(run("rm-checkpoint")).isEqualTo(2);
     }
@@ -255,7 +255,7 @@ class LiveStateCommandsTest {
         assertThat(err).isEqualTo("error: --count: count must be between 1 and 100, was 0\n");
         assertThat(server.requests).isEmpty();
         server.json("POST /v1/sandboxes/demo/fork", 404, error("checkpoint_not_found", "no checkpoint ckpt_x"));
-        assertThat(run("fork", "demo", "--checkpoint", "ckpt_x")).isEqualTo(1);
+        assertThat(run("fork", "demo", "--checkpoint", "ckpt_x")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).isEqualTo("error: checkpoint_not_found: no checkpoint ckpt_x\n");
     }
 

@@ -104,9 +104,9 @@ class MainTest {
     }
 
     @Test
-    void anApiErrorExitsOneWithCodeAndMessage() {
+    void anApiErrorExitsWithItsKindsCodeAndPrintsCodeAndMessage() {
         server.json("GET /v1/sandboxes/nope", 404, error("sandbox_not_found", "no sandbox with id or name 'nope'"));
-        assertThat(run("info", "nope")).isEqualTo(1);
+        assertThat(run("info", "nope")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).isEqualTo("error: sandbox_not_found: no sandbox with id or name 'nope'\n");
         assertThat(out).isEmpty();
     }
@@ -201,7 +201,7 @@ class MainTest {
         server.on("DELETE /v1/sandboxes/a", (r, e) -> respond(e, 204, null, new byte[0]));
         server.json("DELETE /v1/sandboxes/b", 404, error("sandbox_not_found", "no sandbox b"));
         server.on("DELETE /v1/sandboxes/c", (r, e) -> respond(e, 204, null, new byte[0]));
-        assertThat(run("rm", "a", "b", "c")).isEqualTo(1);
+        assertThat(run("rm", "a", "b", "c")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(out).isEqualTo("a\nc\n");
         assertThat(err).isEqualTo("error: sandbox_not_found: no sandbox b\n");
         assertThat(run("rm", "a", "c")).isZero();
@@ -304,7 +304,7 @@ class MainTest {
     @Test
     void execOnAStoppedSandboxIsAnApiError() {
         server.json("POST /v1/sandboxes/box/exec", 409, error("invalid_state", "sandbox box is stopped"));
-        assertThat(run("exec", "box", "true")).isEqualTo(1);
+        assertThat(run("exec", "box", "true")).isEqualTo(ExitCodes.CONFLICT);
         assertThat(err).isEqualTo("error: invalid_state: sandbox box is stopped\n");
     }
 
@@ -426,7 +426,7 @@ class MainTest {
         Files.writeString(src.resolve("a/b/deep.txt"), "deep");
         Files.createSymbolicLink(src.resolve("a/link"), Path.of("../top.txt"));
 
-        assertThat(run("cp", src.toString(), "box:/root")).isEqualTo(1);
+        assertThat(run("cp", src.toString(), "box:/root")).isEqualTo(ExitCodes.ERROR);
         assertThat(err).contains("is a directory (use -r)");
 
         assertThat(run("cp", "-r", src.toString(), "box:/root")).isZero();
@@ -456,14 +456,14 @@ class MainTest {
 
     @Test
     void cpOfAMissingLocalFileExitsOne() {
-        assertThat(run("cp", tmp.resolve("missing").toString(), "box:/root")).isEqualTo(1);
+        assertThat(run("cp", tmp.resolve("missing").toString(), "box:/root")).isEqualTo(ExitCodes.ERROR);
         assertThat(err).isEqualTo("error: " + tmp.resolve("missing") + ": no such file or directory\n");
     }
 
     @Test
     void cpOfAMissingRemoteFileIsAnApiError() {
         serveFiles();
-        assertThat(run("cp", "box:/nope", tmp.toString())).isEqualTo(1);
+        assertThat(run("cp", "box:/nope", tmp.toString())).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).startsWith("error: file_not_found: ");
     }
 }

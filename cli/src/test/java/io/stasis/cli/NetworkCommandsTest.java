@@ -70,7 +70,7 @@ class NetworkCommandsTest {
 
         server.json("PUT /v1/sandboxes/demo/network", 422, error("invalid_request",
                 "network.egress.allow[0]: 'not a domain!' is neither a domain (example.com, *.example.com) nor an IP address or CIDR network"));
-        assertThat(cli.run("network", "set", "demo", "--allow", "not a domain!")).isEqualTo(1);
+        assertThat(cli.run("network", "set", "demo", "--allow", "not a domain!")).isEqualTo(ExitCodes.INVALID_REQUEST);
         assertThat(cli.err()).startsWith("error: invalid_request: network.egress.allow[0]");
     }
 

@@ -48,7 +48,7 @@ class PreviewCommandsTest {
 
         server.json("DELETE /v1/sandboxes/demo/previews/prv_1", 204, "");
         server.json("DELETE /v1/sandboxes/demo/previews/prv_x", 404, error("preview_not_found", "no preview with id 'prv_x' in this sandbox"));
-        assertThat(cli.run("preview", "rm", "demo", "prv_x", "prv_1")).isEqualTo(1);
+        assertThat(cli.run("preview", "rm", "demo", "prv_x", "prv_1")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(cli.out()).isEqualTo("prv_1\n");
         assertThat(cli.err()).isEqualTo("error: preview_not_found: no preview with id 'prv_x' in this sandbox\n");
     }

@@ -144,7 +144,7 @@ class ProcessCommandsTest {
                 + "which keeps the last part of each stream\nbad\n");
 
         server.json("GET " + BASE + "/8", 404, error("process_not_found", "no process 8"));
-        assertThat(run("logs", "-f", "demo", "8")).isEqualTo(ExitCodes.ERROR);
+        assertThat(run("logs", "-f", "demo", "8")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).contains("process_not_found");
     }
 
@@ -159,7 +159,7 @@ class ProcessCommandsTest {
         assertThat(server.requests.getLast().text()).isEqualTo("{\"signal\":\"KILL\"}");
 
         server.json("POST " + BASE + "/7/signal", 409, error("invalid_state", "process 7 has ended"));
-        assertThat(run("kill", "demo", "7")).isEqualTo(ExitCodes.ERROR);
+        assertThat(run("kill", "demo", "7")).isEqualTo(ExitCodes.CONFLICT);
         assertThat(err).contains("invalid_state");
     }
 
@@ -216,7 +216,7 @@ class ProcessCommandsTest {
                 "{\"type\":\"delete\",\"path\":\"/root/d\",\"fileType\":\"dir\"}");
 
         server.json("GET /v1/sandboxes/demo/files/watch", 404, error("file_not_found", "no /nope"));
-        assertThat(run("watch", "demo", "/nope")).isEqualTo(ExitCodes.ERROR);
+        assertThat(run("watch", "demo", "/nope")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).contains("file_not_found");
     }
 

@@ -35,7 +35,7 @@ class SecretCommandsTest {
         assertThat(cli.run("secret", "ls")).isZero();
         assertThat(cli.out()).startsWith("NAME").contains("EXAMPLE_KEY");
 
-        assertThat(cli.run("secret", "rm", "MISSING", "EXAMPLE_KEY")).isEqualTo(1);
+        assertThat(cli.run("secret", "rm", "MISSING", "EXAMPLE_KEY")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(cli.out()).contains("EXAMPLE_KEY");
         assertThat(cli.err()).contains("MISSING");
         assertThat(server.requests("DELETE /v1/secrets/EXAMPLE_KEY")).hasSize(1);

@@ -1,0 +1,31 @@
+package io.stasis.cli;
+
+import io.stasis.sdk.Sandbox;
+import io.stasis.sdk.StasisJson;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code stasis forks ID}: the sandboxes forked from one, as {@code list} shows them. */
+@Command(name = "forks", mixinStandardHelpOptions = true,
+        description = "List the sandboxes forked from a sandbox (or from its checkpoints), oldest first.")
+final class ForksCommand implements Callable<Integer> {
+    @ParentCommand
+    StasisCommand root;
+
+    @Parameters(index = "0", paramLabel = "ID", description = "Sandbox id or name.")
+    String id;
+
+    @Override
+    public Integer call() {
+        List<Sandbox> forks = root.client().sandboxes().forks(id);
+        if (root.json()) {
+            root.io().out().println(StasisJson.writeList(forks));
+        } else {
+            root.io().out().print(ListCommand.render(forks));
+        }
+        return ExitCodes.OK;
+    }
+}
