@@ -48,13 +48,16 @@ final class HttpTransport {
     private final String authorization;
     private final HttpClient http;
     private final Duration requestTimeout;
+    private final Duration operationTimeout;
     private final RetryPolicy retries;
 
-    HttpTransport(String baseUrl, String apiKey, HttpClient http, Duration requestTimeout, RetryPolicy retries) {
+    HttpTransport(String baseUrl, String apiKey, HttpClient http, Duration requestTimeout, Duration operationTimeout,
+                  RetryPolicy retries) {
         this.baseUrl = baseUrl;
         this.authorization = apiKey == null ? null : "Bearer " + apiKey;
         this.http = http;
         this.requestTimeout = requestTimeout;
+        this.operationTimeout = operationTimeout;
         this.retries = retries;
     }
 
@@ -64,6 +67,15 @@ final class HttpTransport {
 
     Duration requestTimeout() {
         return requestTimeout;
+    }
+
+    /**
+     * The wait for calls whose work takes as long as it takes on the host (create, the lifecycle
+     * actions, checkpoint, fork): the longer of the two timeouts, or none when either is none.
+     */
+    Duration operationTimeout() {
+        if (requestTimeout == null || operationTimeout == null) return null;
+        return operationTimeout.compareTo(requestTimeout) > 0 ? operationTimeout : requestTimeout;
     }
 
     /**

@@ -47,7 +47,8 @@ final class SandboxCalls {
      * back. Idempotent by the API (already in the target state: 200 unchanged), so retried like a GET.
      */
     SandboxInfo action(String verb) {
-        return transport.json(transport.call("POST", base + "/" + verb).idempotent(), SandboxInfo.class);
+        return transport.json(transport.call("POST", base + "/" + verb).idempotent()
+                .timeout(transport.operationTimeout()), SandboxInfo.class);
     }
 
     SandboxInfo updateLifecycle(LifecycleUpdate update) {
@@ -66,7 +67,8 @@ final class SandboxCalls {
 
     Checkpoint checkpoint(CheckpointRequest request) {
         Objects.requireNonNull(request, "request");
-        var info = transport.json(transport.jsonCall("POST", base + "/checkpoints", request), CheckpointInfo.class);
+        var info = transport.json(transport.jsonCall("POST", base + "/checkpoints", request)
+                .timeout(transport.operationTimeout()), CheckpointInfo.class);
         return new Checkpoint(info, transport);
     }
 
@@ -77,7 +79,8 @@ final class SandboxCalls {
 
     List<Sandbox> fork(ForkRequest request) {
         Objects.requireNonNull(request, "request");
-        Page.Body<SandboxInfo> body = transport.json(transport.jsonCall("POST", base + "/fork", request),
+        var call = transport.jsonCall("POST", base + "/fork", request).timeout(transport.operationTimeout());
+        Page.Body<SandboxInfo> body = transport.json(call,
                 Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, SandboxInfo.class));
         if (body.items() == null) return List.of();
         return body.items().stream().map(info -> new Sandbox(info, transport)).toList();

@@ -37,7 +37,8 @@ public final class Sandboxes {
      * @throws ServiceUnavailableException {@code template_unavailable}
      */
     public Sandbox create(CreateSandboxRequest request) {
-        return wrap(transport.json(transport.jsonCall("POST", "/v1/sandboxes", request), SandboxInfo.class));
+        var call = transport.jsonCall("POST", "/v1/sandboxes", request).timeout(transport.operationTimeout());
+        return wrap(transport.json(call, SandboxInfo.class));
     }
 
     /** @throws NotFoundException {@code sandbox_not_found} */

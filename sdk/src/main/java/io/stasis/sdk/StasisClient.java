@@ -33,7 +33,8 @@ import java.util.function.Consumer;
  * A TCP connection is waited for {@linkplain Builder#connectTimeout 10 s}, a response
  * {@linkplain Builder#requestTimeout 60 s}. Calls that last as long as their work get more: an
  * exec with a timeout waits for that timeout plus the request timeout, a process wait for its
- * own wait plus the request timeout, and uploads and streams are not limited. Idempotent calls
+ * own wait plus the request timeout, create, the lifecycle actions, checkpoint and fork wait
+ * {@linkplain Builder#operationTimeout 10 min}, and uploads and streams are not limited. Idempotent calls
  * (GET, PUT, DELETE and the lifecycle actions) that fail on the way, or meet 429, 502, 503 or
  * 504, are repeated as the {@link RetryPolicy} says (by default 3 attempts within 30 s); creating,
  * exec and other POSTs are sent once.
@@ -64,7 +65,8 @@ public final class StasisClient implements AutoCloseable {
                         .executor(Runnable::run)
                         .build()
                 : builder.httpClient;
-        this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout, builder.retryPolicy);
+        this.transport = new HttpTransport(builder.url, builder.apiKey, http, builder.requestTimeout,
+                builder.operationTimeout, builder.retryPolicy);
         this.sandboxes = new Sandboxes(transport);
         this.templates = new Templates(transport);
         this.checkpoints = new Checkpoints(transport);
@@ -181,6 +183,7 @@ public final class StasisClient implements AutoCloseable {
         private String apiKey;
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration requestTimeout = Duration.ofSeconds(60);
+        private Duration operationTimeout = Duration.ofMinutes(10);
         private HttpClient httpClient;
         private RetryPolicy retryPolicy = RetryPolicy.defaults();
 
@@ -239,6 +242,16 @@ public final class StasisClient implements AutoCloseable {
         /** Attempts in all for an idempotent call (default 3; 1: no retries), keeping the rest of the policy. */
         public Builder maxAttempts(int attempts) {
             this.retryPolicy = retryPolicy.withMaxAttempts(attempts);
+            return this;
+        }
+
+        /**
+         * How long to wait for calls whose work on the host takes its time: create (the first
+         * create of a template builds it), pause, resume, hibernate, stop, start, checkpoint and
+         * fork (default 10 min; never shorter than {@link #requestTimeout}); null for no limit.
+         */
+        public Builder operationTimeout(Duration timeout) {
+            this.operationTimeout = timeout == null ? null : positive(timeout, "operationTimeout");
             return this;
         }
 

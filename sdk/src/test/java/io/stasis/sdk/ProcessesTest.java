@@ -198,7 +198,7 @@ class ProcessesTest {
             FakeApi.startEvents(exchange).flush(); // headers, then the end: never the exit event
         });
         try (var http = HttpClient.newHttpClient()) {
-            var transport = new HttpTransport(api.url(), "k", http, Duration.ofSeconds(5), RetryPolicy.defaults());
+            var transport = new HttpTransport(api.url(), "k", http, Duration.ofSeconds(5), null, RetryPolicy.defaults());
             var follower = new ProcessOutputFollower(transport, BASE + "/7/output", ExecOutputListener.IGNORE,
                     new Reconnects(Thread::sleep, Duration.ofMillis(400)), 0, 0);
             assertThatThrownBy(follower::follow).isInstanceOf(StasisConnectionException.class)

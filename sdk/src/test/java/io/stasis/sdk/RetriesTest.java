@@ -162,6 +162,24 @@ class RetriesTest {
     }
 
     @Test
+    void lifecycleActionsWaitForTheOperationTimeoutOtherCallsForTheRequestTimeout() {
+        FakeApi.Handler slow = (request, exchange) -> {
+            try {
+                Thread.sleep(300); // a host that takes its time
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            FakeApi.respond(exchange, 200, "application/json", StasisClientTest.SANDBOX);
+        };
+        api.on("POST /v1/sandboxes/a/hibernate", slow).on("GET /v1/sandboxes/a", slow);
+        try (var impatient = StasisClient.builder().url(api.url()).retryPolicy(RetryPolicy.none())
+                .requestTimeout(Duration.ofMillis(100)).operationTimeout(Duration.ofSeconds(5)).build()) {
+            assertThat(impatient.sandboxes().hibernate("a").id()).isEqualTo("sbx_0f3k2m9x8c7v6b5n");
+            assertThatThrownBy(() -> impatient.sandboxes().get("a")).isInstanceOf(StasisTimeoutException.class);
+        }
+    }
+
+    @Test
     void readsBothFormsOfRetryAfter() {
         assertThat(HttpTransport.retryAfter("3")).isEqualTo(Duration.ofSeconds(3));
         assertThat(HttpTransport.retryAfter("Wed, 21 Oct 2015 07:28:00 GMT")).isEqualTo(Duration.ZERO);
