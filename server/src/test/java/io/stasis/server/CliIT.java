@@ -80,8 +80,18 @@ class CliIT {
         assertThat(cli("", "cp", "cli-demo:/root/up.txt", download.toString()).code()).isZero();
         assertThat(Files.readString(download)).isEqualTo("uploaded");
 
+        assertThat(cli("", "files", "mkdir", "cli-demo", "/root/dir/sub").out()).isEqualTo("/root/dir/sub\n");
+        assertThat(cli("", "files", "mv", "cli-demo", "/root/up.txt", "/root/dir/moved.txt").code()).isZero();
+        assertThat(cli("", "files", "ls", "cli-demo", "/root/dir").out()).containsPattern("(?m)^file .* moved\\.txt$")
+                .containsPattern("(?m)^dir .* sub$");
+        assertThat(cli("", "files", "stat", "cli-demo", "/root/dir/moved.txt").out()).contains("SIZE       8 (8 B)");
+        assertThat(cli("", "files", "rm", "cli-demo", "/root/dir").code()).as("not empty").isEqualTo(5);
+        assertThat(cli("", "files", "rm", "-r", "cli-demo", "/root/dir").code()).isZero();
+        assertThat(cli("", "files", "stat", "cli-demo", "/root/dir").code()).as("not found").isEqualTo(4);
+        assertThat(cli("", "health").out()).isEqualTo("ok\n");
+
         var missing = cli("", "info", "no-such-sandbox");
-        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.code()).as("not found").isEqualTo(4);
         assertThat(missing.err()).contains("sandbox_not_found");
 
         assertThat(cli("", "rm", "cli-demo").code()).isZero();
@@ -163,11 +173,11 @@ class CliIT {
         assertThat(cli("", "wait", id, sleeper).code()).isEqualTo(143);
         assertThat(cli("", "ps", id).out()).containsPattern("(?m)^" + sleeper + "\\s+exited\\s+143 \\(TERM\\)");
         var again = cli("", "kill", "-s", "KILL", id, sleeper);
-        assertThat(again.code()).isEqualTo(1);
+        assertThat(again.code()).as("conflict").isEqualTo(5);
         assertThat(again.err()).contains("invalid_state");
         assertThat(cli("", "--json", "ps", id).out()).contains("\"tag\" : \"job\"");
         var missing = cli("", "logs", id, "99999");
-        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.code()).as("not found").isEqualTo(4);
         assertThat(missing.err()).contains("process_not_found");
         assertThat(cli("", "rm", id).code()).isZero();
     }
@@ -194,7 +204,7 @@ class CliIT {
         assertThat(cli("", "ps", id).out()).as("exec -i forgets its process").doesNotContain("cat; echo err");
 
         var refused = cli("", "shell", "no-such-sandbox");
-        assertThat(refused.code()).isEqualTo(1);
+        assertThat(refused.code()).as("not found").isEqualTo(4);
         assertThat(refused.err()).contains("sandbox_not_found");
         assertThat(cli("", "rm", id).code()).isZero();
     }
@@ -228,7 +238,7 @@ class CliIT {
             assertThat(watch.stop()).isZero();
         }
         var missing = cli("", "watch", id, "/no/such/dir");
-        assertThat(missing.code()).isEqualTo(1);
+        assertThat(missing.code()).as("not found").isEqualTo(4);
         assertThat(missing.err()).contains("file_not_found");
         assertThat(cli("", "rm", id).code()).isZero();
     }
@@ -254,7 +264,7 @@ class CliIT {
         assertThat(cli("", "events", id).out()).contains("network.policy");
 
         var bad = cli("", "network", "set", id, "--allow", "10.0.0.0/33");
-        assertThat(bad.code()).isEqualTo(1);
+        assertThat(bad.code()).as("invalid request").isEqualTo(6);
         assertThat(bad.err()).startsWith("error: invalid_request: ").contains("10.0.0.0/33");
         assertThat(cli("", "rm", id).code()).isZero();
     }
