@@ -39,10 +39,17 @@ final class PreviewCreateCommand implements Callable<Integer> {
             root.printJson(preview);
             return ExitCodes.OK;
         }
-        var table = Table.withoutHeaders().row("ID", preview.id()).row("URL", preview.url()).row("PATH URL", preview.pathUrl());
+        root.io().out().print(render(preview));
+        return ExitCodes.OK;
+    }
+
+    /** One preview as key / value rows; TOKEN and OPEN only when the token is known (in the answer to create). */
+    static String render(Preview preview) {
+        var table = Table.withoutHeaders().row("ID", preview.id()).row("PORT", preview.port())
+                .row("ACCESS", preview.isPublic() ? "public" : "token")
+                .row("URL", preview.url()).row("PATH URL", preview.pathUrl());
         if (preview.token() != null) table.row("TOKEN", preview.token()).row("OPEN", preview.linkWithToken());
         table.row("EXPIRES", preview.expiresAt() == null ? "never" : HumanFormat.time(preview.expiresAt()));
-        root.io().out().print(table.render());
-        return ExitCodes.OK;
+        return table.render();
     }
 }

@@ -23,7 +23,7 @@ import picocli.CommandLine.Spec;
         version = "stasis 0.1.0",
         description = "Manage Stasis sandboxes: persistent, isolated Linux environments for AI agents.",
         subcommands = {CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
-                ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class,
+                ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class, ForgetCommand.class,
                 WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
                 PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
                 StartCommand.class, LifecycleCommand.class,

@@ -24,6 +24,8 @@ class PreviewCommandsTest {
         assertThat(server.requests.getLast().text()).isEqualTo("{\"port\":3000,\"public\":false,\"ttlSeconds\":7200}");
         assertThat(cli.out()).isEqualTo("""
                 ID         prv_1
+                PORT       3000
+                ACCESS     token
                 URL        http://3000-sbx-1.localhost:7071/
                 PATH URL   http://localhost:7071/preview/sbx_1/3000/
                 TOKEN      tok
@@ -51,6 +53,17 @@ class PreviewCommandsTest {
         assertThat(cli.run("preview", "rm", "demo", "prv_x", "prv_1")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(cli.out()).isEqualTo("prv_1\n");
         assertThat(cli.err()).isEqualTo("error: preview_not_found: no preview with id 'prv_x' in this sandbox\n");
+    }
+
+    @Test
+    void infoShowsOnePreviewWithoutItsToken() {
+        server.json("GET /v1/sandboxes/demo/previews/prv_1", 200, PRIVATE.replace("\"token\": \"tok\", ", ""));
+        assertThat(cli.run("preview", "info", "demo", "prv_1")).isZero();
+        assertThat(cli.out()).startsWith("ID         prv_1\nPORT       3000\nACCESS     token\n").doesNotContain("TOKEN");
+        assertThat(cli.run("--json", "preview", "info", "demo", "prv_1")).isZero();
+        assertThat(cli.out()).contains("\"port\" : 3000");
+        server.json("GET /v1/sandboxes/demo/previews/prv_x", 404, error("preview_not_found", "no preview prv_x"));
+        assertThat(cli.run("preview", "info", "demo", "prv_x")).isEqualTo(ExitCodes.NOT_FOUND);
     }
 
     @Test

@@ -128,6 +128,12 @@ class ProcessCommandsTest {
         assertThat(run("logs", "demo", "7")).isZero();
         assertThat(out).isEqualTo("one\ntwo\n");
         assertThat(err).isEqualTo("warn\n");
+
+        assertThat(run("--json", "logs", "demo", "7")).isZero();
+        assertThat(out).contains("\"stdout\" : \"one\\ntwo\\n\"", "\"stderr\" : \"warn\\n\"", "\"stdoutDroppedBytes\" : 0",
+                "\"status\" : \"exited\"");
+        assertThat(err).isEmpty();
+        assertThat(run("--json", "logs", "-f", "demo", "7")).isEqualTo(ExitCodes.USAGE);
     }
 
     @Test
@@ -146,6 +152,18 @@ class ProcessCommandsTest {
         server.json("GET " + BASE + "/8", 404, error("process_not_found", "no process 8"));
         assertThat(run("logs", "-f", "demo", "8")).isEqualTo(ExitCodes.NOT_FOUND);
         assertThat(err).contains("process_not_found");
+    }
+
+    @Test
+    void forgetDropsEachEndedProcessGoingOnPastARunningOne() {
+        server.json("GET " + BASE + "/7", 200, process(7, "exited", 0, null, null, "make"));
+        server.json("DELETE " + BASE + "/7", 204, "");
+        server.json("GET " + BASE + "/8", 200, process(8, "running", null, null, null, "sleep", "100"));
+        server.json("DELETE " + BASE + "/8", 409, error("invalid_state", "process 8 is running"));
+        assertThat(run("forget", "demo", "8", "7")).isEqualTo(ExitCodes.CONFLICT);
+        assertThat(out).isEqualTo("7\n");
+        assertThat(err).isEqualTo("error: invalid_state: process 8 is running\n");
+        assertThat(run("forget", "demo", "x")).isEqualTo(ExitCodes.USAGE);
     }
 
     @Test
