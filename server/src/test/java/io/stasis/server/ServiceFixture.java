@@ -35,7 +35,7 @@ final class ServiceFixture implements AutoCloseable {
 
     static ServiceFixture start(String... extraFlags) throws IOException {
         Path dataDir = Files.createTempDirectory("stasis-server-it");
-        var flags = new ArrayList<>(List.of("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
+        var flags = new ArrayList<>(List.of("--port", "0", "--preview-port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
                 "--default-template", "tiny", "--no-slow-templates"));
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));
         flags.addAll(List.of(extraFlags));

@@ -34,7 +34,7 @@ final class ServiceProcess implements AutoCloseable {
         if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
-                "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
+                "--preview-port", "0", "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
         argv.addAll(TestNetworkFlags.forDataDir(dataDir));
         argv.addAll(List.of(extraFlags));
         var builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
