@@ -19,11 +19,7 @@ final class CheckpointInfoCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Checkpoint c = root.client().checkpoints().get(id);
-        if (root.json()) {
-            root.printJson(c);
-            return ExitCodes.OK;
-        }
-        root.io().out().print(Table.withoutHeaders()
+        return root.print(c, () -> Table.withoutHeaders()
                 .row("ID", c.id())
                 .row("NAME", c.name())
                 .row("SANDBOX", c.sandboxId())
@@ -32,6 +28,5 @@ final class CheckpointInfoCommand implements Callable<Integer> {
                 .row("SIZE", c.hasMemory() ? HumanFormat.size(c.sizeBytes()) : null)
                 .row("CREATED", HumanFormat.time(c.createdAt()))
                 .render());
-        return ExitCodes.OK;
     }
 }

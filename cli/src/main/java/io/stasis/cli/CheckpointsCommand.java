@@ -1,7 +1,6 @@
 package io.stasis.cli;
 
 import io.stasis.sdk.Checkpoint;
-import io.stasis.sdk.StasisJson;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -21,13 +20,7 @@ final class CheckpointsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<Checkpoint> checkpoints = root.client().sandboxes().checkpoints(id);
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(checkpoints));
-        } else {
-            root.io().out().print(render(checkpoints));
-        }
-        return ExitCodes.OK;
+        return root.printList(root.client().sandboxes().checkpoints(id), CheckpointsCommand::render);
     }
 
     static String render(List<Checkpoint> checkpoints) {

@@ -1,7 +1,6 @@
 package io.stasis.cli;
 
 import io.stasis.sdk.FileInfo;
-import io.stasis.sdk.StasisJson;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -23,17 +22,15 @@ final class FilesListCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         var root = parent.root;
-        List<FileInfo> entries = root.client().sandboxes().files(id).list(path);
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(entries));
-            return ExitCodes.OK;
-        }
+        return root.printList(root.client().sandboxes().files(id).list(path), FilesListCommand::render);
+    }
+
+    static String render(List<FileInfo> entries) {
         var table = Table.withHeaders("TYPE", "MODE", "SIZE", "MODIFIED", "NAME");
         for (FileInfo f : entries) {
             table.row(f.type().wireName(), f.mode(), f.isFile() ? HumanFormat.size(f.size()) : null,
                     HumanFormat.time(f.modifiedAt()), FilesCommand.name(f));
         }
-        root.io().out().print(table.render());
-        return ExitCodes.OK;
+        return table.render();
     }
 }

@@ -27,11 +27,6 @@ final class FilesMkdirCommand implements Callable<Integer> {
     public Integer call() {
         var root = parent.root;
         FileInfo dir = root.client().sandboxes().files(id).mkdir(path, mode);
-        if (root.json()) {
-            root.printJson(dir);
-        } else {
-            root.io().out().println(dir.path());
-        }
-        return ExitCodes.OK;
+        return root.print(dir, () -> dir.path() + "\n");
     }
 }

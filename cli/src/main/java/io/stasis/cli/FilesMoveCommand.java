@@ -31,11 +31,6 @@ final class FilesMoveCommand implements Callable<Integer> {
     public Integer call() {
         var root = parent.root;
         FileInfo moved = root.client().sandboxes().files(id).move(from, to, force);
-        if (root.json()) {
-            root.printJson(moved);
-        } else {
-            root.io().out().println(moved.path());
-        }
-        return ExitCodes.OK;
+        return root.print(moved, () -> moved.path() + "\n");
     }
 }

@@ -23,11 +23,7 @@ final class FilesStatCommand implements Callable<Integer> {
     public Integer call() {
         var root = parent.root;
         FileInfo f = root.client().sandboxes().files(id).stat(path);
-        if (root.json()) {
-            root.printJson(f);
-            return ExitCodes.OK;
-        }
-        root.io().out().print(Table.withoutHeaders()
+        return root.print(f, () -> Table.withoutHeaders()
                 .row("PATH", f.path())
                 .row("TYPE", f.type().wireName())
                 .row("SIZE", f.size() + " (" + HumanFormat.size(f.size()) + ")")
@@ -35,6 +31,5 @@ final class FilesStatCommand implements Callable<Integer> {
                 .row("MODIFIED", HumanFormat.time(f.modifiedAt()))
                 .row("TARGET", f.symlinkTarget())
                 .render());
-        return ExitCodes.OK;
     }
 }

@@ -1,8 +1,5 @@
 package io.stasis.cli;
 
-import io.stasis.sdk.Sandbox;
-import io.stasis.sdk.StasisJson;
-import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
@@ -20,12 +17,6 @@ final class ForksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        List<Sandbox> forks = root.client().sandboxes().forks(id);
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(forks));
-        } else {
-            root.io().out().print(ListCommand.render(forks));
-        }
-        return ExitCodes.OK;
+        return root.printList(root.client().sandboxes().forks(id), ListCommand::render);
     }
 }

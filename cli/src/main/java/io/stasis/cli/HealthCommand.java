@@ -16,11 +16,7 @@ final class HealthCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         Health health = root.client().health();
-        if (root.json()) {
-            root.printJson(health);
-        } else {
-            root.io().out().println(health.status());
-        }
+        root.print(health, () -> health.status() + "\n");
         return health.isOk() ? ExitCodes.OK : ExitCodes.ERROR;
     }
 }

@@ -22,11 +22,6 @@ final class PreviewInfoCommand implements Callable<Integer> {
     public Integer call() {
         var root = parent.root;
         Preview p = root.client().sandboxes().previews(id).get(preview);
-        if (root.json()) {
-            root.printJson(p);
-        } else {
-            root.io().out().print(PreviewCreateCommand.render(p));
-        }
-        return ExitCodes.OK;
+        return root.print(p, () -> PreviewCreateCommand.render(p));
     }
 }

@@ -7,7 +7,10 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -116,6 +119,26 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
     /** Prints a wire object as JSON on stdout. */
     void printJson(Object value) {
         io.out().println(StasisJson.write(value));
+    }
+
+    /** What a command that shows one thing prints: with --json the object, else {@code text} (lines ending in a newline). */
+    int print(Object value, Supplier<String> text) {
+        if (json) {
+            printJson(value);
+        } else {
+            io.out().print(text.get());
+        }
+        return ExitCodes.OK;
+    }
+
+    /** What a command that lists things prints: with --json {@code {"items": [...]}} as the API pages are, else the table. */
+    <T> int printList(List<T> items, Function<List<T>, String> table) {
+        if (json) {
+            io.out().println(StasisJson.writeList(items));
+        } else {
+            io.out().print(table.apply(items));
+        }
+        return ExitCodes.OK;
     }
 
     /** The client for the configured server, created on first use. */
