@@ -58,17 +58,21 @@ final class CpCommand implements Callable<Integer> {
     private int directories;
     private long bytes;
     private final List<String> skipped = new ArrayList<>();
+    private Progress progress;
 
     @Override
     public Integer call() {
         CpLocation from = CpLocation.parse(source);
         CpLocation to = CpLocation.parse(destination);
-        switch (from) {
-            case CpLocation.Local local when to instanceof CpLocation.Remote remote -> upload(local.path(), remote);
-            case CpLocation.Remote remote when to instanceof CpLocation.Local local -> download(remote, local.path());
-            default -> throw new ParameterException(spec.commandLine(),
-                    "exactly one of SRC and DST must be in a sandbox (ID:/path), got '" + source + "' and '"
-                            + destination + "'");
+        try (var p = Progress.start(root)) {
+            progress = p;
+            switch (from) {
+                case CpLocation.Local local when to instanceof CpLocation.Remote remote -> upload(local.path(), remote);
+                case CpLocation.Remote remote when to instanceof CpLocation.Local local -> download(remote, local.path());
+                default -> throw new ParameterException(spec.commandLine(),
+                        "exactly one of SRC and DST must be in a sandbox (ID:/path), got '" + source + "' and '"
+                                + destination + "'");
+            }
         }
         if (root.json()) root.printJson(new Summary(files, directories, bytes, skipped));
         return ExitCodes.OK;
@@ -101,6 +105,7 @@ final class CpCommand implements Callable<Integer> {
     }
 
     private void uploadFile(SandboxFiles sandboxFiles, Path local, String target) {
+        showCopying(local.toString());
         FileInfo written = sandboxFiles.write(target, local, mode(local));
         files++;
         bytes += written.size();
@@ -173,6 +178,7 @@ final class CpCommand implements Callable<Integer> {
 
     private void downloadFile(SandboxFiles sandboxFiles, String path, FileInfo info, Path target) {
         if (Files.isDirectory(target)) throw new CommandFailure(target + " is a directory");
+        showCopying(path);
         bytes += sandboxFiles.download(path, target);
         files++;
         if (info.isFile()) applyMode(target, info.mode());
@@ -220,8 +226,15 @@ final class CpCommand implements Callable<Integer> {
         }
     }
 
+    /** On a terminal: the file being copied, and how far the copy has come. */
+    private void showCopying(String path) {
+        progress.show("copying " + path + " (" + files + (files == 1 ? " file, " : " files, ") + HumanFormat.size(bytes)
+                + " so far)");
+    }
+
     private void skip(String path, String why) {
         skipped.add(path);
+        progress.erase();
         if (!root.json()) root.io().err().println("warning: skipped " + path + ": " + why);
     }
 

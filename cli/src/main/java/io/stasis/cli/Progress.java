@@ -5,7 +5,7 @@ import java.time.Duration;
 
 /**
  * A one-line progress indicator on stderr while a long call runs ({@code hibernating demo... 3s},
- * {@code building base 42%}). Drawn only when stderr is a terminal and the output is not
+ * {@code building base 42%}, {@code copying app/data.csv (3 files, 2.1 MiB so far)}). Drawn only when stderr is a terminal and the output is not
  * {@code --json}, so that scripts, pipes and logs never see it; redrawn in place with a carriage
  * return and erased on {@link #close}, so that what the command prints next stands alone.
  */
@@ -63,11 +63,14 @@ final class Progress implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        synchronized (this) {
-            if (err == null || width == 0) return;
-            err.print("\r" + " ".repeat(width) + "\r");
-            err.flush();
-            width = 0;
-        }
+        erase();
+    }
+
+    /** Erases the line, e.g. before a warning; the next {@link #show} draws it again. */
+    synchronized void erase() {
+        if (err == null || width == 0) return;
+        err.print("\r" + " ".repeat(width) + "\r");
+        err.flush();
+        width = 0;
     }
 }

@@ -3,9 +3,12 @@ package io.stasis.cli;
 import static io.stasis.cli.FakeServer.error;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -140,6 +143,17 @@ class ScriptingTest {
         assertThat(cli.run("templates", "--wait")).isEqualTo(ExitCodes.ERROR);
         assertThat(cli.out()).contains("failed", "no network");
         assertThat(cli.run("templates")).as("without --wait, listing is all").isZero();
+    }
+
+    @Test
+    void cpShowsTheFileBeingCopiedOnATerminal(@TempDir Path tmp) throws Exception {
+        Path local = Files.writeString(tmp.resolve("app.py"), "print(1)\n");
+        server.json("GET /v1/sandboxes/demo/files/stat", 404, error("file_not_found", "no /root/app.py"));
+        server.json("PUT /v1/sandboxes/demo/files", 200, FakeServer.file("/root/app.py", "file", 9, "0644"));
+        assertThat(cli.runOnTerminal("cp", local.toString(), "demo:/root/app.py")).isZero();
+        assertThat(cli.err()).startsWith("\rcopying " + local + " (0 files, 0 B so far)").endsWith("\r");
+        assertThat(cli.run("cp", local.toString(), "demo:/root/app.py")).isZero();
+        assertThat(cli.err()).isEmpty();
     }
 
     private static String templates(String statusAndProgress) {
