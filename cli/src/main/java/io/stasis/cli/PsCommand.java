@@ -3,16 +3,18 @@ package io.stasis.cli;
 import io.stasis.sdk.BackgroundProcess;
 import io.stasis.sdk.ProcessInfo;
 import io.stasis.sdk.StasisJson;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-/** {@code stasis ps ID}: a sandbox's background processes, oldest first. */
+/** {@code stasis ps ID [PID...]}: a sandbox's background processes, oldest first, or the ones named. */
 @Command(name = "ps", mixinStandardHelpOptions = true,
         description = {"List a sandbox's background processes: the running ones and the last 100 ended, oldest first.",
-                "EXIT is the exit code (128+N and the signal's name when signal N ended it)."})
+                "EXIT is the exit code (128+N and the signal's name when signal N ended it). "
+                        + "With PIDs, only those (one that is not there: exit 4)."})
 final class PsCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;
@@ -20,9 +22,13 @@ final class PsCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "ID", description = "Sandbox id or name.")
     String id;
 
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "PID", description = "Only these processes.")
+    List<Long> pids = new ArrayList<>();
+
     @Override
     public Integer call() {
-        List<BackgroundProcess> processes = root.client().sandboxes().processes(id).list();
+        var calls = root.client().sandboxes().processes(id);
+        List<BackgroundProcess> processes = pids.isEmpty() ? calls.list() : pids.stream().map(calls::get).toList();
         if (root.json()) {
             root.io().out().println(StasisJson.writeList(processes));
         } else {

@@ -111,6 +111,21 @@ class ProcessCommandsTest {
     }
 
     @Test
+    void psWithPidsShowsOnlyThose() {
+        server.json("GET " + BASE + "/30", 200, process(30, "exited", 0, null, null, "make"));
+        server.json("GET " + BASE + "/31", 404, error("process_not_found", "no process 31"));
+        assertThat(run("ps", "demo", "30")).isZero();
+        assertThat(out).isEqualTo("""
+                PID   STATUS   EXIT   TAG   STARTED                CMD
+                30    exited   0      -     2026-11-29T10:00:00Z   make
+                """);
+        assertThat(server.requests(("GET " + BASE))).isEmpty();
+        assertThat(run("--json", "ps", "demo", "30")).isZero();
+        assertThat(out).contains("\"items\"", "\"pid\" : 30");
+        assertThat(run("ps", "demo", "30", "31")).isEqualTo(ExitCodes.NOT_FOUND);
+    }
+
+    @Test
     void logsPrintsBothStreamsPageByPage() {
         server.json("GET " + BASE + "/7", 200, process(7, "exited", 0, null, null, "make"));
         server.on("GET " + BASE + "/7/output", (request, exchange) -> {
