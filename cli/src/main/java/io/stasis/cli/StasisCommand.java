@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
                 CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
                 ForkCommand.class, ForksCommand.class, FilesCommand.class,
                 EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class, McpCommand.class,
-                HealthCommand.class, CompletionCommand.class},
+                HealthCommand.class, MetricsCommand.class, OpenApiCommand.class, CompletionCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",
@@ -131,6 +131,16 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
         return ExitCodes.OK;
     }
 
+    /**
+     * Prints a document the server sends in a format of its own, which --json cannot change:
+     * with --json, a usage error ("--json does not apply: {@code why}") before any call.
+     */
+    void printVerbatim(String why, Supplier<String> fetch) {
+        if (json) throw new UsageException("--json does not apply: " + why);
+        String document = fetch.get();
+        io.out().print(document.isEmpty() || document.endsWith("\n") ? document : document + "\n");
+    }
+
     /** What a command that lists things prints: with --json {@code {"items": [...]}} as the API pages are, else the table. */
     <T> int printList(List<T> items, Function<List<T>, String> table) {
         if (json) {
@@ -143,10 +153,19 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
 
     /** The client for the configured server, created on first use. */
     StasisClient client() {
+        return client(true);
+    }
+
+    /**
+     * The client; {@code keyRequired} false for the calls the server answers without a key
+     * (health, metrics, the OpenAPI spec): then a missing key is no error.
+     */
+    StasisClient client(boolean keyRequired) {
         if (client == null) {
             String target = url != null ? url : orDefault(io.env("STASIS_URL"), DEFAULT_URL);
+            String key = resolveApiKey(keyRequired);
             try {
-                client = StasisClient.builder().url(target).apiKey(resolveApiKey()).build();
+                client = StasisClient.builder().url(target).apiKey(key).build();
             } catch (IllegalArgumentException e) {
                 throw new UsageException(e.getMessage());
             }
@@ -154,7 +173,8 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
         return client;
     }
 
-    private String resolveApiKey() {
+    /** The key, or (when not required) null if there is none. */
+    private String resolveApiKey(boolean required) {
         if (apiKey != null && !apiKey.isBlank()) return apiKey.strip();
         String fromEnv = io.env("STASIS_API_KEY");
         if (fromEnv != null) return fromEnv.strip();
@@ -172,6 +192,7 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
         } catch (IOException e) {
             problem = e.getMessage();
         }
+        if (!required) return null;
         throw new UsageException("no API key: pass --api-key, set STASIS_API_KEY, or make " + keyFile
                 + " readable (" + problem + ")");
     }

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
-/** files ls|stat|mkdir|mv|rm, forks, checkpoint-info and health: the routes that had no verb. */
+/** files ls|stat|mkdir|mv|rm, forks, checkpoint-info, health, metrics and openapi: the routes that had no verb. */
 class FilesCommandsTest {
     private static final String FILES = "/v1/sandboxes/demo/files";
 
@@ -106,5 +106,44 @@ class FilesCommandsTest {
         assertThat(cli.out()).contains("\"status\" : \"ok\"");
         server.json("GET /healthz", 200, "{\"status\": \"degraded\"}");
         assertThat(cli.run("health")).isEqualTo(ExitCodes.ERROR);
+    }
+
+    @Test
+    void metricsAndOpenapiPrintTheServersDocumentsWithoutAKey() {
+        server.on("GET /metrics", (r, e) -> FakeServer.respond(e, 200, "text/plain; version=0.0.4",
+                "# TYPE stasis_sandboxes gauge\nstasis_sandboxes{state=\"running\"} 2\n".getBytes()));
+        server.on("GET /v1/openapi.yaml", (r, e) -> FakeServer.respond(e, 200, "application/yaml", "openapi: 3.1.0".getBytes()));
+        String[] noKey = {"--data-dir", "/nonexistent", "--url", server.url()};
+        assertThat(Main.run(concat(noKey, "metrics"), out(), out(), java.io.InputStream.nullInputStream(), java.util.Map.of()))
+                .isZero();
+        assertThat(server.requests.getLast().authorization()).isNull();
+
+        assertThat(cli.run("metrics")).isZero();
+        assertThat(cli.out()).isEqualTo("# TYPE stasis_sandboxes gauge\nstasis_sandboxes{state=\"running\"} 2\n");
+        assertThat(cli.run("openapi")).isZero();
+        assertThat(cli.out()).isEqualTo("openapi: 3.1.0\n");
+
+        int before = server.requests.size();
+        assertThat(cli.run("--json", "metrics")).isEqualTo(ExitCodes.USAGE);
+        assertThat(cli.err()).isEqualTo("error: --json does not apply: the metrics are Prometheus text\n");
+        assertThat(server.requests).hasSize(before);
+    }
+
+    @Test
+    void healthNeedsNoKey() {
+        server.json("GET /healthz", 200, "{\"status\": \"ok\"}");
+        assertThat(Main.run(new String[] {"--data-dir", "/nonexistent", "--url", server.url(), "health"}, out(), out(),
+                java.io.InputStream.nullInputStream(), java.util.Map.of())).isZero();
+        assertThat(server.requests.getLast().authorization()).isNull();
+    }
+
+    private static java.io.PrintStream out() {
+        return new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+    }
+
+    private static String[] concat(String[] first, String last) {
+        String[] all = java.util.Arrays.copyOf(first, first.length + 1);
+        all[first.length] = last;
+        return all;
     }
 }

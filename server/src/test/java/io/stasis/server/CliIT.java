@@ -89,6 +89,8 @@ class CliIT {
         assertThat(cli("", "files", "rm", "-r", "cli-demo", "/root/dir").code()).isZero();
         assertThat(cli("", "files", "stat", "cli-demo", "/root/dir").code()).as("not found").isEqualTo(4);
         assertThat(cli("", "health").out()).isEqualTo("ok\n");
+        assertThat(cli("", "metrics").out()).as("Prometheus text").containsPattern("(?m)^# (TYPE|HELP) ");
+        assertThat(cli("", "openapi").out()).startsWith("openapi: 3");
 
         var missing = cli("", "info", "no-such-sandbox");
         assertThat(missing.code()).as("not found").isEqualTo(4);
