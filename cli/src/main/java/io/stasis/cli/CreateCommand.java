@@ -60,7 +60,12 @@ final class CreateCommand implements Callable<Integer> {
         if (pids != null) request.pids(pids);
         request.lifecycle(lifecycle.toUpdate());
         if (egressDefault != null || !egress.isEmpty()) request.network(egress.policy(egressDefault));
-        Sandbox sandbox = root.client().sandboxes().create(request.build());
+        Sandbox sandbox;
+        // The first create from a template builds it: that can take minutes.
+        try (var progress = Progress.ticking(root, "creating " + (name != null ? name : "a sandbox")
+                + (template != null ? " from " + template : ""))) {
+            sandbox = root.client().sandboxes().create(request.build());
+        }
         if (root.json()) {
             root.printJson(sandbox);
         } else {

@@ -119,6 +119,10 @@ class ScriptingTest {
         assertThat(cli.err()).isEmpty();
         assertThat(cli.runOnTerminal("fork", "demo")).isZero();
         assertThat(cli.err()).contains("forking demo...");
+        server.json("POST /v1/sandboxes", 201, FakeServer.sandbox("sbx_3", "box"));
+        assertThat(cli.runOnTerminal("create", "--template", "base", "--name", "box")).isZero();
+        assertThat(cli.err()).contains("creating box from base...");
+        assertThat(cli.out()).isEqualTo("sbx_3\n");
     }
 
     @Test
