@@ -9,29 +9,11 @@ import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.error.StasisException;
-import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The sandbox_networks table: round trips of policies, unique slots, and rows that go with their sandbox. */
-class SqliteNetworksTest {
-    @TempDir
-    Path dir;
-    SqliteCatalog catalog;
-
-    @BeforeEach
-    void open() {
-        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
-    }
-
-    @AfterEach
-    void close() {
-        catalog.close();
-    }
-
+class SqliteNetworksTest extends FreshCatalog {
     private static NetworkPolicy policy(String... allow) {
         return new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY,
                 java.util.Arrays.stream(allow).map(a -> EgressRule.parse(a, "allow")).toList(), List.of(EgressRule.parse("10.9.0.0/16", "deny"))));

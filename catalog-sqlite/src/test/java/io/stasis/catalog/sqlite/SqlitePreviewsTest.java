@@ -7,30 +7,12 @@ import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The previews table: round trips, order, and that no preview outlives or precedes its sandbox. */
-class SqlitePreviewsTest {
-    @TempDir
-    Path dir;
-    SqliteCatalog catalog;
-
-    @BeforeEach
-    void open() {
-        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
-    }
-
-    @AfterEach
-    void close() {
-        catalog.close();
-    }
-
+class SqlitePreviewsTest extends FreshCatalog {
     private static Preview privatePreview(SandboxId sandbox, int port, java.time.Instant at) {
         return new Preview(PreviewId.random(), sandbox, port, false, Optional.of("ab".repeat(32)), at, Optional.of(at.plusSeconds(60)));
     }

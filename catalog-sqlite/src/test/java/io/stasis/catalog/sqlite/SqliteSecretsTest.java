@@ -15,27 +15,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The secrets table (sealed values kept as given) and header rules in stored network policies, old rows included. */
-class SqliteSecretsTest {
-    @TempDir
-    Path dir;
-    SqliteCatalog catalog;
-
-    @BeforeEach
-    void open() {
-        catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
-    }
-
-    @AfterEach
-    void close() {
-        catalog.close();
-    }
-
+class SqliteSecretsTest extends FreshCatalog {
     @Test
     void putReplacesListsByNameAndDeletes() {
         byte[] sealed = "opaque-bytes".getBytes(StandardCharsets.UTF_8);
