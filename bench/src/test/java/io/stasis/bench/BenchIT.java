@@ -21,10 +21,12 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("root")
 class BenchIT {
-    /** Figures that are differences of host-wide readings: with one sandbox, noise can make them any sign. */
+    /** Figures that are differences (of host-wide readings, or of two paths): at this scale, noise can make them any sign. */
     private static final List<String> DIFFERENCES = List.of("idle_memory.total_per_sandbox", "idle_memory.overhead_per_sandbox",
             "idle_memory.service_rss_per_sandbox", "idle_memory.kernel_per_sandbox", "idle_memory.total_on_create_per_sandbox",
-            "idle_memory.total_on_delete_per_sandbox", "followers.rss_per_follower");
+            "idle_memory.total_on_delete_per_sandbox", "followers.rss_per_follower",
+            // one or a few samples of two paths each: at this scale the difference can go either way
+            "egress.ttfb_overhead", "preview.busybox.latency_overhead", "preview.python.latency_overhead");
     /** Figures with a sample per follower (10 at this scale) or per latency line (2). */
     private static final List<String> PER_FOLLOWER = List.of("followers.open_each", "followers.delivery");
     /** Measured only where the service has the files watch route (another change brings it). */
