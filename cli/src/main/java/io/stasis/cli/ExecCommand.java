@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
@@ -41,11 +42,8 @@ final class ExecCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--cwd", paramLabel = "DIR", description = "Working directory (default /root).")
-    String cwd;
-
-    @Option(names = {"-e", "--env"}, paramLabel = "K=V", description = "Extra environment variable (repeatable).")
-    Map<String, String> env = new LinkedHashMap<>();
+    @Mixin
+    WhereOptions where;
 
     @Option(names = "--timeout", paramLabel = "DURATION", converter = Durations.class,
             description = "Kill the command after this long: 500ms, 30s, 2m, 1h (default: the server's, 60s). "
@@ -82,9 +80,9 @@ final class ExecCommand implements Callable<Integer> {
         if (interactive) {
             refuse("-i", "the command runs as a background process fed from stdin, without a time limit",
                     "--timeout", "--stdin", "--json");
-            return new InteractiveExec(root, id).run(ProcessRequest.builder(argv).cwd(cwd).env(env));
+            return new InteractiveExec(root, id).run(ProcessRequest.builder(argv).cwd(where.cwd).env(where.env));
         }
-        var request = ExecRequest.builder(argv).cwd(cwd).env(env).timeout(timeout);
+        var request = ExecRequest.builder(argv).cwd(where.cwd).env(where.env).timeout(timeout);
         if (stdin) request.stdin(readStdin());
         CliIo io = root.io();
         if (root.json()) {
@@ -105,8 +103,8 @@ final class ExecCommand implements Callable<Integer> {
     /** Fails when any of the {@code incompatible} options was given with {@code mode}. */
     private void refuse(String mode, String why, String... incompatible) {
         var given = new LinkedHashMap<String, Boolean>();
-        given.put("--cwd", cwd != null);
-        given.put("--env", !env.isEmpty());
+        given.put("--cwd", where.cwd != null);
+        given.put("--env", !where.env.isEmpty());
         given.put("--timeout", timeout != null);
         given.put("--stdin", stdin);
         given.put("--json", root.json());

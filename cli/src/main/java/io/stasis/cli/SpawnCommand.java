@@ -4,12 +4,11 @@ import io.stasis.sdk.BackgroundProcess;
 import io.stasis.sdk.ProcessRequest;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
@@ -34,11 +33,8 @@ final class SpawnCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--cwd", paramLabel = "DIR", description = "Working directory (default /root).")
-    String cwd;
-
-    @Option(names = {"-e", "--env"}, paramLabel = "K=V", description = "Extra environment variable (repeatable).")
-    Map<String, String> env = new LinkedHashMap<>();
+    @Mixin
+    WhereOptions where;
 
     @Option(names = "--tag", paramLabel = "T", description = "A label to recognise it by in stasis ps.")
     String tag;
@@ -65,7 +61,7 @@ final class SpawnCommand implements Callable<Integer> {
     public Integer call() {
         List<String> argv = cmd;
         if (argv.isEmpty()) throw new ParameterException(spec.commandLine(), "Missing the command to run after ID");
-        var request = ProcessRequest.builder(argv).cwd(cwd).env(env).tag(tag).keepAlive(keepAlive)
+        var request = ProcessRequest.builder(argv).cwd(where.cwd).env(where.env).tag(tag).keepAlive(keepAlive)
                 .keepAliveFor(keepAliveFor).stdin(stdin);
         BackgroundProcess process = root.client().sandboxes().processes(id).start(request.build());
         if (root.json()) {
