@@ -33,7 +33,7 @@ class OpenApiIT {
 
     @BeforeAll
     static void start() throws IOException {
-        service = ServiceFixture.start("--preview-port", "0"); // a free port: other services may run beside this one
+        service = ServiceFixture.start(); // the fixture listens for previews on a free port
         http = HttpClient.newHttpClient();
     }
 

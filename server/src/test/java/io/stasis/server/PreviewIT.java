@@ -51,7 +51,7 @@ class PreviewIT {
 
     @BeforeAll
     static void start() throws Exception {
-        service = ServiceFixture.start("--preview-port", "0", "--idle-check", "200ms");
+        service = ServiceFixture.start("--idle-check", "200ms");
     }
 
     @AfterAll
