@@ -16,6 +16,7 @@ import io.stasis.core.sandbox.SandboxName;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -111,9 +112,48 @@ class DomainValidationTest {
 
     @Test
     void queriesAreBounded() {
-        invalid(() -> new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 0));
-        invalid(() -> new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 1001));
-        invalid(() -> new SandboxQuery(Optional.of("exploded"), Map.of(), Optional.empty(), 10));
+        invalid(() -> new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 0, Optional.empty()));
+        invalid(() -> new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 1001, Optional.empty()));
+        invalid(() -> new SandboxQuery(Optional.of("exploded"), Map.of(), Optional.empty(), 10, Optional.empty()));
+    }
+
+    @Test
+    void queriesAndSpecsCarryATenant() {
+        var tenant = io.stasis.core.tenant.TenantId.random();
+        assertThat(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 10, Optional.of(tenant)).tenant()).contains(tenant);
+        assertThat(SandboxQuery.all().tenant()).isEmpty();
+        assertThatThrownBy(() -> new io.stasis.core.sandbox.SandboxSpec("tiny", Optional.empty(), Map.of(), Map.of(), Resources.DEFAULT,
+                io.stasis.core.policy.LifecyclePolicy.DEFAULT, Optional.empty(), null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void tenantIdsHaveTheirPrefixAndShape() {
+        var id = io.stasis.core.tenant.TenantId.random();
+        assertThat(id.value()).matches("ten_[0-9a-z]{16}");
+        assertThat(io.stasis.core.tenant.TenantId.isValid("ten_default")).isTrue();
+        for (String bad : Arrays.asList(null, "ten_", "ten_DEFAULT", "default", "ten_0123456789abcdeF", "sbx_0123456789abcdef", "ten_../x"))
+            assertThat(io.stasis.core.tenant.TenantId.isValid(bad)).as(String.valueOf(bad)).isFalse();
+        assertThatThrownBy(() -> new io.stasis.core.tenant.TenantId("ten_")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "Acme", "-acme", "acme corp", "acme_corp", "a/b",
+            "a-very-long-tenant-name-that-goes-on-and-on-past-sixty-three-chars"})
+    void badTenantNamesAreRefused(String name) {
+        invalid(() -> io.stasis.core.tenant.Tenant.validateName(name));
+    }
+
+    @Test
+    void anEventIsVisibleToItsTenantOrToEveryoneWhenItHasNone() {
+        var a = io.stasis.core.tenant.TenantId.random();
+        var b = io.stasis.core.tenant.TenantId.random();
+        var ofA = new io.stasis.core.events.Event(1, java.time.Instant.EPOCH, "lifecycle", Optional.of(SandboxId.random()), Map.of(),
+                Optional.of(a));
+        var ofNone = new io.stasis.core.events.Event(2, java.time.Instant.EPOCH, "error", Optional.empty(), Map.of(), Optional.empty());
+        assertThat(ofA.visibleTo(a)).isTrue();
+        assertThat(ofA.visibleTo(b)).isFalse();
+        assertThat(ofNone.visibleTo(a)).isTrue();
+        assertThat(ofNone.visibleTo(io.stasis.core.tenant.TenantId.DEFAULT)).isTrue();
     }
 
     @Test

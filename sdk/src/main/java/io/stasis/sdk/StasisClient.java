@@ -50,6 +50,8 @@ public final class StasisClient implements AutoCloseable {
     private final Templates templates;
     private final Checkpoints checkpoints;
     private final Secrets secrets;
+    private final Tenants tenants;
+    private final Tokens tokens;
 
     private StasisClient(Builder builder) {
         this.ownsHttpClient = builder.httpClient == null;
@@ -71,6 +73,8 @@ public final class StasisClient implements AutoCloseable {
         this.templates = new Templates(transport);
         this.checkpoints = new Checkpoints(transport);
         this.secrets = new Secrets(transport);
+        this.tenants = new Tenants(transport);
+        this.tokens = new Tokens(transport);
     }
 
     /**
@@ -106,6 +110,16 @@ public final class StasisClient implements AutoCloseable {
     /** Secrets for network policies' header rules: set, list by name, delete. */
     public Secrets secrets() {
         return secrets;
+    }
+
+    /** Tenants and their API keys (root key), or the caller's own tenant with its quota and usage. */
+    public Tenants tenants() {
+        return tenants;
+    }
+
+    /** Scoped tokens of the caller's tenant: issue, list, revoke. */
+    public Tokens tokens() {
+        return tokens;
     }
 
     /**

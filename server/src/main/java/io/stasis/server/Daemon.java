@@ -1,7 +1,13 @@
 package io.stasis.server;
 
 import io.stasis.catalog.sqlite.SqliteCatalog;
-import io.stasis.core.auth.ApiKeys;
+import io.stasis.core.auth.ApiKey;
+import io.stasis.core.auth.Credentials;
+import io.stasis.core.auth.TokenService;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantService;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
@@ -102,6 +108,7 @@ public final class Daemon implements AutoCloseable {
             FaultPoints faults = config.faultPoint().map(Daemon::dieAt).orElse(FaultPoints.NONE);
             var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
+            var quotas = new QuotaGuard(catalog);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
@@ -114,10 +121,10 @@ public final class Daemon implements AutoCloseable {
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
                     UpstreamTls.context(config.network().upstreamCa()))));
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), config.warmPool(), config.defaultResources(), network));
+                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network);
-            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network);
+            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas);
+            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas);
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
@@ -125,9 +132,11 @@ public final class Daemon implements AutoCloseable {
                     processes::keepsAwake));
             idle.start();
             register(new OutputLimiter(catalog, processes, config.processOutputLimit(), OUTPUT_LIMIT_TICK)).start();
-            var apiKeys = new ApiKeys(catalog, clock);
+            var credentials = new Credentials(catalog, clock);
             rootKeyFile = config.dataDir().resolve("root.key");
-            ensureRootKey(catalog.hasRootKey(), apiKeys);
+            ensureRootKey(catalog, credentials);
+            var tenants = new TenantService(catalog, credentials, clock);
+            var tokens = new TokenService(catalog, clock);
             var metrics = register(new Metrics(catalog::all));
             // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
             var previews = new PreviewService(catalog, clock);
@@ -140,7 +149,7 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(apiKeys), metrics, previews, network, secrets)));
+                            new BearerAuth(credentials), metrics, previews, network, secrets, tenants, tokens, quotas)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -194,12 +203,18 @@ public final class Daemon implements AutoCloseable {
         return resource;
     }
 
-    private void ensureRootKey(boolean exists, ApiKeys apiKeys) throws IOException {
+    /**
+     * Issues the root key on the first start, and again when its file is gone: deleting the file and
+     * restarting is how an operator replaces the root key, so the old one is revoked then.
+     */
+    private void ensureRootKey(Catalog catalog, Credentials credentials) throws IOException {
+        boolean exists = catalog.hasRootKey();
         if (exists && Files.exists(rootKeyFile)) return;
         if (exists) {
-            log.atWarn().addKeyValue("file", rootKeyFile).log("a root key exists but its file is gone; issuing another");
+            log.atWarn().addKeyValue("file", rootKeyFile).log("a root key exists but its file is gone; revoking it and issuing another");
+            catalog.apiKeysOf(TenantId.DEFAULT).stream().filter(ApiKey::root).forEach(k -> catalog.deleteApiKey(k.id()));
         }
-        var issued = apiKeys.issueRoot();
+        var issued = credentials.issueRoot();
         Path tmp = rootKeyFile.resolveSibling("root.key.tmp");
         Files.deleteIfExists(tmp);
         Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));

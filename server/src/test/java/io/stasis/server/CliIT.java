@@ -272,6 +272,44 @@ class CliIT {
     }
 
     @Test
+    void tenantsKeysAndTokensFromTheCommandLine() {
+        var tenant = cli("", "--json", "tenant", "create", "cli-tenant", "--max-running", "1");
+        assertThat(tenant.code()).as(tenant.err()).isZero();
+        String tenantId = tenant.out().replaceAll("(?s).*\"id\" : \"(ten_[a-z0-9]+)\".*", "$1");
+        var key = cli("", "tenant", "key-create", tenantId);
+        assertThat(key.code()).as(key.err()).isZero();
+        String tenantKey = key.out().strip();
+        assertThat(tenantKey).startsWith("sk_");
+
+        var created = cli("", "--api-key", tenantKey, "create", "--template", "tiny", "--name", "cli-scoped");
+        assertThat(created.code()).as(created.err()).isZero();
+        var second = cli("", "--api-key", tenantKey, "create", "--template", "tiny");
+        assertThat(second.code()).as("the quota of one running sandbox").isEqualTo(8);
+        assertThat(second.err()).contains("quota_exceeded", "runningSandboxes");
+        assertThat(cli("", "tenant", "ls").out()).containsPattern("cli-tenant\\s+1/1");
+
+        var token = cli("", "--api-key", tenantKey, "token", "create", "cli-scoped", "-p", "exec,files:read", "--ttl", "10m", "--name", "ci");
+        assertThat(token.code()).as(token.err()).isZero();
+        String secret = token.out().strip();
+        assertThat(secret).startsWith("st_");
+        var ran = cli("", "--api-key", secret, "exec", "cli-scoped", "--", "echo", "scoped");
+        assertThat(ran.code()).as(ran.err()).isZero();
+        assertThat(ran.out()).isEqualTo("scoped\n");
+        assertThat(cli("", "--api-key", secret, "list").code()).as("a token may not list the tenant's sandboxes").isEqualTo(7);
+        assertThat(cli("", "--api-key", secret, "rm", "cli-scoped").code()).as("no sandbox:delete").isEqualTo(7);
+
+        var listed = cli("", "--api-key", tenantKey, "token", "ls");
+        assertThat(listed.out()).contains("ci", "exec,files:read").doesNotContain(secret);
+        String tokenId = listed.out().lines().skip(1).findFirst().orElseThrow().split("\\s+")[0];
+        assertThat(cli("", "--api-key", tenantKey, "token", "rm", tokenId).code()).isZero();
+        assertThat(cli("", "--api-key", secret, "exec", "cli-scoped", "--", "true").code()).as("revoked").isEqualTo(7);
+
+        assertThat(cli("", "--api-key", tenantKey, "rm", "cli-scoped").code()).isZero();
+        assertThat(cli("", "tenant", "rm", tenantId).code()).isZero();
+        assertThat(cli("", "--api-key", tenantKey, "list").code()).as("the tenant's keys went with it").isEqualTo(7);
+    }
+
+    @Test
     void unreachableServiceExitsWith3() {
         var out = new ByteArrayOutputStream();
         int code = Main.run(new String[]{"--url", "http://127.0.0.1:9", "--api-key", "sk_x", "list"},

@@ -67,6 +67,17 @@ class OpenApiIT {
     }
 
     @Test
+    void everyRouteDeclaresOneAccessRule() {
+        var undeclared = new TreeSet<String>();
+        for (var route : service.daemon.routes()) {
+            if (!route.path().startsWith("/v1/")) continue;
+            if (route.roles().size() != 1 || !(route.roles().iterator().next() instanceof io.stasis.server.auth.Access))
+                undeclared.add(route.method() + " " + route.path() + " " + route.roles());
+        }
+        assertThat(undeclared).as("/v1 routes without exactly one Access (the guard refuses them to everyone)").isEmpty();
+    }
+
+    @Test
     void theSpecIsServedWithoutAKeyAndEverythingElseUnderV1NeedsOne() throws Exception {
         var spec = send("GET", "/v1/openapi.yaml", null, null, null);
         assertThat(spec.statusCode()).isEqualTo(200);

@@ -1,5 +1,6 @@
 package io.stasis.catalog.sqlite;
 
+import io.stasis.core.tenant.TenantId;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
@@ -20,11 +21,12 @@ final class EventTable {
 
     /** Inserts the event with {@code dataJson} as its data; returns the id SQLite gave it. */
     static long append(Connection c, Event event, String dataJson) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO events (at, type, sandbox_id, data) VALUES (?, ?, ?, ?) RETURNING id")) {
+        try (var st = c.prepareStatement("INSERT INTO events (at, type, sandbox_id, data, tenant_id) VALUES (?, ?, ?, ?, ?) RETURNING id")) {
             st.setString(1, CatalogTime.format(event.at()));
             st.setString(2, event.type());
             st.setString(3, event.sandbox().map(SandboxId::value).orElse(null));
             st.setString(4, dataJson);
+            st.setString(5, event.tenant().map(TenantId::value).orElse(null));
             try (var rs = st.executeQuery()) {
                 if (!rs.next()) throw new SQLException("INSERT ... RETURNING id returned no row");
                 return rs.getLong(1);
@@ -32,15 +34,24 @@ final class EventTable {
         }
     }
 
-    static List<Event> after(Connection c, long afterId, Optional<SandboxId> sandbox, int limit) throws SQLException {
-        String sql = sandbox.isPresent()
-                ? "SELECT id, at, type, sandbox_id, data FROM events WHERE sandbox_id = ? AND id > ? ORDER BY id LIMIT ?"
-                : "SELECT id, at, type, sandbox_id, data FROM events WHERE id > ? ORDER BY id LIMIT ?";
-        try (var st = c.prepareStatement(sql)) {
-            int index = 1;
-            if (sandbox.isPresent()) st.setString(index++, sandbox.get().value());
-            st.setLong(index++, afterId);
-            st.setInt(index, limit);
+    static List<Event> after(Connection c, long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit)
+            throws SQLException {
+        var sql = new StringBuilder("SELECT id, at, type, sandbox_id, data, tenant_id FROM events WHERE id > ?");
+        var args = new ArrayList<Object>();
+        args.add(afterId);
+        sandbox.ifPresent(s -> {
+            sql.append(" AND sandbox_id = ?");
+            args.add(s.value());
+        });
+        tenant.ifPresent(t -> {
+            // An event about a sandbox whose tenant was unknown when it was recorded is nobody's to see.
+            sql.append(" AND (tenant_id = ? OR sandbox_id IS NULL)");
+            args.add(t.value());
+        });
+        sql.append(" ORDER BY id LIMIT ?");
+        args.add(limit);
+        try (var st = c.prepareStatement(sql.toString())) {
+            for (int i = 0; i < args.size(); i++) st.setObject(i + 1, args.get(i));
             try (var rs = st.executeQuery()) {
                 var out = new ArrayList<Event>();
                 while (rs.next()) out.add(read(rs));
@@ -66,7 +77,8 @@ final class EventTable {
         try {
             return new Event(id, CatalogTime.parse(rs.getString("at")), rs.getString("type"),
                     Optional.ofNullable(rs.getString("sandbox_id")).map(SandboxId::new),
-                    JsonValues.fromJson(rs.getString("data")));
+                    JsonValues.fromJson(rs.getString("data")),
+                    Optional.ofNullable(rs.getString("tenant_id")).map(TenantId::new));
         } catch (JsonProcessingException | RuntimeException e) {
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of event " + id + " is unreadable: " + e.getMessage(),
                     Map.of("event", id), e);

@@ -17,6 +17,10 @@ import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.auth.ScopedToken;
+import io.stasis.core.tenant.Tenant;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -77,11 +81,11 @@ public final class SqliteCatalog implements Catalog {
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
     private static final String SANDBOX_COLUMNS = "id, name, template, " + StateColumns.NAMES
-            + ", created_at, cpus, memory_mb, pids, env, metadata, parent_id, checkpoint_id, lifecycle";
+            + ", created_at, cpus, memory_mb, pids, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id";
     private static final String SANDBOX_PLACEHOLDERS = placeholders(SANDBOX_COLUMNS.split(",").length);
     /** Every column but id, in {@link #bindSandboxFields} order. */
     private static final String SANDBOX_ASSIGNMENTS = "name = ?, template = ?, " + StateColumns.ASSIGNMENTS
-            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?";
+            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?";
 
     private final Path file;
     private final Connection connection;
@@ -210,6 +214,7 @@ public final class SqliteCatalog implements Catalog {
         st.setString(index++, s.parentId().map(SandboxId::value).orElse(null));
         st.setString(index++, s.checkpointId().map(CheckpointId::value).orElse(null));
         st.setString(index++, LifecycleJson.toJson(s.lifecycle()));
+        st.setString(index++, s.tenant().value());
         return index;
     }
 
@@ -229,13 +234,14 @@ public final class SqliteCatalog implements Catalog {
     }
 
     @Override
-    public Optional<Sandbox> findByName(String name) {
-        return withConnection("find sandbox by name", c -> queryOne(c, "SELECT " + SANDBOX_COLUMNS + " FROM sandboxes WHERE name = ?", name));
+    public Optional<Sandbox> findByName(TenantId tenant, String name) {
+        return withConnection("find sandbox by name", c -> queryOne(c, "SELECT " + SANDBOX_COLUMNS
+                + " FROM sandboxes WHERE tenant_id = ? AND name = ?", tenant.value(), name));
     }
 
-    private static Optional<Sandbox> queryOne(Connection c, String sql, String key) throws SQLException {
+    private static Optional<Sandbox> queryOne(Connection c, String sql, String... keys) throws SQLException {
         try (var st = c.prepareStatement(sql)) {
-            st.setString(1, key);
+            for (int i = 0; i < keys.length; i++) st.setString(i + 1, keys[i]);
             try (var rs = st.executeQuery()) {
                 return rs.next() ? Optional.of(readSandbox(rs)) : Optional.empty();
             }
@@ -247,6 +253,10 @@ public final class SqliteCatalog implements Catalog {
         var after = query.cursor().map(ListCursor::decode);
         var sql = new StringBuilder("SELECT " + SANDBOX_COLUMNS + " FROM sandboxes WHERE state <> 'deleted'");
         var args = new ArrayList<Object>();
+        query.tenant().ifPresent(tenant -> {
+            sql.append(" AND tenant_id = ?");
+            args.add(tenant.value());
+        });
         query.state().ifPresent(state -> {
             sql.append(" AND state = ?");
             args.add(state);
@@ -303,7 +313,8 @@ public final class SqliteCatalog implements Catalog {
                     StringMaps.fromJson(rs.getString("metadata")),
                     Optional.ofNullable(rs.getString("parent_id")).map(SandboxId::new),
                     Optional.ofNullable(rs.getString("checkpoint_id")).map(CheckpointId::new),
-                    LifecycleJson.fromJson(rs.getString("lifecycle")));
+                    LifecycleJson.fromJson(rs.getString("lifecycle")),
+                    new TenantId(rs.getString("tenant_id")));
         } catch (JsonProcessingException | RuntimeException e) {
             // A row this code cannot read means a damaged file or a schema mismatch, not a bad request.
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of sandbox " + id + " is unreadable: " + e.getMessage(),
@@ -329,6 +340,7 @@ public final class SqliteCatalog implements Catalog {
             OperationTable.end(c, id);
             PreviewTable.deleteOf(c, id);
             NetworkTable.delete(c, id);
+            TokenTable.deleteOfSandbox(c, id);
             return null;
         });
     }
@@ -465,26 +477,27 @@ public final class SqliteCatalog implements Catalog {
                 appendsSinceTrim = 0;
                 log.atDebug().addKeyValue("trimmed", trimmed).addKeyValue("newestId", id).log("events trimmed");
             }
-            return new Event(id, event.at(), event.type(), event.sandbox(), data);
+            return new Event(id, event.at(), event.type(), event.sandbox(), data, event.tenant());
         });
     }
 
     /** At most {@code limit} events with an id above {@code afterId}, in id order; {@code limit} 0 gives none. */
     @Override
-    public List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, int limit) {
+    public List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit) {
         if (limit < 0) throw new IllegalArgumentException("limit must not be negative, was " + limit);
         if (limit == 0) return List.of();
-        return withConnection("list events", c -> EventTable.after(c, afterId, sandbox, limit));
+        return withConnection("list events", c -> EventTable.after(c, afterId, sandbox, tenant, limit));
     }
 
     @Override
     public void insertApiKey(ApiKey key) {
         withConnection("insert api key", c -> {
-            try (var st = c.prepareStatement("INSERT INTO api_keys (id, secret_hash, root, created_at) VALUES (?, ?, ?, ?)")) {
+            try (var st = c.prepareStatement("INSERT INTO api_keys (id, secret_hash, root, created_at, tenant_id) VALUES (?, ?, ?, ?, ?)")) {
                 st.setString(1, key.id());
                 st.setString(2, key.secretHash());
                 st.setInt(3, key.root() ? 1 : 0);
                 st.setString(4, CatalogTime.format(key.createdAt()));
+                st.setString(5, key.tenant().value());
                 st.executeUpdate();
             } catch (SQLiteException e) {
                 if (e.getResultCode() == SQLiteErrorCode.SQLITE_CONSTRAINT_UNIQUE
@@ -500,14 +513,117 @@ public final class SqliteCatalog implements Catalog {
     @Override
     public Optional<ApiKey> findApiKeyByHash(String secretHash) {
         return withConnection("find api key", c -> {
-            try (var st = c.prepareStatement("SELECT id, secret_hash, root, created_at FROM api_keys WHERE secret_hash = ?")) {
-                st.setString(1, secretHash);
-                try (var rs = st.executeQuery()) {
-                    if (!rs.next()) return Optional.empty();
-                    return Optional.of(new ApiKey(rs.getString("id"), rs.getString("secret_hash"),
+            var keys = apiKeys(c, "secret_hash = ?", secretHash);
+            return keys.isEmpty() ? Optional.<ApiKey>empty() : Optional.of(keys.getFirst());
+        });
+    }
+
+    @Override
+    public List<ApiKey> apiKeysOf(TenantId tenant) {
+        return withConnection("list api keys", c -> apiKeys(c, "tenant_id = ?", tenant.value()));
+    }
+
+    private static List<ApiKey> apiKeys(Connection c, String condition, String parameter) throws SQLException {
+        try (var st = c.prepareStatement("SELECT id, tenant_id, secret_hash, root, created_at FROM api_keys WHERE " + condition
+                + " ORDER BY created_at, id")) {
+            st.setString(1, parameter);
+            var out = new ArrayList<ApiKey>();
+            try (var rs = st.executeQuery()) {
+                while (rs.next())
+                    out.add(new ApiKey(rs.getString("id"), new TenantId(rs.getString("tenant_id")), rs.getString("secret_hash"),
                             rs.getInt("root") == 1, CatalogTime.parse(rs.getString("created_at"))));
-                }
             }
+            return out;
+        }
+    }
+
+    @Override
+    public void deleteApiKey(String id) {
+        withConnection("delete api key", c -> {
+            try (var st = c.prepareStatement("DELETE FROM api_keys WHERE id = ?")) {
+                st.setString(1, id);
+                st.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    // --- tenants ---
+
+    @Override
+    public void insertTenant(Tenant tenant) {
+        withConnection("insert tenant", c -> {
+            TenantTable.insert(c, tenant);
+            return null;
+        });
+    }
+
+    @Override
+    public void updateTenant(Tenant tenant) {
+        withConnection("update tenant", c -> {
+            TenantTable.update(c, tenant);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<Tenant> findTenant(TenantId id) {
+        return withConnection("find tenant", c -> TenantTable.find(c, id));
+    }
+
+    @Override
+    public List<Tenant> allTenants() {
+        return withConnection("list tenants", TenantTable::all);
+    }
+
+    @Override
+    public boolean deleteTenantIfEmpty(TenantId id) {
+        return inTransaction("delete tenant", c -> TenantTable.deleteIfEmpty(c, id));
+    }
+
+    @Override
+    public TenantUsage usage(TenantId tenant) {
+        return withConnection("tenant usage", c -> TenantTable.usage(c, tenant));
+    }
+
+    // --- scoped tokens ---
+
+    @Override
+    public void insertToken(ScopedToken token) {
+        withConnection("insert token", c -> {
+            TokenTable.insert(c, token);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<ScopedToken> findTokenByHash(String secretHash) {
+        return withConnection("find token", c -> TokenTable.findByHash(c, secretHash));
+    }
+
+    @Override
+    public Optional<ScopedToken> findToken(String id) {
+        return withConnection("find token", c -> TokenTable.find(c, id));
+    }
+
+    @Override
+    public List<ScopedToken> tokensOf(TenantId tenant) {
+        return withConnection("list tokens", c -> TokenTable.ofTenant(c, tenant));
+    }
+
+    @Override
+    public void deleteToken(String id) {
+        withConnection("delete token", c -> {
+            TokenTable.delete(c, id);
+            return null;
+        });
+    }
+
+    @Override
+    public void deleteTokensExpiredBefore(java.time.Instant now) {
+        withConnection("delete expired tokens", c -> {
+            TokenTable.deleteExpiredBefore(c, now);
+            return null;
         });
     }
 
@@ -626,22 +742,22 @@ public final class SqliteCatalog implements Catalog {
     // --- secrets ---
 
     @Override
-    public boolean putSecret(io.stasis.core.secret.SealedSecret secret) {
-        return inTransaction("put secret", c -> SecretTable.put(c, secret));
+    public boolean putSecret(TenantId tenant, io.stasis.core.secret.SealedSecret secret) {
+        return inTransaction("put secret", c -> SecretTable.put(c, tenant, secret));
     }
 
     @Override
-    public Optional<io.stasis.core.secret.SealedSecret> findSecret(String name) {
-        return withConnection("find secret", c -> SecretTable.find(c, name));
+    public Optional<io.stasis.core.secret.SealedSecret> findSecret(TenantId tenant, String name) {
+        return withConnection("find secret", c -> SecretTable.find(c, tenant, name));
     }
 
     @Override
-    public List<io.stasis.core.secret.SealedSecret> allSecrets() {
-        return withConnection("list secrets", SecretTable::all);
+    public List<io.stasis.core.secret.SealedSecret> secretsOf(TenantId tenant) {
+        return withConnection("list secrets", c -> SecretTable.ofTenant(c, tenant));
     }
 
     @Override
-    public boolean deleteSecret(String name) {
-        return withConnection("delete secret", c -> SecretTable.delete(c, name));
+    public boolean deleteSecret(TenantId tenant, String name) {
+        return withConnection("delete secret", c -> SecretTable.delete(c, tenant, name));
     }
 }

@@ -8,6 +8,7 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.TenantId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,11 +32,13 @@ import net.jqwik.api.lifecycle.BeforeTry;
 
 /**
  * Whatever inserts and deletes happened, paging through {@code list()} yields exactly the live
- * sandboxes (those not being deleted) that match the filter, each once, in (created_at, id) order.
+ * sandboxes (those not being deleted) that match the filter, each once, in (created_at, id) order;
+ * with a tenant, only that tenant's.
  */
 class ListPagingPropertyTest {
     private static final Comparator<Sandbox> LIST_ORDER =
             Comparator.comparing(Sandbox::createdAt).thenComparing(Sandbox::id);
+    private static final TenantId OTHER = new TenantId("ten_0123456789abcdef");
 
     private Path dir;
     private SqliteCatalog catalog;
@@ -44,7 +47,7 @@ class ListPagingPropertyTest {
     }
 
     /** Inserts a sandbox; few distinct times, so ties on created_at are common. */
-    record Insert(int second, String state, String team) implements Op {
+    record Insert(int second, String state, String team, TenantId tenant) implements Op {
     }
 
     /** Deletes the live record at {@code pick} modulo their number (nothing if there are none). */
@@ -69,7 +72,8 @@ class ListPagingPropertyTest {
     void pagingReturnsExactlyTheLiveSetInOrder(@ForAll("ops") List<Op> ops,
                                                @ForAll @IntRange(min = 1, max = 25) int limit,
                                                @ForAll("stateFilters") Optional<String> state,
-                                               @ForAll("teamFilters") Optional<String> team) {
+                                               @ForAll("teamFilters") Optional<String> team,
+                                               @ForAll("tenantFilters") Optional<TenantId> tenant) {
         var model = new LinkedHashMap<SandboxId, Sandbox>();
         for (var op : ops) {
             switch (op) {
@@ -90,6 +94,7 @@ class ListPagingPropertyTest {
                 .filter(s -> !(s.state() instanceof SandboxState.Deleted))
                 .filter(s -> state.map(s.state().wireName()::equals).orElse(true))
                 .filter(s -> team.map(t -> t.equals(s.metadata().get("team"))).orElse(true))
+                .filter(s -> tenant.map(s.tenant()::equals).orElse(true))
                 .sorted(LIST_ORDER)
                 .toList();
 
@@ -97,7 +102,7 @@ class ListPagingPropertyTest {
         var cursors = new HashSet<String>();
         Optional<String> cursor = Optional.empty();
         do {
-            var page = catalog.list(new SandboxQuery(state, team.map(t -> Map.of("team", t)).orElse(Map.of()), cursor, limit));
+            var page = catalog.list(new SandboxQuery(state, team.map(t -> Map.of("team", t)).orElse(Map.of()), cursor, limit, tenant));
             assertThat(page.items()).hasSizeLessThanOrEqualTo(limit);
             if (page.nextCursor().isPresent()) {
                 assertThat(page.items()).hasSize(limit);
@@ -120,9 +125,9 @@ class ListPagingPropertyTest {
             case "deleted" -> SandboxState.DELETED;
             default -> throw new IllegalArgumentException(insert.state());
         };
-        return TestSandboxes.sandbox(Optional.empty(), "tiny", state,
+        return TestSandboxes.inTenant(TestSandboxes.sandbox(Optional.empty(), "tiny", state,
                 TestSandboxes.T0.plusSeconds(insert.second()), Resources.DEFAULT, Map.of(),
-                insert.team().isEmpty() ? Map.of() : Map.of("team", insert.team()));
+                insert.team().isEmpty() ? Map.of() : Map.of("team", insert.team())), insert.tenant());
     }
 
     @Provide
@@ -130,7 +135,8 @@ class ListPagingPropertyTest {
         Arbitrary<Op> insert = Combinators.combine(
                 Arbitraries.integers().between(0, 5),
                 Arbitraries.of("running", "paused", "hibernated", "stopped", "deleted"),
-                Arbitraries.of("", "red", "blue")).as(Insert::new);
+                Arbitraries.of("", "red", "blue"),
+                Arbitraries.of(TenantId.DEFAULT, OTHER)).as(Insert::new);
         Arbitrary<Op> delete = Arbitraries.integers().between(0, 1000).map(Delete::new);
         return Arbitraries.frequencyOf(
                 net.jqwik.api.Tuple.of(3, insert),
@@ -145,5 +151,10 @@ class ListPagingPropertyTest {
     @Provide
     Arbitrary<Optional<String>> teamFilters() {
         return Arbitraries.of("red", "blue").optional(0.3);
+    }
+
+    @Provide
+    Arbitrary<Optional<TenantId>> tenantFilters() {
+        return Arbitraries.of(TenantId.DEFAULT, OTHER, TenantId.random()).optional(0.5);
     }
 }

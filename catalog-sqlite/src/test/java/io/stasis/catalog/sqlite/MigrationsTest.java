@@ -4,15 +4,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.catalog.sqlite.Migrations.Migration;
+import io.stasis.core.auth.ApiKey;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantQuota;
+import io.stasis.core.tenant.TenantUsage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -104,20 +113,20 @@ class MigrationsTest {
             var running = new Sandbox(runningId, Optional.of("web"), "base", SandboxState.RUNNING,
                     Instant.parse("2026-01-02T03:04:05.987654321Z"), new Resources(2.5, 2048, 1000),
                     Map.of("PATH", "/usr/bin", "UNICODE", "héllo ✓"), Map.of("owner", "alice", "team.name/x", "infra"),
-                    Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+                    Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
             var stopped = v2Default(stoppedId, Optional.empty(), new SandboxState.Stopped("processes_lost"), "2026-01-02T03:04:06Z", Map.of());
             var reasonless = v2Default(reasonlessId, Optional.empty(), new SandboxState.Stopped(null), "2026-01-02T03:04:07Z", Map.of("owner", "alice"));
             var deleted = new Sandbox(deletedId, Optional.of("gone"), "tiny", SandboxState.DELETED, Instant.parse("2026-01-02T03:04:08Z"),
-                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
 
             assertThat(catalog.all()).containsExactly(running, stopped, reasonless, deleted);
-            assertThat(catalog.findByName("web")).contains(running);
-            assertThat(catalog.list(new SandboxQuery(Optional.empty(), Map.of("owner", "alice"), Optional.empty(), 10)).items())
+            assertThat(catalog.findByName(TenantId.DEFAULT, "web")).contains(running);
+            assertThat(catalog.list(new SandboxQuery(Optional.empty(), Map.of("owner", "alice"), Optional.empty(), 10, Optional.empty())).items())
                     .containsExactly(running, reasonless);
             assertThat(catalog.children(runningId)).isEmpty();
             assertThat(catalog.allCheckpoints()).isEmpty();
             assertThat(catalog.pendingOperations()).isEmpty();
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 10)).isEmpty();
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10)).isEmpty();
             assertThat(catalog.hasRootKey()).isTrue();
             assertThatThrownBy(() -> catalog.insert(TestSandboxes.named("web")))
                     .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
@@ -147,6 +156,121 @@ class MigrationsTest {
         }
     }
 
+    /**
+     * A file as a V5 Stasis left it (the first five scripts, rows written the way the V5 catalog
+     * wrote them) opens under V6 with every sandbox, API key, secret and sandbox event assigned to
+     * the default tenant, whose row exists; events of no sandbox stay of no tenant.
+     */
+    @Test
+    void aV5DatabaseMigratesToV6WithEverythingInTheDefaultTenant() throws Exception {
+        var db = dir.resolve("v5.db");
+        var webId = SandboxId.random();
+        var hibernatedId = SandboxId.random();
+        var image = CheckpointId.random();
+        var parentCheckpoint = CheckpointId.random();
+        var lifecycle = "{\"pauseAfterIdle\":\"PT1M\",\"hibernateAfterIdle\":null,\"stopAfterIdle\":null,"
+                + "\"deleteAfterIdle\":null,\"maxAge\":\"PT48H\",\"autoResume\":false}";
+        byte[] sealed = {1, 2, 3, (byte) 0xff};
+        try (var c = connect(db)) {
+            var firstFive = new ArrayList<Migration>();
+            for (int v = 1; v <= 5; v++) {
+                String script = Migrations.SCRIPTS.get(v - 1);
+                firstFive.add(new Migration(v, script, resource(script)));
+            }
+            assertThat(new Migrations(firstFive).apply(c, "v5.db")).containsExactly(1, 2, 3, 4, 5);
+            try (var st = c.createStatement()) {
+                st.executeUpdate("INSERT INTO sandboxes (id, name, template, state, state_reason, hibernated_checkpoint_id, hibernated_image_bytes,"
+                        + " hibernated_at, created_at, cpus, memory_mb, pids, env, metadata, parent_id, checkpoint_id, lifecycle) VALUES"
+                        + " ('" + webId + "', 'web', 'base', 'running', NULL, NULL, NULL, NULL, '2026-01-02T03:04:05.000000001Z',"
+                        + " 2.0, 2048, 1000, '{\"A\":\"1\"}', '{\"owner\":\"alice\"}', NULL, NULL, '"
+                        + LifecycleJson.toJson(LifecyclePolicy.DEFAULT) + "'),"
+                        + " ('" + hibernatedId + "', NULL, 'tiny', 'hibernated', NULL, '" + image + "', 4096, '2026-01-03T00:00:00.000000000Z',"
+                        + " '2026-01-02T03:04:06.000000000Z', 1.0, 512, 512, '{}', '{}', '" + webId + "', '" + parentCheckpoint + "', '"
+                        + lifecycle + "')");
+                st.executeUpdate("INSERT INTO api_keys (id, secret_hash, root, created_at) VALUES"
+                        + " ('key_0123456789abcdef', '" + "ab".repeat(32) + "', 1, '2026-01-01T00:00:00.000000000Z'),"
+                        + " ('key_fedcba9876543210', '" + "cd".repeat(32) + "', 0, '2026-01-01T00:00:01.000000000Z')");
+                st.executeUpdate("INSERT INTO events (at, type, sandbox_id, data) VALUES"
+                        + " ('2026-01-02T03:04:05.000000001Z', 'lifecycle', '" + webId + "', '{\"to\":\"running\"}'),"
+                        + " ('2026-01-02T03:04:07.000000000Z', 'error', NULL, '{\"message\":\"host\"}')");
+                st.executeUpdate("INSERT INTO sandbox_networks (sandbox_id, slot, policy) VALUES ('" + webId + "', 7, '"
+                        + NetworkJson.toJson(new NetworkPolicy(EgressPolicy.ALLOW_ALL)) + "')");
+            }
+            try (var st = c.prepareStatement("INSERT INTO secrets (name, created_at, sealed) VALUES (?, ?, ?)")) {
+                st.setString(1, "TOKEN");
+                st.setString(2, "2026-01-01T00:00:02.000000000Z");
+                st.setBytes(3, sealed);
+                st.executeUpdate();
+            }
+        }
+
+        try (var catalog = SqliteCatalog.open(db)) {
+            var web = new Sandbox(webId, Optional.of("web"), "base", SandboxState.RUNNING, Instant.parse("2026-01-02T03:04:05.000000001Z"),
+                    new Resources(2.0, 2048, 1000), Map.of("A", "1"), Map.of("owner", "alice"), Optional.empty(), Optional.empty(),
+                    LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+            var hibernated = new Sandbox(hibernatedId, Optional.empty(), "tiny",
+                    new SandboxState.Hibernated(image, 4096, Instant.parse("2026-01-03T00:00:00Z")), Instant.parse("2026-01-02T03:04:06Z"),
+                    new Resources(1.0, 512, 512), Map.of(), Map.of(), Optional.of(webId), Optional.of(parentCheckpoint),
+                    LifecycleJson.fromJson(lifecycle), TenantId.DEFAULT);
+            var other = TenantId.random();
+
+            assertThat(catalog.allTenants()).singleElement().satisfies(t -> {
+                assertThat(t.id()).isEqualTo(TenantId.DEFAULT);
+                assertThat(t.name()).isEqualTo("default");
+                assertThat(t.quota()).isEqualTo(TenantQuota.UNLIMITED);
+            });
+            assertThat(catalog.findTenant(TenantId.DEFAULT)).isPresent();
+
+            assertThat(catalog.all()).containsExactly(web, hibernated);
+            assertThat(catalog.findByName(TenantId.DEFAULT, "web")).contains(web);
+            assertThat(catalog.findByName(other, "web")).isEmpty();
+            assertThat(catalog.list(tenantQuery(TenantId.DEFAULT)).items()).containsExactly(web, hibernated);
+            assertThat(catalog.list(tenantQuery(other)).items()).isEmpty();
+            assertThat(catalog.children(webId)).containsExactly(hibernated);
+            assertThat(catalog.usage(TenantId.DEFAULT)).isEqualTo(new TenantUsage(1, 2048, 0));
+            assertThat(catalog.findNetwork(webId)).contains(new SandboxNetwork(webId, 7, new NetworkPolicy(EgressPolicy.ALLOW_ALL)));
+
+            var root = new ApiKey("key_0123456789abcdef", TenantId.DEFAULT, "ab".repeat(32), true, Instant.parse("2026-01-01T00:00:00Z"));
+            var plain = new ApiKey("key_fedcba9876543210", TenantId.DEFAULT, "cd".repeat(32), false, Instant.parse("2026-01-01T00:00:01Z"));
+            assertThat(catalog.apiKeysOf(TenantId.DEFAULT)).containsExactly(root, plain);
+            assertThat(catalog.findApiKeyByHash("cd".repeat(32))).contains(plain);
+            assertThat(catalog.hasRootKey()).isTrue();
+
+            assertThat(catalog.secretsOf(TenantId.DEFAULT))
+                    .containsExactly(new SealedSecret("TOKEN", Instant.parse("2026-01-01T00:00:02Z"), sealed));
+            assertThat(catalog.secretsOf(other)).isEmpty();
+
+            var events = catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10);
+            assertThat(events).extracting(Event::type, Event::tenant).containsExactly(
+                    org.assertj.core.groups.Tuple.tuple("lifecycle", Optional.of(TenantId.DEFAULT)),
+                    org.assertj.core.groups.Tuple.tuple("error", Optional.empty()));
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.of(TenantId.DEFAULT), 10)).isEqualTo(events);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.of(other), 10)).containsExactly(events.get(1));
+
+            // Names are unique per tenant now: taken in the default tenant, free in another.
+            assertThatThrownBy(() -> catalog.insert(TestSandboxes.named("web")))
+                    .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
+            catalog.insert(TestSandboxes.inTenant(TestSandboxes.named("web"), other));
+        }
+
+        try (var c = connect(db)) {
+            assertThat(versions(c)).containsExactlyElementsOf(everyVersion());
+            assertThat(queryInt(c, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('sandboxes_by_creation',"
+                    + " 'sandboxes_by_tenant', 'sandboxes_by_parent', 'api_keys_by_tenant', 'events_by_tenant', 'tokens_by_tenant',"
+                    + " 'tokens_by_scope')")).isEqualTo(7);
+            assertThat(queryInt(c, "SELECT count(*) FROM sqlite_schema WHERE name LIKE '%\\_v6' ESCAPE '\\'")).isZero();
+            assertThat(queryInt(c, "SELECT count(*) FROM sandboxes WHERE tenant_id = 'ten_default'")).isEqualTo(2);
+            try (var st = c.createStatement(); var rs = st.executeQuery("PRAGMA integrity_check")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).isEqualTo("ok");
+            }
+        }
+    }
+
+    private static SandboxQuery tenantQuery(TenantId tenant) {
+        return new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 100, Optional.of(tenant));
+    }
+
     private static void insertV1(java.sql.PreparedStatement st, SandboxId id, String name, String template, String state, String reason,
                                  String createdAt, double cpus, int memoryMb, int pids, String env, String metadata) throws SQLException {
         st.setString(1, id.value());
@@ -165,7 +289,7 @@ class MigrationsTest {
 
     private static Sandbox v2Default(SandboxId id, Optional<String> name, SandboxState state, String createdAt, Map<String, String> metadata) {
         return new Sandbox(id, name, "tiny", state, Instant.parse(createdAt), Resources.DEFAULT, Map.of(), metadata,
-                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
     }
 
     private static String resource(String script) throws java.io.IOException {

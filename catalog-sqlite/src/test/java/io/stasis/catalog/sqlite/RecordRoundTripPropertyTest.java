@@ -12,6 +12,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.TenantId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +35,8 @@ import net.jqwik.api.lifecycle.BeforeProperty;
 /**
  * Whatever a record holds, the catalog gives it back equal: every sandbox state with its data,
  * lineage, lifecycle policies (any positive duration, to the nanosecond), checkpoints,
- * operations, and event data of plain JSON values nested at will.
+ * operations, the tenant a sandbox or an event belongs to, and event data of plain JSON values
+ * nested at will.
  */
 class RecordRoundTripPropertyTest {
     private static final long MIN_SECOND = Instant.parse("0000-01-01T00:00:00Z").getEpochSecond();
@@ -77,21 +79,39 @@ class RecordRoundTripPropertyTest {
     }
 
     @Property(tries = 300)
-    void eventDataRoundTrips(@ForAll("eventData") Map<String, Object> data, @ForAll("instants") Instant at) {
-        var appended = catalog.appendEvent(new Event(0, at, "lifecycle", Optional.of(SandboxId.random()), data));
+    void eventDataRoundTrips(@ForAll("eventData") Map<String, Object> data, @ForAll("instants") Instant at,
+                             @ForAll("eventTenants") Optional<TenantId> tenant) {
+        // An event of a tenant is about one of its sandboxes; one of no tenant is about none.
+        var sandbox = tenant.map(t -> SandboxId.random());
+        var appended = catalog.appendEvent(new Event(0, at, "lifecycle", sandbox, data, tenant));
 
         assertThat(appended.data()).isEqualTo(data);
-        assertThat(catalog.eventsAfter(appended.id() - 1, Optional.empty(), 1)).containsExactly(appended);
+        assertThat(appended.tenant()).isEqualTo(tenant);
+        assertThat(catalog.eventsAfter(appended.id() - 1, Optional.empty(), Optional.empty(), 1)).containsExactly(appended);
+        assertThat(catalog.eventsAfter(appended.id() - 1, Optional.empty(), Optional.of(tenant.orElse(TenantId.DEFAULT)), 1))
+                .containsExactly(appended);
     }
 
     @Provide
     Arbitrary<Sandbox> sandboxes() {
         var env = Arbitraries.maps(texts(), texts()).ofMaxSize(3);
         var names = Arbitraries.create(() -> "n" + Ids.randomSuffix()).optional(0.5); // unique, so inserts never collide
-        return Combinators.combine(names, states(), instants(), env, env,
-                        Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles())
-                .as((name, state, createdAt, e, m, parent, checkpoint, lifecycle) -> new Sandbox(SandboxId.random(), name,
-                        "tiny", state, createdAt, new Resources(0.5, 256, 64), e, m, parent, checkpoint, lifecycle));
+        var envAndMetadata = Combinators.combine(env, env).as(Tuple::of); // combine takes at most 8
+        return Combinators.combine(names, states(), instants(), envAndMetadata,
+                        Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles(), tenants())
+                .as((name, state, createdAt, maps, parent, checkpoint, lifecycle, tenant) -> new Sandbox(SandboxId.random(), name,
+                        "tiny", state, createdAt, new Resources(0.5, 256, 64), maps.get1(), maps.get2(), parent, checkpoint, lifecycle,
+                        tenant));
+    }
+
+    /** The default tenant or a random one: the catalog does not require a tenant's row for its sandboxes or events. */
+    Arbitrary<TenantId> tenants() {
+        return Arbitraries.oneOf(Arbitraries.just(TenantId.DEFAULT), Arbitraries.create(TenantId::random));
+    }
+
+    @Provide
+    Arbitrary<Optional<TenantId>> eventTenants() {
+        return tenants().optional(0.7);
     }
 
     Arbitrary<SandboxState> states() {

@@ -17,6 +17,7 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.TenantId;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -79,7 +80,7 @@ class SqliteCatalogTest {
         catalog.insert(deletedOther);
 
         assertThat(catalog.find(full.id())).contains(full);
-        assertThat(catalog.findByName("my-box.1")).contains(full);
+        assertThat(catalog.findByName(TenantId.DEFAULT, "my-box.1")).contains(full);
         assertThat(catalog.find(minimal.id())).contains(minimal);
         assertThat(catalog.find(deletedOther.id())).contains(deletedOther);
         catalog.update(deleted);
@@ -89,7 +90,7 @@ class SqliteCatalogTest {
     @Test
     void findsNothingForUnknownIdsAndNames() {
         assertThat(catalog.find(SandboxId.random())).isEmpty();
-        assertThat(catalog.findByName("nobody")).isEmpty();
+        assertThat(catalog.findByName(TenantId.DEFAULT, "nobody")).isEmpty();
     }
 
     @Test
@@ -124,7 +125,7 @@ class SqliteCatalogTest {
         var b = TestSandboxes.named("b");
         catalog.insert(b);
         var renamed = new Sandbox(b.id(), Optional.of("a"), b.template(), b.state(), b.createdAt(), b.resources(), b.env(), b.metadata(),
-                b.parentId(), b.checkpointId(), b.lifecycle());
+                b.parentId(), b.checkpointId(), b.lifecycle(), b.tenant());
 
         assertThatThrownBy(() -> catalog.update(renamed))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
@@ -149,12 +150,12 @@ class SqliteCatalogTest {
                 T0.plusSeconds(5), new Resources(0.5, 256, 64), Map.of("A", "1"), Map.of("k", "v"),
                 Optional.of(SandboxId.random()), Optional.of(CheckpointId.random()),
                 new LifecyclePolicy(Optional.empty(), Optional.of(Duration.ofMinutes(1)), Optional.empty(), Optional.empty(),
-                        Optional.of(Duration.ofDays(2)), false));
+                        Optional.of(Duration.ofDays(2)), false), TenantId.DEFAULT);
 
         catalog.update(after);
 
         assertThat(catalog.find(before.id())).contains(after);
-        assertThat(catalog.findByName("old")).isEmpty();
+        assertThat(catalog.findByName(TenantId.DEFAULT, "old")).isEmpty();
         catalog.insert(TestSandboxes.named("old")); // the name is free again
     }
 
@@ -194,7 +195,7 @@ class SqliteCatalogTest {
         var pages = new ArrayList<List<Sandbox>>();
         Optional<String> cursor = Optional.empty();
         do {
-            var page = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), cursor, 100));
+            var page = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), cursor, 100, Optional.empty()));
             pages.add(page.items());
             cursor = page.nextCursor();
         } while (cursor.isPresent());
@@ -207,8 +208,8 @@ class SqliteCatalogTest {
     void aFullLastPageHasNoNextCursor() {
         for (int i = 0; i < 4; i++) catalog.insert(TestSandboxes.running(T0.plusSeconds(i)));
 
-        var first = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 2));
-        var second = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), first.nextCursor(), 2));
+        var first = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 2, Optional.empty()));
+        var second = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), first.nextCursor(), 2, Optional.empty()));
 
         assertThat(first.nextCursor()).isPresent();
         assertThat(second.items()).hasSize(2);
@@ -227,9 +228,9 @@ class SqliteCatalogTest {
         var sandboxes = IntStream.range(0, 5).mapToObj(i -> TestSandboxes.running(T0.plusSeconds(i))).toList();
         sandboxes.forEach(catalog::insert);
 
-        var first = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 2));
+        var first = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 2, Optional.empty()));
         catalog.delete(sandboxes.get(1).id());
-        var rest = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), first.nextCursor(), 10));
+        var rest = catalog.list(new SandboxQuery(Optional.empty(), Map.of(), first.nextCursor(), 10, Optional.empty()));
 
         assertThat(rest.items()).containsExactlyElementsOf(sandboxes.subList(2, 5));
     }
@@ -283,7 +284,7 @@ class SqliteCatalogTest {
         var seen = new ArrayList<Sandbox>();
         Optional<String> cursor = Optional.empty();
         do {
-            var page = catalog.list(new SandboxQuery(Optional.of("running"), Map.of("parity", "even"), cursor, 4));
+            var page = catalog.list(new SandboxQuery(Optional.of("running"), Map.of("parity", "even"), cursor, 4, Optional.empty()));
             seen.addAll(page.items());
             cursor = page.nextCursor();
         } while (cursor.isPresent());
@@ -302,7 +303,7 @@ class SqliteCatalogTest {
                 b64.encodeToString("v1|+10000-01-01T00:00:00.000000000Z|sbx_0123456789abcdef".getBytes(StandardCharsets.UTF_8)),
                 b64.encodeToString("v1|2026-01-01T00:00:00Z|sbx_0123456789abcdef".getBytes(StandardCharsets.UTF_8)),
                 b64.encodeToString("v1|2026-01-01T00:00:00.000000000Z|sbx_0123456789abcdef|extra".getBytes(StandardCharsets.UTF_8)))) {
-            assertThatThrownBy(() -> catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.of(garbage), 10)))
+            assertThatThrownBy(() -> catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.of(garbage), 10, Optional.empty())))
                     .as("cursor '%s'", garbage)
                     .isInstanceOfSatisfying(StasisException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
@@ -315,7 +316,7 @@ class SqliteCatalogTest {
     void reopeningTheFileKeepsEverything() {
         var s = TestSandboxes.sandbox(Optional.of("keep"), "base", new SandboxState.Stopped("host_reboot"),
                 T0, new Resources(4, 4096, 2048), Map.of("K", "v"), Map.of("m", "n"));
-        var key = new ApiKey("key_0123456789abcdef", "ab".repeat(32), true, T0);
+        var key = new ApiKey("key_0123456789abcdef", TenantId.DEFAULT, "ab".repeat(32), true, T0);
         catalog.insert(s);
         catalog.insertApiKey(key);
         catalog.close();
@@ -323,7 +324,7 @@ class SqliteCatalogTest {
         catalog = SqliteCatalog.open(dbFile);
 
         assertThat(catalog.find(s.id())).contains(s);
-        assertThat(catalog.findByName("keep")).contains(s);
+        assertThat(catalog.findByName(TenantId.DEFAULT, "keep")).contains(s);
         assertThat(catalog.findApiKeyByHash(key.secretHash())).contains(key);
         assertThat(catalog.hasRootKey()).isTrue();
     }
@@ -354,11 +355,11 @@ class SqliteCatalogTest {
     @Test
     void apiKeysAreFoundByHashAndTheRootFlagIsKept() {
         assertThat(catalog.hasRootKey()).isFalse();
-        var plain = new ApiKey("key_aaaaaaaaaaaaaaaa", "11".repeat(32), false, T0);
+        var plain = new ApiKey("key_aaaaaaaaaaaaaaaa", TenantId.DEFAULT, "11".repeat(32), false, T0);
         catalog.insertApiKey(plain);
         assertThat(catalog.hasRootKey()).isFalse();
 
-        var root = new ApiKey("key_bbbbbbbbbbbbbbbb", "22".repeat(32), true, T0.plusSeconds(1));
+        var root = new ApiKey("key_bbbbbbbbbbbbbbbb", TenantId.DEFAULT, "22".repeat(32), true, T0.plusSeconds(1));
         catalog.insertApiKey(root);
 
         assertThat(catalog.hasRootKey()).isTrue();
@@ -369,8 +370,8 @@ class SqliteCatalogTest {
 
     @Test
     void aDuplicateSecretHashIsRefused() {
-        catalog.insertApiKey(new ApiKey("key_aaaaaaaaaaaaaaaa", "11".repeat(32), false, T0));
-        assertThatThrownBy(() -> catalog.insertApiKey(new ApiKey("key_cccccccccccccccc", "11".repeat(32), true, T0)))
+        catalog.insertApiKey(new ApiKey("key_aaaaaaaaaaaaaaaa", TenantId.DEFAULT, "11".repeat(32), false, T0));
+        assertThatThrownBy(() -> catalog.insertApiKey(new ApiKey("key_cccccccccccccccc", TenantId.DEFAULT, "11".repeat(32), true, T0)))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL));
         assertThat(catalog.hasRootKey()).isFalse();
     }
@@ -528,7 +529,8 @@ class SqliteCatalogTest {
         catalog.insert(hibernated);
         catalog.beginOperation(op);
         catalog.insertCheckpoint(checkpoint);
-        var event = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.of(hibernated.id()), Map.of("to", "hibernated")));
+        var event = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.of(hibernated.id()), Map.of("to", "hibernated"),
+                Optional.of(TenantId.DEFAULT)));
         catalog.close();
 
         catalog = SqliteCatalog.open(dbFile);
@@ -536,7 +538,7 @@ class SqliteCatalogTest {
         assertThat(catalog.find(hibernated.id())).contains(hibernated);
         assertThat(catalog.pendingOperations()).containsExactly(op);
         assertThat(catalog.checkpointsOf(hibernated.id())).containsExactly(checkpoint);
-        assertThat(catalog.eventsAfter(0, Optional.empty(), 10)).containsExactly(event);
+        assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10)).containsExactly(event);
     }
 
     // --- the operation journal ---
@@ -571,7 +573,7 @@ class SqliteCatalogTest {
             catalog.beginOperation(op);
             // The outcome cannot be written (its name is taken): the transaction must not end the operation either.
             var badOutcome = new Sandbox(s.id(), Optional.of("taken"), s.template(), new SandboxState.Stopped("asked"),
-                    s.createdAt(), s.resources(), s.env(), s.metadata(), s.parentId(), s.checkpointId(), s.lifecycle());
+                    s.createdAt(), s.resources(), s.env(), s.metadata(), s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant());
 
             assertThatThrownBy(() -> catalog.completeOperation(badOutcome))
                     .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
@@ -740,14 +742,14 @@ class SqliteCatalogTest {
         void appendGivesIncreasingIdsAndReturnsWhatReadsBack() {
             var s = SandboxId.random();
             var first = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.of(s),
-                    Map.of("sandboxId", s.value(), "from", "running", "to", "paused", "reason", "idle")));
-            var second = catalog.appendEvent(new Event(999, T0.plusNanos(1), "checkpoint", Optional.empty(), Map.of()));
+                    Map.of("sandboxId", s.value(), "from", "running", "to", "paused", "reason", "idle"), Optional.of(TenantId.DEFAULT)));
+            var second = catalog.appendEvent(new Event(999, T0.plusNanos(1), "checkpoint", Optional.empty(), Map.of(), Optional.empty()));
 
             assertThat(first.id()).isPositive();
             assertThat(second.id()).isGreaterThan(first.id()); // the id passed in is ignored
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 10)).containsExactly(first, second);
-            assertThat(catalog.eventsAfter(first.id(), Optional.empty(), 10)).containsExactly(second);
-            assertThat(catalog.eventsAfter(second.id(), Optional.empty(), 10)).isEmpty();
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10)).containsExactly(first, second);
+            assertThat(catalog.eventsAfter(first.id(), Optional.empty(), Optional.empty(), 10)).containsExactly(second);
+            assertThat(catalog.eventsAfter(second.id(), Optional.empty(), Optional.empty(), 10)).isEmpty();
         }
 
         @Test
@@ -767,20 +769,20 @@ class SqliteCatalogTest {
                     "nested", nested,
                     "empty", Map.of());
 
-            var appended = catalog.appendEvent(new Event(0, T0, "fork", Optional.empty(), data));
+            var appended = catalog.appendEvent(new Event(0, T0, "fork", Optional.empty(), data, Optional.empty()));
 
             assertThat(appended.data()).isEqualTo(data);
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 1)).containsExactly(appended);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 1)).containsExactly(appended);
         }
 
         @Test
         void smallerIntegersAndFloatsComeBackAsLongsAndDoubles() {
             var appended = catalog.appendEvent(new Event(0, T0, "error", Optional.empty(),
-                    Map.of("int", 5, "short", (short) 6, "byte", (byte) 7, "float", 0.5f, "list", List.of(8))));
+                    Map.of("int", 5, "short", (short) 6, "byte", (byte) 7, "float", 0.5f, "list", List.of(8)), Optional.empty()));
 
             var expected = Map.<String, Object>of("int", 5L, "short", 6L, "byte", 7L, "float", 0.5, "list", List.of(8L));
             assertThat(appended.data()).isEqualTo(expected);
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 1).getFirst().data()).isEqualTo(expected);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 1).getFirst().data()).isEqualTo(expected);
         }
 
         @Test
@@ -794,10 +796,10 @@ class SqliteCatalogTest {
                     Map.of("nested", Map.of("id", SandboxId.random())),
                     Map.of("list", List.of(new java.math.BigDecimal("1.5"))),
                     Map.of("map", bad))) {
-                assertThatThrownBy(() -> catalog.appendEvent(new Event(0, T0, "error", Optional.empty(), data)))
+                assertThatThrownBy(() -> catalog.appendEvent(new Event(0, T0, "error", Optional.empty(), data, Optional.empty())))
                         .as(data.toString()).isInstanceOf(IllegalArgumentException.class);
             }
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 100)).isEmpty();
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 100)).isEmpty();
         }
 
         @Test
@@ -812,20 +814,22 @@ class SqliteCatalogTest {
                     case 1 -> Optional.of(b);
                     default -> Optional.<SandboxId>empty();
                 };
-                var e = catalog.appendEvent(new Event(0, T0.plusSeconds(i), "lifecycle", sandbox, Map.of("i", (long) i)));
+                var e = catalog.appendEvent(new Event(0, T0.plusSeconds(i), "lifecycle", sandbox, Map.of("i", (long) i),
+                        sandbox.map(x -> TenantId.DEFAULT)));
                 everything.add(e);
                 if (sandbox.equals(Optional.of(a))) ofA.add(e);
             }
 
-            assertThat(catalog.eventsAfter(0, Optional.of(a), 100)).containsExactlyElementsOf(ofA);
-            assertThat(catalog.eventsAfter(0, Optional.of(a), 4)).containsExactlyElementsOf(ofA.subList(0, 4));
-            assertThat(catalog.eventsAfter(ofA.get(3).id(), Optional.of(a), 4)).containsExactlyElementsOf(ofA.subList(4, 8));
+            assertThat(catalog.eventsAfter(0, Optional.of(a), Optional.empty(), 100)).containsExactlyElementsOf(ofA);
+            assertThat(catalog.eventsAfter(0, Optional.of(a), Optional.empty(), 4)).containsExactlyElementsOf(ofA.subList(0, 4));
+            assertThat(catalog.eventsAfter(ofA.get(3).id(), Optional.of(a), Optional.empty(), 4)).containsExactlyElementsOf(ofA.subList(4, 8));
             // A resume point need not be one of this sandbox's events.
-            assertThat(catalog.eventsAfter(everything.get(10).id(), Optional.of(a), 100)).containsExactlyElementsOf(ofA.subList(4, 10));
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 7)).containsExactlyElementsOf(everything.subList(0, 7));
-            assertThat(catalog.eventsAfter(0, Optional.of(SandboxId.random()), 100)).isEmpty();
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 0)).isEmpty();
-            assertThatThrownBy(() -> catalog.eventsAfter(0, Optional.empty(), -1)).isInstanceOf(IllegalArgumentException.class);
+            assertThat(catalog.eventsAfter(everything.get(10).id(), Optional.of(a), Optional.empty(), 100))
+                    .containsExactlyElementsOf(ofA.subList(4, 10));
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 7)).containsExactlyElementsOf(everything.subList(0, 7));
+            assertThat(catalog.eventsAfter(0, Optional.of(SandboxId.random()), Optional.empty(), 100)).isEmpty();
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 0)).isEmpty();
+            assertThatThrownBy(() -> catalog.eventsAfter(0, Optional.empty(), Optional.empty(), -1)).isInstanceOf(IllegalArgumentException.class);
         }
 
         @Test
@@ -833,7 +837,7 @@ class SqliteCatalogTest {
             long last = 0;
             for (int round = 0; round < 3; round++) {
                 for (int i = 0; i < 5; i++) {
-                    var e = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of()));
+                    var e = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of(), Optional.empty()));
                     assertThat(e.id()).isGreaterThan(last);
                     last = e.id();
                 }
@@ -846,7 +850,7 @@ class SqliteCatalogTest {
                 }
                 catalog = SqliteCatalog.open(dbFile);
             }
-            var afterAll = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of()));
+            var afterAll = catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of(), Optional.empty()));
             assertThat(afterAll.id()).isEqualTo(last + 1);
         }
 
@@ -856,8 +860,8 @@ class SqliteCatalogTest {
             catalog = SqliteCatalog.open(dbFile, new EventRetention(5, 3));
             var appended = new ArrayList<Event>();
             for (int i = 0; i < 20; i++) {
-                appended.add(catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of("i", (long) i))));
-                var kept = catalog.eventsAfter(0, Optional.empty(), 100);
+                appended.add(catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of("i", (long) i), Optional.empty())));
+                var kept = catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 100);
                 // Never more than keep + trimEvery - 1, always the newest ones, never a gap.
                 assertThat(kept).hasSizeBetween(Math.min(appended.size(), 5), 7);
                 assertThat(kept).containsExactlyElementsOf(appended.subList(appended.size() - kept.size(), appended.size()));
@@ -866,33 +870,34 @@ class SqliteCatalogTest {
 
             catalog = SqliteCatalog.open(dbFile, new EventRetention(2, 1000)); // a reopen trims at once
 
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 100)).containsExactlyElementsOf(appended.subList(18, 20));
-            assertThat(catalog.appendEvent(new Event(0, T0, "x", Optional.empty(), Map.of())).id()).isEqualTo(appended.getLast().id() + 1);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 100)).containsExactlyElementsOf(appended.subList(18, 20));
+            assertThat(catalog.appendEvent(new Event(0, T0, "x", Optional.empty(), Map.of(), Optional.empty())).id())
+                    .isEqualTo(appended.getLast().id() + 1);
         }
 
         @Test
         void concurrentAppendsGetDistinctIdsInCommitOrder() throws Exception {
             var appended = runConcurrently(IntStream.range(0, 50).<Callable<Object>>mapToObj(i -> () ->
-                    catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of("i", (long) i)))).toList());
+                    catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of("i", (long) i), Optional.empty()))).toList());
 
             var byId = appended.stream().map(Event.class::cast).sorted(Comparator.comparingLong(Event::id)).toList();
             assertThat(byId).extracting(Event::id).doesNotHaveDuplicates();
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 100)).containsExactlyElementsOf(byId);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 100)).containsExactlyElementsOf(byId);
         }
 
         @Test
         void unboundedRetentionKeepsEverything() {
             catalog.close();
             catalog = SqliteCatalog.open(dbFile, EventRetention.UNBOUNDED);
-            for (int i = 0; i < 50; i++) catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of()));
+            for (int i = 0; i < 50; i++) catalog.appendEvent(new Event(0, T0, "lifecycle", Optional.empty(), Map.of(), Optional.empty()));
             catalog.close();
             catalog = SqliteCatalog.open(dbFile, EventRetention.UNBOUNDED);
-            assertThat(catalog.eventsAfter(0, Optional.empty(), 1000)).hasSize(50);
+            assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 1000)).hasSize(50);
         }
     }
 
     private static SandboxQuery query(Optional<String> state, Map<String, String> metadata) {
-        return new SandboxQuery(state, metadata, Optional.empty(), 100);
+        return new SandboxQuery(state, metadata, Optional.empty(), 100, Optional.empty());
     }
 
     /** Starts every task at once on its own virtual thread and returns their results in order. */

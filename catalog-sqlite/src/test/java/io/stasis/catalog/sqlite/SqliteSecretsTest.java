@@ -10,6 +10,7 @@ import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.secret.SecretCipher;
 import io.stasis.core.secret.SecretService;
+import io.stasis.core.tenant.TenantId;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,16 +23,16 @@ class SqliteSecretsTest extends FreshCatalog {
     @Test
     void putReplacesListsByNameAndDeletes() {
         byte[] sealed = "opaque-bytes".getBytes(StandardCharsets.UTF_8);
-        assertThat(catalog.putSecret(new SealedSecret("B_TOKEN", T0, sealed))).isTrue();
-        assertThat(catalog.putSecret(new SealedSecret("A_TOKEN", T0, sealed))).isTrue();
+        assertThat(catalog.putSecret(TenantId.DEFAULT, new SealedSecret("B_TOKEN", T0, sealed))).isTrue();
+        assertThat(catalog.putSecret(TenantId.DEFAULT, new SealedSecret("A_TOKEN", T0, sealed))).isTrue();
         var replaced = new SealedSecret("B_TOKEN", T0.plusSeconds(5), new byte[]{1, 2, 3});
-        assertThat(catalog.putSecret(replaced)).isFalse();
+        assertThat(catalog.putSecret(TenantId.DEFAULT, replaced)).isFalse();
 
-        assertThat(catalog.findSecret("B_TOKEN")).contains(replaced);
-        assertThat(catalog.allSecrets()).extracting(SealedSecret::name).containsExactly("A_TOKEN", "B_TOKEN");
-        assertThat(catalog.deleteSecret("A_TOKEN")).isTrue();
-        assertThat(catalog.deleteSecret("A_TOKEN")).isFalse();
-        assertThat(catalog.findSecret("A_TOKEN")).isEmpty();
+        assertThat(catalog.findSecret(TenantId.DEFAULT, "B_TOKEN")).contains(replaced);
+        assertThat(catalog.secretsOf(TenantId.DEFAULT)).extracting(SealedSecret::name).containsExactly("A_TOKEN", "B_TOKEN");
+        assertThat(catalog.deleteSecret(TenantId.DEFAULT, "A_TOKEN")).isTrue();
+        assertThat(catalog.deleteSecret(TenantId.DEFAULT, "A_TOKEN")).isFalse();
+        assertThat(catalog.findSecret(TenantId.DEFAULT, "A_TOKEN")).isEmpty();
     }
 
     @Test
@@ -51,8 +52,8 @@ class SqliteSecretsTest extends FreshCatalog {
     void aCopiedDatabaseDoesNotRevealTheValueAndAnotherKeyCannotOpenIt() throws Exception {
         var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("secrets.key")), java.time.Clock.systemUTC());
         String value = "sk-live-" + "0123456789abcdef".repeat(4);
-        secrets.put("TOKEN", value);
-        assertThat(secrets.values(List.of("TOKEN"))).containsEntry("TOKEN", value);
+        secrets.put(TenantId.DEFAULT, "TOKEN", value);
+        assertThat(secrets.values(TenantId.DEFAULT, List.of("TOKEN"))).containsEntry("TOKEN", value);
         assertThat(Files.getPosixFilePermissions(dir.resolve("secrets.key"))).containsExactlyInAnyOrder(
                 java.nio.file.attribute.PosixFilePermission.OWNER_READ, java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
         catalog.close();
@@ -62,7 +63,7 @@ class SqliteSecretsTest extends FreshCatalog {
         }
         catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
         var otherKey = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("other.key")), java.time.Clock.systemUTC());
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> otherKey.values(List.of("TOKEN")))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> otherKey.values(TenantId.DEFAULT, List.of("TOKEN")))
                 .hasMessageContaining("does not open").hasMessageNotContaining(value);
     }
 }

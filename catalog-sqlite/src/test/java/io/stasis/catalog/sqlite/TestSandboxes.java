@@ -7,6 +7,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.TenantId;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
@@ -18,11 +19,11 @@ final class TestSandboxes {
     private TestSandboxes() {
     }
 
-    /** A sandbox with no lineage and the default lifecycle. */
+    /** A sandbox of the default tenant with no lineage and the default lifecycle. */
     static Sandbox sandbox(Optional<String> name, String template, SandboxState state, Instant createdAt, Resources resources,
                            Map<String, String> env, Map<String, String> metadata) {
         return new Sandbox(SandboxId.random(), name, template, state, createdAt, resources, env, metadata,
-                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT);
+                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
     }
 
     static Sandbox running(Instant createdAt) {
@@ -40,13 +41,19 @@ final class TestSandboxes {
     /** A running fork of {@code parent} from {@code checkpoint}. */
     static Sandbox forkOf(SandboxId parent, CheckpointId checkpoint, Instant createdAt) {
         return new Sandbox(SandboxId.random(), Optional.empty(), "tiny", SandboxState.RUNNING, createdAt, Resources.DEFAULT,
-                Map.of(), Map.of(), Optional.of(parent), Optional.of(checkpoint), LifecyclePolicy.DEFAULT);
+                Map.of(), Map.of(), Optional.of(parent), Optional.of(checkpoint), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
     }
 
     /** Every field of {@code s}, with {@code id} instead of its own. */
     static Sandbox withId(Sandbox s, SandboxId id) {
         return new Sandbox(id, s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle());
+                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant());
+    }
+
+    /** Every field of {@code s}, with {@code tenant} instead of its own. */
+    static Sandbox inTenant(Sandbox s, TenantId tenant) {
+        return new Sandbox(s.id(), s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
+                s.parentId(), s.checkpointId(), s.lifecycle(), tenant);
     }
 
     static Checkpoint checkpoint(SandboxId sandbox, Instant createdAt) {

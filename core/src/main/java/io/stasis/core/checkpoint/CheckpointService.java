@@ -48,10 +48,12 @@ public final class CheckpointService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
+    private final io.stasis.core.tenant.QuotaGuard quotas;
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
-                             NetworkService network) {
+                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas) {
+        this.quotas = quotas;
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
@@ -157,16 +159,35 @@ public final class CheckpointService {
         name.ifPresent(SandboxName::validate);
         activity.touch(parentId);
         var parent = current(parentId);
-        Checkpoint checkpoint;
-        if (from.isPresent()) {
-            checkpoint = get(from.get());
-            if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION) throw notFound(from.get().value());
-        } else {
-            boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
-            if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
-            checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
-        }
-        var names = names(name, count);
+        var names = names(parent.tenant(), name, count);
+        var one = io.stasis.core.lifecycle.SandboxService.demandOf(parent.resources());
+        var demand = new io.stasis.core.tenant.TenantUsage(count * one.runningSandboxes(), count * one.memoryMb(), count * one.diskMb());
+        return quotas.admit(parent.tenant(), demand, () -> {
+            Checkpoint checkpoint;
+            if (from.isPresent()) {
+                checkpoint = get(from.get());
+                if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION || !sameTenant(checkpoint, parent)) throw notFound(from.get().value());
+            } else {
+                boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
+                if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
+                checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
+            }
+            var made = branchAll(parent, checkpoint, names);
+            events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
+                    "children", made.stream().map(s -> s.id().value()).toList()));
+            return made;
+        });
+    }
+
+    /** Another tenant's checkpoints do not exist for this one. */
+    private boolean sameTenant(Checkpoint checkpoint, Sandbox sandbox) {
+        return catalog.find(checkpoint.sandboxId()).map(Sandbox::tenant).filter(sandbox.tenant()::equals).isPresent();
+    }
+
+    /** Branches one sandbox per name from the checkpoint, in parallel; all or nothing. */
+    private List<Sandbox> branchAll(Sandbox parent, Checkpoint checkpoint, List<Optional<String>> names) {
+        var parentId = parent.id();
+        int count = names.size();
         long start = System.nanoTime();
         var made = new ArrayList<Sandbox>();
         RuntimeException failure = null;
@@ -193,22 +214,20 @@ public final class CheckpointService {
             for (var child : made) removeChild(child.id(), failure);
             throw failure;
         }
-        events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
-                "children", made.stream().map(s -> s.id().value()).toList()));
         log.atInfo().addKeyValue("sandbox", parentId).addKeyValue("checkpoint", checkpoint.id()).addKeyValue("count", count)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("forked");
         return made;
     }
 
     /** One name per fork: the name itself for a single fork, {@code name-1}, {@code name-2}... for several. */
-    private List<Optional<String>> names(Optional<String> name, int count) {
+    private List<Optional<String>> names(io.stasis.core.tenant.TenantId tenant, Optional<String> name, int count) {
         var out = new ArrayList<Optional<String>>();
         for (int i = 1; i <= count; i++) {
             String suffix = "-" + i;
             Optional<String> childName = count == 1 ? name : name.map(base -> base + suffix);
             childName.ifPresent(n -> {
                 SandboxName.validate(n);
-                if (catalog.findByName(n).isPresent()) throw StasisException.nameTaken(n);
+                if (catalog.findByName(tenant, n).isPresent()) throw StasisException.nameTaken(n);
             });
             out.add(childName);
         }
@@ -227,7 +246,8 @@ public final class CheckpointService {
             network.record(id);
             faults.reach("fork.after-start");
             var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
-                    parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle());
+                    parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle(),
+                    parent.tenant());
             catalog.insert(child);
             activity.touch(id);
             events.lifecycle(id, "none", "running", "fork");

@@ -18,6 +18,9 @@ public enum ErrorCode {
     PROCESS_NOT_FOUND,
     PREVIEW_NOT_FOUND,
     SECRET_NOT_FOUND,
+    TENANT_NOT_FOUND,
+    KEY_NOT_FOUND,
+    TOKEN_NOT_FOUND,
     INVALID_STATE,
     /** The sandbox runs something CRIU cannot checkpoint right now; it keeps running untouched. */
     CHECKPOINT_UNSUPPORTED,

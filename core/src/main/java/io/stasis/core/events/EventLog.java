@@ -2,6 +2,7 @@ package io.stasis.core.events;
 
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.tenant.TenantId;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,8 +41,10 @@ public final class EventLog {
         return append("lifecycle", Optional.of(sandbox), data);
     }
 
+    /** Records an event of the tenant whose sandbox it is about (the sandbox's record must still exist). */
     public Event append(String type, Optional<SandboxId> sandbox, Map<String, Object> data) {
-        var event = catalog.appendEvent(new Event(0, clock.instant(), type, sandbox, data));
+        var tenant = sandbox.flatMap(catalog::find).map(io.stasis.core.sandbox.Sandbox::tenant);
+        var event = catalog.appendEvent(new Event(0, clock.instant(), type, sandbox, data, tenant));
         for (var subscriber : subscribers) {
             try {
                 subscriber.accept(event);
@@ -52,9 +55,9 @@ public final class EventLog {
         return event;
     }
 
-    /** Events after {@code afterId}, oldest first, optionally of one sandbox. */
-    public List<Event> after(long afterId, Optional<SandboxId> sandbox, int limit) {
-        return catalog.eventsAfter(afterId, sandbox, limit);
+    /** Events after {@code afterId}, oldest first, optionally of one sandbox, that {@code viewer} may see. */
+    public List<Event> after(long afterId, Optional<SandboxId> sandbox, TenantId viewer, int limit) {
+        return catalog.eventsAfter(afterId, sandbox, Optional.of(viewer), limit);
     }
 
     public AutoCloseable subscribe(Consumer<Event> subscriber) {

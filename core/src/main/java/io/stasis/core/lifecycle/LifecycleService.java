@@ -45,9 +45,12 @@ public final class LifecycleService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
+    private final io.stasis.core.tenant.QuotaGuard quotas;
 
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
-                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network) {
+                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
+                            io.stasis.core.tenant.QuotaGuard quotas) {
+        this.quotas = quotas;
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
@@ -111,11 +114,14 @@ public final class LifecycleService {
                 runtime.thaw(id);
                 faults.reach("resume.after-thaw");
             });
-            case SandboxState.Hibernated h -> restoreHibernated(sandbox, h, reason);
-            case SandboxState.Stopped s -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
-                runtime.create(specOf(sandbox));
-                faults.reach("start.after-create");
-            });
+            // Hibernated and stopped sandboxes hold no memory: running again counts against the tenant's quota.
+            case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOf(sandbox.resources()),
+                    () -> restoreHibernated(sandbox, h, reason));
+            case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOf(sandbox.resources()),
+                    () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
+                        runtime.create(specOf(sandbox));
+                        faults.reach("start.after-create");
+                    }));
             case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
         };
     }

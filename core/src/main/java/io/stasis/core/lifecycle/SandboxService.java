@@ -17,6 +17,9 @@ import io.stasis.core.events.EventLog;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.template.TemplateService;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -44,7 +47,8 @@ public final class SandboxService implements AutoCloseable {
     private final EventLog events;
     private final ActivityTracker activity;
     private final FaultPoints faults;
-    private final Set<String> namesBeingCreated = new HashSet<>();
+    private final Set<TenantName> namesBeingCreated = new HashSet<>();
+    private final QuotaGuard quotas;
     private final WarmPool pool;
     private final NetworkService network;
 
@@ -54,8 +58,9 @@ public final class SandboxService implements AutoCloseable {
      */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          int warmPerTemplate, Resources warmResources, NetworkService network) {
+                          int warmPerTemplate, Resources warmResources, NetworkService network, QuotaGuard quotas) {
         this.faults = faults;
+        this.quotas = quotas;
         this.catalog = catalog;
         this.locks = locks;
         this.events = events;
@@ -77,20 +82,32 @@ public final class SandboxService implements AutoCloseable {
     /**
      * Creates and starts a sandbox.
      * <p>Effects on success: the sandbox runs and is in the catalog.
-     * <p>On failure: nothing of it remains (root, runtime state, catalog row).
+     * <p>On failure: nothing of it remains (root, runtime state, catalog row); {@code quota_exceeded}
+     * if the tenant would hold more than its quota.
      */
     public Sandbox create(SandboxSpec spec) {
-        spec.network().ifPresent(network::validate); // the secrets its header rules name exist
-        spec.name().ifPresent(this::reserveName);
+        spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
+        var name = spec.name().map(n -> new TenantName(spec.tenant(), n));
+        name.ifPresent(this::reserveName);
         try {
-            templates.awaitReady(spec.template(), templateWait);
-            var warm = pool.take(spec.template());
-            if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
-            var id = SandboxId.random();
-            return locks.exclusive(id, () -> createLocked(id, spec));
+            return quotas.admit(spec.tenant(), demandOf(spec.resources()), () -> {
+                templates.awaitReady(spec.template(), templateWait);
+                var warm = pool.take(spec.template());
+                if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
+                var id = SandboxId.random();
+                return locks.exclusive(id, () -> createLocked(id, spec));
+            });
         } finally {
-            spec.name().ifPresent(this::releaseName);
+            name.ifPresent(this::releaseName);
         }
+    }
+
+    /** What one more running sandbox with these resources adds to its tenant's usage. */
+    public static TenantUsage demandOf(Resources resources) {
+        return new TenantUsage(1, resources.memoryMb(), 0);
+    }
+
+    private record TenantName(TenantId tenant, String name) {
     }
 
     private Sandbox createLocked(SandboxId id, SandboxSpec spec) {
@@ -122,7 +139,7 @@ public final class SandboxService implements AutoCloseable {
 
     private Sandbox record(SandboxId id, SandboxSpec spec, long start, boolean warm) {
         var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
-                spec.resources(), spec.env(), spec.metadata(), Optional.empty(), Optional.empty(), spec.lifecycle());
+                spec.resources(), spec.env(), spec.metadata(), Optional.empty(), Optional.empty(), spec.lifecycle(), spec.tenant());
         catalog.insert(sandbox);
         activity.touch(id);
         events.lifecycle(id, "none", "running", "api");
@@ -149,23 +166,39 @@ public final class SandboxService implements AutoCloseable {
         }
     }
 
-    private void reserveName(String name) {
+    private void reserveName(TenantName name) {
         synchronized (namesBeingCreated) {
-            if (catalog.findByName(name).isPresent() || !namesBeingCreated.add(name)) throw StasisException.nameTaken(name);
+            if (catalog.findByName(name.tenant(), name.name()).isPresent() || !namesBeingCreated.add(name))
+                throw StasisException.nameTaken(name.name());
         }
     }
 
-    private void releaseName(String name) {
+    private void releaseName(TenantName name) {
         synchronized (namesBeingCreated) {
             namesBeingCreated.remove(name);
         }
     }
 
-    /** The sandbox with this id or name; {@code sandbox_not_found} if none (or being deleted). */
+    /**
+     * The sandbox with this id, or with this name in the default tenant; {@code sandbox_not_found}
+     * if none (or being deleted). Callers acting for a tenant use {@link #get(TenantId, String)}.
+     */
     public Sandbox get(String idOrName) {
+        return get(TenantId.DEFAULT, idOrName, true);
+    }
+
+    /**
+     * The tenant's sandbox with this id or name; {@code sandbox_not_found} if none, if it is being
+     * deleted, or if it is another tenant's (whose sandboxes do not exist for this one).
+     */
+    public Sandbox get(TenantId tenant, String idOrName) {
+        return get(tenant, idOrName, false);
+    }
+
+    private Sandbox get(TenantId tenant, String idOrName, boolean anyTenantById) {
         Optional<Sandbox> found = SandboxId.isValid(idOrName)
-                ? catalog.find(new SandboxId(idOrName))
-                : catalog.findByName(idOrName);
+                ? catalog.find(new SandboxId(idOrName)).filter(s -> anyTenantById || s.tenant().equals(tenant))
+                : catalog.findByName(tenant, idOrName);
         return found.filter(s -> !(s.state() instanceof SandboxState.Deleted))
                 .orElseThrow(() -> StasisException.sandboxNotFound(idOrName));
     }
@@ -218,9 +251,10 @@ public final class SandboxService implements AutoCloseable {
                 roots.deleteSnapshot(checkpoint.id());
                 catalog.deleteCheckpoint(checkpoint.id());
             }
+            // Before the record goes: the event is filed under the sandbox's tenant, which the record tells.
+            events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());
             catalog.delete(sandbox.id());
             network.release(sandbox.id());
-            events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());
             log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
             return null;
         });

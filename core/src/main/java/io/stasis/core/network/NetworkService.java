@@ -174,7 +174,7 @@ public final class NetworkService {
     private View updateLocked(SandboxId id, NetworkPolicy policy) {
         if (host.isEmpty()) throw noNetwork(id, "set a network policy");
         var network = network(id).orElseThrow(() -> noNetwork(id, "set a network policy"));
-        validate(policy);
+        validate(tenantOf(id), policy);
         prepareRules(id, policy, Optional.empty());
         host.get().update(id, policy.egress());
         catalog.updateNetwork(network.withPolicy(policy));
@@ -192,16 +192,25 @@ public final class NetworkService {
      * secrets they name existing. Called for policies the API gives (create and replace), not for
      * inherited ones (a fork keeps its parent's rules even if a secret was deleted meanwhile).
      */
-    public void validate(NetworkPolicy policy) {
+    public void validate(io.stasis.core.tenant.TenantId tenant, NetworkPolicy policy) {
         if (policy.rules().isEmpty()) return;
         if (injection.isEmpty()) throw StasisException.invalid("network.rules", "secret headers are not available on this service");
-        injection.get().validate(policy);
+        injection.get().validate(tenant, policy);
     }
 
-    /** For the egress proxy: what to do with the sandbox's TLS connection presenting {@code name} (empty: pass it through). */
+    /**
+     * For the egress proxy: what to do with the sandbox's TLS connection presenting {@code name}
+     * (empty: pass it through). The rules' secrets are the sandbox's tenant's.
+     */
     public Optional<SecretInjection.Resolved> headersFor(SandboxId id, String name) {
         if (injection.isEmpty()) return Optional.empty();
-        return injection.get().resolve(policyOf(id), name);
+        var policy = policyOf(id);
+        if (policy.rules().isEmpty()) return Optional.empty();
+        return injection.get().resolve(tenantOf(id), policy, name);
+    }
+
+    private io.stasis.core.tenant.TenantId tenantOf(SandboxId id) {
+        return catalog.find(id).map(io.stasis.core.sandbox.Sandbox::tenant).orElseThrow(() -> StasisException.sandboxNotFound(id.value()));
     }
 
     private void prepareRules(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {

@@ -2,6 +2,7 @@ package io.stasis.core.sandbox;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.tenant.TenantId;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
@@ -13,6 +14,7 @@ import java.util.Optional;
  * @param parentId     the sandbox it was forked from, if any
  * @param checkpointId the checkpoint it was forked from, if any
  * @param lifecycle    when it moves down the ladder while idle
+ * @param tenant       whose it is
  */
 public record Sandbox(
         SandboxId id,
@@ -25,7 +27,8 @@ public record Sandbox(
         Map<String, String> metadata,
         Optional<SandboxId> parentId,
         Optional<CheckpointId> checkpointId,
-        LifecyclePolicy lifecycle) {
+        LifecyclePolicy lifecycle,
+        TenantId tenant) {
 
     public Sandbox {
         Objects.requireNonNull(id);
@@ -37,16 +40,17 @@ public record Sandbox(
         Objects.requireNonNull(parentId);
         Objects.requireNonNull(checkpointId);
         Objects.requireNonNull(lifecycle);
+        Objects.requireNonNull(tenant);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
     }
 
     public Sandbox withState(SandboxState newState) {
-        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle);
+        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant);
     }
 
     public Sandbox withLifecycle(LifecyclePolicy policy) {
-        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy);
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy, tenant);
     }
 
     /** How the sandbox is shown in messages: its name if it has one, else its id. */

@@ -11,8 +11,10 @@ import java.util.Optional;
  * @param metadata only sandboxes whose metadata contains all these entries
  * @param cursor   where the previous page ended (opaque to callers)
  * @param limit    page size, 1..1000
+ * @param tenant   only this tenant's sandboxes, if present
  */
-public record SandboxQuery(Optional<String> state, Map<String, String> metadata, Optional<String> cursor, int limit) {
+public record SandboxQuery(Optional<String> state, Map<String, String> metadata, Optional<String> cursor, int limit,
+                           Optional<io.stasis.core.tenant.TenantId> tenant) {
     public static final int DEFAULT_LIMIT = 100;
     public static final int MAX_LIMIT = 1000;
     private static final java.util.List<String> STATES = java.util.List.of("running", "paused", "hibernated", "stopped");
@@ -27,6 +29,6 @@ public record SandboxQuery(Optional<String> state, Map<String, String> metadata,
     }
 
     public static SandboxQuery all() {
-        return new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), MAX_LIMIT);
+        return new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), MAX_LIMIT, Optional.empty());
     }
 }

@@ -1,5 +1,6 @@
 package io.stasis.core.sandbox;
 
+import io.stasis.core.tenant.TenantId;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.util.Map;
@@ -13,9 +14,11 @@ public record SandboxSpec(
         Map<String, String> metadata,
         Resources resources,
         LifecyclePolicy lifecycle,
-        Optional<NetworkPolicy> network) {
+        Optional<NetworkPolicy> network,
+        TenantId tenant) {
 
     public SandboxSpec {
+        java.util.Objects.requireNonNull(tenant);
         name.ifPresent(SandboxName::validate);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);

@@ -1,5 +1,6 @@
 package io.stasis.core.secret;
 
+import io.stasis.core.tenant.TenantId;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.sandbox.SandboxId;
@@ -30,8 +31,8 @@ public final class SecretInjection {
     }
 
     /** @throws StasisException {@code invalid_request} naming the rules' secrets that do not exist */
-    public void validate(NetworkPolicy policy) {
-        var missing = policy.secretNames().stream().filter(n -> !secrets.exists(n)).toList();
+    public void validate(TenantId tenant, NetworkPolicy policy) {
+        var missing = policy.secretNames().stream().filter(n -> !secrets.exists(tenant, n)).toList();
         if (!missing.isEmpty())
             throw StasisException.invalid("network.rules", "names secrets that do not exist: " + String.join(", ", missing)
                     + " (create them with POST /v1/secrets first)");
@@ -64,11 +65,11 @@ public final class SecretInjection {
     }
 
     /** Empty when no rule matches {@code name}: the connection passes through uninspected. */
-    public Optional<Resolved> resolve(NetworkPolicy policy, String name) {
+    public Optional<Resolved> resolve(TenantId tenant, NetworkPolicy policy, String name) {
         var rule = policy.ruleFor(name);
         if (rule.isEmpty()) return Optional.empty();
         var names = rule.get().secretNames();
-        var values = secrets.values(names);
+        var values = secrets.values(tenant, names);
         var missing = new ArrayList<String>();
         for (String n : names) if (!values.containsKey(n)) missing.add(n);
         var headers = rule.get().expand(values).orElse(Map.of());

@@ -1,5 +1,6 @@
 package io.stasis.core.secret;
 
+import io.stasis.core.tenant.TenantId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.Catalog;
@@ -17,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Secrets: values the egress proxy adds to requests of sandboxes (see {@code HeaderRule}) without
  * the sandbox ever holding them. Write-only through the API: set, list by name, delete. Values are
- * sealed with {@link SecretCipher} before they reach the catalog, and are never logged. Secrets are
- * service-wide; a policy may name a secret that is deleted later (requests needing it then fail).
+ * sealed with {@link SecretCipher} before they reach the catalog, and are never logged. Secrets
+ * belong to a tenant: a sandbox's policy names its own tenant's secrets. A policy may name a secret
+ * that is deleted later (requests needing it then fail).
  */
 public final class SecretService {
     private static final Logger log = LoggerFactory.getLogger(SecretService.class);
@@ -46,39 +48,48 @@ public final class SecretService {
      * <p>On failure: {@code invalid_request} for a bad name, an empty value, one longer than 64 KiB or
      * holding CR, LF or NUL (values go into HTTP headers). Nothing is stored.
      */
-    public Stored put(String name, String value) {
+    public Stored put(TenantId tenant, String name, String value) {
         validateName(name, "name");
         validateValue(value);
         var secret = new Secret(name, clock.instant());
-        boolean created = catalog.putSecret(new SealedSecret(name, secret.createdAt(), cipher.seal(name, value)));
-        log.atInfo().addKeyValue("secret", name).addKeyValue("created", created).log("secret set");
+        boolean created = catalog.putSecret(tenant, new SealedSecret(name, secret.createdAt(), cipher.seal(sealedName(tenant, name), value)));
+        log.atInfo().addKeyValue("tenant", tenant).addKeyValue("secret", name).addKeyValue("created", created).log("secret set");
         return new Stored(secret, created);
     }
 
-    /** Every secret, by name; never their values. */
-    public List<Secret> list() {
-        return catalog.allSecrets().stream().map(SealedSecret::secret).toList();
+    /** The tenant's secrets, by name; never their values. */
+    public List<Secret> list(TenantId tenant) {
+        return catalog.secretsOf(tenant).stream().map(SealedSecret::secret).toList();
     }
 
-    public boolean exists(String name) {
-        return catalog.findSecret(name).isPresent();
+    public boolean exists(TenantId tenant, String name) {
+        return catalog.findSecret(tenant, name).isPresent();
     }
 
     /** @throws StasisException {@code secret_not_found} */
-    public void delete(String name) {
+    public void delete(TenantId tenant, String name) {
         validateName(name, "name");
-        if (!catalog.deleteSecret(name)) throw notFound(name);
-        log.atInfo().addKeyValue("secret", name).log("secret deleted");
+        if (!catalog.deleteSecret(tenant, name)) throw notFound(name);
+        log.atInfo().addKeyValue("tenant", tenant).addKeyValue("secret", name).log("secret deleted");
     }
 
-    /** The values of those of {@code names} that exist (for the egress proxy only). */
-    public Map<String, String> values(Collection<String> names) {
+    /** The values of those of the tenant's {@code names} that exist (for the egress proxy only). */
+    public Map<String, String> values(TenantId tenant, Collection<String> names) {
         var out = new LinkedHashMap<String, String>();
         for (String name : names) {
-            Optional<SealedSecret> sealed = catalog.findSecret(name);
-            sealed.ifPresent(s -> out.put(name, cipher.open(name, s.sealed())));
+            Optional<SealedSecret> sealed = catalog.findSecret(tenant, name);
+            sealed.ifPresent(s -> out.put(name, cipher.open(sealedName(tenant, name), s.sealed())));
         }
         return out;
+    }
+
+    /**
+     * What a value is sealed under (GCM's associated data): the tenant and the name, so a sealed
+     * value copied to another row does not open. The default tenant's secrets keep the bare name
+     * they were sealed under before tenants existed.
+     */
+    private static String sealedName(TenantId tenant, String name) {
+        return tenant.equals(TenantId.DEFAULT) ? name : tenant.value() + "/" + name;
     }
 
     public static StasisException notFound(String name) {

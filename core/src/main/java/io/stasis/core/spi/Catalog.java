@@ -28,7 +28,8 @@ public interface Catalog extends AutoCloseable {
 
     Optional<Sandbox> find(SandboxId id);
 
-    Optional<Sandbox> findByName(String name);
+    /** The tenant's sandbox with this name (names are unique within a tenant). */
+    Optional<Sandbox> findByName(io.stasis.core.tenant.TenantId tenant, String name);
 
     /** A page of sandboxes, oldest first, filtered as the query says. Sandboxes being deleted are left out. */
     Page<Sandbox> list(SandboxQuery query);
@@ -89,8 +90,11 @@ public interface Catalog extends AutoCloseable {
     /** Stores an event, giving it the next id; returns it with that id. */
     Event appendEvent(Event event);
 
-    /** Events with an id above {@code afterId}, oldest first, of one sandbox or all. */
-    List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, int limit);
+    /**
+     * Events with an id above {@code afterId}, oldest first, of one sandbox or all; with a tenant,
+     * only that tenant's events and those of no sandbox (see {@link Event#visibleTo}).
+     */
+    List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<io.stasis.core.tenant.TenantId> tenant, int limit);
 
     // --- keys ---
 
@@ -101,6 +105,51 @@ public interface Catalog extends AutoCloseable {
 
     /** Whether a root key exists (created on the first start). */
     boolean hasRootKey();
+
+    /** A tenant's keys, oldest first. */
+    List<ApiKey> apiKeysOf(io.stasis.core.tenant.TenantId tenant);
+
+    /** Forgets a key. Idempotent. */
+    void deleteApiKey(String id);
+
+    // --- tenants: the default tenant exists from the start ---
+
+    /** Records a tenant; {@code name_taken} if its name is in use. */
+    void insertTenant(io.stasis.core.tenant.Tenant tenant);
+
+    void updateTenant(io.stasis.core.tenant.Tenant tenant);
+
+    Optional<io.stasis.core.tenant.Tenant> findTenant(io.stasis.core.tenant.TenantId id);
+
+    /** Every tenant, oldest first. */
+    List<io.stasis.core.tenant.Tenant> allTenants();
+
+    /**
+     * Deletes a tenant with its keys, tokens and secrets, in one transaction, unless it has
+     * sandboxes (checked in the same transaction) or is the default tenant. Returns whether it was deleted.
+     */
+    boolean deleteTenantIfEmpty(io.stasis.core.tenant.TenantId id);
+
+    /** What the tenant holds, counted as its quota counts (sandboxes being deleted hold nothing). */
+    io.stasis.core.tenant.TenantUsage usage(io.stasis.core.tenant.TenantId tenant);
+
+    // --- scoped tokens ---
+
+    void insertToken(io.stasis.core.auth.ScopedToken token);
+
+    /** The token with this hash of its secret, expired or not. */
+    Optional<io.stasis.core.auth.ScopedToken> findTokenByHash(String secretHash);
+
+    Optional<io.stasis.core.auth.ScopedToken> findToken(String id);
+
+    /** A tenant's tokens, oldest first. */
+    List<io.stasis.core.auth.ScopedToken> tokensOf(io.stasis.core.tenant.TenantId tenant);
+
+    /** Forgets a token. Idempotent. */
+    void deleteToken(String id);
+
+    /** Forgets tokens that expired before {@code now}. */
+    void deleteTokensExpiredBefore(java.time.Instant now);
 
     // --- previews ---
 
@@ -122,16 +171,16 @@ public interface Catalog extends AutoCloseable {
     @Override
     void close();
 
-    // --- secrets: service-wide, values sealed by the caller (SecretCipher) ---
+    // --- secrets: per tenant, values sealed by the caller (SecretCipher) ---
 
-    /** Stores a secret, replacing the value of one with the same name; returns whether it is new. */
-    boolean putSecret(io.stasis.core.secret.SealedSecret secret);
+    /** Stores a secret, replacing the value of the tenant's one with the same name; returns whether it is new. */
+    boolean putSecret(io.stasis.core.tenant.TenantId tenant, io.stasis.core.secret.SealedSecret secret);
 
-    Optional<io.stasis.core.secret.SealedSecret> findSecret(String name);
+    Optional<io.stasis.core.secret.SealedSecret> findSecret(io.stasis.core.tenant.TenantId tenant, String name);
 
-    /** Every secret, by name. */
-    List<io.stasis.core.secret.SealedSecret> allSecrets();
+    /** The tenant's secrets, by name. */
+    List<io.stasis.core.secret.SealedSecret> secretsOf(io.stasis.core.tenant.TenantId tenant);
 
-    /** Forgets a secret; returns whether it existed. */
-    boolean deleteSecret(String name);
+    /** Forgets a tenant's secret; returns whether it existed. */
+    boolean deleteSecret(io.stasis.core.tenant.TenantId tenant, String name);
 }

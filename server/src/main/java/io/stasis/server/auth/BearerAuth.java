@@ -1,41 +1,49 @@
 package io.stasis.server.auth;
 
 import io.javalin.http.Context;
-import io.stasis.core.auth.ApiKey;
-import io.stasis.core.auth.ApiKeys;
+import io.stasis.core.auth.Caller;
+import io.stasis.core.auth.Credentials;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 
 /**
- * Checks {@code Authorization: Bearer <key>} on every API call. The key itself is never logged;
- * only its public id is kept on the request.
+ * Checks {@code Authorization: Bearer <key or token>} on every API call. The secret itself is
+ * never logged; only the public id of its key or token is kept on the request.
  */
 public final class BearerAuth {
     private static final String PREFIX = "Bearer ";
-    private static final String ATTRIBUTE = "stasis.apiKey";
+    private static final String ATTRIBUTE = "stasis.caller";
 
-    private final ApiKeys keys;
+    private final Credentials credentials;
 
-    public BearerAuth(ApiKeys keys) {
-        this.keys = keys;
+    public BearerAuth(Credentials credentials) {
+        this.credentials = credentials;
     }
 
     public void authenticate(Context ctx) {
         ctx.attribute(ATTRIBUTE, authenticate(ctx.header("Authorization")));
     }
 
-    /** The key of an {@code Authorization} header's value; {@code unauthenticated} when it names none. */
-    public ApiKey authenticate(String header) {
+    /** The caller of an {@code Authorization} header's value; {@code unauthenticated} when it names none. */
+    public Caller authenticate(String header) {
         if (header == null || header.isBlank())
             throw new StasisException(ErrorCode.UNAUTHENTICATED, "missing Authorization header: send 'Authorization: Bearer <api key>'");
         if (!header.regionMatches(true, 0, PREFIX, 0, PREFIX.length()))
             throw new StasisException(ErrorCode.UNAUTHENTICATED, "the Authorization header must use the Bearer scheme");
-        return keys.authenticate(header.substring(PREFIX.length()).strip())
-                .orElseThrow(() -> new StasisException(ErrorCode.UNAUTHENTICATED, "unknown API key"));
+        return credentials.authenticate(header.substring(PREFIX.length()).strip())
+                .orElseThrow(() -> new StasisException(ErrorCode.UNAUTHENTICATED, "unknown API key or token (revoked, or never issued)"));
     }
 
-    public static String keyId(Context ctx) {
-        ApiKey key = ctx.attribute(ATTRIBUTE);
-        return key == null ? "-" : key.id();
+    /** The authenticated caller of the request. */
+    public static Caller caller(Context ctx) {
+        Caller caller = ctx.attribute(ATTRIBUTE);
+        if (caller == null) throw new StasisException(ErrorCode.UNAUTHENTICATED, "missing Authorization header");
+        return caller;
+    }
+
+    /** The public id of the request's key or token, for logs. */
+    public static String credentialId(Context ctx) {
+        Caller caller = ctx.attribute(ATTRIBUTE);
+        return caller == null ? "-" : caller.credentialId();
     }
 }

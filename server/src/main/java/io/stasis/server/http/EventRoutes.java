@@ -1,11 +1,13 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
 import io.stasis.core.events.EventLog;
-import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.server.http.Views.ListView;
 import java.time.Instant;
@@ -24,17 +26,16 @@ final class EventRoutes {
     private static final int DEFAULT_LIMIT = 100;
     private static final int MAX_LIMIT = 1000;
 
-    private final SandboxService sandboxes;
     private final EventLog events;
 
-    EventRoutes(SandboxService sandboxes, EventLog events) {
-        this.sandboxes = sandboxes;
+    EventRoutes(EventLog events) {
         this.events = events;
     }
 
     void register(RoutesConfig routes) {
-        routes.get("/v1/events", ctx -> page(ctx, Optional.empty()));
-        routes.get("/v1/sandboxes/{id}/events", ctx -> page(ctx, Optional.of(sandboxes.get(ctx.pathParam("id")).id())));
+        routes.get("/v1/events", ctx -> page(ctx, Optional.empty()), Access.TENANT);
+        routes.get("/v1/sandboxes/{id}/events", ctx -> page(ctx, Optional.of(new SandboxId(AccessGuard.sandboxId(ctx)))),
+                Access.SANDBOX_READ);
     }
 
     private void page(Context ctx, Optional<SandboxId> sandbox) {
@@ -46,7 +47,7 @@ final class EventRoutes {
         }
         int limit = Query.integer(ctx, "limit", DEFAULT_LIMIT);
         if (limit < 1 || limit > MAX_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIMIT);
-        var items = events.after(after, sandbox, limit);
+        var items = events.after(after, sandbox, BearerAuth.caller(ctx).tenant(), limit);
         String next = items.size() == limit ? Long.toString(items.getLast().id()) : null;
         ctx.json(new ListView<>(items.stream().map(EventRoutes::view).toList(), next));
     }
@@ -57,13 +58,14 @@ final class EventRoutes {
      */
     private void stream(Context ctx, Optional<SandboxId> sandbox, long after) {
         var live = new java.util.concurrent.LinkedBlockingQueue<Event>();
+        var viewer = BearerAuth.caller(ctx).tenant();
         try (var subscription = events.subscribe(e -> {
-                 if (sandbox.isEmpty() || sandbox.equals(e.sandbox())) live.add(e);
+                 if ((sandbox.isEmpty() || sandbox.equals(e.sandbox())) && e.visibleTo(viewer)) live.add(e);
              });
              var sse = SseStream.open(ctx)) {
             long sent = after;
             while (true) {
-                var page = events.after(sent, sandbox, MAX_LIMIT);
+                var page = events.after(sent, sandbox, viewer, MAX_LIMIT);
                 for (var e : page) sent = send(sse, e);
                 if (page.size() < MAX_LIMIT) break;
             }

@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
@@ -26,7 +28,7 @@ final class ExecRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.post("/v1/sandboxes/{id}/exec", this::exec);
+        routes.post("/v1/sandboxes/{id}/exec", this::exec, Access.EXEC);
     }
 
     private void exec(Context ctx) {
@@ -39,7 +41,7 @@ final class ExecRoutes {
         if (body.timeoutMs() != null && body.timeoutMs() <= 0) throw StasisException.invalid("timeoutMs", "must be positive");
         var request = new ExecRequest(body.cmd(), Optional.ofNullable(body.cwd()),
                 EnvVars.validateEnv("env", body.env() == null ? Map.of() : body.env()), stdin, timeout);
-        String sandbox = ctx.pathParam("id");
+        String sandbox = AccessGuard.sandboxId(ctx);
         if (SseStream.wanted(ctx)) stream(ctx, sandbox, request, output);
         else {
             var result = exec.exec(sandbox, request);

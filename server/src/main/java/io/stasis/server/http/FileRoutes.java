@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
@@ -36,14 +38,14 @@ final class FileRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.get("/v1/sandboxes/{id}/files", this::read);
-        routes.put("/v1/sandboxes/{id}/files", this::write);
-        routes.delete("/v1/sandboxes/{id}/files", this::delete);
-        routes.get("/v1/sandboxes/{id}/files/list", this::list);
-        routes.get("/v1/sandboxes/{id}/files/stat", ctx -> ctx.json(FileView.of(files.stat(ctx.pathParam("id"), path(ctx, "path")))));
-        routes.post("/v1/sandboxes/{id}/files/mkdir", this::mkdir);
-        routes.post("/v1/sandboxes/{id}/files/move", this::move);
-        routes.get("/v1/sandboxes/{id}/files/watch", this::watch);
+        routes.get("/v1/sandboxes/{id}/files", this::read, Access.FILES_READ);
+        routes.put("/v1/sandboxes/{id}/files", this::write, Access.FILES_WRITE);
+        routes.delete("/v1/sandboxes/{id}/files", this::delete, Access.FILES_WRITE);
+        routes.get("/v1/sandboxes/{id}/files/list", this::list, Access.FILES_READ);
+        routes.get("/v1/sandboxes/{id}/files/stat", ctx -> ctx.json(FileView.of(files.stat(AccessGuard.sandboxId(ctx), path(ctx, "path")))), Access.FILES_READ);
+        routes.post("/v1/sandboxes/{id}/files/mkdir", this::mkdir, Access.FILES_WRITE);
+        routes.post("/v1/sandboxes/{id}/files/move", this::move, Access.FILES_WRITE);
+        routes.get("/v1/sandboxes/{id}/files/watch", this::watch, Access.FILES_READ);
     }
 
     private static SandboxPath path(Context ctx, String param) {
@@ -51,7 +53,7 @@ final class FileRoutes {
     }
 
     private void read(Context ctx) throws IOException {
-        var content = files.read(ctx.pathParam("id"), path(ctx, "path"));
+        var content = files.read(AccessGuard.sandboxId(ctx), path(ctx, "path"));
         try (content; InputStream in = content.stream(); var out = ctx.outputStream()) {
             ctx.status(200);
             ctx.contentType("application/octet-stream");
@@ -67,13 +69,13 @@ final class FileRoutes {
                     "the upload is larger than the limit of " + maxUploadBytes + " bytes",
                     java.util.Map.of("limitBytes", maxUploadBytes));
         try (InputStream body = ctx.bodyInputStream()) {
-            FileInfo info = files.write(ctx.pathParam("id"), path(ctx, "path"), body, Query.mode(ctx), maxUploadBytes);
+            FileInfo info = files.write(AccessGuard.sandboxId(ctx), path(ctx, "path"), body, Query.mode(ctx), maxUploadBytes);
             ctx.json(FileView.of(info));
         }
     }
 
     private void delete(Context ctx) {
-        files.delete(ctx.pathParam("id"), path(ctx, "path"), Query.bool(ctx, "recursive", false));
+        files.delete(AccessGuard.sandboxId(ctx), path(ctx, "path"), Query.bool(ctx, "recursive", false));
         ctx.status(204);
     }
 
@@ -81,7 +83,7 @@ final class FileRoutes {
         int limit = Query.integer(ctx, "limit", DEFAULT_LIST_LIMIT);
         if (limit < 1 || limit > MAX_LIST_LIMIT) throw StasisException.invalid("limit", "must be between 1 and " + MAX_LIST_LIMIT);
         String after = Query.string(ctx, "cursor").map(FileRoutes::decodeCursor).orElse(null);
-        List<FileInfo> entries = files.list(ctx.pathParam("id"), path(ctx, "path"));
+        List<FileInfo> entries = files.list(AccessGuard.sandboxId(ctx), path(ctx, "path"));
         var page = entries.stream().filter(e -> after == null || e.name().compareTo(after) > 0).limit(limit + 1L).toList();
         boolean more = page.size() > limit;
         var items = more ? page.subList(0, limit) : page;
@@ -91,7 +93,7 @@ final class FileRoutes {
 
     private void mkdir(Context ctx) {
         var path = path(ctx, "path");
-        String sandbox = ctx.pathParam("id");
+        String sandbox = AccessGuard.sandboxId(ctx);
         boolean existed = existsAsDirectory(sandbox, path);
         FileInfo info = files.mkdir(sandbox, path, Query.mode(ctx));
         ctx.status(existed ? 200 : 201).json(FileView.of(info));
@@ -111,7 +113,7 @@ final class FileRoutes {
         var body = Json.body(ctx, Bodies.Move.class);
         if (body.from() == null) throw StasisException.invalid("from", "is required");
         if (body.to() == null) throw StasisException.invalid("to", "is required");
-        FileInfo info = files.move(ctx.pathParam("id"), new SandboxPath(body.from()), new SandboxPath(body.to()),
+        FileInfo info = files.move(AccessGuard.sandboxId(ctx), new SandboxPath(body.from()), new SandboxPath(body.to()),
                 Boolean.TRUE.equals(body.overwrite()));
         ctx.json(FileView.of(info));
     }
@@ -139,7 +141,7 @@ final class FileRoutes {
         // Bounded: a client that does not read ends its watch as overflowed rather than filling the heap.
         var batches = new LinkedBlockingQueue<List<FileEvent>>(WATCH_QUEUE);
         var fellBehind = new java.util.concurrent.atomic.AtomicBoolean();
-        try (var watch = files.watch(ctx.pathParam("id"), path(ctx, "path"), Query.bool(ctx, "recursive", true), batch -> {
+        try (var watch = files.watch(AccessGuard.sandboxId(ctx), path(ctx, "path"), Query.bool(ctx, "recursive", true), batch -> {
                  if (!batches.offer(batch)) fellBehind.set(true);
              });
              var sse = SseStream.open(ctx)) {

@@ -19,6 +19,8 @@ import io.stasis.core.files.FileService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.template.TemplateService;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.error.ErrorBody;
 import io.stasis.server.error.ErrorMapper;
@@ -42,7 +44,8 @@ public final class HttpApi implements AutoCloseable {
                            ProcessService processes, FileService files, TemplateService templates, EventLog events,
                            io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
-                           io.stasis.core.secret.SecretService secrets) {
+                           io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
+                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas) {
     }
 
     /** Settings of the API itself. */
@@ -103,26 +106,31 @@ public final class HttpApi implements AutoCloseable {
             RequestIds.assign(ctx);
         });
         var auth = services.auth();
+        var guard = new AccessGuard(services.sandboxes(), services.checkpoints());
         routes.before("/v1/*", ctx -> {
             if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
         });
+        routes.beforeMatched(guard::check);
         routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
+        routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> guard.checkUpgrade(ctx, Access.EXEC));
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.defaultLifecycle(),
                 services.metrics()).register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
-        new CheckpointRoutes(services.sandboxes(), services.checkpoints()).register(routes);
+        new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);
         new TerminalRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates()).register(routes);
-        new NetworkRoutes(services.sandboxes(), services.network()).register(routes);
+        new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
-        new EventRoutes(services.sandboxes(), services.events()).register(routes);
-        new PreviewRoutes(services.sandboxes(), services.previews(), settings.previewUrls()).register(routes);
+        new TenantRoutes(services.tenants(), services.quotas()).register(routes);
+        new TokenRoutes(services.tokens(), services.sandboxes()).register(routes);
+        new EventRoutes(services.events()).register(routes);
+        new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new OpenApiRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
@@ -150,7 +158,7 @@ public final class HttpApi implements AutoCloseable {
             var event = ctx.statusCode() >= 500 ? log.atWarn() : log.atDebug();
             event.addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("method", ctx.method().name())
                     .addKeyValue("path", ctx.path()).addKeyValue("status", ctx.statusCode())
-                    .addKeyValue("ms", nanos / 1_000_000).addKeyValue("key", BearerAuth.keyId(ctx)).log("request");
+                    .addKeyValue("ms", nanos / 1_000_000).addKeyValue("credential", BearerAuth.credentialId(ctx)).log("request");
         });
     }
 
@@ -180,7 +188,7 @@ public final class HttpApi implements AutoCloseable {
      * A route this API serves. WebSocket routes show as GET (the upgrade request); servlets mounted
      * beside Javalin's own show with method {@link #ANY_METHOD}, since they take every method.
      */
-    public record Route(String method, String path) {
+    public record Route(String method, String path, java.util.Set<io.javalin.security.RouteRole> roles) {
         public static final String ANY_METHOD = "*";
     }
 
@@ -188,14 +196,17 @@ public final class HttpApi implements AutoCloseable {
     public java.util.List<Route> routes() {
         var out = new java.util.ArrayList<Route>();
         for (var e : app.unsafe.internalRouter.allHttpHandlers())
-            if (e.endpoint.method.isHttpMethod()) out.add(new Route(e.endpoint.method.name(), e.endpoint.path));
+            if (e.endpoint.method.isHttpMethod()) {
+                var roles = e.endpoint.metadata(io.javalin.security.Roles.class);
+                out.add(new Route(e.endpoint.method.name(), e.endpoint.path, roles == null ? java.util.Set.of() : roles.getRoles()));
+            }
         for (var e : app.unsafe.internalRouter.allWsHandlers())
-            if (e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath()));
+            if (e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath(), e.getRoles()));
         var context = app.jettyServer().server().getDescendant(org.eclipse.jetty.ee10.servlet.ServletContextHandler.class);
         var mappings = context == null ? null : context.getServletHandler().getServletMappings();
         for (var mapping : mappings == null ? new org.eclipse.jetty.ee10.servlet.ServletMapping[0] : mappings)
             for (String pathSpec : mapping.getPathSpecs())
-                if (!pathSpec.equals("/*") && !pathSpec.equals("/")) out.add(new Route(Route.ANY_METHOD, pathSpec)); // "/*" is Javalin's
+                if (!pathSpec.equals("/*") && !pathSpec.equals("/")) out.add(new Route(Route.ANY_METHOD, pathSpec, java.util.Set.of())); // "/*" is Javalin's
         return out;
     }
 

@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
@@ -27,18 +29,18 @@ final class LifecycleRoutes {
         action(routes, "hibernate", lifecycle::hibernate);
         action(routes, "stop", lifecycle::stop);
         action(routes, "start", lifecycle::start);
-        routes.patch("/v1/sandboxes/{id}/lifecycle", this::updatePolicy);
+        routes.patch("/v1/sandboxes/{id}/lifecycle", this::updatePolicy, Access.SANDBOX_LIFECYCLE);
     }
 
     private void action(RoutesConfig routes, String name, BiFunction<SandboxId, Reason, Sandbox> change) {
         routes.post("/v1/sandboxes/{id}/" + name, ctx -> {
-            var id = sandboxes.get(ctx.pathParam("id")).id();
+            var id = new SandboxId(AccessGuard.sandboxId(ctx));
             ctx.json(SandboxView.of(change.apply(id, Reason.API)));
-        });
+        }, Access.SANDBOX_LIFECYCLE);
     }
 
     private void updatePolicy(Context ctx) {
-        var sandbox = sandboxes.get(ctx.pathParam("id"));
+        var sandbox = sandboxes.get(AccessGuard.sandboxId(ctx));
         JsonNode changes = Json.body(ctx, JsonNode.class);
         var policy = LifecycleJson.merge(sandbox.lifecycle(), changes);
         ctx.json(SandboxView.of(lifecycle.updatePolicy(sandbox.id(), policy)));

@@ -1,5 +1,6 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
@@ -32,6 +33,6 @@ final class OpenApiRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.get(PATH, ctx -> ctx.contentType("application/yaml; charset=utf-8").result(spec));
+        routes.get(PATH, ctx -> ctx.contentType("application/yaml; charset=utf-8").result(spec), Access.PUBLIC);
     }
 }

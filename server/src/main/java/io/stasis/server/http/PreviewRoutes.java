@@ -1,11 +1,13 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.core.sandbox.SandboxId;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.server.http.Views.ListView;
@@ -16,12 +18,10 @@ import java.util.Optional;
 
 /** Previews of a sandbox's ports: create (the only answer that holds a private preview's token), list, get, revoke. */
 final class PreviewRoutes {
-    private final SandboxService sandboxes;
     private final PreviewService previews;
     private final PreviewUrls urls;
 
-    PreviewRoutes(SandboxService sandboxes, PreviewService previews, PreviewUrls urls) {
-        this.sandboxes = sandboxes;
+    PreviewRoutes(PreviewService previews, PreviewUrls urls) {
         this.previews = previews;
         this.urls = urls;
     }
@@ -41,19 +41,19 @@ final class PreviewRoutes {
 
     void register(RoutesConfig routes) {
         String base = "/v1/sandboxes/{id}/previews";
-        routes.post(base, this::create);
-        routes.get(base, ctx -> ctx.json(new ListView<>(previews.list(sandboxes.get(ctx.pathParam("id")).id()).stream()
-                .map(p -> PreviewView.of(p, urls, null)).toList(), null)));
+        routes.post(base, this::create, Access.PREVIEWS);
+        routes.get(base, ctx -> ctx.json(new ListView<>(previews.list(sandboxId(ctx)).stream()
+                .map(p -> PreviewView.of(p, urls, null)).toList(), null)), Access.SANDBOX_READ);
         routes.get(base + "/{pid}", ctx -> ctx.json(PreviewView.of(
-                previews.get(sandboxes.get(ctx.pathParam("id")).id(), ctx.pathParam("pid")), urls, null)));
+                previews.get(sandboxId(ctx), ctx.pathParam("pid")), urls, null)), Access.SANDBOX_READ);
         routes.delete(base + "/{pid}", ctx -> {
-            previews.delete(sandboxes.get(ctx.pathParam("id")).id(), ctx.pathParam("pid"));
+            previews.delete(sandboxId(ctx), ctx.pathParam("pid"));
             ctx.status(204);
-        });
+        }, Access.PREVIEWS);
     }
 
     private void create(Context ctx) {
-        var id = sandboxes.get(ctx.pathParam("id")).id();
+        var id = sandboxId(ctx);
         var body = Json.body(ctx, CreatePreview.class);
         if (body.port() == null) throw StasisException.invalid("port", "is required: the sandbox's TCP port to expose (1-65535)");
         if (body.ttlSeconds() != null && body.ttlSeconds() <= 0)
@@ -61,5 +61,9 @@ final class PreviewRoutes {
         Optional<Duration> ttl = Optional.ofNullable(body.ttlSeconds()).map(Duration::ofSeconds);
         var created = previews.create(id, body.port(), Boolean.TRUE.equals(body.isPublic()), ttl);
         ctx.status(201).json(PreviewView.of(created.preview(), urls, created.token().orElse(null)));
+    }
+
+    private static SandboxId sandboxId(Context ctx) {
+        return new SandboxId(AccessGuard.sandboxId(ctx));
     }
 }

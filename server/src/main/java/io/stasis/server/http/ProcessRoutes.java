@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
@@ -30,22 +32,22 @@ final class ProcessRoutes {
 
     void register(RoutesConfig routes) {
         String base = "/v1/sandboxes/{id}/processes";
-        routes.post(base, this::start);
-        routes.get(base, ctx -> ctx.json(new ListView<>(processes.list(ctx.pathParam("id")).stream().map(ProcessView::of).toList(), null)));
-        routes.get(base + "/{pid}", ctx -> ctx.json(ProcessView.of(processes.get(ctx.pathParam("id"), pid(ctx)))));
-        routes.get(base + "/{pid}/wait", this::await);
-        routes.get(base + "/{pid}/output", this::output);
-        routes.post(base + "/{pid}/signal", this::signal);
-        routes.post(base + "/{pid}/stdin", this::writeStdin);
-        routes.post(base + "/{pid}/stdin/close", ctx -> ctx.json(ProcessView.of(processes.closeStdin(ctx.pathParam("id"), pid(ctx)))));
+        routes.post(base, this::start, Access.EXEC);
+        routes.get(base, ctx -> ctx.json(new ListView<>(processes.list(AccessGuard.sandboxId(ctx)).stream().map(ProcessView::of).toList(), null)), Access.SANDBOX_READ);
+        routes.get(base + "/{pid}", ctx -> ctx.json(ProcessView.of(processes.get(AccessGuard.sandboxId(ctx), pid(ctx)))), Access.SANDBOX_READ);
+        routes.get(base + "/{pid}/wait", this::await, Access.SANDBOX_READ);
+        routes.get(base + "/{pid}/output", this::output, Access.SANDBOX_READ);
+        routes.post(base + "/{pid}/signal", this::signal, Access.EXEC);
+        routes.post(base + "/{pid}/stdin", this::writeStdin, Access.EXEC);
+        routes.post(base + "/{pid}/stdin/close", ctx -> ctx.json(ProcessView.of(processes.closeStdin(AccessGuard.sandboxId(ctx), pid(ctx)))), Access.EXEC);
         routes.post(base + "/{pid}/resize", ctx -> {
             var size = Json.body(ctx, Bodies.TerminalBody.class).size();
-            ctx.json(ProcessView.of(processes.resize(ctx.pathParam("id"), pid(ctx), size)));
-        });
+            ctx.json(ProcessView.of(processes.resize(AccessGuard.sandboxId(ctx), pid(ctx), size)));
+        }, Access.EXEC);
         routes.delete(base + "/{pid}", ctx -> {
-            processes.forget(ctx.pathParam("id"), pid(ctx));
+            processes.forget(AccessGuard.sandboxId(ctx), pid(ctx));
             ctx.status(204);
-        });
+        }, Access.EXEC);
     }
 
     private static long pid(Context ctx) {
@@ -67,19 +69,19 @@ final class ProcessRoutes {
         var request = new ProcessRequest(body.cmd(), Optional.ofNullable(body.cwd()), body.env() == null ? Map.of() : body.env(),
                 Boolean.TRUE.equals(body.keepAlive()), Optional.ofNullable(body.keepAliveFor()).map(d -> Durations.parse("keepAliveFor", d)),
                 Optional.ofNullable(body.tag()), Boolean.TRUE.equals(body.stdin()), Optional.ofNullable(body.pty()).map(Bodies.TerminalBody::size));
-        ctx.status(201).json(ProcessView.of(processes.start(ctx.pathParam("id"), request)));
+        ctx.status(201).json(ProcessView.of(processes.start(AccessGuard.sandboxId(ctx), request)));
     }
 
     private void await(Context ctx) {
         long timeoutMs = Query.integer(ctx, "timeoutMs", 30_000);
         if (timeoutMs < 0 || timeoutMs > MAX_WAIT_MS) throw StasisException.invalid("timeoutMs", "must be between 0 and " + MAX_WAIT_MS);
-        ctx.json(ProcessView.of(processes.await(ctx.pathParam("id"), pid(ctx), Duration.ofMillis(timeoutMs))));
+        ctx.json(ProcessView.of(processes.await(AccessGuard.sandboxId(ctx), pid(ctx), Duration.ofMillis(timeoutMs))));
     }
 
     private void output(Context ctx) {
         var offsets = offsets(ctx);
         Encodings encoding = Encodings.parse("encoding", ctx.queryParam("encoding"));
-        String sandbox = ctx.pathParam("id");
+        String sandbox = AccessGuard.sandboxId(ctx);
         long pid = pid(ctx);
         if (Query.bool(ctx, "follow", false) || SseStream.wanted(ctx)) {
             follow(ctx, sandbox, pid, offsets[0], offsets[1], encoding);
@@ -129,12 +131,12 @@ final class ProcessRoutes {
         if (data.length > MAX_STDIN)
             throw new StasisException(io.stasis.core.error.ErrorCode.PAYLOAD_TOO_LARGE, "at most " + MAX_STDIN + " bytes per write",
                     Map.of("limitBytes", MAX_STDIN));
-        ctx.json(ProcessView.of(processes.writeStdin(ctx.pathParam("id"), pid(ctx), data)));
+        ctx.json(ProcessView.of(processes.writeStdin(AccessGuard.sandboxId(ctx), pid(ctx), data)));
     }
 
     private void signal(Context ctx) {
         var body = Json.body(ctx, Bodies.SignalProcess.class);
         if (body.signal() == null) throw StasisException.invalid("signal", "is required, e.g. \"TERM\"");
-        ctx.json(ProcessView.of(processes.signal(ctx.pathParam("id"), pid(ctx), Signal.parse(body.signal()))));
+        ctx.json(ProcessView.of(processes.signal(AccessGuard.sandboxId(ctx), pid(ctx), Signal.parse(body.signal()))));
     }
 }

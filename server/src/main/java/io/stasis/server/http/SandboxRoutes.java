@@ -1,5 +1,8 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.lifecycle.SandboxService;
@@ -36,13 +39,13 @@ final class SandboxRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.post("/v1/sandboxes", this::create);
-        routes.get("/v1/sandboxes", this::list);
-        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(SandboxView.of(sandboxes.get(ctx.pathParam("id")))));
+        routes.post("/v1/sandboxes", this::create, Access.TENANT);
+        routes.get("/v1/sandboxes", this::list, Access.TENANT);
+        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(SandboxView.of(sandboxes.get(AccessGuard.sandboxId(ctx)))), Access.SANDBOX_READ);
         routes.delete("/v1/sandboxes/{id}", ctx -> {
-            sandboxes.delete(ctx.pathParam("id"));
+            sandboxes.delete(AccessGuard.sandboxId(ctx));
             ctx.status(204);
-        });
+        }, Access.SANDBOX_DELETE);
     }
 
     private void create(Context ctx) {
@@ -56,7 +59,8 @@ final class SandboxRoutes {
                 EnvVars.validateMetadata(orEmpty(body.metadata())),
                 resources,
                 LifecycleJson.merge(defaultLifecycle, body.lifecycle()),
-                body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")));
+                body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")),
+                BearerAuth.caller(ctx).tenant());
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
@@ -69,7 +73,7 @@ final class SandboxRoutes {
             if (key.startsWith(METADATA_PREFIX) && !values.isEmpty()) metadata.put(key.substring(METADATA_PREFIX.length()), values.getLast());
         });
         var query = new SandboxQuery(Query.string(ctx, "state"), metadata, Query.string(ctx, "cursor"),
-                Query.integer(ctx, "limit", SandboxQuery.DEFAULT_LIMIT));
+                Query.integer(ctx, "limit", SandboxQuery.DEFAULT_LIMIT), Optional.of(BearerAuth.caller(ctx).tenant()));
         var page = sandboxes.list(query);
         ctx.json(new ListView<>(page.items().stream().map(SandboxView::of).toList(), page.nextCursor().orElse(null)));
     }

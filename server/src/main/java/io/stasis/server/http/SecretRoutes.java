@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
@@ -35,19 +37,19 @@ final class SecretRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.post("/v1/secrets", this::set);
-        routes.get("/v1/secrets", ctx -> ctx.json(new ListView<>(secrets.list().stream().map(SecretView::of).toList(), null)));
+        routes.post("/v1/secrets", this::set, Access.TENANT);
+        routes.get("/v1/secrets", ctx -> ctx.json(new ListView<>(secrets.list(BearerAuth.caller(ctx).tenant()).stream().map(SecretView::of).toList(), null)), Access.TENANT);
         routes.delete("/v1/secrets/{name}", ctx -> {
-            secrets.delete(ctx.pathParam("name"));
+            secrets.delete(BearerAuth.caller(ctx).tenant(), ctx.pathParam("name"));
             ctx.status(204);
-        });
+        }, Access.TENANT);
     }
 
     private void set(Context ctx) {
         var body = Json.body(ctx, SetSecret.class);
         if (body.name() == null) throw StasisException.invalid("name", "is required");
         if (body.value() == null) throw StasisException.invalid("value", "is required");
-        var stored = secrets.put(body.name(), body.value());
+        var stored = secrets.put(BearerAuth.caller(ctx).tenant(), body.name(), body.value());
         ctx.status(stored.created() ? 201 : 200).json(SecretView.of(stored.secret()));
     }
 }

@@ -1,5 +1,6 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
 import io.javalin.config.RoutesConfig;
 import io.stasis.core.template.TemplateService;
 import io.stasis.server.http.Views.ListView;
@@ -14,6 +15,6 @@ final class TemplateRoutes {
     }
 
     void register(RoutesConfig routes) {
-        routes.get("/v1/templates", ctx -> ctx.json(new ListView<>(templates.list().stream().map(TemplateView::of).toList(), null)));
+        routes.get("/v1/templates", ctx -> ctx.json(new ListView<>(templates.list().stream().map(TemplateView::of).toList(), null)), Access.TENANT);
     }
 }

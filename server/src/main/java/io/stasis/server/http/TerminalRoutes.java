@@ -1,5 +1,7 @@
 package io.stasis.server.http;
 
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.websocket.WsContext;
@@ -61,23 +63,25 @@ final class TerminalRoutes {
         }
     }
 
+    static final String PATH = "/v1/sandboxes/{id}/terminal";
+
     TerminalRoutes(ProcessService processes) {
         this.processes = processes;
     }
 
     void register(RoutesConfig routes) {
-        routes.ws("/v1/sandboxes/{id}/terminal", ws -> {
+        routes.ws(PATH, ws -> {
             ws.onConnect(this::connect);
             ws.onBinaryMessage(ctx -> input(ctx, ctx.data()));
             ws.onMessage(ctx -> control(ctx, ctx.message()));
             ws.onClose(this::hangUp);
             ws.onError(ctx -> log.atDebug().addKeyValue("session", ctx.sessionId()).log("terminal socket error"));
-        });
+        }, Access.EXEC);
     }
 
     private void connect(WsContext ctx) {
         try {
-            String sandbox = ctx.pathParam("id");
+            String sandbox = AccessGuard.sandboxId(ctx);
             String attach = ctx.queryParam("pid");
             Optional<Boolean> hangup = Optional.ofNullable(ctx.queryParam("hangup")).map(TerminalRoutes::bool);
             Session session;

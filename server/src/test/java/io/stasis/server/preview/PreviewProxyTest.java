@@ -90,7 +90,7 @@ class PreviewProxyTest {
         previews = new PreviewService(catalog, clock);
         sandbox = SandboxId.random();
         catalog.insert(new Sandbox(sandbox, Optional.empty(), "tiny", SandboxState.RUNNING, clock.instant(), Resources.DEFAULT,
-                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT));
+                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, io.stasis.core.tenant.TenantId.DEFAULT));
 
         upstream = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
         upstream.createContext("/", this::echo);

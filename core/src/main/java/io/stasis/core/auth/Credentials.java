@@ -1,0 +1,71 @@
+package io.stasis.core.auth;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Ids;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.tenant.TenantId;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Issues API keys and tells who a presented secret belongs to: an API key ({@code sk_...}) or a
+ * scoped token ({@code st_...}). Every check reads the catalog, so a revoked key or token stops
+ * working with the next request.
+ */
+public final class Credentials {
+    public static final String KEY_PREFIX = "sk_";
+    public static final String TOKEN_PREFIX = "st_";
+
+    private final Catalog catalog;
+    private final Clock clock;
+
+    public Credentials(Catalog catalog, Clock clock) {
+        this.catalog = catalog;
+        this.clock = clock;
+    }
+
+    /** A new key and its secret; the secret exists only in the returned value. */
+    public record Issued(ApiKey key, String secret) {
+        @Override
+        public String toString() {
+            return "Issued[" + key.id() + "]";
+        }
+    }
+
+    public Issued issueRoot() {
+        return issue(TenantId.DEFAULT, true);
+    }
+
+    /** A key of a tenant: it may do everything with the tenant's resources. */
+    public Issued issueKey(TenantId tenant) {
+        return issue(tenant, false);
+    }
+
+    private Issued issue(TenantId tenant, boolean root) {
+        String secret = CredentialSecrets.generate(KEY_PREFIX);
+        var key = new ApiKey("key_" + Ids.randomSuffix(), tenant, CredentialSecrets.hash(secret), root, clock.instant());
+        catalog.insertApiKey(key);
+        return new Issued(key, secret);
+    }
+
+    /**
+     * The caller a presented secret stands for, if any.
+     *
+     * @throws StasisException {@code unauthenticated} for a token that has expired (one revoked is simply unknown)
+     */
+    public Optional<Caller> authenticate(String presented) {
+        if (presented == null || presented.length() > CredentialSecrets.MAX_LENGTH) return Optional.empty();
+        if (presented.startsWith(KEY_PREFIX))
+            return catalog.findApiKeyByHash(CredentialSecrets.hash(presented)).map(k -> k.root() ? new Caller.Root(k) : new Caller.Member(k));
+        if (presented.startsWith(TOKEN_PREFIX)) {
+            var token = catalog.findTokenByHash(CredentialSecrets.hash(presented));
+            if (token.isPresent() && token.get().expiredAt(clock.instant()))
+                throw new StasisException(ErrorCode.UNAUTHENTICATED, "token " + token.get().id() + " expired at " + token.get().expiresAt(),
+                        Map.of("token", token.get().id()));
+            return token.map(Caller.Token::new);
+        }
+        return Optional.empty();
+    }
+}

@@ -1,0 +1,79 @@
+package io.stasis.core.tenant;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import java.util.Optional;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link TenantQuota#with}: a partial update. Each field of the change that is present replaces
+ * the base's; an absent one keeps it. So an absent field can never lift a limit (use a present one).
+ */
+class TenantQuotaPropertyTest {
+
+    @Property
+    void presentFieldsOfTheChangeWinAndAbsentOnesKeepTheBase(@ForAll("quotas") TenantQuota base, @ForAll("quotas") TenantQuota change) {
+        var merged = base.with(change);
+
+        assertThat(merged.runningSandboxes()).isEqualTo(change.runningSandboxes().or(base::runningSandboxes));
+        assertThat(merged.memoryMb()).isEqualTo(change.memoryMb().isPresent() ? change.memoryMb() : base.memoryMb());
+        assertThat(merged.diskMb()).isEqualTo(change.diskMb().isPresent() ? change.diskMb() : base.diskMb());
+    }
+
+    @Property
+    void anEmptyChangeIsTheIdentityAndAFullOneReplacesEverything(@ForAll("quotas") TenantQuota base, @ForAll("fullQuotas") TenantQuota full) {
+        assertThat(base.with(TenantQuota.UNLIMITED)).isEqualTo(base);
+        assertThat(base.with(full)).isEqualTo(full);
+        assertThat(TenantQuota.UNLIMITED.with(base)).isEqualTo(base);
+    }
+
+    @Property
+    void applyingTheSameChangeTwiceChangesNothingMore(@ForAll("quotas") TenantQuota base, @ForAll("quotas") TenantQuota change) {
+        assertThat(base.with(change).with(change)).isEqualTo(base.with(change));
+    }
+
+    @Property
+    void successiveChangesComposeAsOne(@ForAll("quotas") TenantQuota base, @ForAll("quotas") TenantQuota first,
+                                       @ForAll("quotas") TenantQuota second) {
+        assertThat(base.with(first).with(second)).isEqualTo(base.with(first.with(second)));
+    }
+
+    @Test
+    void negativeLimitsAreInvalidAndZeroIsAllowed() {
+        invalid(() -> new TenantQuota(Optional.of(-1), Optional.empty(), Optional.empty()), "quota.runningSandboxes");
+        invalid(() -> new TenantQuota(Optional.empty(), Optional.of(-1L), Optional.empty()), "quota.memoryMb");
+        invalid(() -> new TenantQuota(Optional.empty(), Optional.empty(), Optional.of(Long.MIN_VALUE)), "quota.diskMb");
+        var zero = new TenantQuota(Optional.of(0), Optional.of(0L), Optional.of(0L));
+        assertThat(TenantQuota.UNLIMITED.with(zero)).isEqualTo(zero);
+    }
+
+    private static void invalid(Runnable action, String field) {
+        assertThatThrownBy(action::run).isInstanceOfSatisfying(StasisException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(e.details()).containsEntry("field", field);
+        });
+    }
+
+    @Provide
+    Arbitrary<TenantQuota> quotas() {
+        return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE).optional(0.5),
+                Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5),
+                Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5)).as(TenantQuota::new);
+    }
+
+    @Provide
+    Arbitrary<TenantQuota> fullQuotas() {
+        return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE),
+                Arbitraries.longs().between(0, Long.MAX_VALUE), Arbitraries.longs().between(0, Long.MAX_VALUE))
+                .as((n, memory, disk) -> new TenantQuota(Optional.of(n), Optional.of(memory), Optional.of(disk)));
+    }
+}

@@ -1,0 +1,129 @@
+package io.stasis.server.auth;
+
+import io.javalin.http.Context;
+import io.stasis.core.auth.Caller;
+import io.stasis.core.auth.TokenScope;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantId;
+import io.javalin.security.RouteRole;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Enforces each route's {@link Access} before its handler runs, in one place, so that no handler
+ * can forget: the resource a route names must be the caller's tenant's, else it does not exist
+ * (404, never 403: another tenant's ids leak nothing); a scoped token must be for that resource,
+ * else the same 404, and hold the route's permission, else 403.
+ * <p>The sandbox a route names by id or name is resolved here within the caller's tenant; handlers
+ * read its id with {@link #sandboxId}, so a name never resolves in another tenant.
+ */
+public final class AccessGuard {
+    private static final String SANDBOX_ATTRIBUTE = "stasis.sandbox";
+    private static final String REFUSAL_ATTRIBUTE = "stasis.refusal";
+
+    private final SandboxService sandboxes;
+    private final CheckpointService checkpoints;
+
+    public AccessGuard(SandboxService sandboxes, CheckpointService checkpoints) {
+        this.sandboxes = sandboxes;
+        this.checkpoints = checkpoints;
+    }
+
+    /** For a matched HTTP route: checks the {@link Access} it declares. */
+    public void check(Context ctx) {
+        if (!ctx.path().startsWith("/v1/")) return;
+        check(ctx, declared(ctx.routeRoles(), ctx.method().name() + " " + ctx.endpoint().path));
+    }
+
+    /** Checks {@code access} for the request (also for WebSocket upgrades, whose roles Javalin does not pass on). */
+    public void check(Context ctx, Access access) {
+        if (access == Access.PUBLIC) return;
+        Caller caller = BearerAuth.caller(ctx);
+        switch (access.target()) {
+            case NONE -> {
+                if (access == Access.ROOT && !(caller instanceof Caller.Root))
+                    throw forbidden(caller, "only the root key manages tenants and their keys");
+                if (caller instanceof Caller.Token t)
+                    throw forbidden(caller, "a scoped token acts on its " + t.token().scope().target().name().toLowerCase() + " "
+                            + t.token().scope().resourceId() + " only; this call needs an API key");
+            }
+            case SANDBOX -> {
+                String ref = ctx.pathParam("id");
+                Sandbox sandbox = sandboxes.get(caller.tenant(), ref);
+                requireScope(caller, access, sandbox.id(), () -> StasisException.sandboxNotFound(ref));
+                ctx.attribute(SANDBOX_ATTRIBUTE, sandbox.id().value());
+            }
+            case CHECKPOINT -> {
+                String raw = ctx.pathParam("cid");
+                if (!CheckpointId.isValid(raw)) throw CheckpointService.notFound(raw);
+                Checkpoint checkpoint = checkpoints.get(new CheckpointId(raw));
+                if (!tenantOf(checkpoint).equals(caller.tenant())) throw CheckpointService.notFound(raw);
+                requireScope(caller, access, checkpoint.sandboxId(), () -> CheckpointService.notFound(raw));
+            }
+        }
+    }
+
+    private TenantId tenantOf(Checkpoint checkpoint) {
+        try {
+            return sandboxes.get(checkpoint.sandboxId().value()).tenant();
+        } catch (StasisException e) {
+            throw CheckpointService.notFound(checkpoint.id().value());
+        }
+    }
+
+    private static void requireScope(Caller caller, Access access, SandboxId sandbox, java.util.function.Supplier<StasisException> notFound) {
+        if (!(caller instanceof Caller.Token t)) return;
+        if (!(t.token().scope() instanceof TokenScope.Sandbox scope) || !scope.id().equals(sandbox)) throw notFound.get();
+        var needed = access.permission().orElseThrow();
+        if (!t.token().permissions().contains(needed))
+            throw new StasisException(ErrorCode.FORBIDDEN, "token " + t.token().id() + " lacks the permission '" + needed.wireName()
+                    + "' this call needs", Map.of("token", t.token().id(), "permission", needed.wireName()));
+    }
+
+    private static Access declared(Set<RouteRole> roles, String route) {
+        if (roles.size() == 1 && roles.iterator().next() instanceof Access access) return access;
+        // Fails closed: a route that forgot to declare its access is refused to everyone.
+        throw new StasisException(ErrorCode.INTERNAL, "route " + route + " declares no access rule");
+    }
+
+    private static StasisException forbidden(Caller caller, String why) {
+        return new StasisException(ErrorCode.FORBIDDEN, why, Map.of("credential", caller.credentialId()));
+    }
+
+    /**
+     * For a WebSocket upgrade: checks {@code access}, but keeps a refusal for the socket's connect
+     * handler to report ({@link #sandboxId(io.javalin.websocket.WsContext)} throws it), since a
+     * refused upgrade reaches clients as a bare status without the error's code and message.
+     */
+    public void checkUpgrade(Context ctx, Access access) {
+        try {
+            check(ctx, access);
+        } catch (StasisException e) {
+            ctx.attribute(REFUSAL_ATTRIBUTE, e);
+        }
+    }
+
+    /** The id of the sandbox the route's {@code {id}} names, as the guard resolved it in the caller's tenant. */
+    public static String sandboxId(Context ctx) {
+        return resolved(ctx.attribute(SANDBOX_ATTRIBUTE), ctx.path());
+    }
+
+    /** The same for a WebSocket, whose upgrade request the guard checked. */
+    public static String sandboxId(io.javalin.websocket.WsContext ctx) {
+        StasisException refusal = ctx.attribute(REFUSAL_ATTRIBUTE);
+        if (refusal != null) throw refusal;
+        return resolved(ctx.attribute(SANDBOX_ATTRIBUTE), ctx.pathParam("id"));
+    }
+
+    private static String resolved(String id, String ref) {
+        if (id == null) throw new IllegalStateException("no sandbox was resolved for '" + ref + "': the route must declare a sandbox access");
+        return id;
+    }
+}

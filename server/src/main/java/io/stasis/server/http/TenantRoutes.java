@@ -1,0 +1,112 @@
+package io.stasis.server.http;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.stasis.core.auth.ApiKey;
+import io.stasis.core.auth.Caller;
+import io.stasis.core.auth.Credentials;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.Tenant;
+import io.stasis.core.tenant.TenantQuota;
+import io.stasis.core.tenant.TenantService;
+import io.stasis.core.tenant.TenantUsage;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.http.Views.ListView;
+import java.time.Instant;
+import java.util.Optional;
+
+/** Tenants, their quotas and their API keys: the root key's business, but a tenant may look at itself. */
+final class TenantRoutes {
+    private final TenantService tenants;
+    private final QuotaGuard quotas;
+
+    TenantRoutes(TenantService tenants, QuotaGuard quotas) {
+        this.tenants = tenants;
+        this.quotas = quotas;
+    }
+
+    record QuotaBody(Integer runningSandboxes, Long memoryMb, Long diskMb) {
+        TenantQuota quota() {
+            return new TenantQuota(Optional.ofNullable(runningSandboxes), Optional.ofNullable(memoryMb), Optional.ofNullable(diskMb));
+        }
+    }
+
+    record CreateTenant(String name, QuotaBody quota) {
+    }
+
+    record UpdateTenant(QuotaBody quota) {
+    }
+
+    /** A quota's fields; null where unlimited. */
+    record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb) {
+        static QuotaView of(TenantQuota q) {
+            return new QuotaView(q.runningSandboxes().orElse(null), q.memoryMb().orElse(null), q.diskMb().orElse(null));
+        }
+    }
+
+    record UsageView(int runningSandboxes, long memoryMb, long diskMb) {
+        static UsageView of(TenantUsage u) {
+            return new UsageView(u.runningSandboxes(), u.memoryMb(), u.diskMb());
+        }
+    }
+
+    record TenantView(String id, String name, QuotaView quota, UsageView usage, Instant createdAt) {
+    }
+
+    /** {@code secret} only in the answer that issues the key. */
+    record KeyView(String id, String tenantId, boolean root, Instant createdAt,
+                   @JsonInclude(JsonInclude.Include.NON_NULL) String secret) {
+        static KeyView of(ApiKey key, String secret) {
+            return new KeyView(key.id(), key.tenant().value(), key.root(), key.createdAt(), secret);
+        }
+    }
+
+    void register(RoutesConfig routes) {
+        routes.post("/v1/tenants", this::create, Access.ROOT);
+        routes.get("/v1/tenants", ctx -> ctx.json(new ListView<>(tenants.list().stream().map(this::view).toList(), null)), Access.ROOT);
+        routes.get("/v1/tenants/{tid}", this::get, Access.TENANT);
+        routes.patch("/v1/tenants/{tid}", this::update, Access.ROOT);
+        routes.delete("/v1/tenants/{tid}", ctx -> {
+            tenants.delete(ctx.pathParam("tid"));
+            ctx.status(204);
+        }, Access.ROOT);
+        routes.post("/v1/tenants/{tid}/keys", ctx -> {
+            Credentials.Issued issued = tenants.issueKey(ctx.pathParam("tid"));
+            ctx.status(201).json(KeyView.of(issued.key(), issued.secret()));
+        }, Access.ROOT);
+        routes.get("/v1/tenants/{tid}/keys", ctx -> ctx.json(new ListView<>(
+                tenants.keys(ctx.pathParam("tid")).stream().map(k -> KeyView.of(k, null)).toList(), null)), Access.ROOT);
+        routes.delete("/v1/tenants/{tid}/keys/{kid}", ctx -> {
+            tenants.revokeKey(ctx.pathParam("tid"), ctx.pathParam("kid"));
+            ctx.status(204);
+        }, Access.ROOT);
+    }
+
+    private void create(Context ctx) {
+        var body = Json.body(ctx, CreateTenant.class);
+        if (body.name() == null) throw StasisException.invalid("name", "is required");
+        var quota = body.quota() == null ? TenantQuota.UNLIMITED : body.quota().quota();
+        ctx.status(201).json(view(tenants.create(body.name(), quota)));
+    }
+
+    /** The root key sees every tenant; a tenant's key sees its own only (others do not exist for it). */
+    private void get(Context ctx) {
+        String id = ctx.pathParam("tid");
+        Caller caller = BearerAuth.caller(ctx);
+        if (!(caller instanceof Caller.Root) && !caller.tenant().value().equals(id)) throw TenantService.notFound(id);
+        ctx.json(view(tenants.get(id)));
+    }
+
+    private void update(Context ctx) {
+        var body = Json.body(ctx, UpdateTenant.class);
+        if (body.quota() == null) throw StasisException.invalid("quota", "is required: the quota fields to change");
+        ctx.json(view(tenants.updateQuota(ctx.pathParam("tid"), body.quota().quota())));
+    }
+
+    private TenantView view(Tenant t) {
+        return new TenantView(t.id().value(), t.name(), QuotaView.of(t.quota()), UsageView.of(quotas.usage(t.id())), t.createdAt());
+    }
+}

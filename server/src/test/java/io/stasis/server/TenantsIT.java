@@ -1,0 +1,372 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.server.http.OpenApiSpec;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tenants, scoped tokens and quotas against a real service with real sandboxes. The walks over
+ * openapi.yaml's operations cover every endpoint family, present and future: a route added to the
+ * spec is held to the same rules without changing this test.
+ */
+@Tag("root")
+class TenantsIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final OpenApiSpec SPEC = OpenApiSpec.load();
+    private static final ListAppender<ILoggingEvent> LOGS = new ListAppender<>();
+    private static final List<String> SECRETS_SHOWN = new ArrayList<>();
+
+    private static ServiceFixture service;
+    private static RawApi root;
+    private static RawApi alice;
+    private static RawApi bob;
+    private static String aliceTenant;
+    private static String aliceSandbox;
+    private static String aliceOther;
+    private static String aliceCheckpoint;
+    private static long alicePid;
+    private static String alicePreview;
+
+    @BeforeAll
+    static void start() throws IOException {
+        var stasis = (Logger) LoggerFactory.getLogger("io.stasis");
+        stasis.setLevel(Level.DEBUG); // request logs too: they carry the credential's id, never its secret
+        LOGS.start();
+        ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(LOGS);
+
+        service = ServiceFixture.start();
+        SECRETS_SHOWN.add(service.rootKey);
+        root = new RawApi(service.url, service.rootKey);
+        var a = tenantWithKey("alice", null);
+        aliceTenant = a.get("tenant").get("id").asText();
+        alice = new RawApi(service.url, a.get("secret").asText());
+        bob = new RawApi(service.url, tenantWithKey("bob", null).get("secret").asText());
+
+        aliceSandbox = alice.post("/v1/sandboxes", "{\"template\": \"tiny\", \"name\": \"web\"}").get("id").asText();
+        aliceOther = alice.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText();
+        aliceCheckpoint = alice.post("/v1/sandboxes/" + aliceSandbox + "/checkpoints", "{\"memory\": false}").get("id").asText();
+        alicePid = alice.post("/v1/sandboxes/" + aliceSandbox + "/processes", "{\"cmd\": [\"sleep\", \"600\"]}").get("pid").asLong();
+        alicePreview = alice.post("/v1/sandboxes/" + aliceSandbox + "/previews", "{\"port\": 8080}").get("id").asText();
+        alice.call("POST", "/v1/secrets", "{\"name\": \"API_TOKEN\", \"value\": \"alice-secret-value-123\"}");
+        SECRETS_SHOWN.add("alice-secret-value-123");
+    }
+
+    /** Creates a tenant and a key of it; returns {@code {tenant, secret}}. */
+    private static JsonNode tenantWithKey(String name, String quota) {
+        var tenant = root.post("/v1/tenants", "{\"name\": \"" + name + "\"" + (quota == null ? "" : ", \"quota\": " + quota) + "}");
+        var key = root.post("/v1/tenants/" + tenant.get("id").asText() + "/keys", "{}");
+        SECRETS_SHOWN.add(key.get("secret").asText());
+        var out = JSON.createObjectNode();
+        out.set("tenant", tenant);
+        out.put("secret", key.get("secret").asText());
+        return out;
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (service != null) service.close();
+        } finally {
+            ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).detachAppender(LOGS);
+            ((Logger) LoggerFactory.getLogger("io.stasis")).setLevel(null);
+        }
+        // After everything, including shutdown: no key, token or secret value was ever logged.
+        for (var event : LOGS.list) {
+            String line = event.getFormattedMessage() + " " + event.getKeyValuePairs()
+                    + (event.getThrowableProxy() == null ? "" : " " + event.getThrowableProxy().getMessage());
+            for (String secret : SECRETS_SHOWN) assertThat(line).as("a log line").doesNotContain(secret);
+        }
+        assertThat(LOGS.list).as("the logs were captured").isNotEmpty();
+    }
+
+    /** Every operation of the spec whose path names a sandbox or a checkpoint, with its path filled in. */
+    private static List<String[]> resourceOperations(String sandbox) {
+        var out = new ArrayList<String[]>();
+        var paths = SPEC.root().path("paths");
+        for (var it = paths.fieldNames(); it.hasNext(); ) {
+            String path = it.next();
+            // The terminal is a WebSocket: aTerminalOnAnotherTenantsSandboxIsRefusedAtTheUpgrade.
+            if (!path.contains("{id}") && !path.contains("{cid}") || path.endsWith("/terminal")) continue;
+            for (var m = paths.get(path).fieldNames(); m.hasNext(); ) {
+                String method = m.next();
+                if (method.equals("parameters")) continue;
+                String filled = path.replace("{id}", sandbox).replace("{cid}", aliceCheckpoint).replace("{pid}", Long.toString(alicePid))
+                        .replace("{previewId}", alicePreview);
+                out.add(new String[]{method.toUpperCase(), filled + (path.contains("/files") ? "?path=/etc/hostname" : "")});
+            }
+        }
+        assertThat(out).as("sandbox and checkpoint operations in the spec").hasSizeGreaterThan(30);
+        return out;
+    }
+
+    @Test
+    void everyRouteOfAnotherTenantsSandboxOrCheckpointAnswers404AndChangesNothing() {
+        for (var op : resourceOperations(aliceSandbox)) {
+            var response = bob.call(op[0], op[1], op[0].equals("GET") || op[0].equals("DELETE") ? null : "{}");
+            assertThat(response.status()).as(op[0] + " " + op[1] + " as another tenant: " + response.body()).isEqualTo(404);
+            assertThat(response.errorCode()).as(op[0] + " " + op[1]).isIn("sandbox_not_found", "checkpoint_not_found");
+        }
+        // By name too: bob has no sandbox called "web", and alice's stays hers.
+        assertThat(bob.call("GET", "/v1/sandboxes/web", null).status()).isEqualTo(404);
+        assertThat(alice.get("/v1/sandboxes/" + aliceSandbox).get("state").asText()).isEqualTo("running");
+        assertThat(alice.get("/v1/checkpoints/" + aliceCheckpoint).get("id").asText()).isEqualTo(aliceCheckpoint);
+        assertThat(alice.get("/v1/sandboxes/" + aliceSandbox + "/processes/" + alicePid).get("status").asText()).isEqualTo("running");
+    }
+
+    @Test
+    void aTerminalOnAnotherTenantsSandboxIsRefusedBeforeAnythingStarts() throws Exception {
+        var http = HttpClient.newHttpClient();
+        var messages = new java.util.concurrent.LinkedBlockingQueue<String>();
+        var closed = new java.util.concurrent.CompletableFuture<Integer>();
+        try {
+            http.newWebSocketBuilder().header("Authorization", "Bearer " + bobKey())
+                    .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + aliceSandbox + "/terminal"),
+                            new WebSocket.Listener() {
+                                @Override
+                                public java.util.concurrent.CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                                    messages.add(data.toString());
+                                    ws.request(1);
+                                    return null;
+                                }
+
+                                @Override
+                                public java.util.concurrent.CompletionStage<?> onClose(WebSocket ws, int status, String reason) {
+                                    closed.complete(status);
+                                    return null;
+                                }
+                            }).join();
+            assertThat(closed.get(30, TimeUnit.SECONDS)).isEqualTo(1008);
+            assertThat(messages.poll()).contains("\"sandbox_not_found\"");
+        } finally {
+            http.close();
+        }
+        assertThat(alice.get("/v1/sandboxes/" + aliceSandbox + "/processes").get("items").toString())
+                .as("no shell was started in alice's sandbox").doesNotContain("terminal");
+    }
+
+    private static String bobKey() {
+        try {
+            var field = RawApi.class.getDeclaredField("key");
+            field.setAccessible(true);
+            return (String) field.get(bob);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    @Test
+    void namesListsSecretsAndEventsAreEachTenantsOwn() {
+        var bobsWeb = bob.post("/v1/sandboxes", "{\"template\": \"tiny\", \"name\": \"web\"}").get("id").asText();
+        try {
+            assertThat(bob.get("/v1/sandboxes/web").get("id").asText()).isEqualTo(bobsWeb);
+            assertThat(alice.get("/v1/sandboxes/web").get("id").asText()).isEqualTo(aliceSandbox);
+            assertThat(ids(bob.get("/v1/sandboxes"))).containsExactly(bobsWeb);
+            assertThat(ids(alice.get("/v1/sandboxes"))).contains(aliceSandbox, aliceOther).doesNotContain(bobsWeb);
+            assertThat(ids(root.get("/v1/sandboxes"))).doesNotContain(aliceSandbox, bobsWeb);
+
+            assertThat(bob.get("/v1/secrets").get("items")).isEmpty();
+            assertThat(bob.call("DELETE", "/v1/secrets/API_TOKEN", null).status()).isEqualTo(404);
+            assertThat(bob.call("POST", "/v1/secrets", "{\"name\": \"API_TOKEN\", \"value\": \"bob-value-456\"}").status()).isEqualTo(201);
+            SECRETS_SHOWN.add("bob-value-456");
+            assertThat(alice.get("/v1/secrets").get("items").get(0).get("name").asText()).isEqualTo("API_TOKEN");
+
+            var bobEvents = bob.get("/v1/events?limit=1000").get("items");
+            for (var event : bobEvents)
+                assertThat(event.path("data").path("sandboxId").asText("")).isIn("", bobsWeb);
+            assertThat(bobEvents.toString()).contains(bobsWeb).doesNotContain(aliceSandbox);
+            assertThat(alice.get("/v1/events?limit=1000").get("items").toString()).contains(aliceSandbox).doesNotContain(bobsWeb);
+        } finally {
+            bob.call("DELETE", "/v1/sandboxes/" + bobsWeb, null);
+        }
+        assertThat(bob.get("/v1/events?limit=1000").get("items").toString()).as("the deleted event is bob's").contains("\"deleted\"");
+    }
+
+    @Test
+    void tenantsAreManagedWithTheRootKeyOnly() {
+        assertThat(alice.call("POST", "/v1/tenants", "{\"name\": \"mallory\"}").status()).isEqualTo(403);
+        assertThat(alice.call("GET", "/v1/tenants", null).status()).isEqualTo(403);
+        assertThat(alice.call("POST", "/v1/tenants/" + aliceTenant + "/keys", "{}").status()).isEqualTo(403);
+        assertThat(alice.get("/v1/tenants/" + aliceTenant).get("usage").get("runningSandboxes").asInt()).isGreaterThanOrEqualTo(2);
+        var others = root.get("/v1/tenants").get("items");
+        for (var tenant : others)
+            if (!tenant.get("id").asText().equals(aliceTenant))
+                assertThat(alice.call("GET", "/v1/tenants/" + tenant.get("id").asText(), null).status()).isEqualTo(404);
+        assertThat(root.call("POST", "/v1/tenants", "{\"name\": \"alice\"}").errorCode()).isEqualTo("name_taken");
+        assertThat(root.call("DELETE", "/v1/tenants/" + aliceTenant, null).status()).as("it has sandboxes").isEqualTo(409);
+        assertThat(root.call("DELETE", "/v1/tenants/ten_default", null).status()).isEqualTo(409);
+
+        var carol = tenantWithKey("carol", null);
+        var carolApi = new RawApi(service.url, carol.get("secret").asText());
+        String carolId = carol.get("tenant").get("id").asText();
+        assertThat(carolApi.call("GET", "/v1/sandboxes", null).status()).isEqualTo(200);
+        String keyId = root.get("/v1/tenants/" + carolId + "/keys").get("items").get(0).get("id").asText();
+        assertThat(root.get("/v1/tenants/" + carolId + "/keys").toString()).doesNotContain("sk_");
+        assertThat(root.call("DELETE", "/v1/tenants/" + carolId + "/keys/" + keyId, null).status()).isEqualTo(204);
+        assertThat(carolApi.call("GET", "/v1/sandboxes", null).status()).as("a revoked key stops at once").isEqualTo(401);
+        assertThat(root.call("DELETE", "/v1/tenants/" + carolId, null).status()).isEqualTo(204);
+        assertThat(root.call("GET", "/v1/tenants/" + carolId, null).errorCode()).isEqualTo("tenant_not_found");
+    }
+
+    @Test
+    void aScopedTokenDoesOnlyWhatItsPermissionsAllowOnItsOneSandbox() {
+        var issued = alice.post("/v1/tokens", "{\"scope\": {\"sandbox\": \"web\"}, \"permissions\": [\"exec\", \"files:read\"],"
+                + " \"ttlSeconds\": 600, \"name\": \"agent\"}");
+        String secret = issued.get("token").asText();
+        SECRETS_SHOWN.add(secret);
+        assertThat(issued.get("scope").get("sandbox").asText()).as("the name resolved to the id").isEqualTo(aliceSandbox);
+        var token = new RawApi(service.url, secret);
+
+        assertThat(token.sh(aliceSandbox, "echo hi")).isEqualTo("hi\n");
+        assertThat(token.call("GET", "/v1/sandboxes/web/files/stat?path=/", null).status()).as("by name too").isEqualTo(200);
+        var denied = token.call("PUT", "/v1/sandboxes/" + aliceSandbox + "/files?path=/tmp/x", "{}");
+        assertThat(denied.status()).isEqualTo(403);
+        assertThat(denied.body().path("error").path("details").path("permission").asText()).isEqualTo("files:write");
+        assertThat(token.call("DELETE", "/v1/sandboxes/" + aliceSandbox, null).status()).isEqualTo(403);
+        assertThat(token.call("POST", "/v1/sandboxes/" + aliceSandbox + "/pause", null).status()).isEqualTo(403);
+
+        // Another sandbox of the same tenant does not exist for the token, on every route.
+        for (var op : resourceOperations(aliceOther)) {
+            if (op[1].contains(aliceCheckpoint)) continue; // the checkpoint is of its own sandbox: see below
+            var response = token.call(op[0], op[1], op[0].equals("GET") || op[0].equals("DELETE") ? null : "{}");
+            assertThat(response.status()).as(op[0] + " " + op[1] + " with a token for another sandbox").isEqualTo(404);
+        }
+        assertThat(token.call("GET", "/v1/checkpoints/" + aliceCheckpoint, null).status()).as("no sandbox:read").isEqualTo(403);
+
+        // Routes of the tenant as a whole are for API keys.
+        var paths = SPEC.root().path("paths");
+        for (var it = paths.fieldNames(); it.hasNext(); ) {
+            String path = it.next();
+            if (!path.startsWith("/v1/") || path.contains("{id}") || path.contains("{cid}") || path.equals("/v1/openapi.yaml")) continue;
+            for (var m = paths.get(path).fieldNames(); m.hasNext(); ) {
+                String method = m.next().toUpperCase();
+                if (method.equals("PARAMETERS")) continue;
+                String filled = path.replace("{tid}", aliceTenant).replace("{name}", "API_TOKEN").replace("{tokenId}", issued.get("id").asText())
+                        .replace("{kid}", "key_0000000000000000");
+                var response = token.call(method, filled, method.equals("GET") || method.equals("DELETE") ? null : "{}");
+                assertThat(response.status()).as(method + " " + filled + " with a token").isEqualTo(403);
+            }
+        }
+        assertThat(alice.get("/v1/secrets").get("items")).as("the token's DELETE changed nothing").hasSize(1);
+
+        assertThat(alice.get("/v1/tokens").toString()).contains(issued.get("id").asText()).doesNotContain(secret);
+        assertThat(bob.call("DELETE", "/v1/tokens/" + issued.get("id").asText(), null).status()).as("another tenant's token").isEqualTo(404);
+        assertThat(alice.call("DELETE", "/v1/tokens/" + issued.get("id").asText(), null).status()).isEqualTo(204);
+        assertThat(token.call("POST", "/v1/sandboxes/" + aliceSandbox + "/exec", "{\"cmd\": [\"true\"]}").status())
+                .as("revoked: refused at once").isEqualTo(401);
+    }
+
+    @Test
+    void anExpiredTokenIsRefused() throws InterruptedException {
+        var issued = alice.post("/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": [\"sandbox:read\"],"
+                + " \"ttlSeconds\": 1}");
+        SECRETS_SHOWN.add(issued.get("token").asText());
+        var token = new RawApi(service.url, issued.get("token").asText());
+        long deadline = java.time.Instant.parse(issued.get("expiresAt").asText()).toEpochMilli();
+        TimeUnit.MILLISECONDS.sleep(Math.max(0, deadline - System.currentTimeMillis()) + 50);
+        var response = token.call("GET", "/v1/sandboxes/" + aliceSandbox, null);
+        assertThat(response.status()).isEqualTo(401);
+        assertThat(response.body().path("error").path("message").asText()).contains("expired");
+    }
+
+    @Test
+    void badTokenRequestsAreClearErrors() {
+        assertThat(alice.call("POST", "/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": []}").status())
+                .isEqualTo(422);
+        assertThat(alice.call("POST", "/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": [\"root\"]}")
+                .body().toString()).contains("sandbox:read");
+        assertThat(alice.call("POST", "/v1/tokens", "{\"scope\": {}, \"permissions\": [\"exec\"]}").status()).isEqualTo(422);
+        assertThat(alice.call("POST", "/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": [\"volume:read\"]}")
+                .status()).isEqualTo(422);
+        assertThat(alice.call("POST", "/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": [\"exec\"],"
+                + " \"ttlSeconds\": 99999999}").status()).isEqualTo(422);
+        assertThat(bob.call("POST", "/v1/tokens", "{\"scope\": {\"sandbox\": \"" + aliceSandbox + "\"}, \"permissions\": [\"exec\"]}")
+                .errorCode()).as("another tenant's sandbox").isEqualTo("sandbox_not_found");
+    }
+
+    @Test
+    void quotasRefuseCreateForkAndResumeWith429NamingTheQuota() {
+        var dave = tenantWithKey("dave", "{\"runningSandboxes\": 1, \"memoryMb\": 512}");
+        var api = new RawApi(service.url, dave.get("secret").asText());
+        String daveId = dave.get("tenant").get("id").asText();
+        String first = api.post("/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 256}}").get("id").asText();
+        try {
+            var refused = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 128}}");
+            assertThat(refused.status()).isEqualTo(429);
+            assertThat(refused.body().path("error").path("details")).isEqualTo(JSON.valueToTree(
+                    Map.of("quota", "runningSandboxes", "limit", 1, "used", 1, "requested", 1)));
+            assertThat(api.call("POST", "/v1/sandboxes/" + first + "/fork", "{}").errorCode()).isEqualTo("quota_exceeded");
+
+            root.call("PATCH", "/v1/tenants/" + daveId, "{\"quota\": {\"runningSandboxes\": 5}}");
+            var memory = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}");
+            assertThat(memory.status()).isEqualTo(429);
+            assertThat(memory.body().path("error").path("details").path("quota").asText()).isEqualTo("memoryMb");
+
+            // A hibernated sandbox holds no memory: another fits, and then the first cannot come back.
+            api.post("/v1/sandboxes/" + first + "/hibernate", null);
+            String second = api.post("/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}").get("id").asText();
+            var resume = api.call("POST", "/v1/sandboxes/" + first + "/resume", null);
+            assertThat(resume.status()).isEqualTo(429);
+            assertThat(api.get("/v1/sandboxes/" + first).get("state").asText()).isEqualTo("hibernated");
+            assertThat(api.get("/v1/tenants/" + daveId).get("usage")).isEqualTo(JSON.valueToTree(
+                    Map.of("runningSandboxes", 1, "memoryMb", 512, "diskMb", 0)));
+            api.call("DELETE", "/v1/sandboxes/" + second, null);
+            assertThat(api.post("/v1/sandboxes/" + first + "/resume", null).get("state").asText()).isEqualTo("running");
+        } finally {
+            api.call("DELETE", "/v1/sandboxes/" + first, null);
+        }
+    }
+
+    @Test
+    void theSdkDrivesTenantsKeysAndTokens() {
+        var sdkTenant = service.client.tenants().create("erin", io.stasis.sdk.TenantQuota.unlimited().withRunningSandboxes(3));
+        assertThat(sdkTenant.quota().runningSandboxes()).isEqualTo(3);
+        var key = service.client.tenants().issueKey(sdkTenant.id());
+        SECRETS_SHOWN.add(key.secret());
+        try (var erin = io.stasis.sdk.StasisClient.connect(service.url, key.secret())) {
+            var sandbox = erin.sandboxes().create(io.stasis.sdk.CreateSandboxRequest.builder().template("tiny").build());
+            var token = erin.tokens().issue(io.stasis.sdk.TokenRequest.forSandbox(sandbox.id(), "exec")
+                    .withTtl(java.time.Duration.ofMinutes(5)).withName("sdk"));
+            SECRETS_SHOWN.add(token.token());
+            assertThat(token.scope().sandbox()).isEqualTo(sandbox.id());
+            try (var agent = io.stasis.sdk.StasisClient.connect(service.url, token.token())) {
+                assertThat(agent.sandboxes().exec(sandbox.id(), io.stasis.sdk.ExecRequest.of("echo", "via-token")).stdout()).isEqualTo("via-token\n");
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> agent.sandboxes().list())
+                        .isInstanceOf(io.stasis.sdk.ForbiddenException.class);
+            }
+            assertThat(erin.tokens().list()).extracting(io.stasis.sdk.TokenInfo::id).containsExactly(token.id());
+            assertThat(erin.tenants().get(sdkTenant.id()).usage().runningSandboxes()).isEqualTo(1);
+            erin.tokens().revoke(token.id());
+            sandbox.delete();
+        }
+        var updated = service.client.tenants().updateQuota(sdkTenant.id(), io.stasis.sdk.TenantQuota.unlimited().withMemoryMb(4096));
+        assertThat(updated.quota()).isEqualTo(new io.stasis.sdk.TenantQuota(3, 4096L, null));
+        service.client.tenants().revokeKey(sdkTenant.id(), key.id());
+        service.client.tenants().delete(sdkTenant.id());
+        assertThat(service.client.tenants().list()).extracting(io.stasis.sdk.TenantInfo::name).doesNotContain("erin");
+    }
+
+    private static List<String> ids(JsonNode list) {
+        var out = new ArrayList<String>();
+        list.get("items").forEach(item -> out.add(item.get("id").asText()));
+        return out;
+    }
+}
