@@ -22,6 +22,8 @@ import java.util.stream.StreamSupport;
  * {@code /}; no segment is empty or starts with a dot (backends keep their own files there). With
  * this alphabet, key order is the same in every backend (S3 orders by UTF-8 bytes): listings are
  * sorted and pages are stable. A bad key is a programming error: {@link IllegalArgumentException}.
+ * Do not use a key that is also a directory of another ({@code a} beside {@code a/b}): a directory
+ * backend cannot hold both, and refuses the second put.
  *
  * <p><b>Failures.</b> {@link UncheckedIOException} means the backend could not be reached or an
  * I/O failed: the same call may succeed if retried, and callers above (the content store) do
