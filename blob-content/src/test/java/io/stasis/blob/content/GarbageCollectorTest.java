@@ -30,8 +30,8 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -208,16 +208,15 @@ class GarbageCollectorTest {
             streams.add(s);
         }
         Set<ManifestId> live = ConcurrentHashMap.newKeySet();
-        var done = new AtomicBoolean();
+        var finished = new Semaphore(0);
         int collections;
         try (var pool = Executors.newFixedThreadPool(4)) {
-            Future<Integer> collector = pool.submit(() -> {
-                int runs = 0;
-                while (!done.get() || runs == 0) {
+            Future<Integer> collector = pool.submit(() -> { // one collection per finished put, while the others run
+                for (int runs = 0; runs < streams.size(); runs++) {
+                    finished.acquire();
                     store.gc(Set.copyOf(live));
-                    runs++;
                 }
-                return runs;
+                return streams.size();
             });
             var uploads = new ArrayList<Future<?>>();
             for (int t = 0; t < 3; t++) {
@@ -228,11 +227,11 @@ class GarbageCollectorTest {
                         boolean keep = i % 4 != 3; // every fourth stream is garbage at once
                         if (keep) live.add(idOf(s)); // live before its put starts, as a catalog row would be
                         store.put(s);
+                        finished.release();
                     }
                 }));
             }
             for (var u : uploads) u.get(120, TimeUnit.SECONDS);
-            done.set(true);
             collections = collector.get(120, TimeUnit.SECONDS);
         }
         assertThat(collections).isPositive();

@@ -22,7 +22,7 @@ import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
-import software.amazon.awssdk.http.apache.ApacheHttpClient;
+import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@link BlobStore} on an S3-compatible bucket (AWS S3, MinIO, Ceph, s3proxy...), through the AWS
- * SDK v2's synchronous client. Each object is one PutObject, which S3 makes visible whole or not at
+ * SDK v2's synchronous client on Apache HttpClient 5. Each object is one PutObject, which S3 makes visible whole or not at
  * all; objects are at most 5 GiB (no multipart upload: the content store's chunks are small).
  *
  * <p>Errors: no connection, a timeout, HTTP 5xx and 429 (after the SDK's own retries) are
@@ -49,6 +49,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class S3BlobStore implements BlobStore {
     private static final Logger log = LoggerFactory.getLogger(S3BlobStore.class);
+    /** S3's limit for one PutObject. */
+    private static final long MAX_OBJECT_SIZE = 5L << 30;
 
     private final S3BlobStoreConfig config;
     private final S3Client client;
@@ -66,7 +68,7 @@ public final class S3BlobStore implements BlobStore {
                 .forcePathStyle(config.pathStyle())
                 .requestChecksumCalculation(RequestChecksumCalculation.WHEN_REQUIRED)
                 .responseChecksumValidation(ResponseChecksumValidation.WHEN_REQUIRED)
-                .httpClientBuilder(ApacheHttpClient.builder())
+                .httpClientBuilder(Apache5HttpClient.builder())
                 .overrideConfiguration(o -> o.apiCallTimeout(config.callTimeout()));
         config.endpoint().ifPresent(builder::endpointOverride);
         this.client = builder.build();
@@ -83,7 +85,8 @@ public final class S3BlobStore implements BlobStore {
     @Override
     public void put(String key, InputStream content, long length) {
         BlobStore.checkKey(key);
-        if (length < 0) throw new IllegalArgumentException("length of " + key + " is negative: " + length);
+        if (length < 0 || length > MAX_OBJECT_SIZE)
+            throw new IllegalArgumentException("length of " + key + " must be 0 to 5 GiB (one PutObject), was " + length);
         call("put", key, () -> client.putObject(b -> b.bucket(config.bucket()).key(s3Key(key)).contentLength(length),
                 RequestBody.fromInputStream(content, length)));
     }
