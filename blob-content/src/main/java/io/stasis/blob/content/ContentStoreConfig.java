@@ -1,0 +1,54 @@
+package io.stasis.blob.content;
+
+import io.stasis.core.blob.FastCdc;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link ContentStore} cuts, compresses, uploads and collects. Values are checked at once,
+ * and a bad one is named.
+ *
+ * @param chunker           where chunks are cut (default {@link FastCdc#DEFAULT}: 64 KiB / 256 KiB /
+ *                          1 MiB). Stores keep working with any chunker, but only equal chunkers
+ *                          deduplicate against each other
+ * @param compressionLevel  zstd level, 1 to 19 (default 3: about 300 MB/s a core)
+ * @param uploadConcurrency chunks compressed and uploaded at once by one put (default 4); also the
+ *                          chunks a reader fetches ahead
+ * @param retry             retries of backend calls that failed for a passing reason
+ * @param gcGrace           what the GC leaves alone however unreferenced: manifests and chunks
+ *                          written less than this long ago (default 1 hour). A manifest returned
+ *                          by {@code put} must be in the caller's live set within this time
+ */
+public record ContentStoreConfig(FastCdc chunker, int compressionLevel, int uploadConcurrency, RetryPolicy retry, Duration gcGrace) {
+    public static final ContentStoreConfig DEFAULT = new ContentStoreConfig(FastCdc.DEFAULT, 3, 4, RetryPolicy.DEFAULT, Duration.ofHours(1));
+
+    public ContentStoreConfig {
+        Objects.requireNonNull(chunker, "chunker");
+        if (compressionLevel < 1 || compressionLevel > 19)
+            throw new IllegalArgumentException("compressionLevel must be 1 to 19, was " + compressionLevel);
+        if (uploadConcurrency < 1 || uploadConcurrency > 64)
+            throw new IllegalArgumentException("uploadConcurrency must be 1 to 64, was " + uploadConcurrency);
+        Objects.requireNonNull(retry, "retry");
+        if (gcGrace == null || gcGrace.isNegative()) throw new IllegalArgumentException("gcGrace must be zero or positive, was " + gcGrace);
+    }
+
+    public ContentStoreConfig withChunker(FastCdc chunker) {
+        return new ContentStoreConfig(chunker, compressionLevel, uploadConcurrency, retry, gcGrace);
+    }
+
+    public ContentStoreConfig withCompressionLevel(int level) {
+        return new ContentStoreConfig(chunker, level, uploadConcurrency, retry, gcGrace);
+    }
+
+    public ContentStoreConfig withUploadConcurrency(int concurrency) {
+        return new ContentStoreConfig(chunker, compressionLevel, concurrency, retry, gcGrace);
+    }
+
+    public ContentStoreConfig withRetry(RetryPolicy policy) {
+        return new ContentStoreConfig(chunker, compressionLevel, uploadConcurrency, policy, gcGrace);
+    }
+
+    public ContentStoreConfig withGcGrace(Duration grace) {
+        return new ContentStoreConfig(chunker, compressionLevel, uploadConcurrency, retry, grace);
+    }
+}
