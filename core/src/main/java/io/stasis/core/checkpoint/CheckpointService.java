@@ -217,7 +217,7 @@ public final class CheckpointService {
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
         var id = SandboxId.random();
-        var root = roots.createRootFrom(id, checkpoint.id());
+        var root = roots.createRootFrom(id, checkpoint.id(), parent.resources().diskBytes());
         try {
             var policy = network.policyOf(parent.id());
             var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
