@@ -175,6 +175,35 @@ class MigrationsTest {
     }
 
     @Test
+    void sandboxesRecordedBeforeDiskLimitsGetTheDefaultDisk() throws Exception {
+        var db = dir.resolve("v5.db");
+        var id = SandboxId.random();
+        try (var c = connect(db)) {
+            var upToV5 = new ArrayList<Migration>();
+            for (String script : Migrations.SCRIPTS.subList(0, 5)) {
+                int version = Integer.parseInt(script.substring(1, script.indexOf("__")));
+                upToV5.add(new Migration(version, script, resource(script)));
+            }
+            new Migrations(upToV5).apply(c, "v5.db");
+            try (var st = c.prepareStatement("""
+                    INSERT INTO sandboxes (id, name, template, state, state_reason, created_at, cpus, memory_mb, pids, env, metadata, lifecycle)
+                    VALUES (?, NULL, 'tiny', 'stopped', 'api', '2026-01-02T03:04:05.000000000Z', 1.0, 1024, 512, '{}', '{}', ?)""")) {
+                st.setString(1, id.value());
+                st.setString(2, LifecycleJson.toJson(LifecyclePolicy.DEFAULT));
+                st.executeUpdate();
+            }
+        }
+        try (var catalog = SqliteCatalog.open(db)) {
+            var migrated = catalog.find(id).orElseThrow();
+            assertThat(migrated.resources().diskMb()).isEqualTo(Resources.DEFAULT_DISK_MB);
+            catalog.update(new Sandbox(id, migrated.name(), migrated.template(), migrated.state(), migrated.createdAt(),
+                    migrated.resources().withDiskMb(512), migrated.env(), migrated.metadata(), migrated.parentId(),
+                    migrated.checkpointId(), migrated.lifecycle()));
+            assertThat(catalog.find(id).orElseThrow().resources().diskMb()).isEqualTo(512);
+        }
+    }
+
+    @Test
     void appliesMissingMigrationsInOrderEachOnce() throws Exception {
         var v1 = new Migration(1, "first", "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);");
         var v2 = new Migration(2, "second", "CREATE TABLE b (y INTEGER);\nINSERT INTO b SELECT x + 1 FROM a;");

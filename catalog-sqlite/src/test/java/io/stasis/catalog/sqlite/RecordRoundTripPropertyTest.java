@@ -91,7 +91,7 @@ class RecordRoundTripPropertyTest {
         return Combinators.combine(names, states(), instants(), env, env,
                         Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles())
                 .as((name, state, createdAt, e, m, parent, checkpoint, lifecycle) -> new Sandbox(SandboxId.random(), name,
-                        "tiny", state, createdAt, new Resources(0.5, 256, 64), e, m, parent, checkpoint, lifecycle));
+                        "tiny", state, createdAt, new Resources(0.5, 256, 64, 64 + (int) (createdAt.getNano() % 100_000)), e, m, parent, checkpoint, lifecycle));
     }
 
     Arbitrary<SandboxState> states() {
