@@ -39,6 +39,10 @@ final class CreateCommand implements Callable<Integer> {
     @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes, 16-1000000.")
     Integer pids;
 
+    @Option(names = "--disk-mb", paramLabel = "N", description = "Disk size in MiB, the template's files included "
+            + "(64 up to the server's maximum); past it writes fail with \"Disk quota exceeded\".")
+    Integer diskMb;
+
     @Option(names = "--egress-default", paramLabel = "allow|deny", converter = EgressOptions.DefaultConverter.class,
             description = "Network policy: what happens to destinations no entry names (default: deny). "
                     + "Without --egress-default, --allow and --deny the server's default policy applies.")
@@ -58,6 +62,7 @@ final class CreateCommand implements Callable<Integer> {
         if (cpus != null) request.cpus(cpus);
         if (memoryMb != null) request.memoryMb(memoryMb);
         if (pids != null) request.pids(pids);
+        if (diskMb != null) request.diskMb(diskMb);
         request.lifecycle(lifecycle.toUpdate());
         if (egressDefault != null || !egress.isEmpty()) request.network(egress.policy(egressDefault));
         Sandbox sandbox;

@@ -45,7 +45,8 @@ final class InfoCommand implements Callable<Integer> {
         if (r != null) {
             table.row("CPUS", HumanFormat.number(r.cpus()))
                     .row("MEMORY", r.memoryMb() == null ? null : HumanFormat.size(r.memoryMb() * 1024L * 1024L))
-                    .row("PIDS", r.pids());
+                    .row("PIDS", r.pids())
+                    .row("DISK", r.diskMb() == null ? null : HumanFormat.size(r.diskMb() * 1024L * 1024L));
         }
         pairs(table, "ENV", s.env());
         pairs(table, "METADATA", s.metadata());

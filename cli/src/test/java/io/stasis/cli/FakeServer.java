@@ -117,7 +117,7 @@ final class FakeServer implements AutoCloseable {
     static String sandbox(String id, String name) {
         return """
                 {"id": "%s", "name": %s, "template": "tiny", "state": "running", "stateReason": null,
-                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 0.5, "memoryMb": 256, "pids": 128},
+                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 0.5, "memoryMb": 256, "pids": 128, "diskMb": 2048},
                  "env": {"FOO": "bar"}, "metadata": {"team": "x"}}""".formatted(id, name == null ? "null" : "\"" + name + "\"");
     }
 

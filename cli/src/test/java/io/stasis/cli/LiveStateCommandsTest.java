@@ -58,7 +58,7 @@ class LiveStateCommandsTest {
     static String sandbox(String id, String state, String extra) {
         return """
                 {"id": "%s", "name": "demo", "template": "tiny", "state": "%s", "stateReason": null, "hibernation": null,
-                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 0.5, "memoryMb": 256, "pids": 128},
+                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 0.5, "memoryMb": 256, "pids": 128, "diskMb": 2048},
                  "env": {}, "metadata": {}, "parentId": null, "checkpointId": null, "lifecycle": %s}"""
                 .formatted(id, state, LIFECYCLE).replace("\"hibernation\": null", extra == null ? "\"hibernation\": null" : extra);
     }
@@ -113,6 +113,7 @@ class LiveStateCommandsTest {
                 CPUS         0.5
                 MEMORY       256 MiB
                 PIDS         128
+                DISK         2.0 GiB
                 ENV          -
                 METADATA     -
                 LIFECYCLE    pauseAfterIdle=15s

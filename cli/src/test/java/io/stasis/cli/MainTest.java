@@ -134,11 +134,11 @@ class MainTest {
     void createPrintsTheIdAndSendsTheOptions() {
         server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", "demo"));
         assertThat(run("create", "--template", "tiny", "--name", "demo", "--env", "A=1", "--env", "B=x=y",
-                "--meta", "team=x", "--cpus", "0.5", "--memory-mb", "256", "--pids", "128")).isZero();
+                "--meta", "team=x", "--cpus", "0.5", "--memory-mb", "256", "--pids", "128", "--disk-mb", "2048")).isZero();
         assertThat(out).isEqualTo("sbx_new\n");
         assertThat(server.requests.getLast().text()).isEqualTo("{\"template\":\"tiny\",\"name\":\"demo\","
                 + "\"env\":{\"A\":\"1\",\"B\":\"x=y\"},\"metadata\":{\"team\":\"x\"},"
-                + "\"resources\":{\"cpus\":0.5,\"memoryMb\":256,\"pids\":128}}");
+                + "\"resources\":{\"cpus\":0.5,\"memoryMb\":256,\"pids\":128,\"diskMb\":2048}}");
         assertThat(server.requests.getLast().authorization()).isEqualTo("Bearer sk_env");
 
         assertThat(run("create")).isZero();
@@ -192,6 +192,7 @@ class MainTest {
                 CPUS         0.5
                 MEMORY       256 MiB
                 PIDS         128
+                DISK         2.0 GiB
                 ENV          FOO=bar
                 METADATA     team=x
                 """);

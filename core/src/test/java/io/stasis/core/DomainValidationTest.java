@@ -59,7 +59,19 @@ class DomainValidationTest {
         invalid(() -> new Resources(1, 8, 512));
         invalid(() -> new Resources(1, 1024, 2));
         invalid(() -> new Resources(Double.NaN, 1024, 512));
-        assertThat(Resources.of(null, 256, null, Resources.DEFAULT)).isEqualTo(new Resources(1.0, 256, 512));
+        assertThat(Resources.of(null, 256, null, null, Resources.DEFAULT)).isEqualTo(new Resources(1.0, 256, 512));
+    }
+
+    @Test
+    void diskSizeIsBoundedAndNamedInTheError() {
+        assertThatThrownBy(() -> new Resources(1, 1024, 512, 63)).isInstanceOfSatisfying(StasisException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(e.getMessage()).contains("resources.diskMb").contains("between 64 and 16777216").contains("was 63");
+        });
+        invalid(() -> new Resources(1, 1024, 512, (16 << 20) + 1));
+        assertThat(new Resources(1, 1024, 512).diskMb()).isEqualTo(Resources.DEFAULT_DISK_MB);
+        assertThat(Resources.of(null, null, null, 64, Resources.DEFAULT).diskBytes()).isEqualTo(64L << 20);
+        assertThat(new Resources(1, 1024, 512, Resources.MAX_DISK_MB).diskBytes()).isEqualTo(16L << 40);
     }
 
     @Test

@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * The body of {@code POST /v1/sandboxes}. Every field is optional; unset fields take the
- * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids, the server's idle policy
+ * server's defaults (template {@code base}, 1 CPU, 1024 MiB, 512 pids, a 10 GiB disk, the server's idle policy
  * and network policy) and are not sent.
  *
  * <pre>{@code
@@ -16,7 +16,7 @@ import java.util.Objects;
  *         .name("my-agent")
  *         .env("FOO", "bar")
  *         .metadata("team", "x")
- *         .cpus(0.5).memoryMb(256).pids(128)
+ *         .cpus(0.5).memoryMb(256).pids(128).diskMb(2048)
  *         .lifecycle(LifecycleUpdate.builder().hibernateAfterIdle(Duration.ofMinutes(1)).build())
  *         .network(NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").build())
  *         .build());
@@ -31,7 +31,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
         metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
         if (resources != null && resources.cpus() == null && resources.memoryMb() == null
-                && resources.pids() == null) {
+                && resources.pids() == null && resources.diskMb() == null) {
             resources = null;
         }
     }
@@ -49,6 +49,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Double cpus;
         private Integer memoryMb;
         private Integer pids;
+        private Integer diskMb;
         private LifecycleUpdate lifecycle;
         private NetworkPolicy network;
 
@@ -100,11 +101,22 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
-        /** Sets all three limits at once; null fields keep the server's defaults. */
+        /**
+         * The size of the sandbox's disk in MiB: the most its root filesystem may hold, the
+         * template's files included (like a VM's disk). Writes past it fail inside the sandbox
+         * with "Disk quota exceeded"; deleting files makes room again.
+         */
+        public Builder diskMb(int diskMb) {
+            this.diskMb = diskMb;
+            return this;
+        }
+
+        /** Sets all four limits at once; null fields keep the server's defaults. */
         public Builder resources(Resources resources) {
             this.cpus = resources.cpus();
             this.memoryMb = resources.memoryMb();
             this.pids = resources.pids();
+            this.diskMb = resources.diskMb();
             return this;
         }
 
@@ -121,7 +133,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         }
 
         public CreateSandboxRequest build() {
-            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids), lifecycle, network);
+            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network);
         }
     }
 }

@@ -145,7 +145,7 @@ public final class Daemon implements AutoCloseable {
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             http = register(HttpApi.start(
-                    new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
+                    new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(), config.maxDiskMb(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,

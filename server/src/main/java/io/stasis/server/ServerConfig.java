@@ -26,6 +26,7 @@ import java.util.Optional;
  * @param templateCache    where slow template builds are cached across data dirs
  * @param defaultTemplate  template of a sandbox created without one
  * @param defaultResources resources of a sandbox created without them
+ * @param maxDiskMb        the largest disk a create may ask for ({@code resources.diskMb})
  * @param execOutputLimit  bytes of each output an exec result keeps
  * @param processOutputLimit bytes of each output a background process keeps (the oldest are dropped)
  * @param maxUploadBytes   largest file upload
@@ -40,14 +41,17 @@ import java.util.Optional;
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
-                           Resources defaultResources, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
+                           Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint) {
+
+    /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
+    public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
 
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
+                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
     }
 
@@ -108,9 +112,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--criu" -> c.with(b -> b.criu = v.isEmpty() ? Optional.empty() : Optional.of(Path.of(v)));
                 case "--template-cache" -> c.with(b -> b.templateCache = Path.of(v).toAbsolutePath());
                 case "--default-template" -> c.with(b -> b.defaultTemplate = v);
-                case "--default-cpus" -> c.with(b -> b.defaultResources = new Resources(decimal(flag, v), b.defaultResources.memoryMb(), b.defaultResources.pids()));
-                case "--default-memory-mb" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), integer(flag, v, 16, 1 << 20), b.defaultResources.pids()));
-                case "--default-pids" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), b.defaultResources.memoryMb(), integer(flag, v, 16, 1_000_000)));
+                case "--default-cpus" -> c.with(b -> b.defaultResources = new Resources(decimal(flag, v), b.defaultResources.memoryMb(), b.defaultResources.pids(), b.defaultResources.diskMb()));
+                case "--default-memory-mb" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), integer(flag, v, 16, 1 << 20), b.defaultResources.pids(), b.defaultResources.diskMb()));
+                case "--default-pids" -> c.with(b -> b.defaultResources = new Resources(b.defaultResources.cpus(), b.defaultResources.memoryMb(), integer(flag, v, 16, 1_000_000), b.defaultResources.diskMb()));
+                case "--default-disk-mb" -> c.with(b -> b.defaultResources = b.defaultResources.withDiskMb(integer(flag, v, Resources.MIN_DISK_MB, Resources.MAX_DISK_MB)));
+                case "--max-disk-mb" -> c.with(b -> b.maxDiskMb = integer(flag, v, Resources.MIN_DISK_MB, Resources.MAX_DISK_MB));
                 case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
                 case "--process-output-limit" -> c.with(b -> b.processOutputLimit = size(flag, v));
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
@@ -125,6 +131,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
+        if (c.defaultResources().diskMb() > c.maxDiskMb())
+            throw new UsageException("--default-disk-mb " + c.defaultResources().diskMb() + " is above --max-disk-mb " + c.maxDiskMb());
         return c;
     }
 
@@ -143,6 +151,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --default-cpus X         default CPU limit (default 1)
                   --default-memory-mb N    default memory limit (default 1024)
                   --default-pids N         default pids limit (default 512)
+                  --default-disk-mb N      default disk size of a sandbox's root in MiB, its template's
+                                           files included (default 10240)
+                  --max-disk-mb N          largest disk a create may ask for, in MiB (default 65536)
                   --exec-output-limit SIZE bytes of each output an exec result keeps (default 16M)
                   --process-output-limit SIZE  bytes of each output a background process keeps;
                                            older output is dropped, offsets stay valid (default 64M)
@@ -243,6 +254,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Path templateCache;
         String defaultTemplate;
         Resources defaultResources;
+        int maxDiskMb;
         long execOutputLimit;
         long processOutputLimit;
         long maxUploadBytes;
@@ -266,6 +278,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             templateCache = c.templateCache;
             defaultTemplate = c.defaultTemplate;
             defaultResources = c.defaultResources;
+            maxDiskMb = c.maxDiskMb;
             execOutputLimit = c.execOutputLimit;
             processOutputLimit = c.processOutputLimit;
             maxUploadBytes = c.maxUploadBytes;
@@ -281,7 +294,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint);
+                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint);
         }
     }
 }

@@ -8,7 +8,10 @@ import io.stasis.sdk.ConflictException;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ExecOutputListener;
 import io.stasis.sdk.ExecRequest;
+import io.stasis.sdk.ForkRequest;
+import io.stasis.sdk.InvalidRequestException;
 import io.stasis.sdk.ListSandboxesRequest;
+import io.stasis.sdk.QuotaExceededException;
 import io.stasis.sdk.NotFoundException;
 import io.stasis.testkit.HostLeaks;
 import java.io.ByteArrayOutputStream;
@@ -16,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
@@ -55,6 +59,59 @@ class SandboxApiIT {
         sandboxes.delete("crud-one");
         assertThatThrownBy(() -> sandboxes.get(created.id())).isInstanceOf(NotFoundException.class);
         assertThat(HostLeaks.processesOf(Set.of(new SandboxId(created.id())))).isEmpty();
+    }
+
+    /** The disk limit, enforced for real: dd inside the sandbox, in it and in a fork of it (SECURITY.md). */
+    @Test
+    void writingPastTheDiskSizeFailsInsideTheSandboxWhichStaysHealthy() {
+        var sandboxes = service.client.sandboxes();
+        var sandbox = sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(64).build());
+        var ids = new ArrayList<String>(List.of(sandbox.id()));
+        try {
+            assertThat(sandbox.resources().diskMb()).isEqualTo(64);
+            assertThat(sandboxes.get(sandbox.id()).resources().diskMb()).isEqualTo(64);
+
+            // While the disk is full nothing more can be written to it, a command's output files
+            // included (they live on it): dd's message and status go to a tmpfs, read back after.
+            sandbox.exec("sh", "-c", "dd if=/dev/zero of=/root/big bs=1M count=100 2>/dev/shm/err; echo $? >/dev/shm/status");
+            // Full: no command can start (its output would be lost), and the API says why...
+            assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(QuotaExceededException.class)
+                    .hasMessageContaining("disk of sandbox " + sandbox.id() + " is full");
+            assertThatThrownBy(() -> sandbox.files().write("/root/note", "x")).isInstanceOf(QuotaExceededException.class);
+            // ... but the sandbox is fine: its files can be listed and deleted, which makes room at once.
+            assertThat(sandbox.files().list("/root")).extracting(f -> f.name()).contains("big");
+            sandbox.files().delete("/root/big");
+            var after = sandbox.exec("sh", "-c", "cat /dev/shm/status /dev/shm/err && dd if=/dev/zero of=/root/small bs=1M count=16 2>/dev/null && echo ok");
+            assertThat(after.stdout()).as(after.stderr()).startsWith("1\n").contains("Disk quota exceeded").endsWith("ok\n");
+            assertThat(sandboxes.get(sandbox.id()).state()).isEqualTo("running");
+
+            // A fork has the same disk size, and what it inherited (16 MiB) counts.
+            var checkpoint = sandbox.checkpoint("disk", false);
+            var fork = sandbox.fork(ForkRequest.builder().checkpoint(checkpoint.id()).build()).getFirst();
+            ids.add(fork.id());
+            assertThat(fork.resources().diskMb()).isEqualTo(64);
+            fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=60 2>/dev/shm/err; echo $? >/dev/shm/status");
+            fork.files().delete("/root/more");
+            var forkFreed = fork.exec("sh", "-c", "rm /root/small && cat /dev/shm/status /dev/shm/err");
+            assertThat(forkFreed.stdout()).as(forkFreed.stderr()).startsWith("1\n").contains("Disk quota exceeded");
+            assertThat(fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=40 2>/dev/null && echo ok").stdout()).isEqualTo("ok\n");
+        } finally {
+            for (String id : ids) sandboxes.delete(id);
+        }
+    }
+
+    @Test
+    void diskSizesOutsideTheLimitsAreInvalidRequests() {
+        var sandboxes = service.client.sandboxes();
+        assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(32).build()))
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb").hasMessageContaining("was 32");
+        assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(65537).build()))
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb: must be at most 65536");
+        // The template's files count: base does not fit in 64 MiB.
+        assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().template("base").diskMb(64).build()))
+                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb: must be at least")
+                .hasMessageContaining("for template 'base'");
+        assertThat(sandboxes.list(ListSandboxesRequest.builder().build()).items()).noneMatch(s -> s.resources().diskMb() == 32);
     }
 
     @Test

@@ -326,8 +326,18 @@ class TenantsIT {
             var resume = api.call("POST", "/v1/sandboxes/" + first + "/resume", null);
             assertThat(resume.status()).isEqualTo(429);
             assertThat(api.get("/v1/sandboxes/" + first).get("state").asText()).isEqualTo("hibernated");
-            assertThat(api.get("/v1/tenants/" + daveId).get("usage")).isEqualTo(JSON.valueToTree(
-                    Map.of("runningSandboxes", 1, "memoryMb", 512, "diskMb", 0)));
+            var usage = api.get("/v1/tenants/" + daveId).get("usage");
+            assertThat(usage.get("runningSandboxes").asInt()).isEqualTo(1);
+            assertThat(usage.get("memoryMb").asInt()).isEqualTo(512);
+            long disk = api.get("/v1/sandboxes/" + first).get("resources").get("diskMb").asLong()
+                    + api.get("/v1/sandboxes/" + second).get("resources").get("diskMb").asLong();
+            assertThat(usage.get("diskMb").asLong()).as("disk counts hibernated sandboxes too").isEqualTo(disk);
+
+            // Disk: the limits of all the tenant's sandboxes, added up.
+            root.call("PATCH", "/v1/tenants/" + daveId, "{\"quota\": {\"memoryMb\": 100000, \"diskMb\": " + (disk + 100) + "}}");
+            var full = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"diskMb\": 200}}");
+            assertThat(full.status()).isEqualTo(429);
+            assertThat(full.body().path("error").path("details").path("quota").asText()).isEqualTo("diskMb");
             api.call("DELETE", "/v1/sandboxes/" + second, null);
             assertThat(api.post("/v1/sandboxes/" + first + "/resume", null).get("state").asText()).isEqualTo("running");
         } finally {

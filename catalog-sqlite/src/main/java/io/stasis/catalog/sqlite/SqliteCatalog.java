@@ -81,11 +81,11 @@ public final class SqliteCatalog implements Catalog {
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
     private static final String SANDBOX_COLUMNS = "id, name, template, " + StateColumns.NAMES
-            + ", created_at, cpus, memory_mb, pids, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id";
+            + ", created_at, cpus, memory_mb, pids, disk_mb, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id";
     private static final String SANDBOX_PLACEHOLDERS = placeholders(SANDBOX_COLUMNS.split(",").length);
     /** Every column but id, in {@link #bindSandboxFields} order. */
     private static final String SANDBOX_ASSIGNMENTS = "name = ?, template = ?, " + StateColumns.ASSIGNMENTS
-            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?";
+            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, disk_mb = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?";
 
     private final Path file;
     private final Connection connection;
@@ -209,6 +209,7 @@ public final class SqliteCatalog implements Catalog {
         st.setDouble(index++, s.resources().cpus());
         st.setInt(index++, s.resources().memoryMb());
         st.setInt(index++, s.resources().pids());
+        st.setInt(index++, s.resources().diskMb());
         st.setString(index++, StringMaps.toJson(s.env()));
         st.setString(index++, StringMaps.toJson(s.metadata()));
         st.setString(index++, s.parentId().map(SandboxId::value).orElse(null));
@@ -308,7 +309,7 @@ public final class SqliteCatalog implements Catalog {
                     rs.getString("template"),
                     StateColumns.read(rs),
                     CatalogTime.parse(rs.getString("created_at")),
-                    new Resources(rs.getDouble("cpus"), rs.getInt("memory_mb"), rs.getInt("pids")),
+                    new Resources(rs.getDouble("cpus"), rs.getInt("memory_mb"), rs.getInt("pids"), rs.getInt("disk_mb")),
                     StringMaps.fromJson(rs.getString("env")),
                     StringMaps.fromJson(rs.getString("metadata")),
                     Optional.ofNullable(rs.getString("parent_id")).map(SandboxId::new),

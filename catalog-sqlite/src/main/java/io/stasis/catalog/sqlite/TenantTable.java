@@ -94,12 +94,13 @@ final class TenantTable {
     static TenantUsage usage(Connection c, TenantId tenant) throws SQLException {
         try (var st = c.prepareStatement("SELECT"
                 + " coalesce(sum(state IN ('running', 'paused')), 0),"
-                + " coalesce(sum(CASE WHEN state IN ('running', 'paused') THEN memory_mb ELSE 0 END), 0)"
+                + " coalesce(sum(CASE WHEN state IN ('running', 'paused') THEN memory_mb ELSE 0 END), 0),"
+                + " coalesce(sum(disk_mb), 0)"
                 + " FROM sandboxes WHERE tenant_id = ? AND state <> 'deleted'")) {
             st.setString(1, tenant.value());
             try (var rs = st.executeQuery()) {
                 rs.next();
-                return new TenantUsage(rs.getInt(1), rs.getLong(2), 0);
+                return new TenantUsage(rs.getInt(1), rs.getLong(2), rs.getLong(3));
             }
         }
     }

@@ -227,7 +227,8 @@ class MigrationsTest {
             assertThat(catalog.list(tenantQuery(TenantId.DEFAULT)).items()).containsExactly(web, hibernated);
             assertThat(catalog.list(tenantQuery(other)).items()).isEmpty();
             assertThat(catalog.children(webId)).containsExactly(hibernated);
-            assertThat(catalog.usage(TenantId.DEFAULT)).isEqualTo(new TenantUsage(1, 2048, 0));
+            // V7 gives the rows of before disk limits the default limit, which disk usage adds up.
+            assertThat(catalog.usage(TenantId.DEFAULT)).isEqualTo(new TenantUsage(1, 2048, 2L * Resources.DEFAULT_DISK_MB));
             assertThat(catalog.findNetwork(webId)).contains(new SandboxNetwork(webId, 7, new NetworkPolicy(EgressPolicy.ALLOW_ALL)));
 
             var root = new ApiKey("key_0123456789abcdef", TenantId.DEFAULT, "ab".repeat(32), true, Instant.parse("2026-01-01T00:00:00Z"));
@@ -295,6 +296,35 @@ class MigrationsTest {
     private static String resource(String script) throws java.io.IOException {
         try (var in = MigrationsTest.class.getClassLoader().getResourceAsStream(Migrations.RESOURCE_DIR + script)) {
             return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        }
+    }
+
+    @Test
+    void sandboxesRecordedBeforeDiskLimitsGetTheDefaultDisk() throws Exception {
+        var db = dir.resolve("v5.db");
+        var id = SandboxId.random();
+        try (var c = connect(db)) {
+            var upToV5 = new ArrayList<Migration>();
+            for (String script : Migrations.SCRIPTS.subList(0, 5)) {
+                int version = Integer.parseInt(script.substring(1, script.indexOf("__")));
+                upToV5.add(new Migration(version, script, resource(script)));
+            }
+            new Migrations(upToV5).apply(c, "v5.db");
+            try (var st = c.prepareStatement("""
+                    INSERT INTO sandboxes (id, name, template, state, state_reason, created_at, cpus, memory_mb, pids, env, metadata, lifecycle)
+                    VALUES (?, NULL, 'tiny', 'stopped', 'api', '2026-01-02T03:04:05.000000000Z', 1.0, 1024, 512, '{}', '{}', ?)""")) {
+                st.setString(1, id.value());
+                st.setString(2, LifecycleJson.toJson(LifecyclePolicy.DEFAULT));
+                st.executeUpdate();
+            }
+        }
+        try (var catalog = SqliteCatalog.open(db)) {
+            var migrated = catalog.find(id).orElseThrow();
+            assertThat(migrated.resources().diskMb()).isEqualTo(Resources.DEFAULT_DISK_MB);
+            catalog.update(new Sandbox(id, migrated.name(), migrated.template(), migrated.state(), migrated.createdAt(),
+                    migrated.resources().withDiskMb(512), migrated.env(), migrated.metadata(), migrated.parentId(),
+                    migrated.checkpointId(), migrated.lifecycle(), migrated.tenant()));
+            assertThat(catalog.find(id).orElseThrow().resources().diskMb()).isEqualTo(512);
         }
     }
 

@@ -78,7 +78,7 @@ class QuotaGuardTest extends FreshCatalog {
         insertSandbox(t, SandboxState.RUNNING, 1024);
 
         assertThat(guard.admit(t, ONE_GIB_SANDBOX, () -> "created")).isEqualTo("created");
-        assertThat(guard.usage(t)).isEqualTo(new TenantUsage(1, 1024, 0));
+        assertThat(guard.usage(t)).isEqualTo(new TenantUsage(1, 1024, Resources.DEFAULT_DISK_MB));
     }
 
     @Test

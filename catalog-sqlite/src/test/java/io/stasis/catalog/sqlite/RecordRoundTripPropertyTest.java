@@ -100,8 +100,8 @@ class RecordRoundTripPropertyTest {
         return Combinators.combine(names, states(), instants(), envAndMetadata,
                         Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles(), tenants())
                 .as((name, state, createdAt, maps, parent, checkpoint, lifecycle, tenant) -> new Sandbox(SandboxId.random(), name,
-                        "tiny", state, createdAt, new Resources(0.5, 256, 64), maps.get1(), maps.get2(), parent, checkpoint, lifecycle,
-                        tenant));
+                        "tiny", state, createdAt, new Resources(0.5, 256, 64, 64 + (int) (createdAt.getNano() % 100_000)), maps.get1(),
+                        maps.get2(), parent, checkpoint, lifecycle, tenant));
     }
 
     /** The default tenant or a random one: the catalog does not require a tenant's row for its sandboxes or events. */

@@ -52,8 +52,11 @@ class SqliteTenantsTest extends FreshCatalog {
 
     private static Sandbox sandboxOf(TenantId tenant, SandboxState state, int memoryMb, Instant createdAt) {
         return TestSandboxes.inTenant(TestSandboxes.sandbox(Optional.empty(), "tiny", state, createdAt,
-                new Resources(1.0, memoryMb, 512), Map.of(), Map.of()), tenant);
+                new Resources(1.0, memoryMb, 512, DISK_MB), Map.of(), Map.of()), tenant);
     }
+
+    /** Every test sandbox's disk limit: disk counts whatever the state, until the sandbox is deleted. */
+    private static final int DISK_MB = 100;
 
     private static Sandbox namedIn(TenantId tenant, String name) {
         return TestSandboxes.inTenant(TestSandboxes.named(name), tenant);
@@ -202,7 +205,7 @@ class SqliteTenantsTest extends FreshCatalog {
         }
 
         @Test
-        void usageCountsRunningAndPausedSandboxesAndTheirMemoryPerTenant() {
+        void usageCountsRunningAndPausedSandboxesAndTheirMemoryAndEverySandboxsDiskPerTenant() {
             var a = insertTenant("a").id();
             var b = insertTenant("b").id();
             catalog.insert(sandboxOf(a, SandboxState.RUNNING, 1024, T0));
@@ -212,8 +215,8 @@ class SqliteTenantsTest extends FreshCatalog {
             catalog.insert(sandboxOf(a, SandboxState.DELETED, 16384, T0));
             catalog.insert(sandboxOf(b, SandboxState.RUNNING, 256, T0));
 
-            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(2, 1536, 0));
-            assertThat(catalog.usage(b)).isEqualTo(new TenantUsage(1, 256, 0));
+            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(2, 1536, 4 * DISK_MB));
+            assertThat(catalog.usage(b)).isEqualTo(new TenantUsage(1, 256, DISK_MB));
             assertThat(catalog.usage(TenantId.DEFAULT)).isEqualTo(TenantUsage.NONE);
             assertThat(catalog.usage(TenantId.random())).isEqualTo(TenantUsage.NONE);
         }
@@ -223,12 +226,12 @@ class SqliteTenantsTest extends FreshCatalog {
             var a = insertTenant("a").id();
             var s = sandboxOf(a, SandboxState.RUNNING, 2048, T0);
             catalog.insert(s);
-            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(1, 2048, 0));
+            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(1, 2048, DISK_MB));
 
             catalog.update(s.withState(new SandboxState.Hibernated(CheckpointId.random(), 1, T0)));
-            assertThat(catalog.usage(a)).isEqualTo(TenantUsage.NONE);
+            assertThat(catalog.usage(a)).as("a hibernated sandbox keeps its disk").isEqualTo(new TenantUsage(0, 0, DISK_MB));
             catalog.update(s.withState(SandboxState.RUNNING));
-            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(1, 2048, 0));
+            assertThat(catalog.usage(a)).isEqualTo(new TenantUsage(1, 2048, DISK_MB));
             catalog.delete(s.id());
             assertThat(catalog.usage(a)).isEqualTo(TenantUsage.NONE);
         }

@@ -160,7 +160,7 @@ public final class CheckpointService {
         activity.touch(parentId);
         var parent = current(parentId);
         var names = names(parent.tenant(), name, count);
-        var one = io.stasis.core.lifecycle.SandboxService.demandOf(parent.resources());
+        var one = io.stasis.core.lifecycle.SandboxService.demandOfNew(parent.resources());
         var demand = new io.stasis.core.tenant.TenantUsage(count * one.runningSandboxes(), count * one.memoryMb(), count * one.diskMb());
         return quotas.admit(parent.tenant(), demand, () -> {
             Checkpoint checkpoint;
@@ -236,7 +236,7 @@ public final class CheckpointService {
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
         var id = SandboxId.random();
-        var root = roots.createRootFrom(id, checkpoint.id());
+        var root = roots.createRootFrom(id, checkpoint.id(), parent.resources().diskBytes());
         try {
             var policy = network.policyOf(parent.id());
             var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());

@@ -115,9 +115,9 @@ public final class LifecycleService {
                 faults.reach("resume.after-thaw");
             });
             // Hibernated and stopped sandboxes hold no memory: running again counts against the tenant's quota.
-            case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOf(sandbox.resources()),
+            case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
                     () -> restoreHibernated(sandbox, h, reason));
-            case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOf(sandbox.resources()),
+            case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
                     () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
                         runtime.create(specOf(sandbox));
                         faults.reach("start.after-create");

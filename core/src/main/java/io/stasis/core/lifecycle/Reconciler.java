@@ -56,7 +56,7 @@ public final class Reconciler {
     public Report reconcile() {
         Map<SandboxId, Operation> pending = catalog.pendingOperations().stream()
                 .collect(Collectors.toMap(Operation::sandbox, Function.identity(), (a, b) -> b));
-        int adopted = 0, changed = 0, finished = 0, settled = 0, orphans = 0;
+        int adopted = 0, changed = 0, finished = 0, settled = 0, orphans = 0, limited = 0;
         var known = new HashSet<SandboxId>();
         for (var sandbox : catalog.all()) {
             known.add(sandbox.id());
@@ -67,6 +67,7 @@ public final class Reconciler {
             }
             var operation = Optional.ofNullable(pending.remove(sandbox.id()));
             var outcome = settle(sandbox, operation);
+            if (limitDisk(outcome)) limited++;
             if (operation.isPresent()) {
                 catalog.completeOperation(outcome);
                 settled++;
@@ -82,7 +83,8 @@ public final class Reconciler {
         orphans += network.removeOrphans(known);
         var report = new Report(adopted, changed, finished, settled, orphans);
         log.atInfo().addKeyValue("adopted", adopted).addKeyValue("changed", changed).addKeyValue("deletesFinished", finished)
-                .addKeyValue("operationsSettled", settled).addKeyValue("orphansRemoved", orphans).log("reconciled");
+                .addKeyValue("operationsSettled", settled).addKeyValue("orphansRemoved", orphans)
+                .addKeyValue("diskLimitsApplied", limited).log("reconciled");
         return report;
     }
 
@@ -109,6 +111,24 @@ public final class Reconciler {
                 yield withoutProcesses(sandbox, operation);
             }
         };
+    }
+
+    /**
+     * Sets the root's disk limit to the recorded one: roots made before there were disk limits
+     * (their catalog rows got the default) or on a pool whose quotas were turned off meanwhile get
+     * theirs. Idempotent; a failure is logged and leaves the sandbox as it was, it does not stop
+     * the service from starting.
+     */
+    private boolean limitDisk(Sandbox sandbox) {
+        if (roots.root(sandbox.id()).isEmpty()) return false;
+        try {
+            roots.limitRoot(sandbox.id(), sandbox.resources().diskBytes());
+            return true;
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", sandbox.id()).addKeyValue("diskMb", sandbox.resources().diskMb()).setCause(e)
+                    .log("could not apply the disk limit to the sandbox's root; it keeps the limit it had");
+            return false;
+        }
     }
 
     /** A sandbox whose processes are gone: hibernated if a complete image holds them, else stopped. */

@@ -36,6 +36,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class SandboxService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxService.class);
+    /** Room a new sandbox's disk must have beyond its template's files (process output, a shell's history...). */
+    static final int MIN_FREE_DISK_MB = 16;
 
     private final Catalog catalog;
     private final RootStore roots;
@@ -90,8 +92,9 @@ public final class SandboxService implements AutoCloseable {
         var name = spec.name().map(n -> new TenantName(spec.tenant(), n));
         name.ifPresent(this::reserveName);
         try {
-            return quotas.admit(spec.tenant(), demandOf(spec.resources()), () -> {
+            return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
+                requireDiskRoom(spec);
                 var warm = pool.take(spec.template());
                 if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
                 var id = SandboxId.random();
@@ -102,8 +105,13 @@ public final class SandboxService implements AutoCloseable {
         }
     }
 
-    /** What one more running sandbox with these resources adds to its tenant's usage. */
-    public static TenantUsage demandOf(Resources resources) {
+    /** What a new running sandbox with these resources adds to its tenant's usage: a running sandbox, its memory, its disk. */
+    public static TenantUsage demandOfNew(Resources resources) {
+        return new TenantUsage(1, resources.memoryMb(), resources.diskMb());
+    }
+
+    /** What a hibernated or stopped sandbox adds by running again: its disk is counted already. */
+    public static TenantUsage demandOfResume(Resources resources) {
         return new TenantUsage(1, resources.memoryMb(), 0);
     }
 
@@ -112,7 +120,7 @@ public final class SandboxService implements AutoCloseable {
 
     private Sandbox createLocked(SandboxId id, SandboxSpec spec) {
         long start = System.nanoTime();
-        Path root = roots.createRoot(id, spec.template());
+        Path root = roots.createRoot(id, spec.template(), spec.resources().diskBytes());
         try {
             var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
             runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link));
@@ -129,12 +137,31 @@ public final class SandboxService implements AutoCloseable {
         long start = System.nanoTime();
         try {
             if (!spec.resources().equals(pool.resources())) runtime.updateResources(id, spec.resources());
+            if (spec.resources().diskMb() != pool.resources().diskMb()) roots.limitRoot(id, spec.resources().diskBytes());
             network.adopt(id, spec.network().orElse(network.defaultPolicy()));
             return record(id, spec, start, true);
         } catch (RuntimeException e) {
             undoCreate(id, e);
             throw e;
         }
+    }
+
+    /**
+     * The template's files count against the disk limit (see {@link RootStore}): a limit they
+     * already fill would leave a sandbox that cannot even start, so it is refused up front.
+     */
+    private void requireDiskRoom(SandboxSpec spec) {
+        roots.template(spec.template()).ifPresent(template -> {
+            long neededMb = ceilMb(template.sizeBytes()) + MIN_FREE_DISK_MB;
+            if (spec.resources().diskMb() < neededMb)
+                throw StasisException.invalid("resources.diskMb", "must be at least " + neededMb + " for template '" + template.name()
+                        + "' (its files take " + ceilMb(template.sizeBytes()) + " MiB of the disk, and a sandbox needs "
+                        + MIN_FREE_DISK_MB + " MiB more to start), was " + spec.resources().diskMb());
+        });
+    }
+
+    private static long ceilMb(long bytes) {
+        return (bytes + (1 << 20) - 1) >> 20;
     }
 
     private Sandbox record(SandboxId id, SandboxSpec spec, long start, boolean warm) {

@@ -109,7 +109,7 @@ final class WarmPool implements AutoCloseable {
         if (version.isEmpty()) return Optional.empty();
         var id = SandboxId.random();
         try {
-            var root = roots.createRoot(id, template);
+            var root = roots.createRoot(id, template, resources.diskBytes());
             // Warm sandboxes reach nothing until handed out with their owner's policy.
             var link = network.open(id, new NetworkPolicy(EgressPolicy.DENY_ALL), Optional.empty());
             runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link));

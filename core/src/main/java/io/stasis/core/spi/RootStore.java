@@ -11,22 +11,49 @@ import java.util.Set;
  * Root filesystems: read-only templates, one writable copy-on-write root per sandbox, and
  * read-only root snapshots of checkpoints. Creating a root or a snapshot costs the same whatever
  * the size of what it copies.
+ *
+ * <p><b>Disk limits.</b> Every root is created with a limit, {@code diskBytes}: the most bytes its
+ * files may take as the sandbox sees them, like the size of a VM's disk. What the root shares with
+ * its template or checkpoint counts (a root made from a 300 MiB template with a 1 GiB limit has
+ * room for about 700 MiB more), what its checkpoints hold does not. A write that would go past
+ * the limit fails inside the sandbox with {@code EDQUOT} ("Disk quota exceeded"); the sandbox
+ * stays healthy, and deleting files makes room again. The limit is per root: the sum over a
+ * tenant's sandboxes bounds what they can make the host store for their roots (shared blocks are
+ * counted once per root that references them, so the sum over-counts, never under-counts).
  */
 public interface RootStore {
 
     /**
      * Creates the writable root of a sandbox from a template.
-     * <p>Prerequisites: the template is installed; no root exists for {@code id}.
-     * <p>Effects on success: returns the root's path on the host.
-     * <p>On failure: {@code template_not_found} or {@code runtime_failed}; no root is left.
+     * <p>Prerequisites: the template is installed; no root exists for {@code id}; {@code diskBytes}
+     * is positive.
+     * <p>Effects on success: returns the root's path on the host; the root may hold at most
+     * {@code diskBytes}, the template's files included.
+     * <p>On failure: {@code template_not_found} or {@code runtime_failed} (with the step and the
+     * tool's or the kernel's error); no root is left.
      */
-    Path createRoot(SandboxId id, String template);
+    Path createRoot(SandboxId id, String template, long diskBytes);
 
     /**
-     * Creates the writable root of a sandbox from a checkpoint's root snapshot (a branch).
+     * Creates the writable root of a sandbox from a checkpoint's root snapshot (a branch: a fork,
+     * or a restore into a new sandbox).
+     * <p>Prerequisites: the checkpoint has a root snapshot; no root exists for {@code id};
+     * {@code diskBytes} is positive.
+     * <p>Effects on success: returns the root's path on the host, holding what the snapshot holds;
+     * the root may hold at most {@code diskBytes}, the snapshot's files included.
      * <p>On failure: {@code runtime_failed}; no root is left.
      */
-    Path createRootFrom(SandboxId id, CheckpointId checkpoint);
+    Path createRootFrom(SandboxId id, CheckpointId checkpoint, long diskBytes);
+
+    /**
+     * Changes the disk limit of an existing root, e.g. when a sandbox made ahead of demand is
+     * handed out with other resources, or to apply limits to roots made before there were any.
+     * <p>Prerequisites: the root exists; {@code diskBytes} is positive. It may be below what the
+     * root holds already: writes then fail until enough is deleted.
+     * <p>Effects on success: the new limit applies to the next write. Idempotent.
+     * <p>On failure: {@code runtime_failed}; the old limit stays.
+     */
+    void limitRoot(SandboxId id, long diskBytes);
 
     /** The root of a sandbox, if it has one. */
     Optional<Path> root(SandboxId id);

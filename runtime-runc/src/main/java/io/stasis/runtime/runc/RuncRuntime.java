@@ -361,12 +361,20 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         }
     }
 
+    private static final String EDQUOT = "122";
+    private static final String ENOSPC = "28";
+
     private static StasisException spawnFailure(SandboxId id, SpawnSpec spec, InitFrame reply) {
         String stage = reply.get("stage").orElse("?");
         String message = reply.get("msg").orElse("unknown error");
         if (stage.equals("chdir"))
             return new StasisException(ErrorCode.INVALID_REQUEST, "cwd '" + spec.cwd().orElse("/root") + "': " + message,
                     Map.of("field", "cwd", "sandbox", id.value()));
+        // The process's output files are on the sandbox's disk: a full one cannot take them.
+        if (reply.get("errno").map(e -> e.equals(EDQUOT) || e.equals(ENOSPC)).orElse(false))
+            return new StasisException(ErrorCode.QUOTA_EXCEEDED, "the disk of sandbox " + id + " is full (" + message
+                    + "): no process can start, as its output could not be kept; delete files through the files API to make room",
+                    Map.of("sandbox", id.value(), "step", "spawn (" + stage + ")"));
         return StasisException.runtimeFailed(id.value(), "spawn (" + stage + ")", message, null);
     }
 

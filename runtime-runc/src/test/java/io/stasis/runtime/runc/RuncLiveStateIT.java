@@ -32,7 +32,7 @@ class RuncLiveStateIT extends LiveStateSuite {
 
     @Override
     protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny");
+        return host.roots.createRoot(id, "tiny", io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
     }
 
     @Override

@@ -29,7 +29,7 @@ class RuncRuntimeIT extends IsolationSuite {
 
     @Override
     protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny");
+        return host.roots.createRoot(id, "tiny", io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
     }
 
     @Override

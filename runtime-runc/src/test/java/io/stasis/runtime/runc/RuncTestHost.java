@@ -50,7 +50,7 @@ final class RuncTestHost implements AutoCloseable {
         var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
         roots.snapshotRoot(source, checkpoint);
         try {
-            return roots.createRootFrom(copy, checkpoint);
+            return roots.createRootFrom(copy, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
         } finally {
             roots.deleteSnapshot(checkpoint);
         }

@@ -18,7 +18,7 @@ final class Bodies {
     record Fork(String checkpoint, Integer count, String name) {
     }
 
-    record ResourcesBody(Double cpus, Integer memoryMb, Integer pids) {
+    record ResourcesBody(Double cpus, Integer memoryMb, Integer pids, Integer diskMb) {
     }
 
     record Exec(List<String> cmd, String cwd, Map<String, String> env, String stdin, String stdinEncoding, String encoding, Long timeoutMs) {

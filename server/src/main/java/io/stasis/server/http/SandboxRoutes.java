@@ -5,6 +5,7 @@ import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
@@ -26,14 +27,16 @@ final class SandboxRoutes {
     private final SandboxService sandboxes;
     private final String defaultTemplate;
     private final Resources defaultResources;
+    private final int maxDiskMb;
     private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
 
-    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
+    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle,
                   Metrics metrics) {
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
         this.defaultResources = defaultResources;
+        this.maxDiskMb = maxDiskMb;
         this.defaultLifecycle = defaultLifecycle;
         this.metrics = metrics;
     }
@@ -51,7 +54,9 @@ final class SandboxRoutes {
     private void create(Context ctx) {
         var body = Json.body(ctx, Bodies.CreateSandbox.class);
         var r = body.resources();
-        var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), defaultResources);
+        var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
+        if (resources.diskMb() > maxDiskMb)
+            throw StasisException.invalid("resources.diskMb", "must be at most " + maxDiskMb + " on this server, was " + resources.diskMb());
         var spec = new SandboxSpec(
                 Objects.requireNonNullElse(body.template(), defaultTemplate),
                 Optional.ofNullable(body.name()),

@@ -22,9 +22,9 @@ final class Views {
     record ListView<T>(List<T> items, String nextCursor) {
     }
 
-    record ResourcesView(double cpus, int memoryMb, int pids) {
+    record ResourcesView(double cpus, int memoryMb, int pids, int diskMb) {
         static ResourcesView of(Resources r) {
-            return new ResourcesView(r.cpus(), r.memoryMb(), r.pids());
+            return new ResourcesView(r.cpus(), r.memoryMb(), r.pids(), r.diskMb());
         }
     }
 

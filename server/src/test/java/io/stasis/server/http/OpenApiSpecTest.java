@@ -55,7 +55,7 @@ class OpenApiSpecTest {
         var sandbox = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree("""
                 {"id": "sbx_0f3k2m9x8c7v6b5n", "name": null, "template": "tiny", "state": "hibernated", "stateReason": null,
                  "hibernation": {"checkpointId": "ckpt_1", "imageBytes": 10, "takenAt": "2026-11-29T10:00:00Z"},
-                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512},
+                 "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
                  "env": {}, "metadata": {"team": "x"}, "parentId": null, "checkpointId": null,
                  "lifecycle": {"pauseAfterIdle": "15s", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
                                "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}}

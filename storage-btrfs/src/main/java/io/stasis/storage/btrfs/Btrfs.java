@@ -83,6 +83,17 @@ public final class Btrfs implements Subvolumes {
         run("btrfs filesystem sync", List.of(btrfs.toString(), "filesystem", "sync", anyPath.toString()));
     }
 
+    @Override
+    public void enableQuotas(Path anyPath) {
+        run("btrfs quota enable", List.of(btrfs.toString(), "quota", "enable", anyPath.toString()));
+    }
+
+    @Override
+    public void limitReferenced(Path subvolume, long bytes) {
+        if (bytes <= 0) throw failure("btrfs qgroup limit", "the limit must be positive, was " + bytes, null, null);
+        run("btrfs qgroup limit", List.of(btrfs.toString(), "qgroup", "limit", Long.toString(bytes), subvolume.toString()));
+    }
+
     /** Sets or clears the read-only flag of a subvolume. */
     void setReadOnly(Path subvolume, boolean readOnly) {
         run("btrfs property set ro", List.of(btrfs.toString(), "property", "set", "-ts", subvolume.toString(),

@@ -24,15 +24,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Subvolume create, snapshot and delete through the btrfs ioctls (linux/btrfs.h), called with the
- * FFM API: the same kernel calls the {@code btrfs} CLI makes, without spawning a process per
- * sandbox. All native code of this module is in this class.
+ * Subvolume create, snapshot and delete, quotas and subvolume limits through the btrfs ioctls
+ * (linux/btrfs.h), called with the FFM API: the same kernel calls the {@code btrfs} CLI makes,
+ * without spawning a process per sandbox. All native code of this module is in this class.
  *
  * <p>Struct layouts, x86_64 and every other 64-bit Linux alike:
  * <pre>
  * struct btrfs_ioctl_vol_args    { __s64 fd; char name[4088]; }                       // 4096 bytes
  * struct btrfs_ioctl_vol_args_v2 { __s64 fd; __u64 transid; __u64 flags;
  *                                  union { ...; __u64 unused[4]; }; char name[4040]; } // 4096 bytes
+ * struct btrfs_ioctl_quota_ctl_args { __u64 cmd; __u64 status; }                      // 16 bytes
+ * struct btrfs_ioctl_qgroup_limit_args { __u64 qgroupid;
+ *     struct btrfs_qgroup_limit { __u64 flags, max_rfer, max_excl, rsv_rfer, rsv_excl; } lim; } // 48 bytes
+ * struct btrfs_ioctl_fs_info_args { __u64 max_id; __u64 num_devices; __u8 fsid[16]; ... } // 1024 bytes
  * </pre>
  */
 final class BtrfsIoctl implements Subvolumes {
@@ -51,11 +55,21 @@ final class BtrfsIoctl implements Subvolumes {
     private static final long BTRFS_IOC_SNAP_CREATE_V2 = iow(23, ARGS_SIZE);
     /** _IO(BTRFS_IOCTL_MAGIC, 8): no argument. */
     private static final long BTRFS_IOC_SYNC = (0x94L << 8) | 8;
+    private static final long QUOTA_CTL_ARGS_SIZE = 16;
+    private static final long QGROUP_LIMIT_ARGS_SIZE = 48;
+    private static final long FS_INFO_ARGS_SIZE = 1024;
+    private static final long FS_INFO_FSID_OFFSET = 16;
+    private static final long BTRFS_IOC_QUOTA_CTL = iowr(40, QUOTA_CTL_ARGS_SIZE);
+    private static final long BTRFS_IOC_QGROUP_LIMIT = ior(43, QGROUP_LIMIT_ARGS_SIZE);
+    private static final long BTRFS_IOC_FS_INFO = ior(31, FS_INFO_ARGS_SIZE);
+    private static final long BTRFS_QUOTA_CTL_ENABLE = 1;
+    private static final long BTRFS_QGROUP_LIMIT_MAX_RFER = 1;
 
     private static final int O_RDONLY = 0;
     private static final int O_DIRECTORY = 0x10000;
     private static final int O_CLOEXEC = 0x80000;
     private static final int ENOTEMPTY = 39;
+    private static final int ENOTCONN = 107;
 
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
@@ -167,6 +181,66 @@ final class BtrfsIoctl implements Subvolumes {
         }
     }
 
+    /**
+     * {@inheritDoc}
+     * <p>{@code BTRFS_IOC_QUOTA_CTL} with {@code BTRFS_QUOTA_CTL_ENABLE}: the kernel returns at
+     * once when quotas are on already (in whichever mode), and otherwise creates a qgroup for
+     * every subvolume and starts a rescan in the background.
+     */
+    @Override
+    public void enableQuotas(Path anyPath) {
+        String step = "btrfs quota enable";
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
+                args.set(JAVA_LONG, 0, BTRFS_QUOTA_CTL_ENABLE);
+                call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
+            } finally {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>{@code BTRFS_IOC_QGROUP_LIMIT} on the subvolume's own directory with qgroup id 0, which the
+     * kernel reads as "the subvolume this file is on": no id to look up first.
+     */
+    @Override
+    public void limitReferenced(Path subvolume, long bytes) {
+        String step = "btrfs qgroup limit";
+        if (bytes <= 0) throw failure(step, subvolume, "the limit must be positive, was " + bytes, -1, null);
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, subvolume, step);
+            try {
+                MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: qgroupid 0, no other limit
+                args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER);
+                args.set(JAVA_LONG, 16, bytes);
+                call(arena, fd, BTRFS_IOC_QGROUP_LIMIT, args, step, subvolume);
+            } finally {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    /** The filesystem's UUID ({@code BTRFS_IOC_FS_INFO}), as sysfs names it under /sys/fs/btrfs. */
+    @Override
+    public Optional<String> filesystemId(Path anyPath) {
+        String step = "btrfs filesystem info";
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
+                call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
+                var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
+                return Optional.of(new java.util.UUID(id.getLong(), id.getLong()).toString());
+            } finally {
+                closeQuietly(fd);
+            }
+        }
+    }
+
     private int openDirectory(Arena arena, Path dir, String step) {
         MemorySegment state = arena.allocate(CALL_STATE);
         int fd;
@@ -195,6 +269,8 @@ final class BtrfsIoctl implements Subvolumes {
             String problem = describe(errno);
             if (errno == ENOTEMPTY && request == BTRFS_IOC_SNAP_DESTROY)
                 problem += " (it contains nested subvolumes: delete those first)";
+            if (errno == ENOTCONN && request == BTRFS_IOC_QGROUP_LIMIT)
+                problem += " (quotas are off on this filesystem)";
             throw failure(step, subject, subject + ": " + problem, errno, null);
         }
     }
@@ -234,5 +310,15 @@ final class BtrfsIoctl implements Subvolumes {
     /** _IOW(BTRFS_IOCTL_MAGIC, nr, size) from asm-generic/ioctl.h: direction write (1) in bits 30-31. */
     static long iow(int nr, long size) {
         return (1L << 30) | (size << 16) | (0x94L << 8) | nr;
+    }
+
+    /** _IOR(BTRFS_IOCTL_MAGIC, nr, size): direction read (2). */
+    static long ior(int nr, long size) {
+        return (2L << 30) | (size << 16) | (0x94L << 8) | nr;
+    }
+
+    /** _IOWR(BTRFS_IOCTL_MAGIC, nr, size): both directions (3). */
+    static long iowr(int nr, long size) {
+        return (3L << 30) | (size << 16) | (0x94L << 8) | nr;
     }
 }

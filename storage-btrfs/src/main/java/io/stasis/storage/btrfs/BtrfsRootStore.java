@@ -53,6 +53,18 @@ import org.slf4j.LoggerFactory;
  * snapshot leaves the roots branched from it intact, and deleting a root leaves its snapshots.
  * Thread-safe.
  *
+ * <p><b>Disk limits</b> are btrfs quota groups: the constructor turns quotas on for the pool
+ * (full qgroup accounting, idempotent, also on a pool made before there were limits), and every
+ * root gets the {@code max_rfer} limit of its own level-0 qgroup right after its snapshot is made,
+ * before anything runs in it. The limit is on <em>referenced</em> bytes, not exclusive ones: a root
+ * references the template's (or checkpoint's) extents it shares, so the limit is the size of the
+ * disk the sandbox sees, and deleting a file it inherited makes room, as on a real disk. An
+ * exclusive limit would count only what the root does not share, so a sandbox could never free
+ * room by deleting template files, and its usable size would grow when a checkpoint snapshot
+ * sharing its blocks was deleted. Templates have no limit; btrfs copies a subvolume's limit into
+ * its snapshots, so a checkpoint's read-only snapshot carries its root's (which nothing writes
+ * against), and a branch starts with it until its own is set.
+ *
  * <p>Limitation: btrfs snapshots do not descend into nested subvolumes. If a sandbox made one
  * inside its root (no privilege needed), a checkpoint's snapshot holds an empty directory in its
  * place, and so does every root branched from that checkpoint.
@@ -88,7 +100,31 @@ public final class BtrfsRootStore implements RootStore {
         this.subvolumes = subvolumes;
         this.btrfs = pool.btrfs();
         recoverInterruptedInstalls();
-        log.atInfo().addKeyValue("pool", pool.path()).addKeyValue("subvolumes", subvolumes.kind()).log("root store ready");
+        var quotas = enableQuotas();
+        log.atInfo().addKeyValue("pool", pool.path()).addKeyValue("subvolumes", subvolumes.kind())
+                .addKeyValue("quotaMode", quotas.map(QuotaState::mode).orElse("unknown"))
+                .addKeyValue("quotaRescanPending", quotas.map(QuotaState::inconsistent).orElse(false)).log("root store ready");
+    }
+
+    /**
+     * Quotas on, as the disk limits need them. Simple quotas turned on by someone else stay (the
+     * kernel does not switch modes): limits then count only what each root wrote itself, which
+     * the log says.
+     */
+    private Optional<QuotaState> enableQuotas() {
+        try {
+            subvolumes.enableQuotas(pool.path());
+        } catch (StasisException e) {
+            var details = new LinkedHashMap<String, Object>(e.details());
+            details.put("pool", pool.path().toString());
+            throw new StasisException(e.code(), "could not turn on btrfs quotas for the pool " + pool.path()
+                    + " (sandbox disk limits need them): " + e.getMessage(), details, e);
+        }
+        var state = subvolumes.filesystemId(pool.path()).flatMap(fsid -> QuotaState.read(QuotaState.SYSFS, fsid));
+        if (state.isPresent() && state.get().simple())
+            log.atWarn().addKeyValue("pool", pool.path()).log("the pool has simple quotas (squota): a root's disk limit counts only "
+                    + "what it wrote itself, not what it shares with its template or checkpoint");
+        return state;
     }
 
     /** {@code ioctl} or {@code cli}: how subvolumes are created and deleted. */
@@ -97,7 +133,8 @@ public final class BtrfsRootStore implements RootStore {
     }
 
     @Override
-    public Path createRoot(SandboxId id, String template) {
+    public Path createRoot(SandboxId id, String template, long diskBytes) {
+        requirePositive(id, diskBytes, "create root");
         Path target = rootPath(id);
         long start = System.nanoTime();
         templateSwap.readLock().lock();
@@ -114,14 +151,53 @@ public final class BtrfsRootStore implements RootStore {
         } finally {
             templateSwap.readLock().unlock();
         }
-        log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", template)
+        limitNewRoot(id, target, diskBytes, "create root");
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", template).addKeyValue("diskBytes", diskBytes)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created");
         return target;
     }
 
+    /** The limit of a root just made, before anything runs in it; on failure the root goes again. */
+    private void limitNewRoot(SandboxId id, Path root, long diskBytes, String step) {
+        try {
+            subvolumes.limitReferenced(root, diskBytes);
+        } catch (StasisException e) {
+            var failure = withSandbox(e, id, step);
+            try {
+                deleteEntry(root);
+            } catch (IOException | RuntimeException cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+            throw failure;
+        }
+    }
+
     @Override
-    public Path createRootFrom(SandboxId id, CheckpointId checkpoint) {
+    public void limitRoot(SandboxId id, long diskBytes) {
+        String step = "limit root";
+        requirePositive(id, diskBytes, step);
+        Path root = rootPath(id);
+        if (!Subvolumes.isSubvolume(root))
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed for sandbox " + id + ": it has no root (" + root + ")",
+                    Map.of("sandbox", id.value(), "step", step, "path", root.toString()));
+        try {
+            subvolumes.limitReferenced(root, diskBytes);
+        } catch (StasisException e) {
+            throw withSandbox(e, id, step);
+        }
+        log.atDebug().addKeyValue("sandbox", id).addKeyValue("diskBytes", diskBytes).log("root limit set");
+    }
+
+    private static void requirePositive(SandboxId id, long diskBytes, String step) {
+        if (diskBytes <= 0)
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed for sandbox " + id + ": the disk limit must be positive, was "
+                    + diskBytes, Map.of("sandbox", id.value(), "step", step));
+    }
+
+    @Override
+    public Path createRootFrom(SandboxId id, CheckpointId checkpoint, long diskBytes) {
         String step = "create root from checkpoint";
+        requirePositive(id, diskBytes, step);
         Path source = snapshotPath(checkpoint);
         Path target = rootPath(id);
         if (!Subvolumes.isSubvolume(source))
@@ -135,7 +211,8 @@ public final class BtrfsRootStore implements RootStore {
         } catch (StasisException e) {
             throw withCheckpoint(e, step, id, checkpoint);
         }
-        log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint)
+        limitNewRoot(id, target, diskBytes, step);
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).addKeyValue("diskBytes", diskBytes)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created from checkpoint");
         return target;
     }

@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
- * The subvolume operations on the hot path of sandbox creation and deletion. Two implementations
+ * The subvolume operations on the hot path of sandbox creation and deletion, and the quota
+ * calls that limit what a subvolume may hold. Two implementations
  * do the same thing: {@link BtrfsIoctl} calls the kernel directly (no process spawn) and
  * {@link Btrfs} runs the {@code btrfs} CLI, the reference. Failures are {@code runtime_failed}
  * {@link io.stasis.core.error.StasisException}s whose details carry the {@code errno} where known.
@@ -26,6 +28,26 @@ interface Subvolumes {
 
     /** Writes the filesystem's unwritten data to disk (what a snapshot would otherwise wait for). */
     void sync(Path anyPath);
+
+    /**
+     * Turns on quota accounting (full qgroups: every subvolume's referenced and exclusive bytes)
+     * for the filesystem holding {@code anyPath}. Does nothing if quotas are on already, in
+     * whatever mode. On a filesystem holding data the kernel then rescans it in the background.
+     */
+    void enableQuotas(Path anyPath);
+
+    /**
+     * Limits the bytes the subvolume at {@code subvolume} references (its level-0 qgroup's
+     * {@code max_rfer}): everything reachable from it counts, shared with other subvolumes or not.
+     * Past it, writes into the subvolume fail with {@code EDQUOT}. Quotas must be on. Replaces an
+     * earlier limit.
+     */
+    void limitReferenced(Path subvolume, long bytes);
+
+    /** The filesystem's UUID, the name of its directory under /sys/fs/btrfs, if this implementation can tell. */
+    default Optional<String> filesystemId(Path anyPath) {
+        return Optional.empty();
+    }
 
     /** Which implementation, for logs. */
     String kind();

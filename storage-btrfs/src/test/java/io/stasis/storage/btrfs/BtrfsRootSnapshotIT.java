@@ -65,7 +65,7 @@ class BtrfsRootSnapshotIT {
     private void snapshotBranchAndDeleteInAnyOrder(BtrfsRootStore store) throws Exception {
         var btrfs = fixture.pool.btrfs();
         var source = SandboxId.random();
-        Path sourceRoot = store.createRoot(source, "tiny");
+        Path sourceRoot = store.createRoot(source, "tiny", PoolFixture.DISK);
         Files.writeString(sourceRoot.resolve("etc/state"), "before");
         var checkpoint = CheckpointId.random();
 
@@ -81,7 +81,7 @@ class BtrfsRootSnapshotIT {
         assertThat(snapshot.resolve("etc/state")).hasContent("before");
 
         var branch = SandboxId.random();
-        Path branchRoot = store.createRootFrom(branch, checkpoint);
+        Path branchRoot = store.createRootFrom(branch, checkpoint, PoolFixture.DISK);
         assertThat(store.root(branch)).contains(branchRoot);
         assertThat(btrfs.isReadOnly(branchRoot)).isFalse();
         assertThat(branchRoot.resolve("etc/state")).hasContent("before");
@@ -94,7 +94,7 @@ class BtrfsRootSnapshotIT {
         assertThat(store.hasSnapshot(checkpoint)).isTrue();
         assertThat(snapshot.resolve("etc/state")).hasContent("before");
         var secondBranch = SandboxId.random();
-        assertThat(store.createRootFrom(secondBranch, checkpoint).resolve("etc/state")).hasContent("before");
+        assertThat(store.createRootFrom(secondBranch, checkpoint, PoolFixture.DISK).resolve("etc/state")).hasContent("before");
 
         // Branches outlive the snapshot they came from.
         store.deleteSnapshot(checkpoint);
@@ -115,7 +115,7 @@ class BtrfsRootSnapshotIT {
     @Test
     void bothWaysOfSyncingThePoolWriteOutDirtyData() throws Exception {
         var id = io.stasis.core.sandbox.SandboxId.random();
-        Path root = fixture.store.createRoot(id, "tiny");
+        Path root = fixture.store.createRoot(id, "tiny", PoolFixture.DISK);
         for (Subvolumes way : java.util.List.of(BtrfsIoctl.load().orElseThrow(), fixture.pool.btrfs())) {
             java.nio.file.Files.write(root.resolve("dirty-" + way.kind()), new byte[8 << 20]);
             way.sync(fixture.pool.path());
@@ -128,7 +128,7 @@ class BtrfsRootSnapshotIT {
     void aSnapshotHoldsWhatWasWrittenJustBeforeItWithoutFsync() throws Exception {
         var store = fixture.store;
         var id = SandboxId.random();
-        Path root = store.createRoot(id, "tiny");
+        Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
         byte[] chunk = randomBytes(4 * MIB, 7);
         var digest = MessageDigest.getInstance("SHA-256");
         // A file still open for writing, never fsync'd: as a sandbox process would hold it.
@@ -165,7 +165,7 @@ class BtrfsRootSnapshotIT {
         var store = fixture.store;
         var missing = CheckpointId.random();
         var id = SandboxId.random();
-        assertThatThrownBy(() -> store.createRootFrom(id, missing)).isInstanceOfSatisfying(StasisException.class, e -> {
+        assertThatThrownBy(() -> store.createRootFrom(id, missing, PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
             assertThat(e.getMessage()).contains("checkpoint " + missing + " has no root snapshot");
             assertThat(e.details()).containsEntry("sandbox", id.value()).containsEntry("checkpoint", missing.value());
@@ -179,7 +179,7 @@ class BtrfsRootSnapshotIT {
         });
         assertThat(store.hasSnapshot(missing)).isFalse();
 
-        store.createRoot(id, "tiny");
+        store.createRoot(id, "tiny", PoolFixture.DISK);
         var checkpoint = CheckpointId.random();
         store.snapshotRoot(id, checkpoint);
         assertThatThrownBy(() -> store.snapshotRoot(id, checkpoint)).isInstanceOfSatisfying(StasisException.class, e -> {
@@ -187,7 +187,7 @@ class BtrfsRootSnapshotIT {
             assertThat(e.getMessage()).contains("already has a root snapshot");
         });
         Files.writeString(store.root(id).orElseThrow().resolve("mine"), "kept");
-        assertThatThrownBy(() -> store.createRootFrom(id, checkpoint)).isInstanceOfSatisfying(StasisException.class, e -> {
+        assertThatThrownBy(() -> store.createRootFrom(id, checkpoint, PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
             assertThat(e.getMessage()).contains("already exists");
         });
@@ -199,7 +199,7 @@ class BtrfsRootSnapshotIT {
         var plain = CheckpointId.random();
         Path plainDir = Files.createDirectories(fixture.pool.path().resolve("checkpoints").resolve(plain.value()).resolve("etc"));
         assertThat(store.hasSnapshot(plain)).isFalse();
-        assertThatThrownBy(() -> store.createRootFrom(SandboxId.random(), plain))
+        assertThatThrownBy(() -> store.createRootFrom(SandboxId.random(), plain, PoolFixture.DISK))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("has no root snapshot"));
         store.deleteSnapshot(plain);
         assertThat(plainDir.getParent()).doesNotExist();
@@ -209,7 +209,7 @@ class BtrfsRootSnapshotIT {
     void listSnapshotsIgnoresJunk() throws Exception {
         var store = fixture.store;
         var id = SandboxId.random();
-        store.createRoot(id, "tiny");
+        store.createRoot(id, "tiny", PoolFixture.DISK);
         var checkpoint = CheckpointId.random();
         store.snapshotRoot(id, checkpoint);
         Path checkpoints = fixture.pool.path().resolve("checkpoints");
@@ -232,7 +232,7 @@ class BtrfsRootSnapshotIT {
     void snapshotsSurviveAnUnmountAndDoNotKeepThePoolMounted() throws Exception {
         var store = fixture.store;
         var id = SandboxId.random();
-        Files.writeString(store.createRoot(id, "tiny").resolve("etc/state"), "saved");
+        Files.writeString(store.createRoot(id, "tiny", PoolFixture.DISK).resolve("etc/state"), "saved");
         var checkpoint = CheckpointId.random();
         store.snapshotRoot(id, checkpoint);
         store.deleteRoot(id);
@@ -247,7 +247,7 @@ class BtrfsRootSnapshotIT {
         assertThat(fixture.store.listSnapshots()).containsExactly(checkpoint);
         assertThat(fixture.store.hasSnapshot(checkpoint)).isTrue();
         var branch = SandboxId.random();
-        assertThat(fixture.store.createRootFrom(branch, checkpoint).resolve("etc/state")).hasContent("saved");
+        assertThat(fixture.store.createRootFrom(branch, checkpoint, PoolFixture.DISK).resolve("etc/state")).hasContent("saved");
         assertThat(fixture.pool.unmountIfEmpty()).isFalse(); // the branch is a root: stays mounted
     }
 
@@ -256,7 +256,7 @@ class BtrfsRootSnapshotIT {
         // A documented limitation (btrfs does not snapshot recursively), pinned so a change is noticed.
         var store = fixture.store;
         var id = SandboxId.random();
-        Path root = store.createRoot(id, "tiny");
+        Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
         fixture.pool.btrfs().create(root.resolve("nested"));
         Files.writeString(root.resolve("nested/inside"), "not in the snapshot");
         var checkpoint = CheckpointId.random();
@@ -265,7 +265,7 @@ class BtrfsRootSnapshotIT {
         Path snapshot = fixture.pool.path().resolve("checkpoints").resolve(checkpoint.value());
         assertThat(snapshot.resolve("nested")).isEmptyDirectory();
         var branch = SandboxId.random();
-        assertThat(store.createRootFrom(branch, checkpoint).resolve("nested")).isEmptyDirectory();
+        assertThat(store.createRootFrom(branch, checkpoint, PoolFixture.DISK).resolve("nested")).isEmptyDirectory();
         store.deleteSnapshot(checkpoint);
         store.deleteRoot(branch);
         store.deleteRoot(id);
@@ -279,9 +279,9 @@ class BtrfsRootSnapshotIT {
             var store = big.store;
             store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
             var small = SandboxId.random();
-            store.createRoot(small, "tiny");
+            store.createRoot(small, "tiny", PoolFixture.DISK);
             var large = SandboxId.random();
-            Path largeRoot = store.createRoot(large, "tiny");
+            Path largeRoot = store.createRoot(large, "tiny", PoolFixture.DISK);
             long t0 = System.nanoTime();
             byte[] chunk = randomBytes(8 * MIB, 11);
             for (int file = 0; file < 8; file++) {
@@ -303,7 +303,7 @@ class BtrfsRootSnapshotIT {
                         var checkpoint = CheckpointId.random();
                         var fork = SandboxId.random();
                         snapshot[i] = time(() -> store.snapshotRoot(source, checkpoint));
-                        branch[i] = time(() -> store.createRootFrom(fork, checkpoint));
+                        branch[i] = time(() -> store.createRootFrom(fork, checkpoint, PoolFixture.DISK));
                         deleteSnapshot[i] = time(() -> store.deleteSnapshot(checkpoint));
                         deleteBranch[i] = time(() -> store.deleteRoot(fork));
                     }

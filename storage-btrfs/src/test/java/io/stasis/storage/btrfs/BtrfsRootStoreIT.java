@@ -56,7 +56,7 @@ class BtrfsRootStoreIT {
         var ids = new ArrayList<SandboxId>();
         for (int i = 0; i < 20; i++) {
             var id = SandboxId.random();
-            Path root = store.createRoot(id, "tiny");
+            Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
             assertThat(root.resolve("etc/version")).hasContent("1");
             ids.add(id);
         }
@@ -87,7 +87,7 @@ class BtrfsRootStoreIT {
                 .isInstanceOf(IOException.class).hasMessageContaining("Read-only file system");
 
         var id = SandboxId.random();
-        Path root = store.createRoot(id, "tiny");
+        Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
         assertThat(store.root(id)).contains(root);
         assertThat(fixture.pool.btrfs().isReadOnly(root)).isFalse();
         // Ownership: every entry (links too) belongs to the mapped root; the link's target does not.
@@ -105,13 +105,13 @@ class BtrfsRootStoreIT {
         assertThat(template.resolve("etc/new")).doesNotExist();
 
 
-        assertThatThrownBy(() -> store.createRoot(id, "tiny")).isInstanceOfSatisfying(StasisException.class, e -> {
+        assertThatThrownBy(() -> store.createRoot(id, "tiny", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
             assertThat(e.details()).containsEntry("sandbox", id.value());
         });
-        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "nope")).isInstanceOfSatisfying(StasisException.class,
+        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "nope", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.TEMPLATE_NOT_FOUND));
-        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "../roots")).isInstanceOfSatisfying(StasisException.class,
+        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "../roots", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class,
                 e -> assertThat(e.code()).isEqualTo(ErrorCode.TEMPLATE_NOT_FOUND));
 
         store.deleteRoot(id);
@@ -124,7 +124,7 @@ class BtrfsRootStoreIT {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         var id = SandboxId.random();
-        Path root = store.createRoot(id, "tiny");
+        Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
         // Files of other users, read-only files and directories, and a nested subvolume (creating
         // one needs no privilege, so a sandbox can).
         Path locked = Files.createDirectories(root.resolve("home/u/locked"));
@@ -160,7 +160,7 @@ class BtrfsRootStoreIT {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         var id = SandboxId.random();
-        store.createRoot(id, "tiny");
+        store.createRoot(id, "tiny", PoolFixture.DISK);
         Path roots = fixture.pool.path().resolve("roots");
         Files.createDirectory(roots.resolve("junk"));
         Files.createDirectory(roots.resolve("sbx_TOOSHORT"));
@@ -234,7 +234,7 @@ class BtrfsRootStoreIT {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         var id = SandboxId.random();
-        store.createRoot(id, "tiny");
+        store.createRoot(id, "tiny", PoolFixture.DISK);
         int mountId = MountInfo.read().at(fixture.mountPoint()).orElseThrow().id();
 
         assertThat(fixture.pool.unmountIfEmpty()).isFalse(); // a root exists: sandboxes run from it
@@ -265,7 +265,7 @@ class BtrfsRootStoreIT {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         var fromV1 = SandboxId.random();
-        store.createRoot(fromV1, "tiny");
+        store.createRoot(fromV1, "tiny", PoolFixture.DISK);
 
         assertThatThrownBy(() -> store.installTemplate(TestRecipe.failing("tiny", "2"), OWNER, TemplateRecipe.Progress.NONE))
                 .isInstanceOfSatisfying(StasisException.class, e -> {
@@ -275,7 +275,7 @@ class BtrfsRootStoreIT {
         assertThat(store.template("tiny").orElseThrow().version()).isEqualTo("1");
         assertThat(templateDirEntries()).containsExactlyInAnyOrder("tiny", "tiny.json");
         var another = SandboxId.random();
-        assertThat(store.createRoot(another, "tiny").resolve("etc/version")).hasContent("1");
+        assertThat(store.createRoot(another, "tiny", PoolFixture.DISK).resolve("etc/version")).hasContent("1");
 
         store.installTemplate(TestRecipe.of("tiny", "2"), OWNER, TemplateRecipe.Progress.NONE);
         assertThat(store.template("tiny").orElseThrow().version()).isEqualTo("2");
@@ -333,7 +333,7 @@ class BtrfsRootStoreIT {
                 while (!stop.get()) {
                     var id = SandboxId.random();
                     try {
-                        store.createRoot(id, "tiny");
+                        store.createRoot(id, "tiny", PoolFixture.DISK);
                         created.add(id);
                     } catch (Throwable e) {
                         failures.add(e);
@@ -386,7 +386,7 @@ class BtrfsRootStoreIT {
         }
         var id = SandboxId.random();
         long t0 = System.nanoTime();
-        store.createRoot(id, "tiny");
+        store.createRoot(id, "tiny", PoolFixture.DISK);
         long t1 = System.nanoTime();
         store.deleteRoot(id);
         long t2 = System.nanoTime();

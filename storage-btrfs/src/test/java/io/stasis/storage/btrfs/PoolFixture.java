@@ -15,6 +15,8 @@ import java.util.List;
  */
 final class PoolFixture implements AutoCloseable {
     static final long IMAGE_SIZE = 1L << 30;
+    /** The disk limit of the tests' roots when the limit is not what they test: more than the image holds. */
+    static final long DISK = 4L << 30;
 
     final Path dataDir;
     private final long imageSize;
