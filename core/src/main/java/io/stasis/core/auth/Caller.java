@@ -10,21 +10,13 @@ public sealed interface Caller {
     /** The credential's public id, for logs; never its secret. */
     String credentialId();
 
-    /** The operator's root key: the default tenant's resources, and the tenants themselves. */
-    record Root(ApiKey key) implements Caller {
-        @Override
-        public TenantId tenant() {
-            return key.tenant();
-        }
-
-        @Override
-        public String credentialId() {
-            return key.id();
-        }
+    /** Whether it is the operator's root key, which also manages tenants. */
+    default boolean isRoot() {
+        return false;
     }
 
-    /** A tenant's API key: everything of that tenant, nothing else. */
-    record Member(ApiKey key) implements Caller {
+    /** An API key: everything of its tenant, nothing else; the root key acts for the default tenant. */
+    record Key(ApiKey key) implements Caller {
         @Override
         public TenantId tenant() {
             return key.tenant();
@@ -33,6 +25,11 @@ public sealed interface Caller {
         @Override
         public String credentialId() {
             return key.id();
+        }
+
+        @Override
+        public boolean isRoot() {
+            return key.root();
         }
     }
 

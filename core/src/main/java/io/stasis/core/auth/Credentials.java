@@ -58,7 +58,7 @@ public final class Credentials {
     public Optional<Caller> authenticate(String presented) {
         if (presented == null || presented.length() > CredentialSecrets.MAX_LENGTH) return Optional.empty();
         if (presented.startsWith(KEY_PREFIX))
-            return catalog.findApiKeyByHash(CredentialSecrets.hash(presented)).map(k -> k.root() ? new Caller.Root(k) : new Caller.Member(k));
+            return catalog.findApiKeyByHash(CredentialSecrets.hash(presented)).map(Caller.Key::new);
         if (presented.startsWith(TOKEN_PREFIX)) {
             var token = catalog.findTokenByHash(CredentialSecrets.hash(presented));
             if (token.isPresent() && token.get().expiredAt(clock.instant()))

@@ -48,7 +48,7 @@ public final class AccessGuard {
         Caller caller = BearerAuth.caller(ctx);
         switch (access.target()) {
             case NONE -> {
-                if (access == Access.ROOT && !(caller instanceof Caller.Root))
+                if (access == Access.ROOT && !caller.isRoot())
                     throw forbidden(caller, "only the root key manages tenants and their keys");
                 if (caller instanceof Caller.Token t)
                     throw forbidden(caller, "a scoped token acts on its " + t.token().scope().target().name().toLowerCase() + " "

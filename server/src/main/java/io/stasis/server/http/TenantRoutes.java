@@ -96,7 +96,7 @@ final class TenantRoutes {
     private void get(Context ctx) {
         String id = ctx.pathParam("tid");
         Caller caller = BearerAuth.caller(ctx);
-        if (!(caller instanceof Caller.Root) && !caller.tenant().value().equals(id)) throw TenantService.notFound(id);
+        if (!caller.isRoot() && !caller.tenant().value().equals(id)) throw TenantService.notFound(id);
         ctx.json(view(tenants.get(id)));
     }
 
