@@ -92,11 +92,24 @@ public final class HostLeaks {
         try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
             for (Path controller : controllers.toList()) {
                 if (!Files.isDirectory(controller)) continue;
-                try (Stream<Path> walk = Files.walk(controller, 3)) {
-                    walk.filter(Files::isDirectory)
-                            .filter(p -> sandboxes.stream().anyMatch(id -> p.getFileName().toString().equals(id.value())))
-                            .forEach(p -> out.add(p.toString()));
-                }
+                // Not Files.walk: another service's cgroups may vanish mid-walk, which must not fail the check.
+                Files.walkFileTree(controller, java.util.Set.of(), 3, new java.nio.file.SimpleFileVisitor<>() {
+                    @Override
+                    public java.nio.file.FileVisitResult preVisitDirectory(Path dir, java.nio.file.attribute.BasicFileAttributes attrs) {
+                        if (sandboxes.stream().anyMatch(id -> dir.getFileName().toString().equals(id.value()))) out.add(dir.toString());
+                        return java.nio.file.FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
+                        return attrs.isDirectory() ? preVisitDirectory(file, attrs) : java.nio.file.FileVisitResult.CONTINUE;
+                    }
+
+                    @Override
+                    public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
+                        return java.nio.file.FileVisitResult.CONTINUE;
+                    }
+                });
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
