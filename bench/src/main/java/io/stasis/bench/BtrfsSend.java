@@ -14,8 +14,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * The only class of the benchmark that runs {@code btrfs send}: the stream of a read-only
- * snapshot, whole or against a parent, handed to a reader as it is produced (nothing on disk).
+ * The only class of the benchmark that runs {@code btrfs send} (and {@code btrfs subvolume sync},
+ * which the service's {@code Btrfs} lacks too): the stream of a read-only snapshot, whole or
+ * against a parent, handed to a reader as it is produced (nothing on disk).
  * The service's own send comes with durable checkpoints; this one only feeds the blob-dedup
  * scenario. stderr goes to a log file, whose tail a failure quotes.
  */
@@ -80,6 +81,25 @@ final class BtrfsSend {
                     Thread.currentThread().interrupt();
                 }
             }
+        }
+    }
+
+    /**
+     * {@code btrfs subvolume sync}: waits until the subvolumes deleted on the filesystem holding
+     * {@code anyPath} are cleaned up (their extents freed), at most the timeout.
+     */
+    void awaitDeletedSubvolumes(Path anyPath) {
+        String step = "btrfs subvolume sync " + anyPath;
+        try {
+            var result = ToolRunner.run(List.of(btrfs.toString(), "subvolume", "sync", anyPath.toString()), timeout);
+            if (result.exitCode() != 0) throw new IllegalStateException(step + " exited " + result.exitCode() + ": " + result.stderrTail());
+        } catch (IOException e) {
+            throw new UncheckedIOException(step + " could not be run: " + e.getMessage(), e);
+        } catch (ToolRunner.TimedOut e) {
+            throw new IllegalStateException(step + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(step + " interrupted", e);
         }
     }
 
