@@ -8,9 +8,12 @@ package io.stasis.bench;
  * @param maxSize  largest memory or root size a scenario may use, bytes ({@code --max-size})
  * @param outputSize bytes a process writes per output streaming sample ({@code --output-size}, at most {@code maxSize})
  * @param followersInFlight streams the followers scenario may be opening at once ({@code --followers-in-flight})
+ * @param blobRootSize the tree blob-dedup checkpoints twice, bytes ({@code --blob-root-size}, at most {@code maxSize})
+ * @param blobDataSize what each blob-throughput sample stores, bytes ({@code --blob-data-size}, at most {@code maxSize})
  * @param progress progress lines on stderr
  * @param sampler  runs warm-up and measured iterations
  */
-record BenchContext(PrivateService service, Options.Counts counts, long maxSize, long outputSize, int followersInFlight, Progress progress,
+record BenchContext(PrivateService service, Options.Counts counts, long maxSize, long outputSize, int followersInFlight,
+                    long blobRootSize, long blobDataSize, Progress progress,
                     Sampler sampler) {
 }

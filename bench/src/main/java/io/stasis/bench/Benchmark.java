@@ -11,11 +11,11 @@ import java.util.Map;
  * leak check. A failing scenario is recorded and the others still run; the teardown always runs.
  */
 public final class Benchmark {
-    // The checkpoint scenario writes gigabytes into a root: last, so deleting them disturbs nothing after it.
+    // The blob scenarios and the checkpoint scenario write gigabytes: last, so deleting them disturbs nothing after them.
     private static final List<Scenario> SCENARIOS = List.of(new CreateToFirstOutput(), new ExecRoundTrip(),
             new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new HibernateResume(), new ForkTen(),
             new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new PreviewOverhead(), new EgressOverhead(),
-            new CheckpointFork());
+            new BlobThroughput(), new BlobDedup(), new CheckpointFork());
 
     private Benchmark() {
     }
@@ -41,7 +41,9 @@ public final class Benchmark {
                 // work does not compete with the first measurements.
                 service.awaitTemplates(CreateToFirstOutput.TEMPLATES, progress);
                 var context = new BenchContext(service, counts, options.maxSize(),
-                        Math.min(options.outputSize(), options.maxSize()), options.followersInFlight(), progress, new Sampler(progress));
+                        Math.min(options.outputSize(), options.maxSize()), options.followersInFlight(),
+                        Math.min(options.blobRootSize(), options.maxSize()), Math.min(options.blobDataSize(), options.maxSize()),
+                        progress, new Sampler(progress));
                 for (Scenario scenario : SCENARIOS) {
                     if (!options.runs(scenario.name())) continue;
                     service.requireOpen();

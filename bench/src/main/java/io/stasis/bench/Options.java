@@ -17,12 +17,15 @@ import java.util.Set;
  * @param maxSize     largest memory or root size the live-state scenarios use, bytes; larger sizes are skipped
  * @param outputSize  bytes a process writes for each output streaming sample (at most {@code maxSize})
  * @param followersInFlight streams the followers scenario may have requested and not yet seen open at once
+ * @param blobRootSize the file tree whose two checkpoints the blob-dedup scenario stores, bytes (at most {@code maxSize})
+ * @param blobDataSize what each blob-throughput sample stores and reads back, bytes (at most {@code maxSize})
  * @param help        whether only the usage was asked for
  */
 public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
-                      boolean help) {
+                      long blobRootSize, long blobDataSize, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
-            "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress");
+            "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
+            "blob-throughput");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -30,17 +33,26 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
     public static final long DEFAULT_OUTPUT_SIZE = 200L << 20;
     /** Streams opened at once by the followers scenario: below the service's accept backlog of 50. */
     public static final int DEFAULT_FOLLOWERS_IN_FLIGHT = 32;
+    /** The issue's root of 1 GB (1 GiB), changed by 1% between its two checkpoints. */
+    public static final long DEFAULT_BLOB_ROOT_SIZE = 1L << 30;
+    /** Mixed data per upload and restore sample: 256 MiB. */
+    public static final long DEFAULT_BLOB_DATA_SIZE = 256L << 20;
+    /** The blob data is held in memory, twice (the data and what is read back). */
+    public static final long MAX_BLOB_DATA_SIZE = 1L << 30;
 
     public Options {
         only = Set.copyOf(only);
         if (maxSize <= 0) throw new IllegalArgumentException("maxSize must be positive, was " + maxSize);
         if (outputSize <= 0) throw new IllegalArgumentException("outputSize must be positive, was " + outputSize);
         if (followersInFlight < 1) throw new IllegalArgumentException("followersInFlight must be positive, was " + followersInFlight);
+        if (blobRootSize <= 0) throw new IllegalArgumentException("blobRootSize must be positive, was " + blobRootSize);
+        if (blobDataSize <= 0 || blobDataSize > MAX_BLOB_DATA_SIZE)
+            throw new IllegalArgumentException("blobDataSize must be positive and at most 1 GiB (held in memory), was " + blobDataSize);
     }
 
     /** The same options, writing the JSON elsewhere. */
     public Options withJson(Path file) {
-        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, help);
+        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, help);
     }
 
     /**
@@ -62,13 +74,14 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param followers     output streams held open at once
      * @param preview       GETs timed each way (through a preview, direct) per server; throughput rounds are a hundredth (2-10)
      * @param egress        HTTPS downloads timed each way (through the egress proxy, direct)
+     * @param blob          uploads and restores timed per content store backend (local, S3)
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
                          int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
-                         int preview, int egress, int warmup) {
+                         int preview, int egress, int blob, int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 3, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
@@ -81,7 +94,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
             return new Counts(at1(create, scale), at1(exec, scale), at1(file1mb, scale), at1(file100mb, scale),
                     at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
                     at1(checkpoint, scale), at1(fork10, scale), at1(output, scale), at1(outputLatency, scale),
-                    at1(fileEvents, scale), at1(followers, scale), at1(preview, scale), at1(egress, scale), warmup == 0 ? 0 : at1(warmup, scale));
+                    at1(fileEvents, scale), at1(followers, scale), at1(preview, scale), at1(egress, scale), at1(blob, scale),
+                    warmup == 0 ? 0 : at1(warmup, scale));
         }
 
         private static int at1(int n, double scale) {
@@ -114,7 +128,9 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         int idle = d.idleSandboxes(), floor = d.floor(), pause = d.pause(), hibernate = d.hibernate();
         int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
         int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
-        int preview = d.preview(), egress = d.egress();
+        int preview = d.preview(), egress = d.egress(), blob = d.blob();
+        long blobRootSize = DEFAULT_BLOB_ROOT_SIZE;
+        long blobDataSize = DEFAULT_BLOB_DATA_SIZE;
         long maxSize = DEFAULT_MAX_SIZE;
         long outputSize = DEFAULT_OUTPUT_SIZE;
         int followersInFlight = DEFAULT_FOLLOWERS_IN_FLIGHT;
@@ -161,13 +177,19 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--followers-in-flight" -> followersInFlight = count(name, value, 1);
                 case "--preview-n" -> preview = count(name, value, 1);
                 case "--egress-n" -> egress = count(name, value, 1);
+                case "--blob-n" -> blob = count(name, value, 1);
+                case "--blob-root-size" -> blobRootSize = size(name, value);
+                case "--blob-data-size" -> {
+                    blobDataSize = size(name, value);
+                    if (blobDataSize > MAX_BLOB_DATA_SIZE) throw new UsageException(name + " must be at most 1G (held in memory), was '" + value + "'");
+                }
                 case "--warmup" -> warmup = count(name, value, 0);
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
-                outputLatency, fileEvents, followers, preview, egress, warmup);
-        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, help);
+                outputLatency, fileEvents, followers, preview, egress, blob, warmup);
+        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, help);
     }
 
     private static List<String> scenarios(String value) {
@@ -252,12 +274,16 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --preview-n N         GETs timed each way, through a preview and direct, per server (default %d;
                                         throughput rounds: N/100, 2 to 10)
                   --egress-n N          HTTPS downloads timed each way, through the egress proxy and direct (default %d)
+                  --blob-n N            uploads and restores timed per blob backend, local and S3 (default %d)
+                  --blob-root-size SIZE the file tree checkpointed twice by blob-dedup (default 1G; at most --max-size)
+                  --blob-data-size SIZE mixed data per blob upload and restore sample (default 256M; at most --max-size
+                                        and 1G)
                   --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
                 d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
-                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.warmup());
+                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.blob(), d.warmup());
     }
 }

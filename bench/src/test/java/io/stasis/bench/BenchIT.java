@@ -17,7 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The whole benchmark with 1-2 iterations per series (base included), as a smoke test: every
  * figure is in the JSON with sensible numbers. The live-state scenarios run their small sizes only
- * (no 1 GiB of memory, no gigabytes in a root). Nothing here judges speed.
+ * (no 1 GiB of memory, no gigabytes in a root), the blob scenarios a root of 32 MiB and 16 MiB of
+ * data. Nothing here judges speed.
  */
 @Tag("root")
 class BenchIT {
@@ -54,7 +55,11 @@ class BenchIT {
             "followers.held", "followers.reached", "followers.open_all", "followers.open_each", "followers.delivery",
             "followers.service_rss", "followers.rss_per_follower", "followers.threads", "followers.open_fds", "followers.cpu_held",
             "egress.mib_s.direct", "egress.mib_s.proxy", "egress.mib_s_ratio", "egress.ttfb.direct", "egress.ttfb.proxy",
-            "egress.ttfb_overhead");
+            "egress.ttfb_overhead",
+            "blob.put.local.mbps", "blob.get.local.mbps", "blob.put-again.local.mbps",
+            "blob.put.s3.mbps", "blob.get.s3.mbps", "blob.put-again.s3.mbps",
+            "blob.dedup.second-checkpoint-percent", "blob.dedup.incremental-send-percent",
+            "blob.dedup.second-checkpoint-percent.chunks-64k");
     /** The preview scenario's figures, per server; latency samples and throughput rounds are several even at this scale. */
     private static final List<String> PREVIEW = java.util.stream.Stream.of("busybox", "python")
             .flatMap(server -> java.util.stream.Stream.of("latency.direct", "latency.preview", "latency_overhead", "rps.direct",
@@ -65,7 +70,7 @@ class BenchIT {
     void aTinyRunMeasuresEveryScenarioAndLeavesNothingBehind(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("results.json");
         var report = Benchmark.run(Options.parse("--iterations-scale", "0.01", "--max-size", "100M", "--output-size", "10M",
-                "--json", json.toString()));
+                "--blob-root-size", "32M", "--blob-data-size", "16M", "--json", json.toString()));
         ResultJson.write(report, json);
 
         assertThat(report.errors()).as("failed scenarios or leftovers").isEmpty();
@@ -104,6 +109,14 @@ class BenchIT {
         assertThat(figures.get("followers.reached").path("p50").asInt()).as("the line reached every follower").isEqualTo(10);
         assertThat(root.path("details").path("followers").path("endedWithTheirProcess").asInt()).isEqualTo(10);
         assertThat(root.path("details").path("output").path("bytesPerStream").asLong()).isEqualTo(10L << 20);
-        assertThat(ResultTable.render(report)).contains("create_first_output.tiny", "floor.runc_exec_true");
+        JsonNode dedup = root.path("details").path("blob-dedup");
+        assertThat(dedup.path("smallRoot").asText()).as("the quick run says its root is small").contains("32 MiB");
+        assertThat(dedup.path("root").path("bytes").asLong()).isEqualTo(32L << 20);
+        assertThat(figures.get("blob.dedup.second-checkpoint-percent").path("p50").asDouble()).as("the second checkpoint shares chunks")
+                .isLessThan(50);
+        assertThat(figures.get("blob.dedup.second-checkpoint-percent").path("target").path("met").isBoolean()).isTrue();
+        assertThat(root.path("details").path("blob-throughput").path("dataBytes").asLong()).isEqualTo(16L << 20);
+        assertThat(root.path("details").path("blob-throughput").path("smallData").asText()).contains("16 MiB");
+        assertThat(ResultTable.render(report)).contains("create_first_output.tiny", "floor.runc_exec_true", "blob.put.s3.mbps");
     }
 }

@@ -20,9 +20,9 @@ class OptionsTest {
     @Test
     void scaleMultipliesEveryCountButNeverBelowOne() {
         var counts = Options.parse("--iterations-scale", "0.2").effective();
-        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 1, 40, 40, 200, 100, 2, 2));
+        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 1, 40, 40, 200, 100, 2, 1, 2));
         var tiny = Options.parse("--iterations-scale=0.01").effective();
-        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 10, 5, 1, 1));
+        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 10, 5, 1, 1, 1));
         assertThat(Options.parse("--warmup", "0", "--iterations-scale", "0.01").effective().warmup()).isZero();
     }
 
@@ -56,6 +56,23 @@ class OptionsTest {
         assertThatThrownBy(() -> Options.parse("--output-size", "0")).hasMessageContaining("--output-size");
         assertThat(Options.parse().followersInFlight()).isEqualTo(32);
         assertThat(Options.parse("--followers-in-flight", "1000").followersInFlight()).isEqualTo(1000);
+    }
+
+    @Test
+    void theBlobScenariosHaveTheirCountAndSizes() {
+        var defaults = Options.parse();
+        assertThat(defaults.blobRootSize()).isEqualTo(1L << 30);
+        assertThat(defaults.blobDataSize()).isEqualTo(256L << 20);
+        assertThat(defaults.effective().blob()).isEqualTo(3);
+        var options = Options.parse("--only", "blob-dedup,blob-throughput", "--blob-n", "2", "--blob-root-size", "32M",
+                "--blob-data-size=16M");
+        assertThat(options.runs("blob-dedup")).isTrue();
+        assertThat(options.runs("blob-throughput")).isTrue();
+        assertThat(options.runs("exec")).isFalse();
+        assertThat(options.effective().blob()).isEqualTo(2);
+        assertThat(options.blobRootSize()).isEqualTo(32L << 20);
+        assertThat(options.blobDataSize()).isEqualTo(16L << 20);
+        assertThatThrownBy(() -> Options.parse("--blob-data-size", "0")).hasMessageContaining("--blob-data-size");
     }
 
     @Test
