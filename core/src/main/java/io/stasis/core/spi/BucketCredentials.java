@@ -19,6 +19,27 @@ public record BucketCredentials(String accessKeyId, String secretAccessKey) {
             throw StasisException.invalid("mounts.credentials.secretAccessKey", "must be 1 to 1024 printable ASCII characters");
     }
 
+    /**
+     * Reads the value of a tenant secret named by a mount's {@code credentialsSecret}:
+     * {@code ACCESS_KEY_ID:SECRET_ACCESS_KEY}, split at the first colon (the format of s3fs's
+     * passwd file; neither part of an AWS key contains a colon). A trailing newline is ignored.
+     * The message of a bad value names the secret, never its content.
+     */
+    public static BucketCredentials fromSecretValue(String secretName, String value) {
+        String v = value == null ? "" : value.endsWith("\r\n") ? value.substring(0, value.length() - 2)
+                : value.endsWith("\n") ? value.substring(0, value.length() - 1) : value;
+        int colon = v.indexOf(':');
+        if (colon <= 0 || colon == v.length() - 1)
+            throw StasisException.invalid("mounts.credentialsSecret", "secret '" + secretName
+                    + "' must hold ACCESS_KEY_ID:SECRET_ACCESS_KEY");
+        try {
+            return new BucketCredentials(v.substring(0, colon), v.substring(colon + 1));
+        } catch (StasisException e) {
+            throw StasisException.invalid("mounts.credentialsSecret", "secret '" + secretName + "' must hold ACCESS_KEY_ID:SECRET_ACCESS_KEY ("
+                    + e.getMessage() + ")");
+        }
+    }
+
     private static boolean visible(String s, boolean spaceAllowed) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import java.net.URI;
+import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Test;
@@ -68,6 +69,16 @@ class BucketMountTest {
         assertInvalid(() -> new BucketCredentials("AKID", " secret"), "mounts.credentials.secretAccessKey");
         assertInvalid(() -> new BucketCredentials("AK ID", "secret"), "mounts.credentials.accessKeyId");
         assertInvalid(() -> new BucketCredentials("", "secret"), "mounts.credentials.accessKeyId");
+    }
+
+    @Test
+    void credentialsComeFromASecretValueWithoutShowingIt() {
+        assertThat(BucketCredentials.fromSecretValue("s3-key", "AKID:se:cr/et+\n")).isEqualTo(new BucketCredentials("AKID", "se:cr/et+"));
+        for (String bad : List.of("no-colon-secret", ":secret", "AKID:", "AKID:two\nlines"))
+            assertThatThrownBy(() -> BucketCredentials.fromSecretValue("s3-key", bad)).isInstanceOfSatisfying(StasisException.class, e -> {
+                assertThat(e.details()).containsEntry("field", "mounts.credentialsSecret");
+                assertThat(e.getMessage()).contains("s3-key").doesNotContain(bad);
+            });
     }
 
     private static void assertInvalid(Runnable construct, String field) {

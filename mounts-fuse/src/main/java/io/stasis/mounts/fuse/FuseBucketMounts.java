@@ -32,15 +32,17 @@ import org.slf4j.LoggerFactory;
  * {@link BucketMounts} through FUSE, each mount served by its own {@code rclone mount} daemon (see
  * {@link Rclone} for why rclone, and its flags).
  *
- * <p><b>Layout.</b> One directory per mount, named by its id, under a directory only this class
+ * <p><b>Layout.</b> Two directories per mount, named by its id, under a directory only this class
  * writes to:
  * <pre>
- * &lt;dir&gt;/                 0700 root
- *   &lt;id&gt;/               0700: the daemon's working directory (how it is found again)
- *     mnt/               the FUSE mount point: {@link MountedBucket#hostPath()}
- *     cache/             rclone's cache: ranges read, files written and not uploaded yet
- *     rclone.log         the daemon's log (no secrets at INFO); rclone.out its stdout and stderr
- *     rclone.conf        the remote with its key, 0600, only while the daemon starts
+ * &lt;dir&gt;/                    0710 root, group: the sandboxes' root ({@link Options#owner()})
+ *   mnt/                    0711: the sandboxes' root may pass through to its bind source; no other host user can
+ *     &lt;id&gt;                  the FUSE mount point: {@link MountedBucket#hostPath()}
+ *   private/                0700
+ *     &lt;id&gt;/                 0700: the daemon's working directory (how it is found again)
+ *       cache/              rclone's cache: ranges read, files written and not uploaded yet
+ *       rclone.log          the daemon's log (no secrets at INFO); rclone.out its stdout and stderr
+ *       rclone.conf         the remote with its key, 0600, only while the daemon starts
  * </pre>
  * Nothing else is kept: after a crash, {@link #listOwned()} rebuilds the picture from these
  * directories, the mount table and the daemons' {@code /proc/PID/cwd}.
@@ -56,7 +58,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class FuseBucketMounts implements BucketMounts {
     private static final Logger log = LoggerFactory.getLogger(FuseBucketMounts.class);
-    static final String MOUNT_POINT = "mnt";
+    /** Mount points, {@code mnt/<id>}: 0711, so a sandbox's root (another uid) may pass through to its bind source. */
+    static final String MOUNT_POINTS = "mnt";
+    /** The daemons' private directories, {@code private/<id>}: 0700, nobody else gets in. */
+    static final String PRIVATE_DIRS = "private";
+    /** How long the pending count must stay zero before an unmount with {@code WAIT} goes ahead. */
+    static final Duration SETTLE = Duration.ofMillis(300);
 
     private final Path dir;
     private final Rclone rclone;
@@ -125,7 +132,7 @@ public final class FuseBucketMounts implements BucketMounts {
     }
 
     /**
-     * Opens the mounts kept under {@code dir} (created 0700 if missing) with the system's rclone,
+     * Opens the mounts kept under {@code dir} (created if missing, see the layout above) with the system's rclone,
      * after checking it (version, {@code /dev/fuse}). Mounts left by an earlier run are not touched:
      * {@link #listOwned()} shows them.
      */
@@ -134,8 +141,12 @@ public final class FuseBucketMounts implements BucketMounts {
         String version = rclone.checkVersion();
         Path real;
         try {
-            Files.createDirectories(dir);
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+            for (var sub : List.of(dir, dir.resolve(MOUNT_POINTS), dir.resolve(PRIVATE_DIRS))) Files.createDirectories(sub);
+            // only root and the sandboxes' root group get past <dir>; below it, mnt/ lets them through, private/ does not
+            Files.setAttribute(dir, "unix:gid", options.owner().gid());
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x---"));
+            Files.setPosixFilePermissions(dir.resolve(MOUNT_POINTS), PosixFilePermissions.fromString("rwx--x--x"));
+            Files.setPosixFilePermissions(dir.resolve(PRIVATE_DIRS), PosixFilePermissions.fromString("rwx------"));
             real = dir.toRealPath();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the bucket mounts directory " + dir, e);
@@ -153,9 +164,9 @@ public final class FuseBucketMounts implements BucketMounts {
     public MountedBucket mount(BucketMount spec) {
         var lock = lock(spec.id());
         try {
-            Path privateDir = dir.resolve(spec.id().value());
-            Path mountPoint = privateDir.resolve(MOUNT_POINT);
-            if (Files.exists(privateDir)) takeOverLeftover(spec.id(), privateDir, mountPoint);
+            Path privateDir = privateDir(spec.id());
+            Path mountPoint = mountPoint(spec.id());
+            if (Files.exists(privateDir) || Files.exists(mountPoint)) takeOverLeftover(spec.id(), privateDir, mountPoint);
             try {
                 Files.createDirectories(privateDir);
                 Files.setPosixFilePermissions(privateDir, PosixFilePermissions.fromString("rwx------"));
@@ -167,7 +178,7 @@ public final class FuseBucketMounts implements BucketMounts {
                 rclone.mount(spec, privateDir, mountPoint, options);
             } catch (RuntimeException e) {
                 try {
-                    if (Rclone.pendingUploads(privateDir) == 0) removeDir(privateDir);
+                    if (Rclone.pendingUploads(privateDir) == 0) removeDirs(spec.id());
                 } catch (RuntimeException cleanup) {
                     e.addSuppressed(cleanup);
                 }
@@ -201,9 +212,9 @@ public final class FuseBucketMounts implements BucketMounts {
     public void unmount(BucketMountId id, Flush flush) {
         var lock = lock(id);
         try {
-            Path privateDir = dir.resolve(id.value());
-            if (!Files.isDirectory(privateDir)) return;
-            Path mountPoint = privateDir.resolve(MOUNT_POINT);
+            Path privateDir = privateDir(id);
+            Path mountPoint = mountPoint(id);
+            if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
             var daemon = rclone.daemonIn(privateDir);
             boolean mounted = MountInfo.read().at(mountPoint).isPresent();
             if (flush == Flush.WAIT) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
@@ -221,8 +232,11 @@ public final class FuseBucketMounts implements BucketMounts {
             if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), Duration.ofSeconds(10)))
                 log.atWarn().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("rclone did not end after its unmount: killed");
             int lost = Rclone.pendingUploads(privateDir);
+            if (lost > 0 && flush == Flush.WAIT) // a write recorded after the last look: keep it for the next mount of this id
+                throw unmountFailure(id, "unmounted, but " + lost + " files written just before were not uploaded: they are kept;"
+                        + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
             if (lost > 0) log.atWarn().addKeyValue("mount", id).addKeyValue("files", lost).log("discarded files that were not uploaded");
-            removeDir(privateDir);
+            removeDirs(id);
             log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
         } finally {
             lock.unlock();
@@ -232,13 +246,18 @@ public final class FuseBucketMounts implements BucketMounts {
     /** With a live daemon, waits until it has uploaded everything; without one, fails if anything is pending. */
     private void awaitUploads(BucketMountId id, Path privateDir, boolean live) {
         int pending = Rclone.pendingUploads(privateDir);
-        if (pending == 0) return;
+        if (pending == 0 && !live) return;
         if (!live)
             throw unmountFailure(id, pending + " files written through it were never uploaded and its daemon is gone:"
                     + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
         long deadline = System.nanoTime() + options.flushTimeout().toNanos();
         long pauseMillis = 10;
-        while ((pending = Rclone.pendingUploads(privateDir)) > 0) {
+        // rclone marks a file dirty when the kernel's (asynchronous) release of it arrives, milliseconds after
+        // the close: only a count that stays zero for SETTLE counts as nothing pending
+        long zeroSince = -1;
+        while ((pending = Rclone.pendingUploads(privateDir)) > 0 || zeroSince < 0 || System.nanoTime() - zeroSince < SETTLE.toNanos()) {
+            if (pending > 0) zeroSince = -1;
+            else if (zeroSince < 0) zeroSince = System.nanoTime();
             if (System.nanoTime() > deadline)
                 throw unmountFailure(id, pending + " files still not uploaded after " + options.flushTimeout().toSeconds()
                         + " s; the mount stays (unmount again later, or with DISCARD)", privateDir);
@@ -254,8 +273,8 @@ public final class FuseBucketMounts implements BucketMounts {
 
     @Override
     public Optional<MountedBucket> mounted(BucketMountId id) {
-        Path privateDir = dir.resolve(id.value());
-        Path mountPoint = privateDir.resolve(MOUNT_POINT);
+        Path privateDir = privateDir(id);
+        Path mountPoint = mountPoint(id);
         var entry = MountInfo.read().at(mountPoint).filter(e -> e.fsType().equals(Rclone.FS_TYPE));
         if (entry.isEmpty() || rclone.daemonIn(privateDir).isEmpty()) return Optional.empty();
         boolean readOnly = List.of(entry.get().superOptions().split(",")).contains("ro");
@@ -266,33 +285,49 @@ public final class FuseBucketMounts implements BucketMounts {
     public List<OwnedBucketMount> listOwned() {
         var owned = new ArrayList<OwnedBucketMount>();
         var table = MountInfo.read();
-        try (Stream<Path> entries = Files.list(dir)) {
-            for (Path privateDir : entries.sorted(Comparator.naturalOrder()).toList()) {
-                String name = privateDir.getFileName().toString();
-                if (!BucketMountId.isValid(name) || !Files.isDirectory(privateDir)) continue;
-                Path mountPoint = privateDir.resolve(MOUNT_POINT);
-                boolean mounted = table.at(mountPoint).isPresent();
-                boolean alive = rclone.daemonIn(privateDir).isPresent();
-                var state = mounted ? (alive ? OwnedBucketMount.State.ACTIVE : OwnedBucketMount.State.DEAD)
-                        : (alive ? OwnedBucketMount.State.DETACHED : OwnedBucketMount.State.UNMOUNTED);
-                owned.add(new OwnedBucketMount(new BucketMountId(name), mountPoint, state, Rclone.pendingUploads(privateDir)));
+        var ids = new java.util.TreeSet<String>();
+        for (String sub : List.of(PRIVATE_DIRS, MOUNT_POINTS)) {
+            try (Stream<Path> entries = Files.list(dir.resolve(sub))) {
+                entries.map(p -> p.getFileName().toString()).filter(BucketMountId::isValid).forEach(ids::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot list " + dir.resolve(sub), e);
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + dir, e);
+        }
+        for (String name : ids) {
+            var id = new BucketMountId(name);
+            boolean mounted = table.at(mountPoint(id)).isPresent();
+            boolean alive = rclone.daemonIn(privateDir(id)).isPresent();
+            var state = mounted ? (alive ? OwnedBucketMount.State.ACTIVE : OwnedBucketMount.State.DEAD)
+                    : (alive ? OwnedBucketMount.State.DETACHED : OwnedBucketMount.State.UNMOUNTED);
+            owned.add(new OwnedBucketMount(id, mountPoint(id), state, Rclone.pendingUploads(privateDir(id))));
         }
         return owned;
     }
 
-    /** Deletes a mount's directory, never while anything is mounted in it (the delete would reach into the bucket). */
-    private void removeDir(Path privateDir) {
-        var left = MountInfo.read().atOrBelow(privateDir);
+    /** The daemon's working directory: cache, log, config while it starts. */
+    Path privateDir(BucketMountId id) {
+        return dir.resolve(PRIVATE_DIRS).resolve(id.value());
+    }
+
+    Path mountPoint(BucketMountId id) {
+        return dir.resolve(MOUNT_POINTS).resolve(id.value());
+    }
+
+    /**
+     * Deletes a mount's directories: the mount point only if empty (rmdir, never a recursive walk into
+     * what might be a bucket), the private directory never while anything is mounted in it.
+     */
+    private void removeDirs(BucketMountId id) {
+        var left = MountInfo.read().atOrBelow(mountPoint(id));
+        if (left.isEmpty()) left = MountInfo.read().atOrBelow(privateDir(id));
         if (!left.isEmpty())
-            throw new StasisException(ErrorCode.RUNTIME_FAILED, "not deleting " + privateDir + ": still mounted there: "
-                    + left.stream().map(MountInfo.Entry::mountPoint).toList(), Map.of("step", "remove mount directory", "target", privateDir.toString()));
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, "not deleting the directories of bucket mount " + id + ": still mounted there: "
+                    + left.stream().map(MountInfo.Entry::mountPoint).toList(), Map.of("step", "remove mount directory", "mount", id.value()));
         try {
-            FileTrees.deleteRecursively(privateDir);
+            Files.deleteIfExists(mountPoint(id));
+            FileTrees.deleteRecursively(privateDir(id));
         } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete " + privateDir, e);
+            throw new UncheckedIOException("cannot delete the directories of bucket mount " + id, e);
         }
     }
 

@@ -52,10 +52,14 @@ import org.slf4j.LoggerFactory;
  *       on the command line, where any user could read them in {@code /proc/PID/cmdline}. The
  *       daemon's environment is built from scratch, so nothing of the service's (e.g.
  *       {@code AWS_*} variables, which break rclone 1.60's S3 client) leaks in.</li>
- *   <li><b>Endpoint down</b>: calls fail after {@code --contimeout}/{@code --timeout} and
- *       {@code --low-level-retries}, and the process sees {@code EIO}; the mount stays and works
- *       again when the endpoint is back. Files in the cache stay readable; pending uploads are
- *       retried with backoff. s3fs behaves alike for reads but refuses to start at all.</li>
+ *   <li><b>Endpoint down</b>: requests fail after {@code --contimeout}/{@code --timeout} and 3
+ *       {@code --low-level-retries}; an uncached read gives {@code EIO} once the cache's downloader
+ *       has failed 10 times, about 40-60 s (not configurable in 1.60; one low-level try instead of 3
+ *       only cut it to ~40 s, so transient errors keep their retries). The mount stays and works
+ *       again when the endpoint is back; cached data stays readable; pending uploads are retried
+ *       with growing backoff. s3fs behaves alike for reads but checks the bucket at start and
+ *       does not start at all while it is unreachable (here the first listing fails the mount
+ *       too, with the reason, on purpose).</li>
  *   <li><b>Clean unmount</b>: the daemon ends when its mount is unmounted (also lazily, when the
  *       last open file closes).</li>
  * </ul>

@@ -14,6 +14,7 @@ import io.stasis.core.spi.MountedBucket;
 import io.stasis.core.spi.OwnedBucketMount;
 import io.stasis.core.spi.OwnedBucketMount.State;
 import io.stasis.host.FileTrees;
+import io.stasis.host.ToolRunner;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
@@ -63,6 +64,7 @@ class FuseBucketMountsIT {
     @BeforeEach
     void open(TestInfo test) throws IOException {
         dir = Files.createTempDirectory("stasis-mounts-");
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x")); // as the data directory is
         mounts = FuseBucketMounts.open(dir.resolve("mounts"), FuseBucketMounts.Options.DEFAULTS.withWriteBack(Duration.ofMillis(200))
                 .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(30)));
         bucket = s3.newBucket();
@@ -180,7 +182,7 @@ class FuseBucketMountsIT {
     void unmountRemovesTheMountTheDaemonAndTheDirectory() throws IOException {
         s3.put(bucket, "a.txt", "alpha".getBytes(UTF_8));
         MountedBucket mounted = mounts.mount(spec(""));
-        Path privateDir = mounted.hostPath().getParent();
+        Path privateDir = mounts.privateDir(mounted.id());
         assertThat(Files.readString(mounted.hostPath().resolve("a.txt"))).isEqualTo("alpha");
         assertThat(daemonsUnder(dir)).hasSize(1);
         assertThat(mounts.listOwned()).extracting(OwnedBucketMount::state).containsExactly(State.ACTIVE);
@@ -190,22 +192,49 @@ class FuseBucketMountsIT {
         assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
         assertThat(daemonsUnder(dir)).isEmpty();
         assertThat(privateDir).doesNotExist();
+        assertThat(mounted.hostPath()).doesNotExist();
         assertThat(mounts.mounted(mounted.id())).isEmpty();
         mounts.unmount(mounted.id()); // idempotent
         mounts.unmount(new BucketMountId("never-mounted"));
     }
 
     @Test
+    void theSandboxRootReadsAndWritesThroughTheHostPathAndNoOtherHostUserGetsIn() throws Exception {
+        s3.put(bucket, "a.txt", "alpha".getBytes(UTF_8));
+        MountedBucket mounted = mounts.mount(spec(""));
+        String file = mounted.hostPath().resolve("a.txt").toString();
+        String created = mounted.hostPath().resolve("by-sandbox-root.txt").toString();
+
+        var root = asUser(100_000, "cat " + file + " && echo written > " + created);
+        assertThat(root.exitCode()).as(root.stderrText()).isZero();
+        assertThat(root.stdoutText()).isEqualTo("alpha");
+        assertThat(Files.getAttribute(Path.of(created), "unix:uid")).isEqualTo(100_000);
+
+        var stranger = asUser(1000, "cat " + file);
+        assertThat(stranger.exitCode()).isNotZero();
+        assertThat(stranger.stderrText()).contains("Permission denied");
+
+        mounts.unmount(mounted.id());
+        assertThat(s3.get(bucket, "by-sandbox-root.txt")).hasValueSatisfying(b -> assertThat(new String(b, UTF_8)).isEqualTo("written\n"));
+    }
+
+    private static ToolRunner.Result asUser(int uid, String script) throws Exception {
+        return ToolRunner.run(List.of("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups", "sh", "-c", script), Duration.ofSeconds(30));
+    }
+
+    @Test
     void credentialsAreNeitherOnTheCommandLineNorLeftOnDisk() throws IOException {
         MountedBucket mounted = mounts.mount(spec(""));
-        Path privateDir = mounted.hostPath().getParent();
+        Path privateDir = mounts.privateDir(mounted.id());
         long pid = daemonsUnder(dir).getFirst();
 
         String cmdline = Files.readString(Path.of("/proc/" + pid + "/cmdline")).replace('\0', ' ');
         assertThat(cmdline).contains("rclone", "mount").doesNotContain(s3.credentials().secretAccessKey());
         assertThat(privateDir.resolve(Rclone.CONFIG_FILE)).as("config file removed once mounted").doesNotExist();
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(privateDir))).isEqualTo("rwx------");
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(mounts.dir()))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(privateDir.getParent()))).isEqualTo("rwx------");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(mounts.dir()))).isEqualTo("rwx--x---");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(mounted.hostPath().getParent()))).isEqualTo("rwx--x--x");
         try (Stream<Path> files = Files.walk(privateDir.resolve(Rclone.CACHE_DIR))) {
             for (Path f : files.filter(Files::isRegularFile).toList())
                 assertThat(Files.readString(f)).doesNotContain(s3.credentials().secretAccessKey());
@@ -258,7 +287,11 @@ class FuseBucketMountsIT {
         mounts = FuseBucketMounts.open(mounts.dir(), FuseBucketMounts.Options.DEFAULTS.withWriteBack(Duration.ofHours(1)));
         var spec = spec("");
         MountedBucket mounted = mounts.mount(spec);
+        long written = System.nanoTime();
         Files.writeString(mounted.hostPath().resolve("pending.txt"), "written before the crash");
+        // rclone records the file as dirty in its cache metadata when the kernel's release of the file reaches it, just after close
+        Await.until("the write recorded in the cache", DEADLINE, () -> Rclone.pendingUploads(mounts.privateDir(mounted.id())) == 1);
+        System.out.printf("write to dirty mark: %d ms%n", (System.nanoTime() - written) / 1_000_000);
         long pid = daemonsUnder(dir).getFirst();
         ProcessHandle.of(pid).orElseThrow().destroyForcibly();
         Await.until("the daemon gone", DEADLINE, () -> ProcessHandle.of(pid).isEmpty());
@@ -289,6 +322,55 @@ class FuseBucketMountsIT {
         }
         Await.until("the daemon ends after the last close", DEADLINE, () -> ProcessHandle.of(pid).isEmpty());
         mounts.unmount(mounted.id());
+        assertThat(mounts.listOwned()).isEmpty();
+    }
+
+    @Test
+    void whenTheEndpointGoesDownCachedFilesStayReadableOthersFailWithEioAndUnmountStillWorks() throws IOException {
+        var down = new CountingS3Server();
+        String downBucket = down.newBucket();
+        down.put(downBucket, "a.txt", "alpha".getBytes(UTF_8));
+        down.put(downBucket, "b.txt", "beta".getBytes(UTF_8));
+        mounts = FuseBucketMounts.open(mounts.dir(), FuseBucketMounts.Options.DEFAULTS.withWriteBack(Duration.ofSeconds(1))
+                .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(5), Duration.ofSeconds(30), Duration.ofSeconds(3)));
+        var spec = BucketMount.of(new BucketMountId("down"), down.endpoint(), downBucket, down.credentials());
+        MountedBucket mounted = mounts.mount(spec);
+        assertThat(Files.readString(mounted.hostPath().resolve("a.txt"))).isEqualTo("alpha");
+        Files.writeString(mounted.hostPath().resolve("c.txt"), "written, upload due in 1 s");
+
+        down.close();
+
+        long start = System.nanoTime();
+        assertThat(Files.readString(mounted.hostPath().resolve("a.txt"))).as("read before: served from the cache").isEqualTo("alpha");
+        long cached = System.nanoTime();
+        assertThatThrownBy(() -> Files.readString(mounted.hostPath().resolve("b.txt"))).isInstanceOf(IOException.class)
+                .hasMessageContaining("Input/output error");
+        long failed = System.nanoTime();
+        assertThatThrownBy(() -> mounts.unmount(spec.id(), Flush.WAIT)).isInstanceOfSatisfying(StasisException.class,
+                e -> assertThat(e.getMessage()).contains("1 files still not uploaded", "the mount stays"));
+        assertThat(mounts.mounted(spec.id())).isPresent();
+        long flushed = System.nanoTime();
+        mounts.unmount(spec.id(), Flush.DISCARD);
+        long end = System.nanoTime();
+        System.out.printf("endpoint down: cached read %d ms, failed read %d ms, failed flush %d ms, unmount %d ms%n",
+                (cached - start) / 1_000_000, (failed - cached) / 1_000_000, (flushed - failed) / 1_000_000, (end - flushed) / 1_000_000);
+        // rclone 1.60's downloader tries a missing range 10 times, a few seconds apart, before EIO: ~40-60 s here
+        assertThat(Duration.ofNanos(failed - cached)).isLessThan(Duration.ofMinutes(2));
+        assertThat(Duration.ofNanos(end - flushed)).as("unmount with the endpoint down").isLessThan(Duration.ofSeconds(20));
+        assertThat(mounts.listOwned()).isEmpty();
+    }
+
+    @Test
+    void aMountOfAnUnreachableEndpointFailsWithTheReason() {
+        var gone = new CountingS3Server();
+        var endpoint = gone.endpoint();
+        gone.close();
+        var spec = BucketMount.of(new BucketMountId("unreachable"), endpoint, bucket, s3.credentials());
+
+        assertThatThrownBy(() -> mounts.mount(spec)).isInstanceOfSatisfying(StasisException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
+            assertThat(e.getMessage()).contains("unreachable", endpoint.toString()).containsIgnoringCase("connection refused");
+        });
         assertThat(mounts.listOwned()).isEmpty();
     }
 
