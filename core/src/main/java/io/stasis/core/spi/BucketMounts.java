@@ -75,7 +75,10 @@ public interface BucketMounts {
     enum Flush {
         /** Upload them first; fail, leaving the mount as it is, if that takes too long. */
         WAIT,
-        /** Drop them: the bucket keeps its old objects. */
+        /**
+         * Drop them: the bucket keeps its old objects. A mount detached earlier whose daemon still
+         * serves open files is ended too (those files then fail with {@code ENOTCONN}).
+         */
         DISCARD
     }
 }

@@ -216,8 +216,10 @@ public final class FuseBucketMounts implements BucketMounts {
             Path mountPoint = mountPoint(id);
             if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
             var daemon = rclone.daemonIn(privateDir);
-            boolean mounted = MountInfo.read().at(mountPoint).isPresent();
-            if (flush == Flush.WAIT) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
+            var entry = MountInfo.read().at(mountPoint);
+            boolean mounted = entry.isPresent();
+            boolean readOnly = entry.map(e -> List.of(e.superOptions().split(",")).contains("ro")).orElse(false);
+            if (flush == Flush.WAIT && !readOnly) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
             if (mounted) {
                 boolean lazy = mounts.unmountOrDetach(mountPoint);
                 if (lazy && daemon.isPresent()) {
@@ -229,7 +231,8 @@ public final class FuseBucketMounts implements BucketMounts {
                 log.atInfo().addKeyValue("mount", id).log("bucket mount detached earlier still has open files");
                 return;
             }
-            if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), Duration.ofSeconds(10)))
+            // unmounted, rclone ends in about a second; one still retrying uploads that DISCARD drops needs a SIGTERM
+            if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), flush == Flush.WAIT ? Duration.ofSeconds(10) : Duration.ofSeconds(2)))
                 log.atWarn().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("rclone did not end after its unmount: killed");
             int lost = Rclone.pendingUploads(privateDir);
             if (lost > 0 && flush == Flush.WAIT) // a write recorded after the last look: keep it for the next mount of this id

@@ -44,7 +44,8 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Write-back</b>: a closed file is uploaded after {@code --vfs-write-back}; random writes
  *       and read-write opens work (the file is assembled in the cache). Pending uploads are kept in
  *       the cache directory with a {@code Dirty} mark and are uploaded by the next rclone started
- *       on the same cache: a killed daemon loses nothing written, if the mount is made again.
+ *       on the same cache: a killed daemon loses only what was not yet closed and queued (a few ms
+ *       after the close; the mark is rewritten in place, so a kill during that rewrite loses it).
  *       s3fs uploads on close (stronger, but a close blocks for the whole upload), and a crash
  *       loses what it had staged.</li>
  *   <li><b>Credentials</b>: read from a config file given by {@code --config} (0600, in a 0700

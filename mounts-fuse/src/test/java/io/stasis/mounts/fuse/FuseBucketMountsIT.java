@@ -145,9 +145,9 @@ class FuseBucketMountsIT {
         assertThat(mounted.readOnly()).isTrue();
         assertThat(mounts.mounted(mounted.id())).hasValueSatisfying(m -> assertThat(m.readOnly()).isTrue());
         assertThat(Files.readString(mounted.hostPath().resolve("a.txt"))).isEqualTo("alpha");
-        assertThatThrownBy(() -> Files.writeString(mounted.hostPath().resolve("new.txt"), "x")).isInstanceOf(IOException.class);
-        assertThatThrownBy(() -> Files.writeString(mounted.hostPath().resolve("a.txt"), "changed")).isInstanceOf(IOException.class);
-        assertThatThrownBy(() -> Files.delete(mounted.hostPath().resolve("a.txt"))).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> Files.writeString(mounted.hostPath().resolve("new.txt"), "x")).hasMessageContaining("Read-only file system");
+        assertThatThrownBy(() -> Files.writeString(mounted.hostPath().resolve("a.txt"), "changed")).hasMessageContaining("Read-only file system");
+        assertThatThrownBy(() -> Files.delete(mounted.hostPath().resolve("a.txt"))).hasMessageContaining("Read-only file system");
 
         mounts.unmount(mounted.id());
         assertThat(s3.puts()).noneMatch(key -> key.startsWith(bucket + "/"));
@@ -256,7 +256,7 @@ class FuseBucketMountsIT {
     }
 
     @Test
-    void aMountingTwiceIsRefused() {
+    void mountingAnIdTwiceIsRefused() {
         var spec = spec("");
         mounts.mount(spec);
         assertThatThrownBy(() -> mounts.mount(spec)).isInstanceOfSatisfying(StasisException.class,
@@ -289,9 +289,12 @@ class FuseBucketMountsIT {
         MountedBucket mounted = mounts.mount(spec);
         long written = System.nanoTime();
         Files.writeString(mounted.hostPath().resolve("pending.txt"), "written before the crash");
-        // rclone records the file as dirty in its cache metadata when the kernel's release of the file reaches it, just after close
+        // rclone rewrites the file's cache metadata in place when the kernel's release reaches it, just after the close, and
+        // then queues the upload: a kill before that can leave the metadata empty (seen here), and the write is lost
+        Path log = mounts.privateDir(mounted.id()).resolve(Rclone.LOG_FILE);
+        Await.until("the upload queued", DEADLINE, () -> readQuietly(log).contains("pending.txt: vfs cache: queuing for upload"));
         Await.until("the write recorded in the cache", DEADLINE, () -> Rclone.pendingUploads(mounts.privateDir(mounted.id())) == 1);
-        System.out.printf("write to dirty mark: %d ms%n", (System.nanoTime() - written) / 1_000_000);
+        System.out.printf("write to upload queued: %d ms%n", (System.nanoTime() - written) / 1_000_000);
         long pid = daemonsUnder(dir).getFirst();
         ProcessHandle.of(pid).orElseThrow().destroyForcibly();
         Await.until("the daemon gone", DEADLINE, () -> ProcessHandle.of(pid).isEmpty());
@@ -356,7 +359,7 @@ class FuseBucketMountsIT {
                 (cached - start) / 1_000_000, (failed - cached) / 1_000_000, (flushed - failed) / 1_000_000, (end - flushed) / 1_000_000);
         // rclone 1.60's downloader tries a missing range 10 times, a few seconds apart, before EIO: ~40-60 s here
         assertThat(Duration.ofNanos(failed - cached)).isLessThan(Duration.ofMinutes(2));
-        assertThat(Duration.ofNanos(end - flushed)).as("unmount with the endpoint down").isLessThan(Duration.ofSeconds(20));
+        assertThat(Duration.ofNanos(end - flushed)).as("unmount with the endpoint down").isLessThan(Duration.ofSeconds(8));
         assertThat(mounts.listOwned()).isEmpty();
     }
 
@@ -372,6 +375,14 @@ class FuseBucketMountsIT {
             assertThat(e.getMessage()).contains("unreachable", endpoint.toString()).containsIgnoringCase("connection refused");
         });
         assertThat(mounts.listOwned()).isEmpty();
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     private static List<String> names(Path dir) throws IOException {
