@@ -1,0 +1,348 @@
+package io.stasis.mounts.fuse;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.BucketMount;
+import io.stasis.core.spi.BucketMountId;
+import io.stasis.core.spi.BucketMounts;
+import io.stasis.core.spi.FileOwner;
+import io.stasis.core.spi.MountedBucket;
+import io.stasis.core.spi.OwnedBucketMount;
+import io.stasis.host.FileTrees;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@link BucketMounts} through FUSE, each mount served by its own {@code rclone mount} daemon (see
+ * {@link Rclone} for why rclone, and its flags).
+ *
+ * <p><b>Layout.</b> Two directories per mount, named by its id, under a directory only this class
+ * writes to:
+ * <pre>
+ * &lt;dir&gt;/                    0710 root, group: the sandboxes' root ({@link Options#owner()})
+ *   mnt/                    0711: the sandboxes' root may pass through to its bind source; no other host user can
+ *     &lt;id&gt;                  the FUSE mount point: {@link MountedBucket#hostPath()}
+ *   private/                0700
+ *     &lt;id&gt;/                 0700: the daemon's working directory (how it is found again)
+ *       cache/              rclone's cache: ranges read, files written and not uploaded yet
+ *       rclone.log          the daemon's log (no secrets at INFO); rclone.out its stdout and stderr
+ *       rclone.conf         the remote with its key, 0600, only while the daemon starts
+ * </pre>
+ * Nothing else is kept: after a crash, {@link #listOwned()} rebuilds the picture from these
+ * directories, the mount table and the daemons' {@code /proc/PID/cwd}.
+ *
+ * <p><b>Consistency</b> (rclone's full cache mode): a file written through the mount is uploaded
+ * as one object {@link Options#writeBack()} after its last close (a file kept open is never
+ * uploaded while open); {@link #unmount(BucketMountId, Flush)} with {@code WAIT} returns only
+ * once nothing is pending. Listings are cached for {@link Options#dirCacheTime()}, so objects
+ * added to the bucket by others appear within that time; a file's data read once is served from
+ * the cache while the object's size and modification time are unchanged.
+ *
+ * <p>Calls for different ids run in parallel; calls for one id one after another.
+ */
+public final class FuseBucketMounts implements BucketMounts {
+    private static final Logger log = LoggerFactory.getLogger(FuseBucketMounts.class);
+    /** Mount points, {@code mnt/<id>}: 0711, so a sandbox's root (another uid) may pass through to its bind source. */
+    static final String MOUNT_POINTS = "mnt";
+    /** The daemons' private directories, {@code private/<id>}: 0700, nobody else gets in. */
+    static final String PRIVATE_DIRS = "private";
+    /** How long the pending count must stay zero before an unmount with {@code WAIT} goes ahead. */
+    static final Duration SETTLE = Duration.ofMillis(300);
+
+    private final Path dir;
+    private final Rclone rclone;
+    private final Mounts mounts;
+    private final Options options;
+    private final Map<BucketMountId, ReentrantLock> locks = new ConcurrentHashMap<>();
+
+    /**
+     * How every mount of this instance behaves.
+     *
+     * @param owner          who owns the files inside (uid and gid, as the host sees them): the
+     *                       sandboxes' root, so it can write
+     * @param umask          mode bits cleared from files (0644) and directories (0755); the kernel
+     *                       enforces the modes ({@code default_permissions})
+     * @param writeBack      how long after its last close a written file is uploaded
+     * @param dirCacheTime   how long a directory listing is reused before the bucket is asked again
+     * @param cacheMaxBytes  the most disk the cache of one mount may take (rclone evicts least
+     *                       recently used, unmodified data past it; files not yet uploaded are kept)
+     * @param cacheMaxAge    data unused for this long is evicted
+     * @param readChunkBytes the first range request of a read; sequential reads double it up to 16 times this
+     * @param connectTimeout TCP connect timeout to the endpoint
+     * @param ioTimeout      idle timeout of one request; with 3 low-level retries, an unreachable
+     *                       endpoint makes a call fail with EIO after about 3 times this
+     * @param mountTimeout   the longest {@link #mount} waits for the mount and its first listing
+     * @param flushTimeout   the longest {@link #unmount} with {@code WAIT} waits for pending uploads
+     */
+    public record Options(FileOwner owner, int umask, Duration writeBack, Duration dirCacheTime, long cacheMaxBytes,
+                          Duration cacheMaxAge, long readChunkBytes, Duration connectTimeout, Duration ioTimeout,
+                          Duration mountTimeout, Duration flushTimeout) {
+        /** Sandbox root (100000:100000), umask 022, 2 s write-back, 10 s listings, 1 GiB cache, 4 MiB reads. */
+        public static final Options DEFAULTS = new Options(new FileOwner(100_000, 100_000), 0022, Duration.ofSeconds(2),
+                Duration.ofSeconds(10), 1L << 30, Duration.ofHours(1), 4L << 20, Duration.ofSeconds(10), Duration.ofSeconds(30),
+                Duration.ofSeconds(60), Duration.ofMinutes(5));
+
+        public Options {
+            if (owner == null || owner.uid() < 0 || owner.gid() < 0) throw new IllegalArgumentException("owner must be a uid and gid >= 0, was " + owner);
+            if (umask < 0 || umask > 0777) throw new IllegalArgumentException("umask must be 0 to 0777, was 0" + Integer.toOctalString(umask));
+            for (var d : new Duration[] {writeBack, dirCacheTime, cacheMaxAge, connectTimeout, ioTimeout, mountTimeout, flushTimeout})
+                if (d == null || d.isNegative()) throw new IllegalArgumentException("durations must be >= 0, was " + d);
+            if (cacheMaxBytes < 1 << 20) throw new IllegalArgumentException("cacheMaxBytes must be at least 1 MiB, was " + cacheMaxBytes);
+            if (readChunkBytes < 64 << 10) throw new IllegalArgumentException("readChunkBytes must be at least 64 KiB, was " + readChunkBytes);
+        }
+
+        public Options withOwner(FileOwner owner) {
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+        }
+
+        public Options withWriteBack(Duration writeBack) {
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+        }
+
+        public Options withDirCacheTime(Duration dirCacheTime) {
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+        }
+
+        public Options withTimeouts(Duration connect, Duration io, Duration mount, Duration flush) {
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connect, io, mount, flush);
+        }
+    }
+
+    FuseBucketMounts(Path dir, Rclone rclone, Mounts mounts, Options options) {
+        this.dir = dir;
+        this.rclone = rclone;
+        this.mounts = mounts;
+        this.options = options;
+    }
+
+    /**
+     * Opens the mounts kept under {@code dir} (created if missing, see the layout above) with the system's rclone,
+     * after checking it (version, {@code /dev/fuse}). Mounts left by an earlier run are not touched:
+     * {@link #listOwned()} shows them.
+     */
+    public static FuseBucketMounts open(Path dir, Options options) {
+        var rclone = Rclone.fromSystem();
+        String version = rclone.checkVersion();
+        Path real;
+        try {
+            for (var sub : List.of(dir, dir.resolve(MOUNT_POINTS), dir.resolve(PRIVATE_DIRS))) Files.createDirectories(sub);
+            // only root and the sandboxes' root group get past <dir>; below it, mnt/ lets them through, private/ does not
+            Files.setAttribute(dir, "unix:gid", options.owner().gid());
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x---"));
+            Files.setPosixFilePermissions(dir.resolve(MOUNT_POINTS), PosixFilePermissions.fromString("rwx--x--x"));
+            Files.setPosixFilePermissions(dir.resolve(PRIVATE_DIRS), PosixFilePermissions.fromString("rwx------"));
+            real = dir.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the bucket mounts directory " + dir, e);
+        }
+        log.atInfo().addKeyValue("dir", real).addKeyValue("rclone", version).log("bucket mounts ready");
+        return new FuseBucketMounts(real, rclone, Mounts.fromSystem(), options);
+    }
+
+    /** Where the mounts live. */
+    public Path dir() {
+        return dir;
+    }
+
+    @Override
+    public MountedBucket mount(BucketMount spec) {
+        var lock = lock(spec.id());
+        try {
+            Path privateDir = privateDir(spec.id());
+            Path mountPoint = mountPoint(spec.id());
+            if (Files.exists(privateDir) || Files.exists(mountPoint)) takeOverLeftover(spec.id(), privateDir, mountPoint);
+            try {
+                Files.createDirectories(privateDir);
+                Files.setPosixFilePermissions(privateDir, PosixFilePermissions.fromString("rwx------"));
+                Files.createDirectories(mountPoint);
+            } catch (IOException e) {
+                throw Rclone.failure("mount", spec, "cannot create " + mountPoint + ": " + e.getMessage(), null, e);
+            }
+            try {
+                rclone.mount(spec, privateDir, mountPoint, options);
+            } catch (RuntimeException e) {
+                try {
+                    if (Rclone.pendingUploads(privateDir) == 0) removeDirs(spec.id());
+                } catch (RuntimeException cleanup) {
+                    e.addSuppressed(cleanup);
+                }
+                throw e;
+            }
+            return new MountedBucket(spec.id(), mountPoint, spec.readOnly());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A directory of the same id exists: refuse if it is live, else clean what is left (a dead mount)
+     * but keep the cache, whose pending uploads the new daemon resumes.
+     */
+    private void takeOverLeftover(BucketMountId id, Path privateDir, Path mountPoint) {
+        var daemon = rclone.daemonIn(privateDir);
+        boolean mounted = Rclone.isMounted(mountPoint);
+        if (daemon.isPresent())
+            throw new StasisException(ErrorCode.INVALID_STATE, "bucket mount " + id + " is " + (mounted ? "mounted" : "detached with files still open")
+                    + " already (rclone pid " + daemon.get().pid() + ")", Map.of("mount", id.value(), "state", mounted ? "mounted" : "detached"));
+        if (MountInfo.read().at(mountPoint).isPresent()) {
+            mounts.unmountOrDetach(mountPoint); // dead FUSE: ENOTCONN for everyone until it goes
+            log.atInfo().addKeyValue("mount", id).log("removed the dead mount of an earlier bucket daemon");
+        }
+        int pending = Rclone.pendingUploads(privateDir);
+        if (pending > 0) log.atInfo().addKeyValue("mount", id).addKeyValue("pendingUploads", pending).log("resuming uploads of an earlier daemon");
+    }
+
+    @Override
+    public void unmount(BucketMountId id, Flush flush) {
+        var lock = lock(id);
+        try {
+            Path privateDir = privateDir(id);
+            Path mountPoint = mountPoint(id);
+            if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
+            var daemon = rclone.daemonIn(privateDir);
+            var entry = MountInfo.read().at(mountPoint);
+            boolean mounted = entry.isPresent();
+            boolean readOnly = entry.map(e -> List.of(e.superOptions().split(",")).contains("ro")).orElse(false);
+            if (flush == Flush.WAIT && !readOnly) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
+            if (mounted) {
+                boolean lazy = mounts.unmountOrDetach(mountPoint);
+                if (lazy && daemon.isPresent()) {
+                    // a file is open: the daemon serves it until it is closed, then ends; the directory goes on a later call
+                    log.atInfo().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("bucket mount busy: detached lazily");
+                    return;
+                }
+            } else if (daemon.isPresent() && flush == Flush.WAIT) {
+                log.atInfo().addKeyValue("mount", id).log("bucket mount detached earlier still has open files");
+                return;
+            }
+            // unmounted, rclone ends in about a second; one still retrying uploads that DISCARD drops needs a SIGTERM
+            if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), flush == Flush.WAIT ? Duration.ofSeconds(10) : Duration.ofSeconds(2)))
+                log.atWarn().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("rclone did not end after its unmount: killed");
+            int lost = Rclone.pendingUploads(privateDir);
+            if (lost > 0 && flush == Flush.WAIT) // a write recorded after the last look: keep it for the next mount of this id
+                throw unmountFailure(id, "unmounted, but " + lost + " files written just before were not uploaded: they are kept;"
+                        + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
+            if (lost > 0) log.atWarn().addKeyValue("mount", id).addKeyValue("files", lost).log("discarded files that were not uploaded");
+            removeDirs(id);
+            log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** With a live daemon, waits until it has uploaded everything; without one, fails if anything is pending. */
+    private void awaitUploads(BucketMountId id, Path privateDir, boolean live) {
+        int pending = Rclone.pendingUploads(privateDir);
+        if (pending == 0 && !live) return;
+        if (!live)
+            throw unmountFailure(id, pending + " files written through it were never uploaded and its daemon is gone:"
+                    + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
+        long deadline = System.nanoTime() + options.flushTimeout().toNanos();
+        long pauseMillis = 10;
+        // rclone marks a file dirty when the kernel's (asynchronous) release of it arrives, milliseconds after
+        // the close: only a count that stays zero for SETTLE counts as nothing pending
+        long zeroSince = -1;
+        while ((pending = Rclone.pendingUploads(privateDir)) > 0 || zeroSince < 0 || System.nanoTime() - zeroSince < SETTLE.toNanos()) {
+            if (pending > 0) zeroSince = -1;
+            else if (zeroSince < 0) zeroSince = System.nanoTime();
+            if (System.nanoTime() > deadline)
+                throw unmountFailure(id, pending + " files still not uploaded after " + options.flushTimeout().toSeconds()
+                        + " s; the mount stays (unmount again later, or with DISCARD)", privateDir);
+            try {
+                Thread.sleep(pauseMillis); // polling rclone's cache metadata: there is no event for it
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw unmountFailure(id, "interrupted while waiting for uploads", privateDir);
+            }
+            pauseMillis = Math.min(pauseMillis * 2, 250);
+        }
+    }
+
+    @Override
+    public Optional<MountedBucket> mounted(BucketMountId id) {
+        Path privateDir = privateDir(id);
+        Path mountPoint = mountPoint(id);
+        var entry = MountInfo.read().at(mountPoint).filter(e -> e.fsType().equals(Rclone.FS_TYPE));
+        if (entry.isEmpty() || rclone.daemonIn(privateDir).isEmpty()) return Optional.empty();
+        boolean readOnly = List.of(entry.get().superOptions().split(",")).contains("ro");
+        return Optional.of(new MountedBucket(id, mountPoint, readOnly));
+    }
+
+    @Override
+    public List<OwnedBucketMount> listOwned() {
+        var owned = new ArrayList<OwnedBucketMount>();
+        var table = MountInfo.read();
+        var ids = new java.util.TreeSet<String>();
+        for (String sub : List.of(PRIVATE_DIRS, MOUNT_POINTS)) {
+            try (Stream<Path> entries = Files.list(dir.resolve(sub))) {
+                entries.map(p -> p.getFileName().toString()).filter(BucketMountId::isValid).forEach(ids::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException("cannot list " + dir.resolve(sub), e);
+            }
+        }
+        for (String name : ids) {
+            var id = new BucketMountId(name);
+            boolean mounted = table.at(mountPoint(id)).isPresent();
+            boolean alive = rclone.daemonIn(privateDir(id)).isPresent();
+            var state = mounted ? (alive ? OwnedBucketMount.State.ACTIVE : OwnedBucketMount.State.DEAD)
+                    : (alive ? OwnedBucketMount.State.DETACHED : OwnedBucketMount.State.UNMOUNTED);
+            owned.add(new OwnedBucketMount(id, mountPoint(id), state, Rclone.pendingUploads(privateDir(id))));
+        }
+        return owned;
+    }
+
+    /** The daemon's working directory: cache, log, config while it starts. */
+    Path privateDir(BucketMountId id) {
+        return dir.resolve(PRIVATE_DIRS).resolve(id.value());
+    }
+
+    Path mountPoint(BucketMountId id) {
+        return dir.resolve(MOUNT_POINTS).resolve(id.value());
+    }
+
+    /**
+     * Deletes a mount's directories: the mount point only if empty (rmdir, never a recursive walk into
+     * what might be a bucket), the private directory never while anything is mounted in it.
+     */
+    private void removeDirs(BucketMountId id) {
+        var left = MountInfo.read().atOrBelow(mountPoint(id));
+        if (left.isEmpty()) left = MountInfo.read().atOrBelow(privateDir(id));
+        if (!left.isEmpty())
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, "not deleting the directories of bucket mount " + id + ": still mounted there: "
+                    + left.stream().map(MountInfo.Entry::mountPoint).toList(), Map.of("step", "remove mount directory", "mount", id.value()));
+        try {
+            Files.deleteIfExists(mountPoint(id));
+            FileTrees.deleteRecursively(privateDir(id));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete the directories of bucket mount " + id, e);
+        }
+    }
+
+    private static StasisException unmountFailure(BucketMountId id, String problem, Path privateDir) {
+        String tail = Rclone.tails(privateDir);
+        return new StasisException(ErrorCode.RUNTIME_FAILED, "unmount of bucket mount " + id + " failed: " + problem,
+                tail.isEmpty() ? Map.of("step", "unmount", "mount", id.value()) : Map.of("step", "unmount", "mount", id.value(), "stderr", tail));
+    }
+
+    private ReentrantLock lock(BucketMountId id) {
+        var lock = locks.computeIfAbsent(id, k -> new ReentrantLock());
+        lock.lock();
+        return lock;
+    }
+}
