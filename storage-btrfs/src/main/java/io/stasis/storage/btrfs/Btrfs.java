@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +22,7 @@ import org.slf4j.LoggerFactory;
 public final class Btrfs implements Subvolumes {
     private static final Logger log = LoggerFactory.getLogger(Btrfs.class);
     private static final Pattern VERSION = Pattern.compile("btrfs-progs v(\\d+)\\.(\\d+)");
+    private static final Pattern UUID = Pattern.compile("uuid: ([0-9a-f-]{36})");
 
     private final Path btrfs;
     private final Path mkfs;
@@ -88,10 +90,49 @@ public final class Btrfs implements Subvolumes {
         run("btrfs quota enable", List.of(btrfs.toString(), "quota", "enable", anyPath.toString()));
     }
 
+    /** {@inheritDoc} <p>{@code btrfs quota enable --simple}: btrfs-progs 6.7 or later. */
     @Override
-    public void limitReferenced(Path subvolume, long bytes) {
-        if (bytes <= 0) throw failure("btrfs qgroup limit", "the limit must be positive, was " + bytes, null, null);
-        run("btrfs qgroup limit", List.of(btrfs.toString(), "qgroup", "limit", Long.toString(bytes), subvolume.toString()));
+    public void enableSimpleQuotas(Path anyPath) {
+        if (!canEnableSimpleQuotas())
+            throw failure("btrfs quota enable --simple", "btrfs-progs " + version() + " cannot turn on simple quotas (6.7 or later can)", null, null);
+        run("btrfs quota enable --simple", List.of(btrfs.toString(), "quota", "enable", "--simple", anyPath.toString()));
+    }
+
+    @Override
+    public void disableQuotas(Path anyPath) {
+        run("btrfs quota disable", List.of(btrfs.toString(), "quota", "disable", anyPath.toString()));
+    }
+
+    /** btrfs-progs 6.7 added {@code quota enable --simple}. */
+    @Override
+    public boolean canEnableSimpleQuotas() {
+        String[] v = version().split("\\.");
+        int major = Integer.parseInt(v[0]), minor = Integer.parseInt(v[1]);
+        return major > 6 || (major == 6 && minor >= 7);
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>{@code btrfs inspect-internal rootid} for the qgroup id, then {@code btrfs qgroup limit}
+     * twice (referenced, then {@code -e} exclusive) naming that qgroup from the parent directory.
+     */
+    @Override
+    public void limit(Path subvolume, long bytes) {
+        String step = "btrfs qgroup limit";
+        if (bytes <= 0) throw failure(step, "the limit must be positive, was " + bytes, null, null);
+        String id = run(step, List.of(btrfs.toString(), "inspect-internal", "rootid", subvolume.toString())).stdoutText().strip();
+        String qgroup = "0/" + id;
+        String parent = subvolume.toAbsolutePath().getParent().toString();
+        String size = Long.toString(bytes);
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", size, qgroup, parent));
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", size, qgroup, parent));
+    }
+
+    /** The filesystem's UUID from {@code btrfs filesystem show}. */
+    @Override
+    public Optional<String> filesystemId(Path anyPath) {
+        var m = UUID.matcher(run("btrfs filesystem show", List.of(btrfs.toString(), "filesystem", "show", anyPath.toString())).stdoutText());
+        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
     }
 
     /** Sets or clears the read-only flag of a subvolume. */
