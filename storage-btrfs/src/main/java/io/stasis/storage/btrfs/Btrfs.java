@@ -2,6 +2,7 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -128,11 +129,34 @@ public final class Btrfs implements Subvolumes {
         run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", size, qgroup, parent));
     }
 
-    /** The filesystem's UUID from {@code btrfs filesystem show}. */
+    /**
+     * The filesystem's UUID from {@code btrfs filesystem show} of the mount point holding
+     * {@code anyPath} (it accepts mount points and devices, not directories below them). Empty
+     * if that cannot be told.
+     */
     @Override
     public Optional<String> filesystemId(Path anyPath) {
-        var m = UUID.matcher(run("btrfs filesystem show", List.of(btrfs.toString(), "filesystem", "show", anyPath.toString())).stdoutText());
-        return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+        try {
+            var mount = MountInfo.read().containing(anyPath.toRealPath());
+            if (mount.isEmpty() || !mount.get().fsType().equals("btrfs")) return Optional.empty();
+            var m = UUID.matcher(run("btrfs filesystem show", List.of(btrfs.toString(), "filesystem", "show",
+                    mount.get().mountPoint().toString())).stdoutText());
+            return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+        } catch (IOException | StasisException e) {
+            log.atDebug().addKeyValue("path", anyPath).setCause(e).log("filesystem id unknown");
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * How the filesystem holding {@code anyPath} accounts quotas, as the kernel reports it:
+     * {@code squota} (simple quotas), {@code qgroup} (full accounting), {@code off}, or
+     * {@code unknown} if that cannot be read. For reports (the benchmark records it).
+     */
+    public String quotaMode(Path anyPath) {
+        var fsid = filesystemId(anyPath);
+        if (fsid.isEmpty()) return "unknown";
+        return QuotaState.read(QuotaState.SYSFS, fsid.get()).map(QuotaState::mode).orElse("off");
     }
 
     /** Sets or clears the read-only flag of a subvolume. */

@@ -230,6 +230,7 @@ class BtrfsDiskLimitIT {
         var id = SandboxId.random();
         Path root = cli.createRoot(id, "fat", 8 * MiB);
         assertThat(limits(root)).containsExactly(8 * MiB, 8 * MiB);
+        assertThat(fixture.pool.btrfs().quotaMode(root)).isEqualTo("squota"); // a path below the mount point
         write(root.resolve("mine"), 7 * MiB); // the template's 4 MiB do not count
         assertThatThrownBy(() -> write(root.resolve("big"), 4 * MiB)).hasMessageContaining("Disk quota exceeded");
         cli.limitRoot(id, 16 * MiB); // a full root
