@@ -32,7 +32,7 @@ final class RawFloors implements Scenario {
             for (String template : CreateToFirstOutput.TEMPLATES) figures.addAll(startFloors(context, lab, template));
             figures.add(execFloor(context, lab));
             return new ScenarioResult(figures, Map.of("runc", lab.runc.version(), "btrfs", lab.btrfs.version(),
-                    "cgroupParent", lab.cgroupParent));
+                    "btrfsQuotaMode", lab.btrfs.quotaMode(context.service().templateSubvolume("tiny")), "cgroupParent", lab.cgroupParent));
         }
     }
 

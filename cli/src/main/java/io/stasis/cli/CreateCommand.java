@@ -39,8 +39,8 @@ final class CreateCommand implements Callable<Integer> {
     @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes, 16-1000000.")
     Integer pids;
 
-    @Option(names = "--disk-mb", paramLabel = "N", description = "Disk size in MiB, the template's files included "
-            + "(64 up to the server's maximum); past it writes fail with \"Disk quota exceeded\".")
+    @Option(names = "--disk-mb", paramLabel = "N", description = "Room in MiB for what the sandbox writes itself, the "
+            + "template's files not counted (64 up to the server's maximum); past it writes fail with \"Disk quota exceeded\".")
     Integer diskMb;
 
     @Option(names = "--egress-default", paramLabel = "allow|deny", converter = EgressOptions.DefaultConverter.class,

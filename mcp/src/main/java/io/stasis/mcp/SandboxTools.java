@@ -67,8 +67,8 @@ final class SandboxTools {
                 .optional("metadata", stringMap("Labels to find the sandbox by with sandbox_list."))
                 .optional("cpus", number("CPU limit in cores (default 1).", 0.1, 64))
                 .optional("memoryMb", integer("Memory limit in MB (default 1024).", 16, 1_048_576))
-                .optional("diskMb", integer("Disk size in MB, the template's files included (default 10240); writes past it "
-                        + "fail with 'Disk quota exceeded' until files are deleted.", 64, 16_777_216))
+                .optional("diskMb", integer("Room in MB for what the sandbox writes itself, the template's files not "
+                        + "counted (default 10240); writes past it fail with 'Disk quota exceeded' until files it wrote are deleted.", 64, 16_777_216))
                 .optional("allowInternet", bool("true: the sandbox may connect anywhere on the internet (egress "
                         + "default allow); false or absent: the server's default network policy (usually no egress). "
                         + "network_set changes it later in detail."))

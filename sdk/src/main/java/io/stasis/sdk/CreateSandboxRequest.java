@@ -102,9 +102,10 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         }
 
         /**
-         * The size of the sandbox's disk in MiB: the most its root filesystem may hold, the
-         * template's files included (like a VM's disk). Writes past it fail inside the sandbox
-         * with "Disk quota exceeded"; deleting files makes room again.
+         * The room in MiB for what the sandbox writes itself, like a container's writable-layer
+         * size: the template's files do not count (and deleting them frees nothing); what it
+         * wrote counts while it or one of its checkpoints holds it. Writes past it fail inside
+         * the sandbox with "Disk quota exceeded"; deleting files it wrote makes room again.
          */
         public Builder diskMb(int diskMb) {
             this.diskMb = diskMb;

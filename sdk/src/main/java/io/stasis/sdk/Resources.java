@@ -9,9 +9,9 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param cpus     CPUs, 0.1 to 64
  * @param memoryMb memory in MiB, 16 to 1048576
  * @param pids     maximum number of processes, 16 to 1000000
- * @param diskMb   size of the sandbox's disk in MiB, its template's files included (64 up to the
- *                 server's maximum, 65536 unless configured); past it writes fail inside the
- *                 sandbox with "Disk quota exceeded"
+ * @param diskMb   room in MiB for what the sandbox writes itself, its template's (or a fork's
+ *                 inherited) files not counted (64 up to the server's maximum, 65536 unless
+ *                 configured); past it writes fail inside the sandbox with "Disk quota exceeded"
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record Resources(Double cpus, Integer memoryMb, Integer pids, Integer diskMb) {

@@ -151,8 +151,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --default-cpus X         default CPU limit (default 1)
                   --default-memory-mb N    default memory limit (default 1024)
                   --default-pids N         default pids limit (default 512)
-                  --default-disk-mb N      default disk size of a sandbox's root in MiB, its template's
-                                           files included (default 10240)
+                  --default-disk-mb N      default room in MiB for what a sandbox writes itself
+                                           (its template's files not counted; default 10240)
                   --max-disk-mb N          largest disk a create may ask for, in MiB (default 65536)
                   --exec-output-limit SIZE bytes of each output an exec result keeps (default 16M)
                   --process-output-limit SIZE  bytes of each output a background process keeps;

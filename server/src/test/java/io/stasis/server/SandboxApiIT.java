@@ -85,14 +85,21 @@ class SandboxApiIT {
             assertThat(after.stdout()).as(after.stderr()).startsWith("1\n").contains("Disk quota exceeded").endsWith("ok\n");
             assertThat(sandboxes.get(sandbox.id()).state()).isEqualTo("running");
 
-            // A fork has the same disk size, and what it inherited (16 MiB) counts.
+            // A fork has the same disk size, for what it writes itself: the 16 MiB it inherited
+            // (/root/small) are its parent's.
             var checkpoint = sandbox.checkpoint("disk", false);
             var fork = sandbox.fork(ForkRequest.builder().checkpoint(checkpoint.id()).build()).getFirst();
             ids.add(fork.id());
             assertThat(fork.resources().diskMb()).isEqualTo(64);
-            fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=60 2>/dev/shm/err; echo $? >/dev/shm/status");
+            fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=100 2>/dev/shm/err; echo $? >/dev/shm/status");
+            // Full: deleting what it inherited frees nothing...
+            fork.files().delete("/root/small");
+            assertThatThrownBy(() -> fork.exec("true")).isInstanceOf(QuotaExceededException.class);
+            // ... it had written more than 64 - 16 MiB when it filled up, and deleting that makes room.
+            assertThat(fork.files().list("/root")).filteredOn(f -> f.name().equals("more")).singleElement()
+                    .satisfies(f -> assertThat(f.size()).isGreaterThan(56L << 20));
             fork.files().delete("/root/more");
-            var forkFreed = fork.exec("sh", "-c", "rm /root/small && cat /dev/shm/status /dev/shm/err");
+            var forkFreed = fork.exec("sh", "-c", "cat /dev/shm/status /dev/shm/err");
             assertThat(forkFreed.stdout()).as(forkFreed.stderr()).startsWith("1\n").contains("Disk quota exceeded");
             assertThat(fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=40 2>/dev/null && echo ok").stdout()).isEqualTo("ok\n");
         } finally {
@@ -107,7 +114,8 @@ class SandboxApiIT {
                 .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb").hasMessageContaining("was 32");
         assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(65537).build()))
                 .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb: must be at most 65536");
-        // The template's files count: base does not fit in 64 MiB.
+        // At least the template's size + 16 MiB, asked on every host (the full-quota fallback counts
+        // the template's files): base does not fit in 64 MiB.
         assertThatThrownBy(() -> sandboxes.create(CreateSandboxRequest.builder().template("base").diskMb(64).build()))
                 .isInstanceOf(InvalidRequestException.class).hasMessageContaining("resources.diskMb: must be at least")
                 .hasMessageContaining("for template 'base'");

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class SandboxService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SandboxService.class);
-    /** Room a new sandbox's disk must have beyond its template's files (process output, a shell's history...). */
+    /** Room a new sandbox's disk must have beyond its template's size (process output, a shell's history...). */
     static final int MIN_FREE_DISK_MB = 16;
 
     private final Catalog catalog;
@@ -147,8 +147,10 @@ public final class SandboxService implements AutoCloseable {
     }
 
     /**
-     * The template's files count against the disk limit (see {@link RootStore}): a limit they
-     * already fill would leave a sandbox that cannot even start, so it is refused up front.
+     * At least the template's size plus some room. Where the root store counts only what a
+     * sandbox writes (see {@link RootStore}) the template's files do not need it; a store that
+     * must count them too (btrfs without simple quotas) does, or the sandbox could not even
+     * start. Asked everywhere, so a request valid on one host is valid on every host.
      */
     private void requireDiskRoom(SandboxSpec spec) {
         roots.template(spec.template()).ifPresent(template -> {

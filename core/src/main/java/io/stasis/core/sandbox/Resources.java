@@ -8,10 +8,11 @@ import io.stasis.core.error.StasisException;
  * @param cpus     CPU time as a number of cores (0.1 .. 64), enforced as a CFS quota
  * @param memoryMb memory limit in MiB (16 .. 1 TiB); past it the kernel's OOM killer ends a process
  * @param pids     most tasks (processes and threads) at once (16 .. 1 000 000)
- * @param diskMb   most MiB its root filesystem may hold, as the sandbox sees it (64 .. 16 TiB): like
- *                 the size of a VM's disk, the template's files count, and so do the files a fork
- *                 inherits. Past it writes fail with {@code EDQUOT} ("Disk quota exceeded"); deleting
- *                 files makes room again. Checkpoints do not count.
+ * @param diskMb   room in MiB for what the sandbox writes itself (64 .. 16 TiB), like a container's
+ *                 writable-layer size: the template's files and those a fork inherits do not count
+ *                 (and deleting them frees nothing); what it wrote counts while it is in its root or
+ *                 in one of its checkpoints. Past it writes fail with {@code EDQUOT} ("Disk quota
+ *                 exceeded"); deleting files it wrote (and no checkpoint holds) makes room again.
  */
 public record Resources(double cpus, int memoryMb, int pids, int diskMb) {
     /** The default disk size, 10 GiB (also what the catalog gives sandboxes recorded before disk limits). */

@@ -12,14 +12,17 @@ import java.util.Set;
  * read-only root snapshots of checkpoints. Creating a root or a snapshot costs the same whatever
  * the size of what it copies.
  *
- * <p><b>Disk limits.</b> Every root is created with a limit, {@code diskBytes}: the most bytes its
- * files may take as the sandbox sees them, like the size of a VM's disk. What the root shares with
- * its template or checkpoint counts (a root made from a 300 MiB template with a 1 GiB limit has
- * room for about 700 MiB more), what its checkpoints hold does not. A write that would go past
- * the limit fails inside the sandbox with {@code EDQUOT} ("Disk quota exceeded"); the sandbox
- * stays healthy, and deleting files makes room again. The limit is per root: the sum over a
- * tenant's sandboxes bounds what they can make the host store for their roots (shared blocks are
- * counted once per root that references them, so the sum over-counts, never under-counts).
+ * <p><b>Disk limits.</b> Every root is created with a limit, {@code diskBytes}: the room it has for
+ * what the sandbox writes itself, like a container's writable-layer size. What the root shares
+ * with its template or the checkpoint it was branched from does not count, and deleting it frees
+ * nothing. What the sandbox wrote counts while the root or one of its checkpoints still holds it:
+ * deleted in the root but kept by a checkpoint, it stays counted until that checkpoint is
+ * deleted. A write that would go past the limit fails inside the sandbox with {@code EDQUOT}
+ * ("Disk quota exceeded"); the sandbox stays healthy, and deleting what it wrote makes room
+ * again. The limit is per root: the sum over a tenant's sandboxes bounds what they can make the
+ * host store beyond their templates (each block is charged once, to the root that wrote it).
+ * An implementation that cannot count this way may count more (the shared files too) and must
+ * say so.
  */
 public interface RootStore {
 
@@ -27,8 +30,8 @@ public interface RootStore {
      * Creates the writable root of a sandbox from a template.
      * <p>Prerequisites: the template is installed; no root exists for {@code id}; {@code diskBytes}
      * is positive.
-     * <p>Effects on success: returns the root's path on the host; the root may hold at most
-     * {@code diskBytes}, the template's files included.
+     * <p>Effects on success: returns the root's path on the host; the sandbox may write at most
+     * {@code diskBytes} into it, the template's files not counted.
      * <p>On failure: {@code template_not_found} or {@code runtime_failed} (with the step and the
      * tool's or the kernel's error); no root is left.
      */
@@ -40,7 +43,7 @@ public interface RootStore {
      * <p>Prerequisites: the checkpoint has a root snapshot; no root exists for {@code id};
      * {@code diskBytes} is positive.
      * <p>Effects on success: returns the root's path on the host, holding what the snapshot holds;
-     * the root may hold at most {@code diskBytes}, the snapshot's files included.
+     * the sandbox may write at most {@code diskBytes} into it, the snapshot's files not counted.
      * <p>On failure: {@code runtime_failed}; no root is left.
      */
     Path createRootFrom(SandboxId id, CheckpointId checkpoint, long diskBytes);

@@ -2,6 +2,7 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,6 +23,7 @@ import org.slf4j.LoggerFactory;
 public final class Btrfs implements Subvolumes {
     private static final Logger log = LoggerFactory.getLogger(Btrfs.class);
     private static final Pattern VERSION = Pattern.compile("btrfs-progs v(\\d+)\\.(\\d+)");
+    private static final Pattern UUID = Pattern.compile("uuid: ([0-9a-f-]{36})");
 
     private final Path btrfs;
     private final Path mkfs;
@@ -88,10 +91,72 @@ public final class Btrfs implements Subvolumes {
         run("btrfs quota enable", List.of(btrfs.toString(), "quota", "enable", anyPath.toString()));
     }
 
+    /** {@inheritDoc} <p>{@code btrfs quota enable --simple}: btrfs-progs 6.7 or later. */
     @Override
-    public void limitReferenced(Path subvolume, long bytes) {
-        if (bytes <= 0) throw failure("btrfs qgroup limit", "the limit must be positive, was " + bytes, null, null);
-        run("btrfs qgroup limit", List.of(btrfs.toString(), "qgroup", "limit", Long.toString(bytes), subvolume.toString()));
+    public void enableSimpleQuotas(Path anyPath) {
+        if (!canEnableSimpleQuotas())
+            throw failure("btrfs quota enable --simple", "btrfs-progs " + version() + " cannot turn on simple quotas (6.7 or later can)", null, null);
+        run("btrfs quota enable --simple", List.of(btrfs.toString(), "quota", "enable", "--simple", anyPath.toString()));
+    }
+
+    @Override
+    public void disableQuotas(Path anyPath) {
+        run("btrfs quota disable", List.of(btrfs.toString(), "quota", "disable", anyPath.toString()));
+    }
+
+    /** btrfs-progs 6.7 added {@code quota enable --simple}. */
+    @Override
+    public boolean canEnableSimpleQuotas() {
+        String[] v = version().split("\\.");
+        int major = Integer.parseInt(v[0]), minor = Integer.parseInt(v[1]);
+        return major > 6 || (major == 6 && minor >= 7);
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>{@code btrfs inspect-internal rootid} for the qgroup id, then {@code btrfs qgroup limit}
+     * twice (referenced, then {@code -e} exclusive) naming that qgroup from the parent directory.
+     */
+    @Override
+    public void limit(Path subvolume, long bytes) {
+        String step = "btrfs qgroup limit";
+        if (bytes <= 0) throw failure(step, "the limit must be positive, was " + bytes, null, null);
+        String id = run(step, List.of(btrfs.toString(), "inspect-internal", "rootid", subvolume.toString())).stdoutText().strip();
+        String qgroup = "0/" + id;
+        String parent = subvolume.toAbsolutePath().getParent().toString();
+        String size = Long.toString(bytes);
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", size, qgroup, parent));
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", size, qgroup, parent));
+    }
+
+    /**
+     * The filesystem's UUID from {@code btrfs filesystem show} of the mount point holding
+     * {@code anyPath} (it accepts mount points and devices, not directories below them). Empty
+     * if that cannot be told.
+     */
+    @Override
+    public Optional<String> filesystemId(Path anyPath) {
+        try {
+            var mount = MountInfo.read().containing(anyPath.toRealPath());
+            if (mount.isEmpty() || !mount.get().fsType().equals("btrfs")) return Optional.empty();
+            var m = UUID.matcher(run("btrfs filesystem show", List.of(btrfs.toString(), "filesystem", "show",
+                    mount.get().mountPoint().toString())).stdoutText());
+            return m.find() ? Optional.of(m.group(1)) : Optional.empty();
+        } catch (IOException | StasisException e) {
+            log.atDebug().addKeyValue("path", anyPath).setCause(e).log("filesystem id unknown");
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * How the filesystem holding {@code anyPath} accounts quotas, as the kernel reports it:
+     * {@code squota} (simple quotas), {@code qgroup} (full accounting), {@code off}, or
+     * {@code unknown} if that cannot be read. For reports (the benchmark records it).
+     */
+    public String quotaMode(Path anyPath) {
+        var fsid = filesystemId(anyPath);
+        if (fsid.isEmpty()) return "unknown";
+        return QuotaState.read(QuotaState.SYSFS, fsid.get()).map(QuotaState::mode).orElse("off");
     }
 
     /** Sets or clears the read-only flag of a subvolume. */

@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
  * struct btrfs_ioctl_qgroup_limit_args { __u64 qgroupid;
  *     struct btrfs_qgroup_limit { __u64 flags, max_rfer, max_excl, rsv_rfer, rsv_excl; } lim; } // 48 bytes
  * struct btrfs_ioctl_fs_info_args { __u64 max_id; __u64 num_devices; __u8 fsid[16]; ... } // 1024 bytes
+ * struct btrfs_ioctl_ino_lookup_args { __u64 treeid; __u64 objectid; char name[4080]; } // 4096 bytes
  * </pre>
  */
 final class BtrfsIoctl implements Subvolumes {
@@ -62,12 +63,17 @@ final class BtrfsIoctl implements Subvolumes {
     private static final long BTRFS_IOC_QUOTA_CTL = iowr(40, QUOTA_CTL_ARGS_SIZE);
     private static final long BTRFS_IOC_QGROUP_LIMIT = ior(43, QGROUP_LIMIT_ARGS_SIZE);
     private static final long BTRFS_IOC_FS_INFO = ior(31, FS_INFO_ARGS_SIZE);
+    private static final long BTRFS_IOC_INO_LOOKUP = iowr(18, ARGS_SIZE);
     private static final long BTRFS_QUOTA_CTL_ENABLE = 1;
+    private static final long BTRFS_QUOTA_CTL_DISABLE = 2;
+    private static final long BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA = 4;
     private static final long BTRFS_QGROUP_LIMIT_MAX_RFER = 1;
+    private static final long BTRFS_QGROUP_LIMIT_MAX_EXCL = 2;
 
     private static final int O_RDONLY = 0;
     private static final int O_DIRECTORY = 0x10000;
     private static final int O_CLOEXEC = 0x80000;
+    private static final int EINVAL = 22;
     private static final int ENOTEMPTY = 39;
     private static final int ENOTCONN = 107;
 
@@ -183,18 +189,43 @@ final class BtrfsIoctl implements Subvolumes {
 
     /**
      * {@inheritDoc}
+     * <p>{@code BTRFS_IOC_QUOTA_CTL} with {@code BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA}, which
+     * btrfs-progs before 6.7 cannot send; the kernel returns at once when quotas are on already.
+     */
+    @Override
+    public void enableSimpleQuotas(Path anyPath) {
+        quotaControl(anyPath, BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA, "btrfs quota enable --simple");
+    }
+
+    /**
+     * {@inheritDoc}
      * <p>{@code BTRFS_IOC_QUOTA_CTL} with {@code BTRFS_QUOTA_CTL_ENABLE}: the kernel returns at
      * once when quotas are on already (in whichever mode), and otherwise creates a qgroup for
      * every subvolume and starts a rescan in the background.
      */
     @Override
     public void enableQuotas(Path anyPath) {
-        String step = "btrfs quota enable";
+        quotaControl(anyPath, BTRFS_QUOTA_CTL_ENABLE, "btrfs quota enable");
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QUOTA_CTL} with {@code BTRFS_QUOTA_CTL_DISABLE}. */
+    @Override
+    public void disableQuotas(Path anyPath) {
+        quotaControl(anyPath, BTRFS_QUOTA_CTL_DISABLE, "btrfs quota disable");
+    }
+
+    /** The kernel decides: {@link #enableSimpleQuotas} fails with {@code EINVAL} where it cannot. */
+    @Override
+    public boolean canEnableSimpleQuotas() {
+        return true;
+    }
+
+    private void quotaControl(Path anyPath, long command, String step) {
         try (Arena arena = Arena.ofConfined()) {
             int fd = openDirectory(arena, anyPath, step);
             try {
                 MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
-                args.set(JAVA_LONG, 0, BTRFS_QUOTA_CTL_ENABLE);
+                args.set(JAVA_LONG, 0, command);
                 call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
             } finally {
                 closeQuietly(fd);
@@ -204,23 +235,42 @@ final class BtrfsIoctl implements Subvolumes {
 
     /**
      * {@inheritDoc}
-     * <p>{@code BTRFS_IOC_QGROUP_LIMIT} on the subvolume's own directory with qgroup id 0, which the
-     * kernel reads as "the subvolume this file is on": no id to look up first.
+     * <p>{@code BTRFS_IOC_INO_LOOKUP} on the subvolume (tree id 0, object id 256: "the subvolume
+     * this directory is the root of") gives its id, which is its level-0 qgroup's id; then
+     * {@code BTRFS_IOC_QGROUP_LIMIT} on the parent directory with that qgroup id and both limit
+     * flags. No limit is cleared on the way: on kernel 6.18 the documented "clear" value (-1) left
+     * a limit of 0 behind.
      */
     @Override
-    public void limitReferenced(Path subvolume, long bytes) {
+    public void limit(Path subvolume, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, subvolume, "the limit must be positive, was " + bytes, -1, null);
         try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, subvolume, step);
+            long qgroup = subvolumeId(arena, subvolume, step);
+            int parent = openDirectory(arena, subvolume.toAbsolutePath().getParent(), step);
             try {
-                MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: qgroupid 0, no other limit
-                args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER);
+                MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: no reserve limits
+                args.set(JAVA_LONG, 0, qgroup);
+                args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL);
                 args.set(JAVA_LONG, 16, bytes);
-                call(arena, fd, BTRFS_IOC_QGROUP_LIMIT, args, step, subvolume);
+                args.set(JAVA_LONG, 24, bytes);
+                call(arena, parent, BTRFS_IOC_QGROUP_LIMIT, args, step, subvolume);
             } finally {
-                closeQuietly(fd);
+                closeQuietly(parent);
             }
+        }
+    }
+
+    /** The id of the subvolume whose root directory {@code subvolume} is (its level-0 qgroup id). */
+    private long subvolumeId(Arena arena, Path subvolume, String step) {
+        int fd = openDirectory(arena, subvolume, step);
+        try {
+            MemorySegment args = arena.allocate(ARGS_SIZE, 8); // tree id 0: the one fd is on
+            args.set(JAVA_LONG, 8, SUBVOLUME_ROOT_INODE);
+            call(arena, fd, BTRFS_IOC_INO_LOOKUP, args, step, subvolume);
+            return args.get(JAVA_LONG, 0);
+        } finally {
+            closeQuietly(fd);
         }
     }
 
@@ -271,6 +321,8 @@ final class BtrfsIoctl implements Subvolumes {
                 problem += " (it contains nested subvolumes: delete those first)";
             if (errno == ENOTCONN && request == BTRFS_IOC_QGROUP_LIMIT)
                 problem += " (quotas are off on this filesystem)";
+            if (errno == EINVAL && request == BTRFS_IOC_QUOTA_CTL && args.get(JAVA_LONG, 0) == BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA)
+                problem += " (a kernel without simple quotas: they need 6.7 or later)";
             throw failure(step, subject, subject + ": " + problem, errno, null);
         }
     }

@@ -53,17 +53,18 @@ import org.slf4j.LoggerFactory;
  * snapshot leaves the roots branched from it intact, and deleting a root leaves its snapshots.
  * Thread-safe.
  *
- * <p><b>Disk limits</b> are btrfs quota groups: the constructor turns quotas on for the pool
- * (full qgroup accounting, idempotent, also on a pool made before there were limits), and every
- * root gets the {@code max_rfer} limit of its own level-0 qgroup right after its snapshot is made,
- * before anything runs in it. The limit is on <em>referenced</em> bytes, not exclusive ones: a root
- * references the template's (or checkpoint's) extents it shares, so the limit is the size of the
- * disk the sandbox sees, and deleting a file it inherited makes room, as on a real disk. An
- * exclusive limit would count only what the root does not share, so a sandbox could never free
- * room by deleting template files, and its usable size would grow when a checkpoint snapshot
- * sharing its blocks was deleted. Templates have no limit; btrfs copies a subvolume's limit into
- * its snapshots, so a checkpoint's read-only snapshot carries its root's (which nothing writes
- * against), and a branch starts with it until its own is set.
+ * <p><b>Disk limits</b> are btrfs simple quotas (squota): the constructor puts the pool in that
+ * mode ({@link PoolQuotas}: idempotent; a pool with full qgroup accounting, as made before, is
+ * switched), and every root gets a limit on its own level-0 qgroup right after its snapshot is
+ * made, before anything runs in it. Under simple quotas an extent is charged to the subvolume that
+ * wrote it and to no other, so the limit is the room a sandbox has for what it writes itself, like
+ * a container's writable layer: the files it shares with its template or the checkpoint it was
+ * branched from are charged to whoever wrote them, and deleting them frees nothing; what it wrote
+ * stays charged to it while a checkpoint's snapshot still holds it, even once deleted in the root,
+ * until that checkpoint is deleted. Snapshots do not inherit limits under simple quotas: every root
+ * gets its own; templates and checkpoint snapshots have none (nothing writes into them). Where
+ * simple quotas are unavailable the pool keeps full quotas, and the same limit then also counts
+ * the files a root shares (a WARN says so at open).
  *
  * <p>Limitation: btrfs snapshots do not descend into nested subvolumes. If a sandbox made one
  * inside its root (no privilege needed), a checkpoint's snapshot holds an empty directory in its
@@ -82,6 +83,7 @@ public final class BtrfsRootStore implements RootStore {
     private final Clock clock;
     private final Subvolumes subvolumes;
     private final Btrfs btrfs;
+    private final PoolQuotas.Outcome quotas;
     /** Readers snapshot templates; the short swap of an install takes it exclusively. */
     private final ReentrantReadWriteLock templateSwap = new ReentrantReadWriteLock();
     private final Map<String, ReentrantLock> installs = new ConcurrentHashMap<>();
@@ -100,31 +102,19 @@ public final class BtrfsRootStore implements RootStore {
         this.subvolumes = subvolumes;
         this.btrfs = pool.btrfs();
         recoverInterruptedInstalls();
-        var quotas = enableQuotas();
+        this.quotas = PoolQuotas.enable(subvolumes, pool.path(), QuotaState.SYSFS);
         log.atInfo().addKeyValue("pool", pool.path()).addKeyValue("subvolumes", subvolumes.kind())
-                .addKeyValue("quotaMode", quotas.map(QuotaState::mode).orElse("unknown"))
-                .addKeyValue("quotaRescanPending", quotas.map(QuotaState::inconsistent).orElse(false)).log("root store ready");
+                .addKeyValue("quotaMode", quotas.mode()).addKeyValue("quotasSwitched", quotas.switched())
+                .addKeyValue("quotaRescanPending", quotas.state().map(QuotaState::inconsistent).orElse(false)).log("root store ready");
     }
 
     /**
-     * Quotas on, as the disk limits need them. Simple quotas turned on by someone else stay (the
-     * kernel does not switch modes): limits then count only what each root wrote itself, which
-     * the log says.
+     * How the pool counts what roots hold, as found or set at open: {@code squota} (a root's limit
+     * counts what it wrote itself), {@code qgroup} (full accounting, the fallback: the files it
+     * shares count too) or {@code unknown}.
      */
-    private Optional<QuotaState> enableQuotas() {
-        try {
-            subvolumes.enableQuotas(pool.path());
-        } catch (StasisException e) {
-            var details = new LinkedHashMap<String, Object>(e.details());
-            details.put("pool", pool.path().toString());
-            throw new StasisException(e.code(), "could not turn on btrfs quotas for the pool " + pool.path()
-                    + " (sandbox disk limits need them): " + e.getMessage(), details, e);
-        }
-        var state = subvolumes.filesystemId(pool.path()).flatMap(fsid -> QuotaState.read(QuotaState.SYSFS, fsid));
-        if (state.isPresent() && state.get().simple())
-            log.atWarn().addKeyValue("pool", pool.path()).log("the pool has simple quotas (squota): a root's disk limit counts only "
-                    + "what it wrote itself, not what it shares with its template or checkpoint");
-        return state;
+    public String quotaMode() {
+        return quotas.mode();
     }
 
     /** {@code ioctl} or {@code cli}: how subvolumes are created and deleted. */
@@ -160,7 +150,7 @@ public final class BtrfsRootStore implements RootStore {
     /** The limit of a root just made, before anything runs in it; on failure the root goes again. */
     private void limitNewRoot(SandboxId id, Path root, long diskBytes, String step) {
         try {
-            subvolumes.limitReferenced(root, diskBytes);
+            subvolumes.limit(root, diskBytes);
         } catch (StasisException e) {
             var failure = withSandbox(e, id, step);
             try {
@@ -181,7 +171,7 @@ public final class BtrfsRootStore implements RootStore {
             throw new StasisException(ErrorCode.RUNTIME_FAILED, step + " failed for sandbox " + id + ": it has no root (" + root + ")",
                     Map.of("sandbox", id.value(), "step", step, "path", root.toString()));
         try {
-            subvolumes.limitReferenced(root, diskBytes);
+            subvolumes.limit(root, diskBytes);
         } catch (StasisException e) {
             throw withSandbox(e, id, step);
         }

@@ -12,7 +12,8 @@ import java.util.Optional;
  *
  * @param mode         {@code qgroup} (full accounting: shared extents count for every subvolume that
  *                     references them) or {@code squota} (simple quotas: an extent counts only for the
- *                     subvolume that wrote it); {@code unknown} on kernels without the file
+ *                     subvolume that wrote it); kernels without the {@code mode} file (before 6.7)
+ *                     have only full accounting, so {@code qgroup} there too
  * @param inconsistent the numbers are not trustworthy until a rescan ends (right after quotas were
  *                     turned on for a filesystem that holds data)
  */
@@ -27,11 +28,16 @@ record QuotaState(String mode, boolean inconsistent) {
             Path mode = dir.resolve("mode");
             Path inconsistent = dir.resolve("inconsistent");
             return Optional.of(new QuotaState(
-                    Files.exists(mode) ? Files.readString(mode).strip() : "unknown",
+                    Files.exists(mode) ? Files.readString(mode).strip() : "qgroup",
                     Files.exists(inconsistent) && Files.readString(inconsistent).strip().equals("1")));
         } catch (IOException e) {
             return Optional.empty();
         }
+    }
+
+    /** Whether the running kernel can do simple quotas at all (it lists the feature in sysfs). */
+    static boolean kernelSupportsSimple(Path sysfs) {
+        return Files.exists(sysfs.resolve("features").resolve("simple_quota"));
     }
 
     boolean simple() {

@@ -30,19 +30,39 @@ interface Subvolumes {
     void sync(Path anyPath);
 
     /**
-     * Turns on quota accounting (full qgroups: every subvolume's referenced and exclusive bytes)
-     * for the filesystem holding {@code anyPath}. Does nothing if quotas are on already, in
-     * whatever mode. On a filesystem holding data the kernel then rescans it in the background.
+     * Turns on simple quotas (squota) for the filesystem holding {@code anyPath}: each extent is
+     * charged to the subvolume that wrote it, and only to it, with no back-reference walks at
+     * transaction commit. Data already on the filesystem is never charged. Does nothing if quotas
+     * are on already, in whatever mode (the kernel does not switch modes: {@link #disableQuotas}
+     * first). Needs kernel >= 6.7; refused with {@code EINVAL} by older ones.
+     */
+    void enableSimpleQuotas(Path anyPath);
+
+    /**
+     * Turns on full quota accounting (every subvolume's referenced and exclusive bytes, shared
+     * extents traced at every commit) for the filesystem holding {@code anyPath}. Does nothing if
+     * quotas are on already, in whatever mode. On a filesystem holding data the kernel then
+     * rescans it in the background.
      */
     void enableQuotas(Path anyPath);
 
+    /** Turns quotas off and drops every qgroup with its limits. Does nothing if they are off. */
+    void disableQuotas(Path anyPath);
+
+    /** False where this implementation cannot ask for simple quotas at all (btrfs-progs before 6.7). */
+    boolean canEnableSimpleQuotas();
+
     /**
-     * Limits the bytes the subvolume at {@code subvolume} references (its level-0 qgroup's
-     * {@code max_rfer}): everything reachable from it counts, shared with other subvolumes or not.
-     * Past it, writes into the subvolume fail with {@code EDQUOT}. Quotas must be on. Replaces an
-     * earlier limit.
+     * Sets the limit of the subvolume at {@code subvolume}: its level-0 qgroup's {@code max_rfer}
+     * and {@code max_excl}, both to {@code bytes}, replacing any earlier limit in either. Under
+     * simple quotas both count the same bytes (what the subvolume wrote itself), and the kernel
+     * checks each. Past it, writes into the subvolume fail with {@code EDQUOT}. Quotas must be on.
+     * <p>The call is made from the subvolume's parent directory, naming the qgroup: made from the
+     * subvolume itself, its transaction would be charged to that very qgroup, and a full subvolume
+     * could then not get a larger limit ({@code EDQUOT}, seen on kernel 6.18). The parent must
+     * therefore be on a subvolume without a limit (in the pool: the top level).
      */
-    void limitReferenced(Path subvolume, long bytes);
+    void limit(Path subvolume, long bytes);
 
     /** The filesystem's UUID, the name of its directory under /sys/fs/btrfs, if this implementation can tell. */
     default Optional<String> filesystemId(Path anyPath) {

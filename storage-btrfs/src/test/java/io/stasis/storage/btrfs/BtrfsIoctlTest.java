@@ -14,6 +14,7 @@ class BtrfsIoctlTest {
         assertThat(BtrfsIoctl.iowr(40, 16)).isEqualTo(0xC0109428L); // BTRFS_IOC_QUOTA_CTL
         assertThat(BtrfsIoctl.ior(43, 48)).isEqualTo(0x8030942BL); // BTRFS_IOC_QGROUP_LIMIT
         assertThat(BtrfsIoctl.ior(31, 1024)).isEqualTo(0x8400941FL); // BTRFS_IOC_FS_INFO
+        assertThat(BtrfsIoctl.iowr(18, 4096)).isEqualTo(0xD0009412L); // BTRFS_IOC_INO_LOOKUP
     }
 
     @Test
