@@ -94,8 +94,9 @@ class InteractiveIT {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
         stdin(id, pid, "stty size; tty\n");
-        Await.until("the size", Duration.ofSeconds(10), () -> stdout(id, pid).contains("24 80"));
-        assertThat(stdout(id, pid)).contains("/dev/pts/");
+        // Both lines, not just the first: `tty` may print a moment after `stty size`.
+        Await.until("the size and the tty", Duration.ofSeconds(10), () -> stdout(id, pid).contains("24 80")
+                && stdout(id, pid).contains("/dev/pts/"));
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/resize", "{\"cols\": 100, \"rows\": 30}");
         stdin(id, pid, "stty size\n");
         Await.until("the new size", Duration.ofSeconds(10), () -> stdout(id, pid).contains("30 100"));
