@@ -45,7 +45,8 @@ public final class HttpApi implements AutoCloseable {
                            io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
                            io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
-                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas) {
+                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas,
+                           io.stasis.core.volume.VolumeService volumes) {
     }
 
     /** Settings of the API itself. */
@@ -106,7 +107,7 @@ public final class HttpApi implements AutoCloseable {
             RequestIds.assign(ctx);
         });
         var auth = services.auth();
-        var guard = new AccessGuard(services.sandboxes(), services.checkpoints());
+        var guard = new AccessGuard(services.sandboxes(), services.checkpoints(), services.volumes());
         routes.before("/v1/*", ctx -> {
             if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
         });
@@ -117,7 +118,8 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.maxDiskMb(), settings.defaultLifecycle(),
-                services.metrics()).register(routes);
+                services.metrics(), services.volumes()).register(routes);
+        new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
@@ -128,7 +130,7 @@ public final class HttpApi implements AutoCloseable {
         new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
         new TenantRoutes(services.tenants(), services.quotas()).register(routes);
-        new TokenRoutes(services.tokens(), services.sandboxes()).register(routes);
+        new TokenRoutes(services.tokens(), services.sandboxes(), services.volumes()).register(routes);
         new EventRoutes(services.events()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new OpenApiRoutes().register(routes);
