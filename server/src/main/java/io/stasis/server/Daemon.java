@@ -142,6 +142,7 @@ public final class Daemon implements AutoCloseable {
             var tenants = new TenantService(catalog, credentials, clock);
             var tokens = new TokenService(catalog, clock, catalog);
             var metrics = register(new Metrics(catalog::all));
+            var bearer = new BearerAuth(credentials);
             // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
             var previews = new PreviewService(catalog, clock);
             Function<SandboxId, InetAddress> sandboxAddress = id -> network.addressOf(id).orElseThrow(() ->
@@ -153,7 +154,9 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(credentials), metrics, previews, network, secrets, tenants, tokens, quotas, volumes)));
+                            bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes,
+                            new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
+                                    clock, 5L << 30))));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {

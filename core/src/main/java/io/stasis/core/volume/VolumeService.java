@@ -262,6 +262,12 @@ public final class VolumeService implements SandboxVolumes {
         return out;
     }
 
+    /** Where the volume's files are on this host (for the S3 endpoint's confined file access). */
+    public Path hostPath(VolumeId id) {
+        return store.path(id).orElseThrow(() -> new StasisException(ErrorCode.INVALID_STATE, "volume " + id + " does not exist on this host",
+                Map.of("volume", id.value())));
+    }
+
     // --- snapshots ---
 
     /** An O(1) read-only snapshot of the volume: every write completed before the call is in it. */
