@@ -111,7 +111,7 @@ public final class Daemon implements AutoCloseable {
             var quotas = new QuotaGuard(catalog);
             var volumeStore = new io.stasis.storage.btrfs.BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
             var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore,
-                    new io.stasis.server.volume.ContentVolumeArchive(blobStore(config)), owner, clock, MAX_VOLUME_MB);
+                    new io.stasis.server.volume.ContentVolumeArchive(blobStore(config)), owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);

@@ -114,6 +114,23 @@ class TenantsIT {
     }
 
     @Test
+    void volumesCountTowardTheDiskQuota() {
+        var carol = tenantWithKey("carol", "{\"diskMb\": 100}");
+        var api = new RawApi(service.url, carol.get("secret").asText());
+        assertThat(api.post("/v1/volumes", "{\"name\": \"first\", \"sizeMb\": 64}").get("sizeMb").asLong()).isEqualTo(64);
+        var refused = api.call("POST", "/v1/volumes", "{\"name\": \"second\", \"sizeMb\": 64}");
+        assertThat(refused.status()).isEqualTo(429);
+        assertThat(refused.errorCode()).isEqualTo("quota_exceeded");
+        assertThat(refused.body().path("error").path("details").path("quota").asText()).isEqualTo("diskMb");
+        assertThat(refused.body().path("error").path("details").path("used").asLong()).isEqualTo(64);
+        assertThat(api.get("/v1/volumes").get("items")).hasSize(1);
+        assertThat(root.get("/v1/tenants/" + carol.get("tenant").get("id").asText()).path("usage").path("diskMb").asLong()).isEqualTo(64);
+        assertThat(api.call("DELETE", "/v1/volumes/first", null).status()).isEqualTo(204);
+        assertThat(api.post("/v1/volumes", "{\"name\": \"second\", \"sizeMb\": 96}").get("sizeMb").asLong()).isEqualTo(96);
+        api.call("DELETE", "/v1/volumes/second", null);
+    }
+
+    @Test
     void aVolumeScopedTokenDoesOnlyWhatItsPermissionsAllowOnItsOneVolume() {
         String other = alice.post("/v1/volumes", "{\"name\": \"other-vol\", \"sizeMb\": 32}").get("id").asText();
         var issued = alice.post("/v1/tokens", "{\"scope\": {\"volume\": \"vault\"}, \"permissions\": [\"volume:read\"], \"ttlSeconds\": 600}");

@@ -60,7 +60,11 @@ public final class VolumeService implements SandboxVolumes {
     private final Map<VolumeId, ReentrantLock> locks = new ConcurrentHashMap<>();
     private final Map<String, Boolean> namesBeingCreated = new ConcurrentHashMap<>();
 
-    public VolumeService(VolumeCatalog catalog, VolumeStore store, VolumeArchive archive, FileOwner owner, Clock clock, long maxSizeMb) {
+    private final io.stasis.core.tenant.QuotaGuard quotas;
+
+    public VolumeService(VolumeCatalog catalog, VolumeStore store, VolumeArchive archive, FileOwner owner, Clock clock, long maxSizeMb,
+                         io.stasis.core.tenant.QuotaGuard quotas) {
+        this.quotas = quotas;
         this.catalog = catalog;
         this.store = store;
         this.archive = archive;
@@ -95,40 +99,48 @@ public final class VolumeService implements SandboxVolumes {
         if (catalog.findVolumeByName(tenant, name).isPresent() || namesBeingCreated.putIfAbsent(key, true) != null)
             throw StasisException.nameTaken(name);
         try {
-            var id = VolumeId.random();
-            long start = System.nanoTime();
-            Volume volume = switch (source) {
-                case Source.Empty e -> {
-                    long size = sizeMb.orElse(DEFAULT_SIZE_MB);
-                    store.create(id, size << 20, owner);
-                    yield new Volume(id, tenant, name, size, clock.instant(), Optional.empty());
-                }
-                case Source.FromSnapshot s -> {
-                    var snapshot = snapshotOf(tenant, s.snapshot());
-                    var parent = catalog.findVolume(snapshot.volume()).orElseThrow(() -> snapshotNotFound(s.snapshot()));
-                    long size = sizeMb.orElse(parent.sizeMb());
-                    store.createFrom(id, snapshot.id(), size << 20);
-                    yield new Volume(id, tenant, name, size, clock.instant(), Optional.of(snapshot.id().value()));
-                }
-                case Source.FromSync s -> restore(id, tenant, name, sizeMb, s.ref());
+            // The size first: a volume counts toward its tenant's diskMb quota like a sandbox's disk.
+            long size = switch (source) {
+                case Source.Empty e -> sizeMb.orElse(DEFAULT_SIZE_MB);
+                case Source.FromSnapshot s -> sizeMb.orElseGet(() -> catalog.findVolume(snapshotOf(tenant, s.snapshot()).volume())
+                        .orElseThrow(() -> snapshotNotFound(s.snapshot())).sizeMb());
+                case Source.FromSync s -> sizeMb.orElseGet(() -> archivedSync(s.ref()).sizeMb());
             };
-            try {
-                catalog.insertVolume(volume);
-            } catch (RuntimeException e) {
-                try {
-                    store.delete(id);
-                } catch (RuntimeException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            }
-            log.atInfo().addKeyValue("volume", id).addKeyValue("tenant", tenant).addKeyValue("sizeMb", volume.sizeMb())
-                    .addKeyValue("origin", volume.origin().orElse("empty")).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
-                    .log("volume created");
-            return volume;
+            return quotas.admit(tenant, new io.stasis.core.tenant.TenantUsage(0, 0, size), () -> make(tenant, name, size, source));
         } finally {
             namesBeingCreated.remove(key);
         }
+    }
+
+    private Volume make(TenantId tenant, String name, long size, Source source) {
+        var id = VolumeId.random();
+        long start = System.nanoTime();
+        Volume volume = switch (source) {
+            case Source.Empty e -> {
+                store.create(id, size << 20, owner);
+                yield new Volume(id, tenant, name, size, clock.instant(), Optional.empty());
+            }
+            case Source.FromSnapshot s -> {
+                var snapshot = snapshotOf(tenant, s.snapshot());
+                store.createFrom(id, snapshot.id(), size << 20);
+                yield new Volume(id, tenant, name, size, clock.instant(), Optional.of(snapshot.id().value()));
+            }
+            case Source.FromSync s -> restore(id, tenant, name, Optional.of(size), s.ref());
+        };
+        try {
+            catalog.insertVolume(volume);
+        } catch (RuntimeException e) {
+            try {
+                store.delete(id);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        log.atInfo().addKeyValue("volume", id).addKeyValue("tenant", tenant).addKeyValue("sizeMb", volume.sizeMb())
+                .addKeyValue("origin", volume.origin().orElse("empty")).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
+                .log("volume created");
+        return volume;
     }
 
     private void validateName(String name) {
