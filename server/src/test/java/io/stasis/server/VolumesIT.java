@@ -118,6 +118,13 @@ class VolumesIT {
             String tryLock = "import fcntl\nf=open('/work/shared/lock','w')\ntry:\n  fcntl.flock(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print('got')\n"
                     + "except BlockingIOError: print('busy')\n";
             assertThat(exec(b, "python3", "-c", tryLock).ok().get("stdout").asText()).isEqualTo("busy\n");
+            // CRIU is not asked to dump file locks: while one is held, A cannot be hibernated, and it keeps running.
+            var hibernate = api.call("POST", "/v1/sandboxes/" + a + "/hibernate", null);
+            assertThat(hibernate.status()).isEqualTo(409);
+            assertThat(hibernate.errorCode()).isEqualTo("checkpoint_unsupported");
+            assertThat(hibernate.body().path("error").path("message").asText()).contains("file lock");
+            assertThat(api.get("/v1/sandboxes/" + a).get("state").asText()).isEqualTo("running");
+            assertThat(api.sh(a, "ls /shared")).contains("locked");
         } finally {
             api.call("DELETE", "/v1/sandboxes/" + a, null);
             api.call("DELETE", "/v1/sandboxes/" + b, null);
