@@ -130,6 +130,21 @@ class S3ApiIT {
     }
 
     @Test
+    void aPutPastTheVolumesSizeFailsAndKeepsTheOldObject() {
+        api.post("/v1/volumes", "{\"name\": \"small\", \"sizeMb\": 16}");
+        try (var s3 = client(service.rootKey)) {
+            s3.putObject(b -> b.bucket("small").key("f"), RequestBody.fromString("old"));
+            byte[] big = new byte[24 << 20];
+            assertThatThrownBy(() -> s3.putObject(b -> b.bucket("small").key("f"), RequestBody.fromBytes(big))).isInstanceOf(S3Exception.class)
+                    .satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(507));
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("small").key("f")).asUtf8String()).isEqualTo("old");
+            assertThat(s3.listObjectsV2(b -> b.bucket("small")).contents()).extracting(S3Object::key).containsExactly("f");
+        } finally {
+            api.call("DELETE", "/v1/volumes/small", null);
+        }
+    }
+
+    @Test
     void keysCannotLeaveTheVolume() {
         // A symlink the sandbox made resolves inside the volume, never to the host's files.
         api.sh(sandbox, "ln -sf /etc/hostname /data/link; mkdir -p /data/etc; echo volume-file > /data/etc/hostname; ln -sfn / /data/up");

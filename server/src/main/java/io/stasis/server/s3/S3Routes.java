@@ -496,7 +496,8 @@ public final class S3Routes {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\"", "&quot;").replace("'", "&apos;");
     }
 
-    private static void writeError(Context ctx, int status, String code, String message) {
+    private void writeError(Context ctx, int status, String code, String message) {
+        drain(ctx);
         var xml = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
         tag(xml, "Code", code);
         tag(xml, "Message", message == null ? code : message);
@@ -506,6 +507,24 @@ public final class S3Routes {
         ctx.attribute(io.stasis.server.http.HttpApi.ERROR_WRITTEN, true);
         ctx.status(status).contentType("application/xml");
         if (!ctx.method().name().equals("HEAD")) ctx.result(xml.toString());
+    }
+
+    /**
+     * Reads what is left of a refused upload's body (up to the largest object), so that the client,
+     * still sending, gets the error instead of a broken pipe.
+     */
+    private void drain(Context ctx) {
+        String method = ctx.method().name();
+        if (!method.equals("PUT") && !method.equals("POST")) return;
+        try {
+            var in = ctx.req().getInputStream();
+            byte[] buffer = new byte[64 << 10];
+            long left = maxObjectBytes;
+            int n;
+            while (left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0) left -= n;
+        } catch (IOException | RuntimeException e) {
+            // the connection is going anyway
+        }
     }
 
     private static MessageDigest md5() {
