@@ -89,7 +89,7 @@ final class SigV4 {
         if (payloadHash == null) throw new Refused("InvalidRequest", "the x-amz-content-sha256 header is required");
         String signedHeaders = fields.get("SignedHeaders");
         var names = List.of(signedHeaders.split(";"));
-        if (!names.contains("host") || !names.contains("x-amz-date") && !names.contains("x-amz-content-sha256"))
+        if (!names.contains("host") || !names.contains("x-amz-date")) // the payload hash is covered anyway: it ends the canonical request
             throw new Refused("AccessDenied", "SignedHeaders must include host and x-amz-date");
         var canonical = new StringBuilder();
         canonical.append(request.method()).append('\n').append(request.rawPath()).append('\n')
