@@ -48,6 +48,10 @@ final class CreateCommand implements Callable<Integer> {
                     + "Without --egress-default, --allow and --deny the server's default policy applies.")
     EgressPolicy.Action egressDefault;
 
+    @Option(names = "--volume", paramLabel = "NAME:/path[:ro]",
+            description = "Mount a volume (id or name) at an absolute path, read-only with :ro (repeatable).")
+    java.util.List<String> volumes = new java.util.ArrayList<>();
+
     /** The policy's --allow and --deny lists. */
     @Mixin
     EgressOptions egress;
@@ -64,6 +68,13 @@ final class CreateCommand implements Callable<Integer> {
         if (pids != null) request.pids(pids);
         if (diskMb != null) request.diskMb(diskMb);
         request.lifecycle(lifecycle.toUpdate());
+        for (String v : volumes) {
+            try {
+                request.volume(io.stasis.sdk.VolumeMount.parse(v));
+            } catch (IllegalArgumentException e) {
+                throw new UsageException(e.getMessage());
+            }
+        }
         if (egressDefault != null || !egress.isEmpty()) request.network(egress.policy(egressDefault));
         Sandbox sandbox;
         // The first create from a template builds it: that can take minutes.

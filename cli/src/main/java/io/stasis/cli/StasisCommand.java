@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
                 StartCommand.class, LifecycleCommand.class,
                 CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
                 ForkCommand.class, ForksCommand.class, FilesCommand.class,
-                EventsCommand.class, PreviewCommand.class, SecretCommand.class, NetworkCommand.class, McpCommand.class,
+                EventsCommand.class, PreviewCommand.class, SecretCommand.class, VolumeCommand.class, NetworkCommand.class, McpCommand.class,
                 TenantCommand.class, TokenCommand.class,
                 HealthCommand.class, MetricsCommand.class, OpenApiCommand.class, CompletionCommand.class},
         footerHeading = "%nExamples:%n",

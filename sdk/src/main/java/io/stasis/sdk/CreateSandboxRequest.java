@@ -2,6 +2,7 @@ package io.stasis.sdk;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -25,8 +26,9 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
-                                   NetworkPolicy network) {
+                                   NetworkPolicy network, List<VolumeMount> volumes) {
     public CreateSandboxRequest {
+        volumes = volumes == null || volumes.isEmpty() ? null : List.copyOf(volumes);
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
         metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
@@ -52,6 +54,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Integer diskMb;
         private LifecycleUpdate lifecycle;
         private NetworkPolicy network;
+        private final List<VolumeMount> volumes = new java.util.ArrayList<>();
 
         private Builder() {
         }
@@ -133,8 +136,20 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
+        /** Mounts a volume (id or name) read-write at {@code path}; see {@link Volumes} for the sharing rules. */
+        public Builder volume(String volume, String path) {
+            return volume(new VolumeMount(volume, path, false));
+        }
+
+        /** Mounts a volume, read-only if the mount says so. */
+        public Builder volume(VolumeMount mount) {
+            volumes.add(java.util.Objects.requireNonNull(mount, "mount"));
+            return this;
+        }
+
         public CreateSandboxRequest build() {
-            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network);
+            return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network,
+                    volumes);
         }
     }
 }

@@ -52,6 +52,7 @@ public final class StasisClient implements AutoCloseable {
     private final Secrets secrets;
     private final Tenants tenants;
     private final Tokens tokens;
+    private final Volumes volumes;
 
     private StasisClient(Builder builder) {
         this.ownsHttpClient = builder.httpClient == null;
@@ -75,6 +76,7 @@ public final class StasisClient implements AutoCloseable {
         this.secrets = new Secrets(transport);
         this.tenants = new Tenants(transport);
         this.tokens = new Tokens(transport);
+        this.volumes = new Volumes(transport);
     }
 
     /**
@@ -120,6 +122,11 @@ public final class StasisClient implements AutoCloseable {
     /** Scoped tokens of the caller's tenant: issue, list, revoke. */
     public Tokens tokens() {
         return tokens;
+    }
+
+    /** Volumes: files that outlive sandboxes; snapshots; syncs to the blob store. */
+    public Volumes volumes() {
+        return volumes;
     }
 
     /**

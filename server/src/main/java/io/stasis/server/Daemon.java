@@ -109,11 +109,15 @@ public final class Daemon implements AutoCloseable {
             var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
             var quotas = new QuotaGuard(catalog);
+            var volumeStore = new io.stasis.storage.btrfs.BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
+            var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore,
+                    new io.stasis.server.volume.ContentVolumeArchive(blobStore(config)), owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
                     java.util.Optional.of(injection), locks);
+            volumes.reconcile();
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.
@@ -121,10 +125,10 @@ public final class Daemon implements AutoCloseable {
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
                     UpstreamTls.context(config.network().upstreamCa()))));
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas));
+                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas);
-            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas);
+            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes);
+            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas, volumes);
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
@@ -136,8 +140,9 @@ public final class Daemon implements AutoCloseable {
             rootKeyFile = config.dataDir().resolve("root.key");
             ensureRootKey(catalog, credentials);
             var tenants = new TenantService(catalog, credentials, clock);
-            var tokens = new TokenService(catalog, clock);
+            var tokens = new TokenService(catalog, clock, catalog);
             var metrics = register(new Metrics(catalog::all));
+            var bearer = new BearerAuth(credentials);
             // Previews: sandbox ports over HTTP on their own listener, which resumes a sandbox a request is for.
             var previews = new PreviewService(catalog, clock);
             Function<SandboxId, InetAddress> sandboxAddress = id -> network.addressOf(id).orElseThrow(() ->
@@ -149,7 +154,9 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            new BearerAuth(credentials), metrics, previews, network, secrets, tenants, tokens, quotas)));
+                            bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes,
+                            new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
+                                    clock, 5L << 30))));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -163,6 +170,18 @@ public final class Daemon implements AutoCloseable {
             if (e instanceof Error err) throw err;
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The largest volume a create may ask for (1 TiB); the pool is thin-provisioned. */
+    static final long MAX_VOLUME_MB = 1L << 20;
+
+    /**
+     * The blob store that volume syncs go to: a {@link io.stasis.blob.local.LocalBlobStore} at
+     * {@code <data-dir>/blobs}. Instances that share that directory (a symlink will do) restore
+     * each other's syncs. To be replaced by the store the {@code --blob-store} flags choose.
+     */
+    private static io.stasis.core.spi.BlobStore blobStore(ServerConfig config) {
+        return new io.stasis.blob.local.LocalBlobStore(config.dataDir().resolve("blobs"));
     }
 
     public static Daemon start(ServerConfig config) {

@@ -272,6 +272,26 @@ class CliIT {
     }
 
     @Test
+    void volumesFromCreateToSync() {
+        var created = cli("", "volume", "create", "cli-vol", "--size-mb", "64");
+        assertThat(created.code()).as(created.err()).isZero();
+        assertThat(created.out()).startsWith("vol_").contains(" cli-vol");
+        var sandbox = cli("", "create", "--template", "tiny", "--volume", "cli-vol:/data", "--volume", "cli-vol:/view:ro");
+        assertThat(sandbox.code()).as(sandbox.err()).isZero();
+        String id = sandbox.out().strip();
+        assertThat(cli("", "exec", id, "--", "sh", "-c", "echo hi > /data/f && cat /view/f").out()).isEqualTo("hi\n");
+        assertThat(cli("", "volume", "ls").out()).containsPattern("(?m)^vol_\\S+\\s+cli-vol\\s+64\\s+1\\s");
+        assertThat(cli("", "volume", "snapshot", "cli-vol").out()).startsWith("vsnap_");
+        assertThat(cli("", "volume", "sync", "cli-vol").out()).startsWith("vsync_").contains("bytes sent");
+        var refused = cli("", "volume", "rm", "cli-vol");
+        assertThat(refused.code()).as("mounted: conflict").isNotZero();
+        assertThat(refused.err()).contains("invalid_state");
+        assertThat(cli("", "create", "--template", "tiny", "--volume", "cli-vol").code()).as("bad mount syntax").isNotZero();
+        assertThat(cli("", "rm", id).code()).isZero();
+        assertThat(cli("", "volume", "rm", "cli-vol").code()).isZero();
+    }
+
+    @Test
     void tenantsKeysAndTokensFromTheCommandLine() {
         var tenant = cli("", "--json", "tenant", "create", "cli-tenant", "--max-running", "1");
         assertThat(tenant.code()).as(tenant.err()).isZero();

@@ -34,7 +34,11 @@ final class ServiceFixture implements AutoCloseable {
     }
 
     static ServiceFixture start(String... extraFlags) throws IOException {
-        Path dataDir = Files.createTempDirectory("stasis-server-it");
+        return startIn(Files.createTempDirectory("stasis-server-it"), extraFlags);
+    }
+
+    /** The same on a data directory the caller prepared (it may already hold a previous run's state). */
+    static ServiceFixture startIn(Path dataDir, String... extraFlags) throws IOException {
         var flags = new ArrayList<>(List.of("--port", "0", "--preview-port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
                 "--default-template", "tiny", "--no-slow-templates"));
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));

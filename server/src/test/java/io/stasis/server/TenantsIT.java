@@ -68,6 +68,90 @@ class TenantsIT {
         alicePreview = alice.post("/v1/sandboxes/" + aliceSandbox + "/previews", "{\"port\": 8080}").get("id").asText();
         alice.call("POST", "/v1/secrets", "{\"name\": \"API_TOKEN\", \"value\": \"alice-secret-value-123\"}");
         SECRETS_SHOWN.add("alice-secret-value-123");
+        aliceVolume = alice.post("/v1/volumes", "{\"name\": \"vault\", \"sizeMb\": 32}").get("id").asText();
+        aliceVolumeSnapshot = alice.post("/v1/volumes/vault/snapshots", null).get("id").asText();
+    }
+
+    private static String aliceVolume;
+    private static String aliceVolumeSnapshot;
+
+    /** Every operation of the spec whose path names a volume, filled in with {@code volume}. */
+    private static List<String[]> volumeOperations(String volume) {
+        var out = new ArrayList<String[]>();
+        var paths = SPEC.root().path("paths");
+        for (var it = paths.fieldNames(); it.hasNext(); ) {
+            String path = it.next();
+            if (!path.contains("{vid}")) continue;
+            for (var m = paths.get(path).fieldNames(); m.hasNext(); ) {
+                String method = m.next();
+                if (method.equals("parameters")) continue;
+                out.add(new String[]{method.toUpperCase(), path.replace("{vid}", volume).replace("{sid}", aliceVolumeSnapshot)});
+            }
+        }
+        assertThat(out).as("volume operations in the spec").hasSizeGreaterThan(6);
+        return out;
+    }
+
+    @Test
+    void everyRouteOfAnotherTenantsVolumeAnswers404AndChangesNothing() {
+        for (String ref : List.of(aliceVolume, "vault")) {
+            for (var op : volumeOperations(ref)) {
+                var response = bob.call(op[0], op[1], op[0].equals("GET") || op[0].equals("DELETE") ? null : "{}");
+                assertThat(response.status()).as(op[0] + " " + op[1] + " as another tenant: " + response.body()).isEqualTo(404);
+                assertThat(response.errorCode()).as(op[0] + " " + op[1]).isEqualTo("volume_not_found");
+            }
+        }
+        // Nor can bob mount it, branch from its snapshot, restore its syncs by its id, or scope a token to it.
+        var mount = bob.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"volumes\": [{\"volume\": \"" + aliceVolume + "\", \"path\": \"/v\"}]}");
+        assertThat(mount.errorCode()).isEqualTo("volume_not_found");
+        assertThat(bob.call("POST", "/v1/volumes", "{\"name\": \"steal\", \"fromSnapshot\": \"" + aliceVolumeSnapshot + "\"}").errorCode())
+                .isEqualTo("volume_snapshot_not_found");
+        assertThat(bob.call("POST", "/v1/tokens", "{\"scope\": {\"volume\": \"" + aliceVolume + "\"}, \"permissions\": [\"volume:read\"]}")
+                .errorCode()).isEqualTo("volume_not_found");
+        assertThat(bob.get("/v1/volumes").get("items")).isEmpty();
+        assertThat(alice.get("/v1/volumes/vault").get("id").asText()).isEqualTo(aliceVolume);
+        assertThat(alice.get("/v1/volumes/vault/snapshots").get("items")).hasSize(1);
+    }
+
+    @Test
+    void volumesCountTowardTheDiskQuota() {
+        var carol = tenantWithKey("carol", "{\"diskMb\": 100}");
+        var api = new RawApi(service.url, carol.get("secret").asText());
+        assertThat(api.post("/v1/volumes", "{\"name\": \"first\", \"sizeMb\": 64}").get("sizeMb").asLong()).isEqualTo(64);
+        var refused = api.call("POST", "/v1/volumes", "{\"name\": \"second\", \"sizeMb\": 64}");
+        assertThat(refused.status()).isEqualTo(429);
+        assertThat(refused.errorCode()).isEqualTo("quota_exceeded");
+        assertThat(refused.body().path("error").path("details").path("quota").asText()).isEqualTo("diskMb");
+        assertThat(refused.body().path("error").path("details").path("used").asLong()).isEqualTo(64);
+        assertThat(api.get("/v1/volumes").get("items")).hasSize(1);
+        assertThat(root.get("/v1/tenants/" + carol.get("tenant").get("id").asText()).path("usage").path("diskMb").asLong()).isEqualTo(64);
+        assertThat(api.call("DELETE", "/v1/volumes/first", null).status()).isEqualTo(204);
+        assertThat(api.post("/v1/volumes", "{\"name\": \"second\", \"sizeMb\": 96}").get("sizeMb").asLong()).isEqualTo(96);
+        api.call("DELETE", "/v1/volumes/second", null);
+    }
+
+    @Test
+    void aVolumeScopedTokenDoesOnlyWhatItsPermissionsAllowOnItsOneVolume() {
+        String other = alice.post("/v1/volumes", "{\"name\": \"other-vol\", \"sizeMb\": 32}").get("id").asText();
+        var issued = alice.post("/v1/tokens", "{\"scope\": {\"volume\": \"vault\"}, \"permissions\": [\"volume:read\"], \"ttlSeconds\": 600}");
+        SECRETS_SHOWN.add(issued.get("token").asText());
+        assertThat(issued.get("scope").get("volume").asText()).as("the name resolved to the id").isEqualTo(aliceVolume);
+        var token = new RawApi(service.url, issued.get("token").asText());
+        assertThat(token.get("/v1/volumes/" + aliceVolume).get("name").asText()).isEqualTo("vault");
+        assertThat(token.get("/v1/volumes/vault/snapshots").get("items")).hasSize(1);
+        var denied = token.call("POST", "/v1/volumes/vault/snapshots", null);
+        assertThat(denied.status()).isEqualTo(403);
+        assertThat(denied.body().path("error").path("details").path("permission").asText()).isEqualTo("volume:write");
+        assertThat(token.call("DELETE", "/v1/volumes/vault", null).status()).isEqualTo(403);
+        for (var op : volumeOperations(other)) {
+            assertThat(token.call(op[0], op[1], op[0].equals("GET") || op[0].equals("DELETE") ? null : "{}").status())
+                    .as(op[0] + " " + op[1] + " with a token for another volume").isEqualTo(404);
+        }
+        assertThat(token.call("GET", "/v1/sandboxes/" + aliceSandbox, null).status()).as("sandboxes are outside its scope").isEqualTo(404);
+        assertThat(token.call("GET", "/v1/volumes", null).status()).as("tenant-wide routes").isEqualTo(403);
+        assertThat(token.call("POST", "/v1/volumes", "{\"name\": \"x\"}").status()).isEqualTo(403);
+        alice.call("DELETE", "/v1/volumes/other-vol", null);
+        alice.call("DELETE", "/v1/tokens/" + issued.get("id").asText(), null);
     }
 
     /** Creates a tenant and a key of it; returns {@code {tenant, secret}}. */
@@ -255,7 +339,8 @@ class TenantsIT {
         var paths = SPEC.root().path("paths");
         for (var it = paths.fieldNames(); it.hasNext(); ) {
             String path = it.next();
-            if (!path.startsWith("/v1/") || path.contains("{id}") || path.contains("{cid}") || path.equals("/v1/openapi.yaml")) continue;
+            if (!path.startsWith("/v1/") || path.contains("{id}") || path.contains("{cid}") || path.contains("{vid}")
+                    || path.equals("/v1/openapi.yaml")) continue;
             for (var m = paths.get(path).fieldNames(); m.hasNext(); ) {
                 String method = m.next().toUpperCase();
                 if (method.equals("PARAMETERS")) continue;

@@ -76,7 +76,7 @@ import org.sqlite.SQLiteException;
  * trimmed once at open and then every 1000 appends, in the append's own transaction), so a stream
  * resuming from an id older than the oldest kept event misses the trimmed ones.
  */
-public final class SqliteCatalog implements Catalog {
+public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCatalog {
     private static final Logger log = LoggerFactory.getLogger(SqliteCatalog.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
@@ -342,8 +342,109 @@ public final class SqliteCatalog implements Catalog {
             PreviewTable.deleteOf(c, id);
             NetworkTable.delete(c, id);
             TokenTable.deleteOfSandbox(c, id);
+            VolumeTable.deleteMountsOf(c, id);
             return null;
         });
+    }
+
+    // --- volumes ---
+
+    @Override
+    public void insertVolume(io.stasis.core.volume.Volume volume) {
+        withConnection("insert volume", c -> {
+            VolumeTable.insert(c, volume);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<io.stasis.core.volume.Volume> findVolume(io.stasis.core.volume.VolumeId id) {
+        return withConnection("find volume", c -> VolumeTable.find(c, id));
+    }
+
+    @Override
+    public Optional<io.stasis.core.volume.Volume> findVolumeByName(TenantId tenant, String name) {
+        return withConnection("find volume", c -> VolumeTable.findByName(c, tenant, name));
+    }
+
+    @Override
+    public List<io.stasis.core.volume.Volume> volumesOf(TenantId tenant) {
+        return withConnection("list volumes", c -> VolumeTable.ofTenant(c, tenant));
+    }
+
+    @Override
+    public List<io.stasis.core.volume.Volume> allVolumes() {
+        return withConnection("list volumes", VolumeTable::all);
+    }
+
+    @Override
+    public void deleteVolume(io.stasis.core.volume.VolumeId id) {
+        inTransaction("delete volume", c -> {
+            VolumeTable.delete(c, id);
+            return null;
+        });
+    }
+
+    @Override
+    public void setMounts(SandboxId sandbox, List<io.stasis.core.volume.VolumeMount> mounts) {
+        inTransaction("set mounts", c -> {
+            VolumeTable.setMounts(c, sandbox, mounts);
+            return null;
+        });
+    }
+
+    @Override
+    public List<io.stasis.core.volume.VolumeMount> mountsOf(SandboxId sandbox) {
+        return withConnection("list mounts", c -> VolumeTable.mountsOf(c, sandbox));
+    }
+
+    @Override
+    public List<Mounter> mountersOf(io.stasis.core.volume.VolumeId volume) {
+        return withConnection("list mounters", c -> VolumeTable.mountersOf(c, volume));
+    }
+
+    @Override
+    public void insertVolumeSnapshot(io.stasis.core.volume.VolumeSnapshot snapshot) {
+        withConnection("insert volume snapshot", c -> {
+            VolumeTable.insertSnapshot(c, snapshot);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<io.stasis.core.volume.VolumeSnapshot> findVolumeSnapshot(io.stasis.core.volume.VolumeSnapshotId id) {
+        return withConnection("find volume snapshot", c -> VolumeTable.snapshots(c, "id = ?", id.value()).stream().findFirst());
+    }
+
+    @Override
+    public List<io.stasis.core.volume.VolumeSnapshot> volumeSnapshotsOf(io.stasis.core.volume.VolumeId volume) {
+        return withConnection("list volume snapshots", c -> VolumeTable.snapshots(c, "volume_id = ?", volume.value()));
+    }
+
+    @Override
+    public void deleteVolumeSnapshot(io.stasis.core.volume.VolumeSnapshotId id) {
+        withConnection("delete volume snapshot", c -> {
+            VolumeTable.deleteSnapshot(c, id);
+            return null;
+        });
+    }
+
+    @Override
+    public void insertVolumeSync(io.stasis.core.volume.VolumeSync sync) {
+        withConnection("insert volume sync", c -> {
+            VolumeTable.insertSync(c, sync);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<io.stasis.core.volume.VolumeSync> findVolumeSync(io.stasis.core.volume.VolumeSyncId id) {
+        return withConnection("find volume sync", c -> VolumeTable.syncs(c, "id = ?", id.value()).stream().findFirst());
+    }
+
+    @Override
+    public List<io.stasis.core.volume.VolumeSync> volumeSyncsOf(io.stasis.core.volume.VolumeId volume) {
+        return withConnection("list volume syncs", c -> VolumeTable.syncs(c, "volume_id = ?", volume.value()));
     }
 
     // --- networks ---

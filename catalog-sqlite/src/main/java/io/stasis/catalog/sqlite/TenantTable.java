@@ -96,7 +96,8 @@ final class TenantTable {
                 + " coalesce(sum(state IN ('running', 'paused')), 0),"
                 + " coalesce(sum(CASE WHEN state IN ('running', 'paused') THEN memory_mb ELSE 0 END), 0),"
                 + " coalesce(sum(disk_mb), 0)"
-                + " FROM sandboxes WHERE tenant_id = ? AND state <> 'deleted'")) {
+                + " + (SELECT coalesce(sum(size_mb), 0) FROM volumes WHERE tenant_id = ?1)" // volumes count toward diskMb too
+                + " FROM sandboxes WHERE tenant_id = ?1 AND state <> 'deleted'")) {
             st.setString(1, tenant.value());
             try (var rs = st.executeQuery()) {
                 rs.next();

@@ -28,9 +28,12 @@ public final class TokenService {
     private final Catalog catalog;
     private final Clock clock;
 
-    public TokenService(Catalog catalog, Clock clock) {
+    private final io.stasis.core.spi.VolumeCatalog volumes;
+
+    public TokenService(Catalog catalog, Clock clock, io.stasis.core.spi.VolumeCatalog volumes) {
         this.catalog = catalog;
         this.clock = clock;
+        this.volumes = volumes;
     }
 
     /** A new token and its secret; the secret exists only in the returned value. */
@@ -92,8 +95,10 @@ public final class TokenService {
             case TokenScope.Sandbox s -> catalog.find(s.id())
                     .filter(sandbox -> sandbox.tenant().equals(tenant) && !(sandbox.state() instanceof SandboxState.Deleted))
                     .orElseThrow(() -> StasisException.sandboxNotFound(s.id().value()));
-            // Volumes arrive with durable storage; until then no volume exists to scope a token to.
-            case TokenScope.Volume v -> throw new StasisException(ErrorCode.NOT_FOUND, "no volume '" + v.id() + "'", Map.of("volume", v.id()));
+            case TokenScope.Volume v -> java.util.Optional.of(v.id()).filter(io.stasis.core.volume.VolumeId::isValid)
+                    .flatMap(id -> volumes.findVolume(new io.stasis.core.volume.VolumeId(id)))
+                    .filter(volume -> volume.tenant().equals(tenant))
+                    .orElseThrow(() -> io.stasis.core.volume.VolumeService.notFound(v.id()));
         }
     }
 

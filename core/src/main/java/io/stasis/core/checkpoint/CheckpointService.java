@@ -48,11 +48,13 @@ public final class CheckpointService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
+    private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.tenant.QuotaGuard quotas;
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
-                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas) {
+                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes) {
+        this.volumes = volumes;
         this.quotas = quotas;
         this.catalog = catalog;
         this.roots = roots;
@@ -240,7 +242,10 @@ public final class CheckpointService {
         try {
             var policy = network.policyOf(parent.id());
             var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
-            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link);
+            // A fork mounts its parent's volumes, as its parent does (see VolumeService: sharing).
+            var mounts = volumes.mountsOf(parent.id());
+            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, volumes.hostMounts(mounts));
+            if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
             if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
             else runtime.create(spec);
             network.record(id);

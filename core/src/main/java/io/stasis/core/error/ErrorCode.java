@@ -21,6 +21,9 @@ public enum ErrorCode {
     TENANT_NOT_FOUND,
     KEY_NOT_FOUND,
     TOKEN_NOT_FOUND,
+    VOLUME_NOT_FOUND,
+    VOLUME_SNAPSHOT_NOT_FOUND,
+    VOLUME_SYNC_NOT_FOUND,
     INVALID_STATE,
     /** The sandbox runs something CRIU cannot checkpoint right now; it keeps running untouched. */
     CHECKPOINT_UNSUPPORTED,

@@ -45,11 +45,13 @@ public final class LifecycleService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
+    private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.tenant.QuotaGuard quotas;
 
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
                             ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
-                            io.stasis.core.tenant.QuotaGuard quotas) {
+                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes) {
+        this.volumes = volumes;
         this.quotas = quotas;
         this.catalog = catalog;
         this.roots = roots;
@@ -259,7 +261,8 @@ public final class LifecycleService {
     RuntimeSpec specOf(Sandbox sandbox) {
         var root = roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
                 "resume", "the sandbox's root filesystem is missing", null));
-        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()));
+        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()),
+                volumes.hostMountsOf(sandbox.id()));
     }
 
     private Sandbox transition(Sandbox sandbox, Operation.Kind kind, Optional<CheckpointId> checkpoint, SandboxState target,

@@ -53,6 +53,7 @@ public final class SandboxService implements AutoCloseable {
     private final QuotaGuard quotas;
     private final WarmPool pool;
     private final NetworkService network;
+    private final io.stasis.core.volume.SandboxVolumes volumes;
 
     /**
      * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
@@ -60,7 +61,9 @@ public final class SandboxService implements AutoCloseable {
      */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          int warmPerTemplate, Resources warmResources, NetworkService network, QuotaGuard quotas) {
+                          int warmPerTemplate, Resources warmResources, NetworkService network, QuotaGuard quotas,
+                          io.stasis.core.volume.SandboxVolumes volumes) {
+        this.volumes = volumes;
         this.faults = faults;
         this.quotas = quotas;
         this.catalog = catalog;
@@ -95,7 +98,8 @@ public final class SandboxService implements AutoCloseable {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
-                var warm = pool.take(spec.template());
+                // Warm sandboxes mount nothing: one that asks for volumes starts fresh.
+                var warm = spec.volumes().isEmpty() ? pool.take(spec.template()) : java.util.Optional.<SandboxId>empty();
                 if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
                 var id = SandboxId.random();
                 return locks.exclusive(id, () -> createLocked(id, spec));
@@ -123,7 +127,9 @@ public final class SandboxService implements AutoCloseable {
         Path root = roots.createRoot(id, spec.template(), spec.resources().diskBytes());
         try {
             var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, volumes.hostMounts(spec.volumes())));
+            // Before the sandbox's record: a crash in between leaves rows of no sandbox, which nothing reads.
+            if (!spec.volumes().isEmpty()) volumes.setMounts(id, spec.volumes());
             network.record(id);
             return record(id, spec, start, false);
         } catch (RuntimeException e) {

@@ -4,6 +4,8 @@ import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -14,14 +16,36 @@ import java.util.Optional;
  * @param hostname  the hostname inside
  * @param resources the cgroup limits
  * @param network   the link to plug into its network namespace; without one it has only loopback
+ * @param mounts    host directories (volumes) bind-mounted into it, in order
  */
-public record RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network) {
+public record RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network,
+                          List<Mount> mounts) {
+
+    /** A host directory that appears at {@code destination} inside the sandbox (absolute, normalized, validated by the caller). */
+    public record Mount(Path source, String destination, boolean readOnly) {
+        public Mount {
+            Objects.requireNonNull(source);
+            Objects.requireNonNull(destination);
+        }
+    }
+
+    public RuntimeSpec {
+        mounts = List.copyOf(mounts);
+    }
+
+    public RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network) {
+        this(id, root, hostname, resources, network, List.of());
+    }
 
     public RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources) {
-        this(id, root, hostname, resources, Optional.empty());
+        this(id, root, hostname, resources, Optional.empty(), List.of());
     }
 
     public RuntimeSpec withNetwork(NetworkAttachment attachment) {
-        return new RuntimeSpec(id, root, hostname, resources, Optional.of(attachment));
+        return new RuntimeSpec(id, root, hostname, resources, Optional.of(attachment), mounts);
+    }
+
+    public RuntimeSpec withMounts(List<Mount> more) {
+        return new RuntimeSpec(id, root, hostname, resources, network, more);
     }
 }

@@ -17,13 +17,19 @@ final class CriuLog {
     /**
      * Why CRIU refused the sandbox's state, when that is a known limit rather than a fault: its
      * tty check wants the foreground process group of a terminal whose program opened /dev/tty
-     * (job-control shells such as busybox ash and dash do) to be the session's own.
+     * (job-control shells such as busybox ash and dash do) to be the session's own; and file locks
+     * ({@code flock}, {@code fcntl}), which CRIU is not asked to dump.
      */
     static Optional<String> unsupportedState(Path log) {
         try {
-            if (Files.exists(log) && Files.readString(log).contains("ctty inheritance detected"))
+            if (!Files.exists(log)) return Optional.empty();
+            String text = Files.readString(log);
+            if (text.contains("ctty inheritance detected"))
                 return Optional.of("a terminal's shell holds /dev/tty open while a foreground job runs (ash and dash do this; "
                         + "bash does not): wait for the job to end or run it in the background, then try again");
+            if (text.contains("Some file locks are hold"))
+                return Optional.of("a process holds a file lock (flock or fcntl, on a volume or in the root): "
+                        + "release it, then try again");
         } catch (IOException | RuntimeException e) {
             // the generic failure stands
         }

@@ -108,6 +108,16 @@ final class OciSpec {
         mount((ArrayNode) spec.get("mounts"), destination, "bind", source.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"));
     }
 
+    /**
+     * Adds a volume: a bind mount of a host directory, read-write or read-only, without setuid or
+     * device files. runc hands bind mounts to CRIU as external mounts on checkpoint and restore,
+     * so a hibernated or forked sandbox gets the same directory back.
+     */
+    static void bindVolume(ObjectNode spec, String destination, Path source, boolean readOnly) {
+        mount((ArrayNode) spec.get("mounts"), destination, "bind", source.toString(),
+                List.of("rbind", readOnly ? "ro" : "rw", "nosuid", "nodev"));
+    }
+
     private static void mount(ArrayNode mounts, String destination, String type, String source, List<String> options) {
         ObjectNode m = mounts.addObject();
         m.put("destination", destination);

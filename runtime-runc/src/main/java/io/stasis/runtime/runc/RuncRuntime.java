@@ -120,6 +120,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 Files.writeString(resolvConf, "nameserver " + spec.network().get().gateway().getHostAddress() + "\n");
                 OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
             }
+            for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
             writeAtomically(bundle.resolve("config.json"), oci);
         } catch (IOException e) {
             throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);

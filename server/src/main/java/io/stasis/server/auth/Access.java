@@ -12,7 +12,7 @@ import java.util.Optional;
  *   <li>{@link #ROOT}: the operator's root key only (tenants and their keys);</li>
  *   <li>{@link #TENANT}: any API key, acting on its own tenant's collection (list, create, secrets,
  *       tokens); scoped tokens are refused;</li>
- *   <li>the others: one sandbox (named by {@code {id}}) or one checkpoint (by {@code {cid}}) of the
+ *   <li>the others: one sandbox (named by {@code {id}}), one checkpoint (by {@code {cid}}) or one volume (by {@code {vid}}) of the
  *       caller's tenant, and for a scoped token, that resource and that permission.</li>
  * </ul>
  */
@@ -30,10 +30,12 @@ public enum Access implements RouteRole {
     NETWORK(Target.SANDBOX, Permission.NETWORK),
     PREVIEWS(Target.SANDBOX, Permission.PREVIEWS),
     CHECKPOINT_READ(Target.CHECKPOINT, Permission.SANDBOX_READ),
-    CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS);
+    CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS),
+    VOLUME_READ(Target.VOLUME, Permission.VOLUME_READ),
+    VOLUME_WRITE(Target.VOLUME, Permission.VOLUME_WRITE);
 
     /** The resource a route acts on, by the path parameter that names it. */
-    enum Target { NONE, SANDBOX, CHECKPOINT }
+    enum Target { NONE, SANDBOX, CHECKPOINT, VOLUME }
 
     private final Target target;
     private final Permission permission;

@@ -29,11 +29,15 @@ public final class AccessGuard {
     private static final String REFUSAL_ATTRIBUTE = "stasis.refusal";
 
     private final SandboxService sandboxes;
-    private final CheckpointService checkpoints;
+    private static final String VOLUME_ATTRIBUTE = "stasis.volume";
 
-    public AccessGuard(SandboxService sandboxes, CheckpointService checkpoints) {
+    private final CheckpointService checkpoints;
+    private final io.stasis.core.volume.VolumeService volumes;
+
+    public AccessGuard(SandboxService sandboxes, CheckpointService checkpoints, io.stasis.core.volume.VolumeService volumes) {
         this.sandboxes = sandboxes;
         this.checkpoints = checkpoints;
+        this.volumes = volumes;
     }
 
     /** For a matched HTTP route: checks the {@link Access} it declares. */
@@ -67,6 +71,12 @@ public final class AccessGuard {
                 if (!tenantOf(checkpoint).equals(caller.tenant())) throw CheckpointService.notFound(raw);
                 requireScope(caller, access, checkpoint.sandboxId(), () -> CheckpointService.notFound(raw));
             }
+            case VOLUME -> {
+                String ref = ctx.pathParam("vid");
+                var volume = volumes.get(caller.tenant(), ref);
+                requireVolumeScope(caller, access, volume.id().value(), ref);
+                ctx.attribute(VOLUME_ATTRIBUTE, volume.id().value());
+            }
         }
     }
 
@@ -85,6 +95,24 @@ public final class AccessGuard {
         if (!t.token().permissions().contains(needed))
             throw new StasisException(ErrorCode.FORBIDDEN, "token " + t.token().id() + " lacks the permission '" + needed.wireName()
                     + "' this call needs", Map.of("token", t.token().id(), "permission", needed.wireName()));
+    }
+
+    /** For a token: its scope must be this volume (else 404) and it must hold the route's permission (else 403). */
+    public static void requireVolumeScope(Caller caller, Access access, String volumeId, String ref) {
+        if (!(caller instanceof Caller.Token t)) return;
+        if (!(t.token().scope() instanceof TokenScope.Volume scope) || !scope.id().equals(volumeId))
+            throw io.stasis.core.volume.VolumeService.notFound(ref);
+        var needed = access.permission().orElseThrow();
+        if (!t.token().permissions().contains(needed))
+            throw new StasisException(ErrorCode.FORBIDDEN, "token " + t.token().id() + " lacks the permission '" + needed.wireName()
+                    + "' this call needs", Map.of("token", t.token().id(), "permission", needed.wireName()));
+    }
+
+    /** The id of the volume the route's {@code {vid}} names, as the guard resolved it in the caller's tenant. */
+    public static String volumeId(Context ctx) {
+        String id = ctx.attribute(VOLUME_ATTRIBUTE);
+        if (id == null) throw new IllegalStateException("no volume was resolved for " + ctx.path() + ": the route must declare a volume access");
+        return id;
     }
 
     private static Access declared(Set<RouteRole> roles, String route) {

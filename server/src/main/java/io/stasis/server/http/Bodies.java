@@ -9,7 +9,14 @@ final class Bodies {
     }
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
-                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network) {
+                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network,
+                         List<MountBody> volumes) {
+    }
+
+    record MountBody(String volume, String path, Boolean readOnly) {
+    }
+
+    record CreateVolume(String name, Long sizeMb, Long sizeGb, String fromSnapshot, String fromSync) {
     }
 
     record CreateCheckpoint(String name, Boolean memory) {

@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
 public final class HttpApi implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
     private static final String START_ATTRIBUTE = "stasis.start";
-    private static final String ERROR_WRITTEN = "stasis.errorWritten";
+    /** Set on a request whose error answer is written: the 404/405 handlers then leave it alone. */
+    public static final String ERROR_WRITTEN = "stasis.errorWritten";
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
@@ -45,7 +46,8 @@ public final class HttpApi implements AutoCloseable {
                            io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
                            io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
-                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas) {
+                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas,
+                           io.stasis.core.volume.VolumeService volumes, io.stasis.server.s3.S3Routes s3) {
     }
 
     /** Settings of the API itself. */
@@ -93,6 +95,9 @@ public final class HttpApi implements AutoCloseable {
         // Jetty's default accept queue (50) overflows when a few hundred clients connect at once
         // (a thousand stream followers): they would wait seconds for SYN retransmissions.
         config.jetty.addConnector((server, http) -> {
+            // Header values as sent: Jetty's cache of common values would otherwise hand back
+            // "charset=utf-8" for "charset=UTF-8", and an S3 client's signature covers the original.
+            http.setHeaderCacheCaseSensitive(true);
             var connector = new ServerConnector(server, new HttpConnectionFactory(http));
             connector.setHost(settings.bind());
             connector.setPort(settings.port());
@@ -106,7 +111,7 @@ public final class HttpApi implements AutoCloseable {
             RequestIds.assign(ctx);
         });
         var auth = services.auth();
-        var guard = new AccessGuard(services.sandboxes(), services.checkpoints());
+        var guard = new AccessGuard(services.sandboxes(), services.checkpoints(), services.volumes());
         routes.before("/v1/*", ctx -> {
             if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
         });
@@ -117,7 +122,9 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.maxDiskMb(), settings.defaultLifecycle(),
-                services.metrics()).register(routes);
+                services.metrics(), services.volumes()).register(routes);
+        new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
+        services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
@@ -128,7 +135,7 @@ public final class HttpApi implements AutoCloseable {
         new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
         new TenantRoutes(services.tenants(), services.quotas()).register(routes);
-        new TokenRoutes(services.tokens(), services.sandboxes()).register(routes);
+        new TokenRoutes(services.tokens(), services.sandboxes(), services.volumes()).register(routes);
         new EventRoutes(services.events()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new OpenApiRoutes().register(routes);

@@ -30,9 +30,11 @@ final class SandboxRoutes {
     private final int maxDiskMb;
     private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
+    private final io.stasis.core.volume.VolumeService volumes;
 
     SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle,
-                  Metrics metrics) {
+                  Metrics metrics, io.stasis.core.volume.VolumeService volumes) {
+        this.volumes = volumes;
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
         this.defaultResources = defaultResources;
@@ -65,7 +67,10 @@ final class SandboxRoutes {
                 resources,
                 LifecycleJson.merge(defaultLifecycle, body.lifecycle()),
                 body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")),
-                BearerAuth.caller(ctx).tenant());
+                BearerAuth.caller(ctx).tenant(),
+                body.volumes() == null ? java.util.List.of() : volumes.resolveMounts(BearerAuth.caller(ctx).tenant(), body.volumes().stream()
+                        .map(m -> new io.stasis.core.volume.VolumeService.MountRequest(m.volume(), m.path(), Boolean.TRUE.equals(m.readOnly())))
+                        .toList()));
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);

@@ -23,9 +23,12 @@ final class TokenRoutes {
     private final TokenService tokens;
     private final SandboxService sandboxes;
 
-    TokenRoutes(TokenService tokens, SandboxService sandboxes) {
+    private final io.stasis.core.volume.VolumeService volumes;
+
+    TokenRoutes(TokenService tokens, SandboxService sandboxes, io.stasis.core.volume.VolumeService volumes) {
         this.tokens = tokens;
         this.sandboxes = sandboxes;
+        this.volumes = volumes;
     }
 
     /** Exactly one of the two. */
@@ -65,6 +68,12 @@ final class TokenRoutes {
         }, Access.TENANT);
     }
 
+    /** A volume named by name is resolved in the caller's tenant too; an id is checked by the token service. */
+    private String volumeId(io.stasis.core.tenant.TenantId tenant, String ref) {
+        if (volumes == null || io.stasis.core.volume.VolumeId.isValid(ref)) return ref;
+        return volumes.get(tenant, ref).id().value();
+    }
+
     private void issue(Context ctx) {
         var body = Json.body(ctx, CreateToken.class);
         var tenant = BearerAuth.caller(ctx).tenant();
@@ -74,7 +83,7 @@ final class TokenRoutes {
         // A sandbox named by name is resolved in the caller's tenant; the token holds its id.
         TokenScope scope = body.scope().sandbox() != null
                 ? new TokenScope.Sandbox(sandboxes.get(tenant, body.scope().sandbox()).id())
-                : new TokenScope.Volume(body.scope().volume());
+                : new TokenScope.Volume(volumeId(tenant, body.scope().volume()));
         if (body.permissions() == null) throw StasisException.invalid("permissions", "is required: what the token may do");
         var permissions = EnumSet.noneOf(Permission.class);
         for (String p : body.permissions()) permissions.add(Permission.parse(p, "permissions"));

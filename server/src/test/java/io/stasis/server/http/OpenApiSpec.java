@@ -76,7 +76,8 @@ public final class OpenApiSpec {
 
     /** {@code /v1/sandboxes/{id}/processes/{pid}} becomes {@code /v1/sandboxes/{}/processes/{}}: names of parameters do not matter. */
     public static String normalize(String path) {
-        return PARAMETER.matcher(path).replaceAll("{}");
+        // Javalin's <key> parameters (which may hold '/') are parameters too.
+        return PARAMETER.matcher(path.replaceAll("<[^>/]+>", "{}")).replaceAll("{}");
     }
 
     /** Every operation as {@code "GET /v1/sandboxes/{}"}, sorted. */

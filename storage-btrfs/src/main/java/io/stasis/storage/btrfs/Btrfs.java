@@ -159,6 +159,22 @@ public final class Btrfs implements Subvolumes {
         return QuotaState.read(QuotaState.SYSFS, fsid.get()).map(QuotaState::mode).orElse("off");
     }
 
+    /**
+     * Writes the send stream of the read-only subvolume {@code snapshot} to {@code file}: all of
+     * it, or with {@code parent} (a read-only snapshot the receiver has too) only what differs.
+     */
+    void send(Path snapshot, java.util.Optional<Path> parent, Path file) {
+        var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "--quiet", "-f", file.toString()));
+        parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
+        argv.add(snapshot.toString());
+        run("btrfs send", argv);
+    }
+
+    /** Receives a send stream from {@code file} into directory {@code dir}: a read-only subvolume named as the sent one. */
+    void receive(Path file, Path dir) {
+        run("btrfs receive", List.of(btrfs.toString(), "receive", "-f", file.toString(), dir.toString()));
+    }
+
     /** Sets or clears the read-only flag of a subvolume. */
     void setReadOnly(Path subvolume, boolean readOnly) {
         run("btrfs property set ro", List.of(btrfs.toString(), "property", "set", "-ts", subvolume.toString(),

@@ -480,7 +480,7 @@ public final class BtrfsRootStore implements RootStore {
         }
     }
 
-    private static boolean isNotEmpty(StasisException e) {
+    static boolean isNotEmpty(StasisException e) {
         Object errno = e.details().get("errno");
         if (errno instanceof Integer n) return n == ENOTEMPTY;
         Object stderr = e.details().get("stderr");
@@ -488,7 +488,7 @@ public final class BtrfsRootStore implements RootStore {
     }
 
     /** Subvolumes directly below {@code subvolume} (not below those), found by their root inode number. */
-    private static List<Path> nestedSubvolumes(Path subvolume) throws IOException {
+    static List<Path> nestedSubvolumes(Path subvolume) throws IOException {
         var found = new ArrayList<Path>();
         Files.walkFileTree(subvolume, new SimpleFileVisitor<>() {
             @Override

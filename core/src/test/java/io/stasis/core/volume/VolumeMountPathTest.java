@@ -1,0 +1,40 @@
+package io.stasis.core.volume;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.error.StasisException;
+import org.junit.jupiter.api.Test;
+
+/** The rules for where a volume may be mounted inside a sandbox. */
+class VolumeMountPathTest {
+
+    @Test
+    void plainAbsolutePathsAreAccepted() {
+        for (String path : new String[] {"/data", "/root/work", "/mnt/a-b_c.d/e@f+g=h~i", "/procfs", "/devices", "/.stasisx"})
+            assertThat(VolumeService.validatePath("volumes[0].path", path)).isEqualTo(path);
+    }
+
+    @Test
+    void relativeRootDotsEmptySegmentsAndReservedPlacesAreRefused() {
+        for (String path : new String[] {"data", "", "/", "/a/../b", "/a/./b", "/a//b", "/a/", "/proc", "/proc/sys", "/dev", "/dev/shm",
+                "/sys/fs/cgroup", "/.stasis", "/.stasis/bin", "/etc/resolv.conf", "/a b", "/a:b", "/a\nb"}) {
+            assertThatThrownBy(() -> VolumeService.validatePath("volumes[0].path", path)).as(path)
+                    .isInstanceOf(StasisException.class).hasMessageContaining("volumes[0].path");
+        }
+        assertThatThrownBy(() -> VolumeService.validatePath("f", null)).isInstanceOf(StasisException.class);
+        assertThatThrownBy(() -> VolumeService.validatePath("f", "/" + "a".repeat(1100))).isInstanceOf(StasisException.class);
+    }
+
+    @Test
+    void syncRecordsRoundTrip() {
+        var sync = new VolumeSync(VolumeSyncId.random(), VolumeId.random(), "data", 256, java.util.List.of("ab", "cd"),
+                java.util.Optional.of(VolumeSyncId.random()), "x", 123, java.time.Instant.parse("2026-11-29T10:00:00Z"));
+        var back = VolumeService.SyncRecord.decode(VolumeService.SyncRecord.encode(sync));
+        assertThat(back.streams()).containsExactly("ab", "cd");
+        assertThat(back.parent()).isEqualTo(sync.parent());
+        assertThat(back.volume()).isEqualTo(sync.volume());
+        assertThat(back.sizeMb()).isEqualTo(256);
+        assertThat(back.createdAt()).isEqualTo(sync.createdAt());
+    }
+}
