@@ -30,7 +30,8 @@ public enum Access implements RouteRole {
     NETWORK(Target.SANDBOX, Permission.NETWORK),
     PREVIEWS(Target.SANDBOX, Permission.PREVIEWS),
     CHECKPOINT_READ(Target.CHECKPOINT, Permission.SANDBOX_READ),
-    CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS);
+    CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS),
+    CHECKPOINT_SYNC(Target.CHECKPOINT, Permission.CHECKPOINTS);
 
     /** The resource a route acts on, by the path parameter that names it. */
     enum Target { NONE, SANDBOX, CHECKPOINT }

@@ -9,10 +9,11 @@ final class Bodies {
     }
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
-                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network) {
+                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network,
+                         String fromCheckpoint) {
     }
 
-    record CreateCheckpoint(String name, Boolean memory) {
+    record CreateCheckpoint(String name, Boolean memory, Boolean durable) {
     }
 
     record Fork(String checkpoint, Integer count, String name) {

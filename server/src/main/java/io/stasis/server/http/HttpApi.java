@@ -116,7 +116,7 @@ public final class HttpApi implements AutoCloseable {
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
-        new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.maxDiskMb(), settings.defaultLifecycle(),
+        new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(), settings.maxDiskMb(), settings.defaultLifecycle(),
                 services.metrics()).register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);

@@ -324,6 +324,55 @@ public final class BtrfsRootStore implements RootStore {
                 .log("root snapshot deleted");
     }
 
+    /** A send or receive may take a while for a large root: it is bounded, but loosely. */
+    private static final java.time.Duration STREAM_LIMIT = java.time.Duration.ofHours(2);
+
+    /** {@inheritDoc} <p>{@code btrfs send}, with {@code -p} for an incremental stream. */
+    @Override
+    public <R> R sendSnapshot(CheckpointId checkpoint, Optional<CheckpointId> parent, io.stasis.core.spi.StreamReader<R> reader) {
+        String step = "send root snapshot";
+        Path source = snapshotPath(checkpoint);
+        if (!Subvolumes.isSubvolume(source)) throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " has no root snapshot");
+        Optional<Path> parentPath = parent.map(this::snapshotPath);
+        if (parentPath.isPresent() && !Subvolumes.isSubvolume(parentPath.get()))
+            throw checkpointFailure(step, null, checkpoint, "the parent snapshot " + parent.get() + " is gone");
+        long start = System.nanoTime();
+        try {
+            R result = btrfs.send(source, parentPath, STREAM_LIMIT, reader);
+            log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("parent", parent.map(CheckpointId::value).orElse("none"))
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot sent");
+            return result;
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, null, checkpoint);
+        }
+    }
+
+    /**
+     * {@inheritDoc} <p>{@code btrfs receive} into {@code checkpoints/}: the stream names the
+     * subvolume after the snapshot it was sent from, which is the checkpoint id.
+     */
+    @Override
+    public void receiveSnapshot(CheckpointId checkpoint, java.io.InputStream stream) {
+        String step = "receive root snapshot";
+        Path target = snapshotPath(checkpoint);
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
+        long start = System.nanoTime();
+        try {
+            btrfs.receive(pool.checkpointsDir(), stream, STREAM_LIMIT);
+            if (!Subvolumes.isSubvolume(target))
+                throw checkpointFailure(step, null, checkpoint, "the stream did not hold the snapshot of " + checkpoint);
+        } catch (StasisException e) {
+            try {
+                deleteSnapshot(checkpoint);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e.details().containsKey("checkpoint") ? e : withCheckpoint(e, step, null, checkpoint);
+        }
+        log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot received");
+    }
+
     /** Subvolumes named like a checkpoint; anything else in {@code checkpoints/} was not made here. */
     @Override
     public Set<CheckpointId> listSnapshots() {
