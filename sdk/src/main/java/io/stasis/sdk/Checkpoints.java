@@ -16,6 +16,27 @@ public final class Checkpoints {
         this.transport = transport;
     }
 
+    /** Every checkpoint of the caller's tenant on this instance, oldest first, with its upload state. */
+    public java.util.List<Checkpoint> list() {
+        Page.Body<CheckpointInfo> body = transport.json(transport.call("GET", "/v1/checkpoints"),
+                Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, CheckpointInfo.class));
+        if (body.items() == null) return java.util.List.of();
+        return body.items().stream().map(info -> new Checkpoint(info, transport)).toList();
+    }
+
+    /**
+     * Waits, at most {@code timeout} (up to 1 h), until the checkpoint is in the blob store; returns it as it
+     * then is: check {@link Checkpoint#durable()} (false if the time ran out).
+     *
+     * @throws NotFoundException {@code checkpoint_not_found}
+     * @throws ServerErrorException the upload failed
+     */
+    public Checkpoint sync(String checkpointId, java.time.Duration timeout) {
+        var call = transport.call("POST", path(checkpointId) + "/sync?timeout=" + ApiDurations.format(timeout))
+                .timeout(timeout.plusSeconds(30));
+        return new Checkpoint(transport.json(call, CheckpointInfo.class), transport);
+    }
+
     /** @throws NotFoundException {@code checkpoint_not_found} */
     public Checkpoint get(String checkpointId) {
         return new Checkpoint(transport.json(transport.call("GET", path(checkpointId)), CheckpointInfo.class), transport);

@@ -25,7 +25,21 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
-                                   NetworkPolicy network) {
+                                   NetworkPolicy network, String fromCheckpoint) {
+
+    public CreateSandboxRequest(String template, String name, Map<String, String> env, Map<String, String> metadata, Resources resources,
+                                LifecycleUpdate lifecycle, NetworkPolicy network) {
+        this(template, name, env, metadata, resources, lifecycle, network, null);
+    }
+
+    /**
+     * A sandbox made from a checkpoint: this instance's, or a durable one written by any instance
+     * sharing the blob store. Its settings come from the checkpoint; only a name may be given.
+     */
+    public static CreateSandboxRequest fromCheckpoint(String checkpointId, String name) {
+        return new CreateSandboxRequest(null, name, null, null, null, null, null, Objects.requireNonNull(checkpointId, "checkpointId"));
+    }
+
     public CreateSandboxRequest {
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
