@@ -133,7 +133,9 @@ public final class CheckpointService {
             SandboxName.validate(n);
             if (catalog.findByName(tenant, n).isPresent()) throw StasisException.nameTaken(n);
         });
-        var local = catalog.findCheckpoint(id).filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
+        // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
+        var local = catalog.findCheckpoint(id).filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
+                .filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
         var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
         if (local.isPresent() && owner.isPresent()) {
             if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());

@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class DurableCheckpoints implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DurableCheckpoints.class);
+    /** At most this many root streams in a chain; the next checkpoint sends a full one. */
+    static final int MAX_CHAIN = 8;
 
     private final Catalog catalog;
     private final RootStore roots;
@@ -235,7 +237,9 @@ public final class DurableCheckpoints implements AutoCloseable {
             if (upload.isEmpty() || !upload.get().durable() || !roots.hasSnapshot(candidate.id())) continue;
             try {
                 var descriptor = archive.descriptor(candidate.id());
-                if (descriptor.isPresent()) return descriptor;
+                // A long chain makes every restore receive all of it: start a new one with a full stream.
+                if (descriptor.isPresent() && descriptor.get().roots().size() < MAX_CHAIN) return descriptor;
+                if (descriptor.isPresent()) return Optional.empty();
             } catch (RuntimeException e) {
                 log.atWarn().addKeyValue("checkpoint", candidate.id()).setCause(e).log("descriptor unreadable; not used as a parent");
             }

@@ -305,9 +305,13 @@ public final class LifecycleService {
         return new Operation(id, kind, checkpoint, clock.instant());
     }
 
-    /** Removes a checkpoint's record, image and root snapshot (those that exist). */
+    /**
+     * Removes a checkpoint's record, image and root snapshot (those that exist). A durable copy in
+     * the blob store stays (a hibernation resumed here can still be restored elsewhere as it was).
+     */
     void discardCheckpoint(CheckpointId checkpoint) {
         catalog.deleteCheckpoint(checkpoint);
+        catalog.deleteUpload(checkpoint);
         runtime.deleteImage(checkpoint);
         roots.deleteSnapshot(checkpoint);
     }
