@@ -166,6 +166,60 @@ class DurableCheckpointsIT {
         }
     }
 
+    /** The dedup target: after 1% of a 200 MB root changed, the second checkpoint stores at most 3% of the first. */
+    @Test
+    void aCheckpointAfterASmallChangeStoresLittleAndRestoresElsewhere() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-durable-blobs");
+        try {
+            String second;
+            try (var first = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(first.url, first.rootKey)) {
+                String id = api.post("/v1/sandboxes", CALM.replace("}}", "}, \"resources\": {\"diskMb\": 1024}}")).get("id").asText();
+                api.sh(id, "head -c 209715200 /dev/urandom > /root/big");
+                long start = System.nanoTime();
+                var full = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false, \"durable\": true}");
+                long fullMs = (System.nanoTime() - start) / 1_000_000;
+                // 2 MiB (1%) rewritten in place, in the middle of the file.
+                api.sh(id, "head -c 2097152 /dev/urandom | dd of=/root/big bs=1M seek=100 conv=notrunc 2>/dev/null");
+                start = System.nanoTime();
+                var next = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false, \"durable\": true}");
+                long nextMs = (System.nanoTime() - start) / 1_000_000;
+                second = next.get("id").asText();
+                long fullStored = full.get("storedBytes").asLong();
+                long nextStored = next.get("storedBytes").asLong();
+                log.atInfo().addKeyValue("fullMs", fullMs).addKeyValue("fullLogical", full.get("logicalBytes").asLong())
+                        .addKeyValue("fullStored", fullStored).addKeyValue("nextMs", nextMs)
+                        .addKeyValue("nextLogical", next.get("logicalBytes").asLong()).addKeyValue("nextStored", nextStored)
+                        .log("200 MB root, then 1% changed");
+                assertThat(fullStored).isGreaterThan(200L << 20);
+                assertThat(nextStored).as("the second checkpoint stores at most 3% of the first").isLessThanOrEqualTo(fullStored * 3 / 100);
+            }
+            try (var other = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(other.url, other.rootKey)) {
+                long start = System.nanoTime();
+                String id = api.post("/v1/sandboxes", "{\"fromCheckpoint\": \"" + second + "\"}").get("id").asText();
+                log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored a 200 MB root on a fresh instance");
+                assertThat(api.sh(id, "wc -c < /root/big")).isEqualTo("209715200\n");
+            }
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
+    /** A send in flight does not stop its sandbox from being deleted: the delete aborts it. */
+    @Test
+    void deletingASandboxAbortsTheUploadOfItsCheckpoint() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-durable-blobs");
+        try (var service = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(service.url, service.rootKey)) {
+            String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+            api.sh(id, "head -c 314572800 /dev/urandom > /root/big");
+            String checkpoint = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false}").get("id").asText();
+            assertThat(api.get("/v1/checkpoints/" + checkpoint).get("upload").asText()).isEqualTo("pending");
+            assertThat(api.call("DELETE", "/v1/sandboxes/" + id, null).status()).isEqualTo(204);
+            assertThat(api.call("GET", "/v1/checkpoints/" + checkpoint, null).status()).isEqualTo(404);
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
     private static long count(RawApi api, String id) {
         String text = api.sh(id, "cat /tmp/count").strip();
         return text.isEmpty() ? -1 : Long.parseLong(text);

@@ -127,10 +127,17 @@ public final class Btrfs implements Subvolumes {
      * (the tool's stderr tail) otherwise. The tool never outlives the call.
      */
     public <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, io.stasis.core.spi.StreamReader<R> reader) {
+        return send(snapshot, parent, limit, p -> { }, reader);
+    }
+
+    /** As {@link #send(Path, java.util.Optional, Duration, io.stasis.core.spi.StreamReader)}, handing the started tool to {@code started} (to abort it). */
+    <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, java.util.function.Consumer<Process> started,
+               io.stasis.core.spi.StreamReader<R> reader) {
         var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "-q"));
         parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
         argv.add(snapshot.toString());
-        return streaming("btrfs send", argv, limit, process -> {
+        return streaming("btrfs send", argv, limit, false, process -> {
+            started.accept(process);
             try (var in = process.getInputStream()) {
                 return reader.read(in);
             }
@@ -145,12 +152,10 @@ public final class Btrfs implements Subvolumes {
      */
     public void receive(Path directory, java.io.InputStream stream, Duration limit) {
         var argv = List.of(btrfs.toString(), "receive", directory.toString());
-        streaming("btrfs receive", argv, limit, process -> {
+        streaming("btrfs receive", argv, limit, true, process -> {
+            // A failed read of the source, or the tool stopping early (broken pipe, its stderr says why), fails the call.
             try (var out = process.getOutputStream()) {
                 stream.transferTo(out);
-            } catch (IOException e) {
-                // The tool stopped reading: its exit code and stderr say why.
-                if (!process.waitFor(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS) || process.exitValue() == 0) throw e;
             }
             return null;
         });
@@ -160,13 +165,16 @@ public final class Btrfs implements Subvolumes {
         R with(Process process) throws IOException, InterruptedException;
     }
 
-    /** Runs a tool whose stdin or stdout the caller streams; stderr is kept for the error message. */
-    private <R> R streaming(String step, List<String> argv, Duration limit, Streaming<R> body) {
+    /**
+     * Runs a tool whose stdin ({@code feedsStdin}) or stdout the caller streams; the other is
+     * {@code /dev/null}; stderr is kept for the error message.
+     */
+    private <R> R streaming(String step, List<String> argv, Duration limit, boolean feedsStdin, Streaming<R> body) {
         long start = System.nanoTime();
         var builder = new ProcessBuilder(argv);
         builder.environment().put("LC_ALL", "C");
-        if (!step.endsWith("receive")) builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
-        else builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        else builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         Process process = null;
         try {
             process = builder.start();
