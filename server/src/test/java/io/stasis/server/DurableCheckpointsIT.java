@@ -204,6 +204,42 @@ class DurableCheckpointsIT {
         }
     }
 
+    /** A process holding 256 MB of random memory comes back on a fresh instance with the same bytes. */
+    @Test
+    void aLargeMemoryImageRestoresOnAFreshInstance() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-durable-blobs");
+        String program = "import os, time\nb = bytearray(os.urandom(256 << 20))\nn = 0\nwhile True:\n"
+                + "    n += 1\n    open('/tmp/sum.new', 'w').write(str(hash(bytes(b[::4096]))) + ' ' + str(n))\n"
+                + "    os.rename('/tmp/sum.new', '/tmp/sum')\n    time.sleep(0.2)\n";
+        try {
+            String checkpoint, sum;
+            try (var first = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(first.url, first.rootKey)) {
+                String id = api.post("/v1/sandboxes", "{\"template\": \"base\", \"resources\": {\"memoryMb\": 1024}, "
+                        + "\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}").get("id").asText();
+                api.sh(id, "cat > /root/hold.py <<'EOF'\n" + program + "EOF\n(python3 /root/hold.py) >/dev/null 2>&1 &");
+                Await.until("the memory is held", Duration.ofSeconds(60), () -> api.sh(id, "cat /tmp/sum 2>/dev/null; true").contains(" "));
+                sum = api.sh(id, "cat /tmp/sum").split(" ")[0];
+                long start = System.nanoTime();
+                var made = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": true, \"durable\": true}");
+                log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("imageBytes", made.get("sizeBytes").asLong())
+                        .addKeyValue("logicalBytes", made.get("logicalBytes").asLong()).addKeyValue("storedBytes", made.get("storedBytes").asLong())
+                        .log("durable checkpoint of a 256 MB process");
+                checkpoint = made.get("id").asText();
+                assertThat(made.get("sizeBytes").asLong()).isGreaterThan(256L << 20);
+            }
+            try (var second = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(second.url, second.rootKey)) {
+                long start = System.nanoTime();
+                String id = api.post("/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}").get("id").asText();
+                log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored a 256 MB process on a fresh instance");
+                String before = api.sh(id, "cat /tmp/sum");
+                Await.until("the restored process runs on", Duration.ofSeconds(20), () -> !api.sh(id, "cat /tmp/sum").equals(before));
+                assertThat(api.sh(id, "cat /tmp/sum").split(" ")[0]).as("the same bytes in memory").isEqualTo(sum);
+            }
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
     /** A send in flight does not stop its sandbox from being deleted: the delete aborts it. */
     @Test
     void deletingASandboxAbortsTheUploadOfItsCheckpoint() throws Exception {
