@@ -19,9 +19,15 @@ final class CheckpointsCommand implements Callable<Integer> {
     @Parameters(index = "0", arity = "0..1", paramLabel = "ID", description = "Sandbox id or name (default: every checkpoint).")
     String id;
 
+    @picocli.CommandLine.Option(names = "--store", description = "The durable checkpoints in the server's blob store instead, written "
+            + "by any server sharing it: what create --from-checkpoint can restore here.")
+    boolean store;
+
     @Override
     public Integer call() {
-        var list = id == null ? root.client().checkpoints().list() : root.client().sandboxes().checkpoints(id);
+        if (store && id != null) throw new UsageException("--store lists every durable checkpoint: give no ID with it");
+        var list = store ? root.client().checkpoints().listInStore()
+                : id == null ? root.client().checkpoints().list() : root.client().sandboxes().checkpoints(id);
         return root.printList(list, CheckpointsCommand::render);
     }
 

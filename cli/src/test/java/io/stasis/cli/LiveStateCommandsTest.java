@@ -243,6 +243,14 @@ class LiveStateCommandsTest {
     }
 
     @Test
+    void checkpointsStoreListsTheBlobStore() {
+        server.json("GET /v1/checkpoints", 200, "{\"items\": [], \"nextCursor\": null}");
+        assertThat(run("checkpoints", "--store")).isZero();
+        assertThat(server.requests.getLast().query()).isEqualTo("source=store");
+        assertThat(run("checkpoints", "--store", "demo")).isEqualTo(2);
+    }
+
+    @Test
     void createFromACheckpointSendsOnlyItAndTheName() {
         server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", "running", null));
         assertThat(run("create", "--from-checkpoint", "ckpt_1", "--name", "back")).isZero();

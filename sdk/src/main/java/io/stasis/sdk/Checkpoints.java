@@ -18,7 +18,20 @@ public final class Checkpoints {
 
     /** Every checkpoint of the caller's tenant on this instance, oldest first, with its upload state. */
     public java.util.List<Checkpoint> list() {
-        Page.Body<CheckpointInfo> body = transport.json(transport.call("GET", "/v1/checkpoints"),
+        return list("/v1/checkpoints");
+    }
+
+    /**
+     * The tenant's durable checkpoints in the server's blob store, written by any server sharing it
+     * (hibernations and those of deleted sandboxes included): what
+     * {@link CreateSandboxRequest#fromCheckpoint} can restore on this server.
+     */
+    public java.util.List<Checkpoint> listInStore() {
+        return list("/v1/checkpoints?source=store");
+    }
+
+    private java.util.List<Checkpoint> list(String path) {
+        Page.Body<CheckpointInfo> body = transport.json(transport.call("GET", path),
                 Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, CheckpointInfo.class));
         if (body.items() == null) return java.util.List.of();
         return body.items().stream().map(info -> new Checkpoint(info, transport)).toList();

@@ -100,6 +100,13 @@ class DurableCheckpointsIT {
         }
         // The first instance is gone, its data directory too (ServiceFixture.close deletes it).
         try (var second = ServiceFixture.start(storeFlags.toArray(String[]::new)); var api = new RawApi(second.url, second.rootKey)) {
+            assertThat(api.get("/v1/checkpoints").get("items")).as("none taken here").isEmpty();
+            var stored = new ArrayList<String>();
+            api.get("/v1/checkpoints?source=store").get("items").forEach(c -> {
+                stored.add(c.get("id").asText());
+                assertThat(c.get("durable").asBoolean()).isTrue();
+            });
+            assertThat(stored).as("what the blob store holds for this tenant").containsExactly(filesCheckpoint, memoryCheckpoint);
             long start = System.nanoTime();
             var restored = api.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + memoryCheckpoint + "\", \"name\": \"back\"}");
             long restoreMs = (System.nanoTime() - start) / 1_000_000;

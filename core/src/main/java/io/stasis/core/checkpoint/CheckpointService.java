@@ -110,6 +110,11 @@ public final class CheckpointService {
         return durable.sync(checkpoint, sandbox, timeout);
     }
 
+    /** The tenant's durable checkpoints in the blob store, written by any instance (hibernations included), oldest first. */
+    public List<CheckpointDescriptor> listStored(io.stasis.core.tenant.TenantId tenant) {
+        return durable.stored(tenant);
+    }
+
     /** A tenant's checkpoints (hibernation images excluded), oldest first. */
     public List<Checkpoint> listOfTenant(io.stasis.core.tenant.TenantId tenant) {
         var owners = new java.util.HashMap<SandboxId, Boolean>();

@@ -366,6 +366,12 @@ public final class DurableCheckpoints implements AutoCloseable {
 
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
 
+    /** The tenant's durable checkpoints in the store, written by any instance, oldest first. */
+    public List<CheckpointDescriptor> stored(TenantId tenant) {
+        return archive.descriptors().stream().filter(d -> d.tenant().equals(tenant))
+                .sorted(Comparator.comparing(CheckpointDescriptor::createdAt).thenComparing(d -> d.checkpoint().value())).toList();
+    }
+
     /** Forgets a deleted checkpoint's upload and removes its descriptor (it is no longer restorable anywhere). */
     public void forget(CheckpointId id) {
         catalog.deleteUpload(id);

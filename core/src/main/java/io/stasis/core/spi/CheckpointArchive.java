@@ -36,6 +36,12 @@ public interface CheckpointArchive {
     /** The descriptor of a durable checkpoint, from any instance; empty if there is none. */
     Optional<CheckpointDescriptor> descriptor(CheckpointId id);
 
+    /**
+     * Every readable descriptor in the store, of every instance and tenant; one that cannot be
+     * read is skipped (and logged by the implementation).
+     */
+    java.util.List<CheckpointDescriptor> descriptors();
+
     /** Removes a descriptor (the checkpoint is no longer restorable elsewhere). Idempotent. */
     void deleteDescriptor(CheckpointId id);
 }

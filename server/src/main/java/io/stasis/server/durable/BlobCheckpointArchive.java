@@ -20,6 +20,7 @@ import java.util.Optional;
  * {@code checkpoints/<id>.json}, written with the store's atomic put).
  */
 public final class BlobCheckpointArchive implements CheckpointArchive {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(BlobCheckpointArchive.class);
     private final ContentStore content;
     private final BlobStore blobs;
 
@@ -54,6 +55,25 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
             throw new StasisException(ErrorCode.INTERNAL, "the descriptor of durable checkpoint " + id + " is unreadable: " + e.getMessage(),
                     Map.of("checkpoint", id.value()), e);
         }
+    }
+
+    @Override
+    public java.util.List<CheckpointDescriptor> descriptors() {
+        var out = new java.util.ArrayList<CheckpointDescriptor>();
+        try (var keys = blobs.listAll("checkpoints/")) {
+            for (var info : (Iterable<io.stasis.core.spi.BlobInfo>) keys::iterator) {
+                String name = info.key().substring("checkpoints/".length());
+                if (!name.endsWith(".json")) continue;
+                String id = name.substring(0, name.length() - ".json".length());
+                if (!CheckpointId.isValid(id)) continue;
+                try {
+                    descriptor(new CheckpointId(id)).ifPresent(out::add);
+                } catch (StasisException e) {
+                    log.atWarn().addKeyValue("checkpoint", id).setCause(e).log("unreadable checkpoint descriptor skipped");
+                }
+            }
+        }
+        return out;
     }
 
     @Override

@@ -29,8 +29,7 @@ final class CheckpointRoutes {
         routes.post("/v1/sandboxes/{id}/checkpoints", this::create, Access.CHECKPOINTS);
         routes.get("/v1/sandboxes/{id}/checkpoints", ctx -> ctx.json(new ListView<>(
                 checkpoints.list(sandboxId(ctx)).stream().map(this::view).toList(), null)), Access.SANDBOX_READ);
-        routes.get("/v1/checkpoints", ctx -> ctx.json(new ListView<>(
-                checkpoints.listOfTenant(BearerAuth.caller(ctx).tenant()).stream().map(this::view).toList(), null)), Access.TENANT);
+        routes.get("/v1/checkpoints", this::listOfTenant, Access.TENANT);
         routes.get("/v1/checkpoints/{cid}", ctx -> ctx.json(view(checkpoints.get(checkpointId(ctx)))), Access.CHECKPOINT_READ);
         routes.post("/v1/checkpoints/{cid}/sync", this::sync, Access.CHECKPOINT_SYNC);
         routes.delete("/v1/checkpoints/{cid}", ctx -> {
@@ -64,6 +63,18 @@ final class CheckpointRoutes {
         if (timeout.compareTo(MAX_SYNC_TIMEOUT) > 0) throw StasisException.invalid("timeout", "must be at most 1h");
         checkpoints.sync(id, timeout);
         ctx.json(view(checkpoints.get(id)));
+    }
+
+    /** This instance's checkpoints, or with {@code ?source=store} the durable ones of every instance sharing the blob store. */
+    private void listOfTenant(Context ctx) {
+        var tenant = BearerAuth.caller(ctx).tenant();
+        String source = Query.string(ctx, "source").orElse("local");
+        var items = switch (source) {
+            case "local" -> checkpoints.listOfTenant(tenant).stream().map(this::view).toList();
+            case "store" -> checkpoints.listStored(tenant).stream().map(CheckpointView::of).toList();
+            default -> throw StasisException.invalid("source", "must be local or store, was '" + source + "'");
+        };
+        ctx.json(new ListView<>(items, null));
     }
 
     private CheckpointView view(io.stasis.core.checkpoint.Checkpoint c) {
