@@ -28,11 +28,15 @@ final class CheckpointCommand implements Callable<Integer> {
             description = "Keep the processes and their memory (default); --no-memory: the files only.")
     boolean memory;
 
+    @Option(names = "--durable", description = "Return only once the checkpoint is in the blob store, restorable on any "
+            + "server sharing it (otherwise it is uploaded in the background).")
+    boolean durable;
+
     @Override
     public Integer call() {
         Checkpoint checkpoint;
         try (var progress = Progress.ticking(root, "checkpointing " + id)) {
-            checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory));
+            checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory, durable ? Boolean.TRUE : null));
         }
         if (root.json()) {
             root.printJson(checkpoint);

@@ -56,12 +56,26 @@ final class CreateCommand implements Callable<Integer> {
     @Mixin
     EgressOptions egress;
 
+    @Option(names = "--from-checkpoint", paramLabel = "CKPT", description = "Make the sandbox from a checkpoint: this "
+            + "server's, or a durable one written by any server sharing its blob store. Its settings come from the checkpoint; "
+            + "only --name may be given with it.")
+    String fromCheckpoint;
+
     /** Idle-policy settings that differ from the server's defaults. */
     @Mixin
     LifecycleOptions lifecycle;
 
     @Override
     public Integer call() {
+        if (fromCheckpoint != null) {
+            Sandbox restored;
+            try (var progress = Progress.ticking(root, "restoring " + fromCheckpoint)) {
+                restored = root.client().sandboxes().create(CreateSandboxRequest.fromCheckpoint(fromCheckpoint, name));
+            }
+            if (root.json()) root.printJson(restored);
+            else root.io().out().println(restored.id());
+            return ExitCodes.OK;
+        }
         var request = CreateSandboxRequest.builder().template(template).name(name).env(env).metadata(metadata);
         if (cpus != null) request.cpus(cpus);
         if (memoryMb != null) request.memoryMb(memoryMb);

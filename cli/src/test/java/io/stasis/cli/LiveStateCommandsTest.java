@@ -211,13 +211,51 @@ class LiveStateCommandsTest {
                 + checkpoint("ckpt_3", null, true, "fork", 900) + "], \"nextCursor\": null}");
         assertThat(run("checkpoints", "demo")).isZero();
         assertThat(out).isEqualTo("""
-                ID        NAME           MEMORY   PURPOSE   SIZE      CREATED
-                ckpt_1    before-tests   yes      user      4.2 MiB   2026-11-29T10:00:00Z
-                ckpt_22   -              no       user      -         2026-11-29T10:00:00Z
-                ckpt_3    -              yes      fork      900 B     2026-11-29T10:00:00Z
+                ID        NAME           MEMORY   PURPOSE   SIZE      DURABLE   STORED   CREATED
+                ckpt_1    before-tests   yes      user      4.2 MiB   no        -        2026-11-29T10:00:00Z
+                ckpt_22   -              no       user      -         no        -        2026-11-29T10:00:00Z
+                ckpt_3    -              yes      fork      900 B     no        -        2026-11-29T10:00:00Z
                 """);
         assertThat(run("checkpoints", "demo", "--json")).isZero();
         assertThat(out).contains("\"items\"", "\"ckpt_22\"", "\"nextCursor\" : null");
+    }
+
+    @Test
+    void checkpointDurableWaitsForTheBlobStore() {
+        server.json("POST /v1/sandboxes/demo/checkpoints", 201, checkpoint("ckpt_1", "ready", true, "user", 421033));
+        assertThat(run("checkpoint", "demo", "--durable")).isZero();
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"memory\":true,\"durable\":true}");
+    }
+
+    @Test
+    void checkpointsWithoutAnIdListsTheTenantsWithTheirUploadState() {
+        String durable = checkpoint("ckpt_1", "kept", true, "user", 1024).replace("}", ", \"durable\": true, \"upload\": \"durable\", "
+                + "\"logicalBytes\": 5000000, \"storedBytes\": 2097152, \"uploadError\": null}");
+        String pending = checkpoint("ckpt_2", null, false, "user", 0).replace("}", ", \"durable\": false, \"upload\": \"pending\", "
+                + "\"logicalBytes\": null, \"storedBytes\": null, \"uploadError\": null}");
+        server.json("GET /v1/checkpoints", 200, "{\"items\": [" + durable + ", " + pending + "], \"nextCursor\": null}");
+        assertThat(run("checkpoints")).isZero();
+        assertThat(out).isEqualTo("""
+                ID       NAME   MEMORY   PURPOSE   SIZE      DURABLE   STORED    CREATED
+                ckpt_1   kept   yes      user      1.0 KiB   yes       2.0 MiB   2026-11-29T10:00:00Z
+                ckpt_2   -      no       user      -         pending   -         2026-11-29T10:00:00Z
+                """);
+    }
+
+    @Test
+    void checkpointsStoreListsTheBlobStore() {
+        server.json("GET /v1/checkpoints", 200, "{\"items\": [], \"nextCursor\": null}");
+        assertThat(run("checkpoints", "--store")).isZero();
+        assertThat(server.requests.getLast().query()).isEqualTo("source=store");
+        assertThat(run("checkpoints", "--store", "demo")).isEqualTo(2);
+    }
+
+    @Test
+    void createFromACheckpointSendsOnlyItAndTheName() {
+        server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", "running", null));
+        assertThat(run("create", "--from-checkpoint", "ckpt_1", "--name", "back")).isZero();
+        assertThat(out).isEqualTo("sbx_new\n");
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"name\":\"back\",\"fromCheckpoint\":\"ckpt_1\"}");
     }
 
     @Test

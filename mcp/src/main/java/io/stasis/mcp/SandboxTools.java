@@ -72,6 +72,9 @@ final class SandboxTools {
                 .optional("allowInternet", bool("true: the sandbox may connect anywhere on the internet (egress "
                         + "default allow); false or absent: the server's default network policy (usually no egress). "
                         + "network_set changes it later in detail."))
+                .optional("fromCheckpoint", string("A checkpoint id (ckpt_...) to make the sandbox from, with its files and, "
+                        + "if it has memory, its processes: one of this server's, or a durable one written by any server "
+                        + "sharing its blob store. Only 'name' may be given with it."))
                 .build();
         return new StasisTool("sandbox_create", "Create sandbox",
                 "Creates a new isolated Linux sandbox (its own filesystem, processes and network) and waits until it "
@@ -79,6 +82,11 @@ final class SandboxTools {
                         + "its files and processes until sandbox_delete; idle ones are paused and hibernated automatically "
                         + "and wake on the next call.",
                 schema, Kind.CHANGE, (client, args) -> {
+                    String from = args.optString("fromCheckpoint");
+                    if (from != null) {
+                        Sandbox restored = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(from, args.optString("name")));
+                        return ToolResult.of("created " + Texts.sandbox(restored) + " from " + from, restored);
+                    }
                     var request = CreateSandboxRequest.builder().template(args.optString("template")).name(args.optString("name"))
                             .env(args.stringMap("env")).metadata(args.stringMap("metadata"));
                     Double cpus = args.optNumber("cpus", 0.1, 64);
@@ -213,15 +221,18 @@ final class SandboxTools {
                 .optional("name", string("A label for the checkpoint."))
                 .optional("memory", bool("true (default): also save the running processes and their memory, so a "
                         + "fork continues them; false: files only (a fork boots fresh on them)."))
+                .optional("durable", bool("true: answer only once the checkpoint is in the durable store, restorable on "
+                        + "another server sharing it (sandbox_create with fromCheckpoint); false (default): uploaded in the background."))
                 .build();
         return new StasisTool("checkpoint_create", "Checkpoint sandbox", "Takes a checkpoint of the sandbox while it "
                 + "keeps running: its files and, by default, its processes and memory. sandbox_fork makes new sandboxes "
                 + "from it. Answers the checkpoint id (ckpt_...).", schema, Kind.CHANGE, (client, args) -> {
-                    var request = new CheckpointRequest(args.optString("name"), args.bool("memory", true));
+                    var request = new CheckpointRequest(args.optString("name"), args.bool("memory", true),
+                            args.bool("durable", false) ? Boolean.TRUE : null);
                     Checkpoint checkpoint = client.sandboxes().checkpoint(args.string("sandbox"), request);
                     return ToolResult.of("checkpoint " + checkpoint.id() + (checkpoint.name() == null ? "" : " \"" + checkpoint.name() + "\"")
                             + " of " + checkpoint.sandboxId() + (checkpoint.hasMemory() ? ", with memory, " : ", files only, ")
-                            + checkpoint.sizeBytes() + " bytes", checkpoint);
+                            + checkpoint.sizeBytes() + " bytes" + (checkpoint.durable() ? ", durable" : ""), checkpoint);
                 });
     }
 

@@ -53,6 +53,26 @@ public final class Checkpoint {
         return info.purpose();
     }
 
+    /** True once it is in the blob store (restorable on any instance sharing it), as last fetched. */
+    public boolean durable() {
+        return info.durable();
+    }
+
+    /** {@code none}, {@code pending}, {@code durable} or {@code failed}, as last fetched. */
+    public String uploadState() {
+        return info.upload();
+    }
+
+    /** Once durable: what its upload added to the blob store after dedup and compression; else null. */
+    public Long storedBytes() {
+        return info.storedBytes();
+    }
+
+    /** Once durable: its streams' bytes before dedup; else null. */
+    public Long logicalBytes() {
+        return info.logicalBytes();
+    }
+
     /** The process image's size (0 without memory). */
     public long sizeBytes() {
         return info.sizeBytes();

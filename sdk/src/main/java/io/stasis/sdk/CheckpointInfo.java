@@ -13,7 +13,13 @@ import java.time.Instant;
  * @param sizeBytes the size of the process image (0 without memory); the root snapshot shares its
  *                  blocks with the sandbox and is not counted
  * @param createdAt when it was taken
+ * @param durable   true once it is in the blob store: restorable on any instance sharing it
+ * @param upload    {@code none}, {@code pending}, {@code durable} or {@code failed}
+ * @param logicalBytes once durable, its streams' bytes before dedup (null before)
+ * @param storedBytes  once durable, what its upload added to the blob store after dedup and compression (null before)
+ * @param uploadError  why the last upload attempt failed, or null
  */
 public record CheckpointInfo(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes,
-                             Instant createdAt) {
+                             Instant createdAt, boolean durable, String upload, Long logicalBytes, Long storedBytes,
+                             String uploadError) {
 }

@@ -13,9 +13,16 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param memory true: also a CRIU image of the processes, which keep running (a hibernated sandbox
  *               is resumed first); false: a read-only snapshot of the root only, taken while the
  *               processes are frozen for an instant (the only kind a stopped sandbox can have)
+ * @param durable true: the call returns only once the checkpoint is in the blob store, restorable
+ *                on any instance sharing it; null or false: it is uploaded in the background
+ *                ({@link Checkpoints#sync})
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record CheckpointRequest(String name, boolean memory) {
+public record CheckpointRequest(String name, boolean memory, Boolean durable) {
+
+    public CheckpointRequest(String name, boolean memory) {
+        this(name, memory, null);
+    }
 
     /** A checkpoint with memory and this name (null for none). */
     public static CheckpointRequest withMemory(String name) {
@@ -35,6 +42,7 @@ public record CheckpointRequest(String name, boolean memory) {
     public static final class Builder {
         private String name;
         private boolean memory = true;
+        private Boolean durable;
 
         private Builder() {
         }
@@ -50,8 +58,14 @@ public record CheckpointRequest(String name, boolean memory) {
             return this;
         }
 
+        /** Whether the call waits until the checkpoint is in the blob store (default false: uploaded in the background). */
+        public Builder durable(boolean durable) {
+            this.durable = durable;
+            return this;
+        }
+
         public CheckpointRequest build() {
-            return new CheckpointRequest(name, memory);
+            return new CheckpointRequest(name, memory, durable);
         }
     }
 }

@@ -16,6 +16,40 @@ public final class Checkpoints {
         this.transport = transport;
     }
 
+    /** Every checkpoint of the caller's tenant on this instance, oldest first, with its upload state. */
+    public java.util.List<Checkpoint> list() {
+        return list("/v1/checkpoints");
+    }
+
+    /**
+     * The tenant's durable checkpoints in the server's blob store, written by any server sharing it
+     * (hibernations and those of deleted sandboxes included): what
+     * {@link CreateSandboxRequest#fromCheckpoint} can restore on this server.
+     */
+    public java.util.List<Checkpoint> listInStore() {
+        return list("/v1/checkpoints?source=store");
+    }
+
+    private java.util.List<Checkpoint> list(String path) {
+        Page.Body<CheckpointInfo> body = transport.json(transport.call("GET", path),
+                Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, CheckpointInfo.class));
+        if (body.items() == null) return java.util.List.of();
+        return body.items().stream().map(info -> new Checkpoint(info, transport)).toList();
+    }
+
+    /**
+     * Waits, at most {@code timeout} (up to 1 h), until the checkpoint is in the blob store; returns it as it
+     * then is: check {@link Checkpoint#durable()} (false if the time ran out).
+     *
+     * @throws NotFoundException {@code checkpoint_not_found}
+     * @throws ServerErrorException the upload failed
+     */
+    public Checkpoint sync(String checkpointId, java.time.Duration timeout) {
+        var call = transport.call("POST", path(checkpointId) + "/sync?timeout=" + ApiDurations.format(timeout))
+                .timeout(timeout.plusSeconds(30));
+        return new Checkpoint(transport.json(call, CheckpointInfo.class), transport);
+    }
+
     /** @throws NotFoundException {@code checkpoint_not_found} */
     public Checkpoint get(String checkpointId) {
         return new Checkpoint(transport.json(transport.call("GET", path(checkpointId)), CheckpointInfo.class), transport);

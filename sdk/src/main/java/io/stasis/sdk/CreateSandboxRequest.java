@@ -26,7 +26,22 @@ import java.util.Objects;
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
-                                   NetworkPolicy network, List<VolumeMount> volumes) {
+                                   NetworkPolicy network, List<VolumeMount> volumes, String fromCheckpoint) {
+
+    public CreateSandboxRequest(String template, String name, Map<String, String> env, Map<String, String> metadata, Resources resources,
+                                LifecycleUpdate lifecycle, NetworkPolicy network) {
+        this(template, name, env, metadata, resources, lifecycle, network, null, null);
+    }
+
+    /**
+     * A sandbox made from a checkpoint: this instance's, or a durable one written by any instance
+     * sharing the blob store. Its settings come from the checkpoint; only a name may be given.
+     */
+    public static CreateSandboxRequest fromCheckpoint(String checkpointId, String name) {
+        return new CreateSandboxRequest(null, name, null, null, null, null, null, null,
+                Objects.requireNonNull(checkpointId, "checkpointId"));
+    }
+
     public CreateSandboxRequest {
         volumes = volumes == null || volumes.isEmpty() ? null : List.copyOf(volumes);
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
@@ -149,7 +164,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
 
         public CreateSandboxRequest build() {
             return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network,
-                    volumes);
+                    volumes, null);
         }
     }
 }

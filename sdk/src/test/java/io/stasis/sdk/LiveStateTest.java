@@ -29,7 +29,8 @@ class LiveStateTest {
 
     static final String CHECKPOINT = """
             {"id": "ckpt_1", "sandboxId": "sbx_1", "name": "before-tests", "memory": true, "purpose": "user",
-             "sizeBytes": 421033, "createdAt": "2026-11-29T10:00:00Z"}""";
+             "sizeBytes": 421033, "createdAt": "2026-11-29T10:00:00Z", "durable": true, "upload": "durable",
+             "logicalBytes": 900000, "storedBytes": 300000, "uploadError": null}""";
 
     private FakeApi api;
     private StasisClient client;
@@ -191,6 +192,10 @@ class LiveStateTest {
         assertThat(c.purpose()).isEqualTo("user");
         assertThat(c.sizeBytes()).isEqualTo(421033);
         assertThat(c.createdAt()).isEqualTo(Instant.parse("2026-11-29T10:00:00Z"));
+        assertThat(c.durable()).isTrue();
+        assertThat(c.uploadState()).isEqualTo("durable");
+        assertThat(c.storedBytes()).isEqualTo(300000L);
+        assertThat(c.logicalBytes()).isEqualTo(900000L);
         assertThat(StasisJson.write(c).replaceAll("\\s", "")).isEqualTo(CHECKPOINT.replaceAll("\\s", ""));
 
         sandbox.checkpoint(CheckpointRequest.builder().memory(false).build());
@@ -210,6 +215,23 @@ class LiveStateTest {
         assertThat(api.last().path()).isEqualTo("/v1/checkpoints/ckpt_1");
         client.checkpoints().delete("ckpt_1");
         assertThat(api.last().method()).isEqualTo("DELETE");
+    }
+
+    @Test
+    void durableCheckpointsSyncListAndRestore() {
+        api.json("GET /v1/sandboxes/sbx_1", 200, StasisClientTest.sandbox("sbx_1"));
+        api.json("POST /v1/sandboxes/sbx_1/checkpoints", 201, CHECKPOINT);
+        api.json("POST /v1/checkpoints/ckpt_1/sync", 200, CHECKPOINT);
+        api.json("GET /v1/checkpoints", 200, "{\"items\": [" + CHECKPOINT + "], \"nextCursor\": null}");
+        api.json("POST /v1/sandboxes", 201, StasisClientTest.sandbox("sbx_2"));
+        var sandbox = client.sandboxes().get("sbx_1");
+        sandbox.checkpoint(CheckpointRequest.builder().name("kept").durable(true).build());
+        assertThat(api.last().bodyText()).isEqualTo("{\"name\":\"kept\",\"memory\":true,\"durable\":true}");
+        assertThat(client.checkpoints().sync("ckpt_1", java.time.Duration.ofSeconds(30)).durable()).isTrue();
+        assertThat(api.last().path()).startsWith("/v1/checkpoints/ckpt_1/sync");
+        assertThat(client.checkpoints().list()).extracting(Checkpoint::id).containsExactly("ckpt_1");
+        assertThat(client.sandboxes().create(CreateSandboxRequest.fromCheckpoint("ckpt_1", "back")).id()).isEqualTo("sbx_2");
+        assertThat(api.last().bodyText()).isEqualTo("{\"name\":\"back\",\"fromCheckpoint\":\"ckpt_1\"}");
     }
 
     @Test

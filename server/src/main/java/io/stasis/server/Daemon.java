@@ -110,8 +110,10 @@ public final class Daemon implements AutoCloseable {
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
             var quotas = new QuotaGuard(catalog);
             var volumeStore = new io.stasis.storage.btrfs.BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
+            // One blob store (--blob-store) for durable checkpoints and volume syncs.
+            var blobStore = register(openBlobStore(config));
             var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore,
-                    new io.stasis.server.volume.ContentVolumeArchive(blobStore(config)), owner, clock, MAX_VOLUME_MB, quotas);
+                    new io.stasis.server.volume.ContentVolumeArchive(blobStore), owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
@@ -127,8 +129,16 @@ public final class Daemon implements AutoCloseable {
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
                     config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes);
-            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas, volumes);
+            var archive = new io.stasis.server.durable.BlobCheckpointArchive(new io.stasis.blob.content.ContentStore(blobStore), blobStore);
+            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf, faults, clock,
+                    config.blobs().uploadConcurrency()));
+            java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
+                    config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
+            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,
+                    afterHibernate);
+            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
+                    volumes, durable);
+            durable.resumeInterrupted();
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
@@ -175,15 +185,6 @@ public final class Daemon implements AutoCloseable {
     /** The largest volume a create may ask for (1 TiB); the pool is thin-provisioned. */
     static final long MAX_VOLUME_MB = 1L << 20;
 
-    /**
-     * The blob store that volume syncs go to: a {@link io.stasis.blob.local.LocalBlobStore} at
-     * {@code <data-dir>/blobs}. Instances that share that directory (a symlink will do) restore
-     * each other's syncs. To be replaced by the store the {@code --blob-store} flags choose.
-     */
-    private static io.stasis.core.spi.BlobStore blobStore(ServerConfig config) {
-        return new io.stasis.blob.local.LocalBlobStore(config.dataDir().resolve("blobs"));
-    }
-
     public static Daemon start(ServerConfig config) {
         return new Daemon(config);
     }
@@ -215,6 +216,23 @@ public final class Daemon implements AutoCloseable {
                 Runtime.getRuntime().halt(137);
             }
         };
+    }
+
+    /** The durable store: a local directory (default {@code <data-dir>/blobs}) or an S3 bucket. Credentials are never logged. */
+    private static io.stasis.core.spi.BlobStore openBlobStore(ServerConfig config) {
+        var blobs = config.blobs();
+        if (blobs.kind().equals("local")) {
+            var dir = blobs.localDir(config.dataDir());
+            log.atInfo().addKeyValue("kind", "local").addKeyValue("dir", dir).log("blob store");
+            return new io.stasis.blob.local.LocalBlobStore(dir);
+        }
+        var credentials = blobs.s3Credentials().map(k -> new io.stasis.blob.s3.S3BlobStoreConfig.Credentials(k[0], k[1]));
+        var s3 = new io.stasis.blob.s3.S3BlobStoreConfig(blobs.s3Endpoint(), blobs.s3Bucket().orElseThrow(), blobs.s3Region(), credentials,
+                blobs.s3PathStyle(), blobs.s3KeyPrefix(), Duration.ofMinutes(5));
+        log.atInfo().addKeyValue("kind", "s3").addKeyValue("endpoint", blobs.s3Endpoint().map(Object::toString).orElse("aws"))
+                .addKeyValue("bucket", s3.bucket()).addKeyValue("credentials", credentials.isPresent() ? "access key" : "default chain")
+                .log("blob store");
+        return new io.stasis.blob.s3.S3BlobStore(s3);
     }
 
     private <T extends AutoCloseable> T register(T resource) {

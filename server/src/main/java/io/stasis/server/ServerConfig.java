@@ -38,12 +38,14 @@ import java.util.Optional;
  * @param network          sandbox networks and the default egress policy
  * @param previews         the preview listener: its port and the domain of preview URLs
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
+ * @param blobs            the durable store of checkpoints
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
-                           NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint) {
+                           NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
+                           BlobSettings blobs) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -52,7 +54,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
-                Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()));
+                Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
+                BlobSettings.defaults());
     }
 
     private static Optional<Path> defaultCriu() {
@@ -86,6 +89,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 c = c.with(b -> b.buildSlowTemplates = false);
                 continue;
             }
+            if (value == null && BlobSettings.isSwitch(name) && (list.isEmpty() || list.getFirst().startsWith("--"))) {
+                var blobs = c.blobs().with(name, null);
+                c = c.with(b -> b.blobs = blobs.orElseThrow());
+                continue;
+            }
             if (value == null) {
                 if (list.isEmpty()) throw new UsageException(name + " needs a value");
                 value = list.removeFirst();
@@ -95,6 +103,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             var network = c.network().with(name, value);
             if (network.isPresent()) {
                 c = c.with(b -> b.network = network.get());
+                continue;
+            }
+            var blobs = c.blobs().with(name, value);
+            if (blobs.isPresent()) {
+                c = c.with(b -> b.blobs = blobs.get());
                 continue;
             }
             var preview = c.previews().with(name, value);
@@ -131,6 +144,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
+        if (c.blobs().kind().equals("s3") && c.blobs().s3Bucket().isEmpty())
+            throw new UsageException("--blob-store s3 needs --s3-bucket");
         if (c.defaultResources().diskMb() > c.maxDiskMb())
             throw new UsageException("--default-disk-mb " + c.defaultResources().diskMb() + " is above --max-disk-mb " + c.maxDiskMb());
         return c;
@@ -169,6 +184,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --idle-check DURATION    how often idle policies are applied (default 1s)
                 """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
+                """ + BlobSettings.USAGE + """
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
     }
@@ -266,6 +282,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         NetworkSettings network;
         PreviewSettings previews;
         Optional<String> faultPoint;
+        BlobSettings blobs;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -290,11 +307,12 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             network = c.network;
             previews = c.previews;
             faultPoint = c.faultPoint;
+            blobs = c.blobs;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint);
+                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs);
         }
     }
 }

@@ -127,6 +127,11 @@ class OpenApiIT {
         String checkpoint = expect(201, call("POST", sbx + "/checkpoints", "{\"name\": \"files\", \"memory\": false}")).get("id").asText();
         expect(200, call("GET", sbx + "/checkpoints", null));
         expect(200, call("GET", "/v1/checkpoints/" + checkpoint, null));
+        expect(200, call("POST", "/v1/checkpoints/" + checkpoint + "/sync?timeout=2m", null));
+        String durable = expect(201, call("POST", sbx + "/checkpoints", "{\"name\": \"kept\", \"memory\": false, \"durable\": true}")).get("id").asText();
+        expect(200, call("GET", "/v1/checkpoints", null));
+        expect(200, call("GET", "/v1/checkpoints?source=store", null));
+        expect(201, call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + durable + "\", \"name\": \"spec-restored\"}"));
         expect(201, call("POST", sbx + "/fork", "{\"checkpoint\": \"" + checkpoint + "\", \"name\": \"spec-fork\"}"));
         expect(200, call("GET", sbx + "/forks", null));
 
@@ -165,6 +170,9 @@ class OpenApiIT {
         expect(404, call("GET", sbx + "/processes/99999", null));
         expect(404, call("GET", sbx + "/files/stat?path=/no/such/file", null));
         expect(404, call("GET", "/v1/checkpoints/ckpt_0000000000000000", null));
+        expect(404, call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"ckpt_0000000000000000\"}"));
+        expect(422, call("GET", "/v1/checkpoints?source=elsewhere", null));
+        expect(422, call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"ckpt_0000000000000000\", \"template\": \"tiny\"}"));
         expect(404, call("DELETE", "/v1/secrets/NO_SUCH_SECRET", null));
         expect(409, call("POST", "/v1/sandboxes", "{\"name\": \"spec-errors\"}"));
         expect(409, call("POST", sbx + "/files/mkdir?path=/root/file", null));

@@ -40,7 +40,7 @@ final class Migrations {
             "V5__secrets.sql",
             "V6__tenants.sql",
             "V7__disk_limit.sql",
-            "V8__reserved.sql",
+            "V8__durable_checkpoints.sql",
             "V9__volumes.sql");
 
     static final String RESOURCE_DIR = "db/migration/";

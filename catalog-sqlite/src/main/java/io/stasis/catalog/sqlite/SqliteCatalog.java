@@ -560,6 +560,32 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
         });
     }
 
+    @Override
+    public void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload) {
+        withConnection("record checkpoint upload", c -> {
+            UploadTable.upsert(c, upload);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id) {
+        return withConnection("find checkpoint upload", c -> UploadTable.find(c, id));
+    }
+
+    @Override
+    public List<io.stasis.core.checkpoint.CheckpointUpload> allUploads() {
+        return withConnection("list checkpoint uploads", UploadTable::all);
+    }
+
+    @Override
+    public void deleteUpload(CheckpointId id) {
+        withConnection("delete checkpoint upload", c -> {
+            UploadTable.delete(c, id);
+            return null;
+        });
+    }
+
     // --- events ---
 
     /**

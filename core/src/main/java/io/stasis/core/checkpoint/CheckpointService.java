@@ -50,12 +50,18 @@ public final class CheckpointService {
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.tenant.QuotaGuard quotas;
+    private final DurableCheckpoints durable;
+    /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
+    private final java.util.concurrent.ConcurrentHashMap<CheckpointId, java.util.concurrent.locks.ReentrantLock> restoring =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
-                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes) {
+                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
+                             DurableCheckpoints durable) {
         this.volumes = volumes;
         this.quotas = quotas;
+        this.durable = durable;
         this.catalog = catalog;
         this.roots = roots;
         this.runtime = runtime;
@@ -74,12 +80,111 @@ public final class CheckpointService {
      * running. A hibernated sandbox is resumed first when memory is asked for.
      */
     public Checkpoint create(SandboxId id, Optional<String> name, boolean memory) {
+        return create(id, name, memory, false);
+    }
+
+    /**
+     * Takes a checkpoint and copies it to the durable store: before returning if {@code waitDurable},
+     * else in the background ({@link DurableCheckpoints}). With {@code waitDurable}, a failed upload
+     * fails the call ({@code runtime_failed}) but the local checkpoint stays.
+     */
+    public Checkpoint create(SandboxId id, Optional<String> name, boolean memory, boolean waitDurable) {
         name.ifPresent(n -> {
             if (n.isBlank() || n.length() > 128) throw StasisException.invalid("name", "must be 1-128 characters");
         });
         activity.touch(id);
         if (memory) lifecycle.withRunning(id, "checkpoint", s -> s);
-        return locks.exclusive(id, () -> take(current(id), name, memory, Checkpoint.Purpose.USER));
+        var made = locks.exclusive(id, () -> take(current(id), name, memory, Checkpoint.Purpose.USER));
+        var sandbox = current(id);
+        if (waitDurable) durable.upload(made, sandbox);
+        else durable.schedule(made, sandbox);
+        return made;
+    }
+
+    /** Where the checkpoint's upload stands; empty if none was asked for. */
+    public Optional<CheckpointUpload> upload(CheckpointId id) {
+        return durable.state(id);
+    }
+
+    /** Waits, at most {@code timeout}, until the checkpoint is in the durable store (see {@link DurableCheckpoints#sync}). */
+    public CheckpointUpload sync(CheckpointId id, java.time.Duration timeout) {
+        var checkpoint = get(id);
+        var sandbox = catalog.find(checkpoint.sandboxId()).orElseThrow(() -> notFound(id.value()));
+        return durable.sync(checkpoint, sandbox, timeout);
+    }
+
+    /** The tenant's durable checkpoints in the blob store, written by any instance (hibernations included), oldest first. */
+    public List<CheckpointDescriptor> listStored(io.stasis.core.tenant.TenantId tenant) {
+        return durable.stored(tenant);
+    }
+
+    /** A tenant's checkpoints (hibernation images excluded), oldest first. */
+    public List<Checkpoint> listOfTenant(io.stasis.core.tenant.TenantId tenant) {
+        var owners = new java.util.HashMap<SandboxId, Boolean>();
+        return catalog.allCheckpoints().stream()
+                .filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
+                .filter(c -> owners.computeIfAbsent(c.sandboxId(), s -> catalog.find(s).map(Sandbox::tenant).filter(tenant::equals).isPresent()))
+                .toList();
+    }
+
+    /**
+     * Creates a new sandbox from a checkpoint, in the caller's tenant: one of this instance's (a
+     * branch, as a fork), or a durable one written by any instance sharing the blob store, whose
+     * root snapshot chain and image are fetched first. The new sandbox has the checkpoint's
+     * template, resources, env, metadata, lifecycle and network policy; with memory its
+     * processes are restored, otherwise it boots on the checkpoint's files.
+     * <p>On failure: nothing of the new sandbox is left; {@code checkpoint_not_found} if there is
+     * no such checkpoint for this tenant, here or in the store.
+     */
+    public Sandbox createFrom(io.stasis.core.tenant.TenantId tenant, CheckpointId id, Optional<String> name) {
+        name.ifPresent(n -> {
+            SandboxName.validate(n);
+            if (catalog.findByName(tenant, n).isPresent()) throw StasisException.nameTaken(n);
+        });
+        // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
+        var local = catalog.findCheckpoint(id).filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
+                .filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
+        var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
+        if (local.isPresent() && owner.isPresent()) {
+            if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
+            var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
+            return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
+        }
+        var descriptor = durable.descriptor(tenant, id);
+        var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
+        return quotas.admit(tenant, demand, () -> {
+            var lock = restoring.computeIfAbsent(id, k -> new java.util.concurrent.locks.ReentrantLock());
+            lock.lock();
+            try (var present = durable.materialize(descriptor)) {
+                return restoreFrom(present.descriptor(), name);
+            } finally {
+                lock.unlock();
+            }
+        });
+    }
+
+    private Sandbox restoreFrom(CheckpointDescriptor d, Optional<String> name) {
+        var id = SandboxId.random();
+        long start = System.nanoTime();
+        var root = roots.createRootFrom(id, d.checkpoint(), d.resources().diskBytes());
+        try {
+            var link = network.open(id, d.network(), Optional.empty());
+            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link);
+            if (d.memory()) runtime.restore(spec, d.checkpoint());
+            else runtime.create(spec);
+            network.record(id);
+            var sandbox = new Sandbox(id, name, d.template(), SandboxState.RUNNING, clock.instant(), d.resources(), d.env(), d.metadata(),
+                    Optional.of(d.sandbox()), Optional.of(d.checkpoint()), d.lifecycle(), d.tenant());
+            catalog.insert(sandbox);
+            activity.touch(id);
+            events.lifecycle(id, "none", "running", "restore");
+            log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", d.checkpoint()).addKeyValue("memory", d.memory())
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored from a durable checkpoint");
+            return sandbox;
+        } catch (RuntimeException e) {
+            removeChild(id, e);
+            throw e;
+        }
     }
 
     private Checkpoint take(Sandbox sandbox, Optional<String> name, boolean memory, Checkpoint.Purpose purpose) {
@@ -142,7 +247,9 @@ public final class CheckpointService {
         if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION)
             throw new StasisException(ErrorCode.INVALID_STATE, "checkpoint " + id + " holds a hibernated sandbox's processes; resume or delete the sandbox instead",
                     Map.of("checkpoint", id.value(), "sandbox", checkpoint.sandboxId().value()));
+        durable.settle(id);
         locks.exclusive(checkpoint.sandboxId(), () -> {
+            durable.forget(id);
             catalog.deleteCheckpoint(id);
             runtime.deleteImage(id);
             roots.deleteSnapshot(id);

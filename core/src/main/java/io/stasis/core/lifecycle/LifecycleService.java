@@ -48,10 +48,26 @@ public final class LifecycleService {
     private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.tenant.QuotaGuard quotas;
 
+    private final java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate;
+
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
                             ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
                             io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes) {
+        this(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, (c, s) -> { });
+    }
+
+    /**
+     * @param afterHibernate called under the sandbox's lock once a hibernation is recorded, with
+     *                       its checkpoint and the sandbox as it was: the durable upload of
+     *                       hibernations ({@code --hibernate-durable}) hooks in here. An exception
+     *                       from it is logged; the sandbox stays hibernated.
+     */
+    public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
+                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
+                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
+                            java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
         this.volumes = volumes;
+        this.afterHibernate = afterHibernate;
         this.quotas = quotas;
         this.catalog = catalog;
         this.roots = roots;
@@ -189,10 +205,17 @@ public final class LifecycleService {
         }
         faults.reach("hibernate.after-dump");
         var now = clock.instant();
-        catalog.insertCheckpoint(new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now));
+        var image = new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now);
+        catalog.insertCheckpoint(image);
         faults.reach("hibernate.after-record");
         var hibernated = sandbox.withState(new SandboxState.Hibernated(checkpoint, bytes, now));
         catalog.completeOperation(hibernated);
+        try {
+            afterHibernate.accept(image, hibernated);
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).setCause(e)
+                    .log("the durable upload of the hibernation failed; it stays local (a sync retries)");
+        }
         events.lifecycle(id, sandbox.state().wireName(), "hibernated", reason.wireName());
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("imageBytes", bytes)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("hibernated");
@@ -285,9 +308,13 @@ public final class LifecycleService {
         return new Operation(id, kind, checkpoint, clock.instant());
     }
 
-    /** Removes a checkpoint's record, image and root snapshot (those that exist). */
+    /**
+     * Removes a checkpoint's record, image and root snapshot (those that exist). A durable copy in
+     * the blob store stays (a hibernation resumed here can still be restored elsewhere as it was).
+     */
     void discardCheckpoint(CheckpointId checkpoint) {
         catalog.deleteCheckpoint(checkpoint);
+        catalog.deleteUpload(checkpoint);
         runtime.deleteImage(checkpoint);
         roots.deleteSnapshot(checkpoint);
     }

@@ -206,6 +206,7 @@ public final class Reconciler {
 
     private void discard(CheckpointId id) {
         catalog.deleteCheckpoint(id);
+        catalog.deleteUpload(id);
         runtime.deleteImage(id);
         roots.deleteSnapshot(id);
     }

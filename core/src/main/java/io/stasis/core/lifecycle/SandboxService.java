@@ -285,6 +285,7 @@ public final class SandboxService implements AutoCloseable {
                 runtime.deleteImage(checkpoint.id());
                 roots.deleteSnapshot(checkpoint.id());
                 catalog.deleteCheckpoint(checkpoint.id());
+                catalog.deleteUpload(checkpoint.id());
             }
             // Before the record goes: the event is filed under the sandbox's tenant, which the record tells.
             events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());

@@ -85,6 +85,17 @@ public interface Catalog extends AutoCloseable {
     /** Forgets a checkpoint. Idempotent. */
     void deleteCheckpoint(CheckpointId id);
 
+    /** Records where a checkpoint's upload to the durable store stands, replacing what was recorded. */
+    void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload);
+
+    Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id);
+
+    /** Every recorded upload (for the list of checkpoints and the reconciler). */
+    List<io.stasis.core.checkpoint.CheckpointUpload> allUploads();
+
+    /** Forgets a checkpoint's upload. Idempotent. */
+    void deleteUpload(CheckpointId id);
+
     // --- events ---
 
     /** Stores an event, giving it the next id; returns it with that id. */

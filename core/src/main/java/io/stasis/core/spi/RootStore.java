@@ -88,6 +88,28 @@ public interface RootStore {
     /** Removes a checkpoint's root snapshot. Idempotent. Roots branched from it are not affected. */
     void deleteSnapshot(CheckpointId checkpoint);
 
+    /**
+     * Serializes a checkpoint's root snapshot for durable storage: the whole snapshot, or with
+     * {@code parent} only what changed since that earlier snapshot of the same sandbox.
+     * <p>Prerequisites: both snapshots exist here ({@link #hasSnapshot}).
+     * <p>Effects on success: {@code reader} has read the whole stream; returns what it returned.
+     * The snapshots are unchanged.
+     * <p>On failure: {@code runtime_failed} (the tool's error); what the reader stored of a cut-short
+     * stream must not be used.
+     */
+    <R> R sendSnapshot(CheckpointId checkpoint, Optional<CheckpointId> parent, StreamReader<R> reader);
+
+    /**
+     * Recreates a checkpoint's root snapshot from a stream made by {@link #sendSnapshot}, here or
+     * on another host.
+     * <p>Prerequisites: no snapshot {@code checkpoint} exists here; for an incremental stream, the
+     * parent's snapshot does (received earlier or taken here).
+     * <p>Effects on success: {@link #hasSnapshot} is true; the snapshot is read-only and holds
+     * what the sent one held, and roots can be branched from it ({@link #createRootFrom}).
+     * <p>On failure: {@code runtime_failed}; no snapshot is left.
+     */
+    void receiveSnapshot(CheckpointId checkpoint, java.io.InputStream stream);
+
     /** Every checkpoint root snapshot here (for reconciliation). */
     Set<CheckpointId> listSnapshots();
 

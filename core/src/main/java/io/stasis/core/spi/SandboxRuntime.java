@@ -114,6 +114,23 @@ public interface SandboxRuntime {
     /** The size in bytes of the complete image with this id; empty if it is missing or incomplete. */
     java.util.OptionalLong imageSize(CheckpointId image);
 
+    /**
+     * Serializes a complete image for durable storage, in a format of this runtime's own that
+     * {@link #importImage} reads back (here or on another host with the same runtime).
+     * <p>Prerequisites: the image is complete.
+     * <p>Effects on success: {@code reader} has read the whole stream; returns what it returned.
+     * <p>On failure: {@code runtime_failed}; the image is untouched.
+     */
+    <R> R exportImage(CheckpointId image, StreamReader<R> reader);
+
+    /**
+     * Recreates an image from a stream made by {@link #exportImage}.
+     * <p>Prerequisites: no image {@code image} exists here.
+     * <p>Effects on success: the image is complete and can be restored; returns its size in bytes.
+     * <p>On failure: {@code runtime_failed}; no image is left.
+     */
+    long importImage(CheckpointId image, java.io.InputStream stream);
+
     /** Removes an image. Idempotent. */
     void deleteImage(CheckpointId image);
 

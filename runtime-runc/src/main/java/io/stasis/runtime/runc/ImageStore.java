@@ -87,6 +87,97 @@ final class ImageStore {
         }
     }
 
+    private static final byte[] MAGIC = "STASIS-CRIU-IMAGE 1\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+    /**
+     * The image's files as one stream: {@code STASIS-CRIU-IMAGE 1\n}, then per regular file a
+     * 16-bit name length, the UTF-8 name, a 64-bit size and the bytes, ending with a zero name
+     * length (big-endian). The completion marker is not in it: {@link #importFrom} seals anew.
+     */
+    <R> R exportTo(CheckpointId id, io.stasis.core.spi.StreamReader<R> reader) throws IOException {
+        if (!isComplete(id)) throw new IOException("the image " + id + " is missing or incomplete");
+        Path dir = dir(id);
+        java.util.List<Path> files;
+        try (Stream<Path> entries = Files.list(dir)) {
+            files = entries.filter(p -> !p.getFileName().toString().equals(COMPLETE)).sorted().toList();
+        }
+        for (Path f : files)
+            if (!Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) throw new IOException("not a regular file in image " + id + ": " + f);
+        var parts = new java.util.ArrayList<java.util.function.Supplier<java.io.InputStream>>();
+        parts.add(() -> new java.io.ByteArrayInputStream(MAGIC));
+        for (Path f : files) {
+            parts.add(() -> {
+                try {
+                    byte[] name = f.getFileName().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    var header = java.nio.ByteBuffer.allocate(2 + name.length + 8);
+                    header.putShort((short) name.length).put(name).putLong(Files.size(f));
+                    return new java.io.ByteArrayInputStream(header.array());
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            parts.add(() -> {
+                try {
+                    return Files.newInputStream(f);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+        }
+        parts.add(() -> new java.io.ByteArrayInputStream(new byte[2]));
+        var iterator = parts.iterator();
+        var enumeration = new java.util.Enumeration<java.io.InputStream>() {
+            public boolean hasMoreElements() {
+                return iterator.hasNext();
+            }
+
+            public java.io.InputStream nextElement() {
+                return iterator.next().get();
+            }
+        };
+        try (var stream = new java.io.SequenceInputStream(enumeration)) {
+            return reader.read(stream);
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    /** Writes an image read from {@link #exportTo}'s format and seals it; returns its size. */
+    long importFrom(CheckpointId id, java.io.InputStream stream) throws IOException {
+        Path dir = create(id);
+        try {
+            var in = new java.io.DataInputStream(stream);
+            byte[] magic = in.readNBytes(MAGIC.length);
+            if (!java.util.Arrays.equals(magic, MAGIC)) throw new IOException("not a stasis CRIU image stream");
+            while (true) {
+                int nameLength = in.readUnsignedShort();
+                if (nameLength == 0) break;
+                String name = new String(in.readNBytes(nameLength), java.nio.charset.StandardCharsets.UTF_8);
+                if (name.contains("/") || name.equals(".") || name.equals("..") || name.equals(COMPLETE))
+                    throw new IOException("bad file name in image stream: " + name);
+                long size = in.readLong();
+                try (var out = Files.newOutputStream(dir.resolve(name), java.nio.file.StandardOpenOption.CREATE_NEW)) {
+                    long left = size;
+                    byte[] buffer = new byte[1 << 16];
+                    while (left > 0) {
+                        int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
+                        if (n < 0) throw new java.io.EOFException("image stream ends inside " + name);
+                        out.write(buffer, 0, n);
+                        left -= n;
+                    }
+                }
+            }
+            return seal(id);
+        } catch (IOException | RuntimeException e) {
+            try {
+                delete(id);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
     void delete(CheckpointId id) {
         try {
             FileTrees.deleteRecursively(dir(id));

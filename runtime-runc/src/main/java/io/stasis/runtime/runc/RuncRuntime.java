@@ -536,6 +536,29 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
+    public <R> R exportImage(CheckpointId image, io.stasis.core.spi.StreamReader<R> reader) {
+        try {
+            return images.exportTo(image, reader);
+        } catch (IOException e) {
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, "export of image " + image + " failed: " + e.getMessage(),
+                    Map.of("checkpoint", image.value(), "step", "export image"), e);
+        }
+    }
+
+    @Override
+    public long importImage(CheckpointId image, java.io.InputStream stream) {
+        if (images.isComplete(image) || java.nio.file.Files.exists(images.dir(image)))
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, "import of image " + image + " failed: it exists already",
+                    Map.of("checkpoint", image.value(), "step", "import image"));
+        try {
+            return images.importFrom(image, stream);
+        } catch (IOException e) {
+            throw new StasisException(ErrorCode.RUNTIME_FAILED, "import of image " + image + " failed: " + e.getMessage(),
+                    Map.of("checkpoint", image.value(), "step", "import image"), e);
+        }
+    }
+
+    @Override
     public void deleteImage(CheckpointId image) {
         images.delete(image);
     }

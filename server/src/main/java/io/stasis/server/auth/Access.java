@@ -31,6 +31,7 @@ public enum Access implements RouteRole {
     PREVIEWS(Target.SANDBOX, Permission.PREVIEWS),
     CHECKPOINT_READ(Target.CHECKPOINT, Permission.SANDBOX_READ),
     CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS),
+    CHECKPOINT_SYNC(Target.CHECKPOINT, Permission.CHECKPOINTS),
     VOLUME_READ(Target.VOLUME, Permission.VOLUME_READ),
     VOLUME_WRITE(Target.VOLUME, Permission.VOLUME_WRITE);
 

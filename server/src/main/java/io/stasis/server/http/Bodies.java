@@ -10,7 +10,7 @@ final class Bodies {
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
                          com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network,
-                         List<MountBody> volumes) {
+                         List<MountBody> volumes, String fromCheckpoint) {
     }
 
     record MountBody(String volume, String path, Boolean readOnly) {
@@ -19,7 +19,7 @@ final class Bodies {
     record CreateVolume(String name, Long sizeMb, Long sizeGb, String fromSnapshot, String fromSync) {
     }
 
-    record CreateCheckpoint(String name, Boolean memory) {
+    record CreateCheckpoint(String name, Boolean memory, Boolean durable) {
     }
 
     record Fork(String checkpoint, Integer count, String name) {

@@ -2,6 +2,8 @@ package io.stasis.server.http;
 
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
+import io.stasis.core.policy.Durations;
 import io.stasis.core.sandbox.SandboxId;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
@@ -15,6 +17,8 @@ import java.util.Optional;
 
 /** Checkpoints of a sandbox, and forks from them. */
 final class CheckpointRoutes {
+    private static final java.time.Duration DEFAULT_SYNC_TIMEOUT = java.time.Duration.ofMinutes(10);
+    private static final java.time.Duration MAX_SYNC_TIMEOUT = java.time.Duration.ofHours(1);
     private final CheckpointService checkpoints;
 
     CheckpointRoutes(CheckpointService checkpoints) {
@@ -24,8 +28,10 @@ final class CheckpointRoutes {
     void register(RoutesConfig routes) {
         routes.post("/v1/sandboxes/{id}/checkpoints", this::create, Access.CHECKPOINTS);
         routes.get("/v1/sandboxes/{id}/checkpoints", ctx -> ctx.json(new ListView<>(
-                checkpoints.list(sandboxId(ctx)).stream().map(CheckpointView::of).toList(), null)), Access.SANDBOX_READ);
-        routes.get("/v1/checkpoints/{cid}", ctx -> ctx.json(CheckpointView.of(checkpoints.get(checkpointId(ctx)))), Access.CHECKPOINT_READ);
+                checkpoints.list(sandboxId(ctx)).stream().map(this::view).toList(), null)), Access.SANDBOX_READ);
+        routes.get("/v1/checkpoints", this::listOfTenant, Access.TENANT);
+        routes.get("/v1/checkpoints/{cid}", ctx -> ctx.json(view(checkpoints.get(checkpointId(ctx)))), Access.CHECKPOINT_READ);
+        routes.post("/v1/checkpoints/{cid}/sync", this::sync, Access.CHECKPOINT_SYNC);
         routes.delete("/v1/checkpoints/{cid}", ctx -> {
             checkpoints.delete(checkpointId(ctx));
             ctx.status(204);
@@ -46,8 +52,33 @@ final class CheckpointRoutes {
         var body = Json.body(ctx, Bodies.CreateCheckpoint.class);
         if (body.memory() == null)
             throw StasisException.invalid("memory", "is required: true to keep the processes and their memory, false for the files only");
-        var made = checkpoints.create(id, Optional.ofNullable(body.name()), body.memory());
-        ctx.status(201).json(CheckpointView.of(made));
+        var made = checkpoints.create(id, Optional.ofNullable(body.name()), body.memory(), Boolean.TRUE.equals(body.durable()));
+        ctx.status(201).json(view(made));
+    }
+
+    /** Waits until the checkpoint is durable, at most {@code ?timeout=} (default 10m); answers the checkpoint: check {@code durable}. */
+    private void sync(Context ctx) {
+        var id = checkpointId(ctx);
+        var timeout = Query.string(ctx, "timeout").map(t -> Durations.parse("timeout", t)).orElse(DEFAULT_SYNC_TIMEOUT);
+        if (timeout.compareTo(MAX_SYNC_TIMEOUT) > 0) throw StasisException.invalid("timeout", "must be at most 1h");
+        checkpoints.sync(id, timeout);
+        ctx.json(view(checkpoints.get(id)));
+    }
+
+    /** This instance's checkpoints, or with {@code ?source=store} the durable ones of every instance sharing the blob store. */
+    private void listOfTenant(Context ctx) {
+        var tenant = BearerAuth.caller(ctx).tenant();
+        String source = Query.string(ctx, "source").orElse("local");
+        var items = switch (source) {
+            case "local" -> checkpoints.listOfTenant(tenant).stream().map(this::view).toList();
+            case "store" -> checkpoints.listStored(tenant).stream().map(CheckpointView::of).toList();
+            default -> throw StasisException.invalid("source", "must be local or store, was '" + source + "'");
+        };
+        ctx.json(new ListView<>(items, null));
+    }
+
+    private CheckpointView view(io.stasis.core.checkpoint.Checkpoint c) {
+        return CheckpointView.of(c, checkpoints.upload(c.id()));
     }
 
     private void fork(Context ctx) {

@@ -121,8 +121,8 @@ public final class HttpApi implements AutoCloseable {
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
-        new SandboxRoutes(services.sandboxes(), settings.defaultTemplate(), settings.defaultResources(), settings.maxDiskMb(), settings.defaultLifecycle(),
-                services.metrics(), services.volumes()).register(routes);
+        new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(),
+                settings.maxDiskMb(), settings.defaultLifecycle(), services.metrics(), services.volumes()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);

@@ -31,10 +31,13 @@ final class SandboxRoutes {
     private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
     private final io.stasis.core.volume.VolumeService volumes;
+    private final io.stasis.core.checkpoint.CheckpointService checkpoints;
 
-    SandboxRoutes(SandboxService sandboxes, String defaultTemplate, Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle,
-                  Metrics metrics, io.stasis.core.volume.VolumeService volumes) {
+    SandboxRoutes(SandboxService sandboxes, io.stasis.core.checkpoint.CheckpointService checkpoints, String defaultTemplate,
+                  Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle, Metrics metrics,
+                  io.stasis.core.volume.VolumeService volumes) {
         this.volumes = volumes;
+        this.checkpoints = checkpoints;
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
         this.defaultResources = defaultResources;
@@ -55,6 +58,10 @@ final class SandboxRoutes {
 
     private void create(Context ctx) {
         var body = Json.body(ctx, Bodies.CreateSandbox.class);
+        if (body.fromCheckpoint() != null) {
+            createFrom(ctx, body);
+            return;
+        }
         var r = body.resources();
         var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
         if (resources.diskMb() > maxDiskMb)
@@ -74,6 +81,24 @@ final class SandboxRoutes {
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
+        ctx.status(201).json(SandboxView.of(sandbox));
+    }
+
+    /**
+     * From a checkpoint, this instance's or a durable one of any instance sharing the blob store:
+     * the checkpoint decides template, resources, env, metadata, lifecycle and network; only a
+     * name may be given with it.
+     */
+    private void createFrom(Context ctx, Bodies.CreateSandbox body) {
+        if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
+                || body.network() != null)
+            throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
+        String raw = body.fromCheckpoint();
+        if (!io.stasis.core.checkpoint.CheckpointId.isValid(raw)) throw io.stasis.core.checkpoint.CheckpointService.notFound(raw);
+        long start = System.nanoTime();
+        var sandbox = checkpoints.createFrom(BearerAuth.caller(ctx).tenant(), new io.stasis.core.checkpoint.CheckpointId(raw),
+                Optional.ofNullable(body.name()));
+        metrics.sandboxCreated(sandbox.template(), System.nanoTime() - start);
         ctx.status(201).json(SandboxView.of(sandbox));
     }
 

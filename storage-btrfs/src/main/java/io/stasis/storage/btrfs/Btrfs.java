@@ -200,6 +200,110 @@ public final class Btrfs implements Subvolumes {
         return paths;
     }
 
+    /**
+     * Runs {@code btrfs send} on a read-only snapshot, with {@code -p parent} for an incremental
+     * stream (only what changed since {@code parent}, which must be read-only too and on the same
+     * filesystem), and hands the stream to {@code reader} as it is produced. Returns what the
+     * reader returned once the tool has exited successfully; fails with {@code runtime_failed}
+     * (the tool's stderr tail) otherwise. The tool never outlives the call.
+     */
+    public <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, io.stasis.core.spi.StreamReader<R> reader) {
+        return send(snapshot, parent, limit, p -> { }, reader);
+    }
+
+    /** As {@link #send(Path, java.util.Optional, Duration, io.stasis.core.spi.StreamReader)}, handing the started tool to {@code started} (to abort it). */
+    <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, java.util.function.Consumer<Process> started,
+               io.stasis.core.spi.StreamReader<R> reader) {
+        var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "-q"));
+        parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
+        argv.add(snapshot.toString());
+        return streaming("btrfs send", argv, limit, false, process -> {
+            started.accept(process);
+            try (var in = process.getInputStream()) {
+                return reader.read(in);
+            }
+        });
+    }
+
+    /**
+     * Runs {@code btrfs receive} into {@code directory}, feeding it {@code stream}: the subvolume
+     * the stream describes appears there under its sent name, read-only once complete. An
+     * incremental stream needs its parent (found by UUID anywhere on the filesystem). On failure:
+     * {@code runtime_failed}; a half-received subvolume may be left for the caller to remove.
+     */
+    public void receive(Path directory, java.io.InputStream stream, Duration limit) {
+        var argv = List.of(btrfs.toString(), "receive", directory.toString());
+        streaming("btrfs receive", argv, limit, true, process -> {
+            // A failed read of the source, or the tool stopping early (broken pipe, its stderr says why), fails the call.
+            try (var out = process.getOutputStream()) {
+                stream.transferTo(out);
+            }
+            return null;
+        });
+    }
+
+    private interface Streaming<R> {
+        R with(Process process) throws IOException, InterruptedException;
+    }
+
+    /**
+     * Runs a tool whose stdin ({@code feedsStdin}) or stdout the caller streams; the other is
+     * {@code /dev/null}; stderr is kept for the error message.
+     */
+    private <R> R streaming(String step, List<String> argv, Duration limit, boolean feedsStdin, Streaming<R> body) {
+        long start = System.nanoTime();
+        var builder = new ProcessBuilder(argv);
+        builder.environment().put("LC_ALL", "C");
+        if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        else builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        Process process = null;
+        try {
+            process = builder.start();
+            var errStream = process.getErrorStream();
+            var stderr = new java.util.concurrent.CompletableFuture<String>();
+            Thread.ofVirtual().start(() -> {
+                try {
+                    byte[] all = errStream.readAllBytes();
+                    String text = new String(all, java.nio.charset.StandardCharsets.UTF_8);
+                    stderr.complete(text.length() > ToolRunner.TAIL_CHARS ? text.substring(text.length() - ToolRunner.TAIL_CHARS) : text);
+                } catch (IOException e) {
+                    stderr.complete("");
+                }
+            });
+            R result;
+            try {
+                result = body.with(process);
+            } catch (IOException e) {
+                process.destroyForcibly();
+                throw failure(step, e + "; stderr: " + stderrOf(stderr), null, e);
+            }
+            if (!process.waitFor(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+                throw failure(step, "did not finish within " + limit, null, null);
+            if (process.exitValue() != 0)
+                throw failure(step, "exit " + process.exitValue() + ": " + stderrOf(stderr), null, null);
+            log.atDebug().addKeyValue("step", step).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("argv", argv).log("btrfs ok");
+            return result;
+        } catch (IOException e) {
+            throw failure(step, "could not start " + argv.getFirst() + " (is btrfs-progs installed?): " + e.getMessage(), null, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure(step, "interrupted", null, e);
+        } finally {
+            if (process != null && process.isAlive()) process.destroyForcibly(); // never leak a btrfs
+        }
+    }
+
+    private static String stderrOf(java.util.concurrent.CompletableFuture<String> stderr) {
+        try {
+            return stderr.get(5, java.util.concurrent.TimeUnit.SECONDS).strip();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return "";
+        }
+    }
+
     private ToolRunner.Result run(String step, List<String> argv) {
         try {
             var result = ToolRunner.run(argv, timeout);

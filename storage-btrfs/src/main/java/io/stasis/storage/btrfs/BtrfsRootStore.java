@@ -301,6 +301,7 @@ public final class BtrfsRootStore implements RootStore {
     public void deleteSnapshot(CheckpointId checkpoint) {
         Path path = snapshotPath(checkpoint);
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
+        abortSends(checkpoint);
         String step = "delete root snapshot";
         long start = System.nanoTime();
         try {
@@ -312,6 +313,90 @@ public final class BtrfsRootStore implements RootStore {
         }
         log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
                 .log("root snapshot deleted");
+    }
+
+    /**
+     * The {@code btrfs send} tools running, by the snapshots they read (the sent one and its
+     * parent): the kernel refuses to delete a subvolume while a send reads it, so a delete aborts
+     * them first (the upload then fails, and what it stored is never named by a descriptor).
+     */
+    private final Map<CheckpointId, Set<Process>> sends = new ConcurrentHashMap<>();
+
+    /** A send or receive may take a while for a large root: it is bounded, but loosely. */
+    private static final java.time.Duration STREAM_LIMIT = java.time.Duration.ofHours(2);
+
+    /** {@inheritDoc} <p>{@code btrfs send}, with {@code -p} for an incremental stream. */
+    @Override
+    public <R> R sendSnapshot(CheckpointId checkpoint, Optional<CheckpointId> parent, io.stasis.core.spi.StreamReader<R> reader) {
+        String step = "send root snapshot";
+        Path source = snapshotPath(checkpoint);
+        if (!Subvolumes.isSubvolume(source)) throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " has no root snapshot");
+        Optional<Path> parentPath = parent.map(this::snapshotPath);
+        if (parentPath.isPresent() && !Subvolumes.isSubvolume(parentPath.get()))
+            throw checkpointFailure(step, null, checkpoint, "the parent snapshot " + parent.get() + " is gone");
+        long start = System.nanoTime();
+        try {
+            var started = new java.util.concurrent.atomic.AtomicReference<Process>();
+            R result;
+            try {
+                result = btrfs.send(source, parentPath, STREAM_LIMIT, process -> {
+                    started.set(process);
+                    sends.computeIfAbsent(checkpoint, k -> ConcurrentHashMap.newKeySet()).add(process);
+                    parent.ifPresent(p -> sends.computeIfAbsent(p, k -> ConcurrentHashMap.newKeySet()).add(process));
+                }, reader);
+            } finally {
+                var process = started.get();
+                if (process != null) {
+                    sends.computeIfPresent(checkpoint, (k, set) -> set.remove(process) && set.isEmpty() ? null : set);
+                    parent.ifPresent(p -> sends.computeIfPresent(p, (k, set) -> set.remove(process) && set.isEmpty() ? null : set));
+                }
+            }
+            log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("parent", parent.map(CheckpointId::value).orElse("none"))
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot sent");
+            return result;
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, null, checkpoint);
+        }
+    }
+
+    /**
+     * {@inheritDoc} <p>{@code btrfs receive} into {@code checkpoints/}: the stream names the
+     * subvolume after the snapshot it was sent from, which is the checkpoint id.
+     */
+    @Override
+    public void receiveSnapshot(CheckpointId checkpoint, java.io.InputStream stream) {
+        String step = "receive root snapshot";
+        Path target = snapshotPath(checkpoint);
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
+        long start = System.nanoTime();
+        try {
+            btrfs.receive(pool.checkpointsDir(), stream, STREAM_LIMIT);
+            if (!Subvolumes.isSubvolume(target))
+                throw checkpointFailure(step, null, checkpoint, "the stream did not hold the snapshot of " + checkpoint);
+        } catch (StasisException e) {
+            try {
+                deleteSnapshot(checkpoint);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e.details().containsKey("checkpoint") ? e : withCheckpoint(e, step, null, checkpoint);
+        }
+        log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot received");
+    }
+
+    private void abortSends(CheckpointId checkpoint) {
+        var running = sends.getOrDefault(checkpoint, Set.of());
+        for (var process : Set.copyOf(running)) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            log.atInfo().addKeyValue("checkpoint", checkpoint).log("aborted a btrfs send to delete the snapshot it read");
+        }
     }
 
     /** Subvolumes named like a checkpoint; anything else in {@code checkpoints/} was not made here. */

@@ -1,0 +1,124 @@
+package io.stasis.server;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * The durable store's part of the service's settings: where checkpoints are copied so that another
+ * instance sharing the store can restore them.
+ *
+ * @param kind            {@code local} (a directory, default {@code <data-dir>/blobs}) or {@code s3}
+ * @param dir             the local store's directory, if not the default
+ * @param s3Endpoint      the S3-compatible service's base URL (empty: AWS itself)
+ * @param s3Bucket        the bucket (required with {@code s3})
+ * @param s3Region        the signing region (default us-east-1)
+ * @param s3PathStyle     path-style addressing (default true; {@code --s3-path-style false} for virtual hosts)
+ * @param s3KeyPrefix     prefix of every key, so instances of separate deployments can share a bucket
+ * @param s3CredentialsFile a file with two lines, access key id and secret; otherwise the environment's
+ *                        {@code STASIS_S3_ACCESS_KEY_ID} / {@code STASIS_S3_SECRET_ACCESS_KEY}, otherwise the
+ *                        AWS SDK's default chain. Never a flag value: flags end up in process lists and logs.
+ * @param hibernateDurable whether every hibernation is also copied to the store before it completes
+ * @param uploadConcurrency background uploads at once
+ */
+public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endpoint, Optional<String> s3Bucket, String s3Region,
+                           boolean s3PathStyle, String s3KeyPrefix, Optional<Path> s3CredentialsFile, boolean hibernateDurable,
+                           int uploadConcurrency) {
+
+    public BlobSettings {
+        if (!kind.equals("local") && !kind.equals("s3"))
+            throw new IllegalArgumentException("--blob-store must be local or s3, was '" + kind + "'");
+        if (uploadConcurrency < 1 || uploadConcurrency > 64)
+            throw new IllegalArgumentException("--upload-concurrency must be 1 to 64, was " + uploadConcurrency);
+    }
+
+    public static BlobSettings defaults() {
+        return new BlobSettings("local", Optional.empty(), Optional.empty(), Optional.empty(), "us-east-1", true, "", Optional.empty(),
+                false, 2);
+    }
+
+    /** The local store's directory: {@code --blob-dir}, or {@code <data-dir>/blobs}. */
+    public Path localDir(Path dataDir) {
+        return dir.orElse(dataDir.resolve("blobs"));
+    }
+
+    /** Applies one flag; empty if it is not one of these. {@code value} is null for a flag given without one. */
+    Optional<BlobSettings> with(String flag, String value) {
+        try {
+            return Optional.ofNullable(switch (flag) {
+                case "--blob-store" -> new BlobSettings(need(flag, value), dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--blob-dir" -> new BlobSettings(kind, Optional.of(Path.of(need(flag, value)).toAbsolutePath()), s3Endpoint, s3Bucket,
+                        s3Region, s3PathStyle, s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-endpoint" -> new BlobSettings(kind, dir, Optional.of(URI.create(need(flag, value))), s3Bucket, s3Region, s3PathStyle,
+                        s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-bucket" -> new BlobSettings(kind, dir, s3Endpoint, Optional.of(need(flag, value)), s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-region" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, need(flag, value), s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-path-style" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, bool(flag, value), s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-key-prefix" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, need(flag, value),
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                case "--s3-credentials-file" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        Optional.of(Path.of(need(flag, value)).toAbsolutePath()), hibernateDurable, uploadConcurrency);
+                case "--hibernate-durable" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, bool(flag, value), uploadConcurrency);
+                case "--upload-concurrency" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, Integer.parseInt(need(flag, value)));
+                default -> null;
+            });
+        } catch (IllegalArgumentException e) {
+            throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
+        }
+    }
+
+    /** Flags that may stand alone, meaning {@code true}. */
+    static boolean isSwitch(String flag) {
+        return flag.equals("--hibernate-durable") || flag.equals("--s3-path-style");
+    }
+
+    private static String need(String flag, String value) {
+        if (value == null) throw new IllegalArgumentException("needs a value");
+        return value;
+    }
+
+    private static boolean bool(String flag, String value) {
+        if (value == null || value.equals("true")) return true;
+        if (value.equals("false")) return false;
+        throw new IllegalArgumentException("must be true or false, was '" + value + "'");
+    }
+
+    /** An access key from the credentials file or the environment; empty for the SDK's default chain. */
+    Optional<String[]> s3Credentials() {
+        if (s3CredentialsFile.isPresent()) {
+            try {
+                var lines = Files.readAllLines(s3CredentialsFile.get()).stream().map(String::strip).filter(l -> !l.isEmpty()).toList();
+                if (lines.size() < 2) throw new IllegalArgumentException(s3CredentialsFile.get() + " must hold two lines: access key id, then secret");
+                return Optional.of(new String[] {lines.get(0), lines.get(1)});
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read --s3-credentials-file " + s3CredentialsFile.get() + ": " + e.getMessage(), e);
+            }
+        }
+        String id = System.getenv("STASIS_S3_ACCESS_KEY_ID");
+        String secret = System.getenv("STASIS_S3_SECRET_ACCESS_KEY");
+        if (id != null && !id.isBlank() && secret != null && !secret.isEmpty()) return Optional.of(new String[] {id, secret});
+        return Optional.empty();
+    }
+
+    static final String USAGE = """
+              --blob-store local|s3    where checkpoints are made durable (default local)
+              --blob-dir DIR           the local store (default <data-dir>/blobs); share it to restore elsewhere
+              --s3-endpoint URL        S3-compatible service (default: AWS)
+              --s3-bucket NAME         bucket (required with --blob-store s3)
+              --s3-region R            signing region (default us-east-1)
+              --s3-path-style [B]      path-style URLs (default true)
+              --s3-key-prefix P/       prefix of every key (default none)
+              --s3-credentials-file F  access key id and secret, one per line (else $STASIS_S3_ACCESS_KEY_ID
+                                       and $STASIS_S3_SECRET_ACCESS_KEY, else the AWS default chain)
+              --hibernate-durable [B]  also copy every hibernation to the durable store (default false)
+              --upload-concurrency N   background checkpoint uploads at once (default 2)
+            """;
+}

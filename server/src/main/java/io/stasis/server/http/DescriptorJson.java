@@ -1,0 +1,100 @@
+package io.stasis.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.blob.ManifestId;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointDescriptor;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantId;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The JSON of a checkpoint descriptor in the blob store: version 1. The sandbox's settings use
+ * the API's own shapes (lifecycle and network as in a create), so a descriptor reads like one.
+ */
+public final class DescriptorJson {
+    private DescriptorJson() {
+    }
+
+    public static byte[] encode(CheckpointDescriptor d) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("version", CheckpointDescriptor.VERSION);
+        out.put("checkpointId", d.checkpoint().value());
+        out.put("tenant", d.tenant().value());
+        out.put("sandboxId", d.sandbox().value());
+        out.put("name", d.name().orElse(null));
+        out.put("memory", d.memory());
+        out.put("purpose", d.purpose().wireName());
+        out.put("createdAt", d.createdAt().toString());
+        var sandbox = new LinkedHashMap<String, Object>();
+        sandbox.put("template", d.template());
+        var r = d.resources();
+        sandbox.put("resources", Map.of("cpus", r.cpus(), "memoryMb", r.memoryMb(), "pids", r.pids(), "diskMb", r.diskMb()));
+        sandbox.put("env", d.env());
+        sandbox.put("metadata", d.metadata());
+        sandbox.put("lifecycle", LifecycleJson.view(d.lifecycle()));
+        sandbox.put("network", Map.of("egress", NetworkJson.egress(d.network().egress()), "rules", NetworkJson.headerRules(d.network().rules())));
+        out.put("sandbox", sandbox);
+        var roots = new ArrayList<Map<String, Object>>();
+        for (var layer : d.roots()) {
+            var l = new LinkedHashMap<String, Object>();
+            l.put("checkpointId", layer.checkpoint().value());
+            l.put("parentId", layer.parent().map(CheckpointId::value).orElse(null));
+            l.put("manifest", layer.stream().hex());
+            l.put("bytes", layer.bytes());
+            roots.add(l);
+        }
+        out.put("roots", roots);
+        out.put("image", d.image().map(ManifestId::hex).orElse(null));
+        out.put("logicalBytes", d.logicalBytes());
+        out.put("storedBytes", d.storedBytes());
+        return Json.write(out).getBytes(StandardCharsets.UTF_8);
+    }
+
+    public static CheckpointDescriptor decode(byte[] bytes) throws IOException {
+        JsonNode n = Json.MAPPER.readTree(bytes);
+        int version = n.path("version").asInt(0);
+        if (version < 1 || version > CheckpointDescriptor.VERSION)
+            throw new IOException("descriptor version " + version + " is not readable by this version (knows up to " + CheckpointDescriptor.VERSION + ")");
+        JsonNode s = n.path("sandbox");
+        JsonNode r = s.path("resources");
+        var roots = new ArrayList<CheckpointDescriptor.RootLayer>();
+        for (JsonNode l : n.path("roots"))
+            roots.add(new CheckpointDescriptor.RootLayer(new CheckpointId(l.path("checkpointId").asText()),
+                    text(l, "parentId").map(CheckpointId::new), ManifestId.parse(l.path("manifest").asText()), l.path("bytes").asLong()));
+        return new CheckpointDescriptor(new CheckpointId(n.path("checkpointId").asText()), new TenantId(n.path("tenant").asText()),
+                new SandboxId(n.path("sandboxId").asText()), text(n, "name"), n.path("memory").asBoolean(), purpose(n.path("purpose").asText()),
+                Instant.parse(n.path("createdAt").asText()), s.path("template").asText(),
+                new Resources(r.path("cpus").asDouble(), r.path("memoryMb").asInt(), r.path("pids").asInt(), r.path("diskMb").asInt()),
+                strings(s.path("env")), strings(s.path("metadata")),
+                LifecycleJson.merge(LifecyclePolicy.DEFAULT, s.path("lifecycle")), NetworkJson.parse(s.path("network"), "network"),
+                roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong());
+    }
+
+    private static Optional<String> text(JsonNode n, String field) {
+        JsonNode v = n.get(field);
+        return v == null || v.isNull() ? Optional.empty() : Optional.of(v.asText());
+    }
+
+    private static Map<String, String> strings(JsonNode n) {
+        var out = new LinkedHashMap<String, String>();
+        n.properties().forEach(e -> out.put(e.getKey(), e.getValue().asText()));
+        return out;
+    }
+
+    private static Checkpoint.Purpose purpose(String wire) {
+        for (var p : Checkpoint.Purpose.values()) if (p.wireName().equals(wire)) return p;
+        throw new IllegalArgumentException("unknown checkpoint purpose '" + wire + "'");
+    }
+
+}
