@@ -91,7 +91,7 @@ final class SandboxRoutes {
      */
     private void createFrom(Context ctx, Bodies.CreateSandbox body) {
         if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
-                || body.network() != null)
+                || body.network() != null || body.volumes() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();
         if (!io.stasis.core.checkpoint.CheckpointId.isValid(raw)) throw io.stasis.core.checkpoint.CheckpointService.notFound(raw);
