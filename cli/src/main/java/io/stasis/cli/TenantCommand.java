@@ -42,15 +42,17 @@ final class TenantCommand extends CommandGroup {
             root.io().out().println(StasisJson.write(t));
             return;
         }
-        var table = Table.withHeaders("ID", "NAME", "RUNNING", "MEMORY MB", "DISK MB", "CREATED");
-        row(table, t);
-        root.io().out().print(table.render());
+        root.io().out().print(table(List.of(t)));
     }
 
-    private static void row(Table table, TenantInfo t) {
-        table.row(t.id(), t.name(), used(t.usage().runningSandboxes(), t.quota().runningSandboxes()),
-                used(t.usage().memoryMb(), t.quota().memoryMb()), used(t.usage().diskMb(), t.quota().diskMb()),
-                HumanFormat.time(t.createdAt()));
+    /** One row a tenant: usage/limit of each quota. */
+    private static String table(List<TenantInfo> tenants) {
+        var table = Table.withHeaders("ID", "NAME", "RUNNING", "MEMORY MB", "DISK MB", "CREATED");
+        for (var t : tenants)
+            table.row(t.id(), t.name(), used(t.usage().runningSandboxes(), t.quota().runningSandboxes()),
+                    used(t.usage().memoryMb(), t.quota().memoryMb()), used(t.usage().diskMb(), t.quota().diskMb()),
+                    HumanFormat.time(t.createdAt()));
+        return table.render();
     }
 
     private static String used(long used, Number limit) {
@@ -88,9 +90,7 @@ final class TenantCommand extends CommandGroup {
                 root.io().out().println(StasisJson.writeList(tenants));
                 return ExitCodes.OK;
             }
-            var table = Table.withHeaders("ID", "NAME", "RUNNING", "MEMORY MB", "DISK MB", "CREATED");
-            tenants.forEach(t -> row(table, t));
-            root.io().out().print(table.render());
+            root.io().out().print(table(tenants));
             return ExitCodes.OK;
         }
     }
