@@ -21,7 +21,9 @@ import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
 import software.amazon.awssdk.services.s3.model.CompletedPart;
+import software.amazon.awssdk.services.s3.model.DeletedObject;
 import software.amazon.awssdk.services.s3.model.NoSuchKeyException;
+import software.amazon.awssdk.services.s3.model.ObjectIdentifier;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
@@ -105,8 +107,10 @@ class S3ApiIT {
                         RequestBody.fromBytes(part)).eTag();
                 parts.add(CompletedPart.builder().partNumber(n).eTag(etag).build());
             }
-            s3.completeMultipartUpload(b -> b.bucket("bucket").key("big/blob.bin").uploadId(uploadId)
+            var completed = s3.completeMultipartUpload(b -> b.bucket("bucket").key("big/blob.bin").uploadId(uploadId)
                     .multipartUpload(CompletedMultipartUpload.builder().parts(parts).build()));
+            assertThat(completed.eTag()).endsWith("-3\"");
+            assertThat(s3.headObject(b -> b.bucket("bucket").key("big/blob.bin")).eTag()).isEqualTo(completed.eTag());
             assertThat(s3.getObjectAsBytes(b -> b.bucket("bucket").key("big/blob.bin")).asByteArray()).isEqualTo(data);
             assertThat(api.sh(sandbox, "wc -c < /data/big/blob.bin").strip()).isEqualTo(Integer.toString(data.length));
             // Figures: one 12 MiB PutObject and GetObject through the SDK (signed aws-chunked body, MD5 ETag).
@@ -195,6 +199,60 @@ class S3ApiIT {
             assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("bucket").key("dir/b.txt"))).isInstanceOf(S3Exception.class)
                     .satisfies(e -> assertThat(((S3Exception) e).awsErrorDetails().errorCode()).isEqualTo("NoSuchBucket"));
         }
+    }
+
+    @Test
+    void rangedGetsCopiesAndBatchDeletes() {
+        api.post("/v1/volumes", "{\"name\": \"source\", \"sizeMb\": 32}");
+        try (var s3 = client(service.rootKey)) {
+            s3.putObject(b -> b.bucket("bucket").key("r/obj"), RequestBody.fromString("0123456789abcdef"));
+            var slice = s3.getObjectAsBytes(b -> b.bucket("bucket").key("r/obj").range("bytes=2-5"));
+            assertThat(slice.asUtf8String()).isEqualTo("2345");
+            assertThat(slice.response().contentRange()).isEqualTo("bytes 2-5/16");
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("bucket").key("r/obj").range("bytes=-3")).asUtf8String()).isEqualTo("def");
+            assertThat(s3.getObjectAsBytes(b -> b.bucket("bucket").key("r/obj").range("bytes=14-")).asUtf8String()).isEqualTo("ef");
+            assertThatThrownBy(() -> s3.getObjectAsBytes(b -> b.bucket("bucket").key("r/obj").range("bytes=16-"))).isInstanceOf(S3Exception.class)
+                    .satisfies(e -> assertThat(((S3Exception) e).awsErrorDetails().errorCode()).isEqualTo("InvalidRange"));
+            // A sandbox's write is a new version: the remembered ETag no longer applies.
+            assertThat(s3.headObject(b -> b.bucket("bucket").key("r/obj")).eTag()).isEqualTo(quotedMd5("0123456789abcdef"));
+            api.sh(sandbox, "printf X >> /data/r/obj");
+            assertThat(s3.headObject(b -> b.bucket("bucket").key("r/obj")).eTag()).isEqualTo(quotedMd5("0123456789abcdefX"));
+
+            // CopyObject within a volume and from another volume of the tenant.
+            var copied = s3.copyObject(b -> b.sourceBucket("bucket").sourceKey("r/obj").destinationBucket("bucket").destinationKey("r/copy"));
+            assertThat(copied.copyObjectResult().eTag()).isEqualTo(quotedMd5("0123456789abcdefX"));
+            s3.putObject(b -> b.bucket("source").key("in source"), RequestBody.fromString("from the other volume"));
+            s3.copyObject(b -> b.sourceBucket("source").sourceKey("in source").destinationBucket("bucket").destinationKey("r/from source"));
+            assertThat(api.sh(sandbox, "cat '/data/r/from source'")).isEqualTo("from the other volume");
+            assertThatThrownBy(() -> s3.copyObject(b -> b.sourceBucket("bucket").sourceKey("r/none").destinationBucket("bucket").destinationKey("r/x")))
+                    .isInstanceOf(NoSuchKeyException.class);
+        }
+        // A token of one volume cannot copy out of another: that volume does not exist for it.
+        var writer = api.post("/v1/tokens", "{\"scope\": {\"volume\": \"bucket\"}, \"permissions\": [\"volume:read\", \"volume:write\"]}")
+                .get("token").asText();
+        try (var s3 = client(writer)) {
+            assertThatThrownBy(() -> s3.copyObject(b -> b.sourceBucket("source").sourceKey("in source").destinationBucket("bucket").destinationKey("r/y")))
+                    .isInstanceOf(S3Exception.class).satisfies(e -> assertThat(((S3Exception) e).statusCode()).isEqualTo(404));
+        }
+        try (var s3 = client(service.rootKey)) {
+            var result = s3.deleteObjects(b -> b.bucket("bucket").delete(d -> d.objects(
+                    ObjectIdentifier.builder().key("r/obj").build(), ObjectIdentifier.builder().key("r/copy").build(),
+                    ObjectIdentifier.builder().key("r/never there").build(), ObjectIdentifier.builder().key("r/../../x").build())));
+            assertThat(result.deleted()).extracting(DeletedObject::key).containsExactly("r/obj", "r/copy", "r/never there");
+            assertThat(result.errors()).singleElement().satisfies(e -> {
+                assertThat(e.key()).isEqualTo("r/../../x");
+                assertThat(e.code()).isEqualTo("InvalidArgument");
+            });
+            assertThat(s3.listObjectsV2(b -> b.bucket("bucket").prefix("r/")).contents()).extracting(S3Object::key).containsExactly("r/from source");
+            s3.deleteObject(b -> b.bucket("bucket").key("r/from source"));
+            api.sh(sandbox, "rmdir /data/r"); // directories stay when their last object goes, as on any file system
+        } finally {
+            api.call("DELETE", "/v1/volumes/source", null);
+        }
+    }
+
+    private static String quotedMd5(String content) {
+        return "\"" + md5Hex(content.getBytes(StandardCharsets.UTF_8)) + "\"";
     }
 
     private static String md5Hex(byte[] data) {

@@ -70,6 +70,7 @@ public final class S3Routes {
     private final Path uploads;
     private final Clock clock;
     private final long maxObjectBytes;
+    private final ETags etags = new ETags();
 
     /**
      * @param uploads        a host directory for the parts of multipart uploads in progress (outside every volume)
@@ -198,13 +199,42 @@ public final class S3Routes {
             return;
         }
         var path = path(r.key());
-        var info = regularFile(r, path);
-        String etag = etagOf(r, path);
+        var info = regularFile(r.root(), r.key(), path);
+        String etag = etagOf(r, path, info);
         headers(ctx, info, etag);
-        var content = files.read(r.root(), path);
-        ctx.status(200).header("Content-Type", "application/octet-stream").header("Content-Length", Long.toString(content.size()));
-        try (InputStream in = content.stream(); var out = ctx.res().getOutputStream()) {
-            in.transferTo(out);
+        try (var content = files.read(r.root(), path)) {
+            switch (ByteRange.of(ctx.header("Range"), content.size())) {
+                case ByteRange.Whole() -> {
+                    ctx.status(200).header("Content-Type", "application/octet-stream").header("Content-Length", Long.toString(content.size()));
+                    try (var out = ctx.res().getOutputStream()) {
+                        transfer(content.stream(), out, content.size());
+                    }
+                }
+                case ByteRange.Slice slice -> {
+                    ctx.status(206).header("Content-Type", "application/octet-stream").header("Content-Range", slice.contentRange())
+                            .header("Content-Length", Long.toString(slice.length()));
+                    InputStream in = content.stream();
+                    in.skipNBytes(slice.first()); // a file channel's skip is a seek
+                    try (var out = ctx.res().getOutputStream()) {
+                        transfer(in, out, slice.length());
+                    }
+                }
+                case ByteRange.Unsatisfiable none -> {
+                    ctx.header("Content-Range", none.contentRange());
+                    throw new S3Error(416, "InvalidRange", "the requested range is not satisfiable: the object has " + none.size() + " bytes");
+                }
+            }
+        }
+    }
+
+    private static void transfer(InputStream in, java.io.OutputStream out, long length) throws IOException {
+        byte[] buffer = new byte[64 << 10];
+        long left = length;
+        while (left > 0) {
+            int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
+            if (n < 0) throw new IOException("the object ended " + left + " bytes early (truncated while read)");
+            out.write(buffer, 0, n);
+            left -= n;
         }
     }
 
@@ -214,8 +244,8 @@ public final class S3Routes {
             return;
         }
         var path = path(r.key());
-        var info = regularFile(r, path);
-        headers(ctx, info, etagOf(r, path));
+        var info = regularFile(r.root(), r.key(), path);
+        headers(ctx, info, etagOf(r, path, info));
         long size;
         try (var content = files.read(r.root(), path)) {
             size = content.size();
@@ -223,47 +253,98 @@ public final class S3Routes {
         ctx.status(200).header("Content-Type", "application/octet-stream").header("Content-Length", Long.toString(size));
     }
 
-    private FileInfo regularFile(Request r, SandboxPath path) {
-        if (r.key().endsWith("/")) throw new S3Error(404, "NoSuchKey", "no object '" + r.key() + "'");
-        var info = files.stat(r.root(), path);
+    private FileInfo regularFile(Path root, String key, SandboxPath path) {
+        if (key.endsWith("/")) throw new S3Error(404, "NoSuchKey", "no object '" + key + "'");
+        var info = files.stat(root, path);
         // A symlink is followed, inside the volume only (the reads resolve it confined); a directory is no object.
-        if (info.type() != FileType.FILE && info.type() != FileType.SYMLINK) throw new S3Error(404, "NoSuchKey", "no object '" + r.key() + "'");
+        if (info.type() != FileType.FILE && info.type() != FileType.SYMLINK) throw new S3Error(404, "NoSuchKey", "no object '" + key + "'");
         return info;
     }
 
     private static void headers(Context ctx, FileInfo info, String etag) {
-        ctx.header("ETag", etag).header("Last-Modified", HTTP_DATE.format(info.mtime())).header("Accept-Ranges", "none");
+        ctx.header("ETag", etag).header("Last-Modified", HTTP_DATE.format(info.mtime())).header("Accept-Ranges", "bytes");
     }
 
-    /** The ETag of a stored object: the MD5 of its bytes, as S3 gives for objects uploaded in one piece. */
-    private String etagOf(Request r, SandboxPath path) throws IOException {
+    /** The ETag of a stored object: the MD5 of its bytes, as S3 gives for objects uploaded in one piece; hashed once per version. */
+    private String etagOf(Request r, SandboxPath path, FileInfo info) throws IOException {
+        if (info.type() == FileType.FILE) {
+            var known = etags.find(r.volume().id(), r.key(), info);
+            if (known.isPresent()) return known.get();
+        }
         var md5 = md5();
         try (var content = files.read(r.root(), path); InputStream in = new DigestInputStream(content.stream(), md5)) {
             in.transferTo(java.io.OutputStream.nullOutputStream());
         }
+        String etag = quoted(md5);
+        if (info.type() == FileType.FILE) etags.remember(r.volume().id(), r.key(), info, etag);
+        return etag;
+    }
+
+    private static String quoted(MessageDigest md5) {
         return "\"" + HexFormat.of().formatHex(md5.digest()) + "\"";
     }
 
     private void put(Context ctx, Request r) throws IOException {
         if (r.key().isEmpty()) throw new S3Error(409, "BucketAlreadyOwnedByYou", "volumes are created through POST /v1/volumes");
-        if (ctx.header("x-amz-copy-source") != null) throw new S3Error(501, "NotImplemented", "CopyObject is not supported");
         var path = path(r.key());
         String uploadId = ctx.queryParam("uploadId");
+        String copySource = ctx.header("x-amz-copy-source");
+        if (copySource != null) {
+            if (uploadId != null) throw new S3Error(501, "NotImplemented", "UploadPartCopy is not supported");
+            copy(ctx, r, path, copySource);
+            return;
+        }
         if (uploadId != null) {
             uploadPart(ctx, r, uploadId);
             return;
         }
         var md5 = md5();
+        FileInfo written = null;
         try (InputStream body = new DigestInputStream(body(ctx, r), md5)) {
             if (r.key().endsWith("/")) {
                 // A "folder" marker: an empty object whose key ends in '/' is a directory.
                 if (body.read() >= 0) throw new S3Error(400, "InvalidArgument", "an object whose key ends in '/' must be empty");
                 files.mkdir(r.root(), path, OptionalInt.empty());
             } else {
-                files.write(r.root(), path, body, OptionalInt.empty(), maxObjectBytes);
+                written = files.write(r.root(), path, body, OptionalInt.empty(), maxObjectBytes);
             }
         }
-        ctx.status(200).header("ETag", "\"" + HexFormat.of().formatHex(md5.digest()) + "\"");
+        String etag = quoted(md5);
+        if (written != null) etags.remember(r.volume().id(), r.key(), written, etag);
+        ctx.status(200).header("ETag", etag);
+    }
+
+    /**
+     * CopyObject: {@code x-amz-copy-source: [/]bucket/key} (percent-encoded), from any volume of the
+     * caller's tenant the caller may read, to the request's key. The copy streams through the
+     * service and replaces the target atomically, as a PUT does.
+     */
+    private void copy(Context ctx, Request r, SandboxPath target, String header) throws IOException {
+        String source = SigV4.decode(header.startsWith("/") ? header.substring(1) : header);
+        if (source.contains("?versionId=")) throw new S3Error(501, "NotImplemented", "volumes keep no versions");
+        int slash = source.indexOf('/');
+        if (slash <= 0 || slash == source.length() - 1)
+            throw new S3Error(400, "InvalidArgument", "x-amz-copy-source must be bucket/key, not '" + header + "'");
+        String bucket = source.substring(0, slash);
+        String key = source.substring(slash + 1);
+        var from = volumes.get(r.caller().tenant(), bucket);
+        AccessGuard.requireVolumeScope(r.caller(), Access.VOLUME_READ, from.id().value(), bucket);
+        Path fromRoot = volumes.hostPath(from.id());
+        var sourcePath = path(key);
+        regularFile(fromRoot, key, sourcePath);
+        if (r.key().endsWith("/")) throw new S3Error(400, "InvalidArgument", "a copy's target key must not end in '/'");
+        var md5 = md5();
+        FileInfo written;
+        try (var content = files.read(fromRoot, sourcePath); InputStream in = new DigestInputStream(content.stream(), md5)) {
+            written = files.write(r.root(), target, in, OptionalInt.empty(), maxObjectBytes);
+        }
+        String etag = quoted(md5);
+        etags.remember(r.volume().id(), r.key(), written, etag);
+        var xml = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CopyObjectResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+        tag(xml, "LastModified", ISO.format(written.mtime()));
+        tag(xml, "ETag", etag);
+        xml.append("</CopyObjectResult>");
+        ctx.status(200).contentType("application/xml").result(xml.toString());
     }
 
     /** The request body as sent: checked against its SHA-256, or decoded from aws-chunked with each chunk's signature checked. */
@@ -290,15 +371,49 @@ public final class S3Routes {
             ctx.status(204);
             return;
         }
-        var path = path(r.key());
+        deleteObject(r.root(), r.key());
+        ctx.status(204); // S3 answers 204 for a key that was not there too
+    }
+
+    /** Deletes an object, or the directory of a key ending in '/' if it is empty; a key that is not there is no error. */
+    private void deleteObject(Path root, String key) {
+        var path = path(key);
         try {
-            var info = files.stat(r.root(), path);
-            if (info.type() == FileType.DIRECTORY && !r.key().endsWith("/")) throw new S3Error(404, "NoSuchKey", "no object '" + r.key() + "'");
-            files.delete(r.root(), path, false);
+            var info = files.stat(root, path);
+            if (info.type() == FileType.DIRECTORY && !key.endsWith("/")) throw new S3Error(404, "NoSuchKey", "no object '" + key + "'");
+            files.delete(root, path, false);
         } catch (StasisException e) {
             if (e.code() != ErrorCode.FILE_NOT_FOUND && e.code() != ErrorCode.DIRECTORY_NOT_EMPTY) throw e;
         }
-        ctx.status(204); // S3 answers 204 for a key that was not there too
+    }
+
+    /**
+     * DeleteObjects ({@code POST ?delete}): up to 1000 keys, each deleted as DeleteObject would; the
+     * answer lists each key deleted (unless Quiet) and each that failed with its error.
+     */
+    private void deleteObjects(Context ctx, Request r) throws IOException {
+        if (!r.key().isEmpty()) throw new S3Error(400, "InvalidRequest", "DeleteObjects is a request on the bucket, not on a key");
+        var request = DeleteObjectsRequest.parse(body(ctx, r).readAllBytes());
+        var xml = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<DeleteResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
+        for (String key : request.keys()) {
+            try {
+                deleteObject(r.root(), key);
+                if (!request.quiet()) {
+                    xml.append("<Deleted>");
+                    tag(xml, "Key", key);
+                    xml.append("</Deleted>");
+                }
+            } catch (S3Error | StasisException e) {
+                var error = e instanceof S3Error s ? s : map((StasisException) e);
+                xml.append("<Error>");
+                tag(xml, "Key", key);
+                tag(xml, "Code", error.code);
+                tag(xml, "Message", e.getMessage());
+                xml.append("</Error>");
+            }
+        }
+        xml.append("</DeleteResult>");
+        ctx.status(200).contentType("application/xml").result(xml.toString());
     }
 
     // --- listing ---
@@ -386,6 +501,10 @@ public final class S3Routes {
     // --- multipart ---
 
     private void post(Context ctx, Request r) throws IOException {
+        if (ctx.queryParamMap().containsKey("delete")) {
+            deleteObjects(ctx, r);
+            return;
+        }
         if (ctx.queryParamMap().containsKey("uploads")) {
             path(r.key());
             String id = Ids.randomSuffix();
@@ -453,6 +572,7 @@ public final class S3Routes {
             if (numbers.get(i) <= numbers.get(i - 1)) throw new S3Error(400, "InvalidPartOrder", "parts must be listed in ascending order");
         var streams = new ArrayList<InputStream>();
         var md5s = new java.io.ByteArrayOutputStream();
+        FileInfo written;
         try {
             for (int n : numbers) {
                 Path part = dir.resolve("part-" + n);
@@ -461,13 +581,14 @@ public final class S3Routes {
                 streams.add(Files.newInputStream(part));
             }
             try (InputStream all = new SequenceInputStream(Collections.enumeration(streams))) {
-                files.write(r.root(), path(r.key()), all, OptionalInt.empty(), Long.MAX_VALUE);
+                written = files.write(r.root(), path(r.key()), all, OptionalInt.empty(), Long.MAX_VALUE);
             }
         } finally {
             for (var s : streams) s.close();
         }
         deleteTree(dir);
         String etag = "\"" + HexFormat.of().formatHex(md5().digest(md5s.toByteArray())) + "-" + numbers.size() + "\"";
+        etags.remember(r.volume().id(), r.key(), written, etag); // GET and HEAD answer the same ETag while the file is unchanged
         var xml = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<CompleteMultipartUploadResult xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">");
         tag(xml, "Location", ctx.fullUrl().split("\\?")[0]);
         tag(xml, "Bucket", ctx.pathParam("bucket"));

@@ -133,7 +133,8 @@ final class SigV4 {
         return out.toString();
     }
 
-    private static String decode(String s) {
+    /** Percent-decoding of a URI component ('+' stays '+'). */
+    static String decode(String s) {
         return URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
     }
 
