@@ -3,6 +3,8 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.volume.VolumeSnapshotId;
+import io.stasis.core.volume.VolumeSyncId;
 import io.stasis.testkit.HostLeaks;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,6 +93,18 @@ class VolumeSyncIT {
         System.out.println("VolumeSyncIT figures: " + String.join("; ", figures));
     }
 
+    private static List<String> subvolumesIn(Path dir) throws java.io.IOException {
+        try (var entries = Files.list(dir)) {
+            return entries.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    private static void run(String... command) throws Exception {
+        var process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(process.getInputStream().readAllBytes());
+        assertThat(process.waitFor()).as(String.join(" ", command) + ": " + output).isZero();
+    }
+
     @Test
     void volumesAndTheirMountsSurviveARestartOfTheService() throws Exception {
         Path dataDir = Files.createTempDirectory("stasis-volrestart");
@@ -99,15 +113,36 @@ class VolumeSyncIT {
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));
         String[] args = flags.toArray(String[]::new);
         String id;
+        String keptSnapshot;
+        String keptSync;
         try {
             try (var daemon = Daemon.start(ServerConfig.parse(args));
                  var api = new RawApi("http://127.0.0.1:" + daemon.port(), Files.readString(daemon.rootKeyFile()).strip())) {
                 api.post("/v1/volumes", "{\"name\": \"lasting\", \"sizeMb\": 64}");
                 id = sandbox(api, "[{\"volume\": \"lasting\", \"path\": \"/keep\"}]");
                 api.sh(id, "echo before > /keep/f");
+                keptSnapshot = api.post("/v1/volumes/lasting/snapshots", null).get("id").asText();
+                api.post("/v1/volumes/lasting/sync", null);
+                keptSync = api.post("/v1/volumes/lasting/sync", null).get("id").asText();
+                // What a crash mid-snapshot or mid-sync leaves: subvolumes the catalog never recorded (injected on purpose).
+                String vid = api.get("/v1/volumes/lasting").get("id").asText();
+                Path pool = dataDir.resolve("btrfs");
+                for (Path orphan : List.of(pool.resolve("volume-snapshots").resolve(VolumeSnapshotId.random().value()),
+                        pool.resolve("volume-syncs").resolve(VolumeSyncId.random().value())))
+                    run("btrfs", "subvolume", "snapshot", "-r", pool.resolve("volumes").resolve(vid).toString(), orphan.toString());
+                assertThat(subvolumesIn(pool.resolve("volume-snapshots"))).hasSize(2);
+                assertThat(subvolumesIn(pool.resolve("volume-syncs"))).hasSize(2);
             } // the service stops; the sandbox keeps running
             assertThat(HostLeaks.processesOf(Set.of(new SandboxId(id)))).isNotEmpty();
             try (var fixture = ServiceFixture.startIn(dataDir); var api = new RawApi(fixture.url, fixture.rootKey)) {
+                // The start removed the orphans and kept what the catalog knows: the snapshot, and the newest sync's base.
+                Path pool = dataDir.resolve("btrfs");
+                assertThat(subvolumesIn(pool.resolve("volume-snapshots"))).containsExactly(keptSnapshot);
+                assertThat(subvolumesIn(pool.resolve("volume-syncs"))).containsExactly(keptSync);
+                assertThat(api.post("/v1/volumes", "{\"name\": \"branched\", \"fromSnapshot\": \"" + keptSnapshot + "\"}").get("id").asText())
+                        .startsWith("vol_");
+                assertThat(api.post("/v1/volumes/lasting/sync", null).get("parentId").asText()).isEqualTo(keptSync);
+                api.call("DELETE", "/v1/volumes/branched", null);
                 assertThat(api.get("/v1/volumes/lasting").get("mountedBy").get(0).get("sandboxId").asText()).isEqualTo(id);
                 assertThat(api.sh(id, "cat /keep/f")).isEqualTo("before\n");
                 api.post("/v1/sandboxes/" + id + "/hibernate", null);

@@ -35,6 +35,12 @@ public interface VolumeStore {
     /** Every volume here (for reconciliation). */
     Set<VolumeId> list();
 
+    /** Every volume snapshot here (for reconciliation). */
+    Set<VolumeSnapshotId> snapshots();
+
+    /** Every sync snapshot here (for reconciliation). */
+    Set<VolumeSyncId> syncSnapshots();
+
     /** A read-only snapshot of the volume: every write completed before the call is in it. */
     void snapshot(VolumeId id, VolumeSnapshotId snapshot);
 

@@ -408,14 +408,37 @@ public final class VolumeService implements SandboxVolumes {
         return new Volume(id, tenant, name, size, clock.instant(), Optional.of(sync.id().value()));
     }
 
-    /** Removes volumes on this host that the catalog does not know (a create that died half-way). */
+    /**
+     * Removes what a crash left on this host that the catalog does not know: volumes of a create
+     * that died half-way, snapshots taken but never recorded, and sync snapshots other than each
+     * volume's newest recorded one (a sync that died before its record, or after it but before the
+     * previous snapshot was let go).
+     */
     public void reconcile() {
+        var volumes = catalog.allVolumes();
         var known = new HashSet<VolumeId>();
-        catalog.allVolumes().forEach(v -> known.add(v.id()));
+        var snapshots = new HashSet<VolumeSnapshotId>();
+        var syncBases = new HashSet<VolumeSyncId>();
+        for (var volume : volumes) {
+            known.add(volume.id());
+            catalog.volumeSnapshotsOf(volume.id()).forEach(s -> snapshots.add(s.id()));
+            catalog.volumeSyncsOf(volume.id()).stream().map(VolumeSync::id).filter(store::hasSyncSnapshot).reduce((a, b) -> b)
+                    .ifPresent(syncBases::add);
+        }
         for (var id : store.list()) {
             if (known.contains(id)) continue;
             log.atWarn().addKeyValue("volume", id).log("removing a volume the catalog does not know (a create interrupted by a crash)");
             store.delete(id);
+        }
+        for (var id : store.snapshots()) {
+            if (snapshots.contains(id)) continue;
+            log.atWarn().addKeyValue("snapshot", id).log("removing a volume snapshot the catalog does not know (interrupted by a crash)");
+            store.deleteSnapshot(id);
+        }
+        for (var id : store.syncSnapshots()) {
+            if (syncBases.contains(id)) continue;
+            log.atWarn().addKeyValue("sync", id).log("removing a sync snapshot that is no volume's newest recorded sync (a sync interrupted by a crash)");
+            store.deleteSyncSnapshot(id);
         }
     }
 

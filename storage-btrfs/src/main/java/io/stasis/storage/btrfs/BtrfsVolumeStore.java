@@ -132,11 +132,27 @@ public final class BtrfsVolumeStore implements VolumeStore {
 
     @Override
     public Set<VolumeId> list() {
-        var ids = new TreeSet<VolumeId>();
-        try (Stream<Path> entries = Files.list(volumes)) {
-            entries.map(p -> p.getFileName().toString()).filter(VolumeId::isValid).forEach(n -> ids.add(new VolumeId(n)));
+        return idsIn(volumes, VolumeId::isValid, VolumeId::new, "list volumes");
+    }
+
+    @Override
+    public Set<VolumeSnapshotId> snapshots() {
+        return idsIn(snapshots, VolumeSnapshotId::isValid, VolumeSnapshotId::new, "list volume snapshots");
+    }
+
+    @Override
+    public Set<VolumeSyncId> syncSnapshots() {
+        return idsIn(syncs, VolumeSyncId::isValid, VolumeSyncId::new, "list sync snapshots");
+    }
+
+    /** The entries of a directory named like ids of one kind; other names are not ours and are left alone. */
+    private static <T extends Comparable<T>> Set<T> idsIn(Path dir, java.util.function.Predicate<String> valid,
+                                                         java.util.function.Function<String, T> id, String step) {
+        var ids = new TreeSet<T>();
+        try (Stream<Path> entries = Files.list(dir)) {
+            entries.map(p -> p.getFileName().toString()).filter(valid).forEach(n -> ids.add(id.apply(n)));
         } catch (IOException e) {
-            throw StasisException.runtimeFailed(null, "list volumes", e.toString(), e);
+            throw StasisException.runtimeFailed(null, step, e.toString(), e);
         }
         return ids;
     }
