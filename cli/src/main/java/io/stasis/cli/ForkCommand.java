@@ -2,7 +2,6 @@ package io.stasis.cli;
 
 import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.Sandbox;
-import io.stasis.sdk.StasisJson;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -45,11 +44,6 @@ final class ForkCommand implements Callable<Integer> {
         try (var progress = Progress.ticking(root, "forking " + id)) {
             forks = root.client().sandboxes().fork(id, request.build());
         }
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(forks));
-        } else {
-            forks.forEach(fork -> root.io().out().println(fork.id()));
-        }
-        return ExitCodes.OK;
+        return root.printList(forks, list -> list.stream().map(fork -> fork.id() + "\n").collect(java.util.stream.Collectors.joining()));
     }
 }

@@ -2,7 +2,6 @@ package io.stasis.cli;
 
 import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.Sandbox;
-import io.stasis.sdk.StasisJson;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,12 +28,7 @@ final class ListCommand implements Callable<Integer> {
         var request = ListSandboxesRequest.builder().state(state);
         metadata.forEach(request::metadata);
         List<Sandbox> sandboxes = root.client().sandboxes().list(request.build()).stream().toList();
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(sandboxes));
-            return ExitCodes.OK;
-        }
-        root.io().out().print(render(sandboxes));
-        return ExitCodes.OK;
+        return root.printList(sandboxes, ListCommand::render);
     }
 
     static String render(List<Sandbox> sandboxes) {

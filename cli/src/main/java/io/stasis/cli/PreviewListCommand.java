@@ -1,7 +1,6 @@
 package io.stasis.cli;
 
 import io.stasis.sdk.Preview;
-import io.stasis.sdk.StasisJson;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -21,16 +20,15 @@ final class PreviewListCommand implements Callable<Integer> {
     public Integer call() {
         var root = parent.root;
         List<Preview> previews = root.client().sandboxes().previews(id).list();
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(previews));
-            return ExitCodes.OK;
-        }
+        return root.printList(previews, PreviewListCommand::render);
+    }
+
+    private static String render(List<Preview> previews) {
         var table = Table.withHeaders("ID", "PORT", "ACCESS", "URL", "EXPIRES");
         for (Preview p : previews) {
             table.row(p.id(), p.port(), p.isPublic() ? "public" : "token", p.url(),
                     p.expiresAt() == null ? "never" : HumanFormat.time(p.expiresAt()));
         }
-        root.io().out().print(table.render());
-        return ExitCodes.OK;
+        return table.render();
     }
 }

@@ -2,7 +2,6 @@ package io.stasis.cli;
 
 import io.stasis.sdk.BackgroundProcess;
 import io.stasis.sdk.ProcessInfo;
-import io.stasis.sdk.StasisJson;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -29,12 +28,7 @@ final class PsCommand implements Callable<Integer> {
     public Integer call() {
         var calls = root.client().sandboxes().processes(id);
         List<BackgroundProcess> processes = pids.isEmpty() ? calls.list() : pids.stream().map(calls::get).toList();
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(processes));
-        } else {
-            root.io().out().print(render(processes.stream().map(BackgroundProcess::info).toList()));
-        }
-        return ExitCodes.OK;
+        return root.printList(processes, list -> render(list.stream().map(BackgroundProcess::info).toList()));
     }
 
     static String render(List<ProcessInfo> processes) {

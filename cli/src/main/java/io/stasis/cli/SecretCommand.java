@@ -65,14 +65,11 @@ final class SecretCommand extends CommandGroup {
         public Integer call() {
             var root = parent.root;
             List<SecretInfo> secrets = root.client().secrets().list();
-            if (root.json()) {
-                root.io().out().println(StasisJson.writeList(secrets));
-                return ExitCodes.OK;
-            }
-            var table = Table.withHeaders("NAME", "SET");
-            for (SecretInfo s : secrets) table.row(s.name(), HumanFormat.time(s.createdAt()));
-            root.io().out().print(table.render());
-            return ExitCodes.OK;
+            return root.printList(secrets, list -> {
+                var table = Table.withHeaders("NAME", "SET");
+                for (SecretInfo s : list) table.row(s.name(), HumanFormat.time(s.createdAt()));
+                return table.render();
+            });
         }
     }
 

@@ -1,6 +1,5 @@
 package io.stasis.cli;
 
-import io.stasis.sdk.StasisJson;
 import io.stasis.sdk.TemplateInfo;
 import java.time.Duration;
 import java.util.List;
@@ -30,11 +29,7 @@ final class TemplatesCommand implements Callable<Integer> {
     public Integer call() throws InterruptedException {
         List<TemplateInfo> templates = root.client().templates().list();
         if (waitForBuilds) templates = awaitBuilds(templates);
-        if (root.json()) {
-            root.io().out().println(StasisJson.writeList(templates));
-        } else {
-            root.io().out().print(render(templates));
-        }
+        root.printList(templates, TemplatesCommand::render);
         return waitForBuilds && templates.stream().anyMatch(TemplateInfo::isFailed) ? ExitCodes.ERROR : ExitCodes.OK;
     }
 

@@ -38,11 +38,7 @@ final class TenantCommand extends CommandGroup {
     }
 
     private static void print(StasisCommand root, TenantInfo t) {
-        if (root.json()) {
-            root.io().out().println(StasisJson.write(t));
-            return;
-        }
-        root.io().out().print(table(List.of(t)));
+        root.print(t, () -> table(List.of(t)));
     }
 
     /** One row a tenant: usage/limit of each quota. */
@@ -86,12 +82,7 @@ final class TenantCommand extends CommandGroup {
         public Integer call() {
             var root = parent.root;
             List<TenantInfo> tenants = root.client().tenants().list();
-            if (root.json()) {
-                root.io().out().println(StasisJson.writeList(tenants));
-                return ExitCodes.OK;
-            }
-            root.io().out().print(table(tenants));
-            return ExitCodes.OK;
+            return root.printList(tenants, TenantCommand::table);
         }
     }
 
@@ -174,14 +165,11 @@ final class TenantCommand extends CommandGroup {
         public Integer call() {
             var root = parent.root;
             List<ApiKeyInfo> keys = root.client().tenants().keys(id);
-            if (root.json()) {
-                root.io().out().println(StasisJson.writeList(keys));
-                return ExitCodes.OK;
-            }
-            var table = Table.withHeaders("ID", "ROOT", "CREATED");
-            for (var k : keys) table.row(k.id(), k.root() ? "yes" : "", HumanFormat.time(k.createdAt()));
-            root.io().out().print(table.render());
-            return ExitCodes.OK;
+            return root.printList(keys, list -> {
+                var table = Table.withHeaders("ID", "ROOT", "CREATED");
+                for (var k : list) table.row(k.id(), k.root() ? "yes" : "", HumanFormat.time(k.createdAt()));
+                return table.render();
+            });
         }
     }
 

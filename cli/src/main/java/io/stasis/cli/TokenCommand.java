@@ -58,16 +58,13 @@ final class TokenCommand extends CommandGroup {
         public Integer call() {
             var root = parent.root;
             List<TokenInfo> tokens = root.client().tokens().list();
-            if (root.json()) {
-                root.io().out().println(StasisJson.writeList(tokens));
-                return ExitCodes.OK;
-            }
-            var table = Table.withHeaders("ID", "NAME", "SANDBOX", "PERMISSIONS", "EXPIRES");
-            for (var t : tokens)
-                table.row(t.id(), t.name() == null ? "" : t.name(), t.scope().sandbox() != null ? t.scope().sandbox() : "volume " + t.scope().volume(),
-                        String.join(",", t.permissions()), HumanFormat.time(t.expiresAt()));
-            root.io().out().print(table.render());
-            return ExitCodes.OK;
+            return root.printList(tokens, list -> {
+                var table = Table.withHeaders("ID", "NAME", "SANDBOX", "PERMISSIONS", "EXPIRES");
+                for (var t : list)
+                    table.row(t.id(), t.name() == null ? "" : t.name(), t.scope().sandbox() != null ? t.scope().sandbox() : "volume " + t.scope().volume(),
+                            String.join(",", t.permissions()), HumanFormat.time(t.expiresAt()));
+                return table.render();
+            });
         }
     }
 

@@ -58,15 +58,12 @@ final class VolumeCommand extends CommandGroup {
         public Integer call() {
             var root = parent.root;
             List<VolumeInfo> volumes = root.client().volumes().list();
-            if (root.json()) {
-                root.io().out().println(StasisJson.writeList(volumes));
-                return ExitCodes.OK;
-            }
-            var table = Table.withHeaders("ID", "NAME", "SIZE MB", "SANDBOXES", "CREATED");
-            for (VolumeInfo v : volumes)
-                table.row(v.id(), v.name(), Long.toString(v.sizeMb()), Long.toString(v.mountedBy().stream().map(VolumeInfo.Mount::sandboxId).distinct().count()), HumanFormat.time(v.createdAt()));
-            root.io().out().print(table.render());
-            return ExitCodes.OK;
+            return root.printList(volumes, list -> {
+                var table = Table.withHeaders("ID", "NAME", "SIZE MB", "SANDBOXES", "CREATED");
+                for (VolumeInfo v : list)
+                    table.row(v.id(), v.name(), Long.toString(v.sizeMb()), Long.toString(v.mountedBy().stream().map(VolumeInfo.Mount::sandboxId).distinct().count()), HumanFormat.time(v.createdAt()));
+                return table.render();
+            });
         }
     }
 
