@@ -107,10 +107,10 @@ final class BlobRestore implements Scenario {
     private Upload upload(BenchContext context, String backend, PrivateService source, long bytes, Map<String, Object> details) {
         Sandbox sandbox = source.create(CreateSandboxRequest.builder().template("base").memoryMb(HibernateResume.MEMORY_LIMIT_MB).build());
         try {
-            requireSuccess(sandbox.exec("sh", "-c", holdAndAnswer(bytes)), "start the allocation");
-            requireSuccess(sandbox.exec("sh", "-c", HibernateResume.awaitAllocated()), "wait for the allocation");
-            String digest = requireSuccess(sandbox.exec("cat", DIGEST), "read the digest").stdout().strip();
-            long resident = requireResident(sandbox.id(), bytes);
+            HibernateResume.requireSuccess(sandbox.exec("sh", "-c", holdAndAnswer(bytes)), "start the allocation");
+            HibernateResume.requireSuccess(sandbox.exec("sh", "-c", HibernateResume.awaitAllocated()), "wait for the allocation");
+            String digest = HibernateResume.requireSuccess(sandbox.exec("cat", DIGEST), "read the digest").stdout().strip();
+            long resident = HibernateResume.requireResident(sandbox.id(), bytes);
             context.progress().say("blob-restore %s: %d MiB resident; durable memory checkpoint", backend, resident >> 20);
             long start = System.nanoTime();
             Checkpoint checkpoint = sandbox.checkpoint(CheckpointRequest.builder().memory(true).durable(true).build());
@@ -161,12 +161,12 @@ final class BlobRestore implements Scenario {
                 try {
                     ExecResult answer = restored.exec("sh", "-c", ask());
                     long end = System.nanoTime();
-                    requireSuccess(answer, "ask the restored process");
+                    HibernateResume.requireSuccess(answer, "ask the restored process");
                     if (!answer.stdout().strip().equals(upload.digest()))
                         throw new IllegalStateException("the restored process answered " + answer.stdout().strip() + ", expected "
                                 + upload.digest());
                     calls[i] = Format.millis(created - start);
-                    resident[i] = requireResident(restored.id(), upload.memoryBytes()) / MIB;
+                    resident[i] = HibernateResume.requireResident(restored.id(), upload.memoryBytes()) / MIB;
                     return Format.millis(end - start);
                 } finally {
                     restored.delete();
@@ -243,18 +243,6 @@ final class BlobRestore implements Scenario {
     private static String ask() {
         return "rm -f " + ANSWER + "; touch " + ASK + "; i=0; while [ ! -e " + ANSWER + " ]; do i=$((i+1)); "
                 + "if [ $i -gt 12000 ]; then exit 1; fi; sleep 0.005; done; cat " + ANSWER;
-    }
-
-    private static long requireResident(String sandboxId, long bytes) {
-        long rss = HostMemory.residentOf(sandboxId);
-        if (rss < bytes * 0.95)
-            throw new IllegalStateException(sandboxId + " holds " + rss + " bytes resident, expected at least " + bytes);
-        return rss;
-    }
-
-    private static ExecResult requireSuccess(ExecResult result, String what) {
-        if (result.exitCode() != 0) throw new IllegalStateException("could not " + what + ": " + result);
-        return result;
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
