@@ -82,13 +82,13 @@ final class BlobDedup implements Scenario {
             var send = new BtrfsSend(lab.newDirectory("send-logs"), SEND_TIMEOUT);
 
             // Both full streams through one empty store per compared chunk size; the default's is the headline figure.
-            var variants = new LinkedHashMap<ChunkSize, Timed[]>();
+            var variants = new LinkedHashMap<ChunkSize, Puts>();
             for (ChunkSize chunks : ChunkSize.COMPARED) {
                 var store = new ContentStore(new LocalBlobStore(lab.newDirectory("blob-dedup-store-" + chunks.label())),
                         ContentStoreConfig.DEFAULT.withChunker(chunks.chunker()), Clock.systemUTC());
                 Timed full1 = timed(() -> send.stream(first, Optional.empty(), store::put));
                 Timed full2 = timed(() -> send.stream(second, Optional.empty(), store::put));
-                variants.put(chunks, new Timed[] {full1, full2});
+                variants.put(chunks, new Puts(full1, full2));
                 context.progress().say("blob-dedup: full send streams stored with %s chunks in %.1f s and %.1f s: the second adds %.2f%%",
                         chunks.label(), full1.seconds(), full2.seconds(), percentOf(full2.result(), full1.result()));
             }
@@ -96,8 +96,8 @@ final class BlobDedup implements Scenario {
             var alone = new ContentStore(new LocalBlobStore(lab.newDirectory("blob-incremental-store")));
             Timed incremental = timed(() -> send.stream(second, Optional.of(first), alone::put));
 
-            PutResult a = variants.get(standard)[0].result();
-            PutResult b = variants.get(standard)[1].result();
+            PutResult a = variants.get(standard).first().result();
+            PutResult b = variants.get(standard).second().result();
             PutResult c = incremental.result();
             Map<String, Object> root = new LinkedHashMap<>();
             root.put("files", tree.files());
@@ -111,16 +111,16 @@ final class BlobDedup implements Scenario {
             edited.put("bytesWritten", edits.bytesWritten());
             details.put("edits", edited);
             details.put("defaultChunks", standard.describe());
-            details.put("firstFullSend", describe(a, variants.get(standard)[0].seconds()));
-            details.put("secondFullSend", describe(b, variants.get(standard)[1].seconds()));
+            details.put("firstFullSend", describe(a, variants.get(standard).first().seconds()));
+            details.put("secondFullSend", describe(b, variants.get(standard).second().seconds()));
             details.put("incrementalSend", describe(c, incremental.seconds()));
             details.put("secondNewLogicalPercent", Math.round(10000.0 * b.newLogicalBytes() / a.logicalBytes()) / 100.0);
             Map<String, Object> bySize = new LinkedHashMap<>();
             variants.forEach((chunks, puts) -> {
                 Map<String, Object> v = new LinkedHashMap<>();
                 v.put("chunker", chunks.describe());
-                v.put("first", describe(puts[0].result(), puts[0].seconds()));
-                v.put("second", describe(puts[1].result(), puts[1].seconds()));
+                v.put("first", describe(puts.first().result(), puts.first().seconds()));
+                v.put("second", describe(puts.second().result(), puts.second().seconds()));
                 bySize.put(chunks.label(), v);
             });
             details.put("chunkSizes", bySize);
@@ -137,7 +137,7 @@ final class BlobDedup implements Scenario {
                     Stats.single(percentOf(c, a))));
             variants.forEach((chunks, puts) -> figures.add(Figure.of("blob.dedup.second-checkpoint-percent" + chunks.suffix(), name(), "%",
                     "the same two full streams through a store cutting chunks of " + chunks.describe() + " (min / average / max)"
-                            + (chunks.isDefault() ? ": the default" : ""), Stats.single(percentOf(puts[1].result(), puts[0].result())))));
+                            + (chunks.isDefault() ? ": the default" : ""), Stats.single(percentOf(puts.second().result(), puts.first().result())))));
             figures.addAll(durableCheckpoints(context, details));
             return new ScenarioResult(figures, details);
         }
@@ -215,6 +215,10 @@ final class BlobDedup implements Scenario {
     }
 
     private record Timed(PutResult result, double seconds) {
+    }
+
+    /** The two full streams, first and second, through one store. */
+    private record Puts(Timed first, Timed second) {
     }
 
     private static Timed timed(java.util.function.Supplier<PutResult> put) {
