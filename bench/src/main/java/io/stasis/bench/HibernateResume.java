@@ -184,16 +184,21 @@ final class HibernateResume implements Scenario {
         return "i=0; while [ ! -e " + READY + " ]; do i=$((i+1)); if [ $i -gt 1200 ]; then exit 1; fi; sleep 0.05; done";
     }
 
-    /** The resident memory of a sandbox's processes; fails if the allocation is not (or no longer) there. */
     private static long requireResident(String id, Size size) {
+        return requireResident(id, size.bytes());
+    }
+
+    /** The resident memory of a sandbox's processes; fails if the allocation ({@code bytes}, 5% spared) is not (or no longer) there. */
+    static long requireResident(String id, long bytes) {
         long rss = HostMemory.residentOf(id);
-        if (rss < size.bytes() * 0.95)
-            throw new IllegalStateException(id + " holds " + rss + " bytes resident, expected at least " + size.bytes());
+        if (rss < bytes * 0.95)
+            throw new IllegalStateException(id + " holds " + rss + " bytes resident, expected at least " + bytes);
         return rss;
     }
 
-    private static void requireSuccess(ExecResult result, String what) {
+    static ExecResult requireSuccess(ExecResult result, String what) {
         if (result.exitCode() != 0) throw new IllegalStateException("could not " + what + ": " + result);
+        return result;
     }
 
     private static String describe(Size size) {

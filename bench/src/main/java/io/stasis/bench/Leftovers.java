@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -11,7 +12,8 @@ import java.util.stream.Stream;
 
 /**
  * What a benchmark run could leave on the host: mounts and loop devices of its scratch directory,
- * cgroups and live processes of the sandboxes and floor containers it made. It must leave none.
+ * cgroups and live processes of the sandboxes and floor containers it made, a service's nftables
+ * table and link interfaces. It must leave none.
  */
 final class Leftovers {
     private static final Path CGROUP_FS = Path.of("/sys/fs/cgroup");
@@ -27,6 +29,19 @@ final class Leftovers {
         left.addAll(cgroups(cgroupPaths));
         left.addAll(liveProcessesOf(containerIds));
         return left;
+    }
+
+    /**
+     * The service's nftables table and its sandboxes' link interfaces ({@code <prefix>} and a
+     * digit), which the service removes when it stops with no sandbox left.
+     */
+    static List<String> networkOf(String table, String interfacePrefix) {
+        var out = new ArrayList<String>();
+        HostLeaks.nftTables(table).stream().filter(table::equals).forEach(t -> out.add("nftables table " + t));
+        HostLeaks.interfaces(interfacePrefix).stream()
+                .filter(n -> n.length() > interfacePrefix.length() && Character.isDigit(n.charAt(interfacePrefix.length())))
+                .forEach(n -> out.add("interface " + n));
+        return out;
     }
 
     static List<String> mountsUnder(Path dir) {

@@ -25,7 +25,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                       long blobRootSize, long blobDataSize, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
-            "blob-throughput");
+            "blob-throughput", "blob-restore");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -74,7 +74,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param followers     output streams held open at once
      * @param preview       GETs timed each way (through a preview, direct) per server; throughput rounds are a hundredth (2-10)
      * @param egress        HTTPS downloads timed each way (through the egress proxy, direct)
-     * @param blob          uploads and restores timed per content store backend (local, S3)
+     * @param blob          uploads and restores timed per content store backend (local, S3) and chunk size; restores on a fresh instance
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
@@ -274,7 +274,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --preview-n N         GETs timed each way, through a preview and direct, per server (default %d;
                                         throughput rounds: N/100, 2 to 10)
                   --egress-n N          HTTPS downloads timed each way, through the egress proxy and direct (default %d)
-                  --blob-n N            uploads and restores timed per blob backend, local and S3 (default %d)
+                  --blob-n N            uploads and restores timed per blob backend, local and S3, and per
+                                        chunk size; restores of the 1 GiB sandbox on a fresh instance (default %d)
                   --blob-root-size SIZE the file tree checkpointed twice by blob-dedup (default 1G; at most --max-size)
                   --blob-data-size SIZE mixed data per blob upload and restore sample (default 256M; at most --max-size
                                         and 1G)

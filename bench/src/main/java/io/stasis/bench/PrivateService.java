@@ -59,6 +59,15 @@ final class PrivateService implements AutoCloseable {
      *                           scenarios write, so that no follower loses any to the limit
      */
     static PrivateService start(Progress progress, long processOutputLimit) throws IOException {
+        return start(progress, processOutputLimit, List.of());
+    }
+
+    /**
+     * A service with more flags than the benchmark's own: another instance beside it (a blob store
+     * shared with it, no warm pool...). Close it like the first; until then it has its own data
+     * directory, pool, catalog and network names.
+     */
+    static PrivateService start(Progress progress, long processOutputLimit, List<String> moreFlags) throws IOException {
         Path dataDir = Files.createTempDirectory("stasis-bench-");
         // Sandbox roots map to uid 100000, which must be able to traverse down to them.
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
@@ -74,6 +83,7 @@ final class PrivateService implements AutoCloseable {
                     "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never",
                     "--process-output-limit", Long.toString(processOutputLimit)));
             flags.addAll(network.flags());
+            flags.addAll(moreFlags);
             config = ServerConfig.parse(flags.toArray(String[]::new));
             daemon = Daemon.start(config);
         } catch (RuntimeException | Error e) {
@@ -97,6 +107,11 @@ final class PrivateService implements AutoCloseable {
 
     Path dataDir() {
         return dataDir;
+    }
+
+    /** The service's blob store when it has the default one: a directory of its data directory. */
+    Path defaultBlobDir() {
+        return dataDir.resolve("blobs");
     }
 
     /** The service's network layout and the benchmark's upstream host address. */
@@ -247,12 +262,12 @@ final class PrivateService implements AutoCloseable {
             failure = collect(failure, e);
         }
         var cgroups = sandboxIds.stream().map(PrivateService::cgroupOf).toList();
-        List<String> left = Leftovers.find(dataDir, cgroups, sandboxIds);
+        List<String> left = leftovers(cgroups);
         long deadline = System.nanoTime() + REAP_WAIT.toNanos();
         while (!left.isEmpty() && System.nanoTime() < deadline) {
             // Killed sandbox processes are reaped by the host's process 1, sometimes a moment later.
             LockSupport.parkNanos(100_000_000);
-            left = Leftovers.find(dataDir, cgroups, sandboxIds);
+            left = leftovers(cgroups);
         }
         if (Leftovers.mountsUnder(dataDir).isEmpty()) {
             try {
@@ -267,6 +282,13 @@ final class PrivateService implements AutoCloseable {
             throw leak;
         }
         if (failure != null) throw failure;
+    }
+
+    /** What the host still holds of this instance: {@link Leftovers}, and its nftables table and link interfaces. */
+    private List<String> leftovers(List<String> cgroups) {
+        var left = new ArrayList<>(Leftovers.find(dataDir, cgroups, sandboxIds));
+        Leftovers.networkOf(network.table(), network.interfacePrefix()).forEach(left::add);
+        return left;
     }
 
     private static RuntimeException collect(RuntimeException first, RuntimeException next) {

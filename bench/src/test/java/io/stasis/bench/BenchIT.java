@@ -17,8 +17,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The whole benchmark with 1-2 iterations per series (base included), as a smoke test: every
  * figure is in the JSON with sensible numbers. The live-state scenarios run their small sizes only
- * (no 1 GiB of memory, no gigabytes in a root), the blob scenarios a root of 32 MiB and 16 MiB of
- * data. Nothing here judges speed.
+ * (no 1 GiB of memory, no gigabytes in a root), the blob scenarios a root of 32 MiB, 16 MiB of
+ * data and a sandbox of 100 MiB restored on fresh instances. Nothing here judges speed.
  */
 @Tag("root")
 class BenchIT {
@@ -56,10 +56,19 @@ class BenchIT {
             "followers.service_rss", "followers.rss_per_follower", "followers.threads", "followers.open_fds", "followers.cpu_held",
             "egress.mib_s.direct", "egress.mib_s.proxy", "egress.mib_s_ratio", "egress.ttfb.direct", "egress.ttfb.proxy",
             "egress.ttfb_overhead",
-            "blob.put.local.mbps", "blob.get.local.mbps", "blob.put-again.local.mbps",
-            "blob.put.s3.mbps", "blob.get.s3.mbps", "blob.put-again.s3.mbps",
-            "blob.dedup.second-checkpoint-percent", "blob.dedup.incremental-send-percent",
-            "blob.dedup.second-checkpoint-percent.chunks-64k");
+            "blob.upload.local.mbps", "blob.restore.local.mbps", "blob.upload-again.local.mbps",
+            "blob.upload.s3.mbps", "blob.restore.s3.mbps", "blob.upload-again.s3.mbps",
+            "blob.dedup.second-checkpoint-percent", "blob.dedup.incremental-send-percent", "blob.dedup.durable-checkpoint-percent",
+            "blob.durable.upload.local.ms", "blob.durable.upload.local.mbps", "blob.durable.restore.local.ms",
+            "blob.durable.restore.local.mbps", "blob.durable.restore-call.local.ms",
+            "blob.durable.upload.s3.ms", "blob.durable.upload.s3.mbps", "blob.durable.restore.s3.ms",
+            "blob.durable.restore.s3.mbps", "blob.durable.restore-call.s3.ms", "blob.durable.restore.s3-vs-local");
+    /** The chunk sizes compared: dedup, and upload and restore on each backend (S3 also with more chunks at once). */
+    private static final List<String> CHUNK_SIZES = java.util.stream.Stream.concat(
+            ChunkSize.COMPARED.stream().flatMap(c -> java.util.stream.Stream.of("blob.dedup.second-checkpoint-percent",
+                    "blob.upload.local.mbps", "blob.restore.local.mbps", "blob.upload.s3.mbps", "blob.restore.s3.mbps").map(f -> f + c.suffix())),
+            java.util.stream.Stream.of("blob.upload.s3.mbps", "blob.restore.s3.mbps")
+                    .map(f -> f + ChunkSize.ofDefault().suffix() + ".concurrency-" + BlobThroughput.MORE_CONCURRENCY)).toList();
     /** The preview scenario's figures, per server; latency samples and throughput rounds are several even at this scale. */
     private static final List<String> PREVIEW = java.util.stream.Stream.of("busybox", "python")
             .flatMap(server -> java.util.stream.Stream.of("latency.direct", "latency.preview", "latency_overhead", "rps.direct",
@@ -83,6 +92,7 @@ class BenchIT {
         root.path("figures").forEach(f -> figures.put(f.path("name").asText(), f));
         var expected = new ArrayList<>(EXPECTED);
         expected.addAll(PREVIEW);
+        expected.addAll(CHUNK_SIZES);
         JsonNode watchSkipped = root.path("details").path("file-watch").path("skipped");
         if (watchSkipped.isMissingNode()) expected.addAll(FILE_WATCH);
         else assertThat(watchSkipped.asText()).contains("route not available");
@@ -117,6 +127,11 @@ class BenchIT {
         assertThat(figures.get("blob.dedup.second-checkpoint-percent").path("target").path("met").isBoolean()).isTrue();
         assertThat(root.path("details").path("blob-throughput").path("dataBytes").asLong()).isEqualTo(16L << 20);
         assertThat(root.path("details").path("blob-throughput").path("smallData").asText()).contains("16 MiB");
-        assertThat(ResultTable.render(report)).contains("create_first_output.tiny", "floor.runc_exec_true", "blob.put.s3.mbps");
+        assertThat(figures.get("blob.dedup.durable-checkpoint-percent").path("p50").asDouble()).as("the second durable checkpoint is "
+                + "incremental").isLessThan(50);
+        JsonNode restore = root.path("details").path("blob-restore");
+        assertThat(restore.path("smallMemory").asText()).as("the quick run says its memory is small").contains("100 MiB");
+        assertThat(restore.path("s3Upload").path("residentBytes").asLong()).as("the allocation is resident").isGreaterThan(95L << 20);
+        assertThat(ResultTable.render(report)).contains("create_first_output.tiny", "floor.runc_exec_true", "blob.upload.s3.mbps");
     }
 }
