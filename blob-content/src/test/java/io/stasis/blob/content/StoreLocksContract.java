@@ -177,6 +177,8 @@ abstract class StoreLocksContract {
         var nextRecord = new AtomicInteger();
         var collected = new AtomicInteger();
         var busy = new AtomicInteger();
+        var duringUploads = new AtomicInteger();
+        var uploading = new CountDownLatch(processes.size());
         try (var pool = Executors.newFixedThreadPool(6)) {
             var workers = new ArrayList<Future<?>>();
             for (int p = 0; p < processes.size(); p++) {
@@ -205,14 +207,20 @@ abstract class StoreLocksContract {
                             records.put(nextRecord.incrementAndGet(), Set.copyOf(names));
                         }
                         if (random.nextInt(3) == 0 && !records.isEmpty()) records.remove(random.nextInt(1, nextRecord.get() + 1));
+                        pauseBriefly(); // a window for the collections
                     }
+                    uploading.countDown();
                     return null;
                 }));
-                workers.add(pool.submit(() -> { // collections, from the same process
-                    for (int i = 0; i < 6; i++) {
+                workers.add(pool.submit(() -> { // collections, from the same process, until the uploads end and one ran
+                    int ran = 0;
+                    while (uploading.getCount() > 0 || ran == 0) {
                         try {
+                            boolean during = uploading.getCount() > 0;
                             store.gc(() -> liveOf(records), step -> { });
+                            ran++;
                             collected.incrementAndGet();
+                            if (during) duringUploads.incrementAndGet();
                         } catch (StasisException e) {
                             if (e.code() != ErrorCode.STORE_BUSY) throw e;
                             busy.incrementAndGet();
@@ -224,9 +232,10 @@ abstract class StoreLocksContract {
             }
             for (var w : workers) w.get(300, TimeUnit.SECONDS);
         }
-        log.atInfo().addKeyValue("collections", collected.get()).addKeyValue("backedOff", busy.get())
+        log.atInfo().addKeyValue("collections", collected.get()).addKeyValue("duringUploads", duringUploads.get()).addKeyValue("backedOff", busy.get())
                 .addKeyValue("records", records.size()).log("race finished");
-        assertThat(collected.get()).as("collections that ran").isPositive();
+        assertThat(collected.get()).as("collections that ran").isGreaterThanOrEqualTo(processes.size());
+        assertThat(busy.get()).as("collections that backed off for another process's uploads").isPositive();
         var reader = processes.getFirst();
         for (var names : records.values())
             for (var id : names) assertThat(TestData.readAll(reader.open(id))).as("stream " + id).isEqualTo(contents.get(id));
