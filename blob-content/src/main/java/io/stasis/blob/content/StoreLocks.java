@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>The rule</b>, for two holders A (uploading) and G (collecting):
  * <ol>
- *   <li>A writes its shared object, then lists {@code locks/}; if a fresh exclusive object of
- *       another holder is there, A deletes its object and waits, then starts over.</li>
+ *   <li>A writes its shared object, then lists {@code locks/}; while a fresh exclusive object of
+ *       another holder is there, A waits (keeping its own object fresh) and lists again.</li>
  *   <li>G writes its exclusive object, then lists {@code locks/}; if a fresh object of another
  *       holder, of either kind, is there, G deletes its object and does not collect
  *       ({@code store_busy}, naming the holders).</li>
@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * <em>Why it is safe</em>: both write, then list. Writes and lists are linearizable, so either
  * A's write comes before G's list, and G sees it and backs off; or G's list comes before A's
  * write, so G's write came before A's list too, and A sees G's object and waits. Both may back
- * off, never both proceed. After that, each keeps its object fresh for as long as it acts.
+ * off, never both proceed. After that, each keeps its object fresh for as long as it acts. An
+ * upload that waits keeps its object, so collections that begin after it back off: uploads wait
+ * only for the collection already running, and a collection runs when no upload is in flight.
  *
  * <p><b>Leases lapse</b>: a holder trusts its object for {@link LockTiming#trustFor()} (half of
  * {@code staleAfter}) after the last refresh <em>began</em>, measured by its own monotonic clock.
@@ -131,31 +133,42 @@ public final class StoreLocks {
         long deadline = ticker.getAsLong() + timing.maxWait().toNanos();
         establishing.lock();
         try {
+            synchronized (this) {
+                if (shared != null && shared.trusted()) {
+                    shared.users++;
+                    return shared;
+                }
+            }
+            // The object stays (refreshed) while this waits: collections that begin meanwhile back off, so
+            // uploads wait for at most the collections already running, never starve behind new ones.
+            var lease = write(Kind.SHARED);
+            lease.users = 1;
+            lease.startRefreshing();
+            long pause = 50;
             boolean logged = false;
             while (true) {
-                synchronized (this) {
-                    if (shared != null && shared.trusted()) {
-                        shared.users++;
-                        return shared;
-                    }
+                List<LockInfo> blockers;
+                try {
+                    blockers = blockers(lease, Kind.EXCLUSIVE);
+                    if (!blockers.isEmpty() && ticker.getAsLong() - deadline > 0)
+                        throw busy("uploads waited " + timing.maxWait() + " for a collection to end", blockers);
+                    lease.ensureHeld("start an upload");
+                } catch (RuntimeException e) {
+                    lease.release();
+                    throw e;
                 }
-                var lease = write(Kind.SHARED);
-                var blockers = blockers(lease, Kind.EXCLUSIVE);
                 if (blockers.isEmpty()) {
                     synchronized (this) {
                         shared = lease;
-                        lease.users = 1;
                     }
-                    lease.startRefreshing();
                     return lease;
                 }
-                deleteQuietly(lease.key);
-                if (ticker.getAsLong() - deadline > 0) throw busy("uploads waited " + timing.maxWait() + " for a collection to end", blockers);
                 if (!logged) {
                     log.atInfo().addKeyValue("holders", holders(blockers)).log("upload waits: another instance collects garbage in the blob store");
                     logged = true;
                 }
-                pause(timing.refreshEvery().dividedBy(4).toMillis());
+                pause(pause);
+                pause = Math.min(pause * 2, 2000);
             }
         } finally {
             establishing.unlock();
