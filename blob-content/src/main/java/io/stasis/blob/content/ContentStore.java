@@ -76,7 +76,8 @@ public final class ContentStore {
         this.retrier = new Retrier(config.retry());
         this.locks = new StoreLocks(store, holder, config.locks(), retrier, ticker, clock);
         this.uploader = new Uploader(store, config, codec, retrier);
-        this.collector = new GarbageCollector(store, retrier, pins, clock, config.gcGrace(), id -> manifest(id).chunks(), locks);
+        this.collector = new GarbageCollector(store, retrier, pins, clock, config.gcGrace(), id -> manifest(id).chunks(), locks,
+                config.uploadConcurrency());
     }
 
     /** A store whose holder name is random: for tools and tests that never restart as the same holder. */
@@ -188,7 +189,11 @@ public final class ContentStore {
         return collector.collect(live, steps);
     }
 
-    /** {@link #gc(Supplier, Consumer)} with a live set at hand. */
+    /**
+     * {@link #gc(Supplier, Consumer)} with a live set at hand: taken before the collection locks the
+     * store, so a stream recorded as live after that call began is protected only by the grace
+     * period. Callers whose records change meanwhile pass a supplier instead.
+     */
     public GcReport gc(Set<ManifestId> live) {
         var copy = Set.copyOf(live);
         return gc(() -> copy, step -> { });

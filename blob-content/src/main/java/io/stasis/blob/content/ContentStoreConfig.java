@@ -13,7 +13,7 @@ import java.util.Objects;
  *                          deduplicate against each other
  * @param compressionLevel  zstd level, 1 to 19 (default 3: about 300 MB/s a core)
  * @param uploadConcurrency chunks compressed and uploaded at once by one put (default 4); also the
- *                          chunks a reader fetches ahead
+ *                          chunks a reader fetches ahead, and the chunks a GC deletes at once
  * @param retry             retries of backend calls that failed for a passing reason
  * @param gcGrace           what the GC leaves alone however unreferenced: manifests and chunks
  *                          written less than this long ago (default 1 hour). A manifest returned

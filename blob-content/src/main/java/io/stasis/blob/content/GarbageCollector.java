@@ -16,6 +16,11 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -44,7 +49,7 @@ import org.slf4j.LoggerFactory;
  *   <li>Sweep manifests: delete the others, unless pinned (a put is writing the same stream, or
  *       a session keeps it); a manifest spared for a pin has its chunks marked too.</li>
  *   <li>Sweep chunks: list {@code chunks/} and delete a chunk only if it is unmarked, older than
- *       the cutoff, and not pinned now or since step 2.</li>
+ *       the cutoff, and not pinned now or since step 2 (several deletes at once).</li>
  * </ol>
  * Keys this store did not make are never deleted. One collection runs at a time.
  *
@@ -64,11 +69,13 @@ final class GarbageCollector {
     private final Duration grace;
     private final Function<ManifestId, List<ChunkRef>> reader;
     private final StoreLocks locks;
+    private final int concurrency;
     private final ReentrantLock running = new ReentrantLock();
 
     GarbageCollector(BlobStore store, Retrier retrier, Pins pins, Clock clock, Duration grace,
-                     Function<ManifestId, List<ChunkRef>> reader, StoreLocks locks) {
+                     Function<ManifestId, List<ChunkRef>> reader, StoreLocks locks, int concurrency) {
         this.locks = locks;
+        this.concurrency = concurrency;
         this.store = store;
         this.retrier = retrier;
         this.pins = pins;
@@ -141,23 +148,55 @@ final class GarbageCollector {
             }
 
             long chunksKept = 0;
-            long spared = 0;
-            long chunksDeleted = 0;
-            for (BlobInfo info : listAll(Layout.CHUNKS)) {
-                var id = Layout.chunkOf(info.key());
-                if (id.isEmpty()) continue;
-                if (marked.contains(id.get())) {
-                    chunksKept++;
-                } else if (!info.lastModified().isBefore(cutoff) || !delete(recording, lease, info.key())) {
-                    spared++;
-                } else {
-                    chunksDeleted++;
-                    freed += info.size();
-                    steps.accept("gc.chunk-deleted");
+            var spared = new AtomicLong();
+            var chunksDeleted = new AtomicLong();
+            var chunkBytesFreed = new AtomicLong();
+            var failure = new AtomicReference<Throwable>();
+            // Deletes run several at once (one backend round trip each: serial, a large sweep on S3 would take hours).
+            var window = new Semaphore(concurrency);
+            try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (BlobInfo info : listAll(Layout.CHUNKS)) {
+                    var id = Layout.chunkOf(info.key());
+                    if (id.isEmpty()) continue;
+                    if (marked.contains(id.get())) {
+                        chunksKept++;
+                        continue;
+                    }
+                    if (!info.lastModified().isBefore(cutoff)) {
+                        spared.incrementAndGet();
+                        continue;
+                    }
+                    window.acquireUninterruptibly();
+                    if (failure.get() != null) {
+                        window.release();
+                        break;
+                    }
+                    workers.execute(() -> {
+                        try {
+                            if (!delete(recording, lease, info.key())) {
+                                spared.incrementAndGet();
+                                return;
+                            }
+                            chunksDeleted.incrementAndGet();
+                            chunkBytesFreed.addAndGet(info.size());
+                            steps.accept("gc.chunk-deleted");
+                        } catch (RuntimeException | Error e) {
+                            failure.compareAndSet(null, e);
+                        } finally {
+                            window.release();
+                        }
+                    });
                 }
+            } // waits for the deletes in flight
+            switch (failure.get()) {
+                case null -> { }
+                case RuntimeException e -> throw e;
+                case Error e -> throw e;
+                case Throwable t -> throw new IllegalStateException(t);
             }
+            freed += chunkBytesFreed.get();
 
-            var report = new GcReport(kept, manifestsDeleted, liveMissing, chunksKept, spared, chunksDeleted, freed,
+            var report = new GcReport(kept, manifestsDeleted, liveMissing, chunksKept, spared.get(), chunksDeleted.get(), freed,
                     Duration.ofNanos(System.nanoTime() - started));
             log.atInfo().addKeyValue("manifestsKept", kept).addKeyValue("manifestsDeleted", manifestsDeleted)
                     .addKeyValue("chunksKept", chunksKept).addKeyValue("chunksSpared", spared).addKeyValue("chunksDeleted", chunksDeleted)
