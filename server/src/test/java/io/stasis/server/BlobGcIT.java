@@ -6,8 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.blob.s3.S3ProxyServer;
 import io.stasis.core.blob.ManifestCodec;
-import io.stasis.core.sandbox.SandboxId;
-import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -180,65 +178,47 @@ class BlobGcIT {
             }
         } finally {
             // The killed service left its sandbox running: a last start removes it.
-            try (var last = ServiceProcess.start(dataDir, log, Map.of(), flags(blobs)); var api = new RawApi(last.url, key(dataDir))) {
-                if (sandbox != null) api.call("DELETE", "/v1/sandboxes/" + sandbox, null);
-            }
-            if (sandbox != null) {
-                assertThat(HostLeaks.processesOf(Set.of(new SandboxId(sandbox)))).isEmpty();
-                assertThat(HostLeaks.cgroupsOf(Set.of(new SandboxId(sandbox)))).isEmpty();
-            }
-            assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
-            ServiceFixture.deleteTree(dataDir);
+            ServiceProcess.removeLeftovers(dataDir, log, sandbox, flags(blobs));
             ServiceFixture.deleteTree(blobs);
         }
     }
 
     @Test
     void collectionsFromOneInstanceWhileAnotherUploadsToTheSameBucketLoseNothing() throws Exception {
-        try (var s3 = new S3ProxyServer()) {
-            var bucket = s3.newBucket();
-            Path credentials = Files.createTempFile("stasis-s3-credentials", ".txt");
-            try {
-                Files.writeString(credentials, bucket.credentials().orElseThrow().accessKeyId() + "\n"
-                        + bucket.credentials().orElseThrow().secretAccessKey() + "\n");
-                var flags = new ArrayList<>(List.of("--blob-store", "s3", "--s3-endpoint", s3.endpoint().toString(), "--s3-bucket",
-                        bucket.bucket(), "--s3-credentials-file", credentials.toString()));
-                flags.addAll(List.of(GC_NOW));
-                String[] store = flags.toArray(String[]::new);
-                try (var uploader = ServiceFixture.start(store); var up = new RawApi(uploader.url, uploader.rootKey);
-                     var collector = ServiceFixture.start(store); var gc = new RawApi(collector.url, collector.rootKey);
-                     var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-                    String sbx = up.post("/v1/sandboxes", CALM).get("id").asText();
-                    String sum = up.sh(sbx, "head -c 48000000 /dev/urandom > /root/big; md5sum < /root/big");
-                    // Its chunks become garbage once this checkpoint is deleted; the next upload finds them stored and reuses them.
-                    String first = checkpoint(up, sbx, false);
-                    assertThat(up.call("DELETE", "/v1/checkpoints/" + first, null).status()).isEqualTo(204);
+        try (var s3 = new S3ProxyServer(); var bucket = new S3StoreFlags(s3)) {
+            var flags = new ArrayList<>(bucket.flags);
+            flags.addAll(List.of(GC_NOW));
+            String[] store = flags.toArray(String[]::new);
+            try (var uploader = ServiceFixture.start(store); var up = new RawApi(uploader.url, uploader.rootKey);
+                 var collector = ServiceFixture.start(store); var gc = new RawApi(collector.url, collector.rootKey);
+                 var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                String sbx = up.post("/v1/sandboxes", CALM).get("id").asText();
+                String sum = up.sh(sbx, "head -c 48000000 /dev/urandom > /root/big; md5sum < /root/big");
+                // Its chunks become garbage once this checkpoint is deleted; the next upload finds them stored and reuses them.
+                String first = checkpoint(up, sbx, false);
+                assertThat(up.call("DELETE", "/v1/checkpoints/" + first, null).status()).isEqualTo(204);
 
-                    String uploaderHolder = up.get("/v1/blobs").get("holder").asText();
-                    int ran = 0, busy = 0;
-                    Future<String> upload = pool.submit(() -> checkpoint(up, sbx, false));
-                    while (!upload.isDone()) {
-                        var answer = gc.call("POST", "/v1/blobs/gc", null);
-                        if (answer.status() == 409) {
-                            assertThat(answer.errorCode()).isEqualTo("store_busy");
-                            assertThat(answer.body().get("error").get("details").get("holders").toString())
-                                    .contains(uploaderHolder);
-                            busy++;
-                        } else {
-                            assertThat(answer.status()).as(answer.body().toString()).isEqualTo(200);
-                            ran++;
-                        }
+                String uploaderHolder = up.get("/v1/blobs").get("holder").asText();
+                int ran = 0, busy = 0;
+                Future<String> upload = pool.submit(() -> checkpoint(up, sbx, false));
+                while (!upload.isDone()) {
+                    var answer = gc.call("POST", "/v1/blobs/gc", null);
+                    if (answer.status() == 409) {
+                        assertThat(answer.errorCode()).isEqualTo("store_busy");
+                        assertThat(answer.body().get("error").get("details").get("holders").toString())
+                                .contains(uploaderHolder);
+                        busy++;
+                    } else {
+                        assertThat(answer.status()).as(answer.body().toString()).isEqualTo(200);
+                        ran++;
                     }
-                    String second = upload.get(5, TimeUnit.MINUTES);
-                    log.atInfo().addKeyValue("collections", ran).addKeyValue("backedOff", busy).log("gc during another instance's upload");
-                    assertThat(busy).as("collections that backed off for the upload").isPositive();
-                    gc.post("/v1/blobs/gc", null);
-                    String restored = restore(gc, second);
-                    assertThat(gc.sh(restored, "md5sum < /root/big")).isEqualTo(sum);
                 }
-            } finally {
-                Files.deleteIfExists(credentials);
+                String second = upload.get(5, TimeUnit.MINUTES);
+                log.atInfo().addKeyValue("collections", ran).addKeyValue("backedOff", busy).log("gc during another instance's upload");
+                assertThat(busy).as("collections that backed off for the upload").isPositive();
+                gc.post("/v1/blobs/gc", null);
+                String restored = restore(gc, second);
+                assertThat(gc.sh(restored, "md5sum < /root/big")).isEqualTo(sum);
             }
         }
     }
