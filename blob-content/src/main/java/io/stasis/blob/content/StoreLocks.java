@@ -167,7 +167,12 @@ public final class StoreLocks {
                     log.atInfo().addKeyValue("holders", holders(blockers)).log("upload waits: another instance collects garbage in the blob store");
                     logged = true;
                 }
-                pause(pause);
+                try {
+                    pause(pause);
+                } catch (RuntimeException e) {
+                    lease.release();
+                    throw e;
+                }
                 pause = Math.min(pause * 2, 2000);
             }
         } finally {

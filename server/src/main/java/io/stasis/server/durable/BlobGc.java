@@ -5,6 +5,7 @@ import io.stasis.blob.content.GcReport;
 import io.stasis.blob.content.StoreLocks;
 import io.stasis.blob.content.StoreUsage;
 import io.stasis.core.blob.ManifestId;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.server.volume.ContentVolumeArchive;
@@ -110,11 +111,10 @@ public final class BlobGc implements AutoCloseable {
                     collect();
                 } catch (InterruptedException e) {
                     return;
-                } catch (StasisException e) {
-                    // store_busy: another instance uploads or collects; the next round will do.
-                    log.atInfo().addKeyValue("code", e.code().wireName()).addKeyValue("details", e.details()).log("periodic blob gc skipped: " + e.getMessage());
                 } catch (RuntimeException e) {
-                    log.atWarn().setCause(e).log("periodic blob gc failed");
+                    if (e instanceof StasisException busy && busy.code() == ErrorCode.STORE_BUSY) // the next round will do
+                        log.atInfo().addKeyValue("details", busy.details()).log("periodic blob gc skipped: " + busy.getMessage());
+                    else log.atWarn().setCause(e).log("periodic blob gc failed");
                 }
             }
         });

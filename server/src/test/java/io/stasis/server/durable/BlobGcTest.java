@@ -13,6 +13,7 @@ import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeSyncId;
 import io.stasis.server.volume.ContentVolumeArchive;
+import io.stasis.testkit.Await;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -80,6 +81,17 @@ class BlobGcTest {
 
         assertThatThrownBy(gc::collect).isInstanceOf(StasisException.class).hasMessageContaining("volume sync record");
         assertThat(content.exists(garbage)).as("nothing deleted").isTrue();
+    }
+
+    @Test
+    void collectsEveryIntervalOnItsOwnUntilClosed() {
+        var garbage = content.put(bytes(5)).manifest();
+        try (var periodic = new BlobGc(content, "test-holder", new BlobCheckpointArchive(content, blobs), volumes,
+                Optional.of(Duration.ofMillis(20)), FaultPoints.NONE, Clock.systemUTC())) {
+            periodic.start();
+            Await.until("a periodic collection", Duration.ofSeconds(30), () -> periodic.status().lastGc().isPresent());
+        }
+        assertThat(content.exists(garbage)).isFalse();
     }
 
     /** Stores a stream and the record of a sync naming it, as a volume sync does; returns the stream's id. */
