@@ -1,6 +1,7 @@
 package io.stasis.blob.content;
 
 import static io.stasis.blob.content.FaultyBlobStore.Op.LIST;
+import static io.stasis.blob.content.FaultyBlobStore.Op.LIST_CALL;
 import static io.stasis.blob.content.FaultyBlobStore.Op.PUT;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -164,6 +165,73 @@ abstract class StoreLocksContract {
         }
         assertThat(backend.listAll("manifests/").count()).as("a lapsed upload commits nothing").isZero();
         assertThat(uploader.put(TestData.random(5, 200_000)).manifest()).as("the next upload takes a new lock").isNotNull();
+    }
+
+    /**
+     * The interleaving where both sides write their lock before either lists: the collection, held
+     * just before it lists the locks, then sees the upload's and backs off; the upload sees the
+     * collection's and waits until it is gone. Both may back off; never both proceed.
+     */
+    @Test
+    void whenBothWriteBeforeEitherListsTheCollectionBacksOffAndTheUploadGoesOn() throws Exception {
+        var collector = process("host-b", CONFIG);
+        var garbage = collector.put(TestData.random(6, 200_000)).manifest();
+        var beforeListing = new FaultyBlobStore.Gate(LIST_CALL, StoreLocks.PREFIX);
+        var gc = interleave(collector, beforeListing);
+        assertThatThrownBy(gc::get).hasCauseInstanceOf(StasisException.class).cause().hasMessageContaining("host-a");
+        assertThat(collector.exists(garbage)).as("the collection that backed off deleted nothing").isTrue();
+    }
+
+    /**
+     * The other interleaving: the collection lists the locks before the upload writes its own, so
+     * it collects; the upload, listing after its write, sees the collection's lock and waits for it.
+     */
+    @Test
+    void whenTheCollectionListsFirstItCollectsAndTheUploadWaitsForIt() throws Exception {
+        var collector = process("host-b", CONFIG);
+        var garbage = collector.put(TestData.random(6, 200_000)).manifest();
+        var afterListing = new FaultyBlobStore.Gate(LIST, StoreLocks.PREFIX);
+        var gc = interleave(collector, afterListing);
+        assertThat(gc.get().manifestsDeleted()).isEqualTo(1);
+        assertThat(collector.exists(garbage)).isFalse();
+    }
+
+    /**
+     * Starts a collection, holds it at {@code gate} (its exclusive lock written), starts an upload
+     * from host-a and lets the collection go once the upload's lock is written. Checks that the
+     * upload ends with its stream whole, whatever the collection did; returns the collection.
+     */
+    private Future<GcReport> interleave(ContentStore collector, FaultyBlobStore.Gate gate) throws Exception {
+        var uploader = process("host-a", CONFIG);
+        byte[] data = TestData.random(7, 200_000);
+        faulty.with(gate);
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            Future<GcReport> gc = pool.submit(() -> collector.gc(Set.of()));
+            gate.awaitReached();
+            Future<PutResult> put = pool.submit(() -> uploader.put(data));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (backend.listAll(StoreLocks.PREFIX + "host-a/").count() == 0 && System.nanoTime() < deadline) pauseBriefly();
+            gate.release();
+            try {
+                gc.get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException backedOff) {
+                // the test that called looks at it
+            }
+            assertThat(TestData.readAll(uploader.open(put.get(60, TimeUnit.SECONDS).manifest()))).isEqualTo(data);
+            return gc;
+        }
+    }
+
+    @Test
+    void aCollectionWhoseLockLapsedDeletesNothingMore() {
+        var ticks = new AtomicLong();
+        var collector = new ContentStore(faulty, CONFIG, Clock.systemUTC(), "host-b", ticks::get);
+        var garbage = collector.put(TestData.random(8, 200_000)).manifest();
+        assertThatThrownBy(() -> collector.gc(Set::of, step -> {
+            if (step.equals("gc.marked")) ticks.addAndGet(CONFIG.locks().trustFor().toNanos() + 1); // stopped for that long
+        })).isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("lapsed"));
+        assertThat(collector.exists(garbage)).isTrue();
+        assertThat(backend.listAll(StoreLocks.PREFIX).count()).as("its lock is removed all the same").isZero();
     }
 
     /**
