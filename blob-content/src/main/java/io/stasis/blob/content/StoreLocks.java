@@ -55,8 +55,8 @@ import org.slf4j.LoggerFactory;
  * backend call that stays in flight for longer than {@code staleAfter/2} after its check.
  *
  * <p><b>Crashes</b>: a dead holder's object goes stale after {@code staleAfter} and stops
- * blocking anyone; a restarted holder with the same id removes its own objects at once
- * ({@link #clearOwn()}). Holder ids must therefore be unique per process sharing the store and
+ * blocking anyone (the next collection removes it); a restarted holder with the same id removes
+ * its own objects at once ({@link #clearOwn()}). Holder ids must therefore be unique per process sharing the store and
  * stable across its restarts (the service uses one per data directory).
  *
  * <p>Within one process, uploads and the GC meet through {@link Pins} instead: a holder ignores
@@ -87,7 +87,7 @@ public final class StoreLocks {
      * @param stale whether it was last written more than {@code staleAfter} ago (in a listing, by
      *              this host's clock: for display; the protocol itself compares backend times)
      */
-    public record LockInfo(String holder, Kind kind, Instant lastModified, boolean stale) {
+    public record LockInfo(String key, String holder, Kind kind, Instant lastModified, boolean stale) {
     }
 
     private final BlobStore store;
@@ -186,19 +186,27 @@ public final class StoreLocks {
      */
     Lease acquireExclusive() {
         var lease = write(Kind.EXCLUSIVE);
-        List<LockInfo> blockers;
+        List<LockInfo> others;
         try {
-            blockers = blockers(lease, null);
+            others = others(lease);
         } catch (RuntimeException e) {
             deleteQuietly(lease.key);
             throw e;
         }
+        var blockers = others.stream().filter(l -> !l.stale()).toList();
         if (!blockers.isEmpty()) {
             deleteQuietly(lease.key);
             throw busy("another instance is uploading to or collecting in the blob store", blockers);
         }
         lease.users = 1;
         lease.startRefreshing();
+        // Stale objects belong to holders that are gone (or whose lease lapsed: they act no more
+        // under it): removing them keeps the listing short and the status honest.
+        for (var stale : others) {
+            deleteQuietly(stale.key());
+            log.atInfo().addKeyValue("holder", stale.holder()).addKeyValue("kind", stale.kind().name().toLowerCase())
+                    .addKeyValue("lastModified", stale.lastModified()).log("removed a stale lock object of another instance");
+        }
         return lease;
     }
 
@@ -212,14 +220,18 @@ public final class StoreLocks {
 
     /** The fresh lock objects of other holders, of {@code kind} (null: any), against {@code own}'s write time. */
     private List<LockInfo> blockers(Lease own, Kind kind) {
+        return others(own).stream().filter(l -> !l.stale() && (kind == null || l.kind() == kind)).toList();
+    }
+
+    /** Every lock object of another holder, each judged stale or fresh against {@code own}'s write time. */
+    private List<LockInfo> others(Lease own) {
         Instant now = retrier.call("head lock", own.key, a -> { }, () -> store.head(own.key))
                 .orElseThrow(() -> new StasisException(ErrorCode.RUNTIME_FAILED, "lock object " + own.key + " vanished right after it was written",
                         Map.of("key", own.key))).lastModified();
         var out = new ArrayList<LockInfo>();
         for (var info : retrier.call("list locks", PREFIX, a -> { }, () -> store.listAll(PREFIX).toList())) {
             var lock = parse(info, now);
-            if (lock.isEmpty() || lock.get().holder().equals(holder) || lock.get().stale()) continue;
-            if (kind == null || lock.get().kind() == kind) out.add(lock.get());
+            if (lock.isPresent() && !lock.get().holder().equals(holder)) out.add(lock.get());
         }
         return out;
     }
@@ -228,7 +240,7 @@ public final class StoreLocks {
         String rest = info.key().substring(PREFIX.length());
         int slash = rest.indexOf('/');
         if (slash < 0) return Optional.empty();
-        return Kind.ofKey(rest).map(kind -> new LockInfo(rest.substring(0, slash), kind, info.lastModified(),
+        return Kind.ofKey(rest).map(kind -> new LockInfo(info.key(), rest.substring(0, slash), kind, info.lastModified(),
                 info.lastModified().isBefore(now.minus(timing.staleAfter()))));
     }
 

@@ -142,14 +142,25 @@ abstract class StoreLocksContract {
             }
         }
         assertThat(report.chunksDeleted()).isPositive();
+        assertThat(collector.locks()).as("the collection removed the stale lock").isEmpty();
+    }
+
+    @Test
+    void aRestartedProcessRemovesTheLockItsDeadRunLeftAtOnce() {
+        var collector = process("host-b", CONFIG);
+        faulty.with(FaultyBlobStore.crashAt(PUT, "manifests/", 1));
+        assertThatThrownBy(() -> process("host-a", CONFIG).put(TestData.random(4, 200_000))).isInstanceOf(FaultyBlobStore.SimulatedCrash.class);
+        faulty.clearHooks();
         assertThat(collector.locks()).singleElement().satisfies(l -> {
             assertThat(l.holder()).isEqualTo("host-a");
-            assertThat(l.stale()).isTrue();
+            assertThat(l.kind()).isEqualTo(StoreLocks.Kind.SHARED);
+            assertThat(l.stale()).isFalse();
         });
+        assertThatThrownBy(() -> collector.gc(Set.of())).hasMessageContaining("host-a");
 
-        // A restart of host-a removes its own dead lock at once.
-        process("host-a", quick).clearOwnLocks();
+        process("host-a", CONFIG).clearOwnLocks();
         assertThat(collector.locks()).isEmpty();
+        assertThat(collector.gc(Set.of()).chunksDeleted()).isPositive();
     }
 
     @Test
