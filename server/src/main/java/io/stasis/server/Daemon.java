@@ -116,7 +116,11 @@ public final class Daemon implements AutoCloseable {
             String blobHolder = io.stasis.server.durable.BlobGc.holder(config.dataDir());
             var content = new io.stasis.blob.content.ContentStore(blobStore,
                     io.stasis.blob.content.ContentStoreConfig.DEFAULT.withGcGrace(config.blobs().gcGrace()), clock, blobHolder);
-            content.clearOwnLocks();
+            try {
+                content.clearOwnLocks();
+            } catch (RuntimeException e) { // the store is unreachable now: the dead run's locks go stale instead
+                log.atWarn().addKeyValue("holder", blobHolder).setCause(e).log("could not remove this instance's old blob store locks");
+            }
             var volumeArchive = new io.stasis.server.volume.ContentVolumeArchive(blobStore, content);
             var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore, volumeArchive, owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
