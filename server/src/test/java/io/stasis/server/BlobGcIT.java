@@ -82,11 +82,11 @@ class BlobGcIT {
                 }
                 assertThat(ids(api.get("/v1/checkpoints?source=store"))).contains(orphan4);
 
-                var before = api.get("/v1/blobs");
-                assertThat(before.get("usage").get("chunks").asLong()).isPositive();
-                var nothingYet = api.post("/v1/blobs/gc", null);
-                assertThat(nothingYet.get("manifestsDeleted").asInt()).as("everything is named").isZero();
-                assertThat(nothingYet.get("chunksDeleted").asInt()).isZero();
+                var before = first.client.blobs().status(); // through the SDK, once
+                assertThat(before.usage().chunks()).isPositive();
+                var nothingYet = first.client.blobs().gc();
+                assertThat(nothingYet.manifestsDeleted()).as("everything is named").isZero();
+                assertThat(nothingYet.chunksDeleted()).isZero();
 
                 // Delete a checkpoint in the middle of a chain, and the store-only copy.
                 orphanChunks = chunksOf(blobs, descriptor(blobs, orphan4).get("roots").get(0).get("manifest").asText());
@@ -104,7 +104,7 @@ class BlobGcIT {
                 var after = api.get("/v1/blobs");
                 assertThat(after.get("lastGc").get("chunksDeleted").asLong()).isEqualTo(report.get("chunksDeleted").asLong());
                 assertThat(after.get("usage").get("chunks").asLong())
-                        .isEqualTo(before.get("usage").get("chunks").asLong() - report.get("chunksDeleted").asLong());
+                        .isEqualTo(before.usage().chunks() - report.get("chunksDeleted").asLong());
                 assertThat(after.get("locks")).as("no lock held once done").isEmpty();
             }
             // Every chunk a remaining stream lists is there; the orphan's own chunks are gone.
