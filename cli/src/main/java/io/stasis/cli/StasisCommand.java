@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
                 CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
                 ForkCommand.class, ForksCommand.class, FilesCommand.class,
                 EventsCommand.class, PreviewCommand.class, SecretCommand.class, VolumeCommand.class, NetworkCommand.class, McpCommand.class,
-                TenantCommand.class, TokenCommand.class,
+                TenantCommand.class, TokenCommand.class, BlobsCommand.class,
                 HealthCommand.class, MetricsCommand.class, OpenApiCommand.class, CompletionCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {

@@ -66,7 +66,7 @@ class MainTest {
         assertThat(run("--help")).isZero();
         assertThat(out).contains("create", "list", "info", "exec", "rm", "cp", "templates", "pause", "resume",
                 "hibernate", "stop", "start", "lifecycle", "checkpoint", "checkpoints", "rm-checkpoint", "fork", "events",
-                "forks", "checkpoint-info", "files", "forget", "health", "metrics", "openapi", "completion", "tenant", "token",
+                "forks", "checkpoint-info", "files", "forget", "health", "metrics", "openapi", "completion", "tenant", "token", "blobs",
                 "Exit codes:", "cannot connect", "124");
     }
 

@@ -53,6 +53,7 @@ public final class StasisClient implements AutoCloseable {
     private final Tenants tenants;
     private final Tokens tokens;
     private final Volumes volumes;
+    private final Blobs blobs;
 
     private StasisClient(Builder builder) {
         this.ownsHttpClient = builder.httpClient == null;
@@ -77,6 +78,7 @@ public final class StasisClient implements AutoCloseable {
         this.tenants = new Tenants(transport);
         this.tokens = new Tokens(transport);
         this.volumes = new Volumes(transport);
+        this.blobs = new Blobs(transport);
     }
 
     /**
@@ -127,6 +129,11 @@ public final class StasisClient implements AutoCloseable {
     /** Volumes: files that outlive sandboxes; snapshots; syncs to the blob store. */
     public Volumes volumes() {
         return volumes;
+    }
+
+    /** The blob store's usage and garbage collection (root key). */
+    public Blobs blobs() {
+        return blobs;
     }
 
     /**

@@ -22,10 +22,15 @@ import java.util.Optional;
  *                        AWS SDK's default chain. Never a flag value: flags end up in process lists and logs.
  * @param hibernateDurable whether every hibernation is also copied to the store before it completes
  * @param uploadConcurrency background uploads at once
+ * @param gcInterval      how often the store's garbage is collected (default 6h); empty: never on its own
+ *                        ({@code POST /v1/blobs/gc} still does)
+ * @param gcGrace         what a collection leaves alone however unreferenced: what was written less than this long ago
+ *                        (default 1h). Uploads are protected by the store's locks and pins whatever it is; this is a
+ *                        second line (and what lets a test collect at once)
  */
 public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endpoint, Optional<String> s3Bucket, String s3Region,
                            boolean s3PathStyle, String s3KeyPrefix, Optional<Path> s3CredentialsFile, boolean hibernateDurable,
-                           int uploadConcurrency) {
+                           int uploadConcurrency, Optional<java.time.Duration> gcInterval, java.time.Duration gcGrace) {
 
     public BlobSettings {
         if (!kind.equals("local") && !kind.equals("s3"))
@@ -36,7 +41,7 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
 
     public static BlobSettings defaults() {
         return new BlobSettings("local", Optional.empty(), Optional.empty(), Optional.empty(), "us-east-1", true, "", Optional.empty(),
-                false, 2);
+                false, 2, Optional.of(DEFAULT_GC_INTERVAL), java.time.Duration.ofHours(1));
     }
 
     /** The local store's directory: {@code --blob-dir}, or {@code <data-dir>/blobs}. */
@@ -49,30 +54,44 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
         try {
             return Optional.ofNullable(switch (flag) {
                 case "--blob-store" -> new BlobSettings(need(flag, value), dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--blob-dir" -> new BlobSettings(kind, Optional.of(Path.of(need(flag, value)).toAbsolutePath()), s3Endpoint, s3Bucket,
-                        s3Region, s3PathStyle, s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3Region, s3PathStyle, s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-endpoint" -> new BlobSettings(kind, dir, Optional.of(URI.create(need(flag, value))), s3Bucket, s3Region, s3PathStyle,
-                        s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-bucket" -> new BlobSettings(kind, dir, s3Endpoint, Optional.of(need(flag, value)), s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-region" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, need(flag, value), s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-path-style" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, bool(flag, value), s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-key-prefix" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, need(flag, value),
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency);
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--s3-credentials-file" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        Optional.of(Path.of(need(flag, value)).toAbsolutePath()), hibernateDurable, uploadConcurrency);
+                        Optional.of(Path.of(need(flag, value)).toAbsolutePath()), hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
                 case "--hibernate-durable" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, bool(flag, value), uploadConcurrency);
+                        s3CredentialsFile, bool(flag, value), uploadConcurrency, gcInterval, gcGrace);
                 case "--upload-concurrency" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, Integer.parseInt(need(flag, value)));
+                        s3CredentialsFile, hibernateDurable, Integer.parseInt(need(flag, value)), gcInterval, gcGrace);
+                case "--blob-gc-interval" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval(need(flag, value)), gcGrace);
+                case "--blob-gc-grace" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
+                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, ServerConfig.duration(flag, need(flag, value)));
                 default -> null;
             });
         } catch (IllegalArgumentException e) {
             throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
         }
+    }
+
+    /** The default of {@code --blob-gc-interval}. */
+    static final java.time.Duration DEFAULT_GC_INTERVAL = java.time.Duration.ofHours(6);
+
+    private static Optional<java.time.Duration> gcInterval(String value) {
+        if (value.equals("never")) return Optional.empty();
+        var interval = ServerConfig.duration("--blob-gc-interval", value);
+        if (interval.compareTo(java.time.Duration.ofMinutes(1)) < 0) throw new IllegalArgumentException("must be at least 1m or never, was '" + value + "'");
+        return Optional.of(interval);
     }
 
     /** Flags that may stand alone, meaning {@code true}. */
@@ -120,5 +139,8 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
                                        and $STASIS_S3_SECRET_ACCESS_KEY, else the AWS default chain)
               --hibernate-durable [B]  also copy every hibernation to the durable store (default false)
               --upload-concurrency N   background checkpoint uploads at once (default 2)
+              --blob-gc-interval D     collect the store's garbage this often (default 6h; never: only
+                                       through POST /v1/blobs/gc)
+              --blob-gc-grace D        a collection spares anything written less than D ago (default 1h)
             """;
 }

@@ -110,10 +110,19 @@ public final class Daemon implements AutoCloseable {
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
             var quotas = new QuotaGuard(catalog);
             var volumeStore = new io.stasis.storage.btrfs.BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
-            // One blob store (--blob-store) for durable checkpoints and volume syncs.
+            // One blob store (--blob-store) for durable checkpoints and volume syncs, and one content store on it: its pins keep
+            // this instance's uploads and GC apart; lock objects in the store, under this data directory's holder name, keep instances apart.
             var blobStore = register(openBlobStore(config));
-            var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore,
-                    new io.stasis.server.volume.ContentVolumeArchive(blobStore), owner, clock, MAX_VOLUME_MB, quotas);
+            String blobHolder = io.stasis.server.durable.BlobGc.holder(config.dataDir());
+            var content = new io.stasis.blob.content.ContentStore(blobStore,
+                    io.stasis.blob.content.ContentStoreConfig.DEFAULT.withGcGrace(config.blobs().gcGrace()), clock, blobHolder);
+            try {
+                content.clearOwnLocks();
+            } catch (RuntimeException e) { // the store is unreachable now: the dead run's locks go stale instead
+                log.atWarn().addKeyValue("holder", blobHolder).setCause(e).log("could not remove this instance's old blob store locks");
+            }
+            var volumeArchive = new io.stasis.server.volume.ContentVolumeArchive(blobStore, content);
+            var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore, volumeArchive, owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
@@ -129,7 +138,7 @@ public final class Daemon implements AutoCloseable {
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
                     config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var archive = new io.stasis.server.durable.BlobCheckpointArchive(new io.stasis.blob.content.ContentStore(blobStore), blobStore);
+            var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
             var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf, faults, clock,
                     config.blobs().uploadConcurrency()));
             java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
@@ -139,6 +148,9 @@ public final class Daemon implements AutoCloseable {
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
                     volumes, durable);
             durable.resumeInterrupted();
+            var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
+                    faults, clock));
+            blobGc.start();
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
@@ -166,7 +178,7 @@ public final class Daemon implements AutoCloseable {
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes,
                             new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
-                                    clock, 5L << 30))));
+                                    clock, 5L << 30), blobGc)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {

@@ -17,6 +17,18 @@ class BlobSettingsTest {
         assertThat(config.blobs().localDir(config.dataDir())).isEqualTo(Path.of("/tmp/stasis-x/blobs"));
         assertThat(config.blobs().hibernateDurable()).isFalse();
         assertThat(config.blobs().uploadConcurrency()).isEqualTo(2);
+        assertThat(config.blobs().gcInterval()).hasValue(java.time.Duration.ofHours(6));
+    }
+
+    @Test
+    void theGcIntervalIsADurationOrNever() {
+        assertThat(ServerConfig.parse("--blob-gc-interval", "90m").blobs().gcInterval()).hasValue(java.time.Duration.ofMinutes(90));
+        assertThat(ServerConfig.parse("--blob-gc-interval=never").blobs().gcInterval()).isEmpty();
+        assertThatThrownBy(() -> ServerConfig.parse("--blob-gc-interval", "10s")).isInstanceOf(ServerConfig.UsageException.class)
+                .hasMessageContaining("--blob-gc-interval").hasMessageContaining("at least 1m");
+        assertThat(ServerConfig.parse("--blob-gc-grace", "0s").blobs().gcGrace()).isZero();
+        assertThatThrownBy(() -> ServerConfig.parse("--blob-gc-interval", "often")).isInstanceOf(ServerConfig.UsageException.class)
+                .hasMessageContaining("--blob-gc-interval");
     }
 
     @Test

@@ -41,17 +41,8 @@ class DurableCheckpointsIT {
 
     @Test
     void restoresOnAnotherInstanceFromS3() throws Exception {
-        try (var s3 = new S3ProxyServer()) {
-            var bucket = s3.newBucket();
-            Path credentials = Files.createTempFile("stasis-s3-credentials", ".txt");
-            try {
-                Files.writeString(credentials, bucket.credentials().orElseThrow().accessKeyId() + "\n"
-                        + bucket.credentials().orElseThrow().secretAccessKey() + "\n");
-                roundTrip(List.of("--blob-store", "s3", "--s3-endpoint", s3.endpoint().toString(), "--s3-bucket", bucket.bucket(),
-                        "--s3-credentials-file", credentials.toString()), null);
-            } finally {
-                Files.deleteIfExists(credentials);
-            }
+        try (var s3 = new S3ProxyServer(); var store = new S3StoreFlags(s3)) {
+            roundTrip(store.flags, null);
         }
     }
 

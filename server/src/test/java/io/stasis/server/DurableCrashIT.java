@@ -2,14 +2,11 @@ package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
-import io.stasis.testkit.HostLeaks;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Set;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -56,17 +53,7 @@ class DurableCrashIT {
             }
         } finally {
             // The killed service left its sandbox running: a last start removes it.
-            try (var last = ServiceProcess.start(dataDir, log, Map.of(), "--blob-dir", blobs.toString());
-                 var api = new RawApi(last.url, key(dataDir))) {
-                if (sandbox != null) api.call("DELETE", "/v1/sandboxes/" + sandbox, null);
-            }
-            if (sandbox != null) {
-                assertThat(HostLeaks.processesOf(Set.of(new SandboxId(sandbox)))).isEmpty();
-                assertThat(HostLeaks.cgroupsOf(Set.of(new SandboxId(sandbox)))).isEmpty();
-            }
-            assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
-            ServiceFixture.deleteTree(dataDir);
+            ServiceProcess.removeLeftovers(dataDir, log, sandbox, "--blob-dir", blobs.toString());
             ServiceFixture.deleteTree(blobs);
         }
     }

@@ -1,13 +1,20 @@
 package io.stasis.server;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.testkit.HostLeaks;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
@@ -59,6 +66,26 @@ final class ServiceProcess implements AutoCloseable {
             process.destroyForcibly();
             throw e;
         }
+    }
+
+    /**
+     * After a test killed the service: one last start removes the sandbox it left running, then
+     * nothing of it may remain on the host, and the data directory goes.
+     */
+    static void removeLeftovers(Path dataDir, Path log, String sandbox, String... flags) throws Exception {
+        try (var last = start(dataDir, log, Map.of(), flags);
+             var api = new RawApi(last.url, Files.readString(dataDir.resolve("root.key")).strip())) {
+            if (sandbox != null) api.call("DELETE", "/v1/sandboxes/" + sandbox, null);
+        }
+        if (sandbox != null) {
+            var id = Set.of(new SandboxId(sandbox));
+            assertThat(HostLeaks.processesOf(id)).isEmpty();
+            assertThat(HostLeaks.cgroupsOf(id)).isEmpty();
+        }
+        assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15)))
+                .isEmpty();
+        ServiceFixture.deleteTree(dataDir);
     }
 
     /** Waits for the process to end by itself (a fault point halted it). */

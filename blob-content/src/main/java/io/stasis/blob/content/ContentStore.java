@@ -15,6 +15,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -39,8 +43,12 @@ import java.util.stream.Collectors;
  * could disagree with the catalog. See {@link GarbageCollector} for the rule that makes a GC safe
  * while puts run.
  *
- * <p>Thread-safe. Use one instance per backend location in a process: uploads and the GC
- * coordinate through it.
+ * <p><b>Processes sharing the backend</b> coordinate through lock objects in it
+ * ({@link StoreLocks}): uploads hold a shared lock, a GC an exclusive one, and a GC backs off
+ * rather than collect while another process uploads.
+ *
+ * <p>Thread-safe. Use one instance per backend location in a process: uploads and the GC of one
+ * process coordinate through it (its pins).
  */
 public final class ContentStore {
     private final BlobStore store;
@@ -48,20 +56,63 @@ public final class ContentStore {
     private final ChunkCodec codec;
     private final Retrier retrier;
     private final Uploader uploader;
+    private final Pins pins = new Pins();
+    private final StoreLocks locks;
     private final GarbageCollector collector;
 
-    public ContentStore(BlobStore store, ContentStoreConfig config, Clock clock) {
+    /**
+     * @param holder this process's name in the store's lock objects ({@link StoreLocks}): unique
+     *               among the processes sharing the backend, the same after a restart (1-64 of
+     *               {@code [A-Za-z0-9_-]})
+     */
+    public ContentStore(BlobStore store, ContentStoreConfig config, Clock clock, String holder) {
+        this(store, config, clock, holder, System::nanoTime);
+    }
+
+    ContentStore(BlobStore store, ContentStoreConfig config, Clock clock, String holder, LongSupplier ticker) {
         this.store = Objects.requireNonNull(store, "store");
         this.config = Objects.requireNonNull(config, "config");
         this.codec = new ChunkCodec(config.compressionLevel());
         this.retrier = new Retrier(config.retry());
-        var pins = new Pins();
-        this.uploader = new Uploader(store, config, codec, retrier, pins);
-        this.collector = new GarbageCollector(store, retrier, pins, clock, config.gcGrace(), id -> manifest(id).chunks());
+        this.locks = new StoreLocks(store, holder, config.locks(), retrier, ticker, clock);
+        this.uploader = new Uploader(store, config, codec, retrier);
+        this.collector = new GarbageCollector(store, retrier, pins, clock, config.gcGrace(), id -> manifest(id).chunks(), locks,
+                config.uploadConcurrency());
+    }
+
+    /** A store whose holder name is random: for tools and tests that never restart as the same holder. */
+    public ContentStore(BlobStore store, ContentStoreConfig config, Clock clock) {
+        this(store, config, clock, randomHolder());
     }
 
     public ContentStore(BlobStore store) {
         this(store, ContentStoreConfig.DEFAULT, Clock.systemUTC());
+    }
+
+    private static String randomHolder() {
+        return "anon-" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
+    }
+
+    /**
+     * Removes the lock objects an earlier run of this holder left when it died, so that other
+     * processes need not wait for them to go stale. Call once at start, before any put or GC.
+     */
+    public void clearOwnLocks() {
+        locks.clearOwn();
+    }
+
+    /** The lock objects of every process sharing the backend (what a {@code store_busy} was about). */
+    public List<StoreLocks.LockInfo> locks() {
+        return locks.list();
+    }
+
+    /**
+     * Opens an upload of one or more streams (see {@link UploadSession}): waits while another
+     * process sharing the backend collects (up to {@link LockTiming#maxWait()}, then
+     * {@code store_busy}). Close it once the record naming its streams is written.
+     */
+    public UploadSession session() {
+        return new UploadSession(uploader, pins, locks.acquireShared(), this);
     }
 
     /**
@@ -73,7 +124,9 @@ public final class ContentStore {
      * exception; no manifest is written, so nothing is visible.
      */
     public PutResult put(InputStream content) {
-        return uploader.put(content);
+        try (var session = session()) {
+            return session.put(content);
+        }
     }
 
     /** {@link #put(InputStream)} for bytes at hand. */
@@ -123,13 +176,27 @@ public final class ContentStore {
 
     /**
      * Removes manifests that are neither in {@code live} nor younger than the grace period, then
-     * chunks no remaining manifest refers to, sparing chunks of puts in flight. Safe to run while
-     * puts and reads of live streams run.
-     * <p>On failure (the backend, a corrupt kept manifest): an exception before any chunk a kept
-     * manifest needs is deleted; running it again is safe.
+     * chunks no remaining manifest refers to, sparing chunks of puts and sessions in flight. Safe to
+     * run while puts and reads of live streams run, here and in other processes sharing the backend.
+     * <p>{@code live} is called once the store is locked, so a record written before it is seen.
+     * <p>On failure: {@code store_busy} (another process uploads or collects; nothing was done),
+     * or an exception (the backend, the live set, a corrupt kept manifest, a lapsed lock) before any
+     * chunk a kept manifest needs is deleted; running it again is safe.
+     *
+     * @param steps hears the name of each step as it is passed (fault points for crash tests)
+     */
+    public GcReport gc(Supplier<Set<ManifestId>> live, Consumer<String> steps) {
+        return collector.collect(live, steps);
+    }
+
+    /**
+     * {@link #gc(Supplier, Consumer)} with a live set at hand: taken before the collection locks the
+     * store, so a stream recorded as live after that call began is protected only by the grace
+     * period. Callers whose records change meanwhile pass a supplier instead.
      */
     public GcReport gc(Set<ManifestId> live) {
-        return collector.collect(Set.copyOf(live));
+        var copy = Set.copyOf(live);
+        return gc(() -> copy, step -> { });
     }
 
     /** Counts what the store holds by listing it: a scan, not for hot paths. */

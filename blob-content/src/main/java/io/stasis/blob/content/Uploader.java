@@ -12,14 +12,13 @@ import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
-import java.util.LinkedHashSet;
-import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,81 +35,77 @@ final class Uploader {
     private final ContentStoreConfig config;
     private final ChunkCodec codec;
     private final Retrier retrier;
-    private final Pins pins;
 
-    Uploader(BlobStore store, ContentStoreConfig config, ChunkCodec codec, Retrier retrier, Pins pins) {
+    Uploader(BlobStore store, ContentStoreConfig config, ChunkCodec codec, Retrier retrier) {
         this.store = store;
         this.config = config;
         this.codec = codec;
         this.retrier = retrier;
-        this.pins = pins;
     }
 
-    PutResult put(InputStream content) {
+    /**
+     * Stores one stream. Keys are pinned through {@code pin} (the session unpins them when it
+     * closes); {@code lease} is checked before the manifest, the put's commit, is written.
+     */
+    PutResult put(InputStream content, Consumer<String> pin, StoreLocks.Lease lease) {
         long started = System.nanoTime();
         var refs = new ArrayList<ChunkRef>();
-        Set<String> pinned = new LinkedHashSet<>();
         var failure = new AtomicReference<Throwable>();
         var newChunks = new AtomicInteger();
         var newLogical = new AtomicLong();
         var stored = new AtomicLong();
         var retries = new AtomicInteger();
         var window = new Semaphore(config.uploadConcurrency());
-        try {
-            long logical = 0;
-            try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
-                var seen = new HashSet<ChunkId>();
-                try {
-                    logical = config.chunker().split(content, (buf, off, len) -> {
-                        rethrowIfFailed(failure);
-                        byte[] data = Arrays.copyOfRange(buf, off, off + len);
-                        ChunkId id = ChunkId.of(data);
-                        refs.add(new ChunkRef(id, len));
-                        if (!seen.add(id)) return;
-                        String key = Layout.chunkKey(id);
-                        pins.pin(key);
-                        pinned.add(key);
-                        acquire(window, failure);
-                        workers.execute(() -> {
-                            try {
-                                long written = storeChunk(key, data, retries);
-                                if (written > 0) {
-                                    newChunks.incrementAndGet();
-                                    newLogical.addAndGet(len);
-                                    stored.addAndGet(written);
-                                }
-                            } catch (Throwable t) {
-                                failure.compareAndSet(null, t);
-                            } finally {
-                                window.release();
+        long logical = 0;
+        try (ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
+            var seen = new HashSet<ChunkId>();
+            try {
+                logical = config.chunker().split(content, (buf, off, len) -> {
+                    rethrowIfFailed(failure);
+                    byte[] data = Arrays.copyOfRange(buf, off, off + len);
+                    ChunkId id = ChunkId.of(data);
+                    refs.add(new ChunkRef(id, len));
+                    if (!seen.add(id)) return;
+                    String key = Layout.chunkKey(id);
+                    pin.accept(key);
+                    acquire(window, failure);
+                    workers.execute(() -> {
+                        try {
+                            long written = storeChunk(key, data, retries);
+                            if (written > 0) {
+                                newChunks.incrementAndGet();
+                                newLogical.addAndGet(len);
+                                stored.addAndGet(written);
                             }
-                        });
+                        } catch (Throwable t) {
+                            failure.compareAndSet(null, t);
+                        } finally {
+                            window.release();
+                        }
                     });
-                } catch (IOException e) {
-                    failure.compareAndSet(null, new UncheckedIOException("reading the stream to store failed: " + e.getMessage(), e));
-                } catch (RuntimeException | Error e) {
-                    failure.compareAndSet(null, e);
-                }
-            } // waits for the uploads in flight
-            rethrowIfFailed(failure);
+                });
+            } catch (IOException e) {
+                failure.compareAndSet(null, new UncheckedIOException("reading the stream to store failed: " + e.getMessage(), e));
+            } catch (RuntimeException | Error e) {
+                failure.compareAndSet(null, e);
+            }
+        } // waits for the uploads in flight
+        rethrowIfFailed(failure);
 
-            byte[] encoded = ManifestCodec.encode(new Manifest(refs));
-            var id = ManifestId.of(encoded);
-            String key = Layout.manifestKey(id);
-            pins.pin(key);
-            pinned.add(key);
-            retrier.run("put manifest", key, a -> retries.incrementAndGet(), () -> store.put(key, encoded));
-            stored.addAndGet(encoded.length);
+        byte[] encoded = ManifestCodec.encode(new Manifest(refs));
+        var id = ManifestId.of(encoded);
+        String key = Layout.manifestKey(id);
+        pin.accept(key);
+        lease.ensureHeld("write manifest " + id);
+        retrier.run("put manifest", key, a -> retries.incrementAndGet(), () -> store.put(key, encoded));
+        stored.addAndGet(encoded.length);
 
-            var result = new PutResult(id, logical, refs.size(), newChunks.get(), newLogical.get(), stored.get(), retries.get());
-            log.atInfo().addKeyValue("manifest", id).addKeyValue("bytes", logical).addKeyValue("chunks", refs.size())
-                    .addKeyValue("newChunks", result.newChunks()).addKeyValue("storedBytes", result.storedBytes())
-                    .addKeyValue("retries", result.retries()).addKeyValue("millis", (System.nanoTime() - started) / 1_000_000)
-                    .log("stream stored");
-            return result;
-        } finally {
-            for (String key : pinned) pins.unpin(key);
-        }
+        var result = new PutResult(id, logical, refs.size(), newChunks.get(), newLogical.get(), stored.get(), retries.get());
+        log.atInfo().addKeyValue("manifest", id).addKeyValue("bytes", logical).addKeyValue("chunks", refs.size())
+                .addKeyValue("newChunks", result.newChunks()).addKeyValue("storedBytes", result.storedBytes())
+                .addKeyValue("retries", result.retries()).addKeyValue("millis", (System.nanoTime() - started) / 1_000_000)
+                .log("stream stored");
+        return result;
     }
 
     /** Uploads one chunk unless the store has it. Returns the bytes written, 0 if it was there. */

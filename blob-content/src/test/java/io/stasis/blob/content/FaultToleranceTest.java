@@ -98,12 +98,15 @@ class FaultToleranceTest {
     }
 
     private void assertCrashLeavesNothingVisible() {
-        var doomed = new ContentStore(faulty, CONFIG, clock);
+        var doomed = new ContentStore(faulty, CONFIG, clock, "host-a");
         assertThatThrownBy(() -> doomed.put(data)).isInstanceOf(SimulatedCrash.class);
         assertThat(real.listAll("chunks/").count()).as("chunks written before the crash").isPositive();
 
-        // The restarted process sees no stream, and the GC (once the grace period has passed) removes the orphans.
-        var restarted = new ContentStore(real, CONFIG, clock);
+        // The restarted process (same holder: it clears the lock its dead run left) sees no stream, and the GC
+        // (once the grace period has passed) removes the orphans.
+        var restarted = new ContentStore(real, CONFIG, clock, "host-a");
+        assertThat(real.listAll("locks/").count()).as("the dead run's lock").isOne();
+        restarted.clearOwnLocks();
         assertThat(restarted.manifests()).isEmpty();
         assertThat(real.listAll("manifests/")).isEmpty();
         assertThat(restarted.gc(Set.of()).chunksDeleted()).isZero(); // still within the grace period

@@ -22,7 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * as a passing error, "kill the process" with {@link SimulatedCrash}, or hold it at a {@link Gate}.
  */
 final class FaultyBlobStore implements BlobStore {
-    enum Op { PUT, GET, HEAD, LIST, DELETE }
+    /** {@code LIST} is heard once the page is read (a gate holds its result), {@code LIST_CALL} before it is asked for. */
+    enum Op { PUT, GET, HEAD, LIST, LIST_CALL, DELETE }
 
     @FunctionalInterface
     interface Hook {
@@ -101,6 +102,7 @@ final class FaultyBlobStore implements BlobStore {
 
     @Override
     public BlobPage list(String prefix, Optional<String> pageToken, int maxKeys) {
+        hook(Op.LIST_CALL, prefix);
         BlobPage page = real.list(prefix, pageToken, maxKeys);
         hook(Op.LIST, prefix);
         return page;

@@ -161,11 +161,12 @@ class GarbageCollectorTest {
         byte[] data = TestData.random(7, 500_000);
         // A crashed upload left the stream's chunks without a manifest: garbage, as far as any GC can tell.
         faulty.with(FaultyBlobStore.crashAt(PUT, "manifests/", 1));
-        assertThatThrownBy(() -> new ContentStore(faulty, NO_GRACE, clock).put(data)).isInstanceOf(SimulatedCrash.class);
+        assertThatThrownBy(() -> new ContentStore(faulty, NO_GRACE, clock, "host-a").put(data)).isInstanceOf(SimulatedCrash.class);
         faulty.clearHooks();
         long orphans = real.listAll("chunks/").count();
 
-        var store = new ContentStore(faulty, NO_GRACE, clock);
+        var store = new ContentStore(faulty, NO_GRACE, clock, "host-a");
+        store.clearOwnLocks();
         var chunksListed = new Gate(LIST, "chunks/");
         faulty.with(chunksListed);
         try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -189,10 +190,12 @@ class GarbageCollectorTest {
     void withoutAConcurrentUploadTheSameOrphansAreCollected() {
         byte[] data = TestData.random(7, 500_000);
         faulty.with(FaultyBlobStore.crashAt(PUT, "manifests/", 1));
-        assertThatThrownBy(() -> new ContentStore(faulty, NO_GRACE, clock).put(data)).isInstanceOf(SimulatedCrash.class);
+        assertThatThrownBy(() -> new ContentStore(faulty, NO_GRACE, clock, "host-a").put(data)).isInstanceOf(SimulatedCrash.class);
         long orphans = real.listAll("chunks/").count();
         clock.advance(Duration.ofSeconds(1));
-        assertThat(new ContentStore(real, NO_GRACE, clock).gc(Set.of()).chunksDeleted()).isEqualTo(orphans);
+        var restarted = new ContentStore(real, NO_GRACE, clock, "host-a");
+        restarted.clearOwnLocks();
+        assertThat(restarted.gc(Set.of()).chunksDeleted()).isEqualTo(orphans);
     }
 
     @Test
@@ -214,7 +217,7 @@ class GarbageCollectorTest {
             Future<Integer> collector = pool.submit(() -> { // one collection per finished put, while the others run
                 for (int runs = 0; runs < streams.size(); runs++) {
                     finished.acquire();
-                    store.gc(Set.copyOf(live));
+                    store.gc(() -> Set.copyOf(live), step -> { }); // read once the store is locked, as the service does
                 }
                 return streams.size();
             });

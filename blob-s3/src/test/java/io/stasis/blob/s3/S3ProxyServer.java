@@ -7,13 +7,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * A real S3 server in the test's JVM: s3proxy on 127.0.0.1 and a port the kernel picks, keeping
  * objects in memory (nothing on disk to clean up), with signature-v4 authentication and a random
- * secret. Each test asks for a fresh bucket. Close it to free the port.
+ * secret. Each test asks for a fresh bucket. Close it to free the port, or register it as a
+ * class's extension ({@code @RegisterExtension static final S3ProxyServer S3 = new S3ProxyServer();}),
+ * which closes it after the class's tests.
  */
-public final class S3ProxyServer implements AutoCloseable {
+public final class S3ProxyServer implements AutoCloseable, AfterAllCallback {
     private static final AtomicInteger BUCKETS = new AtomicInteger();
 
     private final TransientNio2BlobStore backend = new TransientNio2BlobStore();
@@ -50,6 +54,11 @@ public final class S3ProxyServer implements AutoCloseable {
 
     public URI endpoint() {
         return endpoint;
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        close();
     }
 
     @Override

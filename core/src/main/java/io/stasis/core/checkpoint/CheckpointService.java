@@ -241,6 +241,25 @@ public final class CheckpointService {
         return new StasisException(ErrorCode.CHECKPOINT_NOT_FOUND, "no checkpoint with id '" + id + "'", Map.of("checkpoint", id));
     }
 
+    /** Whether this instance has the checkpoint; if not, it may still exist as a durable copy in the blob store. */
+    public boolean isLocal(CheckpointId id) {
+        return catalog.findCheckpoint(id).isPresent();
+    }
+
+    /** The descriptor of a durable copy in the blob store, if it is {@code tenant}'s; {@code checkpoint_not_found} otherwise. */
+    public CheckpointDescriptor stored(io.stasis.core.tenant.TenantId tenant, CheckpointId id) {
+        return durable.descriptor(tenant, id);
+    }
+
+    /** Deletes a durable copy that exists only in the blob store (see {@link DurableCheckpoints#deleteStored}). */
+    public void deleteStored(io.stasis.core.tenant.TenantId tenant, CheckpointId id) {
+        if (isLocal(id)) {
+            delete(id);
+            return;
+        }
+        durable.deleteStored(tenant, id);
+    }
+
     /** Deletes a checkpoint; forks made from it keep their roots. A hibernation image cannot be deleted this way. */
     public void delete(CheckpointId id) {
         var checkpoint = get(id);

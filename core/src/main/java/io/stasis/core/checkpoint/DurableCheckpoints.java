@@ -189,13 +189,13 @@ public final class DurableCheckpoints implements AutoCloseable {
         var id = checkpoint.id();
         long start = System.nanoTime();
         catalog.recordUpload(CheckpointUpload.pending(id, clock.instant()));
-        try {
-            var parent = parentOf(checkpoint);
+        try (var upload = archive.beginUpload()) {
+            var parent = parentOf(checkpoint, upload);
             faults.reach("upload.before-root");
-            var root = roots.sendSnapshot(id, parent.map(CheckpointDescriptor::checkpoint), archive::put);
+            var root = roots.sendSnapshot(id, parent.map(CheckpointDescriptor::checkpoint), upload::put);
             faults.reach("upload.after-root");
             Optional<CheckpointArchive.Stored> image = checkpoint.memory()
-                    ? Optional.of(runtime.exportImage(id, archive::put)) : Optional.empty();
+                    ? Optional.of(runtime.exportImage(id, upload::put)) : Optional.empty();
             faults.reach("upload.after-image");
             var layers = new ArrayList<RootLayer>(parent.map(CheckpointDescriptor::roots).orElse(List.of()));
             layers.add(new RootLayer(id, parent.map(CheckpointDescriptor::checkpoint), root.id(), root.logicalBytes()));
@@ -204,7 +204,7 @@ public final class DurableCheckpoints implements AutoCloseable {
             var descriptor = new CheckpointDescriptor(id, sandbox.tenant(), sandbox.id(), checkpoint.name(), checkpoint.memory(),
                     checkpoint.purpose(), checkpoint.createdAt(), sandbox.template(), sandbox.resources(), sandbox.env(), sandbox.metadata(),
                     sandbox.lifecycle(), policies.apply(sandbox.id()), layers, image.map(CheckpointArchive.Stored::id), logical, stored);
-            archive.putDescriptor(descriptor);
+            upload.putDescriptor(descriptor);
             faults.reach("upload.after-descriptor");
             var done = new CheckpointUpload(id, State.DURABLE, parent.map(CheckpointDescriptor::checkpoint), Optional.of(root.id()),
                     image.map(CheckpointArchive.Stored::id), logical, stored, Optional.empty(), clock.instant());
@@ -225,9 +225,11 @@ public final class DurableCheckpoints implements AutoCloseable {
 
     /**
      * The newest earlier durable checkpoint of the same sandbox whose snapshot is still here and
-     * whose descriptor can be read: the new root stream is incremental to it.
+     * whose descriptor can be read: the new root stream is incremental to it. Its chain's streams
+     * are kept by {@code session}, since the new descriptor names them again; a chain that is gone
+     * from the store (its checkpoint deleted and collected meanwhile) is no parent.
      */
-    private Optional<CheckpointDescriptor> parentOf(Checkpoint checkpoint) {
+    private Optional<CheckpointDescriptor> parentOf(Checkpoint checkpoint, CheckpointArchive.Upload session) {
         var earlier = catalog.checkpointsOf(checkpoint.sandboxId()).stream()
                 .filter(c -> !c.id().equals(checkpoint.id()) && c.createdAt().compareTo(checkpoint.createdAt()) <= 0)
                 .sorted(Comparator.comparing(Checkpoint::createdAt).reversed())
@@ -238,10 +240,13 @@ public final class DurableCheckpoints implements AutoCloseable {
             try {
                 var descriptor = archive.descriptor(candidate.id());
                 // A long chain makes every restore receive all of it: start a new one with a full stream.
-                if (descriptor.isPresent() && descriptor.get().roots().size() < MAX_CHAIN) return descriptor;
+                if (descriptor.isPresent() && descriptor.get().roots().size() < MAX_CHAIN) {
+                    for (var layer : descriptor.get().roots()) session.keep(layer.stream());
+                    return descriptor;
+                }
                 if (descriptor.isPresent()) return Optional.empty();
             } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("checkpoint", candidate.id()).setCause(e).log("descriptor unreadable; not used as a parent");
+                log.atWarn().addKeyValue("checkpoint", candidate.id()).setCause(e).log("descriptor unreadable or its streams gone; not used as a parent");
             }
         }
         return Optional.empty();
@@ -370,6 +375,19 @@ public final class DurableCheckpoints implements AutoCloseable {
     public List<CheckpointDescriptor> stored(TenantId tenant) {
         return archive.descriptors().stream().filter(d -> d.tenant().equals(tenant))
                 .sorted(Comparator.comparing(CheckpointDescriptor::createdAt).thenComparing(d -> d.checkpoint().value())).toList();
+    }
+
+    /**
+     * Removes a durable copy that only the store holds (its sandbox was deleted here, or another
+     * instance made it): its descriptor goes, so no instance can restore it, and the next garbage
+     * collection frees what no other descriptor names. {@code checkpoint_not_found} if it is not
+     * {@code tenant}'s.
+     */
+    public void deleteStored(TenantId tenant, CheckpointId id) {
+        var descriptor = descriptor(tenant, id);
+        catalog.deleteUpload(id);
+        archive.deleteDescriptor(id);
+        log.atInfo().addKeyValue("checkpoint", id).addKeyValue("sandbox", descriptor.sandbox()).log("durable copy deleted from the store");
     }
 
     /** Forgets a deleted checkpoint's upload and removes its descriptor (it is no longer restorable anywhere). */

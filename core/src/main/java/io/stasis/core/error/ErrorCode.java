@@ -36,6 +36,8 @@ public enum ErrorCode {
     INVALID_REQUEST,
     QUOTA_EXCEEDED,
     HOST_BUSY,
+    /** The blob store is held by another instance's garbage collection or uploads; try again later. */
+    STORE_BUSY,
     TEMPLATE_UNAVAILABLE,
     RUNTIME_FAILED,
     INTERNAL;

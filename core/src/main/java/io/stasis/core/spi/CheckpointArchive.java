@@ -18,20 +18,40 @@ public interface CheckpointArchive {
     }
 
     /**
-     * Stores a stream.
-     * <p>Effects on success: {@link #open} returns its bytes, from any instance.
-     * <p>On failure: nothing visible is left (chunks without a manifest are collectable).
+     * Begins one checkpoint's upload: its streams, then its descriptor. While it is open, no
+     * garbage collection (of this instance or another sharing the store) removes what it stored or
+     * kept; another instance's collection in progress makes it wait. Close it when done.
      */
-    Stored put(InputStream content);
+    Upload beginUpload();
+
+    /** One upload, from {@link #beginUpload} to {@link #close}. Not for concurrent use. */
+    interface Upload extends AutoCloseable {
+        /**
+         * Stores a stream.
+         * <p>Effects on success: {@link #open} returns its bytes, from any instance.
+         * <p>On failure: nothing visible is left (chunks without a manifest are collectable).
+         */
+        Stored put(InputStream content);
+
+        /**
+         * Keeps a stream stored earlier (the parents an incremental stream builds on) from being
+         * collected until the upload ends. {@code not_found} if it is gone already.
+         */
+        void keep(ManifestId id);
+
+        /**
+         * Writes a descriptor, atomically, under {@link CheckpointDescriptor#key}. Its streams must
+         * be stored or kept by this upload: the descriptor is what makes a checkpoint durable.
+         * {@code runtime_failed} if the upload's hold on the store lapsed (nothing written).
+         */
+        void putDescriptor(CheckpointDescriptor descriptor);
+
+        @Override
+        void close();
+    }
 
     /** The bytes of a stored stream, verified while read; {@code internal} on a mismatch or missing chunk. */
     InputStream open(ManifestId id);
-
-    /**
-     * Writes a descriptor, atomically, under {@link CheckpointDescriptor#key}. Its streams must be
-     * stored already: the descriptor is what makes a checkpoint durable.
-     */
-    void putDescriptor(CheckpointDescriptor descriptor);
 
     /** The descriptor of a durable checkpoint, from any instance; empty if there is none. */
     Optional<CheckpointDescriptor> descriptor(CheckpointId id);

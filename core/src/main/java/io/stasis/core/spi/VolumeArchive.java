@@ -23,6 +23,39 @@ public interface VolumeArchive {
 
     Optional<byte[]> getRecord(String key);
 
+    /**
+     * Begins one sync's upload: its stream, then the records that name it. Until it closes, no
+     * garbage collection of the store removes the stream, though no record names it yet.
+     */
+    default Upload beginUpload() {
+        return new Upload() {
+            @Override
+            public Stored putStream(Path file) {
+                return VolumeArchive.this.putStream(file);
+            }
+
+            @Override
+            public void putRecord(String key, byte[] content) {
+                VolumeArchive.this.putRecord(key, content);
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
+    /** One sync's upload, from {@link #beginUpload} to {@link #close}. */
+    interface Upload extends AutoCloseable {
+        Stored putStream(Path file);
+
+        /** Writes a record; {@code runtime_failed} (nothing written) if the upload's hold on the store lapsed. */
+        void putRecord(String key, byte[] content);
+
+        @Override
+        void close();
+    }
+
     /** No archive configured: syncs are refused. */
     VolumeArchive NONE = new VolumeArchive() {
         @Override

@@ -48,7 +48,8 @@ public final class VolumeService implements SandboxVolumes {
     public static final long DEFAULT_SIZE_MB = 10_240;
     public static final long MIN_SIZE_MB = 16;
     public static final int MAX_MOUNTS = 16;
-    private static final String SYNC_RECORDS = "volume-syncs/";
+    /** Where sync records are, under the archive's records: {@code volume-syncs/<vsync>}. */
+    public static final String SYNC_RECORDS = "volume-syncs/";
     private static final String LATEST_RECORDS = "volume-latest/";
 
     private final VolumeCatalog catalog;
@@ -343,15 +344,15 @@ public final class VolumeService implements SandboxVolumes {
             var id = VolumeSyncId.random();
             Path file = store.scratchDir().resolve(id.value() + ".stream");
             store.snapshotForSync(volume.id(), id);
-            try {
+            try (var upload = archive.beginUpload()) {
                 store.send(id, previous.map(VolumeSync::id), file);
-                var stored = archive.putStream(file);
+                var stored = upload.putStream(file);
                 var streams = new ArrayList<String>(previous.map(VolumeSync::streams).orElse(List.of()));
                 streams.add(stored.id());
                 var sync = new VolumeSync(id, volume.id(), volume.name(), volume.sizeMb(), streams, previous.map(VolumeSync::id),
                         id.value(), stored.bytes(), clock.instant());
-                archive.putRecord(SYNC_RECORDS + id.value(), SyncRecord.encode(sync));
-                archive.putRecord(LATEST_RECORDS + volume.id().value(), id.value().getBytes(StandardCharsets.US_ASCII));
+                upload.putRecord(SYNC_RECORDS + id.value(), SyncRecord.encode(sync));
+                upload.putRecord(LATEST_RECORDS + volume.id().value(), id.value().getBytes(StandardCharsets.US_ASCII));
                 catalog.insertVolumeSync(sync);
                 // Only the newest sync snapshot is kept: it is the next sync's parent.
                 previous.ifPresent(p -> store.deleteSyncSnapshot(p.id()));
@@ -470,6 +471,11 @@ public final class VolumeService implements SandboxVolumes {
 
     static StasisException syncNotFound(String ref) {
         return new StasisException(ErrorCode.VOLUME_SYNC_NOT_FOUND, "no volume sync for '" + ref + "' in the blob store", Map.of("sync", ref));
+    }
+
+    /** The stream ids a sync record names: its whole chain, oldest first. {@code internal} if it does not parse. */
+    public static List<String> syncStreams(byte[] record) {
+        return SyncRecord.decode(record).streams();
     }
 
     /** The archive's record of a sync: {@code key=value} lines, streams comma-separated. */

@@ -67,7 +67,14 @@ public final class AccessGuard {
             case CHECKPOINT -> {
                 String raw = ctx.pathParam("cid");
                 if (!CheckpointId.isValid(raw)) throw CheckpointService.notFound(raw);
-                Checkpoint checkpoint = checkpoints.get(new CheckpointId(raw));
+                var id = new CheckpointId(raw);
+                if (access == Access.CHECKPOINT_DELETE && !checkpoints.isLocal(id)) {
+                    // A durable copy only the blob store holds: its descriptor names the tenant and the sandbox.
+                    var stored = checkpoints.stored(caller.tenant(), id);
+                    requireScope(caller, access, stored.sandbox(), () -> CheckpointService.notFound(raw));
+                    return;
+                }
+                Checkpoint checkpoint = checkpoints.get(id);
                 if (!tenantOf(checkpoint).equals(caller.tenant())) throw CheckpointService.notFound(raw);
                 requireScope(caller, access, checkpoint.sandboxId(), () -> CheckpointService.notFound(raw));
             }

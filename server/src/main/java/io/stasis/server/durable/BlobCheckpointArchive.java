@@ -30,19 +30,36 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
     }
 
     @Override
-    public Stored put(InputStream stream) {
-        var result = content.put(stream);
-        return new Stored(result.manifest(), result.logicalBytes(), result.storedBytes());
+    public Upload beginUpload() {
+        var session = content.session();
+        return new Upload() {
+            @Override
+            public Stored put(InputStream stream) {
+                var result = session.put(stream);
+                return new Stored(result.manifest(), result.logicalBytes(), result.storedBytes());
+            }
+
+            @Override
+            public void keep(ManifestId id) {
+                session.keep(id);
+            }
+
+            @Override
+            public void putDescriptor(CheckpointDescriptor descriptor) {
+                session.ensureHeld("write descriptor " + descriptor.checkpoint());
+                blobs.put(CheckpointDescriptor.key(descriptor.checkpoint()), DescriptorJson.encode(descriptor));
+            }
+
+            @Override
+            public void close() {
+                session.close();
+            }
+        };
     }
 
     @Override
     public InputStream open(ManifestId id) {
         return content.open(id);
-    }
-
-    @Override
-    public void putDescriptor(CheckpointDescriptor descriptor) {
-        blobs.put(CheckpointDescriptor.key(descriptor.checkpoint()), DescriptorJson.encode(descriptor));
     }
 
     @Override
@@ -60,20 +77,44 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
     @Override
     public java.util.List<CheckpointDescriptor> descriptors() {
         var out = new java.util.ArrayList<CheckpointDescriptor>();
+        for (var id : descriptorIds()) {
+            try {
+                descriptor(id).ifPresent(out::add);
+            } catch (StasisException e) {
+                log.atWarn().addKeyValue("checkpoint", id).setCause(e).log("unreadable checkpoint descriptor skipped");
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Every stream a descriptor in the store names (each root layer of its chain and its image),
+     * for the garbage collection's live set. Strict, unlike {@link #descriptors()}: a descriptor
+     * that cannot be read fails the whole call, since its streams would otherwise be collected.
+     */
+    public java.util.Set<ManifestId> liveStreams() {
+        var live = new java.util.HashSet<ManifestId>();
+        for (var id : descriptorIds()) {
+            descriptor(id).ifPresent(d -> {
+                d.roots().forEach(layer -> live.add(layer.stream()));
+                d.image().ifPresent(live::add);
+            });
+        }
+        return live;
+    }
+
+    /** The ids of the descriptors in the store; other keys under {@code checkpoints/} are not ours. */
+    private java.util.List<CheckpointId> descriptorIds() {
+        var ids = new java.util.ArrayList<CheckpointId>();
         try (var keys = blobs.listAll("checkpoints/")) {
             for (var info : (Iterable<io.stasis.core.spi.BlobInfo>) keys::iterator) {
                 String name = info.key().substring("checkpoints/".length());
                 if (!name.endsWith(".json")) continue;
                 String id = name.substring(0, name.length() - ".json".length());
-                if (!CheckpointId.isValid(id)) continue;
-                try {
-                    descriptor(new CheckpointId(id)).ifPresent(out::add);
-                } catch (StasisException e) {
-                    log.atWarn().addKeyValue("checkpoint", id).setCause(e).log("unreadable checkpoint descriptor skipped");
-                }
+                if (CheckpointId.isValid(id)) ids.add(new CheckpointId(id));
             }
         }
-        return out;
+        return ids;
     }
 
     @Override

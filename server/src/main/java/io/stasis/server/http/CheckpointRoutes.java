@@ -33,7 +33,10 @@ final class CheckpointRoutes {
         routes.get("/v1/checkpoints/{cid}", ctx -> ctx.json(view(checkpoints.get(checkpointId(ctx)))), Access.CHECKPOINT_READ);
         routes.post("/v1/checkpoints/{cid}/sync", this::sync, Access.CHECKPOINT_SYNC);
         routes.delete("/v1/checkpoints/{cid}", ctx -> {
-            checkpoints.delete(checkpointId(ctx));
+            var id = checkpointId(ctx);
+            // The guard checked the tenant: against the catalog, or for a copy only the store holds, its descriptor.
+            if (checkpoints.isLocal(id)) checkpoints.delete(id);
+            else checkpoints.deleteStored(BearerAuth.caller(ctx).tenant(), id);
             ctx.status(204);
         }, Access.CHECKPOINT_DELETE);
         routes.post("/v1/sandboxes/{id}/fork", this::fork, Access.CHECKPOINTS);

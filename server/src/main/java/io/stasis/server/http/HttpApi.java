@@ -47,7 +47,8 @@ public final class HttpApi implements AutoCloseable {
                            io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
                            io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
                            io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas,
-                           io.stasis.core.volume.VolumeService volumes, io.stasis.server.s3.S3Routes s3) {
+                           io.stasis.core.volume.VolumeService volumes, io.stasis.server.s3.S3Routes s3,
+                           io.stasis.server.durable.BlobGc blobGc) {
     }
 
     /** Settings of the API itself. */
@@ -138,6 +139,7 @@ public final class HttpApi implements AutoCloseable {
         new TokenRoutes(services.tokens(), services.sandboxes(), services.volumes()).register(routes);
         new EventRoutes(services.events()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
+        new BlobRoutes(services.blobGc()).register(routes);
         new OpenApiRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
