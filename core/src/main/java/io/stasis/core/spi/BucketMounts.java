@@ -66,6 +66,15 @@ public interface BucketMounts {
     Optional<MountedBucket> mounted(BucketMountId id);
 
     /**
+     * What host processes hold open under the mount {@code id}: open files and directories,
+     * working directories and mapped files, one line each ({@code pid 1234: /data/x}, the path as
+     * that process names it). Empty if nothing is open or the mount is not live. A checkpoint of
+     * a sandbox asks first: CRIU would have to reopen those files through a FUSE mount that is
+     * made again at restore (see {@code SandboxBuckets#requireNothingOpen}).
+     */
+    List<String> openFiles(BucketMountId id);
+
+    /**
      * Every mount this service left on the host, live or not, by id: what to reconcile after a
      * restart. Reads only; changes nothing.
      */

@@ -285,6 +285,20 @@ public final class FuseBucketMounts implements BucketMounts {
     }
 
     @Override
+    public List<String> openFiles(BucketMountId id) {
+        var live = mounted(id);
+        if (live.isEmpty()) return List.of();
+        long dev;
+        try {
+            dev = ((Number) Files.getAttribute(live.get().hostPath(), "unix:dev")).longValue();
+        } catch (IOException e) {
+            return List.of(); // unmounted meanwhile
+        }
+        long daemon = rclone.daemonIn(privateDir(id)).map(ProcessHandle::pid).orElse(-1L);
+        return OpenFiles.onDevice(dev, daemon);
+    }
+
+    @Override
     public List<OwnedBucketMount> listOwned() {
         var owned = new ArrayList<OwnedBucketMount>();
         var table = MountInfo.read();
