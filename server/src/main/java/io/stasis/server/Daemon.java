@@ -134,7 +134,8 @@ public final class Daemon implements AutoCloseable {
                     config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes, buckets));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(new io.stasis.blob.content.ContentStore(blobStore), blobStore);
-            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf, faults, clock,
+            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
+                    buckets::bucketsOf, faults, clock,
                     config.blobs().uploadConcurrency()));
             java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };

@@ -34,11 +34,13 @@ class BucketMountsIT {
     private static RawApi api;
     private static CountingS3Server s3;
     private static String secretValue;
+    private static Path blobs;
 
     @BeforeAll
     static void start() throws Exception {
         s3 = new CountingS3Server();
-        service = ServiceFixture.start();
+        blobs = Files.createTempDirectory("stasis-bucket-blobs");
+        service = ServiceFixture.start("--blob-dir", blobs.toString());
         api = new RawApi(service.url, service.rootKey);
         secretValue = s3.credentials().accessKeyId() + ":" + s3.credentials().secretAccessKey();
         putSecret(api, "S3_KEY", secretValue);
@@ -51,6 +53,7 @@ class BucketMountsIT {
             service.close(); // deletes the sandboxes and checks that no FUSE mount or rclone daemon is left
         } finally {
             s3.close();
+            ServiceFixture.deleteTree(blobs);
         }
     }
 
@@ -344,6 +347,44 @@ class BucketMountsIT {
 
     private static String forkedId(JsonNode forked) {
         return forked.get("items").get(0).get("id").asText();
+    }
+
+    /**
+     * A durable memory checkpoint restored on another instance sharing the blob store: the
+     * descriptor names the buckets and the secret, never the key; the restore mounts them with that
+     * instance's secret of the same name, and is refused cleanly while it has none.
+     */
+    @Test
+    void aDurableCheckpointRestoredElsewhereMountsItsBucketsThere() throws Exception {
+        String bucket = s3.newBucket();
+        s3.put(bucket, "seed.txt", "seed\n".getBytes(StandardCharsets.UTF_8));
+        String id = create(api, mount(bucket, "/data", "")).ok().get("id").asText();
+        try {
+            api.sh(id, "echo state > /root/state && cat /data/seed.txt > /dev/null");
+            var made = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": true, \"durable\": true}");
+            String checkpoint = made.get("id").asText();
+            String descriptor = Files.readString(blobs.resolve("checkpoints/" + checkpoint + ".json"));
+            assertThat(descriptor).contains("\"credentialsSecret\":\"S3_KEY\"").doesNotContain(s3.credentials().secretAccessKey());
+            try (var other = ServiceFixture.start("--blob-dir", blobs.toString()); var otherApi = new RawApi(other.url, other.rootKey)) {
+                var refused = otherApi.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}");
+                assertThat(refused.status()).as(refused.body().toString()).isEqualTo(422);
+                assertThat(refused.body().toString()).contains("mounts[0].credentialsSecret").contains("S3_KEY");
+                assertThat(otherApi.get("/v1/sandboxes").get("items")).isEmpty();
+                assertThat(HostLeaks.mountsUnder(other.dataDir.resolve("mounts"))).isEmpty();
+
+                putSecret(otherApi, "S3_KEY", secretValue);
+                var restored = otherApi.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}");
+                assertThat(restored.status()).as(restored.body().toString()).isEqualTo(201);
+                String back = restored.body().get("id").asText();
+                assertThat(restored.body().get("mounts").get(0).get("path").asText()).isEqualTo("/data");
+                assertThat(otherApi.sh(back, "cat /root/state /data/seed.txt")).isEqualTo("state\nseed\n");
+                otherApi.sh(back, "echo from elsewhere > /data/elsewhere.txt");
+                Await.until("the restored sandbox's write in the bucket", Duration.ofSeconds(30),
+                        () -> "from elsewhere\n".equals(text(bucket, "elsewhere.txt")));
+            } // closing deletes the restored sandbox and checks that no mount or daemon is left there
+        } finally {
+            api.call("DELETE", "/v1/sandboxes/" + id, null);
+        }
     }
 
     /**

@@ -171,7 +171,9 @@ public final class CheckpointService {
         var root = roots.createRootFrom(id, d.checkpoint(), d.resources().diskBytes());
         try {
             var link = network.open(id, d.network(), Optional.empty());
-            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link);
+            // Its buckets are mounted here with this instance's secrets of the same names (the keys never travel in the store).
+            buckets.record(id, d.buckets());
+            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link).withMounts(buckets.mount(id, d.tenant(), d.buckets()));
             if (d.memory()) runtime.restore(spec, d.checkpoint());
             else runtime.create(spec);
             network.record(id);
