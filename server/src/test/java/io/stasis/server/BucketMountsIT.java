@@ -319,6 +319,31 @@ class BucketMountsIT {
         }
     }
 
+    /** The FUSE daemon of a running sandbox killed: its mount fails with ENOTCONN until a stop and start mounts it again. */
+    @Test
+    void aKilledDaemonIsReplacedByAStopAndStart() {
+        String bucket = s3.newBucket();
+        String id = create(api, mount(bucket, "/data", "")).ok().get("id").asText();
+        try {
+            api.sh(id, "echo before > /data/before.txt");
+            Await.until("uploaded", Duration.ofSeconds(30), () -> "before\n".equals(text(bucket, "before.txt")));
+            var daemon = HostLeaks.processesWorkingUnder(mountsDir()).stream().filter(p -> p.contains(id + "-0")).findFirst().orElseThrow();
+            ProcessHandle.of(Long.parseLong(daemon.split(" ")[0])).orElseThrow().destroyForcibly();
+            Await.until("the daemon gone", Duration.ofSeconds(10), () -> HostLeaks.processesWorkingUnder(mountsDir()).stream().noneMatch(p -> p.contains(id)));
+            var broken = exec(id, "cat /data/before.txt");
+            assertThat(broken.body().get("exitCode").asInt()).isNotZero();
+            assertThat(broken.body().get("stderr").asText()).contains("not connected");
+
+            api.post("/v1/sandboxes/" + id + "/stop", null);
+            api.post("/v1/sandboxes/" + id + "/start", null);
+            assertThat(api.sh(id, "cat /data/before.txt")).isEqualTo("before\n");
+            api.sh(id, "echo after > /data/after.txt");
+            Await.until("a write through the new daemon", Duration.ofSeconds(30), () -> "after\n".equals(text(bucket, "after.txt")));
+        } finally {
+            api.call("DELETE", "/v1/sandboxes/" + id, null);
+        }
+    }
+
     /** A fork mounts the same bucket through a mount of its own: both write, both see the other's objects. */
     @Test
     void aForkGetsItsOwnMountOfTheSameBucket() {
