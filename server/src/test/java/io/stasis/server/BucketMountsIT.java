@@ -7,15 +7,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.mounts.fuse.CountingS3Server;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
-import java.io.IOException;
+import io.stasis.testkit.SecretSearch;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -186,9 +184,9 @@ class BucketMountsIT {
             String seen = api.sh(id, "env; cat /proc/*/environ /proc/*/cmdline /proc/self/mountinfo /proc/mounts 2>/dev/null | tr '\\0' '\\n'");
             assertThat(seen).contains("/data").doesNotContain(secret);
             // Every file of its root, read from the host.
-            assertThat(filesContaining(service.dataDir.resolve("btrfs/roots").resolve(id), secret)).isEmpty();
+            assertThat(SecretSearch.filesHolding(service.dataDir.resolve("btrfs/roots").resolve(id), secret)).isEmpty();
             // Nor in the rclone daemon's directory once it is up (the config with the key is deleted), nor on its command line.
-            assertThat(filesContaining(mountsDir(), secret)).isEmpty();
+            assertThat(SecretSearch.filesHolding(mountsDir(), secret)).isEmpty();
             for (String daemon : HostLeaks.processesWorkingUnder(mountsDir())) {
                 String pid = daemon.split(" ")[0];
                 assertThat(Files.readString(Path.of("/proc", pid, "cmdline"))).doesNotContain(secret);
@@ -197,33 +195,6 @@ class BucketMountsIT {
         } finally {
             api.call("DELETE", "/v1/sandboxes/" + id, null);
         }
-    }
-
-    private static List<Path> filesContaining(Path dir, String needle) throws IOException {
-        var out = new ArrayList<Path>();
-        byte[] n = needle.getBytes(StandardCharsets.UTF_8);
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.filter(Files::isRegularFile).toList()) {
-                if (HostLeaks.mountsUnder(p.getParent()).stream().anyMatch(m -> p.startsWith(m))) continue; // not into a bucket
-                byte[] content;
-                try {
-                    content = Files.readAllBytes(p);
-                } catch (IOException e) {
-                    continue; // gone meanwhile
-                }
-                if (indexOf(content, n) >= 0) out.add(p);
-            }
-        }
-        return out;
-    }
-
-    private static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) if (haystack[i + j] != needle[j]) continue outer;
-            return i;
-        }
-        return -1;
     }
 
     @Test
@@ -355,10 +326,12 @@ class BucketMountsIT {
             var forked = api.post("/v1/sandboxes/" + parent + "/fork", "{}");
             child = forked.get("items").get(0).get("id").asText();
             assertThat(api.get("/v1/sandboxes/" + child).get("mounts").get(0).get("path").asText()).isEqualTo("/data");
-            assertThat(HostLeaks.mountsUnder(mountsDir())).anyMatch(m -> m.endsWith(parent + "-0")).anyMatch(m -> m.endsWith(forkedId(forked) + "-0"));
+            String childId = child;
+            assertThat(HostLeaks.mountsUnder(mountsDir())).anyMatch(m -> m.endsWith(parent + "-0")).anyMatch(m -> m.endsWith(childId + "-0"));
+            // Written by the parent just before the fork: uploaded by the fork, so the fork's own mount lists it.
+            assertThat(api.sh(child, "cat /data/parent.txt")).isEqualTo("parent\n");
             api.sh(child, "echo child > /data/child.txt");
             Await.until("the fork's write in the bucket", Duration.ofSeconds(30), () -> "child\n".equals(text(bucket, "child.txt")));
-            assertThat(api.sh(child, "cat /data/parent.txt")).isEqualTo("parent\n");
             Await.until("the parent lists the fork's object", Duration.ofSeconds(30),
                     () -> exec(parent, "cat /data/child.txt").body().path("stdout").asText().equals("child\n"));
             api.call("DELETE", "/v1/sandboxes/" + child, null);
@@ -368,10 +341,6 @@ class BucketMountsIT {
             if (child != null) api.call("DELETE", "/v1/sandboxes/" + child, null);
             api.call("DELETE", "/v1/sandboxes/" + parent, null);
         }
-    }
-
-    private static String forkedId(JsonNode forked) {
-        return forked.get("items").get(0).get("id").asText();
     }
 
     /**

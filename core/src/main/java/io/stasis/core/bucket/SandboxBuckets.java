@@ -167,6 +167,25 @@ public final class SandboxBuckets {
         }
     }
 
+    /**
+     * Uploads what the sandbox has written and closed through its bucket mounts, keeping them
+     * mounted: before a fork, whose own mounts see the bucket, not this sandbox's cache. A mount
+     * that cannot be flushed is logged; the fork then misses what it holds.
+     */
+    public void flush(SandboxId sandbox) {
+        int count = bucketsOf(sandbox).size();
+        if (count == 0 || mounts.isEmpty()) return;
+        for (int i = 0; i < count; i++) {
+            var id = SandboxBucket.mountId(sandbox, i);
+            try {
+                mounts.get().flush(id);
+            } catch (RuntimeException e) {
+                log.atWarn().addKeyValue("sandbox", sandbox).addKeyValue("mount", id).setCause(e)
+                        .log("bucket mount not flushed before a fork: the fork does not see what is still pending");
+            }
+        }
+    }
+
     /** Unmounts without waiting for uploads: for a sandbox whose create failed before anything ran in it. */
     public void discard(SandboxId sandbox, int count, RuntimeException cause) {
         if (count == 0 || mounts.isEmpty()) return;

@@ -284,6 +284,8 @@ public final class CheckpointService {
             } else {
                 boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
                 if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
+                // The forks mount the bucket afresh: what the parent wrote must be in it, not only in its mount's cache.
+                buckets.flush(parentId);
                 checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
             }
             var made = branchAll(parent, checkpoint, names);

@@ -62,6 +62,13 @@ public interface BucketMounts {
         unmount(id, Flush.WAIT);
     }
 
+    /**
+     * Waits until every file closed through the live mount {@code id} so far is uploaded, as
+     * {@link #unmount} with {@link Flush#WAIT} does, and leaves it mounted. A no-op if it is not live.
+     * <p>On failure: {@code runtime_failed} if uploads are still pending after the flush timeout.
+     */
+    void flush(BucketMountId id);
+
     /** The mount {@code id} if it is live, as {@link #mount} returned it. */
     Optional<MountedBucket> mounted(BucketMountId id);
 

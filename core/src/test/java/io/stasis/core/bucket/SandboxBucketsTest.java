@@ -40,6 +40,10 @@ class SandboxBucketsTest {
             throw new AssertionError();
         }
 
+        public void flush(BucketMountId id) {
+            throw new AssertionError();
+        }
+
         public List<String> openFiles(BucketMountId id) {
             throw new AssertionError();
         }

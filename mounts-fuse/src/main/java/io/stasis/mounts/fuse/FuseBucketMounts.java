@@ -246,6 +246,16 @@ public final class FuseBucketMounts implements BucketMounts {
         }
     }
 
+    @Override
+    public void flush(BucketMountId id) {
+        var lock = lock(id);
+        try {
+            if (mounted(id).isPresent()) awaitUploads(id, privateDir(id), true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** With a live daemon, waits until it has uploaded everything; without one, fails if anything is pending. */
     private void awaitUploads(BucketMountId id, Path privateDir, boolean live) {
         int pending = Rclone.pendingUploads(privateDir);
