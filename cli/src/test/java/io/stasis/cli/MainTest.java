@@ -211,6 +211,16 @@ class MainTest {
     }
 
     @Test
+    void infoShowsBucketMounts() {
+        String withMounts = sandbox("sbx_1", "demo").replaceFirst("}$", ", \"mounts\": [{\"type\": \"s3\", \"endpoint\": \"http://127.0.0.1:9000\","
+                + " \"region\": \"us-east-1\", \"bucket\": \"data\", \"prefix\": \"2026\", \"path\": \"/data\", \"readOnly\": true,"
+                + " \"credentialsSecret\": \"DATA_KEY\"}]}");
+        server.json("GET /v1/sandboxes/demo", 200, withMounts);
+        assertThat(run("info", "demo")).isZero();
+        assertThat(out).contains("MOUNTS       /data <- s3 http://127.0.0.1:9000/data/2026 (ro) key DATA_KEY\n");
+    }
+
+    @Test
     void rmDeletesEachAndReportsFailures() {
         server.on("DELETE /v1/sandboxes/a", (r, e) -> respond(e, 204, null, new byte[0]));
         server.json("DELETE /v1/sandboxes/b", 404, error("sandbox_not_found", "no sandbox b"));
