@@ -215,6 +215,8 @@ public final class SandboxBuckets {
      * After a restart: keeps the mounts of sandboxes with live processes (mounting again those whose
      * daemon died, so their pending uploads resume) and unmounts every other mount this service left
      * (of sandboxes deleted, stopped or hibernated meanwhile), uploading what is pending first.
+     * Runs before the API serves: a mount whose uploads cannot be flushed (endpoint down) delays
+     * the start by the flush timeout and is kept for the next start.
      *
      * <p>A sandbox whose daemon died keeps a dead bind mount ({@code ENOTCONN}) until it is stopped
      * and started, or hibernated and resumed: the new FUSE mount is not propagated into its mount
@@ -230,7 +232,9 @@ public final class SandboxBuckets {
             boolean wanted = owner.isPresent() && owner.get().state().hasProcesses() && index < buckets.size();
             try {
                 if (!wanted) {
-                    host.unmount(owned.id(), BucketMounts.Flush.WAIT);
+                    // WAIT only where something is pending: the settle it costs otherwise would delay the start for nothing.
+                    // With uploads pending and the endpoint down, the start waits up to the flush timeout, then keeps the mount.
+                    host.unmount(owned.id(), owned.pendingUploads() > 0 ? BucketMounts.Flush.WAIT : BucketMounts.Flush.DISCARD);
                     log.atInfo().addKeyValue("mount", owned.id()).addKeyValue("state", owned.state()).log("removed a bucket mount no sandbox uses");
                 } else if (owned.state() != OwnedBucketMount.State.ACTIVE) {
                     var sandbox = owner.get();
