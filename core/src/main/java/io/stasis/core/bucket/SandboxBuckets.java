@@ -154,7 +154,8 @@ public final class SandboxBuckets {
      * again. A mount that cannot be flushed now (its endpoint is down) is kept and logged: the
      * next mount of the sandbox reuses it and the reconciler retries it at the next start.
      */
-    public void release(SandboxId sandbox, int count) {
+    public void release(SandboxId sandbox) {
+        int count = bucketsOf(sandbox).size();
         if (count == 0 || mounts.isEmpty()) return;
         for (int i = 0; i < count; i++) {
             var id = SandboxBucket.mountId(sandbox, i);
@@ -186,7 +187,15 @@ public final class SandboxBuckets {
         }
     }
 
-    /** Unmounts without waiting for uploads: for a sandbox whose create failed before anything ran in it. */
+    /**
+     * Unmounts the recorded buckets without waiting for uploads: for a sandbox whose start, restore
+     * or fork failed before anything ran in it. Failures go into {@code cause} as suppressed.
+     */
+    public void discard(SandboxId sandbox, RuntimeException cause) {
+        discard(sandbox, bucketsOf(sandbox).size(), cause);
+    }
+
+    /** {@link #discard(SandboxId, RuntimeException)} of the first {@code count}: for a create, whose buckets may not be recorded yet. */
     public void discard(SandboxId sandbox, int count, RuntimeException cause) {
         if (count == 0 || mounts.isEmpty()) return;
         for (int i = 0; i < count; i++) unmountQuietly(mounts.get(), SandboxBucket.mountId(sandbox, i), BucketMounts.Flush.DISCARD, cause);

@@ -385,7 +385,7 @@ public final class CheckpointService {
     private void removeChild(SandboxId id, RuntimeException cause) {
         try {
             runtime.destroy(id);
-            buckets.discard(id, buckets.bucketsOf(id).size(), cause);
+            buckets.discard(id, cause);
             roots.deleteRoot(id);
             catalog.delete(id);
             network.release(id);

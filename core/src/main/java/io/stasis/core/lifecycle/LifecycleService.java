@@ -144,7 +144,7 @@ public final class LifecycleService {
                         try {
                             runtime.create(spec);
                         } catch (RuntimeException e) {
-                            buckets.discard(id, buckets.bucketsOf(id).size(), e);
+                            buckets.discard(id, e);
                             throw e;
                         }
                         faults.reach("start.after-create");
@@ -161,7 +161,7 @@ public final class LifecycleService {
             runtime.restore(specOf(sandbox), image.checkpoint());
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.
-            buckets.discard(id, buckets.bucketsOf(id).size(), e);
+            buckets.discard(id, e);
             catalog.abandonOperation(id);
             events.append("error", Optional.of(id), Map.of("sandboxId", id.value(), "step", "restore",
                     "message", String.valueOf(e.getMessage())));
@@ -222,7 +222,7 @@ public final class LifecycleService {
         var hibernated = sandbox.withState(new SandboxState.Hibernated(checkpoint, bytes, now));
         catalog.completeOperation(hibernated);
         // CRIU took the bucket mounts as external mounts: no daemon per hibernated sandbox; the resume mounts them again.
-        buckets.release(id, buckets.bucketsOf(id).size());
+        buckets.release(id);
         try {
             afterHibernate.accept(image, hibernated);
         } catch (RuntimeException e) {
@@ -259,7 +259,7 @@ public final class LifecycleService {
             runtime.stop(sandbox.id(), STOP_GRACE);
             faults.reach("stop.after-stop");
         });
-        buckets.release(sandbox.id(), buckets.bucketsOf(sandbox.id()).size());
+        buckets.release(sandbox.id());
         return stopped;
     }
 

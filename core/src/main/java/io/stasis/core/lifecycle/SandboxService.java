@@ -264,7 +264,7 @@ public final class SandboxService implements AutoCloseable {
                 var status = runtime.status(id);
                 if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) return;
                 runtime.destroy(id);
-                buckets.release(id, buckets.bucketsOf(id).size());
+                buckets.release(id);
                 catalog.update(s.withState(new SandboxState.Stopped(reason)));
                 events.lifecycle(id, s.state().wireName(), "stopped", reason);
             });
@@ -289,7 +289,7 @@ public final class SandboxService implements AutoCloseable {
             faults.reach("delete.after-destroy");
             // Whatever the sandbox wrote to its buckets is uploaded before they go (a mount that cannot be flushed stays, see release;
             // a crash before this leaves them to the reconciler).
-            buckets.release(sandbox.id(), buckets.bucketsOf(sandbox.id()).size());
+            buckets.release(sandbox.id());
             roots.deleteRoot(sandbox.id());
             for (var checkpoint : catalog.checkpointsOf(sandbox.id())) {
                 runtime.deleteImage(checkpoint.id());
