@@ -149,23 +149,14 @@ public final class SandboxBuckets {
     }
 
     /**
-     * Unmounts the sandbox's {@code count} buckets, uploading what was written first: its processes
+     * Unmounts the sandbox's buckets, uploading what was written first: its processes
      * are gone (deleted, stopped) or in an image (hibernated), and the next start mounts them
      * again. A mount that cannot be flushed now (its endpoint is down) is kept and logged: the
      * next mount of the sandbox reuses it and the reconciler retries it at the next start.
      */
     public void release(SandboxId sandbox) {
-        int count = bucketsOf(sandbox).size();
-        if (count == 0 || mounts.isEmpty()) return;
-        for (int i = 0; i < count; i++) {
-            var id = SandboxBucket.mountId(sandbox, i);
-            try {
-                mounts.get().unmount(id, BucketMounts.Flush.WAIT);
-            } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox", sandbox).addKeyValue("mount", id).setCause(e)
-                        .log("bucket mount kept: its uploads could not be flushed (retried at the next start of the service)");
-            }
-        }
+        forEachMount(sandbox, (host, id) -> host.unmount(id, BucketMounts.Flush.WAIT),
+                "bucket mount kept: its uploads could not be flushed (retried at the next start of the service)");
     }
 
     /**
@@ -174,15 +165,19 @@ public final class SandboxBuckets {
      * that cannot be flushed is logged; the fork then misses what it holds.
      */
     public void flush(SandboxId sandbox) {
+        forEachMount(sandbox, BucketMounts::flush, "bucket mount not flushed before a fork: the fork does not see what is still pending");
+    }
+
+    /** Runs {@code action} on each of the sandbox's host mounts; a failure is logged with {@code failure} and the next goes on. */
+    private void forEachMount(SandboxId sandbox, java.util.function.BiConsumer<BucketMounts, BucketMountId> action, String failure) {
         int count = bucketsOf(sandbox).size();
         if (count == 0 || mounts.isEmpty()) return;
         for (int i = 0; i < count; i++) {
             var id = SandboxBucket.mountId(sandbox, i);
             try {
-                mounts.get().flush(id);
+                action.accept(mounts.get(), id);
             } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox", sandbox).addKeyValue("mount", id).setCause(e)
-                        .log("bucket mount not flushed before a fork: the fork does not see what is still pending");
+                log.atWarn().addKeyValue("sandbox", sandbox).addKeyValue("mount", id).setCause(e).log(failure);
             }
         }
     }
