@@ -52,6 +52,11 @@ final class CreateCommand implements Callable<Integer> {
             description = "Mount a volume (id or name) at an absolute path, read-only with :ro (repeatable).")
     java.util.List<String> volumes = new java.util.ArrayList<>();
 
+    @Option(names = "--mount", paramLabel = "endpoint=URL,bucket=NAME,path=/PATH,secret=SECRET[,prefix=P][,region=R][,ro]",
+            description = "Mount an existing S3 bucket at an absolute path (repeatable). SECRET names one of your secrets "
+                    + "(stasis secret set) holding ACCESS_KEY_ID:SECRET_ACCESS_KEY; the key stays on the server.")
+    java.util.List<String> mounts = new java.util.ArrayList<>();
+
     /** The policy's --allow and --deny lists. */
     @Mixin
     EgressOptions egress;
@@ -82,12 +87,11 @@ final class CreateCommand implements Callable<Integer> {
         if (pids != null) request.pids(pids);
         if (diskMb != null) request.diskMb(diskMb);
         request.lifecycle(lifecycle.toUpdate());
-        for (String v : volumes) {
-            try {
-                request.volume(io.stasis.sdk.VolumeMount.parse(v));
-            } catch (IllegalArgumentException e) {
-                throw new UsageException(e.getMessage());
-            }
+        try {
+            for (String v : volumes) request.volume(io.stasis.sdk.VolumeMount.parse(v));
+            for (String m : mounts) request.mount(io.stasis.sdk.BucketMount.parse(m));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
         }
         if (egressDefault != null || !egress.isEmpty()) request.network(egress.policy(egressDefault));
         Sandbox sandbox;

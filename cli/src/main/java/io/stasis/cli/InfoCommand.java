@@ -50,6 +50,14 @@ final class InfoCommand implements Callable<Integer> {
         }
         pairs(table, "ENV", s.env());
         pairs(table, "METADATA", s.metadata());
+        // bucket mounts, one row each: the secret's name, never a value (the server has none to give)
+        var mounts = s.info().mounts();
+        for (int i = 0; i < mounts.size(); i++) {
+            var m = mounts.get(i);
+            table.row(i == 0 ? "MOUNTS" : "", m.path() + " <- " + m.type() + " " + m.endpoint() + "/" + m.bucket()
+                    + (m.prefix() == null || m.prefix().isEmpty() ? "" : "/" + m.prefix()) + (m.readOnly() ? " (ro)" : "")
+                    + " key " + m.credentialsSecret());
+        }
         LifecyclePolicy p = s.lifecycle();
         if (p != null) {
             var policy = new LinkedHashMap<String, String>();

@@ -146,6 +146,18 @@ class MainTest {
     }
 
     @Test
+    void createMountsBucketsAndRefusesABadSpecBeforeCallingTheServer() {
+        server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", "demo"));
+        assertThat(run("create", "--mount", "endpoint=http://127.0.0.1:9000,bucket=data,prefix=2026,path=/data,secret=DATA_KEY,ro")).isZero();
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"mounts\":[{\"type\":\"s3\",\"endpoint\":\"http://127.0.0.1:9000\","
+                + "\"bucket\":\"data\",\"prefix\":\"2026\",\"path\":\"/data\",\"readOnly\":true,\"credentialsSecret\":\"DATA_KEY\"}]}");
+        int calls = server.requests.size();
+        assertThat(run("create", "--mount", "bucket=data,path=/data")).isEqualTo(2);
+        assertThat(err).contains("endpoint=");
+        assertThat(server.requests).hasSize(calls);
+    }
+
+    @Test
     void jsonWorksBeforeOrAfterTheVerb() {
         server.json("POST /v1/sandboxes", 201, sandbox("sbx_new", "demo"));
         assertThat(run("--json", "create")).isZero();
@@ -196,6 +208,16 @@ class MainTest {
                 ENV          FOO=bar
                 METADATA     team=x
                 """);
+    }
+
+    @Test
+    void infoShowsBucketMounts() {
+        String withMounts = sandbox("sbx_1", "demo").replaceFirst("}$", ", \"mounts\": [{\"type\": \"s3\", \"endpoint\": \"http://127.0.0.1:9000\","
+                + " \"region\": \"us-east-1\", \"bucket\": \"data\", \"prefix\": \"2026\", \"path\": \"/data\", \"readOnly\": true,"
+                + " \"credentialsSecret\": \"DATA_KEY\"}]}");
+        server.json("GET /v1/sandboxes/demo", 200, withMounts);
+        assertThat(run("info", "demo")).isZero();
+        assertThat(out).contains("MOUNTS       /data <- s3 http://127.0.0.1:9000/data/2026 (ro) key DATA_KEY\n");
     }
 
     @Test

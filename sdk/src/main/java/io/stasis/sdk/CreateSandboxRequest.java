@@ -20,17 +20,18 @@ import java.util.Objects;
  *         .cpus(0.5).memoryMb(256).pids(128).diskMb(2048)
  *         .lifecycle(LifecycleUpdate.builder().hibernateAfterIdle(Duration.ofMinutes(1)).build())
  *         .network(NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").build())
+ *         .mount(BucketMount.s3("https://s3.amazonaws.com", "datasets", "/data", "DATA_KEY").asReadOnly())
  *         .build());
  * }</pre>
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
-                                   NetworkPolicy network, List<VolumeMount> volumes, String fromCheckpoint) {
+                                   NetworkPolicy network, List<VolumeMount> volumes, List<BucketMount> mounts, String fromCheckpoint) {
 
     public CreateSandboxRequest(String template, String name, Map<String, String> env, Map<String, String> metadata, Resources resources,
                                 LifecycleUpdate lifecycle, NetworkPolicy network) {
-        this(template, name, env, metadata, resources, lifecycle, network, null, null);
+        this(template, name, env, metadata, resources, lifecycle, network, null, null, null);
     }
 
     /**
@@ -38,12 +39,13 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
      * sharing the blob store. Its settings come from the checkpoint; only a name may be given.
      */
     public static CreateSandboxRequest fromCheckpoint(String checkpointId, String name) {
-        return new CreateSandboxRequest(null, name, null, null, null, null, null, null,
+        return new CreateSandboxRequest(null, name, null, null, null, null, null, null, null,
                 Objects.requireNonNull(checkpointId, "checkpointId"));
     }
 
     public CreateSandboxRequest {
         volumes = volumes == null || volumes.isEmpty() ? null : List.copyOf(volumes);
+        mounts = mounts == null || mounts.isEmpty() ? null : List.copyOf(mounts);
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
         metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
@@ -70,6 +72,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private LifecycleUpdate lifecycle;
         private NetworkPolicy network;
         private final List<VolumeMount> volumes = new java.util.ArrayList<>();
+        private final List<BucketMount> mounts = new java.util.ArrayList<>();
 
         private Builder() {
         }
@@ -162,9 +165,18 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
+        /**
+         * Mounts an existing S3 bucket; the server mounts it (the key never enters the sandbox) and
+         * refuses the create (422) if the secret is missing or the bucket cannot be listed with it.
+         */
+        public Builder mount(BucketMount mount) {
+            mounts.add(java.util.Objects.requireNonNull(mount, "mount"));
+            return this;
+        }
+
         public CreateSandboxRequest build() {
             return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network,
-                    volumes, null);
+                    volumes, mounts, null);
         }
     }
 }

@@ -22,12 +22,16 @@ import java.util.Map;
  * @param parentId     the sandbox it was forked from, or null
  * @param checkpointId the checkpoint it was forked from, or null
  * @param lifecycle    its idle policy (null only from a server that predates it)
+ * @param mounts       its bucket mounts, in the answers of create and get (empty elsewhere)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
                           Map<String, String> metadata, String parentId, String checkpointId,
-                          LifecyclePolicy lifecycle) {
+                          LifecyclePolicy lifecycle,
+                          @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
+                          java.util.List<BucketMount> mounts) {
     public SandboxInfo {
+        mounts = mounts == null ? java.util.List.of() : java.util.List.copyOf(mounts);
         env = copy(env);
         metadata = copy(metadata);
     }

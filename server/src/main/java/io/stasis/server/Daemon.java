@@ -128,25 +128,30 @@ public final class Daemon implements AutoCloseable {
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
                     java.util.Optional.of(injection), locks);
+            var buckets = new io.stasis.core.bucket.SandboxBuckets(openBucketMounts(config, owner), catalog,
+                    (tenant, name) -> java.util.Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)));
             volumes.reconcile();
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
+            // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.
+            buckets.reconcile(catalog::find);
             var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.
             register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
                     UpstreamTls.context(config.network().upstreamCa()))));
             sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes));
+                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes, buckets));
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
-            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf, faults, clock,
+            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
+                    buckets::bucketsOf, faults, clock,
                     config.blobs().uploadConcurrency()));
             java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
             var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,
-                    afterHibernate);
+                    buckets, afterHibernate);
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
-                    volumes, durable);
+                    volumes, buckets, durable);
             durable.resumeInterrupted();
             var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
                     faults, clock));
@@ -176,7 +181,7 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
-                            bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes,
+                            bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc)));
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
@@ -231,6 +236,20 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The durable store: a local directory (default {@code <data-dir>/blobs}) or an S3 bucket. Credentials are never logged. */
+    /**
+     * The host's bucket mounts under {@code <data-dir>/mounts}, owned by the sandboxes' root; empty
+     * (and logged) where rclone or FUSE is missing: the service runs, a create with mounts is refused.
+     */
+    private static java.util.Optional<io.stasis.core.spi.BucketMounts> openBucketMounts(ServerConfig config, io.stasis.core.spi.FileOwner owner) {
+        try {
+            var options = io.stasis.mounts.fuse.FuseBucketMounts.Options.DEFAULTS.withOwner(owner);
+            return java.util.Optional.of(io.stasis.mounts.fuse.FuseBucketMounts.open(config.dataDir().resolve("mounts"), options));
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("reason", e.getMessage()).log("bucket mounts are not available (./stasis setup installs rclone and fuse3)");
+            return java.util.Optional.empty();
+        }
+    }
+
     private static io.stasis.core.spi.BlobStore openBlobStore(ServerConfig config) {
         var blobs = config.blobs();
         if (blobs.kind().equals("local")) {

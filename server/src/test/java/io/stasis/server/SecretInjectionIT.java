@@ -2,20 +2,19 @@ package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.testkit.SecretSearch;
 import io.stasis.testkit.TestNetnsHost;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -166,9 +165,9 @@ class SecretInjectionIT {
 
         // The secret is nowhere in the sandbox: files, environments, memory of every process.
         api.sh(id, "echo warm > /tmp/f; sleep 1");
-        assertThat(filesHolding(root, SECRET)).as("files in the root holding the secret").isEmpty();
+        assertThat(SecretSearch.filesHolding(root, SECRET)).as("files in the root holding the secret").isEmpty();
         for (int pid : pids(id)) {
-            assertThat(contains(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), SECRET)).as("environ of " + pid).isFalse();
+            assertThat(SecretSearch.contains(Files.readAllBytes(Path.of("/proc/" + pid + "/environ")), SECRET)).as("environ of " + pid).isFalse();
             assertThat(memoryHolds(pid, SECRET)).as("memory of " + pid).isFalse();
         }
 
@@ -216,18 +215,6 @@ class SecretInjectionIT {
         return Files.readAllLines(procs).stream().filter(l -> !l.isBlank()).map(Integer::parseInt).toList();
     }
 
-    private static List<Path> filesHolding(Path root, String value) throws IOException {
-        try (Stream<Path> walk = Files.walk(root)) {
-            return walk.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).filter(p -> {
-                try {
-                    return contains(Files.readAllBytes(p), value);
-                } catch (IOException e) {
-                    return false;
-                }
-            }).toList();
-        }
-    }
-
     /** Reads every readable mapping of the process through /proc/PID/mem. */
     private static boolean memoryHolds(int pid, String value) throws IOException {
         byte[] needle = value.getBytes(StandardCharsets.UTF_8);
@@ -247,24 +234,11 @@ class SecretInjectionIT {
                     } catch (IOException e) {
                         break; // unreadable mapping (guard pages, device memory)
                     }
-                    if (indexOf(chunk, needle) >= 0) return true;
+                    if (SecretSearch.indexOf(chunk, needle) >= 0) return true;
                 }
             }
         }
         return false;
-    }
-
-    private static boolean contains(byte[] haystack, String value) {
-        return indexOf(haystack, value.getBytes(StandardCharsets.UTF_8)) >= 0;
-    }
-
-    private static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) if (haystack[i + j] != needle[j]) continue outer;
-            return i;
-        }
-        return -1;
     }
 
     private static int count(String text, String part) {

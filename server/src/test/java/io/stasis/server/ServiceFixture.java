@@ -54,7 +54,8 @@ final class ServiceFixture implements AutoCloseable {
             client.close();
             daemon.close();
         }
-        assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left").isEmpty();
+        assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left (bucket mounts' FUSE ones included)").isEmpty();
+        assertThat(HostLeaks.processesWorkingUnder(dataDir)).as("bucket mount daemons left").isEmpty();
         try {
             assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
             var network = TestNetworkFlags.forDataDir(dataDir);

@@ -11,8 +11,8 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * What a sandbox or a data directory can leave on the host: mounts, loop devices, cgroups,
- * processes, nftables tables and network interfaces. Tests assert these are gone after teardown; a leak is a bug.
+ * What a sandbox or a data directory can leave on the host: mounts (FUSE ones included), loop
+ * devices, cgroups, processes (bucket mounts' daemons included), nftables tables and network interfaces. Tests assert these are gone after teardown; a leak is a bug.
  */
 public final class HostLeaks {
     private HostLeaks() {
@@ -84,6 +84,30 @@ public final class HostLeaks {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Live processes whose working directory is at or below {@code dir}: the FUSE daemons of bucket
+     * mounts run in their mount's private directory under the data directory.
+     */
+    public static List<String> processesWorkingUnder(Path dir) {
+        var out = new ArrayList<String>();
+        String prefix = dir.toAbsolutePath().normalize().toString();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+                String cwd;
+                try {
+                    if (isZombie(proc)) continue;
+                    cwd = Files.readSymbolicLink(proc.resolve("cwd")).toString();
+                } catch (IOException e) {
+                    continue; // ended meanwhile, or a kernel thread
+                }
+                if (cwd.equals(prefix) || cwd.startsWith(prefix + "/")) out.add(proc.getFileName() + " in " + cwd);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
     }
 
     /** Cgroups, in any controller, named after one of these sandboxes. */

@@ -76,7 +76,7 @@ import org.sqlite.SQLiteException;
  * trimmed once at open and then every 1000 appends, in the append's own transaction), so a stream
  * resuming from an id older than the oldest kept event misses the trimmed ones.
  */
-public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCatalog {
+public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCatalog, io.stasis.core.spi.BucketCatalog {
     private static final Logger log = LoggerFactory.getLogger(SqliteCatalog.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
@@ -343,8 +343,24 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
             NetworkTable.delete(c, id);
             TokenTable.deleteOfSandbox(c, id);
             VolumeTable.deleteMountsOf(c, id);
+            BucketTable.deleteOf(c, id);
             return null;
         });
+    }
+
+    // --- bucket mounts ---
+
+    @Override
+    public void setBuckets(SandboxId sandbox, List<io.stasis.core.bucket.SandboxBucket> buckets) {
+        inTransaction("set bucket mounts", c -> {
+            BucketTable.set(c, sandbox, buckets);
+            return null;
+        });
+    }
+
+    @Override
+    public List<io.stasis.core.bucket.SandboxBucket> bucketsOf(SandboxId sandbox) {
+        return withConnection("list bucket mounts", c -> BucketTable.of(c, sandbox));
     }
 
     // --- volumes ---

@@ -22,15 +22,27 @@ import java.util.Optional;
  * @param image        the process image's stream, for a memory checkpoint
  * @param logicalBytes bytes of this checkpoint's own streams (its root layer and image) before dedup
  * @param storedBytes  bytes its upload added to the store (after dedup and compression)
+ * @param buckets      the sandbox's bucket mounts (secret names only): a restore mounts them again with the
+ *                     restoring tenant's secrets of those names
  */
 public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, SandboxId sandbox, Optional<String> name,
                                    boolean memory, Checkpoint.Purpose purpose, Instant createdAt, String template,
                                    Resources resources, Map<String, String> env, Map<String, String> metadata,
                                    LifecyclePolicy lifecycle, NetworkPolicy network, List<RootLayer> roots,
-                                   Optional<ManifestId> image, long logicalBytes, long storedBytes) {
+                                   Optional<ManifestId> image, long logicalBytes, long storedBytes,
+                                   List<io.stasis.core.bucket.SandboxBucket> buckets) {
 
-    /** Format version written into every descriptor; a reader refuses newer ones. */
-    public static final int VERSION = 1;
+    /**
+     * The newest format version this reads; a reader refuses newer ones. 2 adds bucket mounts and is
+     * written only by descriptors that have some, so that a reader knowing only 1 refuses them
+     * rather than restore a sandbox without its buckets.
+     */
+    public static final int VERSION = 2;
+
+    /** The version a descriptor is written with: the oldest that holds everything it has. */
+    public int formatVersion() {
+        return buckets.isEmpty() ? 1 : 2;
+    }
 
     /** One root snapshot stream: the snapshot of {@code checkpoint}, incremental to {@code parent} if present. */
     public record RootLayer(CheckpointId checkpoint, Optional<CheckpointId> parent, ManifestId stream, long bytes) {
@@ -56,6 +68,7 @@ public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, San
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
         roots = List.copyOf(roots);
+        buckets = List.copyOf(buckets);
         if (roots.isEmpty() || !roots.getLast().checkpoint().equals(checkpoint))
             throw new IllegalArgumentException("the last root layer of " + checkpoint + " must be its own");
         if (memory != image.isPresent()) throw new IllegalArgumentException("a memory checkpoint has an image, a files-only one has none");

@@ -49,6 +49,7 @@ public final class CheckpointService {
     private final Clock clock;
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
+    private final io.stasis.core.bucket.SandboxBuckets buckets;
     private final io.stasis.core.tenant.QuotaGuard quotas;
     private final DurableCheckpoints durable;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
@@ -58,8 +59,9 @@ public final class CheckpointService {
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
                              NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                             DurableCheckpoints durable) {
+                             io.stasis.core.bucket.SandboxBuckets buckets, DurableCheckpoints durable) {
         this.volumes = volumes;
+        this.buckets = buckets;
         this.quotas = quotas;
         this.durable = durable;
         this.catalog = catalog;
@@ -169,7 +171,9 @@ public final class CheckpointService {
         var root = roots.createRootFrom(id, d.checkpoint(), d.resources().diskBytes());
         try {
             var link = network.open(id, d.network(), Optional.empty());
-            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link);
+            // Its buckets are mounted here with this instance's secrets of the same names (the keys never travel in the store).
+            buckets.record(id, d.buckets());
+            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link).withMounts(buckets.mount(id, d.tenant(), d.buckets()));
             if (d.memory()) runtime.restore(spec, d.checkpoint());
             else runtime.create(spec);
             network.record(id);
@@ -200,6 +204,7 @@ public final class CheckpointService {
         try {
             roots.flush(id);
             if (processes) runtime.freeze(id);
+            if (memory) buckets.requireNothingOpen(id, "take a memory checkpoint");
             faults.reach("checkpoint.after-freeze");
             roots.snapshotRoot(id, checkpoint);
             faults.reach("checkpoint.after-snapshot");
@@ -298,6 +303,8 @@ public final class CheckpointService {
             } else {
                 boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
                 if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
+                // The forks mount the bucket afresh: what the parent wrote must be in it, not only in its mount's cache.
+                buckets.flush(parentId);
                 checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
             }
             var made = branchAll(parent, checkpoint, names);
@@ -368,9 +375,14 @@ public final class CheckpointService {
         try {
             var policy = network.policyOf(parent.id());
             var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
-            // A fork mounts its parent's volumes, as its parent does (see VolumeService: sharing).
+            // A fork mounts its parent's volumes, as its parent does (see VolumeService: sharing), and its
+            // parent's buckets through mounts of its own (a daemon each: the last upload of a key wins).
             var mounts = volumes.mountsOf(parent.id());
-            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, volumes.hostMounts(mounts));
+            var bucketList = buckets.bucketsOf(parent.id());
+            var hostMounts = new ArrayList<>(volumes.hostMounts(mounts));
+            buckets.record(id, bucketList);
+            hostMounts.addAll(buckets.mount(id, parent.tenant(), bucketList));
+            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, hostMounts);
             if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
             if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
             else runtime.create(spec);
@@ -392,6 +404,7 @@ public final class CheckpointService {
     private void removeChild(SandboxId id, RuntimeException cause) {
         try {
             runtime.destroy(id);
+            buckets.discard(id, cause);
             roots.deleteRoot(id);
             catalog.delete(id);
             network.release(id);

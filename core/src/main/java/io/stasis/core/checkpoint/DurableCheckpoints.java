@@ -59,14 +59,17 @@ public final class DurableCheckpoints implements AutoCloseable {
     private final SandboxRuntime runtime;
     private final CheckpointArchive archive;
     private final Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies;
+    private final Function<io.stasis.core.sandbox.SandboxId, List<io.stasis.core.bucket.SandboxBucket>> buckets;
     private final FaultPoints faults;
     private final Clock clock;
     private final Semaphore slots;
     private final Map<CheckpointId, CompletableFuture<CheckpointUpload>> inFlight = new ConcurrentHashMap<>();
 
     public DurableCheckpoints(Catalog catalog, RootStore roots, SandboxRuntime runtime, CheckpointArchive archive,
-                              Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies, FaultPoints faults, Clock clock,
-                              int concurrency) {
+                              Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies,
+                              Function<io.stasis.core.sandbox.SandboxId, List<io.stasis.core.bucket.SandboxBucket>> buckets,
+                              FaultPoints faults, Clock clock, int concurrency) {
+        this.buckets = buckets;
         if (concurrency < 1) throw new IllegalArgumentException("upload concurrency must be at least 1, was " + concurrency);
         this.catalog = catalog;
         this.roots = roots;
@@ -203,7 +206,8 @@ public final class DurableCheckpoints implements AutoCloseable {
             long stored = root.storedBytes() + image.map(CheckpointArchive.Stored::storedBytes).orElse(0L);
             var descriptor = new CheckpointDescriptor(id, sandbox.tenant(), sandbox.id(), checkpoint.name(), checkpoint.memory(),
                     checkpoint.purpose(), checkpoint.createdAt(), sandbox.template(), sandbox.resources(), sandbox.env(), sandbox.metadata(),
-                    sandbox.lifecycle(), policies.apply(sandbox.id()), layers, image.map(CheckpointArchive.Stored::id), logical, stored);
+                    sandbox.lifecycle(), policies.apply(sandbox.id()), layers, image.map(CheckpointArchive.Stored::id), logical, stored,
+                    buckets.apply(sandbox.id()));
             upload.putDescriptor(descriptor);
             faults.reach("upload.after-descriptor");
             var done = new CheckpointUpload(id, State.DURABLE, parent.map(CheckpointDescriptor::checkpoint), Optional.of(root.id()),

@@ -34,6 +34,8 @@ public enum ErrorCode {
     DIRECTORY_NOT_EMPTY,
     PAYLOAD_TOO_LARGE,
     INVALID_REQUEST,
+    /** A bucket of a sandbox's {@code mounts} could not be mounted: the endpoint, key, bucket or prefix was refused or unreachable. */
+    BUCKET_MOUNT_FAILED,
     QUOTA_EXCEEDED,
     HOST_BUSY,
     /** The blob store is held by another instance's garbage collection or uploads; try again later. */

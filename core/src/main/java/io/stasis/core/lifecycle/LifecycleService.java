@@ -46,14 +46,16 @@ public final class LifecycleService {
     private final Clock clock;
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
+    private final io.stasis.core.bucket.SandboxBuckets buckets;
     private final io.stasis.core.tenant.QuotaGuard quotas;
 
     private final java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate;
 
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
                             ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
-                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes) {
-        this(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, (c, s) -> { });
+                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
+                            io.stasis.core.bucket.SandboxBuckets buckets) {
+        this(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets, (c, s) -> { });
     }
 
     /**
@@ -65,8 +67,9 @@ public final class LifecycleService {
     public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
                             ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
                             io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                            java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
+                            io.stasis.core.bucket.SandboxBuckets buckets, java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
         this.volumes = volumes;
+        this.buckets = buckets;
         this.afterHibernate = afterHibernate;
         this.quotas = quotas;
         this.catalog = catalog;
@@ -137,7 +140,13 @@ public final class LifecycleService {
                     () -> restoreHibernated(sandbox, h, reason));
             case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
                     () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
-                        runtime.create(specOf(sandbox));
+                        var spec = specOf(sandbox);
+                        try {
+                            runtime.create(spec);
+                        } catch (RuntimeException e) {
+                            buckets.discard(id, e);
+                            throw e;
+                        }
                         faults.reach("start.after-create");
                     }));
             case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
@@ -152,6 +161,7 @@ public final class LifecycleService {
             runtime.restore(specOf(sandbox), image.checkpoint());
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.
+            buckets.discard(id, e);
             catalog.abandonOperation(id);
             events.append("error", Optional.of(id), Map.of("sandboxId", id.value(), "step", "restore",
                     "message", String.valueOf(e.getMessage())));
@@ -192,6 +202,7 @@ public final class LifecycleService {
         try {
             roots.flush(id);
             runtime.freeze(id);
+            buckets.requireNothingOpen(id, "hibernate");
             faults.reach("hibernate.after-freeze");
             roots.snapshotRoot(id, checkpoint);
             faults.reach("hibernate.after-snapshot");
@@ -210,6 +221,8 @@ public final class LifecycleService {
         faults.reach("hibernate.after-record");
         var hibernated = sandbox.withState(new SandboxState.Hibernated(checkpoint, bytes, now));
         catalog.completeOperation(hibernated);
+        // CRIU took the bucket mounts as external mounts: no daemon per hibernated sandbox; the resume mounts them again.
+        buckets.release(id);
         try {
             afterHibernate.accept(image, hibernated);
         } catch (RuntimeException e) {
@@ -242,10 +255,12 @@ public final class LifecycleService {
     }
 
     private Sandbox stopLocked(Sandbox sandbox, Reason reason) {
-        return transition(sandbox, Operation.Kind.STOP, Optional.empty(), new SandboxState.Stopped(reason.wireName()), reason, () -> {
+        var stopped = transition(sandbox, Operation.Kind.STOP, Optional.empty(), new SandboxState.Stopped(reason.wireName()), reason, () -> {
             runtime.stop(sandbox.id(), STOP_GRACE);
             faults.reach("stop.after-stop");
         });
+        buckets.release(sandbox.id());
+        return stopped;
     }
 
     /** Replaces the sandbox's idle policy. */
@@ -280,12 +295,16 @@ public final class LifecycleService {
         }
     }
 
-    /** The runtime spec of a sandbox as the catalog has it: its own root, its id as hostname. */
+    /**
+     * The runtime spec of a sandbox as the catalog has it: its own root, its id as hostname, its
+     * volumes, and its buckets, which this mounts on the host (those mounted already are kept).
+     */
     RuntimeSpec specOf(Sandbox sandbox) {
         var root = roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
                 "resume", "the sandbox's root filesystem is missing", null));
-        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()),
-                volumes.hostMountsOf(sandbox.id()));
+        var mounts = new java.util.ArrayList<>(volumes.hostMountsOf(sandbox.id()));
+        mounts.addAll(buckets.mountRecorded(sandbox));
+        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()), mounts);
     }
 
     private Sandbox transition(Sandbox sandbox, Operation.Kind kind, Optional<CheckpointId> checkpoint, SandboxState target,

@@ -54,6 +54,7 @@ public final class SandboxService implements AutoCloseable {
     private final WarmPool pool;
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
+    private final io.stasis.core.bucket.SandboxBuckets buckets;
 
     /**
      * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
@@ -62,8 +63,9 @@ public final class SandboxService implements AutoCloseable {
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
                           int warmPerTemplate, Resources warmResources, NetworkService network, QuotaGuard quotas,
-                          io.stasis.core.volume.SandboxVolumes volumes) {
+                          io.stasis.core.volume.SandboxVolumes volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
         this.volumes = volumes;
+        this.buckets = buckets;
         this.faults = faults;
         this.quotas = quotas;
         this.catalog = catalog;
@@ -98,8 +100,8 @@ public final class SandboxService implements AutoCloseable {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
-                // Warm sandboxes mount nothing: one that asks for volumes starts fresh.
-                var warm = spec.volumes().isEmpty() ? pool.take(spec.template()) : java.util.Optional.<SandboxId>empty();
+                // Warm sandboxes mount nothing: one that asks for volumes or buckets starts fresh.
+                var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() ? pool.take(spec.template()) : java.util.Optional.<SandboxId>empty();
                 if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
                 var id = SandboxId.random();
                 return locks.exclusive(id, () -> createLocked(id, spec));
@@ -127,13 +129,17 @@ public final class SandboxService implements AutoCloseable {
         Path root = roots.createRoot(id, spec.template(), spec.resources().diskBytes());
         try {
             var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, volumes.hostMounts(spec.volumes())));
+            var mounts = new java.util.ArrayList<>(volumes.hostMounts(spec.volumes()));
+            mounts.addAll(buckets.mount(id, spec.tenant(), spec.buckets()));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, mounts));
             // Before the sandbox's record: a crash in between leaves rows of no sandbox, which nothing reads.
             if (!spec.volumes().isEmpty()) volumes.setMounts(id, spec.volumes());
+            buckets.record(id, spec.buckets());
             network.record(id);
             return record(id, spec, start, false);
         } catch (RuntimeException e) {
             undoCreate(id, e);
+            buckets.discard(id, spec.buckets().size(), e);
             throw e;
         }
     }
@@ -258,6 +264,7 @@ public final class SandboxService implements AutoCloseable {
                 var status = runtime.status(id);
                 if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) return;
                 runtime.destroy(id);
+                buckets.release(id);
                 catalog.update(s.withState(new SandboxState.Stopped(reason)));
                 events.lifecycle(id, s.state().wireName(), "stopped", reason);
             });
@@ -280,6 +287,9 @@ public final class SandboxService implements AutoCloseable {
             long start = System.nanoTime();
             runtime.destroy(sandbox.id());
             faults.reach("delete.after-destroy");
+            // Whatever the sandbox wrote to its buckets is uploaded before they go (a mount that cannot be flushed stays, see release;
+            // a crash before this leaves them to the reconciler).
+            buckets.release(sandbox.id());
             roots.deleteRoot(sandbox.id());
             for (var checkpoint : catalog.checkpointsOf(sandbox.id())) {
                 runtime.deleteImage(checkpoint.id());

@@ -62,8 +62,24 @@ public interface BucketMounts {
         unmount(id, Flush.WAIT);
     }
 
+    /**
+     * Waits until every file closed through the live mount {@code id} so far is uploaded, as
+     * {@link #unmount} with {@link Flush#WAIT} does, and leaves it mounted. A no-op if it is not live.
+     * <p>On failure: {@code runtime_failed} if uploads are still pending after the flush timeout.
+     */
+    void flush(BucketMountId id);
+
     /** The mount {@code id} if it is live, as {@link #mount} returned it. */
     Optional<MountedBucket> mounted(BucketMountId id);
+
+    /**
+     * What host processes hold open under the mount {@code id}: open files and directories,
+     * working directories and mapped files, one line each ({@code pid 1234: /data/x}, the path as
+     * that process names it). Empty if nothing is open or the mount is not live. A checkpoint of
+     * a sandbox asks first: CRIU would have to reopen those files through a FUSE mount that is
+     * made again at restore (see {@code SandboxBuckets#requireNothingOpen}).
+     */
+    List<String> openFiles(BucketMountId id);
 
     /**
      * Every mount this service left on the host, live or not, by id: what to reconcile after a

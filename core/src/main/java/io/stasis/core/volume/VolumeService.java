@@ -237,7 +237,8 @@ public final class VolumeService implements SandboxVolumes {
         return out;
     }
 
-    static String validatePath(String field, String path) {
+    /** Checks a mount path inside a sandbox (volumes and bucket mounts alike); returns it. */
+    public static String validatePath(String field, String path) {
         if (path == null) throw StasisException.invalid(field, "is required");
         if (!path.startsWith("/") || path.equals("/"))
             throw StasisException.invalid(field, "must be an absolute path below '/', was '" + path + "'");

@@ -246,6 +246,16 @@ public final class FuseBucketMounts implements BucketMounts {
         }
     }
 
+    @Override
+    public void flush(BucketMountId id) {
+        var lock = lock(id);
+        try {
+            if (mounted(id).isPresent()) awaitUploads(id, privateDir(id), true);
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** With a live daemon, waits until it has uploaded everything; without one, fails if anything is pending. */
     private void awaitUploads(BucketMountId id, Path privateDir, boolean live) {
         int pending = Rclone.pendingUploads(privateDir);
@@ -282,6 +292,20 @@ public final class FuseBucketMounts implements BucketMounts {
         if (entry.isEmpty() || rclone.daemonIn(privateDir).isEmpty()) return Optional.empty();
         boolean readOnly = List.of(entry.get().superOptions().split(",")).contains("ro");
         return Optional.of(new MountedBucket(id, mountPoint, readOnly));
+    }
+
+    @Override
+    public List<String> openFiles(BucketMountId id) {
+        var live = mounted(id);
+        if (live.isEmpty()) return List.of();
+        long dev;
+        try {
+            dev = ((Number) Files.getAttribute(live.get().hostPath(), "unix:dev")).longValue();
+        } catch (IOException e) {
+            return List.of(); // unmounted meanwhile
+        }
+        long daemon = rclone.daemonIn(privateDir(id)).map(ProcessHandle::pid).orElse(-1L);
+        return OpenFiles.onDevice(dev, daemon);
     }
 
     @Override

@@ -82,6 +82,8 @@ final class Rclone {
     static final String CONFIG_FILE = "rclone.conf";
     static final String LOG_FILE = "rclone.log";
     static final String OUT_FILE = "rclone.out";
+    /** stderr of the bucket check before a mount. */
+    static final String CHECK_FILE = "rclone-check.err";
     static final String CACHE_DIR = "cache";
     /** The fstype rclone's mounts have in /proc/self/mountinfo. */
     static final String FS_TYPE = "fuse.rclone";
@@ -145,16 +147,10 @@ final class Rclone {
         Process process = null;
         boolean ok = false;
         try {
-            var builder = new ProcessBuilder(argv(spec, privateDir, mountPoint, options))
-                    .directory(privateDir.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            checkBucket(spec, privateDir, options);
+            var builder = cleanBuilder(argv(spec, privateDir, mountPoint, options), privateDir)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(privateDir.resolve(OUT_FILE).toFile()))
                     .redirectErrorStream(true);
-            var env = builder.environment();
-            env.clear(); // nothing of the service's environment: no AWS_* or RCLONE_* surprises
-            env.put("PATH", String.join(File.pathSeparator, ToolRunner.SYSTEM_DIRS.stream().map(Path::toString).toList()));
-            env.put("HOME", privateDir.toString());
-            env.put("LC_ALL", "C");
             try {
                 process = builder.start();
             } catch (IOException e) {
@@ -169,6 +165,63 @@ final class Rclone {
         } finally {
             deleteQuietly(config);
             if (!ok && process != null) stopAfterFailure(process, mountPoint);
+        }
+    }
+
+    /** A command run in {@code privateDir} with an environment of its own: nothing of the service's (no AWS_* or RCLONE_* surprises). */
+    private static ProcessBuilder cleanBuilder(List<String> argv, Path privateDir) {
+        var builder = new ProcessBuilder(argv).directory(privateDir.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        var env = builder.environment();
+        env.clear();
+        env.put("PATH", String.join(File.pathSeparator, ToolRunner.SYSTEM_DIRS.stream().map(Path::toString).toList()));
+        env.put("HOME", privateDir.toString());
+        env.put("LC_ALL", "C");
+        return builder;
+    }
+
+    /**
+     * Fails unless the bucket exists and the key may list it. {@code rclone mount} shows a missing
+     * bucket as an empty directory (its VFS takes "directory not found" for empty), which would
+     * turn a typo into writes that fail later: {@code rclone lsf} of the bucket's root says exit 3
+     * instead. One key per page, and the first line of output is enough: a bucket of millions of
+     * keys is not listed.
+     */
+    private void checkBucket(BucketMount spec, Path privateDir, FuseBucketMounts.Options o) {
+        var argv = List.of(binary.toString(), "lsf", REMOTE + ":" + spec.bucket(), "--config", privateDir.resolve(CONFIG_FILE).toString(),
+                "--max-depth", "1", "--s3-list-chunk", "1", "--low-level-retries", "1", "--retries", "1",
+                "--contimeout", millis(o.connectTimeout()), "--timeout", millis(o.ioTimeout()));
+        Path err = privateDir.resolve(CHECK_FILE);
+        Process process;
+        try {
+            process = cleanBuilder(argv, privateDir).redirectError(ProcessBuilder.Redirect.to(err.toFile())).start();
+        } catch (IOException e) {
+            throw failure("check bucket", spec, "cannot start " + binary + ": " + e.getMessage(), null, e);
+        }
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            var firstLine = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Optional.ofNullable(out.readLine());
+                } catch (IOException e) {
+                    return Optional.<String>empty();
+                }
+            }, runnable -> Thread.ofVirtual().start(runnable));
+            Optional<String> line = firstLine.get(o.mountTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            if (line.isPresent()) return; // it lists: the bucket exists
+            if (!process.waitFor(o.mountTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                throw failure("check bucket", spec, "listing the bucket took longer than " + o.mountTimeout().toSeconds() + " s", null, null);
+            if (process.exitValue() != 0)
+                throw failure("check bucket", spec, process.exitValue() == 3 ? "no such bucket (or the key may not list it)"
+                        : "listing the bucket failed (exit " + process.exitValue() + ")", tail(err), null);
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw failure("check bucket", spec, "listing the bucket took longer than " + o.mountTimeout().toSeconds() + " s", tail(err), e);
+        } catch (java.util.concurrent.ExecutionException | IOException e) {
+            throw failure("check bucket", spec, "cannot read rclone's listing: " + e.getMessage(), tail(err), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw failure("check bucket", spec, "interrupted", null, e);
+        } finally {
+            process.destroyForcibly(); // done with it either way; a listing still paging is not needed
+            deleteQuietly(err);
         }
     }
 

@@ -36,7 +36,7 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * client, and every PUT. That is how the tests prove a FUSE read fetched a few ranges and not the
  * whole object. The secret holds characters an INI parser might mistake ({@code # ; = / +}).
  */
-final class CountingS3Server implements AutoCloseable {
+public final class CountingS3Server implements AutoCloseable {
     private static final AtomicInteger BUCKETS = new AtomicInteger();
 
     private final TransientNio2BlobStore backend = new TransientNio2BlobStore();
@@ -48,7 +48,7 @@ final class CountingS3Server implements AutoCloseable {
     private final S3Proxy proxy;
     private final URI endpoint;
 
-    CountingS3Server() {
+    public CountingS3Server() {
         var counting = new ForwardingBlobStore(backend) {
             @Override
             public ResponseInputStream<GetObjectResponse> getBlob(GetObjectRequest request) {
@@ -93,30 +93,30 @@ final class CountingS3Server implements AutoCloseable {
         endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
     }
 
-    URI endpoint() {
+    public URI endpoint() {
         return endpoint;
     }
 
-    BucketCredentials credentials() {
+    public BucketCredentials credentials() {
         return credentials;
     }
 
-    String newBucket() {
+    public String newBucket() {
         String bucket = "mounts-test-" + BUCKETS.incrementAndGet();
         backend.createContainer(bucket);
         return bucket;
     }
 
-    void put(String bucket, String key, byte[] content) {
+    public void put(String bucket, String key, byte[] content) {
         put(bucket, key, new ByteArrayInputStream(content), content.length);
     }
 
-    void put(String bucket, String key, InputStream content, long length) {
+    public void put(String bucket, String key, InputStream content, long length) {
         backend.putBlob(PutObjectRequest.builder().bucket(bucket).key(key).contentLength(length).build(), content);
     }
 
     /** The object's bytes, read past the counters, or empty. */
-    Optional<byte[]> get(String bucket, String key) {
+    public Optional<byte[]> get(String bucket, String key) {
         try (var in = backend.getBlob(GetObjectRequest.builder().bucket(bucket).key(key).build())) {
             return in == null ? Optional.empty() : Optional.of(in.readAllBytes());
         } catch (NoSuchKeyException e) {
@@ -129,25 +129,25 @@ final class CountingS3Server implements AutoCloseable {
         }
     }
 
-    List<String> keys(String bucket) {
+    public List<String> keys(String bucket) {
         var keys = new ArrayList<String>();
         for (S3Object o : backend.list(ListObjectsV2Request.builder().bucket(bucket).build()).contents()) keys.add(o.key());
         return keys;
     }
 
     /** Bytes streamed to clients from {@code bucket/key} so far. */
-    long bytesServed(String bucket, String key) {
+    public long bytesServed(String bucket, String key) {
         var n = bytesServed.get(bucket + "/" + key);
         return n == null ? 0 : n.get();
     }
 
     /** The {@code Range} header of every GET of {@code bucket/key} ({@code none} for a whole-object GET). */
-    List<String> ranges(String bucket, String key) {
+    public List<String> ranges(String bucket, String key) {
         return List.copyOf(ranges.getOrDefault(bucket + "/" + key, List.of()));
     }
 
     /** {@code bucket/key} of every PUT received (not counting the test's own puts). */
-    List<String> puts() {
+    public List<String> puts() {
         return List.copyOf(puts);
     }
 

@@ -255,6 +255,21 @@ class FuseBucketMountsIT {
         assertThat(daemonsUnder(dir)).isEmpty();
     }
 
+    /** rclone's mount alone would show a missing bucket as an empty directory; the bucket is listed first. */
+    @Test
+    void aMissingBucketFailsTheMountButAMissingPrefixDoesNot() {
+        var missing = BucketMount.of(new BucketMountId("no-bucket"), s3.endpoint(), "no-such-bucket-here", s3.credentials());
+        assertThatThrownBy(() -> mounts.mount(missing)).isInstanceOfSatisfying(StasisException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
+            assertThat(e.getMessage()).contains("no-such-bucket-here", "no such bucket");
+        });
+        assertThat(mounts.listOwned()).isEmpty();
+        assertThat(daemonsUnder(dir)).isEmpty();
+        // A prefix nothing is under yet is a place to write to: mounted.
+        var fresh = mounts.mount(spec("not/there/yet"));
+        assertThat(fresh.hostPath()).isEmptyDirectory();
+    }
+
     @Test
     void mountingAnIdTwiceIsRefused() {
         var spec = spec("");

@@ -10,7 +10,11 @@ final class Bodies {
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
                          com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network,
-                         List<MountBody> volumes, String fromCheckpoint) {
+                         List<MountBody> volumes, List<BucketMountBody> mounts, String fromCheckpoint) {
+    }
+
+    record BucketMountBody(String type, String endpoint, String region, String bucket, String prefix, String path, Boolean readOnly,
+                           String credentialsSecret) {
     }
 
     record MountBody(String volume, String path, Boolean readOnly) {

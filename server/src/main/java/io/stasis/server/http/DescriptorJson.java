@@ -28,7 +28,7 @@ public final class DescriptorJson {
 
     public static byte[] encode(CheckpointDescriptor d) {
         var out = new LinkedHashMap<String, Object>();
-        out.put("version", CheckpointDescriptor.VERSION);
+        out.put("version", d.formatVersion());
         out.put("checkpointId", d.checkpoint().value());
         out.put("tenant", d.tenant().value());
         out.put("sandboxId", d.sandbox().value());
@@ -44,6 +44,7 @@ public final class DescriptorJson {
         sandbox.put("metadata", d.metadata());
         sandbox.put("lifecycle", LifecycleJson.view(d.lifecycle()));
         sandbox.put("network", Map.of("egress", NetworkJson.egress(d.network().egress()), "rules", NetworkJson.headerRules(d.network().rules())));
+        if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(Views.BucketMountView::of).toList());
         out.put("sandbox", sandbox);
         var roots = new ArrayList<Map<String, Object>>();
         for (var layer : d.roots()) {
@@ -78,7 +79,18 @@ public final class DescriptorJson {
                 new Resources(r.path("cpus").asDouble(), r.path("memoryMb").asInt(), r.path("pids").asInt(), r.path("diskMb").asInt()),
                 strings(s.path("env")), strings(s.path("metadata")),
                 LifecycleJson.merge(LifecyclePolicy.DEFAULT, s.path("lifecycle")), NetworkJson.parse(s.path("network"), "network"),
-                roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong());
+                roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong(),
+                buckets(s.path("mounts")));
+    }
+
+    /** Bucket mounts in the API's shape (version 2). */
+    private static java.util.List<io.stasis.core.bucket.SandboxBucket> buckets(JsonNode mounts) {
+        var out = new ArrayList<io.stasis.core.bucket.SandboxBucket>();
+        for (JsonNode m : mounts)
+            out.add(new io.stasis.core.bucket.SandboxBucket(m.path("path").asText(), java.net.URI.create(m.path("endpoint").asText()),
+                    m.path("region").asText(), m.path("bucket").asText(), m.path("prefix").asText(), m.path("readOnly").asBoolean(),
+                    m.path("credentialsSecret").asText()));
+        return out;
     }
 
     private static Optional<String> text(JsonNode n, String field) {

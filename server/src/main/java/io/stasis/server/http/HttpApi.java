@@ -47,8 +47,8 @@ public final class HttpApi implements AutoCloseable {
                            io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
                            io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
                            io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas,
-                           io.stasis.core.volume.VolumeService volumes, io.stasis.server.s3.S3Routes s3,
-                           io.stasis.server.durable.BlobGc blobGc) {
+                           io.stasis.core.volume.VolumeService volumes, io.stasis.core.bucket.SandboxBuckets buckets,
+                           io.stasis.server.s3.S3Routes s3, io.stasis.server.durable.BlobGc blobGc) {
     }
 
     /** Settings of the API itself. */
@@ -123,7 +123,7 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(),
-                settings.maxDiskMb(), settings.defaultLifecycle(), services.metrics(), services.volumes()).register(routes);
+                settings.maxDiskMb(), settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);

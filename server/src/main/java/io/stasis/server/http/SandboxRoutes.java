@@ -32,11 +32,13 @@ final class SandboxRoutes {
     private final Metrics metrics;
     private final io.stasis.core.volume.VolumeService volumes;
     private final io.stasis.core.checkpoint.CheckpointService checkpoints;
+    private final io.stasis.core.bucket.SandboxBuckets buckets;
 
     SandboxRoutes(SandboxService sandboxes, io.stasis.core.checkpoint.CheckpointService checkpoints, String defaultTemplate,
                   Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle, Metrics metrics,
-                  io.stasis.core.volume.VolumeService volumes) {
+                  io.stasis.core.volume.VolumeService volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
         this.volumes = volumes;
+        this.buckets = buckets;
         this.checkpoints = checkpoints;
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
@@ -49,7 +51,7 @@ final class SandboxRoutes {
     void register(RoutesConfig routes) {
         routes.post("/v1/sandboxes", this::create, Access.TENANT);
         routes.get("/v1/sandboxes", this::list, Access.TENANT);
-        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(SandboxView.of(sandboxes.get(AccessGuard.sandboxId(ctx)))), Access.SANDBOX_READ);
+        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(withMounts(sandboxes.get(AccessGuard.sandboxId(ctx)))), Access.SANDBOX_READ);
         routes.delete("/v1/sandboxes/{id}", ctx -> {
             sandboxes.delete(AccessGuard.sandboxId(ctx));
             ctx.status(204);
@@ -66,6 +68,13 @@ final class SandboxRoutes {
         var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
         if (resources.diskMb() > maxDiskMb)
             throw StasisException.invalid("resources.diskMb", "must be at most " + maxDiskMb + " on this server, was " + resources.diskMb());
+        var tenant = BearerAuth.caller(ctx).tenant();
+        var volumeMounts = body.volumes() == null ? java.util.List.<io.stasis.core.volume.VolumeMount>of() : volumes.resolveMounts(tenant,
+                body.volumes().stream().map(m -> new io.stasis.core.volume.VolumeService.MountRequest(m.volume(), m.path(),
+                        Boolean.TRUE.equals(m.readOnly()))).toList());
+        var bucketMounts = body.mounts() == null ? java.util.List.<io.stasis.core.bucket.SandboxBucket>of() : buckets.resolve(tenant,
+                body.mounts().stream().map(m -> m == null ? null : new io.stasis.core.bucket.BucketMountRequest(m.type(), m.endpoint(), m.region(),
+                        m.bucket(), m.prefix(), m.path(), m.readOnly(), m.credentialsSecret())).toList(), volumeMounts);
         var spec = new SandboxSpec(
                 Objects.requireNonNullElse(body.template(), defaultTemplate),
                 Optional.ofNullable(body.name()),
@@ -74,14 +83,13 @@ final class SandboxRoutes {
                 resources,
                 LifecycleJson.merge(defaultLifecycle, body.lifecycle()),
                 body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")),
-                BearerAuth.caller(ctx).tenant(),
-                body.volumes() == null ? java.util.List.of() : volumes.resolveMounts(BearerAuth.caller(ctx).tenant(), body.volumes().stream()
-                        .map(m -> new io.stasis.core.volume.VolumeService.MountRequest(m.volume(), m.path(), Boolean.TRUE.equals(m.readOnly())))
-                        .toList()));
+                tenant,
+                volumeMounts,
+                bucketMounts);
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
-        ctx.status(201).json(SandboxView.of(sandbox));
+        ctx.status(201).json(SandboxView.of(sandbox, spec.buckets()));
     }
 
     /**
@@ -91,7 +99,7 @@ final class SandboxRoutes {
      */
     private void createFrom(Context ctx, Bodies.CreateSandbox body) {
         if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
-                || body.network() != null || body.volumes() != null)
+                || body.network() != null || body.volumes() != null || body.mounts() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();
         if (!io.stasis.core.checkpoint.CheckpointId.isValid(raw)) throw io.stasis.core.checkpoint.CheckpointService.notFound(raw);
@@ -99,7 +107,11 @@ final class SandboxRoutes {
         var sandbox = checkpoints.createFrom(BearerAuth.caller(ctx).tenant(), new io.stasis.core.checkpoint.CheckpointId(raw),
                 Optional.ofNullable(body.name()));
         metrics.sandboxCreated(sandbox.template(), System.nanoTime() - start);
-        ctx.status(201).json(SandboxView.of(sandbox));
+        ctx.status(201).json(withMounts(sandbox));
+    }
+
+    private SandboxView withMounts(io.stasis.core.sandbox.Sandbox sandbox) {
+        return SandboxView.of(sandbox, buckets.bucketsOf(sandbox.id()));
     }
 
     private void list(Context ctx) {

@@ -30,7 +30,16 @@ final class Views {
 
     record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
-                       String parentId, String checkpointId, Map<String, Object> lifecycle) {
+                       String parentId, String checkpointId, Map<String, Object> lifecycle,
+                       @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                       java.util.List<BucketMountView> mounts) {
+        /** With the sandbox's bucket mounts (the answers of create and get). */
+        static SandboxView of(Sandbox s, java.util.List<io.stasis.core.bucket.SandboxBucket> buckets) {
+            var v = of(s);
+            return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
+                    v.parentId, v.checkpointId, v.lifecycle, buckets.stream().map(BucketMountView::of).toList());
+        }
+
         static SandboxView of(Sandbox s) {
             String reason = s.state() instanceof SandboxState.Stopped stopped ? stopped.reason() : null;
             HibernationView hibernation = s.state() instanceof SandboxState.Hibernated h
@@ -38,7 +47,16 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    LifecycleJson.view(s.lifecycle()));
+                    LifecycleJson.view(s.lifecycle()), null);
+        }
+    }
+
+    /** A bucket mount as the API shows it: the secret's name, never its value. */
+    record BucketMountView(String type, String endpoint, String region, String bucket, String prefix, String path, boolean readOnly,
+                           String credentialsSecret) {
+        static BucketMountView of(io.stasis.core.bucket.SandboxBucket b) {
+            return new BucketMountView(io.stasis.core.bucket.SandboxBucket.TYPE_S3, b.endpoint().toString(), b.region(), b.bucket(), b.prefix(),
+                    b.path(), b.readOnly(), b.credentialsSecret());
         }
     }
 

@@ -1,0 +1,137 @@
+package io.stasis.core.bucket;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.BucketCatalog;
+import io.stasis.core.spi.BucketMount;
+import io.stasis.core.spi.BucketMountId;
+import io.stasis.core.spi.BucketMounts;
+import io.stasis.core.spi.MountedBucket;
+import io.stasis.core.spi.OwnedBucketMount;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.volume.VolumeId;
+import io.stasis.core.volume.VolumeMount;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** What {@link SandboxBuckets#resolve} accepts and refuses, and how host mount ids name their sandbox. Nothing is mounted. */
+class SandboxBucketsTest {
+    private static final TenantId TENANT = TenantId.random();
+    private static final Map<String, String> SECRETS = Map.of("KEY", "AKIDEXAMPLE:secret/with+chars", "BAD", "no colon at all");
+
+    /** Host mounts that are present but never reached: resolve only checks. */
+    private static final BucketMounts UNREACHED = new BucketMounts() {
+        public MountedBucket mount(BucketMount spec) {
+            throw new AssertionError("resolve mounted " + spec);
+        }
+
+        public void unmount(BucketMountId id, Flush flush) {
+            throw new AssertionError();
+        }
+
+        public Optional<MountedBucket> mounted(BucketMountId id) {
+            throw new AssertionError();
+        }
+
+        public void flush(BucketMountId id) {
+            throw new AssertionError();
+        }
+
+        public List<String> openFiles(BucketMountId id) {
+            throw new AssertionError();
+        }
+
+        public List<OwnedBucketMount> listOwned() {
+            throw new AssertionError();
+        }
+    };
+
+    private static final BucketCatalog NO_CATALOG = new BucketCatalog() {
+        public void setBuckets(SandboxId sandbox, List<SandboxBucket> buckets) {
+            throw new AssertionError();
+        }
+
+        public List<SandboxBucket> bucketsOf(SandboxId sandbox) {
+            return List.of();
+        }
+    };
+
+    private final SandboxBuckets buckets = new SandboxBuckets(Optional.of(UNREACHED), NO_CATALOG,
+            (tenant, name) -> tenant.equals(TENANT) ? Optional.ofNullable(SECRETS.get(name)) : Optional.empty());
+
+    private static BucketMountRequest request(String path) {
+        return new BucketMountRequest("s3", "http://127.0.0.1:9000", null, "data", "/2026/", path, null, "KEY");
+    }
+
+    private StasisException refused(List<BucketMountRequest> requests, List<VolumeMount> volumes) {
+        try {
+            buckets.resolve(TENANT, requests, volumes);
+        } catch (StasisException e) {
+            return e;
+        }
+        throw new AssertionError("accepted " + requests);
+    }
+
+    @Test
+    void aValidRequestGetsItsDefaults() {
+        var resolved = buckets.resolve(TENANT, List.of(request("/data")), List.of());
+        assertThat(resolved).containsExactly(new SandboxBucket("/data", URI.create("http://127.0.0.1:9000"), "us-east-1", "data", "2026", false, "KEY"));
+    }
+
+    @Test
+    void everyRefusalNamesTheFieldOfItsEntry() {
+        var volume = new VolumeMount(VolumeId.random(), "/vol", false);
+        record Case(BucketMountRequest request, String field) {
+        }
+        var ok = request("/ok");
+        for (var c : List.of(
+                new Case(new BucketMountRequest("nfs", ok.endpoint(), null, "data", null, "/x", null, "KEY"), "mounts[1].type"),
+                new Case(request("relative"), "mounts[1].path"),
+                new Case(request("/ok/below"), "mounts[1].path"),
+                new Case(request("/vol/below"), "mounts[1].path"),
+                new Case(request("/sys/x"), "mounts[1].path"),
+                new Case(new BucketMountRequest("s3", "no url", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
+                new Case(new BucketMountRequest("s3", "http://user@host", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), "EU", "data", null, "/x", null, "KEY"), "mounts[1].region"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), null, "Data_1", null, "/x", null, "KEY"), "mounts[1].bucket"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), null, "data", "a/../b", "/x", null, "KEY"), "mounts[1].prefix"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), null, "data", null, "/x", null, null), "mounts[1].credentialsSecret"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), null, "data", null, "/x", null, "MISSING"), "mounts[1].credentialsSecret"),
+                new Case(new BucketMountRequest("s3", ok.endpoint(), null, "data", null, "/x", null, "BAD"), "mounts[1].credentialsSecret"))) {
+            var e = refused(List.of(ok, c.request()), List.of(volume));
+            assertThat(e.code()).as(c.toString()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(e.details().get("field")).as(c.toString()).isEqualTo(c.field());
+            assertThat(e.getMessage()).as(c.toString()).startsWith(c.field() + ": ").doesNotContain("no colon at all").doesNotContain("secret/with");
+        }
+    }
+
+    @Test
+    void anotherTenantsSecretDoesNotExistForThisOne() {
+        var e = assertThatThrownBy(() -> buckets.resolve(TenantId.random(), List.of(request("/data")), List.of()));
+        e.isInstanceOf(StasisException.class).hasMessageContaining("no secret named 'KEY'");
+    }
+
+    @Test
+    void withoutHostMountsACreateWithMountsIsRefusedAndOneWithoutIsNot() {
+        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty());
+        assertThat(none.resolve(TENANT, List.of(), List.of())).isEmpty();
+        assertThatThrownBy(() -> none.resolve(TENANT, List.of(request("/data")), List.of())).hasMessageContaining("not available on this server");
+    }
+
+    @Test
+    void aHostMountIdNamesItsSandboxAndIndex() {
+        var sandbox = SandboxId.random();
+        var id = SandboxBucket.mountId(sandbox, 3);
+        assertThat(SandboxBuckets.ownerOf(id)).contains(sandbox);
+        assertThat(SandboxBuckets.indexOf(id)).isEqualTo(3);
+        assertThat(SandboxBuckets.ownerOf(new BucketMountId("something-else"))).isEmpty();
+        assertThat(SandboxBuckets.ownerOf(new BucketMountId("sbx_nodash"))).isEmpty();
+    }
+}
