@@ -1,6 +1,7 @@
 package io.stasis.server;
 
 import io.stasis.core.error.StasisException;
+import io.stasis.core.network.Cidr;
 import io.stasis.core.policy.Durations;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
@@ -39,13 +40,14 @@ import java.util.Optional;
  * @param previews         the preview listener: its port and the domain of preview URLs
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  * @param blobs            the durable store of checkpoints
+ * @param bucketEndpointsAllow non-public ranges that bucket mounts' endpoints may resolve to (default none)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
-                           BlobSettings blobs) {
+                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -55,7 +57,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults());
+                BlobSettings.defaults(), List.of());
     }
 
     private static Optional<Path> defaultCriu() {
@@ -133,6 +135,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
                 case "--process-output-limit" -> c.with(b -> b.processOutputLimit = size(flag, v));
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
+                case "--bucket-endpoints-allow" -> c.with(b -> b.bucketEndpointsAllow = cidrs(flag, v));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
                 case "--pause-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "pauseAfterIdle", optionalDuration(flag, v)));
@@ -182,6 +185,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --delete-after-idle D
                   --max-age D
                   --idle-check DURATION    how often idle policies are applied (default 1s)
+                  --bucket-endpoints-allow LIST  non-public ranges (CIDRs, comma-separated) that bucket
+                                           mounts' S3 endpoints may resolve to; by default only public
+                                           addresses (the FUSE client connects from this host)
                 """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
                 """ + BlobSettings.USAGE + """
@@ -193,6 +199,14 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         var b = new Builder(this);
         change.accept(b);
         return b.build();
+    }
+
+    private static List<Cidr> cidrs(String flag, String v) {
+        try {
+            return java.util.Arrays.stream(v.split(",")).map(String::strip).filter(x -> !x.isEmpty()).map(x -> Cidr.parse(x, flag)).toList();
+        } catch (StasisException e) {
+            throw new UsageException(e.getMessage());
+        }
     }
 
     private static int integer(String flag, String v, int min, int max) {
@@ -283,6 +297,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         PreviewSettings previews;
         Optional<String> faultPoint;
         BlobSettings blobs;
+        List<Cidr> bucketEndpointsAllow;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -308,11 +323,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             previews = c.previews;
             faultPoint = c.faultPoint;
             blobs = c.blobs;
+            bucketEndpointsAllow = c.bucketEndpointsAllow;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs);
+                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs,
+                    bucketEndpointsAllow);
         }
     }
 }

@@ -216,6 +216,9 @@ class BucketMountsIT {
                 new Bad(mount(bucket, "/vol/sub", ""), "[{\"volume\": \"beside\", \"path\": \"/vol\"}]", 422, "invalid_request", "mounts[0].path"),
                 new Bad(mount(bucket, "/data", "").replace(endpoint, "not a url"), null, 422, "invalid_request", "mounts[0].endpoint"),
                 new Bad(mount(bucket, "/data", "").replace(endpoint, "ftp://127.0.0.1:21"), null, 422, "invalid_request", "mounts[0].endpoint"),
+                // The daemon connects from the host: only public addresses and the ranges the service opened (loopback, for these tests).
+                new Bad(mount(bucket, "/data", "").replace(endpoint, "http://169.254.169.254"), null, 422, "invalid_request", "mounts[0].endpoint"),
+                new Bad(mount(bucket, "/data", "").replace(endpoint, "http://10.0.0.1:9000"), null, 422, "invalid_request", "a private address"),
                 new Bad(mount("Bad_Bucket", "/data", ""), null, 422, "invalid_request", "mounts[0].bucket"),
                 new Bad(mount(bucket, "/data", ", \"prefix\": \"a/../b\""), null, 422, "invalid_request", "mounts[0].prefix"),
                 new Bad(mount(bucket, "/data", "").replace("S3_KEY", "NO_SUCH_SECRET"), null, 422, "invalid_request", "NO_SUCH_SECRET"),

@@ -42,6 +42,7 @@ final class ServiceFixture implements AutoCloseable {
         var flags = new ArrayList<>(List.of("--port", "0", "--preview-port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
                 "--default-template", "tiny", "--no-slow-templates"));
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));
+        flags.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
         flags.addAll(List.of(extraFlags));
         return new ServiceFixture(dataDir, Daemon.start(ServerConfig.parse(flags.toArray(String[]::new))));
     }

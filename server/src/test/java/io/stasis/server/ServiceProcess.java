@@ -43,6 +43,7 @@ final class ServiceProcess implements AutoCloseable {
                 "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
                 "--preview-port", "0", "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
         argv.addAll(TestNetworkFlags.forDataDir(dataDir));
+        argv.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
         argv.addAll(List.of(extraFlags));
         var builder = new ProcessBuilder(argv).redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(environment);

@@ -13,6 +13,9 @@ final class TestNetworkFlags {
     private TestNetworkFlags() {
     }
 
+    /** The tests' S3 servers (s3proxy) listen on loopback, which bucket mounts may not reach unless opened. */
+    static final List<String> BUCKET_ENDPOINTS = List.of("--bucket-endpoints-allow", "127.0.0.0/8");
+
     static List<String> forDataDir(Path dataDir) {
         int h = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26 * 64);
         String letters = "" + (char) ('a' + h % 26) + (char) ('a' + (h / 26) % 26);

@@ -45,16 +45,20 @@ public final class SandboxBuckets {
     private final Optional<BucketMounts> mounts;
     private final BucketCatalog catalog;
     private final BiFunction<TenantId, String, Optional<String>> secretValue;
+    private final BucketEndpoints endpoints;
 
     /**
      * @param mounts      the host's bucket mounts; empty where they are not available (no rclone or
      *                    {@code /dev/fuse}): a create asking for one is refused then
      * @param secretValue the value of a tenant's secret by name, if it exists
+     * @param endpoints   which endpoints a mount may reach, checked before every mount
      */
-    public SandboxBuckets(Optional<BucketMounts> mounts, BucketCatalog catalog, BiFunction<TenantId, String, Optional<String>> secretValue) {
+    public SandboxBuckets(Optional<BucketMounts> mounts, BucketCatalog catalog, BiFunction<TenantId, String, Optional<String>> secretValue,
+                          BucketEndpoints endpoints) {
         this.mounts = mounts;
         this.catalog = catalog;
         this.secretValue = secretValue;
+        this.endpoints = endpoints;
     }
 
     /**
@@ -96,6 +100,7 @@ public final class SandboxBuckets {
                     r.prefix() == null ? "" : stripSlashes(r.prefix()), Boolean.TRUE.equals(r.readOnly()), r.credentialsSecret());
             // The mount's own checks (endpoint, region, bucket, prefix, key), named after this entry.
             inField(field, () -> bucket.toMount(new BucketMountId("check"), credentials(tenant, bucket, field)));
+            endpoints.check(field + ".endpoint", endpoint);
             out.add(bucket);
         }
         return out;
@@ -131,6 +136,7 @@ public final class SandboxBuckets {
                 if (live.isEmpty()) {
                     String field = "mounts[" + i + "]";
                     var spec = inField(field, () -> bucket.toMount(id, credentials(tenant, bucket, field)));
+                    endpoints.check(field + ".endpoint", bucket.endpoint()); // again: what the name resolves to may have changed
                     live = Optional.of(mountOrExplain(host, spec, field, bucket));
                     made.add(id);
                 }

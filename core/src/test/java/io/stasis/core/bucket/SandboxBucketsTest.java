@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.network.Cidr;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.BucketCatalog;
 import io.stasis.core.spi.BucketMount;
@@ -64,7 +65,8 @@ class SandboxBucketsTest {
     };
 
     private final SandboxBuckets buckets = new SandboxBuckets(Optional.of(UNREACHED), NO_CATALOG,
-            (tenant, name) -> tenant.equals(TENANT) ? Optional.ofNullable(SECRETS.get(name)) : Optional.empty());
+            (tenant, name) -> tenant.equals(TENANT) ? Optional.ofNullable(SECRETS.get(name)) : Optional.empty(),
+            BucketEndpoints.publicAnd(List.of(Cidr.parse("127.0.0.0/8", "allowed"))));
 
     private static BucketMountRequest request(String path) {
         return new BucketMountRequest("s3", "http://127.0.0.1:9000", null, "data", "/2026/", path, null, "KEY");
@@ -99,6 +101,8 @@ class SandboxBucketsTest {
                 new Case(request("/sys/x"), "mounts[1].path"),
                 new Case(new BucketMountRequest("s3", "no url", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
                 new Case(new BucketMountRequest("s3", "http://user@host", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
+                new Case(new BucketMountRequest("s3", "http://169.254.169.254", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
+                new Case(new BucketMountRequest("s3", "http://10.0.0.5:9000", null, "data", null, "/x", null, "KEY"), "mounts[1].endpoint"),
                 new Case(new BucketMountRequest("s3", ok.endpoint(), "EU", "data", null, "/x", null, "KEY"), "mounts[1].region"),
                 new Case(new BucketMountRequest("s3", ok.endpoint(), null, "Data_1", null, "/x", null, "KEY"), "mounts[1].bucket"),
                 new Case(new BucketMountRequest("s3", ok.endpoint(), null, "data", "a/../b", "/x", null, "KEY"), "mounts[1].prefix"),
@@ -120,7 +124,7 @@ class SandboxBucketsTest {
 
     @Test
     void withoutHostMountsACreateWithMountsIsRefusedAndOneWithoutIsNot() {
-        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty());
+        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty(), BucketEndpoints.publicAnd(List.of()));
         assertThat(none.resolve(TENANT, List.of(), List.of())).isEmpty();
         assertThatThrownBy(() -> none.resolve(TENANT, List.of(request("/data")), List.of())).hasMessageContaining("not available on this server");
     }
