@@ -5,6 +5,7 @@ import io.stasis.sdk.CheckpointRequest;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ExecResult;
 import io.stasis.sdk.Sandbox;
+import io.stasis.testkit.S3TestServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +35,7 @@ import java.util.Map;
  *
  * <p>Backends: {@code local}, the benchmark's service uploading to its default store (a directory
  * of its data directory) and the fresh instance started with {@code --blob-dir} on it; {@code s3},
- * an instance started with {@code --blob-store s3} on s3proxy on loopback ({@link S3ProxyOnDisk},
+ * an instance started with {@code --blob-store s3} on s3proxy on loopback ({@link S3TestServer#onDisk},
  * objects on the same disk) uploading, stopped, then a fresh one restoring from the same bucket.
  * The store's files were just written, so restores read them from the page cache on both.
  */
@@ -79,13 +80,12 @@ final class BlobRestore implements Scenario {
             figures.addAll(uploadFigures("local", local));
             double[] localRestores = restore(context, "local", List.of("--blob-dir", main.defaultBlobDir().toString()), local, figures, details);
             double[] s3Restores;
-            try (var s3 = new S3ProxyOnDisk(Files.createDirectories(work.resolve("s3")))) {
+            try (var s3 = S3TestServer.onDisk(Files.createDirectories(work.resolve("s3")))) {
                 var bucket = s3.newBucket();
                 Path credentials = work.resolve("s3-credentials");
                 Files.createFile(credentials, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-                Files.writeString(credentials, bucket.credentials().orElseThrow().accessKeyId() + "\n"
-                        + bucket.credentials().orElseThrow().secretAccessKey() + "\n");
-                var flags = List.of("--blob-store", "s3", "--s3-endpoint", s3.endpoint().toString(), "--s3-bucket", bucket.bucket(),
+                Files.writeString(credentials, s3.credentials().accessKeyId() + "\n" + s3.credentials().secretAccessKey() + "\n");
+                var flags = List.of("--blob-store", "s3", "--s3-endpoint", s3.endpoint().toString(), "--s3-bucket", bucket,
                         "--s3-credentials-file", credentials.toString());
                 Upload remote;
                 try (var source = new Instance(context, "s3 source", concat(List.of("--warm-pool", "0"), flags))) {

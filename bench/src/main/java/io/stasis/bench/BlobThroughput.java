@@ -5,6 +5,8 @@ import io.stasis.blob.content.ContentStoreConfig;
 import io.stasis.blob.content.PutResult;
 import io.stasis.blob.local.LocalBlobStore;
 import io.stasis.blob.s3.S3BlobStore;
+import io.stasis.blob.s3.S3BlobStoreConfig;
+import io.stasis.testkit.S3TestServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,7 +23,7 @@ import java.util.Map;
  * Upload and restore through the content store ({@code ContentStore}: FastCDC, zstd level 3, 4
  * chunks at once) on each backend: a local directory ({@code LocalBlobStore}) and S3
  * ({@code S3BlobStore} through the AWS SDK to s3proxy on loopback, keeping its objects on the same
- * disk: {@link S3ProxyOnDisk}); once per {@linkplain ChunkSize compared chunk size}, and on S3 once
+ * disk: {@link S3TestServer#onDisk}); once per {@linkplain ChunkSize compared chunk size}, and on S3 once
  * more with the default chunks and 8 chunks at once (smaller chunks are more requests; on a real
  * S3 each costs a round trip, which more requests in flight hide).
  *
@@ -102,13 +104,14 @@ final class BlobThroughput implements Scenario {
                 Path dir = work.resolve("local-" + i);
                 return new Sample(new ContentStore(new LocalBlobStore(dir), config, Clock.systemUTC()), () -> PrivateService.deleteTree(dir));
             }));
-            try (var s3 = new S3ProxyOnDisk(Files.createDirectories(work.resolve("s3")))) {
+            try (var s3 = S3TestServer.onDisk(Files.createDirectories(work.resolve("s3")))) {
+                var key = new S3BlobStoreConfig.Credentials(s3.credentials().accessKeyId(), s3.credentials().secretAccessKey());
                 figures.addAll(measure(context, "s3", data, s3Variants, details, (i, config) -> {
                     var bucket = s3.newBucket();
-                    var store = new S3BlobStore(bucket);
+                    var store = new S3BlobStore(S3BlobStoreConfig.of(s3.endpoint(), bucket, "us-east-1", key));
                     return new Sample(new ContentStore(store, config, Clock.systemUTC()), () -> {
                         store.close();
-                        PrivateService.deleteTree(work.resolve("s3").resolve(bucket.bucket()));
+                        PrivateService.deleteTree(work.resolve("s3").resolve(bucket));
                     });
                 }));
             }

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stasis.mounts.fuse.CountingS3Server;
+import io.stasis.testkit.S3TestServer;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.SecretSearch;
@@ -30,13 +30,13 @@ class BucketMountsIT {
     private static final String CALM = "\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}";
     private static ServiceFixture service;
     private static RawApi api;
-    private static CountingS3Server s3;
+    private static S3TestServer s3;
     private static String secretValue;
     private static Path blobs;
 
     @BeforeAll
     static void start() throws Exception {
-        s3 = new CountingS3Server();
+        s3 = S3TestServer.inMemory();
         blobs = Files.createTempDirectory("stasis-bucket-blobs");
         service = ServiceFixture.start("--blob-dir", blobs.toString());
         api = new RawApi(service.url, service.rootKey);

@@ -17,6 +17,7 @@ import io.stasis.host.FileTrees;
 import io.stasis.host.ToolRunner;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
+import io.stasis.testkit.S3TestServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -44,7 +45,7 @@ import org.junit.jupiter.api.TestInfo;
 @Tag("root")
 class FuseBucketMountsIT {
     private static final Duration DEADLINE = Duration.ofSeconds(30);
-    private static CountingS3Server s3;
+    private static S3TestServer s3;
 
     private Path dir;
     private FuseBucketMounts mounts;
@@ -53,7 +54,7 @@ class FuseBucketMountsIT {
 
     @BeforeAll
     static void startS3() {
-        s3 = new CountingS3Server();
+        s3 = S3TestServer.inMemory();
     }
 
     @AfterAll
@@ -345,7 +346,7 @@ class FuseBucketMountsIT {
 
     @Test
     void whenTheEndpointGoesDownCachedFilesStayReadableOthersFailWithEioAndUnmountStillWorks() throws IOException {
-        var down = new CountingS3Server();
+        var down = S3TestServer.inMemory();
         String downBucket = down.newBucket();
         down.put(downBucket, "a.txt", "alpha".getBytes(UTF_8));
         down.put(downBucket, "b.txt", "beta".getBytes(UTF_8));
@@ -380,7 +381,7 @@ class FuseBucketMountsIT {
 
     @Test
     void aMountOfAnUnreachableEndpointFailsWithTheReason() {
-        var gone = new CountingS3Server();
+        var gone = S3TestServer.inMemory();
         var endpoint = gone.endpoint();
         gone.close();
         var spec = BucketMount.of(new BucketMountId("unreachable"), endpoint, bucket, s3.credentials());

@@ -1,11 +1,13 @@
-package io.stasis.mounts.fuse;
+package io.stasis.testkit;
 
 import io.stasis.core.spi.BucketCredentials;
 import java.io.ByteArrayInputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -19,6 +21,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.gaul.s3proxy.S3Proxy;
 import org.gaul.s3proxy.auth.AuthenticationType;
 import org.gaul.s3proxy.blobstore.ForwardingBlobStore;
+import org.gaul.s3proxy.nio2blob.FilesystemNio2BlobStore;
+import org.gaul.s3proxy.nio2blob.AbstractNio2BlobStore;
 import org.gaul.s3proxy.nio2blob.TransientNio2BlobStore;
 import software.amazon.awssdk.core.ResponseInputStream;
 import software.amazon.awssdk.http.AbortableInputStream;
@@ -31,15 +35,22 @@ import software.amazon.awssdk.services.s3.model.PutObjectResponse;
 import software.amazon.awssdk.services.s3.model.S3Object;
 
 /**
- * A real S3 server in the test's JVM (s3proxy on 127.0.0.1, objects in memory) that counts what
- * it serves: per key, every GET's {@code Range} header and the bytes actually streamed to the
- * client, and every PUT. That is how the tests prove a FUSE read fetched a few ranges and not the
- * whole object. The secret holds characters an INI parser might mistake ({@code # ; = / +}).
+ * A real S3 server in the test's (or benchmark's) JVM: s3proxy on 127.0.0.1 and a port the kernel
+ * picks, signature-v4 authentication with a random secret, objects in memory ({@link #inMemory()},
+ * nothing to clean up) or as files under a directory ({@link #onDisk}, as the local blob backend
+ * keeps them, so that the two differ by the protocol only). The one launcher of the project: the
+ * blob store's tests, the bucket-mount tests and the benchmark all use it.
+ *
+ * <p>It counts what it serves, per key: every GET's {@code Range} header and the bytes actually
+ * streamed, and every PUT; that is how a test proves a FUSE read fetched a range and not the whole
+ * object. The secret holds characters an INI parser might mistake ({@code # ; = / +}).
+ *
+ * <p>Close it to free the port. (No JUnit callbacks here: the benchmark runs it without JUnit.)
  */
-public final class CountingS3Server implements AutoCloseable {
+public final class S3TestServer implements AutoCloseable {
     private static final AtomicInteger BUCKETS = new AtomicInteger();
 
-    private final TransientNio2BlobStore backend = new TransientNio2BlobStore();
+    private final AbstractNio2BlobStore backend;
     private final Map<String, AtomicLong> bytesServed = new ConcurrentHashMap<>();
     private final Map<String, List<String>> ranges = new ConcurrentHashMap<>();
     private final List<String> puts = new CopyOnWriteArrayList<>();
@@ -48,46 +59,27 @@ public final class CountingS3Server implements AutoCloseable {
     private final S3Proxy proxy;
     private final URI endpoint;
 
-    public CountingS3Server() {
-        var counting = new ForwardingBlobStore(backend) {
-            @Override
-            public ResponseInputStream<GetObjectResponse> getBlob(GetObjectRequest request) {
-                String key = request.bucket() + "/" + request.key();
-                ranges.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(request.range() == null ? "none" : request.range());
-                var served = bytesServed.computeIfAbsent(key, k -> new AtomicLong());
-                var original = super.getBlob(request);
-                InputStream counted = new FilterInputStream(original) {
-                    @Override
-                    public int read() throws IOException {
-                        int b = super.read();
-                        if (b >= 0) served.incrementAndGet();
-                        return b;
-                    }
+    /** Objects in memory. */
+    public static S3TestServer inMemory() {
+        return new S3TestServer(new TransientNio2BlobStore());
+    }
 
-                    @Override
-                    public int read(byte[] buffer, int offset, int length) throws IOException {
-                        int n = super.read(buffer, offset, length);
-                        if (n > 0) served.addAndGet(n);
-                        return n;
-                    }
-                };
-                return new ResponseInputStream<>(original.response(), AbortableInputStream.create(counted, original::abort));
-            }
+    /** Objects as files under {@code directory} (a bucket is a directory); the directory is the caller's to remove. */
+    public static S3TestServer onDisk(Path directory) {
+        return new S3TestServer(new FilesystemNio2BlobStore(directory.toString()));
+    }
 
-            @Override
-            public PutObjectResponse putBlob(PutObjectRequest request, InputStream content) {
-                puts.add(request.bucket() + "/" + request.key());
-                return super.putBlob(request, content);
-            }
-        };
+    private S3TestServer(AbstractNio2BlobStore backend) {
+        this.backend = backend;
         proxy = S3Proxy.builder()
-                .blobStore(counting)
+                .blobStore(new Counting(backend))
                 .endpoint(URI.create("http://127.0.0.1:0"))
                 .awsAuthentication(AuthenticationType.AWS_V4, credentials.accessKeyId(), credentials.secretAccessKey())
                 .build();
         try {
             proxy.start();
         } catch (Exception e) {
+            backend.close();
             throw new IllegalStateException("s3proxy did not start on 127.0.0.1", e);
         }
         endpoint = URI.create("http://127.0.0.1:" + proxy.getPort());
@@ -97,16 +89,19 @@ public final class CountingS3Server implements AutoCloseable {
         return endpoint;
     }
 
+    /** The one key the server accepts. */
     public BucketCredentials credentials() {
         return credentials;
     }
 
+    /** Creates a new empty bucket, named uniquely in this JVM. */
     public String newBucket() {
-        String bucket = "mounts-test-" + BUCKETS.incrementAndGet();
+        String bucket = "stasis-test-" + BUCKETS.incrementAndGet();
         backend.createContainer(bucket);
         return bucket;
     }
 
+    /** Puts an object past the counters. */
     public void put(String bucket, String key, byte[] content) {
         put(bucket, key, new ByteArrayInputStream(content), content.length);
     }
@@ -122,7 +117,7 @@ public final class CountingS3Server implements AutoCloseable {
         } catch (NoSuchKeyException e) {
             return Optional.empty();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         } catch (RuntimeException e) {
             if (e.getClass().getSimpleName().contains("NoSuch") || String.valueOf(e.getMessage()).contains("NoSuch")) return Optional.empty();
             throw e;
@@ -157,7 +152,45 @@ public final class CountingS3Server implements AutoCloseable {
             proxy.stop();
         } catch (Exception e) {
             throw new IllegalStateException("s3proxy did not stop", e);
+        } finally {
+            backend.close();
         }
-        backend.close();
+    }
+
+    /** The backend as s3proxy serves it, counting GETs (ranges, bytes streamed) and PUTs. */
+    private final class Counting extends ForwardingBlobStore {
+        Counting(AbstractNio2BlobStore backend) {
+            super(backend);
+        }
+
+        @Override
+        public ResponseInputStream<GetObjectResponse> getBlob(GetObjectRequest request) {
+            String key = request.bucket() + "/" + request.key();
+            ranges.computeIfAbsent(key, k -> new CopyOnWriteArrayList<>()).add(request.range() == null ? "none" : request.range());
+            var served = bytesServed.computeIfAbsent(key, k -> new AtomicLong());
+            var original = super.getBlob(request);
+            InputStream counted = new FilterInputStream(original) {
+                @Override
+                public int read() throws IOException {
+                    int b = super.read();
+                    if (b >= 0) served.incrementAndGet();
+                    return b;
+                }
+
+                @Override
+                public int read(byte[] buffer, int offset, int length) throws IOException {
+                    int n = super.read(buffer, offset, length);
+                    if (n > 0) served.addAndGet(n);
+                    return n;
+                }
+            };
+            return new ResponseInputStream<>(original.response(), AbortableInputStream.create(counted, original::abort));
+        }
+
+        @Override
+        public PutObjectResponse putBlob(PutObjectRequest request, InputStream content) {
+            puts.add(request.bucket() + "/" + request.key());
+            return super.putBlob(request, content);
+        }
     }
 }
