@@ -24,6 +24,7 @@ import io.stasis.sdk.Preview;
 import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.StasisClient;
+import io.stasis.sdk.VolumeMount;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,6 +73,8 @@ final class SandboxTools {
                 .optional("allowInternet", bool("true: the sandbox may connect anywhere on the internet (egress "
                         + "default allow); false or absent: the server's default network policy (usually no egress). "
                         + "network_set changes it later in detail."))
+                .optional("volumes", stringArray("Volumes (files that outlive sandboxes, made with the API's POST /v1/volumes) "
+                        + "to mount, each 'VOLUME:/path' or 'VOLUME:/path:ro' for read-only, e.g. 'datasets:/data:ro'."))
                 .optional("fromCheckpoint", string("A checkpoint id (ckpt_...) to make the sandbox from, with its files and, "
                         + "if it has memory, its processes: one of this server's, or a durable one written by any server "
                         + "sharing its blob store. Only 'name' may be given with it."))
@@ -94,9 +97,20 @@ final class SandboxTools {
                     if (args.has("memoryMb")) request.memoryMb((int) args.integer("memoryMb", 0, 16, 1_048_576));
                     if (args.has("diskMb")) request.diskMb((int) args.integer("diskMb", 0, 64, 16_777_216));
                     if (args.bool("allowInternet", false)) request.network(NetworkPolicy.allowAll());
+                    for (String volume : args.strings("volumes")) request.volume(volumeMount(volume));
                     Sandbox sandbox = client.sandboxes().create(request.build());
                     return ToolResult.of("created " + Texts.sandbox(sandbox), sandbox);
                 });
+    }
+
+    /** {@code VOLUME:/path} or {@code VOLUME:/path:ro}; the server checks the name and the path. */
+    private static VolumeMount volumeMount(String text) {
+        int colon = text.indexOf(':');
+        if (colon <= 0 || colon == text.length() - 1)
+            throw new InvalidArgumentsException("'volumes' entries are 'VOLUME:/path' or 'VOLUME:/path:ro', not '" + text + "'");
+        String path = text.substring(colon + 1);
+        boolean readOnly = path.endsWith(":ro");
+        return new VolumeMount(text.substring(0, colon), readOnly ? path.substring(0, path.length() - 3) : path, readOnly);
     }
 
     private static StasisTool list() {

@@ -111,8 +111,11 @@ class StasisToolsTest {
     void createAnswersTheSandboxAsTextAndJson() {
         api.json("POST /v1/sandboxes", 201, SANDBOX);
         CallToolResult result = call("sandbox_create", Map.of("template", "tiny", "name", "demo", "memoryMb", 256,
-                "allowInternet", true));
-        assertThat(api.last().text()).contains("\"template\":\"tiny\"").contains("\"memoryMb\":256").contains("\"default\":\"allow\"");
+                "allowInternet", true, "volumes", List.of("datasets:/data:ro", "scratch:/work")));
+        assertThat(api.last().text()).contains("\"template\":\"tiny\"").contains("\"memoryMb\":256").contains("\"default\":\"allow\"")
+                .contains("{\"volume\":\"datasets\",\"path\":\"/data\",\"readOnly\":true}")
+                .contains("{\"volume\":\"scratch\",\"path\":\"/work\",\"readOnly\":false}");
+        assertThat(text(call("sandbox_create", Map.of("volumes", List.of("no-path"))))).contains("'VOLUME:/path'");
         assertThat(text(result)).startsWith("created sbx_1 \"demo\": running, template tiny");
         assertThat((Map<String, Object>) result.structuredContent()).containsEntry("id", "sbx_1");
     }
