@@ -10,12 +10,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-/** {@code stasis volume create|ls|rm|snapshot|sync}: files that outlive sandboxes. */
+/** {@code stasis volume create|ls|rm|snapshot|sync|sync-rm}: files that outlive sandboxes. */
 @Command(name = "volume", mixinStandardHelpOptions = true,
         description = {"Volumes: directory trees with a size that outlive sandboxes (mount one with `stasis create --volume NAME:/path`).",
                 "Any number of sandboxes may mount one, read-write or read-only; nothing coordinates them (last writer wins)."},
         subcommands = {VolumeCommand.Create.class, VolumeCommand.Ls.class, VolumeCommand.Rm.class, VolumeCommand.Snapshot.class,
-                VolumeCommand.Sync.class})
+                VolumeCommand.Sync.class, VolumeCommand.SyncRm.class})
 final class VolumeCommand extends CommandGroup {
     @ParentCommand
     StasisCommand root;
@@ -116,6 +116,26 @@ final class VolumeCommand extends CommandGroup {
             var s = parent.root.client().volumes().sync(volume);
             parent.root.io().out().println(parent.root.json() ? StasisJson.write(s) : s.id() + " " + s.streamBytes() + " bytes sent");
             return ExitCodes.OK;
+        }
+    }
+
+    @Command(name = "sync-rm", mixinStandardHelpOptions = true,
+            description = {"Delete syncs of a volume from the blob store (later syncs stay restorable); the store's garbage "
+                    + "collection then frees what only they held.",
+                    "Prints each deleted id; goes on past failures and exits with the first failure's code."})
+    static final class SyncRm implements Callable<Integer> {
+        @ParentCommand
+        VolumeCommand parent;
+
+        @Parameters(index = "0", paramLabel = "VOLUME")
+        String volume;
+
+        @Parameters(index = "1..*", arity = "1..*", paramLabel = "SYNC", description = "Sync ids (vsync_...).")
+        List<String> syncs = new ArrayList<>();
+
+        @Override
+        public Integer call() {
+            return DeleteEach.run(parent.root, syncs, s -> parent.root.client().volumes().deleteSync(volume, s));
         }
     }
 

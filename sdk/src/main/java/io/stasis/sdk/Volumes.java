@@ -82,6 +82,14 @@ public final class Volumes {
         transport.discard(transport.call("DELETE", "/v1/volumes/" + Query.encode(idOrName) + "/snapshots/" + Query.encode(snapshotId)));
     }
 
+    /**
+     * Deletes one of the volume's syncs from the blob store (later syncs stay restorable); the
+     * store's garbage collection then frees what only it held.
+     */
+    public void deleteSync(String idOrName, String syncId) {
+        transport.discard(transport.call("DELETE", "/v1/volumes/" + Query.encode(idOrName) + "/syncs/" + Query.encode(syncId)));
+    }
+
     /** Returns once the volume's current content is durable in the blob store (incremental to the previous sync). */
     public VolumeSyncInfo sync(String idOrName) {
         return transport.json(transport.call("POST", "/v1/volumes/" + Query.encode(idOrName) + "/sync").timeout(transport.operationTimeout()), VolumeSyncInfo.class);

@@ -139,6 +139,60 @@ class BlobGcIT {
         }
     }
 
+    /** A deleted volume sync leaves the store; what only it held is collected; the others still restore. */
+    @Test
+    void deletedVolumeSyncsAreCollectedAndTheRestStillRestore() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-gc-vsync");
+        try (var service = ServiceFixture.start(flags(blobs)); var api = new RawApi(service.url, service.rootKey)) {
+            String vid = api.post("/v1/volumes", "{\"name\": \"synced\", \"sizeMb\": 64}").get("id").asText();
+            String user = api.post("/v1/sandboxes", "{\"volumes\": [{\"volume\": \"synced\", \"path\": \"/data\"}], \"lifecycle\": "
+                    + "{\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}").get("id").asText();
+            var syncs = new ArrayList<String>();
+            var sums = new ArrayList<String>();
+            for (int i = 1; i <= 3; i++) {
+                sums.add(api.sh(user, "head -c 2000000 /dev/urandom > /data/v" + i + "; md5sum < /data/v" + i));
+                syncs.add(api.post("/v1/volumes/synced/sync", null).get("id").asText());
+            }
+            assertThat(api.post("/v1/blobs/gc", null).get("manifestsDeleted").asInt()).as("every sync named").isZero();
+
+            // The oldest: later syncs name its stream too, so nothing is freed.
+            assertThat(api.call("DELETE", "/v1/volumes/synced/syncs/" + syncs.get(0), null).status()).isEqualTo(204);
+            assertThat(api.post("/v1/blobs/gc", null).get("manifestsDeleted").asInt()).isZero();
+            // The newest: its own stream goes, and the volume's newest sync is the second again.
+            assertThat(api.call("DELETE", "/v1/volumes/" + vid + "/syncs/" + syncs.get(2), null).status()).isEqualTo(204);
+            var report = api.post("/v1/blobs/gc", null);
+            assertThat(report.get("manifestsDeleted").asInt()).isEqualTo(1);
+            assertThat(report.get("bytesFreed").asLong()).as("the third sync's 2 MB of random data").isGreaterThan(1_900_000);
+            assertThat(ids(api.get("/v1/volumes/synced/syncs"))).containsExactly(syncs.get(1));
+
+            var again = api.call("DELETE", "/v1/volumes/synced/syncs/" + syncs.get(2), null);
+            assertThat(again.status()).isEqualTo(404);
+            assertThat(again.errorCode()).isEqualTo("volume_sync_not_found");
+            for (String deleted : List.of(syncs.get(0), syncs.get(2)))
+                assertThat(api.call("POST", "/v1/volumes", "{\"name\": \"x\", \"fromSync\": \"" + deleted + "\"}").errorCode())
+                        .isEqualTo("volume_sync_not_found");
+            api.post("/v1/volumes", "{\"name\": \"by-id\", \"fromSync\": \"" + syncs.get(1) + "\"}");
+            api.post("/v1/volumes", "{\"name\": \"by-volume\", \"fromSync\": \"" + vid + "\"}");
+            String reader = api.post("/v1/sandboxes", "{\"volumes\": [{\"volume\": \"by-id\", \"path\": \"/a\"}, {\"volume\": \"by-volume\", "
+                    + "\"path\": \"/b\"}], \"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}").get("id").asText();
+            assertThat(api.sh(reader, "md5sum < /a/v1; md5sum < /a/v2; test -e /a/v3 || echo none; md5sum < /b/v2"))
+                    .isEqualTo(sums.get(0) + sums.get(1) + "none\n" + sums.get(1));
+            // The next sync after the newest went is a full one (its base snapshot went with it).
+            assertThat(api.post("/v1/volumes/synced/sync", null).get("parentId").isNull()).isTrue();
+
+            var tenant = api.post("/v1/tenants", "{\"name\": \"vsync-other\"}");
+            String secret = api.post("/v1/tenants/" + tenant.get("id").asText() + "/keys", "{}").get("secret").asText();
+            try (var other = new RawApi(service.url, secret)) {
+                assertThat(other.call("DELETE", "/v1/volumes/" + vid + "/syncs/" + syncs.get(1), null).status()).isEqualTo(404);
+            }
+            assertThat(ids(api.get("/v1/volumes/synced/syncs"))).contains(syncs.get(1));
+            for (String sandbox : List.of(user, reader)) api.call("DELETE", "/v1/sandboxes/" + sandbox, null);
+            for (String volume : List.of("synced", "by-id", "by-volume")) api.call("DELETE", "/v1/volumes/" + volume, null);
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
     @Test
     void aServiceKilledDuringACollectionLosesNothingAndItsRestartFinishesIt() throws Exception {
         Path dataDir = Files.createTempDirectory("stasis-gc-crash");

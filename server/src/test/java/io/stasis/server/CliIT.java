@@ -282,7 +282,11 @@ class CliIT {
         assertThat(cli("", "exec", id, "--", "sh", "-c", "echo hi > /data/f && cat /view/f").out()).isEqualTo("hi\n");
         assertThat(cli("", "volume", "ls").out()).containsPattern("(?m)^vol_\\S+\\s+cli-vol\\s+64\\s+1\\s");
         assertThat(cli("", "volume", "snapshot", "cli-vol").out()).startsWith("vsnap_");
-        assertThat(cli("", "volume", "sync", "cli-vol").out()).startsWith("vsync_").contains("bytes sent");
+        String sync = cli("", "volume", "sync", "cli-vol").out();
+        assertThat(sync).startsWith("vsync_").contains("bytes sent");
+        String syncId = sync.split(" ")[0];
+        assertThat(cli("", "volume", "sync-rm", "cli-vol", syncId).out()).isEqualTo(syncId + "\n");
+        assertThat(cli("", "volume", "sync-rm", "cli-vol", syncId).code()).as("gone already").isNotZero();
         var refused = cli("", "volume", "rm", "cli-vol");
         assertThat(refused.code()).as("mounted: conflict").isNotZero();
         assertThat(refused.err()).contains("invalid_state");

@@ -70,10 +70,12 @@ class TenantsIT {
         SECRETS_SHOWN.add("alice-secret-value-123");
         aliceVolume = alice.post("/v1/volumes", "{\"name\": \"vault\", \"sizeMb\": 32}").get("id").asText();
         aliceVolumeSnapshot = alice.post("/v1/volumes/vault/snapshots", null).get("id").asText();
+        aliceVolumeSync = alice.post("/v1/volumes/vault/sync", null).get("id").asText();
     }
 
     private static String aliceVolume;
     private static String aliceVolumeSnapshot;
+    private static String aliceVolumeSync;
 
     /** Every operation of the spec whose path names a volume, filled in with {@code volume}. */
     private static List<String[]> volumeOperations(String volume) {
@@ -85,7 +87,8 @@ class TenantsIT {
             for (var m = paths.get(path).fieldNames(); m.hasNext(); ) {
                 String method = m.next();
                 if (method.equals("parameters")) continue;
-                out.add(new String[]{method.toUpperCase(), path.replace("{vid}", volume).replace("{sid}", aliceVolumeSnapshot)});
+                out.add(new String[]{method.toUpperCase(), path.replace("{vid}", volume).replace("{sid}", aliceVolumeSnapshot)
+                        .replace("{sync}", aliceVolumeSync)});
             }
         }
         assertThat(out).as("volume operations in the spec").hasSizeGreaterThan(6);
@@ -111,6 +114,7 @@ class TenantsIT {
         assertThat(bob.get("/v1/volumes").get("items")).isEmpty();
         assertThat(alice.get("/v1/volumes/vault").get("id").asText()).isEqualTo(aliceVolume);
         assertThat(alice.get("/v1/volumes/vault/snapshots").get("items")).hasSize(1);
+        assertThat(alice.get("/v1/volumes/vault/syncs").get("items")).hasSize(1);
     }
 
     @Test

@@ -463,6 +463,14 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
         return withConnection("list volume syncs", c -> VolumeTable.syncs(c, "volume_id = ?", volume.value()));
     }
 
+    @Override
+    public void deleteVolumeSync(io.stasis.core.volume.VolumeSyncId id) {
+        withConnection("delete volume sync", c -> {
+            VolumeTable.deleteSync(c, id);
+            return null;
+        });
+    }
+
     // --- networks ---
 
     @Override

@@ -133,6 +133,10 @@ final class VolumeTable {
         update(c, "DELETE FROM volume_snapshots WHERE id = ?", id.value());
     }
 
+    static void deleteSync(Connection c, VolumeSyncId id) throws SQLException {
+        update(c, "DELETE FROM volume_syncs WHERE id = ?", id.value());
+    }
+
     static void insertSync(Connection c, VolumeSync s) throws SQLException {
         try (var st = c.prepareStatement("INSERT INTO volume_syncs (" + SYNC_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, s.id().value());

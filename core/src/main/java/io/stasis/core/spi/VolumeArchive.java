@@ -23,6 +23,9 @@ public interface VolumeArchive {
 
     Optional<byte[]> getRecord(String key);
 
+    /** Deletes a record; idempotent. What only it named becomes garbage for the store's collector. */
+    void deleteRecord(String key);
+
     /**
      * Begins one sync's upload: its stream, then the records that name it. Until it closes, no
      * garbage collection of the store removes the stream, though no record names it yet.
@@ -75,6 +78,11 @@ public interface VolumeArchive {
 
         @Override
         public Optional<byte[]> getRecord(String key) {
+            throw unavailable();
+        }
+
+        @Override
+        public void deleteRecord(String key) {
             throw unavailable();
         }
 

@@ -56,4 +56,6 @@ public interface VolumeCatalog {
 
     /** The volume's syncs, oldest first. */
     List<VolumeSync> volumeSyncsOf(VolumeId volume);
+
+    void deleteVolumeSync(VolumeSyncId id);
 }

@@ -379,6 +379,33 @@ public final class VolumeService implements SandboxVolumes {
     }
 
     /**
+     * Deletes one of the volume's syncs from the blob store, so that what only it holds can be
+     * collected. Later syncs stay restorable: each names every stream of its chain. If it was the
+     * newest, the volume's newest sync becomes the one before it (what {@code fromSync: <volume id>}
+     * restores), and the next sync is a full one (its base snapshot goes too).
+     * <p>Order, for a crash in between: the record goes first (no instance can restore it any
+     * more), then the newest-sync pointer, then the catalog's row; deleting again finishes it.
+     */
+    public void deleteSync(TenantId tenant, String ref, String syncRef) {
+        var volume = get(tenant, ref);
+        withLock(volume.id(), () -> {
+            var syncs = catalog.volumeSyncsOf(volume.id());
+            var sync = syncs.stream().filter(s -> s.id().value().equals(syncRef)).findFirst().orElseThrow(() -> syncNotFound(syncRef));
+            archive.deleteRecord(SYNC_RECORDS + sync.id().value());
+            var rest = syncs.stream().filter(s -> !s.id().equals(sync.id())).toList();
+            String latestKey = LATEST_RECORDS + volume.id().value();
+            boolean wasLatest = archive.getRecord(latestKey).map(b -> new String(b, StandardCharsets.US_ASCII).strip())
+                    .filter(sync.id().value()::equals).isPresent();
+            if (wasLatest && rest.isEmpty()) archive.deleteRecord(latestKey);
+            else if (wasLatest) archive.putRecord(latestKey, rest.getLast().id().value().getBytes(StandardCharsets.US_ASCII));
+            catalog.deleteVolumeSync(sync.id());
+            store.deleteSyncSnapshot(sync.id());
+            log.atInfo().addKeyValue("volume", volume.id()).addKeyValue("sync", sync.id()).addKeyValue("wasNewest", wasLatest).log("volume sync deleted");
+            return null;
+        });
+    }
+
+    /**
      * A sync as the archive has it, by sync id or by volume id (its newest sync). Syncs carry no
      * tenant in the archive: any instance sharing the blob store can restore them, and the sync's
      * random id is what grants that.

@@ -71,6 +71,10 @@ final class VolumeRoutes {
                 Access.VOLUME_WRITE);
         routes.get("/v1/volumes/{vid}/syncs", ctx -> ctx.json(new ListView<>(volumes.syncs(BearerAuth.caller(ctx).tenant(),
                 AccessGuard.volumeId(ctx)).stream().map(SyncView::of).toList(), null)), Access.VOLUME_READ);
+        routes.delete("/v1/volumes/{vid}/syncs/{sync}", ctx -> {
+            volumes.deleteSync(BearerAuth.caller(ctx).tenant(), AccessGuard.volumeId(ctx), ctx.pathParam("sync"));
+            ctx.status(204);
+        }, Access.VOLUME_WRITE);
     }
 
     private Volume volume(Context ctx) {

@@ -113,6 +113,11 @@ public final class ContentVolumeArchive implements VolumeArchive {
     }
 
     @Override
+    public void deleteRecord(String key) {
+        blobs.delete(PREFIX + key);
+    }
+
+    @Override
     public Optional<byte[]> getRecord(String key) {
         var in = blobs.get(PREFIX + key);
         if (in.isEmpty()) return Optional.empty();
