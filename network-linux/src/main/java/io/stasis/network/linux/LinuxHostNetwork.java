@@ -39,7 +39,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     private final Map<InetAddress, SandboxId> bySource = new ConcurrentHashMap<>();
     /** Per sandbox, until when (System.nanoTime) each resolved address is open in its set: a repeated lookup costs no nft run. */
     private final Map<SandboxId, Map<InetAddress, Long>> openUntil = new ConcurrentHashMap<>();
-    private final IpForwarding forwarding = new IpForwarding();
+    private final IpForwarding forwarding;
     private volatile ServicePorts ports;
 
     public LinuxHostNetwork(NetworkConfig config) {
@@ -48,6 +48,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         this.blocked = new AlwaysBlocked(config.range(), config.allowedPrivate());
         this.rules = new NftRuleset(config);
         this.nft = new Nft(config.toolTimeout());
+        this.forwarding = new IpForwarding(nft::hasTable);
     }
 
     /**
