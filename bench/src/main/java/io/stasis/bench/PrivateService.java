@@ -77,11 +77,12 @@ final class PrivateService implements AutoCloseable {
         var network = BenchNetwork.forDataDir(dataDir);
         try {
             // No idle policy: a sandbox waiting between two series must not be paused or hibernated
-            // behind the benchmark's back. A network layout and preview port of its own: a developer's
-            // service may be running on this host.
+            // behind the benchmark's back; no background upload of every checkpoint either (the blob
+            // scenarios ask for durable ones). A network layout and preview port of its own: a
+            // developer's service may be running on this host.
             var flags = new ArrayList<>(List.of("--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "16G",
                     "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never",
-                    "--process-output-limit", Long.toString(processOutputLimit)));
+                    "--checkpoint-uploads", "on-request", "--process-output-limit", Long.toString(processOutputLimit)));
             flags.addAll(network.flags());
             flags.addAll(moreFlags);
             config = ServerConfig.parse(flags.toArray(String[]::new));

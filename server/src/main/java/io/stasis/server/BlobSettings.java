@@ -21,6 +21,9 @@ import java.util.Optional;
  *                        {@code STASIS_S3_ACCESS_KEY_ID} / {@code STASIS_S3_SECRET_ACCESS_KEY}, otherwise the
  *                        AWS SDK's default chain. Never a flag value: flags end up in process lists and logs.
  * @param hibernateDurable whether every hibernation is also copied to the store before it completes
+ * @param backgroundUploads whether a checkpoint that did not ask to be durable is uploaded in the background anyway
+ *                        ({@code --checkpoint-uploads background}, the default) or only when asked
+ *                        ({@code on-request}: {@code durable: true}, or {@code POST /v1/checkpoints/{cid}/sync})
  * @param uploadConcurrency background uploads at once
  * @param gcInterval      how often the store's garbage is collected (default 6h); empty: never on its own
  *                        ({@code POST /v1/blobs/gc} still does)
@@ -30,7 +33,8 @@ import java.util.Optional;
  */
 public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endpoint, Optional<String> s3Bucket, String s3Region,
                            boolean s3PathStyle, String s3KeyPrefix, Optional<Path> s3CredentialsFile, boolean hibernateDurable,
-                           int uploadConcurrency, Optional<java.time.Duration> gcInterval, java.time.Duration gcGrace) {
+                           boolean backgroundUploads, int uploadConcurrency, Optional<java.time.Duration> gcInterval,
+                           java.time.Duration gcGrace) {
 
     public BlobSettings {
         if (!kind.equals("local") && !kind.equals("s3"))
@@ -41,7 +45,7 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
 
     public static BlobSettings defaults() {
         return new BlobSettings("local", Optional.empty(), Optional.empty(), Optional.empty(), "us-east-1", true, "", Optional.empty(),
-                false, 2, Optional.of(DEFAULT_GC_INTERVAL), java.time.Duration.ofHours(1));
+                false, true, 2, Optional.of(DEFAULT_GC_INTERVAL), java.time.Duration.ofHours(1));
     }
 
     /** The local store's directory: {@code --blob-dir}, or {@code <data-dir>/blobs}. */
@@ -51,36 +55,71 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
 
     /** Applies one flag; empty if it is not one of these. {@code value} is null for a flag given without one. */
     Optional<BlobSettings> with(String flag, String value) {
+        var b = new Builder(this);
         try {
-            return Optional.ofNullable(switch (flag) {
-                case "--blob-store" -> new BlobSettings(need(flag, value), dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--blob-dir" -> new BlobSettings(kind, Optional.of(Path.of(need(flag, value)).toAbsolutePath()), s3Endpoint, s3Bucket,
-                        s3Region, s3PathStyle, s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-endpoint" -> new BlobSettings(kind, dir, Optional.of(URI.create(need(flag, value))), s3Bucket, s3Region, s3PathStyle,
-                        s3KeyPrefix, s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-bucket" -> new BlobSettings(kind, dir, s3Endpoint, Optional.of(need(flag, value)), s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-region" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, need(flag, value), s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-path-style" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, bool(flag, value), s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-key-prefix" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, need(flag, value),
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--s3-credentials-file" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        Optional.of(Path.of(need(flag, value)).toAbsolutePath()), hibernateDurable, uploadConcurrency, gcInterval, gcGrace);
-                case "--hibernate-durable" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, bool(flag, value), uploadConcurrency, gcInterval, gcGrace);
-                case "--upload-concurrency" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, Integer.parseInt(need(flag, value)), gcInterval, gcGrace);
-                case "--blob-gc-interval" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval(need(flag, value)), gcGrace);
-                case "--blob-gc-grace" -> new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix,
-                        s3CredentialsFile, hibernateDurable, uploadConcurrency, gcInterval, ServerConfig.duration(flag, need(flag, value)));
-                default -> null;
-            });
+            switch (flag) {
+                case "--blob-store" -> b.kind = need(flag, value);
+                case "--blob-dir" -> b.dir = Optional.of(Path.of(need(flag, value)).toAbsolutePath());
+                case "--s3-endpoint" -> b.s3Endpoint = Optional.of(URI.create(need(flag, value)));
+                case "--s3-bucket" -> b.s3Bucket = Optional.of(need(flag, value));
+                case "--s3-region" -> b.s3Region = need(flag, value);
+                case "--s3-path-style" -> b.s3PathStyle = bool(flag, value);
+                case "--s3-key-prefix" -> b.s3KeyPrefix = need(flag, value);
+                case "--s3-credentials-file" -> b.s3CredentialsFile = Optional.of(Path.of(need(flag, value)).toAbsolutePath());
+                case "--hibernate-durable" -> b.hibernateDurable = bool(flag, value);
+                case "--checkpoint-uploads" -> b.backgroundUploads = switch (need(flag, value)) {
+                    case "background" -> true;
+                    case "on-request" -> false;
+                    default -> throw new IllegalArgumentException("must be background or on-request, was '" + value + "'");
+                };
+                case "--upload-concurrency" -> b.uploadConcurrency = Integer.parseInt(need(flag, value));
+                case "--blob-gc-interval" -> b.gcInterval = gcInterval(need(flag, value));
+                case "--blob-gc-grace" -> b.gcGrace = ServerConfig.duration(flag, need(flag, value));
+                default -> {
+                    return Optional.empty();
+                }
+            }
+            return Optional.of(b.build());
         } catch (IllegalArgumentException e) {
             throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
+        }
+    }
+
+    /** Mutable copy used only while a flag is applied. */
+    private static final class Builder {
+        String kind;
+        Optional<Path> dir;
+        Optional<URI> s3Endpoint;
+        Optional<String> s3Bucket;
+        String s3Region;
+        boolean s3PathStyle;
+        String s3KeyPrefix;
+        Optional<Path> s3CredentialsFile;
+        boolean hibernateDurable;
+        boolean backgroundUploads;
+        int uploadConcurrency;
+        Optional<java.time.Duration> gcInterval;
+        java.time.Duration gcGrace;
+
+        Builder(BlobSettings s) {
+            kind = s.kind;
+            dir = s.dir;
+            s3Endpoint = s.s3Endpoint;
+            s3Bucket = s.s3Bucket;
+            s3Region = s.s3Region;
+            s3PathStyle = s.s3PathStyle;
+            s3KeyPrefix = s.s3KeyPrefix;
+            s3CredentialsFile = s.s3CredentialsFile;
+            hibernateDurable = s.hibernateDurable;
+            backgroundUploads = s.backgroundUploads;
+            uploadConcurrency = s.uploadConcurrency;
+            gcInterval = s.gcInterval;
+            gcGrace = s.gcGrace;
+        }
+
+        BlobSettings build() {
+            return new BlobSettings(kind, dir, s3Endpoint, s3Bucket, s3Region, s3PathStyle, s3KeyPrefix, s3CredentialsFile, hibernateDurable,
+                    backgroundUploads, uploadConcurrency, gcInterval, gcGrace);
         }
     }
 
@@ -138,6 +177,9 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
               --s3-credentials-file F  access key id and secret, one per line (else $STASIS_S3_ACCESS_KEY_ID
                                        and $STASIS_S3_SECRET_ACCESS_KEY, else the AWS default chain)
               --hibernate-durable [B]  also copy every hibernation to the durable store (default false)
+              --checkpoint-uploads background|on-request
+                                       whether every checkpoint is uploaded in the background (default), or
+                                       only those made with durable: true or synced with POST .../sync
               --upload-concurrency N   background checkpoint uploads at once (default 2)
               --blob-gc-interval D     collect the store's garbage this often (default 6h; never: only
                                        through POST /v1/blobs/gc)

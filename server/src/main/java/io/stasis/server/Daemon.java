@@ -146,7 +146,7 @@ public final class Daemon implements AutoCloseable {
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
             var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
                     buckets::bucketsOf, faults, clock,
-                    config.blobs().uploadConcurrency()));
+                    config.blobs().uploadConcurrency(), config.blobs().backgroundUploads()));
             java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
             var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,

@@ -18,6 +18,15 @@ class BlobSettingsTest {
         assertThat(config.blobs().hibernateDurable()).isFalse();
         assertThat(config.blobs().uploadConcurrency()).isEqualTo(2);
         assertThat(config.blobs().gcInterval()).hasValue(java.time.Duration.ofHours(6));
+        assertThat(config.blobs().backgroundUploads()).isTrue();
+    }
+
+    @Test
+    void checkpointsAreUploadedInTheBackgroundOrOnRequest() {
+        assertThat(ServerConfig.parse("--checkpoint-uploads", "on-request").blobs().backgroundUploads()).isFalse();
+        assertThat(ServerConfig.parse("--checkpoint-uploads=background").blobs().backgroundUploads()).isTrue();
+        assertThatThrownBy(() -> ServerConfig.parse("--checkpoint-uploads", "never")).isInstanceOf(ServerConfig.UsageException.class)
+                .hasMessageContaining("--checkpoint-uploads").hasMessageContaining("on-request");
     }
 
     @Test

@@ -202,6 +202,31 @@ class DurableCheckpointsIT {
         }
     }
 
+    /** With --checkpoint-uploads on-request, a checkpoint stays local until it asks to be durable or is synced. */
+    @Test
+    void onRequestUploadsOnlyWhatIsAskedFor() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-durable-on-request");
+        try (var service = ServiceFixture.start("--blob-dir", blobs.toString(), "--checkpoint-uploads", "on-request");
+             var api = new RawApi(service.url, service.rootKey)) {
+            String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+            api.sh(id, "echo local > /root/state");
+            String local = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false}").get("id").asText();
+            String asked = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false, \"durable\": true}").get("id").asText();
+            assertThat(api.get("/v1/checkpoints/" + asked).get("durable").asBoolean()).isTrue();
+            // A background upload is recorded as pending before the checkpoint call returns: none was.
+            var kept = api.get("/v1/checkpoints/" + local);
+            assertThat(kept.get("durable").asBoolean()).isFalse();
+            assertThat(kept.get("upload").asText()).isEqualTo("none");
+            assertThat(Files.exists(blobs.resolve("checkpoints").resolve(local + ".json"))).isFalse();
+            var synced = api.post("/v1/checkpoints/" + local + "/sync", null);
+            assertThat(synced.get("durable").asBoolean()).isTrue();
+            assertThat(Files.exists(blobs.resolve("checkpoints").resolve(local + ".json"))).isTrue();
+            api.call("DELETE", "/v1/sandboxes/" + id, null);
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
     /** A process holding 256 MB of random memory comes back on a fresh instance with the same bytes. */
     @Test
     void aLargeMemoryImageRestoresOnAFreshInstance() throws Exception {

@@ -99,7 +99,7 @@ public final class CheckpointService {
         var made = locks.exclusive(id, () -> take(current(id), name, memory, Checkpoint.Purpose.USER));
         var sandbox = current(id);
         if (waitDurable) durable.upload(made, sandbox);
-        else durable.schedule(made, sandbox);
+        else durable.afterCheckpoint(made, sandbox);
         return made;
     }
 

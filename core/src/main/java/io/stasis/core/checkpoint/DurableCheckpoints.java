@@ -63,13 +63,16 @@ public final class DurableCheckpoints implements AutoCloseable {
     private final FaultPoints faults;
     private final Clock clock;
     private final Semaphore slots;
+    /** Whether a checkpoint that did not ask to be durable is uploaded anyway, in the background. */
+    private final boolean background;
     private final Map<CheckpointId, CompletableFuture<CheckpointUpload>> inFlight = new ConcurrentHashMap<>();
 
     public DurableCheckpoints(Catalog catalog, RootStore roots, SandboxRuntime runtime, CheckpointArchive archive,
                               Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies,
                               Function<io.stasis.core.sandbox.SandboxId, List<io.stasis.core.bucket.SandboxBucket>> buckets,
-                              FaultPoints faults, Clock clock, int concurrency) {
+                              FaultPoints faults, Clock clock, int concurrency, boolean background) {
         this.buckets = buckets;
+        this.background = background;
         if (concurrency < 1) throw new IllegalArgumentException("upload concurrency must be at least 1, was " + concurrency);
         this.catalog = catalog;
         this.roots = roots;
@@ -104,6 +107,14 @@ public final class DurableCheckpoints implements AutoCloseable {
         } finally {
             inFlight.remove(checkpoint.id(), mine);
         }
+    }
+
+    /**
+     * After a checkpoint that did not ask to be durable: its upload starts in the background,
+     * unless uploads are on request only ({@code durable: true}, or {@link #sync}).
+     */
+    public void afterCheckpoint(Checkpoint checkpoint, Sandbox sandbox) {
+        if (background) schedule(checkpoint, sandbox);
     }
 
     /** Records the upload as pending and starts it in the background; returns at once. */
