@@ -103,14 +103,13 @@ final class SandboxTools {
                 });
     }
 
-    /** {@code VOLUME:/path} or {@code VOLUME:/path:ro}; the server checks the name and the path. */
+    /** {@code VOLUME:/path} or {@code VOLUME:/path:ro}, as the CLI's {@code --volume}; the server checks the name and the path. */
     private static VolumeMount volumeMount(String text) {
-        int colon = text.indexOf(':');
-        if (colon <= 0 || colon == text.length() - 1)
+        try {
+            return VolumeMount.parse(text);
+        } catch (IllegalArgumentException e) {
             throw new InvalidArgumentsException("'volumes' entries are 'VOLUME:/path' or 'VOLUME:/path:ro', not '" + text + "'");
-        String path = text.substring(colon + 1);
-        boolean readOnly = path.endsWith(":ro");
-        return new VolumeMount(text.substring(0, colon), readOnly ? path.substring(0, path.length() - 3) : path, readOnly);
+        }
     }
 
     private static StasisTool list() {

@@ -394,8 +394,7 @@ public final class VolumeService implements SandboxVolumes {
             archive.deleteRecord(SYNC_RECORDS + sync.id().value());
             var rest = syncs.stream().filter(s -> !s.id().equals(sync.id())).toList();
             String latestKey = LATEST_RECORDS + volume.id().value();
-            boolean wasLatest = archive.getRecord(latestKey).map(b -> new String(b, StandardCharsets.US_ASCII).strip())
-                    .filter(sync.id().value()::equals).isPresent();
+            boolean wasLatest = newestSyncOf(volume.id().value()).filter(sync.id().value()::equals).isPresent();
             if (wasLatest && rest.isEmpty()) archive.deleteRecord(latestKey);
             else if (wasLatest) archive.putRecord(latestKey, rest.getLast().id().value().getBytes(StandardCharsets.US_ASCII));
             catalog.deleteVolumeSync(sync.id());
@@ -413,11 +412,15 @@ public final class VolumeService implements SandboxVolumes {
     private VolumeSync archivedSync(String ref) {
         String syncId = ref;
         if (VolumeId.isValid(ref)) {
-            syncId = archive.getRecord(LATEST_RECORDS + ref).map(b -> new String(b, StandardCharsets.US_ASCII).strip())
-                    .orElseThrow(() -> syncNotFound(ref));
+            syncId = newestSyncOf(ref).orElseThrow(() -> syncNotFound(ref));
         }
         if (!VolumeSyncId.isValid(syncId)) throw syncNotFound(ref);
         return SyncRecord.decode(archive.getRecord(SYNC_RECORDS + syncId).orElseThrow(() -> syncNotFound(ref)));
+    }
+
+    /** The id the archive's newest-sync pointer of a volume holds, if it has one. */
+    private Optional<String> newestSyncOf(String volumeId) {
+        return archive.getRecord(LATEST_RECORDS + volumeId).map(b -> new String(b, StandardCharsets.US_ASCII).strip());
     }
 
     private Volume restore(VolumeId id, TenantId tenant, String name, Optional<Long> sizeMb, String ref) {
