@@ -12,32 +12,66 @@ STASIS_APPS=(server cli bench)
 
 # jar_of APP: the runnable jar the build leaves in APP/target (with its lib/ next to it).
 jar_of() { printf '%s/%s/target/stasis-%s.jar' "$STASIS_ROOT" "$1" "$1"; }
-stamp_of() { printf '%s/stamp.%s' "$STASIS_BUILD_DIR" "$1"; }
 
-# build_stale_reason APP: prints why APP needs a build, or nothing when it does not.
+# The functions below are on the CLI's fast path, where every fork costs milliseconds: they set
+# globals instead of printing into command substitutions, and run one process in all (find).
+
+# build_stale_reason APP: sets STALE_REASON to why APP needs a build, or to "" when it does not.
+STALE_REASON=""
 build_stale_reason() {
-    local app=$1 stamp changed
-    stamp=$(stamp_of "$app")
-    [[ -f $(jar_of "$app") ]] || { printf '%s\n' "$app/target/stasis-$app.jar is missing"; return 0; }
-    [[ -f $stamp ]] || { printf 'no previous build of %s\n' "$app"; return 0; }
+    local app=$1 stamp=$STASIS_BUILD_DIR/stamp.$1 changed module
+    STALE_REASON=""
+    [[ -f $STASIS_ROOT/$app/target/stasis-$app.jar ]] || { STALE_REASON="$app/target/stasis-$app.jar is missing"; return 0; }
+    [[ -f $stamp ]] || { STALE_REASON="no previous build of $app"; return 0; }
     # Only what goes into the jar counts: poms and main sources (not tests). The CLI is built from
-    # the SDK and itself alone, so edits elsewhere never rebuild it.
+    # the modules it depends on and itself alone (read from the poms), so edits elsewhere never
+    # rebuild it.
     local -a roots=("$STASIS_ROOT")
-    [[ $app == cli ]] && roots=("$STASIS_ROOT/pom.xml" "$STASIS_ROOT/.mvn" "$STASIS_ROOT/mvnw" "$STASIS_ROOT/sdk" "$STASIS_ROOT/cli")
+    if [[ $app == cli ]]; then
+        roots=("$STASIS_ROOT/pom.xml" "$STASIS_ROOT/.mvn" "$STASIS_ROOT/mvnw")
+        module_closure cli
+        for module in "${MODULES[@]}"; do roots+=("$STASIS_ROOT/$module"); done
+    fi
     changed=$(find "${roots[@]}" -mindepth 0 \
         \( -name target -o -name .git -o -name .build -o -name .idea -o -name node_modules \) -prune -o \
         \( -name pom.xml -o -path '*/src/main' -o -path '*/src/main/*' -o -path "$STASIS_ROOT/.mvn" \
         -o -path "$STASIS_ROOT/.mvn/*" -o -path "$STASIS_ROOT/mvnw" \) \
         -newer "$stamp" -print -quit 2>/dev/null || true)
-    [[ -z $changed ]] || printf '%s changed\n' "${changed#"$STASIS_ROOT"/}"
+    [[ -z $changed ]] || STALE_REASON="${changed#"$STASIS_ROOT"/} changed"
 }
 
-# stale_apps APP...: the APPs needing a build, one "APP<TAB>reason" per line.
+# module_closure MODULE: sets MODULES to MODULE and every module of this build it needs at run
+# time (its non-test dependencies on stasis-* artifacts, transitively), as directory names.
+MODULES=()
+module_closure() {
+    local -A seen=()
+    local -a queue=("$1")
+    local module line dep
+    local re='<dependency>.*<artifactId>stasis-([a-z0-9-]+)</artifactId>'
+    MODULES=()
+    while ((${#queue[@]})); do
+        module=${queue[0]}
+        queue=("${queue[@]:1}")
+        [[ -n ${seen[$module]:-} ]] && continue
+        seen[$module]=1
+        MODULES+=("$module")
+        while IFS= read -r line; do
+            [[ $line =~ $re ]] || continue
+            [[ $line == *'<scope>test</scope>'* || $line == *'<type>test-jar</type>'* ]] && continue
+            dep=${BASH_REMATCH[1]}
+            [[ -f $STASIS_ROOT/$dep/pom.xml && -z ${seen[$dep]:-} ]] && queue+=("$dep")
+        done <"$STASIS_ROOT/$module/pom.xml"
+    done
+}
+
+# stale_apps APP...: sets STALE to the APPs needing a build, each as "APP<TAB>reason".
+STALE=()
 stale_apps() {
-    local app reason
+    local app
+    STALE=()
     for app in "$@"; do
-        reason=$(build_stale_reason "$app")
-        [[ -z $reason ]] || printf '%s\t%s\n' "$app" "$reason"
+        build_stale_reason "$app"
+        [[ -z $STALE_REASON ]] || STALE+=("$app"$'\t'"$STALE_REASON")
     done
 }
 
@@ -55,14 +89,15 @@ build_step() {
         shift
     done
     local -a stale=()
-    if [[ -n $force ]]; then stale=("$@"); else mapfile -t stale < <(stale_apps "$@"); fi
+    if [[ -n $force ]]; then stale=("$@"); else stale_apps "$@" && stale=("${STALE[@]}"); fi
     if ((${#stale[@]} == 0)); then
         [[ -n $quiet ]] || say "build: ok (up to date)"
         return 0
     fi
     lock_acquire "$STASIS_BUILD_DIR/build.lock" build
     if [[ -z $force ]]; then
-        mapfile -t stale < <(stale_apps "$@") # another launcher may have built while we waited
+        stale_apps "$@" # another launcher may have built while we waited
+        stale=("${STALE[@]}")
         if ((${#stale[@]} == 0)); then
             [[ -n $quiet ]] || say "build: ok (up to date)"
             return 0
@@ -93,7 +128,7 @@ build_step() {
     for app in "${apps[@]}"; do
         [[ -f $(jar_of "$app") ]] ||
             die "the build succeeded but left no $app/target/stasis-$app.jar (see $STASIS_BUILD_LOG)"
-        touch -r "$new_stamp" "$(stamp_of "$app")"
+        touch -r "$new_stamp" "$STASIS_BUILD_DIR/stamp.$app"
     done
     rm -f -- "$new_stamp"
     say "build: ok (${apps[*]} built in $(elapsed "$start"))"

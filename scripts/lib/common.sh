@@ -43,7 +43,6 @@ version_ge() {
 CLEANUP_PATHS=()
 CLEANUP_PIDS=()
 CLEANUP_HOOKS=() # functions run first, e.g. to put back what an interrupted install moved aside
-LOCK_FDS=()
 TICKER_PID=""
 
 # pid_ended PID: gone, or a zombie (an orphan waits for pid 1, which here reaps every ~2 s).
@@ -106,9 +105,8 @@ print_log_tail() {
 ticker_start() {
     local label=$1 log=$2 start=${EPOCHREALTIME//[!0-9]/} parent=$$
     (
-        # No lock fds in here, and only 1 s sleeps: nothing of the ticker outlives ticker_stop
-        # by more than a second (a leftover `sleep 30` would hold the lock and a CI log pipe).
-        lock_release_all
+        # Only 1 s sleeps: nothing of the ticker outlives ticker_stop by more than a second (a
+        # leftover `sleep 30` would hold a CI log pipe open).
         local n=0
         while kill -0 "$parent" 2>/dev/null; do
             if [[ -t 2 ]]; then
@@ -163,22 +161,62 @@ in_dir() {
 }
 
 # ---- locks -------------------------------------------------------------------------------------
-# lock_acquire FILE WHAT: an exclusive flock held until exit (or lock_release_all), so two
-# launchers never install or build at the same time. Says so when it has to wait.
-lock_acquire() {
-    local file=$1 what=$2 fd
-    mkdir -p -- "$(dirname -- "$file")"
-    exec {fd}>>"$file"
-    if ! flock -n "$fd"; then
-        say "waiting for another ./stasis to finish the $what (lock $file)"
-        flock "$fd"
-    fi
-    LOCK_FDS+=("$fd")
+# Setup and build steps hold exclusive flocks so that two launchers never install or build at the
+# same time. The locks are held by one small holder process (a coprocess), never by a file
+# descriptor of the launcher itself:
+# - no child can inherit a lock: apt, dpkg, Maven and the exec'd server get no lock fd at all, and
+#   the holder's pipe is close-on-exec (bash closes coprocess fds in subshells and on exec);
+# - locks are re-entrant by path: a step asking again for a lock this launcher holds goes on (the
+#   apt and CRIU steps share one lock; a fresh machine needs both);
+# - the holder ends when the launcher closes its pipe, on exit, on exec and on SIGKILL alike, so a
+#   dead launcher never leaves a lock behind.
+declare -A LOCK_HELD=() # canonical path of each lock held -> 1
+LOCK_HOLDER_PID=""
+
+# lock_holder: the coprocess. Reads one lock path per line, answers "held" at once or "waiting"
+# then "held"; ends (dropping every lock) when its input closes.
+lock_holder() {
+    local file fd
+    trap - EXIT INT TERM
+    while IFS= read -r file; do
+        exec {fd}>>"$file" || { printf 'failed\n'; continue; }
+        if ! flock -n "$fd"; then
+            printf 'waiting\n'
+            flock "$fd" || { printf 'failed\n'; continue; }
+        fi
+        printf 'held\n'
+    done
 }
 
-# Close the lock fds: an exec'd server must not inherit (and keep holding) them.
+# lock_acquire FILE WHAT: an exclusive lock on FILE until the launcher exits (or lock_release_all).
+# Says once that it waits when another launcher holds it; a lock already held goes on at once.
+lock_acquire() {
+    local file=$1 what=$2 reply
+    mkdir -p -- "$(dirname -- "$file")"
+    file=$(readlink -f -- "$file")
+    [[ -n ${LOCK_HELD[$file]:-} ]] && return 0
+    if [[ -z $LOCK_HOLDER_PID ]]; then
+        coproc LOCK_PIPE { lock_holder; }
+        LOCK_HOLDER_PID=$LOCK_PIPE_PID
+    fi
+    printf '%s\n' "$file" >&"${LOCK_PIPE[1]}"
+    IFS= read -r reply <&"${LOCK_PIPE[0]}" || reply=failed
+    if [[ $reply == waiting ]]; then
+        say "waiting for another ./stasis to finish the $what (lock $file)"
+        IFS= read -r reply <&"${LOCK_PIPE[0]}" || reply=failed
+    fi
+    [[ $reply == held ]] || die "cannot take the $what lock $file"
+    LOCK_HELD[$file]=1
+}
+
+# lock_release_all: drops every lock (the holder ends once its input closes) and waits until they
+# are free, so that whatever runs next (another launcher, the exec'd server) finds them free.
 lock_release_all() {
-    local fd
-    for fd in "${LOCK_FDS[@]}"; do exec {fd}>&-; done
-    LOCK_FDS=()
+    [[ -n $LOCK_HOLDER_PID ]] || return 0
+    local pid=$LOCK_HOLDER_PID w=${LOCK_PIPE[1]:-} r=${LOCK_PIPE[0]:-}
+    [[ -z $w ]] || exec {w}>&-
+    [[ -z $r ]] || exec {r}<&-
+    wait "$pid" 2>/dev/null || true
+    LOCK_HOLDER_PID=""
+    LOCK_HELD=()
 }

@@ -263,7 +263,7 @@ criu_copy_libs() {
 # on 127.0.0.1 (the case trixie's 4.1 fails), and an HTTP request answered after the restore.
 # criu_verify BIN LOG: returns non-zero on failure (with the reason and log tails printed).
 criu_verify() {
-    local bin=$1 log=$2 out dir port pid job code rc=0
+    local bin=$1 log=$2 out dir rc=0
     out=$("$bin" check 2>&1) || true
     printf '==== %s check\n%s\n' "$bin" "$out" >>"$log"
     if [[ $out != *"Looks good."* ]]; then
@@ -273,54 +273,75 @@ criu_verify() {
     fi
     dir=$(mktemp -d /tmp/stasis-criu-verify.XXXXXX) || return 1
     CLEANUP_PATHS+=("$dir")
+    criu_verify_socket "$bin" "$log" "$dir" || rc=$?
+    # The test server is stopped on every path, also when it never listened: no function of the
+    # launcher leaves a process running behind it.
+    if [[ -n $CRIU_VERIFY_PID ]]; then
+        stop_pid "$CRIU_VERIFY_PID"
+        forget_pid "$CRIU_VERIFY_PID"
+        CRIU_VERIFY_PID=""
+    fi
+    rm -rf -- "$dir"
+    ((rc == 0)) || print_log_tail "$log" 30
+    return "$rc"
+}
+
+CRIU_VERIFY_PID="" # the verification's test server, while it may run
+
+# criu_verify_socket BIN LOG DIR: starts a busybox httpd on a loopback port (CRIU_VERIFY_PID), dumps
+# it, restores it and asks it for a page.
+criu_verify_socket() {
+    local bin=$1 log=$2 dir=$3 port job code
     mkdir "$dir/www" "$dir/img" && printf 'stasis\n' >"$dir/www/index.html" || return 1
     port=$(free_loopback_port) || { say "criu: no free loopback port for the verification"; return 1; }
 
     # Its own session (criu then needs no --shell-job), stdio on /dev/null, pid written by itself
-    # (setsid may or may not fork), and none of our lock fds (criu refuses tasks holding flocks).
+    # (setsid forks when it is a process group leader). The launcher holds no lock fd that it could
+    # inherit (criu refuses tasks holding flocks): see lock_acquire.
     (
-        lock_release_all
         # shellcheck disable=SC2016 # expanded by the inner sh
         exec setsid sh -c 'echo $$ >"$1" && exec busybox httpd -f -p "127.0.0.1:$2" -h "$3"' \
             stasis-criu-verify "$dir/pid" "$port" "$dir/www" </dev/null >/dev/null 2>&1
     ) &
     job=$!
     disown "$job" # bash would report the SIGKILL of the dump as "Killed"; it still reaps the child
+    CRIU_VERIFY_PID=$job
+    CLEANUP_PIDS+=("$job")
+    if ! wait_until 50 test -s "$dir/pid"; then
+        say "criu: the test server did not start"
+        return 1
+    fi
+    if [[ $(<"$dir/pid") != "$job" ]]; then
+        forget_pid "$job"
+        CRIU_VERIFY_PID=$(<"$dir/pid")
+        CLEANUP_PIDS+=("$CRIU_VERIFY_PID")
+    fi
     if ! wait_until 50 port_listening "$port"; then
         say "criu: the test server did not start listening on 127.0.0.1:$port"
         return 1
     fi
-    pid=$(<"$dir/pid")
-    CLEANUP_PIDS+=("$pid")
 
-    if ! "$bin" dump -t "$pid" -D "$dir/img" -o dump.log -v4 >>"$log" 2>&1; then
+    if ! "$bin" dump -t "$CRIU_VERIFY_PID" -D "$dir/img" -o dump.log -v4 >>"$log" 2>&1; then
         say "criu: dump of a process holding a listening TCP socket failed"
         criu_append_log "$log" "$dir/img/dump.log"
-        rc=1
-    else
-        if ! wait_until 50 pid_gone "$pid"; then # reaped: the restore needs its pid free again
-            say "criu: the dumped process $pid is still alive"
-            rc=1
-        elif ! "$bin" restore -d -D "$dir/img" -o restore.log -v4 >>"$log" 2>&1; then
-            say "criu: restore of the dumped process failed"
-            criu_append_log "$log" "$dir/img/restore.log"
-            rc=1
-        else
-            code=$(curl --noproxy '*' -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/" || true)
-            if [[ $code != 200 ]]; then
-                say "criu: the restored process did not answer on 127.0.0.1:$port (HTTP ${code:-none})"
-                criu_append_log "$log" "$dir/img/restore.log"
-                rc=1
-            else
-                printf 'verified: dump + restore of a listening socket, HTTP 200 after restore\n' >>"$log"
-            fi
-        fi
+        return 1
     fi
-    stop_pid "$pid"
-    forget_pid "$pid"
-    rm -rf -- "$dir"
-    ((rc == 0)) || print_log_tail "$log" 30
-    return "$rc"
+    if ! wait_until 50 pid_gone "$CRIU_VERIFY_PID"; then # reaped: the restore needs its pid free again
+        say "criu: the dumped process $CRIU_VERIFY_PID is still alive"
+        return 1
+    fi
+    if ! "$bin" restore -d -D "$dir/img" -o restore.log -v4 >>"$log" 2>&1; then
+        say "criu: restore of the dumped process failed"
+        criu_append_log "$log" "$dir/img/restore.log"
+        return 1
+    fi
+    code=$(curl --noproxy '*' -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$port/" || true)
+    if [[ $code != 200 ]]; then
+        say "criu: the restored process did not answer on 127.0.0.1:$port (HTTP ${code:-none})"
+        criu_append_log "$log" "$dir/img/restore.log"
+        return 1
+    fi
+    printf 'verified: dump + restore of a listening socket, HTTP 200 after restore\n' >>"$log"
 }
 
 criu_append_log() {

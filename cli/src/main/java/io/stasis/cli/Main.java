@@ -59,10 +59,7 @@ public final class Main {
         var io = new CliIo(out, err, in, env, errIsTerminal);
         try (var root = new StasisCommand(io)) {
             var commandLine = new CommandLine(root);
-            // exec: everything after the sandbox is the command, its options included.
-            commandLine.getSubcommands().get("exec").setStopAtPositional(true);
-            // spawn: its options anywhere before --, so a command's unknown options need no --.
-            commandLine.getSubcommands().get("spawn").setUnmatchedOptionsArePositionalParams(true);
+            Subcommands.register(commandLine, args);
             commandLine.setUsageHelpWidth(100);
             commandLine.setOut(new PrintWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8), true));
             commandLine.setErr(new PrintWriter(new OutputStreamWriter(err, StandardCharsets.UTF_8), true));

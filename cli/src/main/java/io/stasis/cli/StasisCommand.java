@@ -25,16 +25,6 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         version = "stasis 0.1.0",
         description = "Manage Stasis sandboxes: persistent, isolated Linux environments for AI agents.",
-        subcommands = {CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
-                ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class, ForgetCommand.class,
-                WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
-                PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
-                StartCommand.class, LifecycleCommand.class,
-                CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
-                ForkCommand.class, ForksCommand.class, FilesCommand.class,
-                EventsCommand.class, PreviewCommand.class, SecretCommand.class, VolumeCommand.class, NetworkCommand.class, McpCommand.class,
-                TenantCommand.class, TokenCommand.class, BlobsCommand.class,
-                HealthCommand.class, MetricsCommand.class, OpenApiCommand.class, CompletionCommand.class},
         footerHeading = "%nExamples:%n",
         footer = {
                 "  id=$(stasis create --template tiny --name demo)",
@@ -73,6 +63,22 @@ import picocli.CommandLine.Spec;
                 "N:exec, shell, logs -f, wait: the command's own exit code (128+N when killed by signal N)",
                 ExitCodes.TIMED_OUT + ":exec: the command timed out; wait: it still runs at --timeout"})
 final class StasisCommand implements Callable<Integer>, AutoCloseable {
+    /**
+     * The verbs, in the order the usage lists them. Not in the {@code @Command} annotation: picocli
+     * builds a verb's model by reflection, about half a second for all of them on a cold JVM, so
+     * {@link Subcommands} adds only the one a command line names (all of them for help).
+     */
+    static final List<Class<?>> SUBCOMMANDS = List.of(CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
+            ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class, ForgetCommand.class,
+            WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
+            PauseCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
+            StartCommand.class, LifecycleCommand.class,
+            CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,
+            ForkCommand.class, ForksCommand.class, FilesCommand.class,
+            EventsCommand.class, PreviewCommand.class, SecretCommand.class, VolumeCommand.class, NetworkCommand.class, McpCommand.class,
+            TenantCommand.class, TokenCommand.class, BlobsCommand.class,
+            HealthCommand.class, MetricsCommand.class, OpenApiCommand.class, CompletionCommand.class);
+
     static final String DEFAULT_URL = "http://127.0.0.1:7070";
     static final String DEFAULT_DATA_DIR = "/var/lib/stasis";
 
