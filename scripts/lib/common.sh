@@ -85,6 +85,30 @@ trap cleanup_now EXIT
 trap 'ticker_stop; say "interrupted"; exit 130' INT
 trap 'ticker_stop; say "terminated"; exit 143' TERM
 
+# ---- waiting for things ------------------------------------------------------------------------
+port_listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
+pid_gone() { [[ ! -e /proc/$1 ]]; }
+
+# wait_until TENTHS CMD...: polls CMD every 0.1 s, at most TENTHS times.
+wait_until() {
+    local tries=$1 i
+    shift
+    for ((i = 0; i < tries; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+free_loopback_port() {
+    local port i
+    for ((i = 0; i < 50; i++)); do
+        port=$((20000 + RANDOM % 40000))
+        port_listening "$port" || { printf '%s\n' "$port"; return 0; }
+    done
+    return 1
+}
+
 # ---- logs -------------------------------------------------------------------------------------
 # Setup logs live in /var/log/stasis (installs run as root); build logs in .build/logs.
 setup_log_dir() {

@@ -13,7 +13,6 @@ CRIU_MIN_VERSION=4.2
 CRIU_PREFIX=${STASIS_CRIU_PREFIX:-/opt/stasis/criu}
 CRIU_SUITE=${STASIS_CRIU_SUITE:-forky}
 CRIU_DIST_BIN=/usr/sbin/criu
-CRIU_KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # criu_version_of BIN: "4.2.1", or fails when BIN does not run.
 criu_version_of() {
@@ -122,82 +121,17 @@ criu_drop_previous() {
     CRIU_PREVIOUS=""
 }
 
-# ---- the Debian mirror this machine already uses ---------------------------------------------------
-# debian_mirror_uri: the URI of the deb source carrying this release's main suite, from
-# /etc/apt/sources.list.d/debian.sources (deb822), else /etc/apt/sources.list and *.list.
-debian_mirror_uri() {
-    local codename="" uri="" file
-    # shellcheck disable=SC1091
-    codename=$(. /etc/os-release && printf '%s' "${VERSION_CODENAME:-}")
-    if [[ -r /etc/apt/sources.list.d/debian.sources ]]; then
-        uri=$(awk -v want="$codename" '
-            function flush() {
-                if (!found && uri != "" && enabled && (" " types " ") ~ / deb / &&
-                    (want == "" || (" " suites " ") ~ (" " want " "))) { print uri; found = 1 }
-                uri = ""; suites = ""; types = ""; enabled = 1
-            }
-            BEGIN { enabled = 1 }
-            /^[ \t]*#/ { next }
-            /^[ \t]*$/ { flush(); next }
-            tolower($1) == "uris:"    { uri = $2 }
-            tolower($1) == "suites:"  { $1 = ""; suites = $0 }
-            tolower($1) == "types:"   { $1 = ""; types = $0 }
-            tolower($1) == "enabled:" { enabled = (tolower($2) != "no") }
-            END { flush() }' /etc/apt/sources.list.d/debian.sources)
-    fi
-    if [[ -z $uri ]]; then
-        for file in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-            [[ -r $file ]] || continue
-            uri=$(awk -v want="$codename" '
-                $1 == "deb" {
-                    i = 2
-                    if ($i ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
-                    if (want == "" || $(i + 1) == want) { print $i; exit }
-                }' "$file")
-            [[ -z $uri ]] || break
-        done
-    fi
-    [[ $uri == http://* || $uri == https://* ]] || return 1
-    printf '%s\n' "${uri%/}"
-}
-
 # ---- the private install from Debian testing --------------------------------------------------------
 # criu_build_private STAGE LOG: STAGE/criu and STAGE/lib, patched for the final CRIU_PREFIX.
 criu_build_private() {
-    local stage=$1 log=$2 mirror work arch triplet deb version
+    local stage=$1 log=$2 work triplet deb version
     command -v patchelf >/dev/null || die "patchelf is missing (run ./stasis setup as root)"
-    [[ -r $CRIU_KEYRING ]] || die "$CRIU_KEYRING is missing (package debian-archive-keyring)"
-    mirror=$(debian_mirror_uri) ||
-        die "cannot read the Debian mirror URI from /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
-    arch=$(dpkg --print-architecture)
     triplet=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || printf '%s-linux-gnu' "$(uname -m)")
-
     work=$(mktemp -d /var/tmp/stasis-criu.XXXXXX)
     CLEANUP_PATHS+=("$work")
-    mkdir -p "$work"/{etc/sources.list.d,etc/preferences.d,state,lists/partial,cache/archives/partial,debs,root}
-    : >"$work/status"
-    printf 'deb [signed-by=%s] %s %s main\n' "$CRIU_KEYRING" "$mirror" "$CRIU_SUITE" >"$work/etc/sources.list"
-    # Private state everywhere apt keeps any: the host's package lists, cache, status and
-    # preferences are neither read nor written. An empty status makes the whole closure (libc
-    # included) resolve from the testing suite.
-    local -a apt=(
-        -o "Dir::Etc::SourceList=$work/etc/sources.list"
-        -o "Dir::Etc::SourceParts=$work/etc/sources.list.d"
-        -o "Dir::Etc::Preferences=$work/etc/preferences"
-        -o "Dir::Etc::PreferencesParts=$work/etc/preferences.d"
-        -o "Dir::State=$work/state"
-        -o "Dir::State::Lists=$work/lists"
-        -o "Dir::State::status=$work/status"
-        -o "Dir::Cache=$work/cache"
-        -o "Dir::Cache::archives=$work/cache/archives"
-        -o "APT::Architecture=$arch"
-        -o "APT::Architectures=$arch"
-        -o APT::Sandbox::User=root
-        -o Acquire::Languages=none
-        -o APT::Get::List-Cleanup=false
-    )
-    run_logged "criu: apt-get update ($CRIU_SUITE, private state)" "$log" apt-get "${apt[@]}" update ||
-        die "apt-get update of the private $CRIU_SUITE lists failed (see $log)"
+    mkdir -p "$work"/{debs,root}
+    private_suite "$CRIU_SUITE" "$work/apt" "$log" "criu"
+    local -a apt=("${PRIVATE_APT[@]}")
 
     local closure
     closure=$(apt-cache "${apt[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
@@ -348,27 +282,4 @@ criu_append_log() {
     [[ -r $2 ]] || return 0
     printf '==== %s\n' "$2" >>"$1"
     cat -- "$2" >>"$1"
-}
-
-port_listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]]; }
-pid_gone() { [[ ! -e /proc/$1 ]]; }
-
-# wait_until TENTHS CMD...: polls CMD every 0.1 s, at most TENTHS times.
-wait_until() {
-    local tries=$1 i
-    shift
-    for ((i = 0; i < tries; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-free_loopback_port() {
-    local port i
-    for ((i = 0; i < 50; i++)); do
-        port=$((20000 + RANDOM % 40000))
-        port_listening "$port" || { printf '%s\n' "$port"; return 0; }
-    done
-    return 1
 }

@@ -117,7 +117,7 @@ class NetworkApiIT {
         return api.post("/v1/sandboxes", "{\"template\":\"tiny\"" + (network == null ? "" : ",\"network\":" + network) + "}").get("id").asText();
     }
 
-    /** A plain HTTP/1.0 GET with busybox nc (the tiny template's static wget cannot resolve anything). */
+    /** A plain HTTP/1.0 GET with busybox nc, which sends any Host header asked for. */
     private static String get(String sandbox, String address, int port, String host) {
         return api.sh(sandbox, "printf 'GET / HTTP/1.0\\r\\nHost: " + host + "\\r\\n\\r\\n' | nc -w 3 " + address + " " + port + " 2>&1; true");
     }
@@ -201,6 +201,19 @@ class NetworkApiIT {
             return events.toString().contains("network.denied") && events.toString().contains("denied.test");
         });
         assertThat(api.get("/v1/sandboxes/" + id + "/network").get("deniedConnections").asLong()).isPositive();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
+    void tinysWgetFetchesAnAllowedNameAndReportsFailuresWithATimeoutGiven() {
+        var id = create("{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\"]}}");
+        // -T is what crashed bookworm's busybox 1.35 (SIGSEGV, exit 139) on every URL.
+        assertThat(api.sh(id, "wget -T 5 -q -O - http://allowed.test:8080/index.html")).isEqualTo("hello from upstream\n");
+        assertThat(api.sh(id, "wget -T 5 -q -O - http://allowed.test/index.html")).isEqualTo("hello from upstream\n");
+        assertThat(api.sh(id, "wget -T 2 -q -O - http://denied.test:8080/ 2>&1; echo exit=$?"))
+                .contains("bad address 'denied.test:8080'").endsWith("exit=1\n");
+        assertThat(api.sh(id, "wget -T 2 -q -O - http://127.0.0.1:9/ 2>&1; echo exit=$?"))
+                .contains("Connection refused").endsWith("exit=1\n");
         api.call("DELETE", "/v1/sandboxes/" + id, null);
     }
 

@@ -10,25 +10,37 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code tiny}: the host's static busybox and a minimal /etc, about 2 MB, built in milliseconds.
- * Every applet is a symlink in /bin; /sbin, /usr/bin and /usr/sbin exist (empty) so a standard
- * PATH works. Needs Debian's busybox-static (a dynamically linked busybox would find no libc in
- * the sandbox).
+ * {@code tiny}: a static busybox and a minimal /etc, about 2 MB, built in milliseconds. Every
+ * applet is a symlink in /bin; /sbin, /usr/bin and /usr/sbin exist (empty) so a standard PATH
+ * works. The busybox must be static (a dynamically linked one would find no libc in the sandbox)
+ * and at least 1.36: the 1.35 of Debian bookworm crashes in {@code wget -T}, tiny's only HTTP
+ * client. {@code ./stasis setup} installs Debian trixie's at {@link #INSTALLED_BUSYBOX}.
  */
 public final class TinyTemplate implements TemplateRecipe {
     private static final Logger log = LoggerFactory.getLogger(TinyTemplate.class);
     /** Bump when what {@link #populate} writes changes: installed templates are then rebuilt. */
-    public static final String VERSION = "1";
-    public static final Path DEFAULT_BUSYBOX = Path.of("/bin/busybox");
+    public static final String VERSION = "2";
+    /** Where {@code ./stasis setup} installs the busybox of tiny. */
+    public static final Path INSTALLED_BUSYBOX = Path.of("/opt/stasis/busybox/busybox");
+    /** The distribution's busybox-static, the last resort. */
+    public static final Path DISTRIBUTION_BUSYBOX = Path.of("/bin/busybox");
 
     private final Path busybox;
 
+    /** With {@link #defaultBusybox()}. */
     public TinyTemplate() {
-        this(DEFAULT_BUSYBOX);
+        this(defaultBusybox());
     }
 
     public TinyTemplate(Path busybox) {
         this.busybox = busybox;
+    }
+
+    /** {@code $STASIS_BUSYBOX} if set, else {@link #INSTALLED_BUSYBOX} if there, else {@link #DISTRIBUTION_BUSYBOX}. */
+    public static Path defaultBusybox() {
+        String env = System.getenv("STASIS_BUSYBOX");
+        if (env != null && !env.isBlank()) return Path.of(env);
+        return Files.isExecutable(INSTALLED_BUSYBOX) ? INSTALLED_BUSYBOX : DISTRIBUTION_BUSYBOX;
     }
 
     @Override
@@ -99,11 +111,11 @@ public final class TinyTemplate implements TemplateRecipe {
 
     private Path checkedBusybox() throws IOException {
         if (!Files.isRegularFile(busybox))
-            throw Failures.tool("build template tiny", "no busybox at " + busybox + " (install Debian's busybox-static)");
+            throw Failures.tool("build template tiny", "no busybox at " + busybox + " (./stasis setup installs one)");
         Path real = busybox.toRealPath();
         if (!ElfBinary.isStatic(real))
             throw Failures.tool("build template tiny", busybox + " is not a statically linked ELF binary"
-                    + " (install Debian's busybox-static, which replaces the dynamic busybox)");
+                    + " (./stasis setup installs a static one at " + INSTALLED_BUSYBOX + ")");
         return real;
     }
 
