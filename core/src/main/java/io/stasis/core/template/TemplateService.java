@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class TemplateService {
     private static final Logger log = LoggerFactory.getLogger(TemplateService.class);
+    /** How often a build's progress reaches the log at INFO (the rest is at DEBUG). */
+    static final Duration PROGRESS_LOG_INTERVAL = Duration.ofSeconds(5);
 
     private final RootStore store;
     private final Map<String, TemplateRecipe> recipes = new LinkedHashMap<>();
@@ -84,12 +86,11 @@ public final class TemplateService {
         Thread.ofVirtual().name("template-" + recipe.name()).start(() -> {
             long start = System.nanoTime();
             log.atInfo().addKeyValue("template", recipe.name()).addKeyValue("version", recipe.version()).log("building template");
+            var progressLog = new ProgressLog(log, recipe.name(), PROGRESS_LOG_INTERVAL, System::nanoTime);
             try {
                 var image = store.installTemplate(recipe, owner, (fraction, message) -> {
                     build.report(fraction, message);
-                    log.atInfo().addKeyValue("template", recipe.name())
-                            .addKeyValue("progress", fraction < 0 ? "?" : Math.round(fraction * 100) + "%")
-                            .log(message);
+                    progressLog.report(fraction, message);
                 });
                 build.report(1, "ready");
                 log.atInfo().addKeyValue("template", recipe.name())
