@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # CRIU >= 4.2 in a private prefix (default /opt/stasis/criu: binary PREFIX/criu, libraries
-# PREFIX/lib), as the platform notes (PLATFORM.md, section "CRIU") describe:
+# PREFIX/lib), as docs/HOST.md describes:
 # - bookworm's criu 3.17 dies on this kernel's vDSO layout, trixie's 4.1 cannot dump TCP sockets
 #   on kernels >= 6.16: 4.2 is the floor, and the bookworm package is never relied on;
 # - if the distribution's /usr/sbin/criu is >= 4.2 and passes `criu check`, PREFIX/criu links to it;

@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /** The lines of a CRIU log that say why it failed, for error messages. */
 final class CriuLog {
-    /** Logged on every run here and harmless: CAP_SYS_RESOURCE is not in the bounding set (PLATFORM.md). */
+    /** Logged on every run here and harmless: CAP_SYS_RESOURCE is not in the bounding set (docs/HOST.md). */
     private static final String KNOWN_NOISE = "RLIMIT_NOFILE";
 
     private CriuLog() {

@@ -75,7 +75,7 @@ final class OciSpec {
         ObjectNode linux = spec.putObject("linux");
         ArrayNode namespaces = linux.putArray("namespaces");
         // No path for the network namespace: runc creates it, owned by the sandbox's user namespace,
-        // which both `runc exec` and a CRIU dump need (PLATFORM.md).
+        // which both `runc exec` and a CRIU dump need (docs/HOST.md).
         for (String ns : List.of("pid", "ipc", "uts", "mount", "user", "network", "cgroup"))
             namespaces.addObject().put("type", ns);
         for (String map : List.of("uidMappings", "gidMappings"))

@@ -439,7 +439,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 freezer.thaw(id, cgroupPath(id));
                 quiesce(id, container.pid());
             } else if (!wasFrozen) quiesce(id, container.pid());
-            // Frozen by us, CRIU does not poll the v1 freezer in 100 ms steps (PLATFORM.md).
+            // Frozen by us, CRIU does not poll the v1 freezer in 100 ms steps (docs/HOST.md).
             freezer.freeze(id, cgroupPath(id));
             runc.checkpoint(id, dir, work, leaveRunning);
         } catch (RuntimeException e) {

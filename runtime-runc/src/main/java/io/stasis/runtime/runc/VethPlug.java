@@ -13,7 +13,7 @@ import java.util.List;
 /**
  * Plugs a sandbox into its link: a veth pair whose host end gets the gateway address and whose
  * other end becomes eth0 inside the sandbox's network namespace, with its address, a default route
- * and IPv6 off. runc creates the namespace (PLATFORM.md: one made beforehand breaks exec and
+ * and IPv6 off. runc creates the namespace (docs/HOST.md: one made beforehand breaks exec and
  * CRIU), so the plug happens by process id after {@code runc run}, and during a restore from
  * CRIU's action script, before sockets come back. Both run the same script, {@code bin/net-plug}.
  */
