@@ -185,6 +185,8 @@ public final class Daemon implements AutoCloseable {
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc)));
+            if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
+                WarmUp.run(loopbackUrl(config.bind(), http.port()), tenants, sandboxes, "tiny");
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -198,6 +200,16 @@ public final class Daemon implements AutoCloseable {
             if (e instanceof Error err) throw err;
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The API's URL from this host: the bind address, or loopback when it binds every address. */
+    private static String loopbackUrl(String bind, int port) {
+        String host = switch (bind) {
+            case "0.0.0.0", "" -> "127.0.0.1";
+            case "::", "[::]" -> "[::1]";
+            default -> bind.contains(":") && !bind.startsWith("[") ? "[" + bind + "]" : bind;
+        };
+        return "http://" + host + ":" + port;
     }
 
     /** The largest volume a create may ask for (1 TiB); the pool is thin-provisioned. */

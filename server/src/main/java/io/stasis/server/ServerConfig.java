@@ -41,13 +41,15 @@ import java.util.Optional;
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  * @param blobs            the durable store of checkpoints
  * @param bucketEndpointsAllow non-public ranges that bucket mounts' endpoints may resolve to (default none)
+ * @param warmUp           whether the start ends with one pass through the common calls ({@link WarmUp}), so
+ *                         that the first calls after a start are not the slow ones (never with a fault point)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
-                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow) {
+                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, boolean warmUp) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -57,7 +59,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of());
+                BlobSettings.defaults(), List.of(), true);
     }
 
     private static Optional<Path> defaultCriu() {
@@ -89,6 +91,10 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             }
             if (name.equals("--no-slow-templates")) {
                 c = c.with(b -> b.buildSlowTemplates = false);
+                continue;
+            }
+            if (name.equals("--no-warm-up")) {
+                c = c.with(b -> b.warmUp = false);
                 continue;
             }
             if (value == null && BlobSettings.isSwitch(name) && (list.isEmpty() || list.getFirst().startsWith("--"))) {
@@ -179,6 +185,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
+                  --no-warm-up             skip the pass through the common calls that ends a start
+                                           (the first calls after a start are then slower)
                   --pause-after-idle D     default idle policy of new sandboxes (D: a duration or "never"):
                   --hibernate-after-idle D   pause 15s, hibernate 10m, stop never, delete 30d, max age never
                   --stop-after-idle D
@@ -298,6 +306,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Optional<String> faultPoint;
         BlobSettings blobs;
         List<Cidr> bucketEndpointsAllow;
+        boolean warmUp;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -324,12 +333,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             faultPoint = c.faultPoint;
             blobs = c.blobs;
             bucketEndpointsAllow = c.bucketEndpointsAllow;
+            warmUp = c.warmUp;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow);
+                    bucketEndpointsAllow, warmUp);
         }
     }
 }

@@ -47,6 +47,12 @@ final class ServiceFixture implements AutoCloseable {
         return new ServiceFixture(dataDir, Daemon.start(ServerConfig.parse(flags.toArray(String[]::new))));
     }
 
+    /** Stops the service as a restart would: its sandboxes keep running, its data directory stays. */
+    void stopKeepingSandboxes() {
+        client.close();
+        daemon.close();
+    }
+
     @Override
     public void close() {
         try {

@@ -1,0 +1,84 @@
+package io.stasis.server;
+
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.tenant.Tenant;
+import io.stasis.core.tenant.TenantQuota;
+import io.stasis.core.tenant.TenantService;
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.RetryPolicy;
+import io.stasis.sdk.StasisClient;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The last step of a start, before the service says it listens: one pass through the calls an
+ * agent makes first (create, exec, files, get, list, pause, resume, delete), over HTTP to itself,
+ * so that the first real calls do not pay for loading, linking and initializing their code paths.
+ * Measured without it: the first create after a start took 7x a later one, a first list of files
+ * 2.3x, a first exec 1.9x. The calls that take CRIU's time (hibernate, checkpoint, fork) were
+ * within 1.5x already and are left out, which keeps the pass to a few hundred milliseconds.
+ *
+ * <p>It works as a tenant of its own, made for the pass and deleted after it, so nothing of it
+ * shows in any other tenant's sandboxes, events or names; only the request and create metrics
+ * count its calls. A start killed during the pass leaves that tenant behind: the next pass removes
+ * it first. A pass that fails is logged and never stops the service.
+ */
+final class WarmUp {
+    private static final Logger log = LoggerFactory.getLogger(WarmUp.class);
+    /** The tenant of the pass; no other tenant may take this name while a pass runs. */
+    static final String TENANT = "stasis-warm-up";
+
+    private WarmUp() {
+    }
+
+    static void run(String url, TenantService tenants, SandboxService sandboxes, String template) {
+        long start = System.nanoTime();
+        try {
+            removeLeftovers(tenants, sandboxes);
+            Tenant tenant = tenants.create(TENANT, TenantQuota.UNLIMITED);
+            try {
+                pass(url, tenants.issueKey(tenant.id().value()).secret(), template);
+            } finally {
+                removeLeftovers(tenants, sandboxes);
+            }
+            log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("warm-up done");
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).setCause(e)
+                    .log("warm-up failed; the first calls may be slower");
+        }
+    }
+
+    private static void pass(String url, String key, String template) {
+        try (var client = StasisClient.builder().url(url).apiKey(key).retryPolicy(RetryPolicy.none())
+                .requestTimeout(Duration.ofMinutes(1)).build()) {
+            var sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template(template).name("warm-up").build());
+            try {
+                sandbox.exec("true");
+                sandbox.files().write("/tmp/warm-up.txt", "warm-up\n");
+                sandbox.files().read("/tmp/warm-up.txt");
+                sandbox.files().stat("/tmp/warm-up.txt");
+                sandbox.files().list("/tmp");
+                client.sandboxes().get(sandbox.id());
+                client.sandboxes().list();
+                sandbox.pause();
+                sandbox.resume();
+            } finally {
+                sandbox.delete();
+            }
+        }
+    }
+
+    /** The pass's tenant and its sandboxes, from this start or one that was killed during its pass. */
+    private static void removeLeftovers(TenantService tenants, SandboxService sandboxes) {
+        for (Tenant tenant : tenants.list()) {
+            if (!tenant.name().equals(TENANT)) continue;
+            var query = new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), SandboxQuery.MAX_LIMIT, Optional.of(tenant.id()));
+            for (var sandbox : sandboxes.list(query).items()) sandboxes.delete(sandbox.id().value());
+            tenants.delete(tenant.id().value());
+        }
+    }
+}
