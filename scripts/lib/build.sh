@@ -75,6 +75,8 @@ stale_apps() {
     done
 }
 
+BUILT_APPS=() # what the last build_step built
+
 # build_step [--quiet] [--force] APP...: packages (no tests) the APPs that are stale, with the
 # modules they need (-pl APPS -am; the whole reactor when all three). --quiet: say nothing when
 # up to date (the CLI's fast path). Needs java_step first; derives MVNW_REPOURL only if it builds.
@@ -131,5 +133,6 @@ build_step() {
         touch -r "$new_stamp" "$STASIS_BUILD_DIR/stamp.$app"
     done
     rm -f -- "$new_stamp"
+    BUILT_APPS=("${apps[@]}")
     say "build: ok (${apps[*]} built in $(elapsed "$start"))"
 }

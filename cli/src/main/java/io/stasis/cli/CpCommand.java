@@ -62,6 +62,7 @@ final class CpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        root.io().requireLocal("cp reads and writes this process's files");
         CpLocation from = CpLocation.parse(source);
         CpLocation to = CpLocation.parse(destination);
         try (var p = Progress.start(root)) {

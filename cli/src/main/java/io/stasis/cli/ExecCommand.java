@@ -72,6 +72,7 @@ final class ExecCommand implements Callable<Integer> {
     public Integer call() {
         List<String> argv = cmd.isEmpty() || !cmd.getFirst().equals("--") ? cmd : cmd.subList(1, cmd.size());
         if (argv.isEmpty()) throw new ParameterException(spec.commandLine(), "Missing the command to run after ID");
+        if (tty || interactive) root.io().requireLocal("-t and -i need this process's terminal and signals");
         if (tty) {
             refuse("-t", "a terminal starts the command as given (use sh -c 'cd DIR && X=1 CMD')",
                     "--cwd", "--env", "--timeout", "--stdin", "--json");

@@ -34,6 +34,9 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        if (args.length == 2 && args[0].equals(CliDaemon.FLAG)) {
+            System.exit(CliDaemon.serve(Path.of(args[1])));
+        }
         var out = new PrintStream(new BufferedOutputStream(new FileOutputStream(FileDescriptor.out), 1 << 16),
                 false, StandardCharsets.UTF_8);
         var err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
@@ -56,7 +59,16 @@ public final class Main {
     /** Like {@link #run(String[], PrintStream, PrintStream, InputStream, Map)}; progress lines go to {@code err} when {@code errIsTerminal}. */
     static int run(String[] args, PrintStream out, PrintStream err, InputStream in, Map<String, String> env,
                    boolean errIsTerminal) {
-        var io = new CliIo(out, err, in, env, errIsTerminal);
+        return run(args, new CliIo(out, err, in, env, errIsTerminal));
+    }
+
+    /**
+     * Runs the CLI with these streams, environment and working directory; {@link #RUN_LOCALLY} when
+     * {@code io} is remote and the command must run in the caller's own process.
+     */
+    static int run(String[] args, CliIo io) {
+        var out = io.out();
+        var err = io.err();
         try (var root = new StasisCommand(io)) {
             var commandLine = new CommandLine(root);
             Subcommands.register(commandLine, args);
@@ -81,10 +93,16 @@ public final class Main {
         }
     }
 
+    /** What {@link #run(String[], CliIo)} answers for a command that {@link CliIo#requireLocal requires the caller}. */
+    static final int RUN_LOCALLY = -1;
+
     /** Maps a failure to its message and exit code. */
     private static int handle(Exception e, CliIo io, ParseResult parsed) {
         io.out().flush();
         switch (e) {
+            case CliIo.RunLocally local -> {
+                return RUN_LOCALLY;
+            }
             case StasisApiException api -> {
                 io.err().println("error: " + api.code() + ": " + api.errorMessage());
                 return ExitCodes.of(api);

@@ -22,6 +22,7 @@ final class McpCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws InterruptedException {
+        root.io().requireLocal("an MCP server speaks on this process's stdin and stdout until it ends");
         var client = root.client();
         root.io().err().println("stasis mcp: serving " + client.url() + " on stdin/stdout");
         try (var server = StasisMcpServer.stdio(client, root.io().in(), root.io().out())) {

@@ -21,6 +21,7 @@ final class ShellCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
+        root.io().requireLocal("a shell needs this process's terminal");
         return new TerminalSession(root, id, List.of(), true).run();
     }
 }

@@ -185,7 +185,7 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
         if (apiKey != null && !apiKey.isBlank()) return apiKey.strip();
         String fromEnv = io.env("STASIS_API_KEY");
         if (fromEnv != null) return fromEnv.strip();
-        Path dir = dataDir != null ? dataDir : Path.of(orDefault(io.env("STASIS_DATA_DIR"), DEFAULT_DATA_DIR));
+        Path dir = dataDir != null ? io.local(dataDir) : Path.of(orDefault(io.env("STASIS_DATA_DIR"), DEFAULT_DATA_DIR));
         Path keyFile = dir.resolve("root.key");
         String problem;
         try {
