@@ -106,6 +106,15 @@ final class PrivateService implements AutoCloseable {
         return client;
     }
 
+    /** The service's root API key. */
+    String rootKey() {
+        try {
+            return Files.readString(daemon.rootKeyFile()).strip();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     Path dataDir() {
         return dataDir;
     }
