@@ -44,14 +44,14 @@ debian_mirror_uri() {
     printf '%s\n' "${uri%/}"
 }
 
-# private_suite SUITE WORK LOG STEP: apt state of its own in WORK for Debian SUITE from this
-# machine's mirror, its package lists fetched; sets PRIVATE_APT to the options that make apt-get
-# and apt-cache use it. The host's lists, cache, status and preferences are neither read nor
+# private_suite SUITE WORK LOG STEP [deb-src]: apt state of its own in WORK for Debian SUITE from
+# this machine's mirror, its package lists (and, with deb-src, its source lists) fetched; sets
+# PRIVATE_APT to the options that make apt-get and apt-cache use it. The host's lists, cache, status and preferences are neither read nor
 # written, and an empty status makes a dependency closure resolve wholly from SUITE (libc
 # included).
 PRIVATE_APT=()
 private_suite() {
-    local suite=$1 work=$2 log=$3 step=$4 mirror arch
+    local suite=$1 work=$2 log=$3 step=$4 sources=${5:-} mirror arch
     [[ -r $DEBIAN_KEYRING ]] || die "$DEBIAN_KEYRING is missing (package debian-archive-keyring)"
     mirror=$(debian_mirror_uri) ||
         die "cannot read the Debian mirror URI from /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
@@ -59,6 +59,9 @@ private_suite() {
     mkdir -p "$work"/{etc/sources.list.d,etc/preferences.d,state,lists/partial,cache/archives/partial}
     : >"$work/status"
     printf 'deb [signed-by=%s] %s %s main\n' "$DEBIAN_KEYRING" "$mirror" "$suite" >"$work/etc/sources.list"
+    if [[ $sources == deb-src ]]; then
+        printf 'deb-src [signed-by=%s] %s %s main\n' "$DEBIAN_KEYRING" "$mirror" "$suite" >>"$work/etc/sources.list"
+    fi
     PRIVATE_APT=(
         -o "Dir::Etc::SourceList=$work/etc/sources.list"
         -o "Dir::Etc::SourceParts=$work/etc/sources.list.d"

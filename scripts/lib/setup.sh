@@ -4,13 +4,14 @@
 
 # runc/btrfs/iproute2/nftables: the sandbox runtime. iptables: CRIU's network lock calls
 # iptables-restore / ip6tables-restore (without it checkpoints fail). patchelf: the private CRIU.
-# debootstrap/busybox-static: templates. gcc/libc6-dev: small static helpers. unzip: the Maven
+# debootstrap/busybox-static: templates (and CRIU's check). gcc/libc6-dev/make/patch/bzip2/xz-utils:
+# small static helpers, and the tiny template's busybox, built from source (busybox.sh). unzip: the Maven
 # wrapper and the super-POM lookup below. python3/openssl: the network tests' upstream hosts (HTTP,
 # TLS and UDP servers in network namespaces). rclone/fuse3: bucket mounts (rclone mount serves an S3
 # bucket through FUSE and calls fusermount3; see mounts-fuse's Rclone for why rclone).
 STASIS_APT_PACKAGES=(
     runc btrfs-progs iproute2 nftables iptables patchelf debootstrap busybox-static
-    gcc libc6-dev tar zstd curl jq util-linux procps unzip ca-certificates python3 openssl
+    gcc libc6-dev make patch bzip2 xz-utils tar zstd curl jq util-linux procps unzip ca-certificates python3 openssl
     rclone fuse3
 )
 

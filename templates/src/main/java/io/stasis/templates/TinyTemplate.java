@@ -12,14 +12,15 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code tiny}: a static busybox and a minimal /etc, about 2 MB, built in milliseconds. Every
  * applet is a symlink in /bin; /sbin, /usr/bin and /usr/sbin exist (empty) so a standard PATH
- * works. The busybox must be static (a dynamically linked one would find no libc in the sandbox)
- * and at least 1.36: the 1.35 of Debian bookworm crashes in {@code wget -T}, tiny's only HTTP
- * client. {@code ./stasis setup} installs Debian trixie's at {@link #INSTALLED_BUSYBOX}.
+ * works. The busybox must be static (a dynamically linked one would find no libc in the sandbox).
+ * {@code ./stasis setup} builds the one at {@link #INSTALLED_BUSYBOX}: 1.37, whose {@code wget -T}
+ * works (bookworm's 1.35 crashes in it), with its {@code sleep} patched to sleep on across a CRIU
+ * restore (docs/HOST.md).
  */
 public final class TinyTemplate implements TemplateRecipe {
     private static final Logger log = LoggerFactory.getLogger(TinyTemplate.class);
     /** Bump when what {@link #populate} writes changes: installed templates are then rebuilt. */
-    public static final String VERSION = "2";
+    public static final String VERSION = "3";
     /** Where {@code ./stasis setup} installs the busybox of tiny. */
     public static final Path INSTALLED_BUSYBOX = Path.of("/opt/stasis/busybox/busybox");
     /** The distribution's busybox-static, the last resort. */
