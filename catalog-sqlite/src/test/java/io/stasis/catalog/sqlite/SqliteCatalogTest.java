@@ -681,8 +681,9 @@ class SqliteCatalogTest {
             var b = SandboxId.random();
             var a3 = TestSandboxes.checkpoint(a, T0.plusSeconds(3));
             var a1 = TestSandboxes.checkpoint(a, T0.plusSeconds(1));
-            var b2 = TestSandboxes.checkpoint(b, T0.plusSeconds(2));
-            // Same instant: ordered by id.
+            // Same instant: ordered by id (fixed ids, so that the order does not depend on random ones).
+            var b2 = new Checkpoint(new CheckpointId("ckpt_3333333333333333"), b, Optional.empty(), true, Checkpoint.Purpose.USER, 4096,
+                    T0.plusSeconds(2));
             var tie1 = new Checkpoint(new CheckpointId("ckpt_1111111111111111"), a, Optional.empty(), false, Checkpoint.Purpose.USER, 0, T0.plusSeconds(2));
             var tie2 = new Checkpoint(new CheckpointId("ckpt_2222222222222222"), a, Optional.empty(), false, Checkpoint.Purpose.USER, 0, T0.plusSeconds(2));
             for (var c : List.of(a3, tie2, b2, a1, tie1)) catalog.insertCheckpoint(c);
