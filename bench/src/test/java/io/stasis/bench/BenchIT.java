@@ -75,6 +75,14 @@ class BenchIT {
                     "rps.preview", "rps_ratio", "mib_s.direct", "mib_s.preview", "mib_s_ratio").map(f -> "preview." + server + "." + f))
             .toList();
 
+    /** The scenarios that time whole processes (run from the checkout's jars, as failsafe does). */
+    private static final List<String> WHOLE_PROCESSES = java.util.stream.Stream.concat(
+            java.util.stream.Stream.of("cli.first_call", "cli.list", "cli.exec_true", "cli.list_own_jvm", "cli.exec_true_own_jvm",
+                    "floor.java_version", "service_start", "service_start.no_warm_up"),
+            java.util.stream.Stream.of("create", "exec", "file_write", "file_read", "file_list", "get", "list", "pause", "resume",
+                    "hibernate", "resume_hibernated", "checkpoint_memory", "fork", "delete")
+                    .flatMap(kind -> java.util.stream.Stream.of("first_call." + kind, "first_call.no_warm_up." + kind))).toList();
+
     @Test
     void aTinyRunMeasuresEveryScenarioAndLeavesNothingBehind(@TempDir Path dir) throws Exception {
         Path json = dir.resolve("results.json");
@@ -93,6 +101,8 @@ class BenchIT {
         var expected = new ArrayList<>(EXPECTED);
         expected.addAll(PREVIEW);
         expected.addAll(CHUNK_SIZES);
+        if (Checkout.ofRunningJar().isPresent()) expected.addAll(WHOLE_PROCESSES);
+        else assertThat(root.path("details").path("cli").path("skipped").asText()).contains("checkout");
         JsonNode watchSkipped = root.path("details").path("file-watch").path("skipped");
         if (watchSkipped.isMissingNode()) expected.addAll(FILE_WATCH);
         else assertThat(watchSkipped.asText()).contains("route not available");
