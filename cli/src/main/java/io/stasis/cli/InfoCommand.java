@@ -62,6 +62,7 @@ final class InfoCommand implements Callable<Integer> {
         if (p != null) {
             var policy = new LinkedHashMap<String, String>();
             policy.put("pauseAfterIdle", HumanFormat.duration(p.pauseAfterIdle()));
+            policy.put("standbyAfterIdle", HumanFormat.duration(p.standbyAfterIdle()));
             policy.put("hibernateAfterIdle", HumanFormat.duration(p.hibernateAfterIdle()));
             policy.put("stopAfterIdle", HumanFormat.duration(p.stopAfterIdle()));
             policy.put("deleteAfterIdle", HumanFormat.duration(p.deleteAfterIdle()));

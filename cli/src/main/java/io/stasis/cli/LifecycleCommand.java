@@ -42,6 +42,7 @@ final class LifecycleCommand implements Callable<Integer> {
     static String render(LifecyclePolicy p) {
         return Table.withoutHeaders()
                 .row("PAUSE AFTER IDLE", HumanFormat.duration(p.pauseAfterIdle()))
+                .row("STANDBY AFTER IDLE", HumanFormat.duration(p.standbyAfterIdle()))
                 .row("HIBERNATE AFTER IDLE", HumanFormat.duration(p.hibernateAfterIdle()))
                 .row("STOP AFTER IDLE", HumanFormat.duration(p.stopAfterIdle()))
                 .row("DELETE AFTER IDLE", HumanFormat.duration(p.deleteAfterIdle()))

@@ -16,6 +16,10 @@ final class LifecycleOptions {
             description = "Pause after this long idle (e.g. 30s, 5m), or never.")
     DurationOrNever pauseAfter;
 
+    @Option(names = "--standby-after", paramLabel = VALUE, converter = DurationOrNever.Converter.class,
+            description = "Go to standby (memory given back to the host) after this long idle, or never.")
+    DurationOrNever standbyAfter;
+
     @Option(names = "--hibernate-after", paramLabel = VALUE, converter = DurationOrNever.Converter.class,
             description = "Hibernate after this long idle, or never.")
     DurationOrNever hibernateAfter;
@@ -33,13 +37,14 @@ final class LifecycleOptions {
     DurationOrNever maxAge;
 
     @Option(names = "--auto-resume", arity = "1", paramLabel = "true|false",
-            description = "Whether exec and file calls wake a paused or hibernated sandbox.")
+            description = "Whether exec and file calls wake a paused, standby or hibernated sandbox.")
     Boolean autoResume;
 
     /** The options given, as an update; empty when none was. */
     LifecycleUpdate toUpdate() {
         var update = LifecycleUpdate.builder();
         set("--pause-after", pauseAfter, update::pauseAfterIdle);
+        set("--standby-after", standbyAfter, update::standbyAfterIdle);
         set("--hibernate-after", hibernateAfter, update::hibernateAfterIdle);
         set("--stop-after", stopAfter, update::stopAfterIdle);
         set("--delete-after", deleteAfter, update::deleteAfterIdle);

@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** pause, resume, hibernate, stop, start, lifecycle, checkpoint(s), rm-checkpoint, fork, events and the new info rows. */
 class LiveStateCommandsTest {
     static final String LIFECYCLE = """
-            {"pauseAfterIdle": "15s", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
+            {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
              "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}""";
 
     private FakeServer server;
@@ -117,6 +117,7 @@ class LiveStateCommandsTest {
                 ENV          -
                 METADATA     -
                 LIFECYCLE    pauseAfterIdle=15s
+                             standbyAfterIdle=2m
                              hibernateAfterIdle=10m
                              stopAfterIdle=never
                              deleteAfterIdle=30d
@@ -141,6 +142,7 @@ class LiveStateCommandsTest {
         assertThat(run("lifecycle", "demo")).isZero();
         assertThat(out).isEqualTo("""
                 PAUSE AFTER IDLE       15s
+                STANDBY AFTER IDLE     2m
                 HIBERNATE AFTER IDLE   10m
                 STOP AFTER IDLE        never
                 DELETE AFTER IDLE      30d

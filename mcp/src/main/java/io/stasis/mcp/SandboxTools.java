@@ -32,7 +32,7 @@ import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.stream.Collectors;
 
-/** Tools on whole sandboxes: create, list, get, delete, exec, pause, hibernate, resume, checkpoint, fork, preview, network. */
+/** Tools on whole sandboxes: create, list, get, delete, exec, pause, standby, hibernate, resume, checkpoint, fork, preview, network. */
 final class SandboxTools {
     static final String SANDBOX_DESCRIPTION = "The sandbox: its id (sbx_...) or its name.";
     /** The default and largest number of characters of each output stream an exec answers with. */
@@ -47,11 +47,15 @@ final class SandboxTools {
                 lifecycle("sandbox_pause", "Pause sandbox", "Freezes every process of the sandbox (memory stays, no CPU is used). "
                         + "Instant; any later exec, process or file call resumes it. Answers the sandbox in its new state.",
                         (client, id) -> client.sandboxes().pause(id)),
+                lifecycle("sandbox_standby", "Put sandbox in standby", "Freezes every process and gives the sandbox's memory "
+                        + "back to the host (no CPU, almost no RAM). Back in milliseconds, everything where it was, on sandbox_resume "
+                        + "or automatically on the next exec, process or file call. Answers the sandbox in its new state.",
+                        (client, id) -> client.sandboxes().standby(id)),
                 lifecycle("sandbox_hibernate", "Hibernate sandbox", "Saves the sandbox's processes and memory to disk and frees "
                         + "its memory. Everything (running programs, open files, shells) continues where it was after sandbox_resume, "
                         + "or automatically on the next exec, process or file call. Answers the sandbox in its new state.",
                         (client, id) -> client.sandboxes().hibernate(id)),
-                lifecycle("sandbox_resume", "Resume sandbox", "Brings a paused, hibernated or stopped sandbox back to running "
+                lifecycle("sandbox_resume", "Resume sandbox", "Brings a paused, standby, hibernated or stopped sandbox back to running "
                         + "(a stopped one boots afresh; its processes are gone). Answers the sandbox in its new state.",
                         (client, id) -> client.sandboxes().resume(id)),
                 checkpoint(), fork(), preview(), network());
@@ -114,14 +118,14 @@ final class SandboxTools {
 
     private static StasisTool list() {
         var schema = object()
-                .optional("state", enumeration("Only sandboxes in this state.", "running", "paused", "hibernated", "stopped"))
+                .optional("state", enumeration("Only sandboxes in this state.", "running", "paused", "standby", "hibernated", "stopped"))
                 .optional("metadata", stringMap("Only sandboxes with all these metadata labels."))
                 .optional("limit", integer("At most this many (default 100), oldest first.", 1, 1000))
                 .build();
         return new StasisTool("sandbox_list", "List sandboxes", "Lists the sandboxes this API key can see, oldest first, "
                 + "one line each: id, name, state, template.", schema, Kind.READ, (client, args) -> {
                     var request = ListSandboxesRequest.builder().limit((int) args.integer("limit", 100, 1, 1000));
-                    if (args.has("state")) request.state(args.choice("state", null, "running", "paused", "hibernated", "stopped"));
+                    if (args.has("state")) request.state(args.choice("state", null, "running", "paused", "standby", "hibernated", "stopped"));
                     args.stringMap("metadata").forEach(request::metadata);
                     var page = client.sandboxes().list(request.build());
                     List<Sandbox> items = page.items();
@@ -134,7 +138,7 @@ final class SandboxTools {
 
     private static StasisTool get() {
         return new StasisTool("sandbox_get", "Get sandbox", "Describes one sandbox: state, template, resources, "
-                + "environment, metadata, idle policy. Does not wake a paused or hibernated sandbox.",
+                + "environment, metadata, idle policy. Does not wake a paused, standby or hibernated sandbox.",
                 sandboxOnly(), Kind.READ, (client, args) -> {
                     Sandbox sandbox = client.sandboxes().get(args.string("sandbox"));
                     return ToolResult.of(Texts.sandbox(sandbox) + "\n" + io.stasis.sdk.StasisJson.write(sandbox), sandbox);

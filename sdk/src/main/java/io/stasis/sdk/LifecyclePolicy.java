@@ -8,13 +8,14 @@ import java.time.Duration;
  * CPU; the deepest step that is due wins. Change it with {@link Sandbox#updateLifecycle}.
  *
  * @param pauseAfterIdle     idle this long: pause (server default 15 s)
- * @param hibernateAfterIdle idle this long: hibernate (default 10 min)
+ * @param standbyAfterIdle   idle this long: standby, its memory given back to the host (default 2 min)
+ * @param hibernateAfterIdle idle this long: hibernate (default 1 h)
  * @param stopAfterIdle      idle this long: stop (default never)
  * @param deleteAfterIdle    idle this long: delete (default 30 days)
  * @param maxAge             this old: delete, busy or not (default never)
- * @param autoResume         whether exec and file calls wake a paused or hibernated sandbox
+ * @param autoResume         whether exec and file calls wake a paused, standby or hibernated sandbox
  *                           (default true); when false they get {@code invalid_state}
  */
-public record LifecyclePolicy(Duration pauseAfterIdle, Duration hibernateAfterIdle, Duration stopAfterIdle,
+public record LifecyclePolicy(Duration pauseAfterIdle, Duration standbyAfterIdle, Duration hibernateAfterIdle, Duration stopAfterIdle,
                               Duration deleteAfterIdle, Duration maxAge, boolean autoResume) {
 }

@@ -76,6 +76,11 @@ public final class LifecycleUpdate {
             return duration("pauseAfterIdle", after);
         }
 
+        /** Go to standby (memory given back to the host) after this long idle; null: never. */
+        public Builder standbyAfterIdle(Duration after) {
+            return duration("standbyAfterIdle", after);
+        }
+
         /** Hibernate after this long idle; null: never hibernate. */
         public Builder hibernateAfterIdle(Duration after) {
             return duration("hibernateAfterIdle", after);

@@ -20,7 +20,7 @@ import java.util.function.Consumer;
  *
  * <h2>Hibernate and resume</h2>
  * Hibernation writes the processes and their memory to disk and frees the memory; resume puts
- * them back where they were. Exec and file calls resume a paused or hibernated sandbox by
+ * them back where they were. Exec and file calls resume a paused, standby or hibernated sandbox by
  * themselves unless its {@link LifecyclePolicy#autoResume()} is off.
  * <pre>{@code
  * sandbox.exec("sh", "-c", "sleep 1000 >/dev/null 2>&1 &");
@@ -73,7 +73,7 @@ public final class Sandbox {
         return info.template();
     }
 
-    /** {@code running}, {@code paused}, {@code hibernated} or {@code stopped} when fetched. */
+    /** {@code running}, {@code paused}, {@code standby}, {@code hibernated} or {@code stopped} when fetched. */
     public String state() {
         return info.state();
     }
@@ -90,6 +90,11 @@ public final class Sandbox {
     /** Frozen: memory kept, no CPU used. */
     public boolean isPaused() {
         return "paused".equals(info.state());
+    }
+
+    /** Frozen with its memory given back to the host (in swap): no CPU, almost no RAM. */
+    public boolean isStandby() {
+        return "standby".equals(info.state());
     }
 
     /** Its processes are in an image on disk ({@link #hibernation()}). */
@@ -205,6 +210,17 @@ public final class Sandbox {
      */
     public Sandbox pause() {
         return wrap(calls.action("pause"));
+    }
+
+    /**
+     * Freezes every process and gives its memory back to the host (paged out to swap): no CPU,
+     * almost no RAM; {@link #resume()} thaws it in milliseconds, the memory coming back as it is
+     * touched. Returns once frozen. One in standby already is returned as it is.
+     *
+     * @throws ConflictException {@code invalid_state} when stopped or hibernated
+     */
+    public Sandbox standby() {
+        return wrap(calls.action("standby"));
     }
 
     /** Brings the sandbox to running from any state: thaws, restores from hibernation, or boots a stopped one fresh. */

@@ -84,6 +84,11 @@ public final class Sandboxes {
     }
 
     /** Hibernates the sandbox with this id or name; see {@link Sandbox#hibernate()}. */
+    /** Freezes the sandbox and gives its memory back to the host; see {@link Sandbox#standby()}. */
+    public Sandbox standby(String idOrName) {
+        return action(idOrName, "standby");
+    }
+
     public Sandbox hibernate(String idOrName) {
         return action(idOrName, "hibernate");
     }

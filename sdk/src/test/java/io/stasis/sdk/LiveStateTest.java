@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Lifecycle actions, the idle policy, checkpoints, forks and events against documented responses. */
 class LiveStateTest {
     static final String LIFECYCLE = """
-            {"pauseAfterIdle": "15s", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
+            {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
              "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}""";
 
     static final String HIBERNATED = """
@@ -61,7 +61,7 @@ class LiveStateTest {
         assertThat(s.hibernation()).isEqualTo(new Hibernation("ckpt_h", 421033, Instant.parse("2026-11-29T10:05:00Z")));
         assertThat(s.parentId()).isEqualTo("sbx_p");
         assertThat(s.checkpointId()).isEqualTo("ckpt_f");
-        assertThat(s.lifecycle()).isEqualTo(new LifecyclePolicy(Duration.ofSeconds(15), Duration.ofMinutes(10), null,
+        assertThat(s.lifecycle()).isEqualTo(new LifecyclePolicy(Duration.ofSeconds(15), Duration.ofMinutes(2), Duration.ofMinutes(10), null,
                 Duration.ofDays(30), null, true));
     }
 

@@ -97,6 +97,7 @@ public final class Daemon implements AutoCloseable {
             var runtimeConfig = new RuncConfig(config.runc(), config.criu(), config.dataDir().resolve("runtime"),
                     "stasis", 100_000, Duration.ofSeconds(30));
             var runtime = register(new RuncRuntime(runtimeConfig));
+            openStandbySwap(config, catalog);
             var owner = runtimeConfig.rootOwner();
             List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
             var templates = new TemplateService(roots, recipes, owner);
@@ -199,6 +200,32 @@ public final class Daemon implements AutoCloseable {
             if (e instanceof RuntimeException r) throw r;
             if (e instanceof Error err) throw err;
             throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The swap file sandboxes in standby page out to ({@code --standby-swap}). It stays on while a
+     * sandbox is in standby (its memory is there), so a restart finds it; with none left, stopping
+     * the service turns it off and deletes it. Without it (a size of 0, or a filesystem that takes no
+     * swap file) a standby only freezes and drops the page cache: logged, the service runs.
+     */
+    private void openStandbySwap(ServerConfig config, Catalog catalog) {
+        if (config.standbySwapBytes() == 0) {
+            log.atInfo().log("no standby swap file (--standby-swap 0): standby keeps memory in RAM");
+            return;
+        }
+        try {
+            var swap = io.stasis.host.SwapFile.open(config.dataDir().resolve("standby.swap"), config.standbySwapBytes());
+            register(() -> {
+                boolean inStandby = catalog.all().stream().anyMatch(s -> s.state() instanceof io.stasis.core.sandbox.SandboxState.Standby);
+                try {
+                    swap.close(!inStandby);
+                } catch (RuntimeException e) {
+                    log.atWarn().addKeyValue("file", swap.file()).setCause(e).log("the standby swap file stays on");
+                }
+            });
+        } catch (StasisException e) {
+            log.atWarn().addKeyValue("reason", e.getMessage()).log("no standby swap file: standby keeps memory in RAM");
         }
     }
 

@@ -41,6 +41,8 @@ import java.util.Optional;
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  * @param blobs            the durable store of checkpoints
  * @param bucketEndpointsAllow non-public ranges that bucket mounts' endpoints may resolve to (default none)
+ * @param standbySwapBytes size of the swap file (data-dir/standby.swap) that sandboxes in standby page out to; 0: none
+ *                         (a standby then only freezes and drops the page cache)
  * @param warmUp           whether the start ends with one pass through the common calls ({@link WarmUp}), so
  *                         that the first calls after a start are not the slow ones (never with a fault point)
  */
@@ -49,7 +51,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
-                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, boolean warmUp) {
+                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -59,7 +61,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of(), true);
+                BlobSettings.defaults(), List.of(), 8L << 30, true);
     }
 
     private static Optional<Path> defaultCriu() {
@@ -143,8 +145,10 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
                 case "--bucket-endpoints-allow" -> c.with(b -> b.bucketEndpointsAllow = cidrs(flag, v));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
+                case "--standby-swap" -> c.with(b -> b.standbySwapBytes = v.equals("0") ? 0 : size(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
                 case "--pause-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "pauseAfterIdle", optionalDuration(flag, v)));
+                case "--standby-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "standbyAfterIdle", optionalDuration(flag, v)));
                 case "--hibernate-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "hibernateAfterIdle", optionalDuration(flag, v)));
                 case "--stop-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "stopAfterIdle", optionalDuration(flag, v)));
                 case "--delete-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "deleteAfterIdle", optionalDuration(flag, v)));
@@ -185,10 +189,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
+                  --standby-swap SIZE      swap file for sandboxes in standby, in the data directory (default 8G;
+                                           0: none, a standby then keeps its memory in RAM)
                   --no-warm-up             skip the pass through the common calls that ends a start
                                            (the first calls after a start are then slower)
                   --pause-after-idle D     default idle policy of new sandboxes (D: a duration or "never"):
-                  --hibernate-after-idle D   pause 15s, hibernate 10m, stop never, delete 30d, max age never
+                  --standby-after-idle D     pause 15s, standby 2m, hibernate 1h, stop never, delete 30d,
+                  --hibernate-after-idle D   max age never
                   --stop-after-idle D
                   --delete-after-idle D
                   --max-age D
@@ -273,6 +280,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
     private static LifecyclePolicy policy(LifecyclePolicy p, String field, Optional<Duration> d) {
         return new LifecyclePolicy(
                 field.equals("pauseAfterIdle") ? d : p.pauseAfterIdle(),
+                field.equals("standbyAfterIdle") ? d : p.standbyAfterIdle(),
                 field.equals("hibernateAfterIdle") ? d : p.hibernateAfterIdle(),
                 field.equals("stopAfterIdle") ? d : p.stopAfterIdle(),
                 field.equals("deleteAfterIdle") ? d : p.deleteAfterIdle(),
@@ -306,6 +314,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Optional<String> faultPoint;
         BlobSettings blobs;
         List<Cidr> bucketEndpointsAllow;
+        long standbySwapBytes;
         boolean warmUp;
 
         Builder(ServerConfig c) {
@@ -333,13 +342,14 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             faultPoint = c.faultPoint;
             blobs = c.blobs;
             bucketEndpointsAllow = c.bucketEndpointsAllow;
+            standbySwapBytes = c.standbySwapBytes;
             warmUp = c.warmUp;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, warmUp);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp);
         }
     }
 }

@@ -43,7 +43,7 @@ class CrashRecoveryIT {
     record Case(String step, String from, String action, Set<String> allowed) {
         @Override
         public String toString() {
-            return step;
+            return step + " from " + from;
         }
     }
 
@@ -51,6 +51,10 @@ class CrashRecoveryIT {
         return List.of(
                 new Case("pause.after-freeze", "running", "pause", Set.of("running", "paused")),
                 new Case("resume.after-thaw", "paused", "resume", Set.of("running", "paused")),
+                new Case("standby.after-freeze", "running", "standby", Set.of("running", "standby")),
+                new Case("standby.after-freeze", "paused", "standby", Set.of("paused", "standby")),
+                new Case("resume.after-thaw", "standby", "resume", Set.of("running", "standby")),
+                new Case("hibernate.after-record", "standby", "hibernate", Set.of("standby", "hibernated")),
                 new Case("hibernate.after-freeze", "running", "hibernate", Set.of("running", "hibernated")),
                 new Case("hibernate.after-snapshot", "running", "hibernate", Set.of("running", "hibernated")),
                 new Case("hibernate.after-dump", "running", "hibernate", Set.of("running", "hibernated")),
@@ -83,6 +87,7 @@ class CrashRecoveryIT {
                 api.call("DELETE", "/v1/sandboxes/" + sandbox.get("id").asText(), null);
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+        assertThat(HostLeaks.swapFilesUnder(dataDir)).isEmpty();
         assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
         ServiceFixture.deleteTree(dataDir);
     }
@@ -137,6 +142,7 @@ class CrashRecoveryIT {
         switch (state) {
             case "running" -> { }
             case "paused" -> api.post("/v1/sandboxes/" + id + "/pause", null);
+            case "standby" -> api.post("/v1/sandboxes/" + id + "/standby", null);
             case "hibernated" -> api.post("/v1/sandboxes/" + id + "/hibernate", null);
             case "stopped" -> api.post("/v1/sandboxes/" + id + "/stop", null);
             default -> throw new IllegalArgumentException(state);

@@ -40,6 +40,7 @@ final class ServiceFixture implements AutoCloseable {
     /** The same on a data directory the caller prepared (it may already hold a previous run's state). */
     static ServiceFixture startIn(Path dataDir, String... extraFlags) throws IOException {
         var flags = new ArrayList<>(List.of("--port", "0", "--preview-port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
+                "--standby-swap", "2G",
                 "--default-template", "tiny", "--no-slow-templates"));
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));
         flags.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
@@ -63,6 +64,7 @@ final class ServiceFixture implements AutoCloseable {
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left (bucket mounts' FUSE ones included)").isEmpty();
         assertThat(HostLeaks.processesWorkingUnder(dataDir)).as("bucket mount daemons left").isEmpty();
+        assertThat(HostLeaks.swapFilesUnder(dataDir)).as("standby swap file left on").isEmpty();
         try {
             assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
             var network = TestNetworkFlags.forDataDir(dataDir);

@@ -41,7 +41,7 @@ final class ServiceProcess implements AutoCloseable {
         if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
-                "--preview-port", "0", "--pool-size", "4G", "--default-template", "tiny", "--no-slow-templates"));
+                "--preview-port", "0", "--pool-size", "4G", "--standby-swap", "1G", "--default-template", "tiny", "--no-slow-templates"));
         argv.addAll(TestNetworkFlags.forDataDir(dataDir));
         argv.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
         argv.addAll(List.of(extraFlags));

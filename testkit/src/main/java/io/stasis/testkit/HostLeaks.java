@@ -29,6 +29,21 @@ public final class HostLeaks {
         return out;
     }
 
+    /** Swap areas (from /proc/swaps) whose file lies under {@code dir}: a standby swap file left on. */
+    public static List<String> swapFilesUnder(Path dir) {
+        var out = new java.util.ArrayList<String>();
+        try {
+            var lines = java.nio.file.Files.readAllLines(Path.of("/proc/swaps"));
+            for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
+                String file = line.trim().split("\\s+")[0].replace("\\040", " ");
+                if (Path.of(file).startsWith(dir.toAbsolutePath())) out.add(file);
+            }
+        } catch (java.io.IOException e) {
+            // no /proc/swaps: no swap
+        }
+        return out;
+    }
+
     /** Loop devices whose backing file is at or below {@code dir}. */
     public static List<String> loopDevicesBackedBy(Path dir) {
         var out = new ArrayList<String>();

@@ -27,6 +27,7 @@ final class LifecycleJson {
     static String toJson(LifecyclePolicy policy) {
         ObjectNode node = JSON.createObjectNode(); // insertion order: the record's field order
         putDuration(node, "pauseAfterIdle", policy.pauseAfterIdle());
+        putDuration(node, "standbyAfterIdle", policy.standbyAfterIdle());
         putDuration(node, "hibernateAfterIdle", policy.hibernateAfterIdle());
         putDuration(node, "stopAfterIdle", policy.stopAfterIdle());
         putDuration(node, "deleteAfterIdle", policy.deleteAfterIdle());
@@ -46,7 +47,9 @@ final class LifecycleJson {
         if (node == null || !node.isObject()) throw new IllegalArgumentException("lifecycle is not a JSON object: " + json);
         JsonNode autoResume = required(node, "autoResume");
         if (!autoResume.isBoolean()) throw new IllegalArgumentException("lifecycle.autoResume is not a boolean: " + autoResume);
-        return new LifecyclePolicy(duration(node, "pauseAfterIdle"), duration(node, "hibernateAfterIdle"),
+        // standbyAfterIdle came later: rows written before it have none, and never go to standby.
+        var standby = node.has("standbyAfterIdle") ? duration(node, "standbyAfterIdle") : Optional.<Duration>empty();
+        return new LifecyclePolicy(duration(node, "pauseAfterIdle"), standby, duration(node, "hibernateAfterIdle"),
                 duration(node, "stopAfterIdle"), duration(node, "deleteAfterIdle"), duration(node, "maxAge"),
                 autoResume.booleanValue());
     }

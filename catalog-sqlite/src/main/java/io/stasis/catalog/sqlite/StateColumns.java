@@ -44,6 +44,7 @@ final class StateColumns {
         return switch (name) {
             case "running" -> SandboxState.RUNNING;
             case "paused" -> SandboxState.PAUSED;
+            case "standby" -> SandboxState.STANDBY;
             case "hibernated" -> new SandboxState.Hibernated(
                     new CheckpointId(rs.getString("hibernated_checkpoint_id")),
                     rs.getLong("hibernated_image_bytes"),

@@ -88,13 +88,13 @@ final class TenantTable {
     }
 
     /**
-     * Running sandboxes are those holding memory (running or paused); sandboxes being deleted hold
+     * Running sandboxes are those with processes (running, paused or in standby); sandboxes being deleted hold
      * nothing any more. Disk counts the limits of every sandbox.
      */
     static TenantUsage usage(Connection c, TenantId tenant) throws SQLException {
         try (var st = c.prepareStatement("SELECT"
-                + " coalesce(sum(state IN ('running', 'paused')), 0),"
-                + " coalesce(sum(CASE WHEN state IN ('running', 'paused') THEN memory_mb ELSE 0 END), 0),"
+                + " coalesce(sum(state IN ('running', 'paused', 'standby')), 0),"
+                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN memory_mb ELSE 0 END), 0),"
                 + " coalesce(sum(disk_mb), 0)"
                 + " + (SELECT coalesce(sum(size_mb), 0) FROM volumes WHERE tenant_id = ?1)" // volumes count toward diskMb too
                 + " FROM sandboxes WHERE tenant_id = ?1 AND state <> 'deleted'")) {

@@ -37,6 +37,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class MigrationsTest {
+    /** The policy V2 gave rows written before it (the defaults then: no standby, hibernate after 10 min). */
+    private static final LifecyclePolicy V2_POLICY = new LifecyclePolicy(Optional.of(java.time.Duration.ofSeconds(15)), Optional.empty(),
+            Optional.of(java.time.Duration.ofMinutes(10)), Optional.empty(), Optional.of(java.time.Duration.ofDays(30)), Optional.empty(), true);
+
     @TempDir
     Path dir;
 
@@ -113,11 +117,11 @@ class MigrationsTest {
             var running = new Sandbox(runningId, Optional.of("web"), "base", SandboxState.RUNNING,
                     Instant.parse("2026-01-02T03:04:05.987654321Z"), new Resources(2.5, 2048, 1000),
                     Map.of("PATH", "/usr/bin", "UNICODE", "héllo ✓"), Map.of("owner", "alice", "team.name/x", "infra"),
-                    Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                    Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
             var stopped = v2Default(stoppedId, Optional.empty(), new SandboxState.Stopped("processes_lost"), "2026-01-02T03:04:06Z", Map.of());
             var reasonless = v2Default(reasonlessId, Optional.empty(), new SandboxState.Stopped(null), "2026-01-02T03:04:07Z", Map.of("owner", "alice"));
             var deleted = new Sandbox(deletedId, Optional.of("gone"), "tiny", SandboxState.DELETED, Instant.parse("2026-01-02T03:04:08Z"),
-                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
 
             assertThat(catalog.all()).containsExactly(running, stopped, reasonless, deleted);
             assertThat(catalog.findByName(TenantId.DEFAULT, "web")).contains(running);
@@ -143,7 +147,7 @@ class MigrationsTest {
                 st.setString(1, runningId.value());
                 try (var rs = st.executeQuery()) {
                     assertThat(rs.next()).isTrue();
-                    assertThat(rs.getString(1)).isEqualTo(LifecycleJson.toJson(LifecyclePolicy.DEFAULT));
+                    assertThat(rs.getString(1)).isEqualTo("{\"pauseAfterIdle\":\"PT15S\",\"hibernateAfterIdle\":\"PT10M\",\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":null,\"autoResume\":true}");
                 }
             }
             assertThat(queryInt(c, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN "
@@ -290,7 +294,7 @@ class MigrationsTest {
 
     private static Sandbox v2Default(SandboxId id, Optional<String> name, SandboxState state, String createdAt, Map<String, String> metadata) {
         return new Sandbox(id, name, "tiny", state, Instant.parse(createdAt), Resources.DEFAULT, Map.of(), metadata,
-                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
     }
 
     private static String resource(String script) throws java.io.IOException {

@@ -118,12 +118,12 @@ class RecordRoundTripPropertyTest {
         Arbitrary<SandboxState> hibernated = Combinators.combine(checkpointIds(), Arbitraries.longs().greaterOrEqual(0), instants())
                 .as(SandboxState.Hibernated::new);
         Arbitrary<SandboxState> stopped = texts().injectNull(0.2).map(SandboxState.Stopped::new);
-        return Arbitraries.oneOf(Arbitraries.of(SandboxState.RUNNING, SandboxState.PAUSED, SandboxState.DELETED), hibernated, stopped);
+        return Arbitraries.oneOf(Arbitraries.of(SandboxState.RUNNING, SandboxState.PAUSED, SandboxState.STANDBY, SandboxState.DELETED), hibernated, stopped);
     }
 
     Arbitrary<LifecyclePolicy> lifecycles() {
         var step = durations().optional(0.6);
-        return Combinators.combine(step, step, step, step, step, Arbitraries.of(true, false)).as(LifecyclePolicy::new);
+        return Combinators.combine(step, step, step, step, step, step, Arbitraries.of(true, false)).as(LifecyclePolicy::new);
     }
 
     Arbitrary<Duration> durations() {

@@ -149,7 +149,7 @@ class SqliteCatalogTest {
                 new SandboxState.Hibernated(CheckpointId.random(), 123_456_789_012L, T0.plusSeconds(4)),
                 T0.plusSeconds(5), new Resources(0.5, 256, 64), Map.of("A", "1"), Map.of("k", "v"),
                 Optional.of(SandboxId.random()), Optional.of(CheckpointId.random()),
-                new LifecyclePolicy(Optional.empty(), Optional.of(Duration.ofMinutes(1)), Optional.empty(), Optional.empty(),
+                new LifecyclePolicy(Optional.empty(), Optional.of(Duration.ofSeconds(30)), Optional.of(Duration.ofMinutes(1)), Optional.empty(), Optional.empty(),
                         Optional.of(Duration.ofDays(2)), false), TenantId.DEFAULT);
 
         catalog.update(after);
@@ -425,9 +425,9 @@ class SqliteCatalogTest {
         var emptyImage = TestSandboxes.running(T0.plusSeconds(2)).withState(new SandboxState.Hibernated(CheckpointId.random(), 0, T0));
         var fork = TestSandboxes.forkOf(paused.id(), CheckpointId.random(), T0.plusSeconds(3));
         var neverMoves = TestSandboxes.running(T0.plusSeconds(4)).withLifecycle(new LifecyclePolicy(
-                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), false));
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), false));
         var everyStep = TestSandboxes.running(T0.plusSeconds(5)).withLifecycle(new LifecyclePolicy(
-                Optional.of(Duration.ofMillis(1500)), Optional.of(Duration.ofNanos(1)), Optional.of(Duration.ofHours(25)),
+                Optional.of(Duration.ofMillis(1500)), Optional.of(Duration.ofSeconds(7)), Optional.of(Duration.ofNanos(1)), Optional.of(Duration.ofHours(25)),
                 Optional.of(Duration.ofDays(999_999_999)), Optional.of(Duration.ofSeconds(59, 999_999_999)), true));
         var all = List.of(paused, hibernated, emptyImage, fork, neverMoves, everyStep);
 

@@ -37,7 +37,7 @@ public final class FileService {
     private Path root(String sandboxRef) {
         var sandbox = sandboxes.get(sandboxRef);
         activity.touch(sandbox.id());
-        if (sandbox.state() instanceof SandboxState.Paused || sandbox.state() instanceof SandboxState.Hibernated) {
+        if (sandbox.state().asleep()) {
             if (!sandbox.lifecycle().autoResume())
                 throw StasisException.invalidState(sandbox.id().value(), sandbox.state().wireName(), "use files (autoResume is off: resume it first)");
             sandbox = lifecycle.resume(sandbox.id(), LifecycleService.Reason.API);

@@ -15,7 +15,7 @@ import java.util.Optional;
  */
 public record Operation(SandboxId sandbox, Kind kind, Optional<CheckpointId> checkpoint, Instant startedAt) {
 
-    public enum Kind { PAUSE, RESUME, HIBERNATE, RESTORE, CHECKPOINT, FORK, STOP, START }
+    public enum Kind { PAUSE, STANDBY, RESUME, HIBERNATE, RESTORE, CHECKPOINT, FORK, STOP, START }
 
     public Operation {
         Objects.requireNonNull(sandbox);

@@ -93,6 +93,7 @@ public final class IdleMonitor implements AutoCloseable {
         var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;
         switch (decision.get().action()) {
             case PAUSE -> lifecycle.pause(id, reason);
+            case STANDBY -> lifecycle.standby(id, reason);
             case HIBERNATE -> {
                 try {
                     lifecycle.hibernate(id, reason);

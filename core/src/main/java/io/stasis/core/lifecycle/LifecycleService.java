@@ -107,6 +107,7 @@ public final class LifecycleService {
                     runtime.freeze(id);
                     faults.reach("pause.after-freeze");
                 });
+                case SandboxState.Standby s -> throw StasisException.invalidState(id.value(), "standby", "pause (it is already asleep; resume it first)");
                 case SandboxState.Hibernated h -> throw StasisException.invalidState(id.value(), "hibernated", "pause (it is already asleep; resume it first)");
                 case SandboxState.Stopped s -> throw StasisException.invalidState(id.value(), "stopped", "pause");
                 case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
@@ -115,7 +116,35 @@ public final class LifecycleService {
     }
 
     /**
-     * Brings the sandbox back to running: thaws a paused one, restores a hibernated one's
+     * Freezes every process and gives its memory back to the host (swap): no CPU, almost no RAM,
+     * back in milliseconds. Returns once frozen; the memory goes out in the background.
+     */
+    public Sandbox standby(SandboxId id, Reason reason) {
+        return locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            return switch (sandbox.state()) {
+                case SandboxState.Standby s -> sandbox;
+                case SandboxState.Running r -> standbyLocked(sandbox, reason);
+                case SandboxState.Paused p -> standbyLocked(sandbox, reason);
+                case SandboxState.Hibernated h -> throw StasisException.invalidState(id.value(), "hibernated", "standby (it is already asleep; resume it first)");
+                case SandboxState.Stopped s -> throw StasisException.invalidState(id.value(), "stopped", "standby");
+                case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
+            };
+        });
+    }
+
+    private Sandbox standbyLocked(Sandbox sandbox, Reason reason) {
+        long start = System.nanoTime();
+        var standby = transition(sandbox, Operation.Kind.STANDBY, Optional.empty(), SandboxState.STANDBY, reason, () -> {
+            runtime.standby(sandbox.id());
+            faults.reach("standby.after-freeze");
+        });
+        log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("in standby");
+        return standby;
+    }
+
+    /**
+     * Brings the sandbox back to running: thaws a paused one or one in standby, restores a hibernated one's
      * processes, boots a stopped one on its root.
      */
     public Sandbox resume(SandboxId id, Reason reason) {
@@ -132,6 +161,10 @@ public final class LifecycleService {
         return switch (sandbox.state()) {
             case SandboxState.Running r -> sandbox;
             case SandboxState.Paused p -> transition(sandbox, Operation.Kind.RESUME, Optional.empty(), SandboxState.RUNNING, reason, () -> {
+                runtime.thaw(id);
+                faults.reach("resume.after-thaw");
+            });
+            case SandboxState.Standby s -> transition(sandbox, Operation.Kind.RESUME, Optional.empty(), SandboxState.RUNNING, reason, () -> {
                 runtime.thaw(id);
                 faults.reach("resume.after-thaw");
             });
@@ -186,6 +219,7 @@ public final class LifecycleService {
                 case SandboxState.Hibernated h -> sandbox;
                 case SandboxState.Running r -> hibernateLocked(sandbox, reason);
                 case SandboxState.Paused p -> hibernateLocked(sandbox, reason);
+                case SandboxState.Standby s -> hibernateLocked(sandbox, reason);
                 case SandboxState.Stopped s -> throw StasisException.invalidState(id.value(), "stopped", "hibernate");
                 case SandboxState.Deleted d -> throw StasisException.sandboxNotFound(id.value());
             };
@@ -243,6 +277,7 @@ public final class LifecycleService {
                 case SandboxState.Stopped s -> sandbox;
                 case SandboxState.Running r -> stopLocked(sandbox, reason);
                 case SandboxState.Paused p -> stopLocked(sandbox, reason);
+                case SandboxState.Standby s -> stopLocked(sandbox, reason);
                 case SandboxState.Hibernated h -> {
                     var stopped = transition(sandbox, Operation.Kind.STOP, Optional.of(h.checkpoint()), new SandboxState.Stopped(reason.wireName()),
                             reason, () -> { });
@@ -274,7 +309,7 @@ public final class LifecycleService {
 
     /**
      * Auto-resume: runs {@code action} on the sandbox once it runs, holding its lock shared so that
-     * no state change interleaves. A paused or hibernated sandbox is resumed first (unless its policy
+     * no state change interleaves. A paused, standby or hibernated sandbox is resumed first (unless its policy
      * turned auto-resume off); a stopped one is refused.
      */
     public <T> T withRunning(SandboxId id, String action, Function<Sandbox, T> use) {

@@ -98,8 +98,14 @@ public final class Reconciler {
         return switch (status) {
             case RUNNING -> sandbox.withState(SandboxState.RUNNING);
             case FROZEN -> {
-                // Frozen on purpose only when paused, or when the crash came mid-pause: anything
-                // else (a checkpoint or hibernation cut short) goes back to running.
+                // Frozen on purpose only when paused or in standby, or when the crash came mid-pause or
+                // mid-standby: anything else (a checkpoint or hibernation cut short) goes back to running.
+                // A standby's page-out may have been cut short too: it runs again.
+                if (sandbox.state() instanceof SandboxState.Standby
+                        || operation.map(o -> o.kind() == Operation.Kind.STANDBY).orElse(false)) {
+                    runtime.standby(id);
+                    yield sandbox.withState(SandboxState.STANDBY);
+                }
                 boolean paused = sandbox.state() instanceof SandboxState.Paused
                         || operation.map(o -> o.kind() == Operation.Kind.PAUSE).orElse(false);
                 if (paused) yield sandbox.withState(SandboxState.PAUSED);

@@ -15,7 +15,7 @@ public final class IdlePolicy {
     private IdlePolicy() {
     }
 
-    public enum Action { PAUSE, HIBERNATE, STOP, DELETE }
+    public enum Action { PAUSE, STANDBY, HIBERNATE, STOP, DELETE }
 
     /** What to do, and why: {@code idle} or {@code ttl} (the sandbox outlived {@code maxAge}). */
     public record Decision(Action action, String reason) {
@@ -27,8 +27,9 @@ public final class IdlePolicy {
         Duration idle = Duration.between(idleSince, now);
         if (reached(policy.deleteAfterIdle(), idle)) return Optional.of(new Decision(Action.DELETE, "idle"));
         int depth = depth(state);
-        if (reached(policy.stopAfterIdle(), idle) && depth < 3) return Optional.of(new Decision(Action.STOP, "idle"));
-        if (reached(policy.hibernateAfterIdle(), idle) && depth < 2) return Optional.of(new Decision(Action.HIBERNATE, "idle"));
+        if (reached(policy.stopAfterIdle(), idle) && depth < 4) return Optional.of(new Decision(Action.STOP, "idle"));
+        if (reached(policy.hibernateAfterIdle(), idle) && depth < 3) return Optional.of(new Decision(Action.HIBERNATE, "idle"));
+        if (reached(policy.standbyAfterIdle(), idle) && depth < 2) return Optional.of(new Decision(Action.STANDBY, "idle"));
         if (reached(policy.pauseAfterIdle(), idle) && depth < 1) return Optional.of(new Decision(Action.PAUSE, "idle"));
         return Optional.empty();
     }
@@ -37,14 +38,15 @@ public final class IdlePolicy {
         return limit.isPresent() && elapsed.compareTo(limit.get()) >= 0;
     }
 
-    /** How far down the ladder a state is: running 0, paused 1, hibernated 2, stopped 3. */
+    /** How far down the ladder a state is: running 0, paused 1, standby 2, hibernated 3, stopped 4. */
     private static int depth(SandboxState state) {
         return switch (state) {
             case SandboxState.Running r -> 0;
             case SandboxState.Paused p -> 1;
-            case SandboxState.Hibernated h -> 2;
-            case SandboxState.Stopped s -> 3;
-            case SandboxState.Deleted d -> 4;
+            case SandboxState.Standby s -> 2;
+            case SandboxState.Hibernated h -> 3;
+            case SandboxState.Stopped s -> 4;
+            case SandboxState.Deleted d -> 5;
         };
     }
 }

@@ -300,13 +300,13 @@ public final class ProcessService {
     }
 
     /**
-     * A sandbox whose processes' files can be read: a paused or hibernated one is resumed first
+     * A sandbox whose processes' files can be read: a paused, standby or hibernated one is resumed first
      * (auto-resume); a stopped one is read as it is (its processes are lost).
      */
     private Sandbox usable(String sandboxRef) {
         var sandbox = sandboxes.get(sandboxRef);
         activity.touch(sandbox.id());
-        if (sandbox.state() instanceof SandboxState.Paused || sandbox.state() instanceof SandboxState.Hibernated)
+        if (sandbox.state().asleep())
             return lifecycle.withRunning(sandbox.id(), "read processes", s -> s);
         return sandbox;
     }

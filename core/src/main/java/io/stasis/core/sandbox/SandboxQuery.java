@@ -17,7 +17,7 @@ public record SandboxQuery(Optional<String> state, Map<String, String> metadata,
                            Optional<io.stasis.core.tenant.TenantId> tenant) {
     public static final int DEFAULT_LIMIT = 100;
     public static final int MAX_LIMIT = 1000;
-    private static final java.util.List<String> STATES = java.util.List.of("running", "paused", "hibernated", "stopped");
+    private static final java.util.List<String> STATES = java.util.List.of("running", "paused", "standby", "hibernated", "stopped");
 
     public SandboxQuery {
         metadata = Map.copyOf(metadata);

@@ -10,8 +10,9 @@ import java.util.Objects;
  *
  * <pre>
  * running <-> paused          (cgroup freezer: memory stays, no CPU)
- * running|paused -> hibernated -> running   (process image on disk, no memory)
- * running|paused|hibernated -> stopped -> running   (processes gone, root kept)
+ * running|paused -> standby -> running      (frozen, memory paged out to swap: little RAM, no CPU)
+ * running|paused|standby -> hibernated -> running   (process image on disk, no memory)
+ * running|paused|standby|hibernated -> stopped -> running   (processes gone, root kept)
  * any -> deleted
  * </pre>
  */
@@ -22,6 +23,13 @@ public sealed interface SandboxState {
 
     /** Every process is frozen; memory stays resident; no CPU is used. */
     record Paused() implements SandboxState {
+    }
+
+    /**
+     * Every process is frozen and its memory has been given back to the host (paged out to the
+     * service's swap); no CPU, almost no RAM. Resuming thaws it; the memory comes back as it is touched.
+     */
+    record Standby() implements SandboxState {
     }
 
     /** The processes are an image on disk ({@code checkpoint}); their memory is freed. */
@@ -42,6 +50,7 @@ public sealed interface SandboxState {
 
     Running RUNNING = new Running();
     Paused PAUSED = new Paused();
+    Standby STANDBY = new Standby();
     Deleted DELETED = new Deleted();
 
     /** The name on the wire and in the catalog. */
@@ -49,14 +58,20 @@ public sealed interface SandboxState {
         return switch (this) {
             case Running r -> "running";
             case Paused p -> "paused";
+            case Standby s -> "standby";
             case Hibernated h -> "hibernated";
             case Stopped s -> "stopped";
             case Deleted d -> "deleted";
         };
     }
 
+    /** Whether it sleeps in a state a call wakes it from: paused, in standby or hibernated. */
+    default boolean asleep() {
+        return this instanceof Paused || this instanceof Standby || this instanceof Hibernated;
+    }
+
     /** Whether processes exist (running or frozen), so that the runtime holds the sandbox. */
     default boolean hasProcesses() {
-        return this instanceof Running || this instanceof Paused;
+        return this instanceof Running || this instanceof Paused || this instanceof Standby;
     }
 }

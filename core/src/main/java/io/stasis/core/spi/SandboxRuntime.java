@@ -86,8 +86,29 @@ public interface SandboxRuntime {
      */
     void freeze(SandboxId id);
 
-    /** Lets a frozen sandbox run again. Idempotent. */
+    /**
+     * Lets a frozen sandbox run again. Idempotent. From standby, a page-out still under way stops
+     * first; the memory then comes back as the processes touch it (the small mappings at once, in
+     * the background).
+     */
     void thaw(SandboxId id);
+
+    /**
+     * Freezes the sandbox as {@link #freeze} does, then gives its memory back to the host: its
+     * pages go to swap and the sandbox's cgroup is reclaimed.
+     * <p>Prerequisites: the sandbox runs or is frozen.
+     * <p>Effects on success: returns once every task is frozen; the memory goes out in the
+     * background (a {@link #thaw} meanwhile stops that). Without swap on the host, nothing but the
+     * page cache goes.
+     * <p>On failure: as {@link #freeze}; a page-out that fails leaves the sandbox frozen.
+     */
+    void standby(SandboxId id);
+
+    /** Bytes of memory the sandbox holds in RAM now (its cgroup's charge). */
+    long residentBytes(SandboxId id);
+
+    /** Bytes of the sandbox's memory in swap now. */
+    long swappedBytes(SandboxId id);
 
     /**
      * Dumps the sandbox's whole process tree (memory, files, pipes, sockets, ptys) to the image

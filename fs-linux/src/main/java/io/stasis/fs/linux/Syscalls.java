@@ -87,6 +87,14 @@ public final class Syscalls {
     public static final int IN_ISDIR = 0x40000000;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and the generic table agree since 5.6
+    private static final long SYS_PIDFD_OPEN = 434;
+    private static final long SYS_PROCESS_MADVISE = 440;
+    /** {@code process_madvise} advice: start reading the ranges in (swap-in, readahead). */
+    public static final int MADV_WILLNEED = 3;
+    /** {@code process_madvise} advice: reclaim the ranges' pages now (anonymous ones to swap). */
+    public static final int MADV_PAGEOUT = 21;
+    /** The most iovecs one {@code process_madvise} takes (UIO_MAXIOV). */
+    public static final int MAX_IOV = 1024;
     private static final int STATX_BASIC_STATS = 0x7ff;
     private static final int PATH_MAX = 4096;
 
@@ -103,6 +111,10 @@ public final class Syscalls {
     private static final MethodHandle SYSCALL_OPENAT2 = variadic("syscall",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SYSCALL_PIDFD_OPEN = variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle SYSCALL_PROCESS_MADVISE = variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle STATX = function("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
     private static final MethodHandle MKDIRAT = function("mkdirat",
@@ -484,6 +496,32 @@ public final class Syscalls {
             throw e;
         } catch (Throwable t) {
             throw linkageFailure("poll", t);
+        }
+    }
+
+    /** {@code pidfd_open(pid, 0)}: a file descriptor that refers to that process (close it with {@link #close}). */
+    public static int pidfdOpen(long pid) {
+        try (Arena arena = Arena.ofConfined()) {
+            return (int) call(arena, "pidfd_open", Long.toString(pid),
+                    s -> (long) SYSCALL_PIDFD_OPEN.invokeExact(s, SYS_PIDFD_OPEN, pid, 0L));
+        }
+    }
+
+    /**
+     * {@code process_madvise(pidfd, ranges, advice, 0)} on another process's memory: {@code ranges}
+     * holds start and length pairs, at most {@link #MAX_IOV} of them. Returns the bytes advised,
+     * which can be fewer than asked when a range is gone meanwhile.
+     */
+    public static long processMadvise(int pidfd, long[] ranges, int advice) {
+        int count = ranges.length / 2;
+        if (count == 0) return 0;
+        if (count > MAX_IOV || ranges.length % 2 != 0) throw new IllegalArgumentException("1 to " + MAX_IOV + " start/length pairs");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment iov = arena.allocate(16L * count, 8); // struct iovec { void *base; size_t len; }
+            for (int i = 0; i < ranges.length; i++) iov.set(JAVA_LONG, 8L * i, ranges[i]);
+            return call(arena, "process_madvise", "pidfd " + pidfd,
+                    s -> (long) SYSCALL_PROCESS_MADVISE.invokeExact(s, SYS_PROCESS_MADVISE, (long) pidfd, iov, (long) count,
+                            (long) advice, 0L));
         }
     }
 

@@ -32,7 +32,14 @@ final class CgroupLimits {
             write(id, dir.resolve("cpu.max"), quota + " " + CPU_PERIOD_US, resources);
             write(id, dir.resolve("pids.max"), Integer.toString(resources.pids()), resources);
         } else {
-            write(id, ROOT.resolve("memory").resolve(relative).resolve("memory.limit_in_bytes"), Long.toString(memory), resources);
+            // memory+swap (memsw) equals memory, as at the start (OciSpec); memsw may never be below
+            // memory, so the larger side moves first.
+            Path memoryDir = ROOT.resolve("memory").resolve(relative);
+            Path memsw = memoryDir.resolve("memory.memsw.limit_in_bytes");
+            boolean swapAccounting = Files.exists(memsw);
+            if (swapAccounting && memory > readLong(memsw)) write(id, memsw, Long.toString(memory), resources);
+            write(id, memoryDir.resolve("memory.limit_in_bytes"), Long.toString(memory), resources);
+            if (swapAccounting) write(id, memsw, Long.toString(memory), resources);
             write(id, ROOT.resolve("cpu").resolve(relative).resolve("cpu.cfs_period_us"), Long.toString(CPU_PERIOD_US), resources);
             write(id, ROOT.resolve("cpu").resolve(relative).resolve("cpu.cfs_quota_us"), Long.toString(quota), resources);
             write(id, ROOT.resolve("pids").resolve(relative).resolve("pids.max"), Integer.toString(resources.pids()), resources);
@@ -51,6 +58,14 @@ final class CgroupLimits {
             return java.time.Duration.ofNanos(Long.parseLong(Files.readString(ROOT.resolve("cpuacct").resolve(relative).resolve("cpuacct.usage")).strip()));
         } catch (IOException | NumberFormatException e) {
             return java.time.Duration.ZERO;
+        }
+    }
+
+    private static long readLong(Path file) {
+        try {
+            return Long.parseLong(Files.readString(file).strip());
+        } catch (IOException | NumberFormatException e) {
+            return Long.MAX_VALUE;
         }
     }
 

@@ -13,6 +13,10 @@ import java.util.List;
  * Docker's masked and read-only paths, no host devices, {@code no_new_privs}, and cgroup limits.
  */
 final class OciSpec {
+    /** Whether the kernel accounts swap per cgroup (v1 memsw; always on v2): runc refuses a swap limit otherwise. */
+    private static final boolean SWAP_ACCOUNTING = java.nio.file.Files.exists(java.nio.file.Path.of("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"))
+            || java.nio.file.Files.exists(java.nio.file.Path.of("/sys/fs/cgroup/cgroup.controllers"));
+
     /** Where the init binary appears inside every sandbox (a read-only bind mount). */
     static final String INIT_DIR = "/.stasis/bin";
     static final String INIT_PATH = INIT_DIR + "/stasis-init";
@@ -98,7 +102,11 @@ final class OciSpec {
     static void setResources(ObjectNode spec, Resources resources) {
         ObjectNode res = ((ObjectNode) spec.get("linux")).putObject("resources");
         res.putArray("devices").addObject().put("allow", false).put("access", "rwm");
-        res.putObject("memory").put("limit", (long) resources.memoryMb() * 1024 * 1024);
+        // swap: the memory+swap limit (v1 memsw), the same as the memory limit, so that a sandbox never
+        // swaps by itself (a full one is OOM-killed as without swap); only standby pages it out.
+        long memory = (long) resources.memoryMb() * 1024 * 1024;
+        var limits = res.putObject("memory").put("limit", memory);
+        if (SWAP_ACCOUNTING) limits.put("swap", memory);
         res.putObject("cpu").put("quota", Math.round(resources.cpus() * CPU_PERIOD_US)).put("period", CPU_PERIOD_US);
         res.putObject("pids").put("limit", resources.pids());
     }

@@ -60,6 +60,9 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private final Path criuConfig;
     private final VethPlug vethPlug;
     private final Freezer freezer = new Freezer();
+    private final MemoryPager pager = new MemoryPager();
+    /** Page-outs under way, each with its cancel flag: a thaw stops one before the processes run. */
+    private final Map<SandboxId, PageOut> pageOuts = new ConcurrentHashMap<>();
     private final OutputNotifier outputNotifier = new OutputNotifier();
     private final ImageStore images;
     private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
@@ -414,7 +417,67 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public void thaw(SandboxId id) {
-        freezer.thaw(id, cgroupPath(id));
+        stopPageOut(id);
+        String cgroup = cgroupPath(id);
+        freezer.thaw(id, cgroup);
+        // Back from standby (also one that a restart of the service lost track of): the small mappings
+        // come back in the background while the processes run and fault in what they touch first.
+        if (pager.swapped(cgroup) > 0) Thread.ofVirtual().name("stasis-prefetch-" + id.value()).start(() -> pager.prefetch(cgroup));
+    }
+
+    @Override
+    public void standby(SandboxId id) {
+        freeze(id);
+        String cgroup = cgroupPath(id);
+        var pageOut = new PageOut();
+        var previous = pageOuts.put(id, pageOut);
+        if (previous != null) previous.cancelAndWait();
+        pageOut.thread = Thread.ofVirtual().name("stasis-page-out-" + id.value()).start(() -> {
+            long start = System.nanoTime();
+            try {
+                long released = pager.pageOut(id, cgroup, () -> pageOut.cancelled);
+                log.atInfo().addKeyValue("sandbox", id).addKeyValue("releasedBytes", released)
+                        .addKeyValue("swappedBytes", pager.swapped(cgroup)).addKeyValue("cancelled", pageOut.cancelled)
+                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("standby memory paged out");
+            } catch (RuntimeException e) {
+                log.atWarn().addKeyValue("sandbox", id).setCause(e).log("standby page-out failed; the sandbox stays frozen");
+            } finally {
+                pageOuts.remove(id, pageOut);
+            }
+        });
+    }
+
+    @Override
+    public long residentBytes(SandboxId id) {
+        return pager.charged(cgroupPath(id));
+    }
+
+    @Override
+    public long swappedBytes(SandboxId id) {
+        return pager.swapped(cgroupPath(id));
+    }
+
+    /** Stops the sandbox's page-out, if one is under way: before it runs, is dumped or goes. */
+    private void stopPageOut(SandboxId id) {
+        var pageOut = pageOuts.remove(id);
+        if (pageOut != null) pageOut.cancelAndWait();
+    }
+
+    /** A page-out in the background, and how a thaw stops it. */
+    private static final class PageOut {
+        volatile boolean cancelled;
+        volatile Thread thread;
+
+        void cancelAndWait() {
+            cancelled = true;
+            var t = thread;
+            if (t == null) return;
+            try {
+                t.join(java.time.Duration.ofSeconds(5));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private Runc.ContainerState requireContainer(SandboxId id, String step) {
@@ -427,6 +490,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         if (config.criu().isEmpty())
             throw StasisException.runtimeFailed(id.value(), "checkpoint", "no CRIU is configured (install it with ./stasis setup)", null);
         var container = requireContainer(id, "checkpoint");
+        stopPageOut(id);
         long start = System.nanoTime();
         boolean wasFrozen = freezer.isFrozen(cgroupPath(id));
         Path dir = images.create(image);
@@ -583,6 +647,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public void stop(SandboxId id, Duration grace) {
+        stopPageOut(id);
         var state = runc.state(id);
         if (state.isPresent() && state.get().running() && state.get().pid() > 0) {
             freezer.thaw(id, cgroupPath(id));
@@ -595,6 +660,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public void destroy(SandboxId id) {
+        stopPageOut(id);
         var state = runc.state(id);
         if (state.isPresent()) {
             if (state.get().running() && state.get().pid() > 0) {

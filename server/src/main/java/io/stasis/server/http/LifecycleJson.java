@@ -16,7 +16,7 @@ import java.util.Set;
  * defaults on create, the sandbox's current policy on PATCH).
  */
 final class LifecycleJson {
-    private static final Set<String> FIELDS = Set.of("pauseAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
+    private static final Set<String> FIELDS = Set.of("pauseAfterIdle", "standbyAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
             "maxAge", "autoResume");
 
     private LifecycleJson() {
@@ -35,6 +35,7 @@ final class LifecycleJson {
         }
         return new LifecyclePolicy(
                 duration(changes, "pauseAfterIdle", base.pauseAfterIdle()),
+                duration(changes, "standbyAfterIdle", base.standbyAfterIdle()),
                 duration(changes, "hibernateAfterIdle", base.hibernateAfterIdle()),
                 duration(changes, "stopAfterIdle", base.stopAfterIdle()),
                 duration(changes, "deleteAfterIdle", base.deleteAfterIdle()),
@@ -53,6 +54,7 @@ final class LifecycleJson {
     static Map<String, Object> view(LifecyclePolicy policy) {
         var out = new LinkedHashMap<String, Object>();
         out.put("pauseAfterIdle", policy.pauseAfterIdle().map(Durations::format).orElse(null));
+        out.put("standbyAfterIdle", policy.standbyAfterIdle().map(Durations::format).orElse(null));
         out.put("hibernateAfterIdle", policy.hibernateAfterIdle().map(Durations::format).orElse(null));
         out.put("stopAfterIdle", policy.stopAfterIdle().map(Durations::format).orElse(null));
         out.put("deleteAfterIdle", policy.deleteAfterIdle().map(Durations::format).orElse(null));

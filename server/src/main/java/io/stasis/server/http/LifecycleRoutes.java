@@ -13,7 +13,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.server.http.Views.SandboxView;
 import java.util.function.BiFunction;
 
-/** State changes: pause, resume, hibernate, stop, start, and the idle policy. Each returns the sandbox in its new state. */
+/** State changes: pause, standby, resume, hibernate, stop, start, and the idle policy. Each returns the sandbox in its new state. */
 final class LifecycleRoutes {
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
@@ -25,6 +25,7 @@ final class LifecycleRoutes {
 
     void register(RoutesConfig routes) {
         action(routes, "pause", lifecycle::pause);
+        action(routes, "standby", lifecycle::standby);
         action(routes, "resume", lifecycle::resume);
         action(routes, "hibernate", lifecycle::hibernate);
         action(routes, "stop", lifecycle::stop);

@@ -27,7 +27,7 @@ public final class Metrics implements AutoCloseable {
         new JvmThreadMetrics().bindTo(registry);
         new ProcessorMetrics().bindTo(registry);
         gc.bindTo(registry);
-        for (String state : List.of("running", "paused", "hibernated", "stopped"))
+        for (String state : List.of("running", "paused", "standby", "hibernated", "stopped"))
             Gauge.builder("stasis.sandboxes", () -> sandboxes.get().stream().filter(s -> s.state().wireName().equals(state)).count())
                     .tag("state", state).description("sandboxes by state").register(registry);
     }

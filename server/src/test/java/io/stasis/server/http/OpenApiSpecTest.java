@@ -57,7 +57,7 @@ class OpenApiSpecTest {
                  "hibernation": {"checkpointId": "ckpt_1", "imageBytes": 10, "takenAt": "2026-11-29T10:00:00Z"},
                  "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
                  "env": {}, "metadata": {"team": "x"}, "parentId": null, "checkpointId": null,
-                 "lifecycle": {"pauseAfterIdle": "15s", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
+                 "lifecycle": {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
                                "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}}
                 """);
         assertThat(SPEC.errors("Sandbox", sandbox)).isEmpty();
