@@ -45,7 +45,12 @@ final class LiveApi implements AutoCloseable {
         return expectState(post("/v1/sandboxes/" + sandboxId + "/pause", null, 200), "paused");
     }
 
-    /** {@code POST /v1/sandboxes/{id}/resume}, from paused or hibernated. */
+    /** {@code POST /v1/sandboxes/{id}/standby}; returns once frozen (the memory goes out in the background). */
+    JsonNode standby(String sandboxId) {
+        return expectState(post("/v1/sandboxes/" + sandboxId + "/standby", null, 200), "standby");
+    }
+
+    /** {@code POST /v1/sandboxes/{id}/resume}, from paused, standby or hibernated. */
     JsonNode resume(String sandboxId) {
         return expectState(post("/v1/sandboxes/" + sandboxId + "/resume", null, 200), "running");
     }

@@ -1,0 +1,173 @@
+package io.stasis.bench;
+
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.Sandbox;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Standby and back, of a sandbox whose process answers on a pipe: a {@code tiny} sandbox with a
+ * shell loop (small), and a {@code base} sandbox with a python REPL holding 300 MiB of random bytes
+ * (incompressible). The benchmark talks to the process itself through FIFOs in the sandbox's root,
+ * written and read from the host, so an answer is the process's own, not the API's.
+ * <ul>
+ *   <li>{@code standby_call}: {@code POST .../standby} until it answers (frozen; the page-out runs on);</li>
+ *   <li>{@code standby_paged_out}: from that call's start until the sandbox's cgroup charge stops falling;</li>
+ *   <li>{@code standby_ram_freed}: how much of the charge went, in percent (goal >= 90): the cgroup's
+ *       charge counts the page cache and kernel memory too; {@code standby_rss_freed}: the same of the
+ *       processes' resident memory (VmRSS), the issue's measure;</li>
+ *   <li>{@code standby_resume_to_answer}: from {@code POST .../resume} until the process answered a line
+ *       (goals: small <= 25 ms, 300 MiB <= 50 ms);</li>
+ *   <li>{@code standby_resume_call}: the resume call alone;</li>
+ *   <li>{@code standby_fully_resident.300MB}: after that answer, until the REPL has read every byte back
+ *       (its SHA-256), all of it back in RAM.</li>
+ * </ul>
+ * Compare {@code hibernate_call} and {@code hibernate_resume_call} of the same run, and gVisor's
+ * restore measured beside it (docs/BENCHMARKS.md).
+ */
+final class StandbyResume implements Scenario {
+    static final double SMALL_TARGET_MS = 25;
+    static final double LARGE_TARGET_MS = 50;
+    static final double FREED_TARGET_PERCENT = 90;
+    static final long LARGE = 300L << 20;
+
+    private static final String LOOP = "mkfifo /tmp/in /tmp/out && (while true; do read line < /tmp/in; echo \"$line\" > /tmp/out; done) >/dev/null 2>&1 &";
+    private static final String REPL = """
+            import hashlib, os
+            buf = bytearray(os.urandom(%d))
+            with open('/tmp/ready', 'w') as f: f.write('1')
+            while True:
+                with open('/tmp/in') as fin:
+                    line = fin.readline().strip()
+                answer = hashlib.sha256(buf).hexdigest() if line == 'hash' else line
+                with open('/tmp/out', 'w') as out: out.write(answer + '\\n')
+            """;
+
+    @Override
+    public String name() {
+        return "standby";
+    }
+
+    @Override
+    public ScenarioResult run(BenchContext context) throws Exception {
+        var figures = new ArrayList<Figure>();
+        var details = new LinkedHashMap<String, Object>();
+        figures.addAll(measure(context, "idle", null, details));
+        if (LARGE <= context.maxSize()) figures.addAll(measure(context, "300MB", LARGE, details));
+        else details.put("skipped", Map.of("300MB", "above --max-size"));
+        return new ScenarioResult(figures, details);
+    }
+
+    private List<Figure> measure(BenchContext context, String label, Long bytes, Map<String, Object> details) throws Exception {
+        var service = context.service();
+        boolean large = bytes != null;
+        Sandbox sandbox = service.create(CreateSandboxRequest.builder().template(large ? "base" : "tiny").memoryMb(large ? 1024 : 256).build());
+        try {
+            Path root = service.dataDir().resolve("btrfs/roots/" + sandbox.id());
+            if (large) {
+                sandbox.files().write("/root/repl.py", REPL.formatted(bytes));
+                HibernateResume.requireSuccess(sandbox.exec("sh", "-c", "mkfifo /tmp/in /tmp/out && (python3 /root/repl.py >/dev/null 2>&1 &)"), "start the REPL");
+                HibernateResume.requireSuccess(sandbox.exec("sh", "-c",
+                        "i=0; while [ ! -e /tmp/ready ]; do i=$((i+1)); [ $i -gt 1200 ] && exit 1; sleep 0.05; done"), "wait for the REPL");
+            } else {
+                HibernateResume.requireSuccess(sandbox.exec("sh", "-c", LOOP), "start the loop");
+            }
+            ask(root, "warm");
+            String cgroup = "/sys/fs/cgroup/memory" + PrivateService.cgroupOf(sandbox.id());
+            int n = context.counts().hibernate();
+            double[] enters = new double[n], pagedOut = new double[n], freed = new double[n], rssFreed = new double[n];
+            double[] calls = new double[n], full = new double[n];
+            String digest = large ? ask(root, "hash") : null;
+            double[] answers = context.sampler().run("standby + resume (" + label + ")", context.counts().warmupOfSlowSeries(), n, i -> {
+                long before = charge(cgroup);
+                long rssBefore = HostMemory.residentOf(sandbox.id());
+                long start = System.nanoTime();
+                service.live().standby(sandbox.id());
+                long entered = System.nanoTime();
+                long[] stable = awaitStable(cgroup);
+                long after = stable[0];
+                long settled = stable[1];
+                long rssAfter = HostMemory.residentOf(sandbox.id());
+                long resumeStart = System.nanoTime();
+                service.live().resume(sandbox.id());
+                long resumed = System.nanoTime();
+                String answer = ask(root, "ping");
+                long answered = System.nanoTime();
+                if (!answer.equals("ping")) throw new IllegalStateException("the process answered " + answer + " after the resume");
+                double fullMs = 0;
+                if (large) {
+                    String now = ask(root, "hash");
+                    fullMs = Format.millis(System.nanoTime() - answered);
+                    if (!now.equals(digest)) throw new IllegalStateException("the 300 MiB came back different: " + now + " != " + digest);
+                }
+                if (i >= 0) {
+                    enters[i] = Format.millis(entered - start);
+                    pagedOut[i] = Format.millis(settled - start);
+                    freed[i] = before == 0 ? 0 : 100.0 * (before - after) / before;
+                    rssFreed[i] = rssBefore == 0 ? 0 : 100.0 * (rssBefore - rssAfter) / rssBefore;
+                    calls[i] = Format.millis(resumed - resumeStart);
+                    full[i] = fullMs;
+                }
+                return Format.millis(answered - resumeStart);
+            });
+            var result = new ArrayList<Figure>();
+            result.add(Figure.of("standby_call." + label, name(), "ms", "POST .../standby of a " + describe(label) + " until it answers (frozen)",
+                    Stats.of(enters)));
+            result.add(Figure.of("standby_paged_out." + label, name(), "ms",
+                    "from the standby call's start until the sandbox's cgroup charge stopped falling", Stats.of(pagedOut)));
+            result.add(Figure.of("standby_ram_freed." + label, name(), "%", "of the cgroup's memory charge given back by the standby",
+                    Stats.of(freed)).withTarget(Target.atLeast(FREED_TARGET_PERCENT)));
+            result.add(Figure.of("standby_rss_freed." + label, name(), "%",
+                    "of the resident memory of the sandbox's processes (VmRSS summed) given back by the standby", Stats.of(rssFreed))
+                    .withTarget(Target.atLeast(FREED_TARGET_PERCENT)));
+            result.add(Figure.of("standby_resume_to_answer." + label, name(), "ms",
+                    "POST .../resume until the process inside answered a line on its FIFO", Stats.of(answers))
+                    .withTarget(Target.atMost(large ? LARGE_TARGET_MS : SMALL_TARGET_MS)));
+            result.add(Figure.of("standby_resume_call." + label, name(), "ms", "POST .../resume alone", Stats.of(calls)));
+            if (large) result.add(Figure.of("standby_fully_resident." + label, name(), "ms",
+                    "after that answer, until the REPL read all 300 MiB back (their SHA-256, checked)", Stats.of(full)));
+            return result;
+        } finally {
+            sandbox.delete();
+        }
+    }
+
+    private static String describe(String label) {
+        return label.equals("idle") ? "tiny sandbox (a shell loop)" : "base sandbox with a python REPL holding 300 MiB of random bytes";
+    }
+
+    /** Writes a line into the sandbox's /tmp/in FIFO from the host and reads the answer from /tmp/out. */
+    private static String ask(Path root, String line) throws IOException {
+        Files.writeString(root.resolve("tmp/in"), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.WRITE);
+        return Files.readString(root.resolve("tmp/out"), StandardCharsets.UTF_8).strip();
+    }
+
+    private static long charge(String cgroup) throws IOException {
+        return Long.parseLong(Files.readString(Path.of(cgroup, "memory.usage_in_bytes")).strip());
+    }
+
+    /** The charge once it has not fallen for 200 ms (at most 60 s), and the time it last fell. */
+    private static long[] awaitStable(String cgroup) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        long last = charge(cgroup);
+        long stableSince = System.nanoTime();
+        while (System.nanoTime() < deadline) {
+            Thread.sleep(10);
+            long now = charge(cgroup);
+            if (now < last) {
+                last = now;
+                stableSince = System.nanoTime();
+            } else if (System.nanoTime() - stableSince > 200_000_000L) {
+                return new long[] {now, stableSince};
+            }
+        }
+        return new long[] {last, stableSince};
+    }
+}
