@@ -35,7 +35,7 @@ class OptionsTest {
         assertThat(options.json()).isEqualTo(Path.of("/tmp/x.json"));
         assertThat(options.effective().exec()).isEqualTo(7);
         assertThat(options.effective().idleSandboxes()).isEqualTo(3);
-        var live = Options.parse("--only", "pause,hibernate,fork10,checkpoint", "--pause-n", "4", "--hibernate-n=2", "--checkpoint-n", "3",
+        var live = Options.parse("--only", "pause,standby,seed,hibernate,fork10,checkpoint", "--pause-n", "4", "--hibernate-n=2", "--checkpoint-n", "3",
                 "--fork10-n", "1");
         assertThat(live.runs("checkpoint")).isTrue();
         assertThat(live.runs("exec")).isFalse();
@@ -100,7 +100,7 @@ class OptionsTest {
         assertThat(Options.parse("--help").help()).isTrue();
         assertThat(Options.usage()).contains("--iterations-scale", "--only", "--json", "--create-n", "--exec-n",
                 "--file-1mb-n", "--file-100mb-n", "--idle-sandboxes", "--floor-n", "--warmup", "nearest-rank", "--max-size",
-                "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,hibernate,fork10,checkpoint", "--output-n",
+                "--pause-n", "--hibernate-n", "--checkpoint-n", "--fork10-n", "pause,standby,seed,hibernate,fork10,checkpoint", "--output-n",
                 "--output-size", "--latency-n", "--file-event-n", "--followers", "--followers-in-flight",
                 "output,output-latency,file-watch,followers");
     }
