@@ -13,7 +13,7 @@ import java.util.Map;
 public final class Benchmark {
     // The blob scenarios and the checkpoint scenario write gigabytes: last, so deleting them disturbs nothing after them.
     private static final List<Scenario> SCENARIOS = List.of(new FirstCalls(), new CliCalls(), new CreateToFirstOutput(), new ExecRoundTrip(),
-            new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new StandbyResume(), new HibernateResume(), new ForkTen(),
+            new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new StandbyResume(), new SeedScenario(), new HibernateResume(), new ForkTen(),
             new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new PreviewOverhead(), new EgressOverhead(),
             new BlobThroughput(), new BlobDedup(), new BlobRestore(), new CheckpointFork());
 

@@ -4,21 +4,12 @@ import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.StasisClient;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.regex.Pattern;
 
 /**
  * The first minute after a start: a service in a JVM of its own (the checkout's server jar, as
@@ -31,7 +22,6 @@ import java.util.regex.Pattern;
  */
 final class FirstCalls implements Scenario {
     static final double TARGET_RATIO = 2;
-    private static final Pattern LISTENING = Pattern.compile("^listening on (http://\\S+)");
 
     @Override
     public String name() {
@@ -48,12 +38,12 @@ final class FirstCalls implements Scenario {
         var details = new LinkedHashMap<String, Object>();
         for (boolean warmUp : List.of(true, false)) {
             String variant = warmUp ? "" : ".no_warm_up";
-            try (var child = ChildService.start(checkout, warmUp, context.progress())) {
+            try (var child = ServerProcess.start(checkout, warmUp ? List.of() : List.of("--no-warm-up"), context.progress())) {
                 figures.add(Figure.of("service_start" + variant, name(), "ms",
                         "from the server JVM's start to 'listening on'" + (warmUp ? " (warm-up pass included)" : " with --no-warm-up"),
-                        Stats.single(child.startMs)));
+                        Stats.single(child.startMs())));
                 var rounds = new ArrayList<Map<String, Double>>();
-                for (int i = 0; i <= steady; i++) rounds.add(round(child.client));
+                for (int i = 0; i <= steady; i++) rounds.add(round(child.client()));
                 var ratios = new LinkedHashMap<String, Object>();
                 for (String kind : rounds.getFirst().keySet()) {
                     double first = rounds.getFirst().get(kind);
@@ -116,78 +106,5 @@ final class FirstCalls implements Scenario {
         long now = System.nanoTime();
         ms.put(kind, Format.millis(now - since));
         return now;
-    }
-
-    /** {@code java -jar stasis-server.jar} on a scratch data directory of its own, until closed. */
-    private static final class ChildService implements AutoCloseable {
-        final Process process;
-        final Path dataDir;
-        final StasisClient client;
-        final double startMs;
-        final BenchNetwork network;
-
-        private ChildService(Process process, Path dataDir, StasisClient client, double startMs, BenchNetwork network) {
-            this.process = process;
-            this.dataDir = dataDir;
-            this.client = client;
-            this.startMs = startMs;
-            this.network = network;
-        }
-
-        static ChildService start(Checkout checkout, boolean warmUp, Progress progress) throws Exception {
-            Path dataDir = Files.createTempDirectory("stasis-bench-first-");
-            Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx--x--x"));
-            var network = BenchNetwork.forDataDir(dataDir);
-            var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "--enable-native-access=ALL-UNNAMED", "-jar", checkout.serverJar().toString(),
-                    "--port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G", "--no-slow-templates",
-                    "--default-template", "tiny", "--pause-after-idle", "never", "--hibernate-after-idle", "never",
-                    "--checkpoint-uploads", "on-request"));
-            argv.addAll(network.flags());
-            if (!warmUp) argv.add("--no-warm-up");
-            progress.say("starting a server JVM on %s%s", dataDir, warmUp ? "" : " (--no-warm-up)");
-            long start = System.nanoTime();
-            Process process = new ProcessBuilder(argv).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.PIPE).start();
-            var listening = new CompletableFuture<String>();
-            Thread.ofVirtual().start(() -> {
-                try (var lines = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-                    for (String line; (line = lines.readLine()) != null; ) {
-                        var m = LISTENING.matcher(line);
-                        if (m.find()) listening.complete(m.group(1));
-                    }
-                } catch (IOException e) {
-                    // the process ended
-                }
-                listening.completeExceptionally(new IllegalStateException("the server ended before it listened"));
-            });
-            String url;
-            try {
-                url = listening.get(3, TimeUnit.MINUTES);
-            } catch (Exception e) {
-                process.destroyForcibly();
-                throw e;
-            }
-            double startMs = Format.millis(System.nanoTime() - start);
-            String key = Files.readString(dataDir.resolve("root.key")).strip();
-            var client = StasisClient.builder().url(url).apiKey(key).requestTimeout(Duration.ofMinutes(2)).build();
-            return new ChildService(process, dataDir, client, startMs, network);
-        }
-
-        @Override
-        public void close() throws Exception {
-            try (client) {
-                for (var sandbox : client.sandboxes().list().stream().toList()) sandbox.delete();
-            } finally {
-                process.destroy(); // SIGTERM: the service stops, nothing of it may stay
-                if (!process.waitFor(60, TimeUnit.SECONDS)) process.destroyForcibly();
-            }
-            var left = new ArrayList<String>();
-            left.addAll(Leftovers.mountsUnder(dataDir));
-            left.addAll(Leftovers.loopDevicesBackedBy(dataDir));
-            left.addAll(Leftovers.networkOf(network.table(), network.interfacePrefix()));
-            if (!left.isEmpty()) throw new IllegalStateException("the server JVM left " + left + " (kept " + dataDir + ")");
-            PrivateService.deleteTree(dataDir);
-        }
     }
 }

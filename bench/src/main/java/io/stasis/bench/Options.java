@@ -23,7 +23,7 @@ import java.util.Set;
  */
 public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
                       long blobRootSize, long blobDataSize, boolean help) {
-    public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "hibernate",
+    public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "seed", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
             "blob-throughput", "blob-restore", "cli", "first-call");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");

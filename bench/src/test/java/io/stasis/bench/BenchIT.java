@@ -80,7 +80,7 @@ class BenchIT {
     /** The scenarios that time whole processes (run from the checkout's jars, as failsafe does). */
     private static final List<String> WHOLE_PROCESSES = java.util.stream.Stream.concat(
             java.util.stream.Stream.of("cli.first_call", "cli.list", "cli.exec_true", "cli.list_own_jvm", "cli.exec_true_own_jvm",
-                    "floor.java_version", "service_start", "service_start.no_warm_up"),
+                    "floor.java_version", "service_start", "service_start.no_warm_up", "seed.resume_to_answer", "seed.resume_call", "seed.repl_reply"),
             java.util.stream.Stream.of("create", "exec", "file_write", "file_read", "file_list", "get", "list", "pause", "resume",
                     "hibernate", "resume_hibernated", "checkpoint_memory", "fork", "delete")
                     .flatMap(kind -> java.util.stream.Stream.of("first_call." + kind, "first_call.no_warm_up." + kind))).toList();
