@@ -44,7 +44,7 @@ class BenchIT {
             "floor.btrfs_snapshot.tiny", "floor.runc_run.tiny", "floor.btrfs_snapshot.base", "floor.runc_run.base",
             "floor.runc_exec_true",
             "pause_call", "resume_call", "get_call", "floor.freezer_freeze", "floor.freezer_thaw", "floor.runc_pause", "floor.runc_resume",
-            "standby_call.idle", "standby_paged_out.idle", "standby_ram_freed.idle", "standby_rss_freed.idle", "standby_resume_to_answer.idle",
+            "standby_call.idle", "standby_paged_out.idle", "standby_ram_freed.idle", "standby_pages_freed.idle", "standby_resume_to_answer.idle",
             "standby_resume_call.idle",
             "hibernate_rss.idle", "hibernate_call.idle", "hibernate_resume_call.idle", "hibernate_image.idle",
             "floor.criu_dump.idle", "floor.criu_restore.idle", "floor.criu_image.idle",
