@@ -55,19 +55,7 @@ final class Leftovers {
     }
 
     static List<String> loopDevicesBackedBy(Path dir) {
-        var out = new ArrayList<String>();
-        String prefix = dir.toAbsolutePath().normalize().toString();
-        try (Stream<Path> devices = Files.list(Path.of("/sys/block"))) {
-            for (Path device : devices.filter(p -> p.getFileName().toString().startsWith("loop")).toList()) {
-                Path backing = device.resolve("loop/backing_file");
-                if (!Files.exists(backing)) continue;
-                String file = Files.readString(backing).strip();
-                if (file.startsWith(prefix)) out.add("loop device " + device.getFileName() + " -> " + file);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out;
+        return HostLeaks.loopDevicesBackedBy(dir).stream().map(device -> "loop device " + device).toList();
     }
 
     /** Cgroup directories (relative paths such as {@code /stasis/sbx_x}) still present in any controller. */

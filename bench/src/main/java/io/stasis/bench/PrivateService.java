@@ -31,7 +31,12 @@ import java.util.stream.Stream;
  */
 final class PrivateService implements AutoCloseable {
     private static final Duration TEMPLATE_WAIT = Duration.ofMinutes(10);
-    private static final Duration REAP_WAIT = Duration.ofSeconds(10);
+    /**
+     * How long a stop waits for the host to let go of what the service released: killed processes
+     * reaped by process 1, and the pool's loop device, which a lazy unmount frees only once btrfs has
+     * written back and closed (seen to take over 10 s on a loaded machine).
+     */
+    private static final Duration REAP_WAIT = Duration.ofSeconds(30);
     private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
 
     private final Path dataDir;

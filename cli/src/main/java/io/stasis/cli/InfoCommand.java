@@ -38,6 +38,7 @@ final class InfoCommand implements Callable<Integer> {
                 .row("NAME", s.name())
                 .row("TEMPLATE", s.template())
                 .row("STATE", state(s))
+                .row("GENERATION", s.generation() > 0 ? s.generation() : null) // 0: a server from before generations
                 .row("PARENT", s.parentId())
                 .row("CHECKPOINT", s.checkpointId())
                 .row("CREATED", HumanFormat.time(s.createdAt()));

@@ -100,13 +100,15 @@ class LiveStateCommandsTest {
         server.json("GET /v1/sandboxes/try-1", 200, sandbox("sbx_2", "hibernated",
                 "\"hibernation\": {\"checkpointId\": \"ckpt_h\", \"imageBytes\": 4404019, \"takenAt\": \"2026-11-29T10:05:00.5Z\"}")
                 .replace("\"parentId\": null", "\"parentId\": \"sbx_1\"")
-                .replace("\"checkpointId\": null", "\"checkpointId\": \"ckpt_f\""));
+                .replace("\"checkpointId\": null", "\"checkpointId\": \"ckpt_f\"")
+                .replace("\"lifecycle\":", "\"generation\": 5, \"lifecycle\":"));
         assertThat(run("info", "try-1")).isZero();
         assertThat(out).isEqualTo("""
                 ID           sbx_2
                 NAME         demo
                 TEMPLATE     tiny
                 STATE        hibernated (image 4.2 MiB, 2026-11-29T10:05:00Z)
+                GENERATION   5
                 PARENT       sbx_1
                 CHECKPOINT   ckpt_f
                 CREATED      2026-11-29T10:00:00Z

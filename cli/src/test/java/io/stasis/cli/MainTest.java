@@ -198,6 +198,7 @@ class MainTest {
                 NAME         demo
                 TEMPLATE     tiny
                 STATE        running
+                GENERATION   -
                 PARENT       -
                 CHECKPOINT   -
                 CREATED      2026-11-29T10:00:00Z

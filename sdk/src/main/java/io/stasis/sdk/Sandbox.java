@@ -229,6 +229,27 @@ public final class Sandbox {
     }
 
     /**
+     * {@link #resume()}, unless the sandbox's live state is older than the one this caller saw: pass
+     * the {@link #generation()} of the handle it last had. A newer generation resumes (the idle
+     * policy may have moved it on meanwhile).
+     *
+     * @throws ConflictException {@code generation_mismatch} when the sandbox is at an older generation
+     *                           (its details say {@code expected} and {@code actual}); nothing changes
+     */
+    public Sandbox resume(long expectGeneration) {
+        return wrap(calls.resume(expectGeneration));
+    }
+
+    /**
+     * How many times its live state has changed, as of this handle: 1 when made, one more at every
+     * state change (pause, standby, resume, hibernate, stop, start, by a call or the idle policy)
+     * and every checkpoint or fork of it. It never goes down.
+     */
+    public long generation() {
+        return info.generation();
+    }
+
+    /**
      * Writes the processes to an image on disk and frees their memory; {@link #resume()} restores
      * them where they were.
      *

@@ -51,6 +51,12 @@ final class SandboxCalls {
                 .timeout(transport.operationTimeout()), SandboxInfo.class);
     }
 
+    /** {@code POST .../resume} with {@code {"expectGeneration": N}}: 409 {@code generation_mismatch} if the sandbox is at an older one. */
+    SandboxInfo resume(long expectGeneration) {
+        return transport.json(transport.jsonCall("POST", base + "/resume", java.util.Map.of("expectGeneration", expectGeneration))
+                .idempotent().timeout(transport.operationTimeout()), SandboxInfo.class);
+    }
+
     SandboxInfo updateLifecycle(LifecycleUpdate update) {
         Objects.requireNonNull(update, "update");
         return transport.json(transport.jsonCall("PATCH", base + "/lifecycle", update), SandboxInfo.class);

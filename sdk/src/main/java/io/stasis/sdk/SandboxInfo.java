@@ -11,7 +11,7 @@ import java.util.Map;
  * @param id           {@code sbx_...}
  * @param name         the unique name, or null
  * @param template     the template it was created from
- * @param state        {@code running}, {@code paused}, {@code hibernated} or {@code stopped} (later
+ * @param state        {@code running}, {@code paused}, {@code standby}, {@code hibernated} or {@code stopped} (later
  *                     server versions may add states)
  * @param stateReason  why it stopped ({@code api}, {@code idle}, {@code processes_lost}, ...), or null
  * @param hibernation  when hibernated, its process image; else null
@@ -22,12 +22,15 @@ import java.util.Map;
  * @param parentId     the sandbox it was forked from, or null
  * @param checkpointId the checkpoint it was forked from, or null
  * @param lifecycle    its idle policy (null only from a server that predates it)
+ * @param generation   how many times its live state has changed (1 when made; 0 from a server that
+ *                     predates generations): every state change and every checkpoint adds one, and it
+ *                     never goes down; pass it to {@link Sandbox#resume(long)} to refuse an older state
  * @param mounts       its bucket mounts, in the answers of create and get (empty elsewhere)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
                           Map<String, String> metadata, String parentId, String checkpointId,
-                          LifecyclePolicy lifecycle,
+                          LifecyclePolicy lifecycle, long generation,
                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
                           java.util.List<BucketMount> mounts) {
     public SandboxInfo {

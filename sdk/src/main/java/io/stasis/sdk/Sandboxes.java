@@ -83,12 +83,17 @@ public final class Sandboxes {
         return action(idOrName, "resume");
     }
 
-    /** Hibernates the sandbox with this id or name; see {@link Sandbox#hibernate()}. */
+    /** Resumes it unless it is at an older generation than {@code expectGeneration}; see {@link Sandbox#resume(long)}. */
+    public Sandbox resume(String idOrName, long expectGeneration) {
+        return wrap(new SandboxCalls(transport, idOrName).resume(expectGeneration));
+    }
+
     /** Freezes the sandbox and gives its memory back to the host; see {@link Sandbox#standby()}. */
     public Sandbox standby(String idOrName) {
         return action(idOrName, "standby");
     }
 
+    /** Hibernates the sandbox with this id or name; see {@link Sandbox#hibernate()}. */
     public Sandbox hibernate(String idOrName) {
         return action(idOrName, "hibernate");
     }

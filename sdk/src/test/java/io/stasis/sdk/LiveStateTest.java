@@ -25,7 +25,7 @@ class LiveStateTest {
              "hibernation": {"checkpointId": "ckpt_h", "imageBytes": 421033, "takenAt": "2026-11-29T10:05:00Z"},
              "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512},
              "env": {}, "metadata": {}, "parentId": "sbx_p", "checkpointId": "ckpt_f",
-             "lifecycle": %s}""".formatted(LIFECYCLE);
+             "lifecycle": %s, "generation": 7}""".formatted(LIFECYCLE);
 
     static final String CHECKPOINT = """
             {"id": "ckpt_1", "sandboxId": "sbx_1", "name": "before-tests", "memory": true, "purpose": "user",
@@ -61,6 +61,7 @@ class LiveStateTest {
         assertThat(s.hibernation()).isEqualTo(new Hibernation("ckpt_h", 421033, Instant.parse("2026-11-29T10:05:00Z")));
         assertThat(s.parentId()).isEqualTo("sbx_p");
         assertThat(s.checkpointId()).isEqualTo("ckpt_f");
+        assertThat(s.generation()).isEqualTo(7);
         assertThat(s.lifecycle()).isEqualTo(new LifecyclePolicy(Duration.ofSeconds(15), Duration.ofMinutes(2), Duration.ofMinutes(10), null,
                 Duration.ofDays(30), null, true));
     }
@@ -71,7 +72,7 @@ class LiveStateTest {
         String json = StasisJson.write(client.sandboxes().get("sbx_1")).replaceAll("\\s", "");
         assertThat(json).contains("\"state\":\"hibernated\",\"stateReason\":null,"
                         + "\"hibernation\":{\"checkpointId\":\"ckpt_h\",\"imageBytes\":421033,\"takenAt\":\"2026-11-29T10:05:00Z\"}",
-                "\"parentId\":\"sbx_p\",\"checkpointId\":\"ckpt_f\",\"lifecycle\":" + LIFECYCLE.replaceAll("\\s", "") + "}");
+                "\"parentId\":\"sbx_p\",\"checkpointId\":\"ckpt_f\",\"lifecycle\":" + LIFECYCLE.replaceAll("\\s", "") + ",\"generation\":7}");
     }
 
     @Test
@@ -81,6 +82,18 @@ class LiveStateTest {
         assertThat(s.hibernation()).isNull();
         assertThat(s.lifecycle()).isNull();
         assertThat(s.parentId()).isNull();
+        assertThat(s.generation()).as("before generations").isZero();
+    }
+
+    @Test
+    void aResumeCanExpectAGeneration() {
+        api.json("POST /v1/sandboxes/sbx_1/resume", 200, HIBERNATED.replace("\"hibernated\"", "\"running\""));
+        assertThat(client.sandboxes().resume("sbx_1", 6).state()).isEqualTo("running");
+        assertThat(new String(api.last().body(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("{\"expectGeneration\":6}");
+        api.json("POST /v1/sandboxes/sbx_1/resume", 409, """
+                {"error": {"code": "generation_mismatch", "message": "older", "details": {"expected": 9, "actual": 7}}}""");
+        assertThatThrownBy(() -> client.sandboxes().resume("sbx_1", 9)).isInstanceOf(ConflictException.class)
+                .hasMessageContaining("older");
     }
 
     @ParameterizedTest

@@ -397,7 +397,7 @@ class StasisClientTest {
         assertThat(json).isEqualTo("{\"id\":\"sbx_1\",\"name\":\"my-agent\",\"template\":\"base\",\"state\":\"running\","
                 + "\"stateReason\":null,\"hibernation\":null,\"createdAt\":\"2026-11-29T10:00:00Z\",\"resources\":{\"cpus\":1.0,"
                 + "\"memoryMb\":1024,\"pids\":512},\"env\":{\"FOO\":\"bar\"},\"metadata\":{\"team\":\"x\"},"
-                + "\"parentId\":null,\"checkpointId\":null,\"lifecycle\":null}");
+                + "\"parentId\":null,\"checkpointId\":null,\"lifecycle\":null,\"generation\":0}");
         assertThat(StasisJson.writeList(List.of()).replaceAll("\\s", "")).isEqualTo("{\"items\":[],\"nextCursor\":null}");
     }
 

@@ -100,12 +100,14 @@ class CrashRecoveryIT {
     @MethodSource("cases")
     void aCrashAtEveryStepLeavesAWellDefinedUsableSandbox(Case c) throws Exception {
         String id;
+        long generationBefore;
         try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool", "0")) {
             try (var api = api(armed)) {
                 id = api.post("/v1/sandboxes", CALM).get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
                 Await.until("counting", Duration.ofSeconds(10), () -> !api.sh(id, "cat /tmp/count 2>/dev/null; true").isBlank());
                 bringTo(api, id, c.from());
+                generationBefore = api.get("/v1/sandboxes/" + id).get("generation").asLong();
                 var response = call(api, id, c.action());
                 assertThat(armed.awaitDeath(Duration.ofSeconds(60)))
                         .as("the service should have died at %s (the call answered %s)", c.step(), response).isTrue();
@@ -117,6 +119,12 @@ class CrashRecoveryIT {
             assertThat(state).as("state after a crash at %s", c.step()).isIn(c.allowed());
             assertNoStrayCheckpoints(api);
             if (!state.equals("gone")) {
+                long generation = found.ok().get("generation").asLong();
+                boolean checkpointKept = !api.get("/v1/sandboxes/" + id + "/checkpoints").get("items").isEmpty();
+                if (!state.equals(c.from()) || checkpointKept)
+                    assertThat(generation).as("the new state (or checkpoint) after a crash at %s is a new generation", c.step())
+                            .isGreaterThan(generationBefore);
+                else assertThat(generation).as("the old state after a crash at %s is the old generation", c.step()).isEqualTo(generationBefore);
                 // Its files are all there (the files API reads a stopped sandbox too; it wakes a sleeping one).
                 assertThat(api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/precious", null).body().asText()).isEqualTo("precious\n");
                 // Usable: processes that were kept go on (a stopped or freshly started sandbox has none).

@@ -231,6 +231,39 @@ class LiveStateApiIT {
     }
 
     @Test
+    void everyChangeOfLiveStateIsANewGenerationAndAResumeCanRefuseAnOlderOne() {
+        String id = calmSandbox();
+        String path = "/v1/sandboxes/" + id;
+        assertThat(api.get(path).get("generation").asLong()).as("made").isEqualTo(1);
+        assertThat(api.post(path + "/pause", null).get("generation").asLong()).isEqualTo(2);
+        assertThat(api.post(path + "/pause", null).get("generation").asLong()).as("already paused: unchanged").isEqualTo(2);
+        assertThat(api.post(path + "/standby", null).get("generation").asLong()).isEqualTo(3);
+
+        var older = api.call("POST", path + "/resume", "{\"expectGeneration\": 4}");
+        assertThat(older.status()).isEqualTo(409);
+        assertThat(older.errorCode()).isEqualTo("generation_mismatch");
+        assertThat(older.body().path("error").path("details").path("actual").asLong()).isEqualTo(3);
+        assertThat(older.body().path("error").path("details").path("expected").asLong()).isEqualTo(4);
+        assertThat(state(id)).as("nothing changed").isEqualTo("standby");
+        assertThat(api.call("POST", path + "/resume", "{\"expectGeneration\": \"3\"}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", path + "/resume", "{\"expectGeneration\": 0}").errorCode()).isEqualTo("invalid_request");
+        assertThat(api.call("POST", path + "/resume", "{\"expect\": 3}").errorCode()).isEqualTo("invalid_request");
+
+        var resumed = api.call("POST", path + "/resume", "{\"expectGeneration\": 3}").ok();
+        assertThat(resumed.get("state").asText()).isEqualTo("running");
+        assertThat(resumed.get("generation").asLong()).isEqualTo(4);
+        assertThat(api.call("POST", path + "/resume", "{\"expectGeneration\": 2}").ok().get("generation").asLong())
+                .as("a newer generation than expected resumes; already running: unchanged").isEqualTo(4);
+        api.post(path + "/checkpoints", "{\"memory\": false}");
+        assertThat(api.get(path).get("generation").asLong()).as("a checkpoint").isEqualTo(5);
+        api.post(path + "/hibernate", null);
+        assertThat(api.post(path + "/resume", null).get("generation").asLong()).isEqualTo(7);
+        var fork = api.post(path + "/fork", "{\"count\": 1}").get("items").get(0);
+        assertThat(fork.get("generation").asLong()).as("a fork starts its own count").isEqualTo(1);
+        assertThat(api.get(path).get("generation").asLong()).as("the fork's checkpoint of the parent").isEqualTo(8);
+    }
+
+    @Test
     void badRequestsGetClearErrors() {
         String id = calmSandbox();
         assertThat(api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{}").errorCode()).isEqualTo("invalid_request");

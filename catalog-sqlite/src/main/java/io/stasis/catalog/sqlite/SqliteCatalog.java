@@ -81,11 +81,11 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
     private static final String SANDBOX_COLUMNS = "id, name, template, " + StateColumns.NAMES
-            + ", created_at, cpus, memory_mb, pids, disk_mb, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id";
+            + ", created_at, cpus, memory_mb, pids, disk_mb, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id, generation";
     private static final String SANDBOX_PLACEHOLDERS = placeholders(SANDBOX_COLUMNS.split(",").length);
     /** Every column but id, in {@link #bindSandboxFields} order. */
     private static final String SANDBOX_ASSIGNMENTS = "name = ?, template = ?, " + StateColumns.ASSIGNMENTS
-            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, disk_mb = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?";
+            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, disk_mb = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?, generation = ?";
 
     private final Path file;
     private final Connection connection;
@@ -216,6 +216,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
         st.setString(index++, s.checkpointId().map(CheckpointId::value).orElse(null));
         st.setString(index++, LifecycleJson.toJson(s.lifecycle()));
         st.setString(index++, s.tenant().value());
+        st.setLong(index++, s.generation());
         return index;
     }
 
@@ -315,7 +316,8 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
                     Optional.ofNullable(rs.getString("parent_id")).map(SandboxId::new),
                     Optional.ofNullable(rs.getString("checkpoint_id")).map(CheckpointId::new),
                     LifecycleJson.fromJson(rs.getString("lifecycle")),
-                    new TenantId(rs.getString("tenant_id")));
+                    new TenantId(rs.getString("tenant_id")),
+                    rs.getLong("generation"));
         } catch (JsonProcessingException | RuntimeException e) {
             // A row this code cannot read means a damaged file or a schema mismatch, not a bad request.
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of sandbox " + id + " is unreadable: " + e.getMessage(),

@@ -96,12 +96,13 @@ class RecordRoundTripPropertyTest {
     Arbitrary<Sandbox> sandboxes() {
         var env = Arbitraries.maps(texts(), texts()).ofMaxSize(3);
         var names = Arbitraries.create(() -> "n" + Ids.randomSuffix()).optional(0.5); // unique, so inserts never collide
-        var envAndMetadata = Combinators.combine(env, env).as(Tuple::of); // combine takes at most 8
-        return Combinators.combine(names, states(), instants(), envAndMetadata,
+        // combine takes at most 8: env, metadata and the generation go in one tuple
+        var envMetadataGeneration = Combinators.combine(env, env, Arbitraries.longs().between(1, Long.MAX_VALUE)).as(Tuple::of);
+        return Combinators.combine(names, states(), instants(), envMetadataGeneration,
                         Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles(), tenants())
                 .as((name, state, createdAt, maps, parent, checkpoint, lifecycle, tenant) -> new Sandbox(SandboxId.random(), name,
                         "tiny", state, createdAt, new Resources(0.5, 256, 64, 64 + (int) (createdAt.getNano() % 100_000)), maps.get1(),
-                        maps.get2(), parent, checkpoint, lifecycle, tenant));
+                        maps.get2(), parent, checkpoint, lifecycle, tenant, maps.get3()));
     }
 
     /** The default tenant or a random one: the catalog does not require a tenant's row for its sandboxes or events. */

@@ -47,13 +47,13 @@ final class TestSandboxes {
     /** Every field of {@code s}, with {@code id} instead of its own. */
     static Sandbox withId(Sandbox s, SandboxId id) {
         return new Sandbox(id, s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant());
+                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant(), s.generation());
     }
 
     /** Every field of {@code s}, with {@code tenant} instead of its own. */
     static Sandbox inTenant(Sandbox s, TenantId tenant) {
         return new Sandbox(s.id(), s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle(), tenant);
+                s.parentId(), s.checkpointId(), s.lifecycle(), tenant, s.generation());
     }
 
     static Checkpoint checkpoint(SandboxId sandbox, Instant createdAt) {

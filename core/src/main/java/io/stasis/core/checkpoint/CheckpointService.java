@@ -225,7 +225,7 @@ public final class CheckpointService {
         var made = new Checkpoint(checkpoint, id, name, memory, purpose, bytes, clock.instant());
         catalog.insertCheckpoint(made);
         faults.reach("checkpoint.after-record");
-        catalog.completeOperation(sandbox);
+        catalog.completeOperation(sandbox.nextGeneration());
         events.append("checkpoint", Optional.of(id), Map.of("sandboxId", id.value(), "checkpointId", checkpoint.value(),
                 "memory", memory, "sizeBytes", bytes));
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).addKeyValue("memory", memory)

@@ -27,6 +27,8 @@ public enum ErrorCode {
     INVALID_STATE,
     /** The sandbox runs something CRIU cannot checkpoint right now; it keeps running untouched. */
     CHECKPOINT_UNSUPPORTED,
+    /** A resume with {@code expectGeneration} found the sandbox at an older generation than the caller had seen. */
+    GENERATION_MISMATCH,
     NAME_TAKEN,
     FILE_EXISTS,
     NOT_A_DIRECTORY,

@@ -51,6 +51,12 @@ public final class StasisException extends RuntimeException {
                 Map.of("sandbox", sandbox, "state", state, "action", action));
     }
 
+    public static StasisException generationMismatch(String sandbox, long expected, long actual) {
+        return new StasisException(ErrorCode.GENERATION_MISMATCH, "sandbox " + sandbox + " is at generation " + actual
+                + ", older than the " + expected + " expected: its live state went back to an earlier one",
+                Map.of("sandbox", sandbox, "expected", expected, "actual", actual));
+    }
+
     public static StasisException nameTaken(String name) {
         return new StasisException(ErrorCode.NAME_TAKEN,
                 "a sandbox named '" + name + "' already exists", Map.of("name", name));

@@ -151,6 +151,20 @@ public final class LifecycleService {
         return locks.exclusive(id, () -> resumeLocked(current(id), reason));
     }
 
+    /**
+     * {@link #resume}, unless the sandbox is at an older generation than {@code expectGeneration}
+     * (the one its caller saw last): then {@code generation_mismatch}, and nothing changes. A newer
+     * generation resumes (the idle policy may have moved it on since).
+     */
+    public Sandbox resume(SandboxId id, Reason reason, long expectGeneration) {
+        return locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            if (sandbox.generation() < expectGeneration)
+                throw StasisException.generationMismatch(id.value(), expectGeneration, sandbox.generation());
+            return resumeLocked(sandbox, reason);
+        });
+    }
+
     /** The same as {@link #resume}: whatever the sandbox's state, it ends up running. */
     public Sandbox start(SandboxId id, Reason reason) {
         return resume(id, reason);

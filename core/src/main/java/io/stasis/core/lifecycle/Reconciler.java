@@ -67,6 +67,9 @@ public final class Reconciler {
             }
             var operation = Optional.ofNullable(pending.remove(sandbox.id()));
             var outcome = settle(sandbox, operation);
+            // A checkpoint recorded before the crash counts like one whose operation completed.
+            if (operation.filter(o -> o.kind() == Operation.Kind.CHECKPOINT).flatMap(Operation::checkpoint)
+                    .flatMap(catalog::findCheckpoint).isPresent()) outcome = outcome.nextGeneration();
             if (limitDisk(outcome)) limited++;
             if (operation.isPresent()) {
                 catalog.completeOperation(outcome);

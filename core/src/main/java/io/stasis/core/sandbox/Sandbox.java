@@ -15,6 +15,11 @@ import java.util.Optional;
  * @param checkpointId the checkpoint it was forked from, if any
  * @param lifecycle    when it moves down the ladder while idle
  * @param tenant       whose it is
+ * @param generation   how many times its live state has changed since it was made (1 at first):
+ *                     every change of state (pause, standby, resume, hibernate, stop, start, also by
+ *                     the idle policy or a restart's reconciliation) and every checkpoint of it
+ *                     (forks included) adds one. It never goes down, so a caller that remembers it
+ *                     can tell an older state from the one it left.
  */
 public record Sandbox(
         SandboxId id,
@@ -28,7 +33,15 @@ public record Sandbox(
         Optional<SandboxId> parentId,
         Optional<CheckpointId> checkpointId,
         LifecyclePolicy lifecycle,
-        TenantId tenant) {
+        TenantId tenant,
+        long generation) {
+
+    /** A sandbox as first recorded: generation 1. */
+    public Sandbox(SandboxId id, Optional<String> name, String template, SandboxState state, Instant createdAt, Resources resources,
+                   Map<String, String> env, Map<String, String> metadata, Optional<SandboxId> parentId,
+                   Optional<CheckpointId> checkpointId, LifecyclePolicy lifecycle, TenantId tenant) {
+        this(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, 1);
+    }
 
     public Sandbox {
         Objects.requireNonNull(id);
@@ -41,16 +54,24 @@ public record Sandbox(
         Objects.requireNonNull(checkpointId);
         Objects.requireNonNull(lifecycle);
         Objects.requireNonNull(tenant);
+        if (generation < 1) throw new IllegalArgumentException("generation must be 1 or more, was " + generation);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
     }
 
+    /** In {@code newState}; a new generation unless it already was in that state. */
     public Sandbox withState(SandboxState newState) {
-        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant);
+        long next = newState.equals(state) ? generation : generation + 1;
+        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, next);
+    }
+
+    /** The next generation, in the same state: a checkpoint was taken of it. */
+    public Sandbox nextGeneration() {
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, generation + 1);
     }
 
     public Sandbox withLifecycle(LifecyclePolicy policy) {
-        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy, tenant);
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy, tenant, generation);
     }
 
     /** How the sandbox is shown in messages: its name if it has one, else its id. */

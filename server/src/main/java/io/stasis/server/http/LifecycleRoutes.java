@@ -26,7 +26,7 @@ final class LifecycleRoutes {
     void register(RoutesConfig routes) {
         action(routes, "pause", lifecycle::pause);
         action(routes, "standby", lifecycle::standby);
-        action(routes, "resume", lifecycle::resume);
+        routes.post("/v1/sandboxes/{id}/resume", this::resume, Access.SANDBOX_LIFECYCLE);
         action(routes, "hibernate", lifecycle::hibernate);
         action(routes, "stop", lifecycle::stop);
         action(routes, "start", lifecycle::start);
@@ -38,6 +38,22 @@ final class LifecycleRoutes {
             var id = new SandboxId(AccessGuard.sandboxId(ctx));
             ctx.json(SandboxView.of(change.apply(id, Reason.API)));
         }, Access.SANDBOX_LIFECYCLE);
+    }
+
+    /** The body of a resume, optional: {@code expectGeneration}, the generation the caller saw last. */
+    record ResumeRequest(Long expectGeneration) {
+        ResumeRequest {
+            if (expectGeneration != null && expectGeneration < 1)
+                throw io.stasis.core.error.StasisException.invalid("expectGeneration", "must be 1 or more, was " + expectGeneration);
+        }
+    }
+
+    private void resume(Context ctx) {
+        var id = new SandboxId(AccessGuard.sandboxId(ctx));
+        var request = Json.body(ctx, ResumeRequest.class);
+        var resumed = request.expectGeneration() == null ? lifecycle.resume(id, Reason.API)
+                : lifecycle.resume(id, Reason.API, request.expectGeneration());
+        ctx.json(SandboxView.of(resumed));
     }
 
     private void updatePolicy(Context ctx) {

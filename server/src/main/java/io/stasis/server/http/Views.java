@@ -30,14 +30,14 @@ final class Views {
 
     record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
-                       String parentId, String checkpointId, Map<String, Object> lifecycle,
+                       String parentId, String checkpointId, Map<String, Object> lifecycle, long generation,
                        @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
                        java.util.List<BucketMountView> mounts) {
         /** With the sandbox's bucket mounts (the answers of create and get). */
         static SandboxView of(Sandbox s, java.util.List<io.stasis.core.bucket.SandboxBucket> buckets) {
             var v = of(s);
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
-                    v.parentId, v.checkpointId, v.lifecycle, buckets.stream().map(BucketMountView::of).toList());
+                    v.parentId, v.checkpointId, v.lifecycle, v.generation, buckets.stream().map(BucketMountView::of).toList());
         }
 
         static SandboxView of(Sandbox s) {
@@ -47,7 +47,7 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    LifecycleJson.view(s.lifecycle()), null);
+                    LifecycleJson.view(s.lifecycle()), s.generation(), null);
         }
     }
 

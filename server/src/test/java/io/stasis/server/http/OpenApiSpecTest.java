@@ -58,7 +58,7 @@ class OpenApiSpecTest {
                  "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
                  "env": {}, "metadata": {"team": "x"}, "parentId": null, "checkpointId": null,
                  "lifecycle": {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
-                               "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}}
+                               "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}, "generation": 3}
                 """);
         assertThat(SPEC.errors("Sandbox", sandbox)).isEmpty();
         assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("unnamed", 1))).as("an unknown field").isNotEmpty();
