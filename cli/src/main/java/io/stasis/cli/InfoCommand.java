@@ -39,6 +39,8 @@ final class InfoCommand implements Callable<Integer> {
                 .row("TEMPLATE", s.template())
                 .row("STATE", state(s))
                 .row("GENERATION", s.generation() > 0 ? s.generation() : null) // 0: a server from before generations
+                .row("DURABLE", s.durableImage() == null ? null
+                        : s.durableImage().checkpointId() + " " + s.durableImage().digest() + " (" + HumanFormat.time(s.durableImage().takenAt()) + ")")
                 .row("PARENT", s.parentId())
                 .row("CHECKPOINT", s.checkpointId())
                 .row("CREATED", HumanFormat.time(s.createdAt()));

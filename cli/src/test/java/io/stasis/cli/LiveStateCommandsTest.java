@@ -101,7 +101,8 @@ class LiveStateCommandsTest {
                 "\"hibernation\": {\"checkpointId\": \"ckpt_h\", \"imageBytes\": 4404019, \"takenAt\": \"2026-11-29T10:05:00.5Z\"}")
                 .replace("\"parentId\": null", "\"parentId\": \"sbx_1\"")
                 .replace("\"checkpointId\": null", "\"checkpointId\": \"ckpt_f\"")
-                .replace("\"lifecycle\":", "\"generation\": 5, \"lifecycle\":"));
+                .replace("\"lifecycle\":", "\"generation\": 5, \"durableImage\": {\"checkpointId\": \"ckpt_d\", \"digest\": \"sha256:"
+                        + "0".repeat(64) + "\", \"takenAt\": \"2026-11-29T10:04:00Z\"}, \"lifecycle\":"));
         assertThat(run("info", "try-1")).isZero();
         assertThat(out).isEqualTo("""
                 ID           sbx_2
@@ -109,6 +110,7 @@ class LiveStateCommandsTest {
                 TEMPLATE     tiny
                 STATE        hibernated (image 4.2 MiB, 2026-11-29T10:05:00Z)
                 GENERATION   5
+                DURABLE      ckpt_d sha256:0000000000000000000000000000000000000000000000000000000000000000 (2026-11-29T10:04:00Z)
                 PARENT       sbx_1
                 CHECKPOINT   ckpt_f
                 CREATED      2026-11-29T10:00:00Z

@@ -199,6 +199,7 @@ class MainTest {
                 TEMPLATE     tiny
                 STATE        running
                 GENERATION   -
+                DURABLE      -
                 PARENT       -
                 CHECKPOINT   -
                 CREATED      2026-11-29T10:00:00Z

@@ -250,6 +250,14 @@ public final class Sandbox {
     }
 
     /**
+     * Its newest durable checkpoint and the digest of what the blob store holds of it, as of this
+     * handle (filled by {@link Sandboxes#get} and the resumes); null when not known or none is durable.
+     */
+    public DurableImage durableImage() {
+        return info.durableImage();
+    }
+
+    /**
      * Writes the processes to an image on disk and frees their memory; {@link #resume()} restores
      * them where they were.
      *

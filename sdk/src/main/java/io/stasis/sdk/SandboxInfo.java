@@ -25,12 +25,16 @@ import java.util.Map;
  * @param generation   how many times its live state has changed (1 when made; 0 from a server that
  *                     predates generations): every state change and every checkpoint adds one, and it
  *                     never goes down; pass it to {@link Sandbox#resume(long)} to refuse an older state
+ * @param durableImage its newest durable checkpoint and its digest, in the answers of get and resume
+ *                     (null elsewhere, and when none of its checkpoints is durable)
  * @param mounts       its bucket mounts, in the answers of create and get (empty elsewhere)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
                           Map<String, String> metadata, String parentId, String checkpointId,
                           LifecyclePolicy lifecycle, long generation,
+                          @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                          DurableImage durableImage,
                           @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
                           java.util.List<BucketMount> mounts) {
     public SandboxInfo {

@@ -80,6 +80,15 @@ class DurableCheckpointsIT {
                 assertThat(descriptor.get("roots")).hasSize(2);
                 assertThat(descriptor.get("roots").get(1).get("parentId").asText()).isEqualTo(filesCheckpoint);
                 assertThat(descriptor.get("sandbox").get("lifecycle").get("pauseAfterIdle").isNull()).isTrue();
+                // The sandbox names its newest durable checkpoint and the SHA-256 of the descriptor the store holds.
+                var image = api.get("/v1/sandboxes/" + id).get("durableImage");
+                assertThat(image.get("checkpointId").asText()).isEqualTo(memoryCheckpoint);
+                byte[] stored = Files.readAllBytes(blobDir.resolve("checkpoints/" + memoryCheckpoint + ".json"));
+                assertThat(image.get("digest").asText()).isEqualTo("sha256:" + java.util.HexFormat.of().formatHex(
+                        java.security.MessageDigest.getInstance("SHA-256").digest(stored)));
+                assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("durableImage").get("checkpointId").asText())
+                        .as("a resume answers it too").isEqualTo(memoryCheckpoint);
+                assertThat(api.get("/v1/sandboxes").get("items").get(0).has("durableImage")).as("not in lists").isFalse();
             }
             var listed = api.get("/v1/checkpoints").get("items");
             var ids = new ArrayList<String>();

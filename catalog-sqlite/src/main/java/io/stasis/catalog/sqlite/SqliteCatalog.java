@@ -346,6 +346,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
             TokenTable.deleteOfSandbox(c, id);
             VolumeTable.deleteMountsOf(c, id);
             BucketTable.deleteOf(c, id);
+            DurableImageTable.deleteOf(c, id);
             return null;
         });
     }
@@ -597,6 +598,19 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     @Override
     public Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id) {
         return withConnection("find checkpoint upload", c -> UploadTable.find(c, id));
+    }
+
+    @Override
+    public void recordDurableImage(SandboxId sandbox, io.stasis.core.checkpoint.DurableImage image) {
+        inTransaction("record durable image", c -> {
+            DurableImageTable.record(c, sandbox, image);
+            return null;
+        });
+    }
+
+    @Override
+    public Optional<io.stasis.core.checkpoint.DurableImage> durableImage(SandboxId sandbox) {
+        return withConnection("find durable image", c -> DurableImageTable.find(c, sandbox));
     }
 
     @Override

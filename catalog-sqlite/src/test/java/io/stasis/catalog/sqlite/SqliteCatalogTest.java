@@ -88,6 +88,25 @@ class SqliteCatalogTest {
     }
 
     @Test
+    void theNewestDurableImageOfASandboxWinsWhateverOrderUploadsEndIn() {
+        var sandbox = TestSandboxes.running(T0);
+        catalog.insert(sandbox);
+        assertThat(catalog.durableImage(sandbox.id())).isEmpty();
+        var older = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "a".repeat(64), T0.plusSeconds(1));
+        var newer = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "b".repeat(64), T0.plusSeconds(2));
+        catalog.recordDurableImage(sandbox.id(), newer);
+        catalog.recordDurableImage(sandbox.id(), older);
+        assertThat(catalog.durableImage(sandbox.id())).contains(newer);
+        var newest = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "c".repeat(64), T0.plusSeconds(3));
+        catalog.recordDurableImage(sandbox.id(), newest);
+        assertThat(catalog.durableImage(sandbox.id())).contains(newest);
+        catalog.update(sandbox.withState(SandboxState.PAUSED));
+        assertThat(catalog.durableImage(sandbox.id())).as("a change of the sandbox's row keeps it").contains(newest);
+        catalog.delete(sandbox.id());
+        assertThat(catalog.durableImage(sandbox.id())).as("forgotten with the sandbox").isEmpty();
+    }
+
+    @Test
     void findsNothingForUnknownIdsAndNames() {
         assertThat(catalog.find(SandboxId.random())).isEmpty();
         assertThat(catalog.findByName(TenantId.DEFAULT, "nobody")).isEmpty();

@@ -233,6 +233,11 @@ public final class CheckpointService {
         return made;
     }
 
+    /** The sandbox's newest durable checkpoint, if any of its checkpoints has reached the blob store. */
+    public Optional<DurableImage> durableImage(SandboxId id) {
+        return catalog.durableImage(id);
+    }
+
     public List<Checkpoint> list(SandboxId id) {
         current(id);
         return catalog.checkpointsOf(id).stream().filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION).toList();

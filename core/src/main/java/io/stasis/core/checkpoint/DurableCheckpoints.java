@@ -219,11 +219,12 @@ public final class DurableCheckpoints implements AutoCloseable {
                     checkpoint.purpose(), checkpoint.createdAt(), sandbox.template(), sandbox.resources(), sandbox.env(), sandbox.metadata(),
                     sandbox.lifecycle(), policies.apply(sandbox.id()), layers, image.map(CheckpointArchive.Stored::id), logical, stored,
                     buckets.apply(sandbox.id()));
-            upload.putDescriptor(descriptor);
+            String digest = upload.putDescriptor(descriptor);
             faults.reach("upload.after-descriptor");
             var done = new CheckpointUpload(id, State.DURABLE, parent.map(CheckpointDescriptor::checkpoint), Optional.of(root.id()),
                     image.map(CheckpointArchive.Stored::id), logical, stored, Optional.empty(), clock.instant());
             catalog.recordUpload(done);
+            catalog.recordDurableImage(sandbox.id(), new DurableImage(id, digest, checkpoint.createdAt()));
             log.atInfo().addKeyValue("checkpoint", id).addKeyValue("sandbox", sandbox.id())
                     .addKeyValue("parent", parent.map(p -> p.checkpoint().value()).orElse("none"))
                     .addKeyValue("logicalBytes", logical).addKeyValue("storedBytes", stored)

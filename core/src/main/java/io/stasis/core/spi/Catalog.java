@@ -90,6 +90,15 @@ public interface Catalog extends AutoCloseable {
 
     Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id);
 
+    /**
+     * Records the sandbox's newest durable checkpoint: kept only if it was taken no earlier than the
+     * one recorded (uploads may end out of order). Forgotten with the sandbox.
+     */
+    void recordDurableImage(SandboxId sandbox, io.stasis.core.checkpoint.DurableImage image);
+
+    /** The sandbox's newest durable checkpoint, if it has had one. */
+    Optional<io.stasis.core.checkpoint.DurableImage> durableImage(SandboxId sandbox);
+
     /** Every recorded upload (for the list of checkpoints and the reconciler). */
     List<io.stasis.core.checkpoint.CheckpointUpload> allUploads();
 

@@ -43,8 +43,10 @@ public interface CheckpointArchive {
          * Writes a descriptor, atomically, under {@link CheckpointDescriptor#key}. Its streams must
          * be stored or kept by this upload: the descriptor is what makes a checkpoint durable.
          * {@code runtime_failed} if the upload's hold on the store lapsed (nothing written).
+         *
+         * @return {@code sha256:<hex>} of the bytes written
          */
-        void putDescriptor(CheckpointDescriptor descriptor);
+        String putDescriptor(CheckpointDescriptor descriptor);
 
         @Override
         void close();

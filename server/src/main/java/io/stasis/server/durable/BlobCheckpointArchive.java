@@ -45,9 +45,15 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
             }
 
             @Override
-            public void putDescriptor(CheckpointDescriptor descriptor) {
+            public String putDescriptor(CheckpointDescriptor descriptor) {
                 session.ensureHeld("write descriptor " + descriptor.checkpoint());
-                blobs.put(CheckpointDescriptor.key(descriptor.checkpoint()), DescriptorJson.encode(descriptor));
+                byte[] encoded = DescriptorJson.encode(descriptor);
+                blobs.put(CheckpointDescriptor.key(descriptor.checkpoint()), encoded);
+                try {
+                    return "sha256:" + java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(encoded));
+                } catch (java.security.NoSuchAlgorithmException e) {
+                    throw new IllegalStateException("every JDK has SHA-256", e);
+                }
             }
 
             @Override

@@ -126,7 +126,7 @@ public final class HttpApi implements AutoCloseable {
                 settings.maxDiskMb(), settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
-        new LifecycleRoutes(services.sandboxes(), services.lifecycle()).register(routes);
+        new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);

@@ -17,10 +17,12 @@ import java.util.function.BiFunction;
 final class LifecycleRoutes {
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
+    private final io.stasis.core.checkpoint.CheckpointService checkpoints;
 
-    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle) {
+    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle, io.stasis.core.checkpoint.CheckpointService checkpoints) {
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
+        this.checkpoints = checkpoints;
     }
 
     void register(RoutesConfig routes) {
@@ -53,7 +55,7 @@ final class LifecycleRoutes {
         var request = Json.body(ctx, ResumeRequest.class);
         var resumed = request.expectGeneration() == null ? lifecycle.resume(id, Reason.API)
                 : lifecycle.resume(id, Reason.API, request.expectGeneration());
-        ctx.json(SandboxView.of(resumed));
+        ctx.json(SandboxView.of(resumed).withDurableImage(checkpoints.durableImage(id)));
     }
 
     private void updatePolicy(Context ctx) {

@@ -111,7 +111,7 @@ final class SandboxRoutes {
     }
 
     private SandboxView withMounts(io.stasis.core.sandbox.Sandbox sandbox) {
-        return SandboxView.of(sandbox, buckets.bucketsOf(sandbox.id()));
+        return SandboxView.of(sandbox, buckets.bucketsOf(sandbox.id())).withDurableImage(checkpoints.durableImage(sandbox.id()));
     }
 
     private void list(Context ctx) {

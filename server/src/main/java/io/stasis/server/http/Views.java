@@ -32,12 +32,21 @@ final class Views {
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
                        String parentId, String checkpointId, Map<String, Object> lifecycle, long generation,
                        @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                       DurableImageView durableImage,
+                       @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
                        java.util.List<BucketMountView> mounts) {
         /** With the sandbox's bucket mounts (the answers of create and get). */
         static SandboxView of(Sandbox s, java.util.List<io.stasis.core.bucket.SandboxBucket> buckets) {
             var v = of(s);
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
-                    v.parentId, v.checkpointId, v.lifecycle, v.generation, buckets.stream().map(BucketMountView::of).toList());
+                    v.parentId, v.checkpointId, v.lifecycle, v.generation, null, buckets.stream().map(BucketMountView::of).toList());
+        }
+
+        /** With its newest durable checkpoint ({@code durableImage}: the answers of get and resume), {@code null} if none. */
+        SandboxView withDurableImage(java.util.Optional<io.stasis.core.checkpoint.DurableImage> image) {
+            var view = image.map(i -> new DurableImageView(i.checkpoint().value(), i.digest(), i.takenAt())).orElse(null);
+            return new SandboxView(id, name, template, state, stateReason, hibernation, createdAt, resources, env, metadata, parentId,
+                    checkpointId, lifecycle, generation, view, mounts);
         }
 
         static SandboxView of(Sandbox s) {
@@ -47,7 +56,7 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    LifecycleJson.view(s.lifecycle()), s.generation(), null);
+                    LifecycleJson.view(s.lifecycle()), s.generation(), null, null);
         }
     }
 
@@ -58,6 +67,10 @@ final class Views {
             return new BucketMountView(io.stasis.core.bucket.SandboxBucket.TYPE_S3, b.endpoint().toString(), b.region(), b.bucket(), b.prefix(),
                     b.path(), b.readOnly(), b.credentialsSecret());
         }
+    }
+
+    /** A sandbox's newest durable checkpoint and the SHA-256 of its descriptor in the blob store. */
+    record DurableImageView(String checkpointId, String digest, Instant takenAt) {
     }
 
     /** For a hibernated sandbox: its process image, how big, and when it was taken. */
