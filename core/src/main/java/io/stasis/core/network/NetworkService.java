@@ -96,11 +96,14 @@ public final class NetworkService {
 
     /** Records an opened sandbox's network, before the sandbox's own row (a crash between leaves an orphan the reconciler removes). */
     public void record(SandboxId id) {
-        SandboxNetwork network;
+        // Under the lock that freeSlot runs under: a slot must never be in neither place, or a
+        // concurrent open takes it too (seen: two of twenty concurrent creates on slot 0).
         synchronized (this) {
-            network = unrecorded.remove(id);
+            var network = unrecorded.get(id);
+            if (network == null) return;
+            catalog.insertNetwork(network);
+            unrecorded.remove(id);
         }
-        if (network != null) catalog.insertNetwork(network);
     }
 
     /** Gives a warm sandbox, opened with the pool's policy, the policy of its new owner. */
