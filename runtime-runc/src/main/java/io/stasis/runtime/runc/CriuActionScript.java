@@ -1,10 +1,6 @@
 package io.stasis.runtime.runc;
 
-import io.stasis.host.ToolRunner;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 
 /**
  * The CRIU configuration every sandbox's bundle points at (annotation {@code org.criu.config}),
@@ -13,11 +9,6 @@ import java.util.Optional;
  * the script brings the loopback up; at {@code post-restore} it sets the hostname the restore asked
  * for. A sandbox with a network gets its link plugged back at {@code setup-namespaces} too (see
  * {@link VethPlug}). CRIU may call a step more than once, so each command is idempotent.
- *
- * <p>Where CRIU has nftables, the configuration also locks the sandbox's network with it rather
- * than with iptables: measured on an idle sandbox's restore, the lock and unlock went from 64 ms
- * (five {@code iptables-restore} runs) to 13 ms. CRIU records the method in the image, so images
- * made before keep theirs.
  */
 final class CriuActionScript {
     /** Read by the script: the hostname a restored sandbox gets (a fork's differs from its parent's). */
@@ -48,23 +39,9 @@ final class CriuActionScript {
     }
 
     /** Installs the script and the configuration file naming it; returns the configuration's path. */
-    static Path install(Path stateDir, VethPlug plug, boolean nftablesLock) {
+    static Path install(Path stateDir, VethPlug plug) {
         Path script = ScriptFiles.install(stateDir.resolve("bin").resolve("criu-action"),
                 SCRIPT.formatted(VethPlug.LINK_VARIABLE, HOSTNAME_VARIABLE, plug.script()));
-        String config = "action-script " + script + "\n" + (nftablesLock ? "network-lock nftables\n" : "");
-        return ScriptFiles.install(stateDir.resolve("criu.conf"), config, "r--r--r--");
-    }
-
-    /** Whether this CRIU can lock a network with nftables ({@code criu check --feature nftables}); false without CRIU. */
-    static boolean nftablesLockSupported(Optional<Path> criu, Duration timeout) {
-        if (criu.isEmpty()) return false;
-        try {
-            return ToolRunner.run(List.of(criu.get().toString(), "check", "--feature", "nftables"), timeout).exitCode() == 0;
-        } catch (java.io.IOException | ToolRunner.TimedOut e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
+        return ScriptFiles.install(stateDir.resolve("criu.conf"), "action-script " + script + "\n", "r--r--r--");
     }
 }

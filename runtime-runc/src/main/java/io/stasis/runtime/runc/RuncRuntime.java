@@ -77,10 +77,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         this.images = new ImageStore(config.stateDir());
         InitBinary.install(initDir);
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
-        boolean nftablesLock = CriuActionScript.nftablesLockSupported(config.criu(), config.toolTimeout());
-        this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug, nftablesLock);
+        this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
-                .addKeyValue("networkLock", nftablesLock ? "nftables" : "iptables")
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }
 
