@@ -71,7 +71,7 @@ final class ServiceFixture implements AutoCloseable {
             String table = network.get(network.indexOf("--network-table") + 1);
             String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);
             assertThat(HostLeaks.nftTables(table)).as("nftables table left").isEmpty();
-            assertThat(HostLeaks.interfaces(prefix)).as("sandbox links left").isEmpty();
+            assertThat(HostLeaks.interfaces(prefix, java.time.Duration.ofSeconds(15))).as("sandbox links left").isEmpty();
         } finally {
             // Nothing is mounted below it (checked above): its files go whatever else failed.
             deleteTree(dataDir);
