@@ -67,11 +67,16 @@ public final class HostLeaks {
      * loaded machine can take seconds. What is still there after that is a leak.
      */
     public static List<String> loopDevicesBackedBy(Path dir, java.time.Duration settle) {
+        return afterSettling(() -> loopDevicesBackedBy(dir), settle);
+    }
+
+    /** What {@code find} still reports after up to {@code settle}, asked every 50 ms until it reports nothing. */
+    private static List<String> afterSettling(java.util.function.Supplier<List<String>> find, java.time.Duration settle) {
         long deadline = System.nanoTime() + settle.toNanos();
-        var left = loopDevicesBackedBy(dir);
+        var left = find.get();
         while (!left.isEmpty() && System.nanoTime() < deadline) {
             java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
-            left = loopDevicesBackedBy(dir);
+            left = find.get();
         }
         return left;
     }
@@ -92,22 +97,16 @@ public final class HostLeaks {
         }
     }
 
-    /** Network interfaces whose names start with {@code prefix}. */
     /**
      * Links whose names start with {@code prefix} after up to {@code settle}: a sandbox's link goes
      * with its network namespace, which the kernel tears down asynchronously once its last process
      * has exited (seconds on a loaded machine). What is still there after that is a leak.
      */
     public static List<String> interfaces(String prefix, java.time.Duration settle) {
-        long deadline = System.nanoTime() + settle.toNanos();
-        var left = interfaces(prefix);
-        while (!left.isEmpty() && System.nanoTime() < deadline) {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
-            left = interfaces(prefix);
-        }
-        return left;
+        return afterSettling(() -> interfaces(prefix), settle);
     }
 
+    /** Network interfaces whose names start with {@code prefix}. */
     public static List<String> interfaces(String prefix) {
         try (Stream<Path> links = Files.list(Path.of("/sys/class/net"))) {
             return links.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).toList();
