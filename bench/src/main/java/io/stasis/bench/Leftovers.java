@@ -45,13 +45,7 @@ final class Leftovers {
     }
 
     static List<String> mountsUnder(Path dir) {
-        var out = new ArrayList<String>();
-        String prefix = dir.toAbsolutePath().normalize().toString();
-        for (String line : lines(Path.of("/proc/self/mountinfo"))) {
-            String mountPoint = line.split(" ")[4].replace("\\040", " ");
-            if (mountPoint.equals(prefix) || mountPoint.startsWith(prefix + "/")) out.add("mount " + mountPoint);
-        }
-        return out;
+        return HostLeaks.mountsUnder(dir).stream().map(mountPoint -> "mount " + mountPoint).toList();
     }
 
     static List<String> loopDevicesBackedBy(Path dir) {
@@ -93,14 +87,6 @@ final class Leftovers {
             return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) == 'Z';
         } catch (IOException e) {
             return true; // gone already
-        }
-    }
-
-    private static List<String> lines(Path file) {
-        try {
-            return Files.readAllLines(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }
