@@ -41,7 +41,9 @@ final class StandbyResume implements Scenario {
     static final double FREED_TARGET_PERCENT = 90;
     static final long LARGE = 300L << 20;
 
-    private static final String LOOP = "mkfifo /tmp/in /tmp/out && (while true; do read line < /tmp/in; echo \"$line\" > /tmp/out; done) >/dev/null 2>&1 &";
+    // Only the loop goes to the background: "a && b &" would background mkfifo too, and the first
+    // question could then come before the FIFOs exist.
+    private static final String LOOP = "mkfifo /tmp/in /tmp/out && { (while true; do read line < /tmp/in; echo \"$line\" > /tmp/out; done) >/dev/null 2>&1 & }";
     private static final String REPL = """
             import hashlib, os
             buf = bytearray(os.urandom(%d))
