@@ -42,6 +42,18 @@ class CoreDependenciesTest {
         assertThat(offending).isEmpty();
     }
 
+    @Test
+    void keyedLocksAreAllKeyedLock() throws IOException {
+        // A map of locks by hand either grows forever or, once entries are removed, lets two holders in at once.
+        var mapOfLocks = Pattern.compile("Map<[^;=]*,\\s*[\\w.]*Lock>");
+        var offending = new ArrayList<String>();
+        for (Path file : sources()) {
+            if (file.endsWith(Path.of("io/stasis/core/concurrent/KeyedLock.java"))) continue;
+            if (mapOfLocks.matcher(Files.readString(file)).find()) offending.add(SOURCES.relativize(file).toString());
+        }
+        assertThat(offending).isEmpty();
+    }
+
     private static List<Path> sources() throws IOException {
         try (Stream<Path> walk = Files.walk(SOURCES)) {
             return walk.filter(p -> p.toString().endsWith(".java")).toList();

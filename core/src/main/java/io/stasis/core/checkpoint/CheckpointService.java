@@ -53,8 +53,7 @@ public final class CheckpointService {
     private final io.stasis.core.tenant.QuotaGuard quotas;
     private final DurableCheckpoints durable;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
-    private final java.util.concurrent.ConcurrentHashMap<CheckpointId, java.util.concurrent.locks.ReentrantLock> restoring =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final io.stasis.core.concurrent.KeyedLock<CheckpointId> restoring = new io.stasis.core.concurrent.KeyedLock<>();
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
@@ -139,30 +138,29 @@ public final class CheckpointService {
      * no such checkpoint for this tenant, here or in the store.
      */
     public Sandbox createFrom(io.stasis.core.tenant.TenantId tenant, CheckpointId id, Optional<String> name) {
-        name.ifPresent(n -> {
-            SandboxName.validate(n);
-            if (catalog.findByName(tenant, n).isPresent()) throw StasisException.nameTaken(n);
-        });
-        // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
-        var local = catalog.findCheckpoint(id).filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
-                .filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
-        var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
-        if (local.isPresent() && owner.isPresent()) {
-            if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
-            var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
-            return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
-        }
-        var descriptor = durable.descriptor(tenant, id);
-        var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
-        return quotas.admit(tenant, demand, () -> {
-            var lock = restoring.computeIfAbsent(id, k -> new java.util.concurrent.locks.ReentrantLock());
-            lock.lock();
-            try (var present = durable.materialize(descriptor)) {
-                return restoreFrom(present.descriptor(), name);
-            } finally {
-                lock.unlock();
+        name.ifPresent(SandboxName::validate);
+        try (var claim = locks.claimNames(tenant, name.stream().toList(), this::nameTaken)) {
+            // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
+            var local = catalog.findCheckpoint(id).filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
+                    .filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
+            var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
+            if (local.isPresent() && owner.isPresent()) {
+                if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
+                var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
+                return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
             }
-        });
+            var descriptor = durable.descriptor(tenant, id);
+            var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
+            return quotas.admit(tenant, demand, () -> restoring.exclusive(id, () -> {
+                try (var present = durable.materialize(descriptor)) {
+                    return restoreFrom(present.descriptor(), name);
+                }
+            }));
+        }
+    }
+
+    private boolean nameTaken(io.stasis.core.tenant.TenantId tenant, String name) {
+        return catalog.findByName(tenant, name).isPresent();
     }
 
     private Sandbox restoreFrom(CheckpointDescriptor d, Optional<String> name) {
@@ -297,26 +295,31 @@ public final class CheckpointService {
         name.ifPresent(SandboxName::validate);
         activity.touch(parentId);
         var parent = current(parentId);
-        var names = names(parent.tenant(), name, count);
+        var names = names(name, count);
         var one = io.stasis.core.lifecycle.SandboxService.demandOfNew(parent.resources());
         var demand = new io.stasis.core.tenant.TenantUsage(count * one.runningSandboxes(), count * one.memoryMb(), count * one.diskMb());
-        return quotas.admit(parent.tenant(), demand, () -> {
-            Checkpoint checkpoint;
-            if (from.isPresent()) {
-                checkpoint = get(from.get());
-                if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION || !sameTenant(checkpoint, parent)) throw notFound(from.get().value());
-            } else {
-                boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
-                if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
-                // The forks mount the bucket afresh: what the parent wrote must be in it, not only in its mount's cache.
-                buckets.flush(parentId);
-                checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
-            }
-            var made = branchAll(parent, checkpoint, names);
-            events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
-                    "children", made.stream().map(s -> s.id().value()).toList()));
-            return made;
-        });
+        try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), this::nameTaken)) {
+            return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, from, names));
+        }
+    }
+
+    private List<Sandbox> forkAdmitted(Sandbox parent, Optional<CheckpointId> from, List<Optional<String>> names) {
+        var parentId = parent.id();
+        Checkpoint checkpoint;
+        if (from.isPresent()) {
+            checkpoint = get(from.get());
+            if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION || !sameTenant(checkpoint, parent)) throw notFound(from.get().value());
+        } else {
+            boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
+            if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
+            // The forks mount the bucket afresh: what the parent wrote must be in it, not only in its mount's cache.
+            buckets.flush(parentId);
+            checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
+        }
+        var made = branchAll(parent, checkpoint, names);
+        events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
+                "children", made.stream().map(s -> s.id().value()).toList()));
+        return made;
     }
 
     /** Another tenant's checkpoints do not exist for this one. */
@@ -360,15 +363,12 @@ public final class CheckpointService {
     }
 
     /** One name per fork: the name itself for a single fork, {@code name-1}, {@code name-2}... for several. */
-    private List<Optional<String>> names(io.stasis.core.tenant.TenantId tenant, Optional<String> name, int count) {
+    private static List<Optional<String>> names(Optional<String> name, int count) {
         var out = new ArrayList<Optional<String>>();
         for (int i = 1; i <= count; i++) {
             String suffix = "-" + i;
             Optional<String> childName = count == 1 ? name : name.map(base -> base + suffix);
-            childName.ifPresent(n -> {
-                SandboxName.validate(n);
-                if (catalog.findByName(tenant, n).isPresent()) throw StasisException.nameTaken(n);
-            });
+            childName.ifPresent(SandboxName::validate);
             out.add(childName);
         }
         return out;

@@ -49,7 +49,6 @@ public final class SandboxService implements AutoCloseable {
     private final EventLog events;
     private final ActivityTracker activity;
     private final FaultPoints faults;
-    private final Set<TenantName> namesBeingCreated = new HashSet<>();
     private final QuotaGuard quotas;
     private final WarmPool pool;
     private final NetworkService network;
@@ -94,9 +93,7 @@ public final class SandboxService implements AutoCloseable {
      */
     public Sandbox create(SandboxSpec spec) {
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
-        var name = spec.name().map(n -> new TenantName(spec.tenant(), n));
-        name.ifPresent(this::reserveName);
-        try {
+        try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), this::nameTaken)) {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
@@ -106,8 +103,6 @@ public final class SandboxService implements AutoCloseable {
                 var id = SandboxId.random();
                 return locks.exclusive(id, () -> createLocked(id, spec));
             });
-        } finally {
-            name.ifPresent(this::releaseName);
         }
     }
 
@@ -119,9 +114,6 @@ public final class SandboxService implements AutoCloseable {
     /** What a hibernated or stopped sandbox adds by running again: its disk is counted already. */
     public static TenantUsage demandOfResume(Resources resources) {
         return new TenantUsage(1, resources.memoryMb(), 0);
-    }
-
-    private record TenantName(TenantId tenant, String name) {
     }
 
     private Sandbox createLocked(SandboxId id, SandboxSpec spec) {
@@ -207,17 +199,8 @@ public final class SandboxService implements AutoCloseable {
         }
     }
 
-    private void reserveName(TenantName name) {
-        synchronized (namesBeingCreated) {
-            if (catalog.findByName(name.tenant(), name.name()).isPresent() || !namesBeingCreated.add(name))
-                throw StasisException.nameTaken(name.name());
-        }
-    }
-
-    private void releaseName(TenantName name) {
-        synchronized (namesBeingCreated) {
-            namesBeingCreated.remove(name);
-        }
+    private boolean nameTaken(TenantId tenant, String name) {
+        return catalog.findByName(tenant, name).isPresent();
     }
 
     /**
@@ -304,7 +287,6 @@ public final class SandboxService implements AutoCloseable {
             log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
             return null;
         });
-        locks.forget(sandbox.id());
         activity.forget(sandbox.id());
     }
 

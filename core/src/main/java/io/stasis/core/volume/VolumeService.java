@@ -1,5 +1,6 @@
 package io.stasis.core.volume;
 
+import io.stasis.core.concurrent.KeyedLock;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
@@ -21,8 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -58,8 +57,9 @@ public final class VolumeService implements SandboxVolumes {
     private final FileOwner owner;
     private final Clock clock;
     private final long maxSizeMb;
-    private final Map<VolumeId, ReentrantLock> locks = new ConcurrentHashMap<>();
-    private final Map<String, Boolean> namesBeingCreated = new ConcurrentHashMap<>();
+    private final KeyedLock<VolumeId> locks = new KeyedLock<>();
+    /** A name is claimed from the check that it is free until the volume is in the catalog. */
+    private final KeyedLock<String> names = new KeyedLock<>();
 
     private final io.stasis.core.tenant.QuotaGuard quotas;
 
@@ -96,10 +96,8 @@ public final class VolumeService implements SandboxVolumes {
     public Volume create(TenantId tenant, String name, Optional<Long> sizeMb, Source source) {
         validateName(name);
         sizeMb.ifPresent(this::validateSize);
-        String key = tenant.value() + "/" + name;
-        if (catalog.findVolumeByName(tenant, name).isPresent() || namesBeingCreated.putIfAbsent(key, true) != null)
-            throw StasisException.nameTaken(name);
-        try {
+        try (var claim = names.tryExclusive(tenant.value() + "/" + name).orElseThrow(() -> StasisException.nameTaken(name))) {
+            if (catalog.findVolumeByName(tenant, name).isPresent()) throw StasisException.nameTaken(name);
             // The size first: a volume counts toward its tenant's diskMb quota like a sandbox's disk.
             long size = switch (source) {
                 case Source.Empty e -> sizeMb.orElse(DEFAULT_SIZE_MB);
@@ -108,8 +106,6 @@ public final class VolumeService implements SandboxVolumes {
                 case Source.FromSync s -> sizeMb.orElseGet(() -> archivedSync(s.ref()).sizeMb());
             };
             return quotas.admit(tenant, new io.stasis.core.tenant.TenantUsage(0, 0, size), () -> make(tenant, name, size, source));
-        } finally {
-            namesBeingCreated.remove(key);
         }
     }
 
@@ -204,7 +200,6 @@ public final class VolumeService implements SandboxVolumes {
             log.atInfo().addKeyValue("volume", volume.id()).addKeyValue("forced", !mounters.isEmpty()).log("volume deleted");
             return null;
         });
-        locks.remove(volume.id());
     }
 
     // --- mounts ---
@@ -475,13 +470,7 @@ public final class VolumeService implements SandboxVolumes {
     }
 
     private <T> T withLock(VolumeId id, Supplier<T> work) {
-        var lock = locks.computeIfAbsent(id, k -> new ReentrantLock());
-        lock.lock();
-        try {
-            return work.get();
-        } finally {
-            lock.unlock();
-        }
+        return locks.exclusive(id, work);
     }
 
     private static void deleteQuietly(Path file) {

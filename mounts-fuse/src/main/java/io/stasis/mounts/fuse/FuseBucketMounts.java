@@ -1,5 +1,6 @@
 package io.stasis.mounts.fuse;
 
+import io.stasis.core.concurrent.KeyedLock;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.BucketMount;
@@ -22,8 +23,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -69,7 +68,7 @@ public final class FuseBucketMounts implements BucketMounts {
     private final Rclone rclone;
     private final Mounts mounts;
     private final Options options;
-    private final Map<BucketMountId, ReentrantLock> locks = new ConcurrentHashMap<>();
+    private final KeyedLock<BucketMountId> locks = new KeyedLock<>();
 
     /**
      * How every mount of this instance behaves.
@@ -186,7 +185,7 @@ public final class FuseBucketMounts implements BucketMounts {
             }
             return new MountedBucket(spec.id(), mountPoint, spec.readOnly());
         } finally {
-            lock.unlock();
+            lock.close();
         }
     }
 
@@ -242,7 +241,7 @@ public final class FuseBucketMounts implements BucketMounts {
             removeDirs(id);
             log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
         } finally {
-            lock.unlock();
+            lock.close();
         }
     }
 
@@ -252,7 +251,7 @@ public final class FuseBucketMounts implements BucketMounts {
         try {
             if (mounted(id).isPresent()) awaitUploads(id, privateDir(id), true);
         } finally {
-            lock.unlock();
+            lock.close();
         }
     }
 
@@ -364,9 +363,7 @@ public final class FuseBucketMounts implements BucketMounts {
                 tail.isEmpty() ? Map.of("step", "unmount", "mount", id.value()) : Map.of("step", "unmount", "mount", id.value(), "stderr", tail));
     }
 
-    private ReentrantLock lock(BucketMountId id) {
-        var lock = locks.computeIfAbsent(id, k -> new ReentrantLock());
-        lock.lock();
-        return lock;
+    private KeyedLock.Held lock(BucketMountId id) {
+        return locks.exclusive(id);
     }
 }

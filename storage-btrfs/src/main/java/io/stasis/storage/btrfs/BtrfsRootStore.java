@@ -1,6 +1,7 @@
 package io.stasis.storage.btrfs;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.concurrent.KeyedLock;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
@@ -29,7 +30,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -86,7 +86,7 @@ public final class BtrfsRootStore implements RootStore {
     private final PoolQuotas.Outcome quotas;
     /** Readers snapshot templates; the short swap of an install takes it exclusively. */
     private final ReentrantReadWriteLock templateSwap = new ReentrantReadWriteLock();
-    private final Map<String, ReentrantLock> installs = new ConcurrentHashMap<>();
+    private final KeyedLock<String> installs = new KeyedLock<>();
 
     public BtrfsRootStore(BtrfsPool pool) {
         this(pool, Clock.systemUTC());
@@ -433,13 +433,7 @@ public final class BtrfsRootStore implements RootStore {
         String name = recipe.name();
         if (name == null || !TEMPLATE_NAME.matcher(name).matches())
             throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
-        var lock = installs.computeIfAbsent(name, n -> new ReentrantLock());
-        lock.lock();
-        try {
-            return install(recipe, owner, progress);
-        } finally {
-            lock.unlock();
-        }
+        return installs.exclusive(name, () -> install(recipe, owner, progress));
     }
 
     /**
@@ -449,8 +443,7 @@ public final class BtrfsRootStore implements RootStore {
     public boolean deleteTemplate(String name) {
         Path path = templatePath(name).orElse(null);
         if (path == null) return false;
-        var lock = installs.computeIfAbsent(name, n -> new ReentrantLock());
-        lock.lock();
+        var lock = installs.exclusive(name);
         templateSwap.writeLock().lock();
         try {
             boolean existed = Subvolumes.isSubvolume(path);
@@ -461,7 +454,7 @@ public final class BtrfsRootStore implements RootStore {
             throw StasisException.runtimeFailed(null, "delete template " + name, e.toString(), e);
         } finally {
             templateSwap.writeLock().unlock();
-            lock.unlock();
+            lock.close();
         }
     }
 
