@@ -62,19 +62,36 @@ public final class ConfinedRoot implements AutoCloseable {
     private static final int MAX_ATTEMPTS = 16;
     private static final int COPY_BUFFER = 64 * 1024;
 
+    /**
+     * Where the sandbox sees kernel filesystems (procfs, sysfs, the runtime's /dev), mounted over
+     * directories of the root. What the root holds there is hidden from the sandbox, so a write
+     * there would succeed without the sandbox ever seeing it: these are refused.
+     */
+    static final List<String> KERNEL_VIEWS = List.of("proc", "sys", "dev");
+
     private final Fd root;
     private final FileOwner owner;
+    private final Stat rootStat;
+    /** The root's directories under {@link #KERNEL_VIEWS} (those that are directories, not symlinks). */
+    private final List<Stat> kernelViews;
 
     private ConfinedRoot(Fd root, FileOwner owner) {
         this.root = root;
         this.owner = owner;
+        this.rootStat = Syscalls.fstat(root.value());
+        this.kernelViews = KERNEL_VIEWS.stream().flatMap(name -> lstat(root, name).stream()).filter(Stat::isDirectory).toList();
     }
 
     /** Opens the root directory of a sandbox; {@code hostRoot} is trusted and followed as given. */
     public static ConfinedRoot open(Path hostRoot, FileOwner owner) {
         Objects.requireNonNull(owner, "owner");
-        int fd = Syscalls.open(hostRoot.toAbsolutePath().toString(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-        return new ConfinedRoot(new Fd(fd), owner);
+        var fd = new Fd(Syscalls.open(hostRoot.toAbsolutePath().toString(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        try {
+            return new ConfinedRoot(fd, owner);
+        } catch (RuntimeException e) {
+            fd.close();
+            throw e;
+        }
     }
 
     /** The host uid/gid that files created here get. */
@@ -327,7 +344,9 @@ public final class ConfinedRoot implements AutoCloseable {
             if (isRootOrDotDot(target)) throw new LinuxException(Errno.EISDIR, "write", display(comps));
             List<String> parentComps = target.subList(0, target.size() - 1);
             String name = target.getLast();
+            refuseKernelView(target);
             try (Fd parent = ensureDirectory(parentComps, DEFAULT_DIR_MODE)) {
+                refuseKernelViewIn(parent, name, comps);
                 Optional<Stat> existing = lstat(parent, name);
                 if (existing.isPresent() && existing.get().isSymlink()) {
                     // write through the link: resolve its target again from the root, confined
@@ -383,18 +402,113 @@ public final class ConfinedRoot implements AutoCloseable {
      */
     private Location locate(List<String> comps) {
         if (isRootOrDotDot(comps)) return new Location(openDirectory(comps), ".");
-        return new Location(openDirectory(comps.subList(0, comps.size() - 1)), comps.getLast());
+        refuseKernelView(comps);
+        Fd dir = openDirectory(comps.subList(0, comps.size() - 1));
+        try {
+            refuseKernelViewIn(dir, comps.getLast(), comps);
+            return new Location(dir, comps.getLast());
+        } catch (RuntimeException e) {
+            dir.close();
+            throw e;
+        }
     }
 
     /** Opens a directory for reading and as a base for *at calls; symlinks followed inside the root. */
     private Fd openDirectory(List<String> comps) {
-        return new Fd(Syscalls.openat2(root.value(), display(comps), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, IN_ROOT));
+        return confined(comps, O_RDONLY | O_DIRECTORY | O_CLOEXEC, true);
     }
 
     /** An O_PATH fd on what the path names; {@code followLast} false leaves a final symlink unfollowed. */
     private Fd openPath(List<String> comps, boolean followLast) {
-        int flags = O_PATH | O_CLOEXEC | (followLast ? 0 : O_NOFOLLOW);
-        return new Fd(Syscalls.openat2(root.value(), display(comps), flags, 0, IN_ROOT));
+        return confined(comps, O_PATH | O_CLOEXEC | (followLast ? 0 : O_NOFOLLOW), followLast);
+    }
+
+    /** openat2 of a sandbox path, confined to the root and refused in or below a kernel view, however it is reached. */
+    private Fd confined(List<String> comps, int flags, boolean followLast) {
+        refuseKernelView(comps);
+        Fd fd;
+        try {
+            fd = new Fd(Syscalls.openat2(root.value(), display(comps), flags, 0, IN_ROOT));
+        } catch (LinuxException e) {
+            // Missing in a kernel view is refused as being there, not reported missing.
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR)) refuseThroughDirectory(comps, followLast);
+            throw e;
+        }
+        try {
+            if (Syscalls.fstat(fd.value()).isDirectory()) refuseBelowKernelView(fd, comps);
+            else refuseThroughDirectory(comps, followLast);
+            return fd;
+        } catch (RuntimeException e) {
+            fd.close();
+            throw e;
+        }
+    }
+
+    /** A path that names a kernel view or lies below one, as written ({@code ..} clamped at the root like the kernel does). */
+    private static void refuseKernelView(List<String> comps) {
+        var normalized = new SandboxPath(display(comps)).normalized();
+        for (String view : KERNEL_VIEWS)
+            if (normalized.equals("/" + view) || normalized.startsWith("/" + view + "/")) throw kernelView(comps);
+    }
+
+    /** A kernel view's own name in the root, reached through a symlink to the root ({@code /root/up/proc}). */
+    private void refuseKernelViewIn(Fd dir, String name, List<String> comps) {
+        if (KERNEL_VIEWS.contains(name) && Syscalls.fstat(dir.value()).sameInode(rootStat)) throw kernelView(comps);
+    }
+
+    /**
+     * For a path that is not a directory (or is missing): its directory is checked, and where a
+     * final symlink leads, again. A sandbox that swaps links meanwhile can at most reach the root's
+     * hidden directories this way, never outside the root (every lookup stays confined).
+     */
+    private void refuseThroughDirectory(List<String> comps, boolean followLast) {
+        List<String> target = comps;
+        for (int hop = 0; hop <= MAX_SYMLINK_HOPS && !isRootOrDotDot(target); hop++) {
+            refuseKernelView(target);
+            List<String> parentComps = target.subList(0, target.size() - 1);
+            String name = target.getLast();
+            Fd parent;
+            try {
+                parent = new Fd(Syscalls.openat2(root.value(), display(parentComps), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, IN_ROOT));
+            } catch (LinuxException e) {
+                return; // no directory to be in: the caller's own error stands
+            }
+            try (parent) {
+                refuseBelowKernelView(parent, comps);
+                refuseKernelViewIn(parent, name, comps);
+                if (!followLast) return;
+                var link = lstat(parent, name).filter(Stat::isSymlink);
+                if (link.isEmpty()) return;
+                target = linkTarget(parentComps, Syscalls.readlinkat(parent.value(), name));
+            }
+        }
+    }
+
+    /** A directory in or below a kernel view, found by walking up through {@code ..} to the root, which confined lookups stay below. */
+    private void refuseBelowKernelView(Fd dir, List<String> comps) {
+        if (kernelViews.isEmpty()) return;
+        Stat stat = Syscalls.fstat(dir.value());
+        Fd current = null;
+        try {
+            for (int depth = 0; depth <= SandboxPath.MAX_LENGTH / 2; depth++) {
+                if (stat.sameInode(rootStat)) return;
+                for (Stat view : kernelViews) if (stat.sameInode(view)) throw kernelView(comps);
+                Fd parent = new Fd(Syscalls.openat2((current == null ? dir : current).value(), "..", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0));
+                if (current != null) current.close();
+                current = parent;
+                Stat above = Syscalls.fstat(current.value());
+                if (above.sameInode(stat)) return; // the host's own root: not below this sandbox's (cannot happen confined)
+                stat = above;
+            }
+        } finally {
+            if (current != null) current.close();
+        }
+    }
+
+    private static LinuxException kernelView(List<String> comps) {
+        return new LinuxException(Errno.EACCES, "openat2", display(comps),
+                "/proc, /sys and /dev are the kernel's views inside the sandbox, mounted over the root's own directories,"
+                        + " which the files API does not reach (run a command to read them)");
     }
 
     /** An O_PATH fd on a regular file (symlinks followed inside the root); never opens a device or FIFO. */

@@ -34,7 +34,7 @@ final class FileErrors {
             case Errno.ENOSPC, Errno.EDQUOT -> new StasisException(ErrorCode.QUOTA_EXCEEDED,
                     "no space left in the sandbox's filesystem: " + path, details, e);
             case Errno.EPERM, Errno.EACCES, Errno.EROFS -> new StasisException(ErrorCode.INVALID_REQUEST,
-                    "operation not permitted: " + path, details, e);
+                    (problem != null ? problem : "operation not permitted") + ": " + path, details, e);
             case Errno.EINVAL, Errno.EBUSY, Errno.ENOTSOCK -> new StasisException(ErrorCode.INVALID_REQUEST,
                     (problem != null ? problem : "invalid operation") + ": " + path, details, e);
             default -> new StasisException(ErrorCode.INTERNAL,

@@ -56,13 +56,14 @@ class EscapeIT {
                 "/out-abs", "/out-rel", "/a/b/chain", "/deep", "/l2", "/d/up/outside", "/DEEP_CLIMB");
     }
 
-    /** Ways out through /proc, which only lead somewhere if procfs were visible inside the root (see {@link ProcMagicLinkIT}). */
-    static List<String> procDirs() {
-        return List.of("/proc/self/root/OUTSIDE", "/proc/1/root/OUTSIDE", "/proc/thread-self/root/OUTSIDE");
-    }
-
-    static Stream<String> allAttackDirs() {
-        return Stream.concat(attackDirs().stream(), procDirs().stream());
+    /**
+     * Paths into the root's /proc, /sys and /dev, which the sandbox never sees (its kernel
+     * filesystems are mounted over them), as written and through symlinks and {@code ..}. The first
+     * ones are also ways out if procfs were visible inside the root (see {@link ProcMagicLinkIT}).
+     */
+    static List<String> kernelViewDirs() {
+        return List.of("/proc/self/root/OUTSIDE", "/proc/1/root/OUTSIDE", "/proc/thread-self/root/OUTSIDE", "/proc", "/sys/kernel",
+                "/dev", "/dev/shm", "/a/../../proc", "/to-proc", "/to-proc/sub", "/to-root/sys", "/to-dev-rel", "/d/up/../dev");
     }
 
     @BeforeEach
@@ -97,7 +98,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void readAndReadAtStayInside(String dir) {
         assertCode(() -> files.read(layout.root, path(at(dir, "canary"))).close(), ErrorCode.FILE_NOT_FOUND);
         assertThat(catchThrowable(() -> confined.readAt(at(dir, "canary"), 0, 100)))
@@ -106,7 +107,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void listAndStatStayInside(String dir) {
         assertCode(() -> files.list(layout.root, path(at(dir, ""))), ErrorCode.FILE_NOT_FOUND);
         assertCode(() -> files.stat(layout.root, path(at(dir, "canary"))), ErrorCode.FILE_NOT_FOUND);
@@ -114,7 +115,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void writesLandInsideTheRoot(String dir) throws IOException {
         FileInfo info = files.write(layout.root, path(at(dir, "w")), bytes("PWNED-1"), OptionalInt.empty(), 1000);
         confined.writeFile(at(dir, "new"), "PWNED-2".getBytes(StandardCharsets.UTF_8), 0644);
@@ -125,7 +126,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void mkdirsLandInsideTheRoot(String dir) throws IOException {
         files.mkdir(layout.root, path(at(dir, "m/made-by-api")), OptionalInt.empty());
         confined.mkdirs(at(dir, "m/made-by-root"), 0755);
@@ -135,7 +136,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void movesNeitherTakeFromNorPutOutside(String dir) {
         assertCode(() -> files.move(layout.root, path(at(dir, "canary")), path("/stolen"), false), ErrorCode.FILE_NOT_FOUND);
         assertCode(() -> files.move(layout.root, path(at(dir, "w")), path("/stolen"), true), ErrorCode.FILE_NOT_FOUND);
@@ -145,7 +146,7 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void deletesDoNotReachOutside(String dir) {
         assertCode(() -> files.delete(layout.root, path(at(dir, "canary")), false), ErrorCode.FILE_NOT_FOUND);
         assertCode(() -> files.delete(layout.root, path(at(dir, "m")), true), ErrorCode.FILE_NOT_FOUND);
@@ -154,10 +155,51 @@ class EscapeIT {
     }
 
     @ParameterizedTest
-    @MethodSource("allAttackDirs")
+    @MethodSource("attackDirs")
     void socketsOutsideCannotBePinned(String dir) {
         assertThat(catchThrowable(() -> confined.pinSocket(at(dir, "sock")).close()))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.errno()).isEqualTo(Errno.ENOENT));
+    }
+
+    @ParameterizedTest
+    @MethodSource("kernelViewDirs")
+    void pathsIntoKernelViewsAreRefusedAndChangeNothing(String dir) throws IOException {
+        for (String view : List.of("proc", "sys", "dev")) Files.createDirectories(layout.inRoot(view));
+        Files.createDirectories(layout.inRoot("proc/sub"));
+        Files.writeString(layout.inRoot("proc/hidden"), "HIDDEN");
+        layout.symlink("to-proc", "/proc");
+        layout.symlink("to-root", "/");
+        layout.symlink("to-dev-rel", "dev");
+        var before = snapshotRoot();
+        confined.close();
+        confined = ConfinedRoot.open(layout.root, OWNER);
+
+        assertCode(() -> files.write(layout.root, path(at(dir, "w")), bytes("HIDDEN-WRITE"), OptionalInt.empty(), 100), ErrorCode.INVALID_REQUEST);
+        assertCode(() -> files.mkdir(layout.root, path(at(dir, "m")), OptionalInt.empty()), ErrorCode.INVALID_REQUEST);
+        assertCode(() -> files.list(layout.root, path(at(dir, ""))), ErrorCode.INVALID_REQUEST);
+        assertCode(() -> files.read(layout.root, path(at(dir, "hidden"))).close(), ErrorCode.INVALID_REQUEST);
+        assertCode(() -> files.move(layout.root, path("/d/f"), path(at(dir, "moved")), true), ErrorCode.INVALID_REQUEST);
+        assertCode(() -> files.delete(layout.root, path(at(dir, "hidden")), true), ErrorCode.INVALID_REQUEST);
+        assertThat(catchThrowable(() -> confined.writeFile(at(dir, "w"), new byte[] {1}, 0644)))
+                .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.errno()).isEqualTo(Errno.EACCES));
+        assertThat(catchThrowable(() -> confined.mkdirs(at(dir, "m"), 0755))).isInstanceOf(LinuxException.class);
+        assertThat(snapshotRoot()).isEqualTo(before);
+    }
+
+    @Test
+    void theKernelViewsThemselvesCannotBeReplacedOrRemoved() throws IOException {
+        for (String view : List.of("proc", "sys", "dev")) Files.createDirectories(layout.inRoot(view));
+        layout.symlink("to-root", "/");
+        confined.close();
+        confined = ConfinedRoot.open(layout.root, OWNER);
+        for (String view : List.of("/proc", "/sys", "/dev", "/to-root/proc", "/d/up/../dev")) {
+            assertCode(() -> files.delete(layout.root, path(view), true), ErrorCode.INVALID_REQUEST);
+            assertCode(() -> files.move(layout.root, path(view), path("/moved"), false), ErrorCode.INVALID_REQUEST);
+            assertCode(() -> files.write(layout.root, path(view), bytes("x"), OptionalInt.empty(), 10), ErrorCode.INVALID_REQUEST);
+        }
+        for (String view : List.of("proc", "sys", "dev")) assertThat(layout.inRoot(view)).isDirectory();
+        assertThat(files.list(layout.root, path("/"))).extracting(FileInfo::name).contains("proc", "sys", "dev");
+        assertCode(() -> files.stat(layout.root, path("/proc")), ErrorCode.INVALID_REQUEST);
     }
 
     @Test
@@ -247,6 +289,19 @@ class EscapeIT {
                     return false;
                 }
             }).toList();
+        }
+    }
+
+    /** Every path in the root with its type (and a file's content), symlinks not followed. */
+    private Map<String, String> snapshotRoot() throws IOException {
+        try (Stream<Path> all = Files.walk(layout.root)) {
+            var out = new java.util.TreeMap<String, String>();
+            for (Path p : all.toList()) {
+                String what = Files.isSymbolicLink(p) ? "link " + Files.readSymbolicLink(p)
+                        : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? "file " + Files.size(p) : "dir";
+                out.put(layout.root.relativize(p).toString(), what);
+            }
+            return out;
         }
     }
 
