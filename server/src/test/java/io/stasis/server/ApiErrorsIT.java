@@ -151,6 +151,11 @@ class ApiErrorsIT {
         expect(call("PUT", files + "?path=/root/dir", "x"), 422, "is_a_directory");
         expect(call("PUT", files + "?path=/root/big", "x".repeat(2 << 20)), 413, "payload_too_large");
         expect(call("GET", files + "/list?path=/root&limit=0", null), 422, "invalid_request");
+        // The root's /proc, /sys and /dev lie under the sandbox's kernel mounts: a write there would never be seen.
+        expect(call("PUT", files + "?path=/proc/self/root/tmp/x", "x"), 422, "invalid_request");
+        expect(call("PUT", files + "?path=/sys/x", "x"), 422, "invalid_request");
+        expect(call("POST", files + "/mkdir?path=/dev/made", null), 422, "invalid_request");
+        expect(call("GET", files + "/list?path=/root/../proc", null), 422, "invalid_request");
         assertThat(call("GET", files + "/stat?path=/root/big", null).statusCode()).isEqualTo(404);
         assertThat(call("GET", files + "?path=/root/file", null).body()).isEqualTo("x\n");
     }

@@ -95,6 +95,9 @@ public final class HttpApi implements AutoCloseable {
         config.router.ignoreTrailingSlashes = true;
         // Jetty's default accept queue (50) overflows when a few hundred clients connect at once
         // (a thousand stream followers): they would wait seconds for SYN retransmissions.
+        // Requests Jetty refuses before any route (an undecodable or ambiguous URI, a header too large) get the envelope too.
+        config.jetty.modifyServer(server -> server.setErrorHandler(new JettyErrors()));
+        config.jetty.modifyServletContextHandler(context -> context.setErrorHandler(new JettyErrors()));
         config.jetty.addConnector((server, http) -> {
             // Header values as sent: Jetty's cache of common values would otherwise hand back
             // "charset=utf-8" for "charset=UTF-8", and an S3 client's signature covers the original.
@@ -172,16 +175,20 @@ public final class HttpApi implements AutoCloseable {
     }
 
     private static StasisException fromHttp(HttpResponseException e) {
-        ErrorCode code = switch (e.getStatus()) {
+        return new StasisException(codeFor(e.getStatus()), e.getMessage() == null ? "HTTP " + e.getStatus() : e.getMessage(), Map.of());
+    }
+
+    /** The API's code for an HTTP status that Javalin or Jetty chose. */
+    static ErrorCode codeFor(int status) {
+        return switch (status) {
             case 400 -> ErrorCode.MALFORMED_REQUEST;
             case 401 -> ErrorCode.UNAUTHENTICATED;
             case 403 -> ErrorCode.FORBIDDEN;
             case 404, 405 -> ErrorCode.NOT_FOUND;
             case 413 -> ErrorCode.PAYLOAD_TOO_LARGE;
             case 503 -> ErrorCode.HOST_BUSY;
-            default -> e.getStatus() >= 500 ? ErrorCode.INTERNAL : ErrorCode.INVALID_REQUEST;
+            default -> status >= 500 ? ErrorCode.INTERNAL : ErrorCode.INVALID_REQUEST;
         };
-        return new StasisException(code, e.getMessage() == null ? "HTTP " + e.getStatus() : e.getMessage(), Map.of());
     }
 
     private static void writeError(StasisException e, Context ctx) {

@@ -1,7 +1,10 @@
 package io.stasis.server.http;
 
+import com.fasterxml.jackson.annotation.JsonSetter;
+import com.fasterxml.jackson.annotation.Nulls;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -19,13 +22,12 @@ import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.util.stream.Collectors;
 
 /**
  * JSON for the API. Requests are read strictly: unknown fields and values of the wrong type are
- * refused with 422 naming the field (typos must not pass silently); text that is not JSON at all
- * is 400.
+ * refused with 422 naming the field (typos must not pass silently), and so is a body of {@code null};
+ * text that is not JSON at all is 400.
  */
 final class Json {
     static final ObjectMapper MAPPER = JsonMapper.builder()
@@ -44,6 +46,8 @@ final class Json {
             .withCoercionConfig(LogicalType.Integer, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
             .withCoercionConfig(LogicalType.Float, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
             .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            // A null inside a list or map (["ls", null]) is refused like a value of the wrong type.
+            .defaultSetterInfo(JsonSetter.Value.forContentNulls(Nulls.FAIL))
             .build();
 
     private Json() {
@@ -54,7 +58,11 @@ final class Json {
         try (InputStream in = ctx.bodyInputStream()) {
             byte[] bytes = in.readAllBytes();
             String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
-            return MAPPER.readValue(text.isBlank() ? "{}" : text, type);
+            T value = MAPPER.readValue(text.isBlank() ? "{}" : text, type);
+            // The JSON literal null reads as no value at all (or a NullNode): no operation takes it for its body.
+            if (value == null || value instanceof JsonNode node && node.isNull())
+                throw StasisException.invalid("body", "expected a JSON object, got null");
+            return value;
         } catch (ValueInstantiationException e) {
             if (e.getCause() instanceof StasisException s) throw s;
             throw StasisException.invalid(path(e), rootMessage(e));
@@ -67,8 +75,8 @@ final class Json {
             throw StasisException.invalid(path(e), "expected " + expected(e.getTargetType()));
         } catch (JsonProcessingException e) {
             throw StasisException.malformed("the body is not valid JSON: " + e.getOriginalMessage());
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        } catch (IOException e) { // reading the body: it ended before its length, or the client went
+            throw StasisException.malformed("the body could not be read whole: " + e.getMessage());
         }
     }
 

@@ -12,9 +12,13 @@ final class RequestIds {
     }
 
     static void assign(Context ctx) {
-        String id = "req_" + Ids.randomSuffix();
+        String id = next();
         ctx.attribute(ATTRIBUTE, id);
         ctx.header(HEADER, id);
+    }
+
+    static String next() {
+        return "req_" + Ids.randomSuffix();
     }
 
     static String of(Context ctx) {
