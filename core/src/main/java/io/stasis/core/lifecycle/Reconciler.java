@@ -32,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
+    /** Longer than any dump or restore takes (the runtime's own timeout for one is 30 s). */
+    private static final java.time.Duration EARLIER_WORK_TIMEOUT = java.time.Duration.ofMinutes(2);
 
     private final Catalog catalog;
     private final RootStore roots;
@@ -54,6 +56,8 @@ public final class Reconciler {
     }
 
     public Report reconcile() {
+        int awaited = runtime.awaitEarlierWork(EARLIER_WORK_TIMEOUT);
+        if (awaited > 0) log.atInfo().addKeyValue("tools", awaited).log("waited for the runtime work an earlier run left going");
         Map<SandboxId, Operation> pending = catalog.pendingOperations().stream()
                 .collect(Collectors.toMap(Operation::sandbox, Function.identity(), (a, b) -> b));
         int adopted = 0, changed = 0, finished = 0, settled = 0, orphans = 0, limited = 0;
@@ -96,6 +100,12 @@ public final class Reconciler {
         if (roots.root(id).isEmpty()) {
             runtime.destroy(id);
             return sandbox.withState(new SandboxState.Stopped("root_missing"));
+        }
+        if (operation.filter(o -> o.kind() == Operation.Kind.STOP).isPresent()) {
+            // A stop cut short may have ended some of the processes already (SIGTERM goes to all of them):
+            // it is finished, never undone, or the sandbox would run on without them.
+            runtime.destroy(id);
+            return sandbox.withState(new SandboxState.Stopped("recovery"));
         }
         var status = runtime.status(id);
         return switch (status) {
@@ -145,7 +155,8 @@ public final class Reconciler {
         if (sandbox.state() instanceof SandboxState.Hibernated h && runtime.imageSize(h.checkpoint()).isPresent()) return sandbox;
         if (operation.isPresent() && operation.get().kind() == Operation.Kind.HIBERNATE && operation.get().checkpoint().isPresent()) {
             CheckpointId checkpoint = operation.get().checkpoint().get();
-            var size = runtime.imageSize(checkpoint);
+            // The dump may have ended after the crash, unmarked: the processes are then in the image only.
+            var size = runtime.completeInterruptedDump(checkpoint);
             if (size.isPresent() && roots.hasSnapshot(checkpoint)) {
                 var at = clock.instant();
                 if (catalog.findCheckpoint(checkpoint).isEmpty())

@@ -161,6 +161,24 @@ public interface SandboxRuntime {
     /** Whether the sandbox's process 1 is alive (and whether frozen), gone, or unknown to the runtime. */
     RuntimeStatus status(SandboxId id);
 
+    /**
+     * Waits, up to {@code timeout}, until no tool started by an earlier run of the service is still
+     * at work (a dump, a restore, a start that its crash cut off from its caller, which goes on
+     * without it). The reconciler calls it first, so that it settles each sandbox on the outcome of
+     * such work and not on its middle: a dump seen half way looks like a frozen sandbox, and
+     * thawing it under CRIU ends its processes. Returns how many were still at work.
+     */
+    int awaitEarlierWork(Duration timeout);
+
+    /**
+     * An image whose dump ran to its end after the service died, before the service could mark it
+     * complete: marked now if the checkpointing tool says the dump finished (a dump that does not
+     * leave the sandbox running has ended its processes by then: the image is all that holds them).
+     * Returns its size, or empty if the dump did not finish. For the reconciler, after
+     * {@link #awaitEarlierWork}.
+     */
+    java.util.OptionalLong completeInterruptedDump(CheckpointId image);
+
     /** CPU time used by all the sandbox's processes so far, for idle detection. */
     Duration cpuUsage(SandboxId id);
 

@@ -36,6 +36,19 @@ final class CriuLog {
         return Optional.empty();
     }
 
+    /** Whether the dump this log is of ran to its end (CRIU's last words on success). */
+    static boolean dumpFinished(Path log) {
+        try {
+            if (!Files.exists(log)) return false;
+            var lines = Files.readAllLines(log);
+            for (int i = lines.size() - 1; i >= Math.max(0, lines.size() - 5); i--)
+                if (lines.get(i).endsWith("Dumping finished successfully")) return true;
+            return false;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+    }
+
     static String errors(Path log) {
         try {
             if (!Files.exists(log)) return "";

@@ -27,6 +27,23 @@ final class HostProcesses {
         }
     }
 
+    /** The process's argv, empty if it is gone (or a kernel thread). */
+    static java.util.List<String> commandLine(long pid) {
+        try {
+            byte[] bytes = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
+            var out = new java.util.ArrayList<String>();
+            int start = 0;
+            for (int i = 0; i < bytes.length; i++) {
+                if (bytes[i] != 0) continue;
+                out.add(new String(bytes, start, i - start, java.nio.charset.StandardCharsets.UTF_8));
+                start = i + 1;
+            }
+            return out;
+        } catch (IOException e) {
+            return java.util.List.of();
+        }
+    }
+
     /** Whether the process exists and has not ended (a zombie has ended; only its parent has yet to reap it). */
     static boolean isAlive(long pid) {
         try {

@@ -55,6 +55,11 @@ final class ImageStore {
         }
     }
 
+    /** Where {@link #workDir} put the work of a dump or restore, as it is now (for its log after a crash). */
+    Path existingWorkDir(CheckpointId id, String step) {
+        return work.resolve(id.value() + "-" + step);
+    }
+
     /**
      * Marks the image complete and readable by the restored sandbox's root (runc makes it 0700;
      * root inside the sandbox is an unprivileged host uid). Returns its size in bytes.

@@ -6,7 +6,6 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -15,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -124,6 +122,28 @@ public final class Runc {
         }
     }
 
+    /**
+     * Host pids of runc processes working on this state directory now, the caller's own ones too
+     * (a process's command line names the directory after {@code --root}).
+     */
+    List<Long> atWork() {
+        var pids = new ArrayList<Long>();
+        try (var entries = Files.list(Path.of("/proc"))) {
+            for (Path proc : entries.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) continue;
+                List<String> argv = HostProcesses.commandLine(Long.parseLong(name));
+                int root = argv.indexOf("--root");
+                if (!argv.isEmpty() && argv.getFirst().equals(binary.toString()) && root >= 0 && root + 1 < argv.size()
+                        && argv.get(root + 1).equals(stateRoot.toString()))
+                    pids.add(Long.parseLong(name));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return pids;
+    }
+
     /** Ids of every container in the state directory. */
     List<String> list() {
         if (!Files.isDirectory(stateRoot)) return List.of();
@@ -152,20 +172,26 @@ public final class Runc {
         argv.addAll(List.of(args));
         long start = System.nanoTime();
         Process process = null;
+        // Output goes to files, not pipes: runc outlives a service killed mid-call (a dump goes on to
+        // its end, see SandboxRuntime#awaitEarlierWork), and a write to a pipe nobody reads would end it.
+        Path out = null;
+        Path err = null;
         try {
+            // One pair per call: calls for the same sandbox and step may run at once (state, say).
+            out = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".out");
+            err = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".err");
             var builder = new ProcessBuilder(argv).redirectInput(DEV_NULL);
             builder.environment().putAll(environment);
             if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
+            else builder.redirectOutput(out.toFile()).redirectError(err.toFile());
             process = builder.start();
-            var out = detachedStdio ? CompletableFuture.completedFuture("") : drain(process.getInputStream());
-            var err = detachedStdio ? CompletableFuture.completedFuture("") : drain(process.getErrorStream());
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
                 throw failure(id, step, "timed out after " + timeout.toMillis() + " ms", log, null);
             if (process.exitValue() != 0)
-                throw failure(id, step, "exited with " + process.exitValue() + ": " + tail(err.join()), log, null);
+                throw failure(id, step, "exited with " + process.exitValue() + ": " + tail(read(err)), log, null);
             Runc.log.atDebug().addKeyValue("sandbox", id).addKeyValue("step", step)
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("runc ok");
-            return out.join();
+            return detachedStdio ? "" : read(out);
         } catch (IOException e) {
             throw failure(id, step, "could not start " + binary + ": " + e.getMessage(), log, e);
         } catch (InterruptedException e) {
@@ -173,6 +199,8 @@ public final class Runc {
             throw failure(id, step, "interrupted", log, e);
         } finally {
             if (process != null && process.isAlive()) process.destroyForcibly();
+            deleteQuietly(out);
+            deleteQuietly(err);
         }
     }
 
@@ -211,15 +239,20 @@ public final class Runc {
         return t.length() <= 2000 ? t : "..." + t.substring(t.length() - 2000);
     }
 
-    private static CompletableFuture<String> drain(InputStream in) {
-        var result = new CompletableFuture<String>();
-        Thread.ofVirtual().start(() -> {
-            try (in) {
-                result.complete(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-            } catch (IOException e) {
-                result.complete("");
-            }
-        });
-        return result;
+    private static void deleteQuietly(Path file) {
+        if (file == null) return;
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // a leftover in the sandbox's log directory, removed with it
+        }
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
     }
 }

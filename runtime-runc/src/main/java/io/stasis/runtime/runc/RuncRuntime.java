@@ -636,6 +636,40 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
+    public int awaitEarlierWork(Duration timeout) {
+        var earlier = runc.atWork();
+        if (earlier.isEmpty()) return 0;
+        log.atInfo().addKeyValue("pids", earlier).log("runc processes of an earlier run are at work; waiting for them to end");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (long pid : earlier) {
+            while (HostProcesses.isAlive(pid)) {
+                if (System.nanoTime() > deadline) {
+                    log.atWarn().addKeyValue("pid", pid).addKeyValue("timeoutMs", timeout.toMillis())
+                            .log("a runc process of an earlier run is still at work; settling without its outcome");
+                    return earlier.size();
+                }
+                try {
+                    Thread.sleep(20);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return earlier.size();
+                }
+            }
+        }
+        return earlier.size();
+    }
+
+    @Override
+    public java.util.OptionalLong completeInterruptedDump(CheckpointId image) {
+        if (images.isComplete(image)) return images.completeSize(image);
+        if (!Files.isDirectory(images.dir(image)) || !CriuLog.dumpFinished(images.existingWorkDir(image, "dump").resolve("dump.log")))
+            return java.util.OptionalLong.empty();
+        long size = images.seal(image);
+        log.atInfo().addKeyValue("image", image).addKeyValue("bytes", size).log("a dump that ended after the service died is complete; sealed it");
+        return java.util.OptionalLong.of(size);
+    }
+
+    @Override
     public RuntimeStatus status(SandboxId id) {
         var state = runc.state(id);
         if (state.isEmpty()) return RuntimeStatus.UNKNOWN;
