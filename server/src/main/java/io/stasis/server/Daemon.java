@@ -86,6 +86,7 @@ public final class Daemon implements AutoCloseable {
         long start = System.nanoTime();
         try {
             requireRoot();
+            claimHostNames(config);
             Files.createDirectories(config.dataDir());
             Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
             var catalog = register(SqliteCatalog.open(config.dataDir().resolve("stasis.db")));
@@ -262,6 +263,34 @@ public final class Daemon implements AutoCloseable {
 
     public Path rootKeyFile() {
         return rootKeyFile;
+    }
+
+    /** Where the host-wide names of running instances are claimed (gone with a reboot, like the claims). */
+    private static final Path HOST_CLAIMS = Path.of("/run/stasis/claims");
+
+    /**
+     * Claims this instance's host-wide network names for as long as it runs. Another instance
+     * (another data directory) that uses one of them would take over this one's table, links or
+     * drop log: it is refused at start, with the flag to set.
+     */
+    private void claimHostNames(ServerConfig config) {
+        var network = config.network().host();
+        if (network.isEmpty()) return;
+        var names = new java.util.LinkedHashMap<String, String>();
+        names.put("--network-table", network.get().table());
+        names.put("--network-interface-prefix", network.get().interfacePrefix());
+        names.put("--network-range", network.get().range().toString());
+        names.put("--network-log-group", Integer.toString(network.get().logGroup()));
+        String holder = "the Stasis service with data directory " + config.dataDir() + " (pid " + ProcessHandle.current().pid() + ")";
+        for (var name : names.entrySet()) {
+            switch (io.stasis.host.HostClaim.take(HOST_CLAIMS, name.getKey().substring(2), name.getValue(), holder)) {
+                case io.stasis.host.HostClaim.Result.Claimed claimed -> register(claimed.claim());
+                case io.stasis.host.HostClaim.Result.Taken taken -> throw new IllegalStateException(name.getKey() + " " + name.getValue()
+                        + " is in use by " + taken.holder() + "; give this instance its own " + name.getKey()
+                        + " (instances on one host each need their own --network-table, --network-interface-prefix,"
+                        + " --network-range and --network-log-group)");
+            }
+        }
     }
 
     /** The crash tests' fault point: the process dies on the spot, as with SIGKILL (no shutdown hook runs). */

@@ -1,0 +1,87 @@
+package io.stasis.host;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.regex.Pattern;
+
+/**
+ * A host-wide name that one process at a time may use (a service's nftables table, its interface
+ * prefix, its address range, its NFLOG group): an flock on {@code <dir>/<kind>-<value>.lock},
+ * held until closed or until the process ends however it ends, so a crashed holder never blocks
+ * the next one. The file says who holds it, for the refusal of the next one.
+ */
+public final class HostClaim implements AutoCloseable {
+    private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9._-]");
+
+    private final FileChannel channel;
+    private final FileLock lock;
+
+    private HostClaim(FileChannel channel, FileLock lock) {
+        this.channel = channel;
+        this.lock = lock;
+    }
+
+    /**
+     * Claims {@code kind}/{@code value} for {@code holder} (written into the lock file), or returns
+     * who holds it now. A claim this process holds already counts as held by another: each name is
+     * claimed once per service.
+     */
+    public static Result take(Path dir, String kind, String value, String holder) {
+        Path file = dir.resolve(UNSAFE.matcher(kind + "-" + value).replaceAll("_") + ".lock");
+        FileChannel channel = null;
+        try {
+            Files.createDirectories(dir);
+            channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
+            FileLock lock;
+            try {
+                lock = channel.tryLock();
+            } catch (OverlappingFileLockException e) {
+                lock = null;
+            }
+            if (lock == null) {
+                String other = Files.readString(file, StandardCharsets.UTF_8).strip();
+                channel.close();
+                return new Result.Taken(other.isEmpty() ? "another process" : other);
+            }
+            channel.truncate(0);
+            channel.write(ByteBuffer.wrap((holder + "\n").getBytes(StandardCharsets.UTF_8)), 0);
+            return new Result.Claimed(new HostClaim(channel, lock));
+        } catch (IOException e) {
+            if (channel != null) {
+                try {
+                    channel.close();
+                } catch (IOException suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            throw new UncheckedIOException("claiming " + kind + " " + value + " in " + dir, e);
+        }
+    }
+
+    /** A claim's outcome. */
+    public sealed interface Result {
+        record Claimed(HostClaim claim) implements Result {
+        }
+
+        record Taken(String holder) implements Result {
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            lock.release();
+            channel.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
