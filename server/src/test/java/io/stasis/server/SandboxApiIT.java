@@ -267,4 +267,35 @@ class SandboxApiIT {
         assertThat(HostLeaks.cgroupsOf(sandboxIds)).isEmpty();
         assertThat(HostLeaks.mountsUnder(service.dataDir.resolve("btrfs").resolve("roots"))).isEmpty();
     }
+
+    /**
+     * Creates and deletes at once: a slot is handed out again only once the rules named after it are
+     * gone (a delete that freed it first removed the rules of the sandbox that got it next).
+     */
+    @Test
+    void aHundredLifecyclesTwentyAtATimeAllSucceed() throws Exception {
+        var failures = java.util.Collections.synchronizedList(new ArrayList<String>());
+        var slots = new java.util.concurrent.Semaphore(20);
+        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 100; i++) {
+                slots.acquire();
+                executor.submit(() -> {
+                    try {
+                        var sandbox = service.client.sandboxes().create();
+                        try {
+                            assertThat(sandbox.exec("echo", "ok").stdout()).isEqualTo("ok\n");
+                        } finally {
+                            sandbox.delete();
+                        }
+                    } catch (RuntimeException | AssertionError e) {
+                        failures.add(e.toString());
+                    } finally {
+                        slots.release();
+                    }
+                });
+            }
+        }
+        assertThat(failures).isEmpty();
+        assertThat(service.client.sandboxes().list().items()).isEmpty();
+    }
 }

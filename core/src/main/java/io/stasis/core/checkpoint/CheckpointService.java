@@ -411,8 +411,8 @@ public final class CheckpointService {
             runtime.destroy(id);
             buckets.discard(id, cause);
             roots.deleteRoot(id);
+            network.release(id); // before the row goes (see NetworkService#release)
             catalog.delete(id);
-            network.release(id);
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }

@@ -282,8 +282,8 @@ public final class SandboxService implements AutoCloseable {
             }
             // Before the record goes: the event is filed under the sandbox's tenant, which the record tells.
             events.lifecycle(sandbox.id(), current.get().state().wireName(), "deleted", reason.wireName());
+            network.release(sandbox.id()); // before the row goes: the row holds the network's slot until its rules are gone
             catalog.delete(sandbox.id());
-            network.release(sandbox.id());
             log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox deleted");
             return null;
         });

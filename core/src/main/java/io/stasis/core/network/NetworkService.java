@@ -119,12 +119,17 @@ public final class NetworkService {
         record(id);
     }
 
-    /** Removes a sandbox's rules and gives its slot back (its catalog row goes with the sandbox's). */
+    /**
+     * Removes a sandbox's rules and gives its slot back. Call it while the sandbox's catalog row (and
+     * so its recorded network) still exists: its rules are named by slot, and a slot free before they
+     * are gone could go to a new sandbox whose rules this would then remove (seen: at 50 creates at
+     * once, a delete failed on rules already gone, and another sandbox ran without its policy).
+     */
     public void release(SandboxId id) {
+        host.ifPresent(h -> h.close(id));
         synchronized (this) {
             unrecorded.remove(id);
         }
-        host.ifPresent(h -> h.close(id));
         injection.ifPresent(i -> i.forget(id));
     }
 
