@@ -106,7 +106,7 @@ class CrashRecoveryIT {
                 id = api.post("/v1/sandboxes", CALM).get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
                 Await.until("counting", Duration.ofSeconds(10), () -> !api.sh(id, "cat /tmp/count 2>/dev/null; true").isBlank());
-                bringTo(api, id, c.from());
+                api.bringTo(id, c.from());
                 generationBefore = api.get("/v1/sandboxes/" + id).get("generation").asLong();
                 var response = call(api, id, c.action());
                 assertThat(armed.awaitDeath(Duration.ofSeconds(60)))
@@ -143,17 +143,6 @@ class CrashRecoveryIT {
                 assertThat(api.call("DELETE", "/v1/sandboxes/" + id, null).status()).isEqualTo(204);
             }
             assertThat(api.get("/v1/sandboxes").get("items")).as("no half-made sandbox is listed").isEmpty();
-        }
-    }
-
-    private static void bringTo(RawApi api, String id, String state) {
-        switch (state) {
-            case "running" -> { }
-            case "paused" -> api.post("/v1/sandboxes/" + id + "/pause", null);
-            case "standby" -> api.post("/v1/sandboxes/" + id + "/standby", null);
-            case "hibernated" -> api.post("/v1/sandboxes/" + id + "/hibernate", null);
-            case "stopped" -> api.post("/v1/sandboxes/" + id + "/stop", null);
-            default -> throw new IllegalArgumentException(state);
         }
     }
 

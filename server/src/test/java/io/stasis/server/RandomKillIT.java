@@ -115,7 +115,7 @@ class RandomKillIT {
             // The operation once without a kill: how long it takes here bounds the delays.
             subject = ready(subject);
             String from = from(operation, random);
-            bringTo(subject.id(), from);
+            api.bringTo(subject.id(), from);
             long start = System.nanoTime();
             run(operation, subject.id());
             durations.put(operation, Math.max(20, (System.nanoTime() - start) / 1_000_000));
@@ -123,7 +123,7 @@ class RandomKillIT {
             for (int t = 0; t < trials; t++) {
                 subject = ready(subject);
                 from = from(operation, random);
-                bringTo(subject.id(), from);
+                api.bringTo(subject.id(), from);
                 subject = subject.acknowledge();
                 long delay = (long) (random.nextDouble() * durations.get(operation) * 1.2);
                 String id = subject.id();
@@ -200,17 +200,6 @@ class RandomKillIT {
             case "hibernate", "standby", "pause" -> random.nextInt(4) == 0 ? "paused" : "running";
             default -> "running";
         };
-    }
-
-    private static void bringTo(String id, String state) {
-        switch (state) {
-            case "running" -> { }
-            case "paused" -> api.post("/v1/sandboxes/" + id + "/pause", null);
-            case "standby" -> api.post("/v1/sandboxes/" + id + "/standby", null);
-            case "hibernated" -> api.post("/v1/sandboxes/" + id + "/hibernate", null);
-            case "stopped" -> api.post("/v1/sandboxes/" + id + "/stop", null);
-            default -> throw new IllegalArgumentException(state);
-        }
     }
 
     private static RawApi.Response run(String operation, String id) {

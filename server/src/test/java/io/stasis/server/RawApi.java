@@ -59,6 +59,18 @@ final class RawApi implements AutoCloseable {
         return call("GET", path, null).ok();
     }
 
+    /** Brings a running sandbox to {@code state} (running, paused, standby, hibernated or stopped) through the API. */
+    void bringTo(String id, String state) {
+        switch (state) {
+            case "running" -> { }
+            case "paused" -> post("/v1/sandboxes/" + id + "/pause", null);
+            case "standby" -> post("/v1/sandboxes/" + id + "/standby", null);
+            case "hibernated" -> post("/v1/sandboxes/" + id + "/hibernate", null);
+            case "stopped" -> post("/v1/sandboxes/" + id + "/stop", null);
+            default -> throw new IllegalArgumentException(state);
+        }
+    }
+
     /** Runs {@code sh -c script} and returns its stdout. */
     String sh(String sandbox, String script) {
         var body = JSON.createObjectNode();
