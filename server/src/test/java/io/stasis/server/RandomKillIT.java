@@ -123,8 +123,9 @@ class RandomKillIT {
             for (int t = 0; t < trials; t++) {
                 subject = ready(subject);
                 from = from(operation, random);
-                api.bringTo(subject.id(), from);
+                // The write first: the files API wakes a paused sandbox, which would no longer start from its state.
                 subject = subject.acknowledge();
+                api.bringTo(subject.id(), from);
                 long delay = (long) (random.nextDouble() * durations.get(operation) * 1.2);
                 String id = subject.id();
                 var call = Thread.ofVirtual().start(() -> {
