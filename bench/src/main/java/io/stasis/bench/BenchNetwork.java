@@ -13,24 +13,30 @@ import java.util.List;
  * @param table           nftables table, {@code stasis_b} and two letters
  * @param interfacePrefix host ends of the sandbox links, {@code b} and the same two letters (no other
  *                        instance's prefix starts with {@code b}: the service's is {@code sx}, tests' {@code t..})
- * @param range           the sandbox links' range, a /16 in 10.192.0.0-10.239.0.0 (tests take 10.128-10.191)
+ * @param range           the sandbox links' range, a /20 in 10.192.0.0-10.234.63.255 (tests take 10.128-10.191)
  * @param upstreamSlot    N of the upstream host's {@code 10.254.N.0/30}, 1-250
  */
 record BenchNetwork(String table, String interfacePrefix, String range, int upstreamSlot) {
     /** The upstream host's name, answered by the service's resolver (policies allow it by name). */
     static final String UPSTREAM_NAME = "upstream.bench.test";
 
+    /**
+     * Everything follows from the two letters, so two services with different tables never share
+     * a range or an NFLOG group either (each is claimed host-wide, and a second claim is refused):
+     * the letters' index picks a /20 of 10.192.0.0-10.234.63.255 (1,024 sandboxes) and the group.
+     */
     static BenchNetwork forDataDir(Path dataDir) {
-        int h = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26 * 48);
-        String letters = "" + (char) ('a' + h % 26) + (char) ('a' + (h / 26) % 26);
-        int second = 192 + (h / (26 * 26)) % 48;
+        int index = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26);
+        String letters = "" + (char) ('a' + index % 26) + (char) ('a' + index / 26);
+        String range = "10." + (192 + index / 16) + "." + (index % 16) * 16 + ".0/20";
         int slot = 1 + Math.floorMod(dataDir.toAbsolutePath().toString().hashCode() / 7, 250);
-        return new BenchNetwork("stasis_b" + letters, "b" + letters, "10." + second + ".0.0/16", slot);
+        return new BenchNetwork("stasis_b" + letters, "b" + letters, range, slot);
     }
 
     /** The NFLOG group of its dropped-packet events: one reader per group on a host (tests take 20000-63263). */
     int logGroup() {
-        return 10_000 + Math.floorMod(table.hashCode(), 9_000);
+        int index = (table.charAt(table.length() - 2) - 'a') + 26 * (table.charAt(table.length() - 1) - 'a');
+        return 10_000 + index;
     }
 
     /** The upstream host's address inside its namespace. */
