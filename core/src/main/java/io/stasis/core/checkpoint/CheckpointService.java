@@ -139,7 +139,7 @@ public final class CheckpointService {
      */
     public Sandbox createFrom(io.stasis.core.tenant.TenantId tenant, CheckpointId id, Optional<String> name) {
         name.ifPresent(SandboxName::validate);
-        try (var claim = locks.claimNames(tenant, name.stream().toList(), this::nameTaken)) {
+        try (var claim = locks.claimNames(tenant, name.stream().toList(), catalog::findByName)) {
             // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
             var local = catalog.findCheckpoint(id).filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
                     .filter(c -> roots.hasSnapshot(c.id()) && (!c.memory() || runtime.imageSize(c.id()).isPresent()));
@@ -157,10 +157,6 @@ public final class CheckpointService {
                 }
             }));
         }
-    }
-
-    private boolean nameTaken(io.stasis.core.tenant.TenantId tenant, String name) {
-        return catalog.findByName(tenant, name).isPresent();
     }
 
     private Sandbox restoreFrom(CheckpointDescriptor d, Optional<String> name) {
@@ -298,7 +294,7 @@ public final class CheckpointService {
         var names = names(name, count);
         var one = io.stasis.core.lifecycle.SandboxService.demandOfNew(parent.resources());
         var demand = new io.stasis.core.tenant.TenantUsage(count * one.runningSandboxes(), count * one.memoryMb(), count * one.diskMb());
-        try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), this::nameTaken)) {
+        try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), catalog::findByName)) {
             return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, from, names));
         }
     }

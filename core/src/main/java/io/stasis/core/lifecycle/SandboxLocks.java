@@ -6,7 +6,8 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BiPredicate;
+import java.util.Optional;
+import java.util.function.BiFunction;
 import java.util.function.Supplier;
 
 /**
@@ -39,16 +40,16 @@ public final class SandboxLocks {
 
     /**
      * Claims the tenant's names, all or none: {@code name_taken} for the first that another call is
-     * giving now or that {@code taken} says a sandbox already has.
+     * giving now or that {@code existing} finds a sandbox of (the catalog's {@code findByName}).
      */
-    public NameClaim claimNames(TenantId tenant, List<String> wanted, BiPredicate<TenantId, String> taken) {
+    public NameClaim claimNames(TenantId tenant, List<String> wanted, BiFunction<TenantId, String, ? extends Optional<?>> existing) {
         var held = new ArrayList<KeyedLock.Held>();
         NameClaim claim = () -> held.reversed().forEach(KeyedLock.Held::close);
         try {
             for (String name : wanted) {
                 var hold = names.tryExclusive(new TenantName(tenant, name)).orElseThrow(() -> StasisException.nameTaken(name));
                 held.add(hold);
-                if (taken.test(tenant, name)) throw StasisException.nameTaken(name);
+                if (existing.apply(tenant, name).isPresent()) throw StasisException.nameTaken(name);
             }
             return claim;
         } catch (RuntimeException e) {

@@ -93,7 +93,7 @@ public final class SandboxService implements AutoCloseable {
      */
     public Sandbox create(SandboxSpec spec) {
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
-        try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), this::nameTaken)) {
+        try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
@@ -197,10 +197,6 @@ public final class SandboxService implements AutoCloseable {
         } catch (RuntimeException e) {
             cause.addSuppressed(e);
         }
-    }
-
-    private boolean nameTaken(TenantId tenant, String name) {
-        return catalog.findByName(tenant, name).isPresent();
     }
 
     /**

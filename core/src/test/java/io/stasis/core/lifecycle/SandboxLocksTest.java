@@ -8,6 +8,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.tenant.TenantId;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CyclicBarrier;
@@ -30,7 +31,7 @@ class SandboxLocksTest {
             for (int i = 0; i < callers; i++) {
                 futures.add(executor.submit(() -> {
                     start.await(10, TimeUnit.SECONDS);
-                    try (var claim = locks.claimNames(TENANT, List.of("web"), (t, n) -> catalog.contains(n))) {
+                    try (var claim = locks.claimNames(TENANT, List.of("web"), (t, n) -> catalog.contains(n) ? Optional.of(n) : Optional.empty())) {
                         Thread.sleep(5); // the create's work, between the check and the insert
                         return catalog.add("web");
                     } catch (StasisException e) {
@@ -49,10 +50,10 @@ class SandboxLocksTest {
     @Test
     void aNameTheCatalogHasIsTakenAndAFailedClaimHoldsNoneOfItsNames() {
         var locks = new SandboxLocks();
-        assertThatThrownBy(() -> locks.claimNames(TENANT, List.of("a", "b", "c"), (t, n) -> n.equals("b")))
+        assertThatThrownBy(() -> locks.claimNames(TENANT, List.of("a", "b", "c"), (t, n) -> n.equals("b") ? Optional.of(n) : Optional.empty()))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
         assertThat(locks.keysInUse()).isZero();
-        try (var claim = locks.claimNames(TENANT, List.of("a", "c"), (t, n) -> false)) {
+        try (var claim = locks.claimNames(TENANT, List.of("a", "c"), (t, n) -> Optional.empty())) {
             assertThat(locks.keysInUse()).isEqualTo(2);
         }
         assertThat(locks.keysInUse()).isZero();
@@ -61,10 +62,10 @@ class SandboxLocksTest {
     @Test
     void namesAreClaimedPerTenant() throws Exception {
         var locks = new SandboxLocks();
-        try (var mine = locks.claimNames(TENANT, List.of("web"), (t, n) -> false);
+        try (var mine = locks.claimNames(TENANT, List.of("web"), (t, n) -> Optional.empty());
              var executor = Executors.newVirtualThreadPerTaskExecutor()) {
             var other = executor.submit(() -> {
-                try (var theirs = locks.claimNames(TenantId.random(), List.of("web"), (t, n) -> false)) {
+                try (var theirs = locks.claimNames(TenantId.random(), List.of("web"), (t, n) -> Optional.empty())) {
                     return true;
                 }
             });
