@@ -46,7 +46,7 @@ final class ImageStore {
 
     /** A fresh CRIU work directory (logs, statistics) for one dump or restore. */
     Path workDir(CheckpointId id, String step) {
-        Path dir = work.resolve(id.value() + "-" + step);
+        Path dir = existingWorkDir(id, step);
         try {
             FileTrees.deleteRecursively(dir);
             return Files.createDirectories(dir);

@@ -642,18 +642,11 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         log.atInfo().addKeyValue("pids", earlier).log("runc processes of an earlier run are at work; waiting for them to end");
         long deadline = System.nanoTime() + timeout.toNanos();
         for (long pid : earlier) {
-            while (HostProcesses.isAlive(pid)) {
-                if (System.nanoTime() > deadline) {
-                    log.atWarn().addKeyValue("pid", pid).addKeyValue("timeoutMs", timeout.toMillis())
-                            .log("a runc process of an earlier run is still at work; settling without its outcome");
-                    return earlier.size();
-                }
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return earlier.size();
-                }
+            awaitEnd(pid, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if (HostProcesses.isAlive(pid)) {
+                log.atWarn().addKeyValue("pid", pid).addKeyValue("timeoutMs", timeout.toMillis())
+                        .log("a runc process of an earlier run is still at work; settling without its outcome");
+                break;
             }
         }
         return earlier.size();
@@ -661,7 +654,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     @Override
     public java.util.OptionalLong completeInterruptedDump(CheckpointId image) {
-        if (images.isComplete(image)) return images.completeSize(image);
+        var sealed = images.completeSize(image);
+        if (sealed.isPresent()) return sealed;
         if (!Files.isDirectory(images.dir(image)) || !CriuLog.dumpFinished(images.existingWorkDir(image, "dump").resolve("dump.log")))
             return java.util.OptionalLong.empty();
         long size = images.seal(image);
