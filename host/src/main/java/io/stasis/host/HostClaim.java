@@ -35,10 +35,14 @@ public final class HostClaim implements AutoCloseable {
      * claimed once per service.
      */
     public static Result take(Path dir, String kind, String value, String holder) {
-        Path file = dir.resolve(UNSAFE.matcher(kind + "-" + value).replaceAll("_") + ".lock");
+        return take(dir.resolve(UNSAFE.matcher(kind + "-" + value).replaceAll("_") + ".lock"), holder);
+    }
+
+    /** The same for a lock file of the caller's naming (a data directory's own lock). */
+    public static Result take(Path file, String holder) {
         FileChannel channel = null;
         try {
-            Files.createDirectories(dir);
+            Files.createDirectories(file.getParent());
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
             FileLock lock;
             try {
@@ -62,7 +66,7 @@ public final class HostClaim implements AutoCloseable {
                     e.addSuppressed(suppressed);
                 }
             }
-            throw new UncheckedIOException("claiming " + kind + " " + value + " in " + dir, e);
+            throw new UncheckedIOException("claiming " + file, e);
         }
     }
 

@@ -2,18 +2,17 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.HostClaim;
 import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.RandomAccessFile;
-import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -52,19 +51,17 @@ public final class BtrfsPool implements AutoCloseable {
     private final Btrfs btrfs;
     private final Mounts mounts;
     private final LoopDevices loops;
-    private final FileChannel lockChannel;
-    private final FileLock lock;
+    private final HostClaim claim;
 
     private BtrfsPool(BtrfsPoolConfig config, Path path, boolean ownsMount, Btrfs btrfs, Mounts mounts, LoopDevices loops,
-                      FileChannel lockChannel, FileLock lock) {
+                      HostClaim claim) {
         this.config = config;
         this.path = path;
         this.ownsMount = ownsMount;
         this.btrfs = btrfs;
         this.mounts = mounts;
         this.loops = loops;
-        this.lockChannel = lockChannel;
-        this.lock = lock;
+        this.claim = claim;
     }
 
     /**
@@ -78,30 +75,25 @@ public final class BtrfsPool implements AutoCloseable {
 
     static BtrfsPool open(BtrfsPoolConfig config, Btrfs btrfs, Mounts mounts, LoopDevices loops) {
         String version = btrfs.version();
-        FileChannel lockChannel = null;
+        String holder = "process " + ProcessHandle.current().pid();
+        var claim = switch (HostClaim.take(config.dataDir().resolve("btrfs-pool.lock"), holder)) {
+            case HostClaim.Result.Claimed claimed -> claimed.claim();
+            case HostClaim.Result.Taken taken ->
+                    throw failure("open pool", "another process (" + taken.holder() + ") has the pool in " + config.dataDir() + " open", null);
+        };
         try {
-            Files.createDirectories(config.dataDir());
-            lockChannel = FileChannel.open(config.dataDir().resolve("btrfs-pool.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            FileLock lock;
-            try {
-                lock = lockChannel.tryLock();
-            } catch (OverlappingFileLockException e) {
-                lock = null; // held by this very process
-            }
-            if (lock == null)
-                throw failure("open pool", "another process has the pool in " + config.dataDir() + " open", null);
             boolean owns = config.existingMount().isEmpty();
             Path path = owns ? mountImage(config, btrfs, mounts, loops) : checkExisting(config.existingMount().get());
             Files.createDirectories(path.resolve("templates"));
             Files.createDirectories(path.resolve("roots"));
             Files.createDirectories(path.resolve("checkpoints"));
             log.atInfo().addKeyValue("path", path).addKeyValue("ownsMount", owns).addKeyValue("btrfsProgs", version).log("btrfs pool open");
-            return new BtrfsPool(config, path, owns, btrfs, mounts, loops, lockChannel, lock);
+            return new BtrfsPool(config, path, owns, btrfs, mounts, loops, claim);
         } catch (IOException e) {
-            closeQuietly(lockChannel);
+            release(claim);
             throw failure("open pool", e.toString(), e);
         } catch (RuntimeException e) {
-            closeQuietly(lockChannel);
+            release(claim);
             throw e;
         }
     }
@@ -251,20 +243,14 @@ public final class BtrfsPool implements AutoCloseable {
     /** Releases the pool's lock. Never unmounts: see {@link #unmountIfEmpty()}. */
     @Override
     public synchronized void close() {
-        try {
-            if (lock.isValid()) lock.release();
-        } catch (IOException e) {
-            log.atWarn().setCause(e).log("releasing the pool lock failed");
-        }
-        closeQuietly(lockChannel);
+        release(claim);
     }
 
-    private static void closeQuietly(FileChannel channel) {
-        if (channel == null) return;
+    private static void release(HostClaim claim) {
         try {
-            channel.close();
-        } catch (IOException e) {
-            log.atWarn().setCause(e).log("closing the pool lock file failed");
+            claim.close();
+        } catch (UncheckedIOException e) {
+            log.atWarn().setCause(e).log("releasing the pool lock failed");
         }
     }
 
