@@ -25,7 +25,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                       long blobRootSize, long blobDataSize, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "seed", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
-            "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles");
+            "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -77,13 +77,15 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param blob          uploads and restores timed per content store backend (local, S3) and chunk size; restores on a fresh instance
      * @param cli           CLI calls timed as whole processes, per figure
      * @param lifecycles    create -> exec -> delete lifecycles run under load (50 at a time)
+     * @param crowd         tiny sandboxes left running at once while others come and go
+     * @param crowdProbes   GETs and execs each, timed on members of the crowd meanwhile
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
                          int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
-                         int preview, int egress, int blob, int cli, int lifecycles, int warmup) {
+                         int preview, int egress, int blob, int cli, int lifecycles, int crowd, int crowdProbes, int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 3, 20, 1000, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 3, 20, 1000, 200, 500, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
@@ -97,7 +99,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                     at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
                     at1(checkpoint, scale), at1(fork10, scale), at1(output, scale), at1(outputLatency, scale),
                     at1(fileEvents, scale), at1(followers, scale), at1(preview, scale), at1(egress, scale), at1(blob, scale),
-                    at1(cli, scale), at1(lifecycles, scale), warmup == 0 ? 0 : at1(warmup, scale));
+                    at1(cli, scale), at1(lifecycles, scale), at1(crowd, scale), at1(crowdProbes, scale), warmup == 0 ? 0 : at1(warmup, scale));
         }
 
         private static int at1(int n, double scale) {
@@ -131,6 +133,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
         int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
         int preview = d.preview(), egress = d.egress(), blob = d.blob(), cli = d.cli(), lifecycles = d.lifecycles();
+        int crowd = d.crowd(), crowdProbes = d.crowdProbes();
         long blobRootSize = DEFAULT_BLOB_ROOT_SIZE;
         long blobDataSize = DEFAULT_BLOB_DATA_SIZE;
         long maxSize = DEFAULT_MAX_SIZE;
@@ -182,6 +185,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--blob-n" -> blob = count(name, value, 1);
                 case "--cli-n" -> cli = count(name, value, 1);
                 case "--lifecycles-n" -> lifecycles = count(name, value, 1);
+                case "--crowd" -> crowd = count(name, value, 1);
+                case "--crowd-probes" -> crowdProbes = count(name, value, 1);
                 case "--blob-root-size" -> blobRootSize = size(name, value);
                 case "--blob-data-size" -> {
                     blobDataSize = size(name, value);
@@ -192,7 +197,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
             }
         }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
-                outputLatency, fileEvents, followers, preview, egress, blob, cli, lifecycles, warmup);
+                outputLatency, fileEvents, followers, preview, egress, blob, cli, lifecycles, crowd, crowdProbes, warmup);
         return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, help);
     }
 
@@ -285,12 +290,14 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                                         and 1G)
                   --cli-n N             CLI calls timed as whole processes, per figure (default %d)
                   --lifecycles-n N      create -> exec -> delete lifecycles, 50 at a time (default %d)
+                  --crowd N             tiny sandboxes left running at once while others come and go (default %d)
+                  --crowd-probes N      GETs and execs each, timed on the crowd's sandboxes meanwhile (default %d)
                   --warmup N            uncounted iterations before each series; slow ones (100 MB files, CRIU)
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
                 d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
-                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.blob(), d.cli(), d.lifecycles(), d.warmup());
+                d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.blob(), d.cli(), d.lifecycles(), d.crowd(), d.crowdProbes(), d.warmup());
     }
 }

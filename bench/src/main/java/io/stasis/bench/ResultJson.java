@@ -56,7 +56,7 @@ final class ResultJson {
             if (f.target().isPresent()) {
                 ObjectNode target = node.putObject("target");
                 target.put("comparison", f.target().get().comparison().symbol());
-                target.put("p50", f.target().get().value());
+                target.put(f.target().get().key(), f.target().get().value());
                 target.put("met", f.met().orElseThrow());
             } else {
                 node.putNull("target");

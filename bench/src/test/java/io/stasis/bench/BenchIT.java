@@ -29,12 +29,14 @@ class BenchIT {
             // one or a few samples of two paths each: at this scale the difference can go either way
             "egress.ttfb_overhead", "preview.busybox.latency_overhead", "preview.python.latency_overhead");
     /** Figures with a sample per follower (10 at this scale) or per latency line (2). */
-    private static final List<String> PER_FOLLOWER = List.of("followers.open_each", "followers.delivery", "lifecycle_under_load");
+    private static final List<String> PER_FOLLOWER = List.of("followers.open_each", "followers.delivery", "lifecycle_under_load",
+            "crowd.get", "crowd.exec");
     /** Measured only where the service has the files watch route (another change brings it). */
     private static final List<String> FILE_WATCH = List.of("file_event_latency.put", "file_event_latency.exec_touch", "file_put_call");
 
     private static final List<String> EXPECTED = List.of(
             "lifecycles_per_second", "lifecycle_under_load",
+            "crowd.get", "crowd.exec", "crowd.churn_per_second", "crowd.create_call",
             "create_first_output.tiny", "create_call.tiny", "first_exec.tiny",
             "create_first_output.base", "create_call.base", "first_exec.base",
             "exec_true",

@@ -133,6 +133,70 @@ class ProcessesApiIT {
         assertThat(seen.toString()).isEqualTo(expected.toString());
     }
 
+    /**
+     * Followers of one process share one reader of its output: each one, whenever it joins and from
+     * whatever offset, still gets every byte once and in order, with ids a client can resume from,
+     * and then the exit.
+     */
+    @Test
+    void manyFollowersOfOneProcessEachGetEveryByteOnce() throws Exception {
+        String id = sandbox(CALM);
+        long pid = startProcess(id, "sleep 0.3; for i in $(seq 1 60); do echo tick $i; echo err $i >&2; sleep 0.02; done; exit 4", "")
+                .get("pid").asLong();
+        var expectedOut = new StringBuilder();
+        var expectedErr = new StringBuilder();
+        for (int i = 1; i <= 60; i++) {
+            expectedOut.append("tick ").append(i).append('\n');
+            expectedErr.append("err ").append(i).append('\n');
+        }
+        record Seen(String stdout, String stderr, String lastId, int exitCode) {
+        }
+        var followers = new ArrayList<java.util.concurrent.Future<Seen>>();
+        try (var http = HttpClient.newHttpClient(); var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int f = 0; f < 24; f++) {
+                String lastEventId = f % 6 == 5 ? "7,6" : null; // some resume after "tick 1\n" and "err 1\n"
+                followers.add(threads.submit(() -> {
+                    var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/processes/" + pid
+                            + "/output?follow=true")).header("Authorization", "Bearer " + service.rootKey);
+                    if (lastEventId != null) request.header("Last-Event-ID", lastEventId);
+                    var response = http.send(request.GET().build(), HttpResponse.BodyHandlers.ofInputStream());
+                    var out = new StringBuilder(lastEventId == null ? "" : "tick 1\n");
+                    var err = new StringBuilder(lastEventId == null ? "" : "err 1\n");
+                    String lastId = null;
+                    try (var reader = new BufferedReader(new InputStreamReader(response.body(), StandardCharsets.UTF_8))) {
+                        String line, event = null, eventId = null;
+                        while ((line = reader.readLine()) != null) {
+                            if (line.startsWith("event: ")) event = line.substring(7);
+                            else if (line.startsWith("id: ")) eventId = line.substring(4);
+                            else if (line.startsWith("data: ")) {
+                                var data = JSON.readTree(line.substring(6));
+                                switch (event) {
+                                    case "stdout" -> out.append(data.get("data").asText());
+                                    case "stderr" -> err.append(data.get("data").asText());
+                                    case "exit" -> {
+                                        return new Seen(out.toString(), err.toString(), lastId, data.get("exitCode").asInt());
+                                    }
+                                    default -> throw new AssertionError("unexpected event " + event);
+                                }
+                                assertThat(data.get("offset").asLong()).isEqualTo("stdout".equals(event) ? out.length() : err.length());
+                                lastId = eventId;
+                            }
+                        }
+                    }
+                    throw new AssertionError("the stream ended without an exit");
+                }));
+                Thread.sleep(40); // they join over the first second of output, some before it begins
+            }
+            for (var follower : followers) {
+                var seen = follower.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                assertThat(seen.stdout()).isEqualTo(expectedOut.toString());
+                assertThat(seen.stderr()).isEqualTo(expectedErr.toString());
+                assertThat(seen.lastId()).isEqualTo(expectedOut.length() + "," + expectedErr.length());
+                assertThat(seen.exitCode()).isEqualTo(4);
+            }
+        }
+    }
+
     @Test
     void outputBeyondTheLimitIsDroppedOldestFirstAndReadersAreTold() throws Exception {
         String id = sandbox(CALM);

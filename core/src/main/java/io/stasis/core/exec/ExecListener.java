@@ -11,6 +11,15 @@ public interface ExecListener {
      */
     void output(OutputKind stream, byte[] data, long offsetAfter);
 
+    /**
+     * A chunk read once for every follower of a process, which starts where this listener stands
+     * on both outputs. A listener that encodes what it sends can share the encoding through
+     * {@link SharedChunk#encoded}.
+     */
+    default void shared(SharedChunk chunk) {
+        output(chunk.kind(), chunk.data(), chunk.offsetAfter());
+    }
+
     /** The output from {@code from} to {@code to} was dropped to bound its size before it could be passed on. */
     default void dropped(OutputKind stream, long from, long to) {
     }

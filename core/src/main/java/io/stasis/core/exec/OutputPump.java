@@ -77,6 +77,33 @@ public final class OutputPump {
         }
     }
 
+    /**
+     * Passes on a chunk another reader read (see {@link OutputFeeds}) if it starts where this pump
+     * stands on its output. A chunk this pump has passed already counts as taken.
+     *
+     * @return false when the chunk starts elsewhere: {@link #drainAll} then reads on from the files
+     */
+    public boolean take(SharedChunk chunk) {
+        var kind = chunk.kind();
+        var buffer = buffer(kind);
+        if (buffer.offset() >= chunk.offsetAfter()) return true;
+        if (buffer.offset() != chunk.start(kind)) return false;
+        buffer.append(chunk.data());
+        var other = kind == OutputKind.STDOUT ? OutputKind.STDERR : OutputKind.STDOUT;
+        if (buffer(other).offset() == chunk.start(other)) listener.shared(chunk);
+        else listener.output(kind, chunk.data(), buffer.offset());
+        return true;
+    }
+
+    /** Where this pump stands on an output: the offset after what it has passed on. */
+    public long offset(OutputKind kind) {
+        return buffer(kind).offset();
+    }
+
+    private OutputBuffer buffer(OutputKind kind) {
+        return kind == OutputKind.STDOUT ? out : err;
+    }
+
     OutputBuffer stdoutBuffer() {
         return out;
     }

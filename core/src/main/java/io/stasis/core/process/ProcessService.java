@@ -6,6 +6,7 @@ import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.exec.ExitStatus;
 import io.stasis.core.exec.KeptOutput;
+import io.stasis.core.exec.OutputFeeds;
 import io.stasis.core.exec.OutputKind;
 import io.stasis.core.exec.OutputPump;
 import io.stasis.core.exec.Signal;
@@ -45,6 +46,7 @@ public final class ProcessService {
     private final SandboxRuntime runtime;
     private final Clock clock;
     private final int keepExited;
+    private final OutputFeeds feeds = new OutputFeeds();
 
     /** @param keepExited how many ended processes a sandbox keeps (with their output) before the oldest are forgotten */
     public ProcessService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxRuntime runtime,
@@ -151,60 +153,37 @@ public final class ProcessService {
     /**
      * Passes the process's output to {@code listener} from the given offsets as it is written,
      * until the process ends (returns its exit) or the listener leaves. Holds the sandbox awake.
+     * Every follower of a process shares one reader of its output (see {@link OutputFeeds}).
      */
     public Optional<ExitStatus> follow(String sandboxRef, long pid, long stdoutOffset, long stderrOffset, ExecListener listener)
             throws InterruptedException {
         var sandbox = usable(sandboxRef);
         var process = find(sandbox.id(), pid);
-        try (var handle = runtime.attach(sandbox.id(), bare(process.id())); var waiting = activity.attach(sandbox.id())) {
-            var pump = new OutputPump(handle, new EndsWithItsSandbox(listener, sandbox.id()), 0, stdoutOffset, stderrOffset);
+        String processId = bare(process.id());
+        try (var handle = runtime.attach(sandbox.id(), processId); var waiting = activity.attach(sandbox.id())) {
             if (!process.running()) {
-                pump.drainAll();
+                new OutputPump(handle, listener, 0, stdoutOffset, stderrOffset).drainAll();
                 return process.exit();
             }
-            var exit = pump.run(Long.MAX_VALUE);
-            pump.drainAll();
-            return exit;
+            var source = new OutputFeeds.Source(new FeedKey(sandbox.id(), processId), () -> runtime.attach(sandbox.id(), processId),
+                    () -> sandboxGone(sandbox.id()));
+            return feeds.follow(source, handle, listener, stdoutOffset, stderrOffset);
         }
     }
 
+    private record FeedKey(SandboxId sandbox, String processId) {
+    }
+
     /**
-     * A follower's listener that also leaves when the sandbox is deleted or stopped: its process
-     * then never writes an exit, and the follower would hold the deleted root open for ever.
-     * Looks at most once a second.
+     * Whether a sandbox was deleted or stopped: its processes then never write an exit, and a
+     * follower would hold the deleted root open for ever.
      */
-    private final class EndsWithItsSandbox implements ExecListener {
-        private static final long CHECK_NANOS = 1_000_000_000L;
-        private final ExecListener listener;
-        private final SandboxId id;
-        private long nextCheck = System.nanoTime() + CHECK_NANOS;
-
-        EndsWithItsSandbox(ExecListener listener, SandboxId id) {
-            this.listener = listener;
-            this.id = id;
-        }
-
-        @Override
-        public void output(OutputKind stream, byte[] data, long offsetAfter) {
-            listener.output(stream, data, offsetAfter);
-        }
-
-        @Override
-        public void dropped(OutputKind stream, long from, long to) {
-            listener.dropped(stream, from, to);
-        }
-
-        @Override
-        public boolean gone() {
-            if (listener.gone()) return true;
-            if (System.nanoTime() < nextCheck) return false;
-            nextCheck = System.nanoTime() + CHECK_NANOS;
-            try {
-                var state = sandboxes.get(id.value()).state();
-                return state instanceof SandboxState.Stopped || state instanceof SandboxState.Deleted;
-            } catch (StasisException e) {
-                return true; // gone from the catalog
-            }
+    private boolean sandboxGone(SandboxId id) {
+        try {
+            var state = sandboxes.get(id.value()).state();
+            return state instanceof SandboxState.Stopped || state instanceof SandboxState.Deleted;
+        } catch (StasisException e) {
+            return true; // gone from the catalog
         }
     }
 

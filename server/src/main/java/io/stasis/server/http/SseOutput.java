@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import io.javalin.http.Context;
 import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.OutputKind;
+import io.stasis.core.exec.SharedChunk;
 import io.stasis.server.http.Views.DroppedEvent;
 import io.stasis.server.http.Views.OutputEvent;
 import java.util.EnumMap;
@@ -17,6 +18,9 @@ import java.util.Map;
  * are still plain JSON errors.
  */
 final class SseOutput implements ExecListener, AutoCloseable {
+    /** Marks a chunk whose event each stream makes itself. */
+    private static final byte[] UNSHARED = new byte[0];
+
     private final Context ctx;
     private final Encodings encoding;
     private final Map<OutputKind, Utf8Chunker> chunkers = new EnumMap<>(OutputKind.class);
@@ -34,6 +38,35 @@ final class SseOutput implements ExecListener, AutoCloseable {
     public void output(OutputKind kind, byte[] data, long offsetAfter) {
         byte[] ready = encoding == Encodings.BASE64 ? data : chunkers.computeIfAbsent(kind, k -> new Utf8Chunker()).push(data);
         if (ready.length > 0) send(kind, ready);
+    }
+
+    /**
+     * A chunk every follower of the process gets: when this stream stands where it starts, holding
+     * nothing back, the event is the same for all of them and is made once.
+     */
+    @Override
+    public void shared(SharedChunk chunk) {
+        var kind = chunk.kind();
+        var chunker = chunkers.get(kind);
+        boolean aligned = (chunker == null || chunker.isEmpty()) && offsets.get(OutputKind.STDOUT) == chunk.start(OutputKind.STDOUT)
+                && offsets.get(OutputKind.STDERR) == chunk.start(OutputKind.STDERR);
+        byte[] frame = aligned ? chunk.encoded(encoding, () -> sharedFrame(chunk)) : UNSHARED;
+        if (frame == UNSHARED) {
+            output(kind, chunk.data(), chunk.offsetAfter());
+            return;
+        }
+        offsets.put(kind, chunk.offsetAfter());
+        stream().send(frame);
+    }
+
+    /** The event for a chunk passed on whole, or {@link #UNSHARED} when it ends inside a character (held back by each stream). */
+    private byte[] sharedFrame(SharedChunk chunk) {
+        byte[] data = chunk.data();
+        if (encoding == Encodings.UTF8 && Utf8Chunker.completeLength(data) != data.length) return UNSHARED;
+        var kind = chunk.kind();
+        long stdout = kind == OutputKind.STDOUT ? chunk.offsetAfter() : chunk.start(OutputKind.STDOUT);
+        long stderr = kind == OutputKind.STDERR ? chunk.offsetAfter() : chunk.start(OutputKind.STDERR);
+        return frame(kind, data, stdout, stderr);
     }
 
     /** The client asked from an offset whose output was dropped: a {@code dropped} event, and on from where it is kept. */
@@ -68,10 +101,16 @@ final class SseOutput implements ExecListener, AutoCloseable {
     }
 
     private void send(OutputKind kind, byte[] bytes) {
-        long after = offsets.merge(kind, (long) bytes.length, Long::sum);
+        offsets.merge(kind, (long) bytes.length, Long::sum);
+        stream().send(frame(kind, bytes, offsets.get(OutputKind.STDOUT), offsets.get(OutputKind.STDERR)));
+    }
+
+    /** The event carrying {@code bytes} of an output, given both offsets after it. */
+    private byte[] frame(OutputKind kind, byte[] bytes, long stdoutAfter, long stderrAfter) {
         boolean text = encoding == Encodings.UTF8 && Encodings.isValidUtf8(bytes);
         Encodings used = text ? Encodings.UTF8 : Encodings.BASE64;
-        stream().event(kind.wireName(), resumeId(), new OutputEvent(used.encode(bytes), after, text ? null : "base64"));
+        long after = kind == OutputKind.STDOUT ? stdoutAfter : stderrAfter;
+        return SseStream.frame(kind.wireName(), stdoutAfter + "," + stderrAfter, new OutputEvent(used.encode(bytes), after, text ? null : "base64"));
     }
 
     private String resumeId() {

@@ -56,7 +56,17 @@ final class SseStream implements AutoCloseable {
 
     /** An event with an {@code id:} line, the point a client can resume from. */
     void event(String name, String id, Object data) {
-        write("event: " + name + "\nid: " + id + "\ndata: " + Json.write(data) + "\n\n");
+        send(frame(name, id, data));
+    }
+
+    /** An event with an {@code id:} line as it goes on the wire: made once, it can be sent on many streams. */
+    static byte[] frame(String name, String id, Object data) {
+        return ("event: " + name + "\nid: " + id + "\ndata: " + Json.write(data) + "\n\n").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Sends an event made by {@link #frame}. */
+    void send(byte[] frame) {
+        write(frame);
     }
 
     private void beat() {
@@ -71,9 +81,13 @@ final class SseStream implements AutoCloseable {
     }
 
     private void write(String text) {
+        write(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private void write(byte[] bytes) {
         lock.lock();
         try {
-            out.write(text.getBytes(StandardCharsets.UTF_8));
+            out.write(bytes);
             out.flush();
         } catch (IOException e) {
             closed = true;

@@ -20,6 +20,11 @@ final class Utf8Chunker {
         return Arrays.copyOf(all, cut);
     }
 
+    /** Whether nothing is held back. */
+    boolean isEmpty() {
+        return pending.size() == 0;
+    }
+
     /** Everything still held back. */
     byte[] flush() {
         byte[] rest = pending.toByteArray();
