@@ -41,13 +41,7 @@ final class Lifecycles implements Scenario {
                 futures.add(executor.submit(() -> {
                     try {
                         long began = System.nanoTime();
-                        Sandbox sandbox = service.create("tiny");
-                        try {
-                            String out = sandbox.exec("echo", WORD).stdout();
-                            if (!out.equals(WORD + "\n")) throw new IllegalStateException("echo answered '" + out + "'");
-                        } finally {
-                            sandbox.delete();
-                        }
+                        once(service);
                         each[index] = Format.millis(System.nanoTime() - began);
                     } catch (RuntimeException e) {
                         synchronized (failures) {
@@ -71,5 +65,16 @@ final class Lifecycles implements Scenario {
                 Figure.of("lifecycle_under_load", name(), "ms", "one create -> exec(echo) -> delete among " + concurrency + " at a time",
                         Stats.of(each)));
         return new ScenarioResult(figures, Map.of("lifecycles", n, "concurrency", concurrency, "failures", 0));
+    }
+
+    /** One create -> exec(echo) -> delete of a tiny sandbox; throws if any step fails or echo answers wrong. */
+    static void once(PrivateService service) {
+        Sandbox sandbox = service.create("tiny");
+        try {
+            String out = sandbox.exec("echo", WORD).stdout();
+            if (!out.equals(WORD + "\n")) throw new IllegalStateException("echo in " + sandbox.id() + " answered '" + out + "'");
+        } finally {
+            sandbox.delete();
+        }
     }
 }
