@@ -126,20 +126,22 @@ public final class OutputFeeds {
     private final class Feed implements ExecListener {
         private final Source source;
         private final List<Subscription> subscribers = new CopyOnWriteArrayList<>();
-        private long stdout;
-        private long stderr;
+        private final long stdoutStart;
+        private final long stderrStart;
+        /** Reads for the feed; where it stands is where the next chunk starts. Set once {@link #run} opened the handle. */
+        private OutputPump pump;
         private long nextSourceCheck = System.nanoTime() + SOURCE_CHECK_NANOS;
         private boolean sourceGone;
 
         Feed(Source source, long stdoutOffset, long stderrOffset) {
             this.source = source;
-            this.stdout = stdoutOffset;
-            this.stderr = stderrOffset;
+            this.stdoutStart = stdoutOffset;
+            this.stderrStart = stderrOffset;
         }
 
         void run() {
             try (var handle = source.open().get()) {
-                var pump = new OutputPump(handle, this, 0, stdout, stderr);
+                pump = new OutputPump(handle, this, 0, stdoutStart, stderrStart);
                 while (true) {
                     try {
                         var exit = pump.run(Long.MAX_VALUE);
@@ -161,20 +163,17 @@ public final class OutputFeeds {
             }
         }
 
+        /** Called by the pump once it has counted {@code data}: the chunk started {@code data.length} before where the pump stands. */
         @Override
         public void output(OutputKind kind, byte[] data, long offsetAfter) {
-            long start = offsetAfter - data.length;
-            var chunk = kind == OutputKind.STDOUT ? new SharedChunk(kind, data, start, stderr) : new SharedChunk(kind, data, stdout, start);
-            if (kind == OutputKind.STDOUT) stdout = offsetAfter;
-            else stderr = offsetAfter;
-            var item = new Chunk(chunk);
+            long stdout = pump.offset(OutputKind.STDOUT) - (kind == OutputKind.STDOUT ? data.length : 0);
+            long stderr = pump.offset(OutputKind.STDERR) - (kind == OutputKind.STDERR ? data.length : 0);
+            var item = new Chunk(new SharedChunk(kind, data, stdout, stderr));
             for (var subscriber : subscribers) subscriber.offer(item);
         }
 
         @Override
         public void dropped(OutputKind kind, long from, long to) {
-            if (kind == OutputKind.STDOUT) stdout = to;
-            else stderr = to;
             for (var subscriber : subscribers) subscriber.offer(BEHIND);
         }
 

@@ -66,7 +66,16 @@ final class SseStream implements AutoCloseable {
 
     /** Sends an event made by {@link #frame}. */
     void send(byte[] frame) {
-        write(frame);
+        lock.lock();
+        try {
+            out.write(frame);
+            out.flush();
+        } catch (IOException e) {
+            closed = true;
+            throw new ClientGone(e);
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void beat() {
@@ -81,20 +90,7 @@ final class SseStream implements AutoCloseable {
     }
 
     private void write(String text) {
-        write(text.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private void write(byte[] bytes) {
-        lock.lock();
-        try {
-            out.write(bytes);
-            out.flush();
-        } catch (IOException e) {
-            closed = true;
-            throw new ClientGone(e);
-        } finally {
-            lock.unlock();
-        }
+        send(text.getBytes(StandardCharsets.UTF_8));
     }
 
     private void flush() throws IOException {
