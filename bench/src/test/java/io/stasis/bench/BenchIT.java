@@ -10,8 +10,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * data and a sandbox of 100 MiB restored on fresh instances. Nothing here judges speed.
  */
 @Tag("root")
+@Timeout(value = 30, unit = TimeUnit.MINUTES) // its one test runs every scenario; the build gives other tests 10
 class BenchIT {
     /** Figures that are differences (of host-wide readings, or of two paths): at this scale, noise can make them any sign. */
     private static final List<String> DIFFERENCES = List.of("idle_memory.total_per_sandbox", "idle_memory.overhead_per_sandbox",

@@ -17,10 +17,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * SIGKILL of the service at a random moment of an operation, trial after trial on one data
@@ -37,6 +39,7 @@ import org.junit.jupiter.api.Test;
  * is {@code -Dstasis.kill.long=true -Dstasis.kill.trials=200}.
  */
 @Tag("root")
+@Timeout(value = 30, unit = TimeUnit.MINUTES) // its one test kills the service many times over; the build gives other tests 10
 class RandomKillIT {
     private static final int DEFAULT_TRIALS = 4;
     private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
