@@ -4,7 +4,8 @@
  * Jobs:
  *  - reap every process of the sandbox (orphans are re-parented to process 1);
  *  - (files per process: out, err, in (stdin, optional), pid, exit; the host may add its own);
- *  - start processes for the host, which talks to it over the unix socket /.stasis/ctl.sock;
+ *  - start processes for the host, which talks to it over the unix socket /.stasis/ctl.sock (bound
+ *    again on SIGUSR1, when the host has given the sandbox a new root: see stasis-reroot.c);
  *  - leave each started process's output and exit status in files under /.stasis/proc/<id>/,
  *    where the host reads them even after a restart of the service.
  *
@@ -820,6 +821,20 @@ static int setup_socket(void) {
     return fd;
 }
 
+/*
+ * SIGUSR1: the host gave the sandbox a new root (stasis-reroot.c). The socket is bound again at its
+ * path, now in that root, where the host looks for it; the old one, left in the old root, closes.
+ */
+static void rebind(void) {
+    int bound = setup_socket();
+    if (bound < 0) {
+        log_line("binding the socket again: %s", strerror(errno));
+        return;
+    }
+    close(listen_fd);
+    listen_fd = bound;
+}
+
 static void begin_shutdown(void) {
     if (shutting_down) return;
     shutting_down = 1;
@@ -839,6 +854,7 @@ int main(void) {
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGUSR1);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -883,6 +899,7 @@ int main(void) {
             struct signalfd_siginfo si;
             while (read(signal_fd, &si, sizeof si) == sizeof si)
                 if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP) begin_shutdown();
+                else if (si.ssi_signo == SIGUSR1) rebind();
             reap();
         }
         if (pfds[1].revents & POLLIN) accept_conn();

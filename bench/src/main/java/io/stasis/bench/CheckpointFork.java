@@ -22,8 +22,8 @@ import java.util.Map;
  * checkpoint and not the write-back of what was just written. Per size: {@code POST
  * .../checkpoints {"memory": false}} (the processes frozen for an instant, a read-only snapshot of
  * the root), then {@code POST .../fork {"checkpoint", "count": 1}} from one of them (a writable
- * snapshot and a fresh init: a files checkpoint has no processes to restore), each fork deleted
- * untimed. Floors: {@code btrfs subvolume snapshot -r} of that very root, and a writable snapshot
+ * snapshot given to a warm sandbox as its root: a files checkpoint has no processes to restore),
+ * each fork deleted untimed. Floors: {@code btrfs subvolume snapshot -r} of that very root, and a writable snapshot
  * of the read-only one (what a fork's root is), by the CLI.
  *
  * <p>5 GiB needs room: it is skipped, with a note, when the disk holding the data directory has
@@ -32,7 +32,8 @@ import java.util.Map;
 final class CheckpointFork implements Scenario {
     /** The issue's goals, in milliseconds. */
     static final double CHECKPOINT_TARGET_MS = 10;
-    static final double FORK_TARGET_MS = 20;
+    /** Issue 14's goal for a fork of a files checkpoint (an earlier issue asked 20 ms while a fork started a container). */
+    static final double FORK_TARGET_MS = 30;
     static final List<Size> SIZES = List.of(new Size("10MB", 10L << 20), new Size("1GB", 1L << 30), new Size("5GB", 5L << 30));
     /** Free disk the 5 GiB size asks for on the data directory's filesystem. */
     static final long DISK_NEEDED_FOR_LARGEST = 12L << 30;

@@ -26,7 +26,7 @@ class FloorLinksTest {
     void sizedFiguresTakeTheFloorsOfTheirSize() {
         assertThat(FloorLinks.partsOf("hibernate_call.1GB")).containsExactly("floor.criu_dump.1GB");
         assertThat(FloorLinks.partsOf("hibernate_resume_call.idle")).containsExactly("floor.criu_restore.idle");
-        assertThat(FloorLinks.partsOf("fork_files_call.5GB")).containsExactly("floor.btrfs_branch.5GB", "floor.runc_run.tiny");
+        assertThat(FloorLinks.partsOf("fork_files_call.5GB")).containsExactly("floor.btrfs_branch.5GB");
         assertThat(FloorLinks.partsOf("pause_call")).containsExactly("floor.freezer_freeze");
         assertThat(FloorLinks.partsOf("hibernate_image.1GB")).isEmpty();
         assertThat(FloorLinks.partsOf("floor.criu_dump.1GB")).isEmpty();

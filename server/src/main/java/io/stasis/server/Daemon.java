@@ -20,6 +20,7 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.lifecycle.WarmPool;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.secret.SecretCipher;
 import io.stasis.core.secret.SecretInjection;
@@ -142,8 +143,10 @@ public final class Daemon implements AutoCloseable {
             register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
                     UpstreamTls.context(config.network().upstreamCa()))));
-            sandboxes = register(new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), config.warmPool(), config.defaultResources(), network, quotas, volumes, buckets));
+            // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
+            var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.warmPool()));
+            sandboxes = new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
+                    config.templateWait(), warmPool, network, quotas, volumes, buckets);
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
             var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
@@ -154,7 +157,7 @@ public final class Daemon implements AutoCloseable {
             var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,
                     buckets, afterHibernate);
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
-                    volumes, buckets, durable);
+                    volumes, buckets, durable, warmPool);
             durable.resumeInterrupted();
             var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
                     faults, clock));

@@ -40,7 +40,11 @@ class CrashRecoveryIT {
      * @param action  the call that reaches the step
      * @param allowed the states the sandbox may be found in afterwards ("gone" for deleted)
      */
-    record Case(String step, String from, String action, Set<String> allowed) {
+    record Case(String step, String from, String action, Set<String> allowed, int warmPool) {
+        Case(String step, String from, String action, Set<String> allowed) {
+            this(step, from, action, allowed, 0);
+        }
+
         @Override
         public String toString() {
             return step + " from " + from;
@@ -68,6 +72,8 @@ class CrashRecoveryIT {
                 new Case("stop.after-stop", "running", "stop", Set.of("running", "stopped")),
                 new Case("start.after-create", "stopped", "start", Set.of("stopped", "running")),
                 new Case("fork.after-start", "running", "fork", Set.of("running")),
+                // A fork of a files checkpoint into a warm sandbox, between its new root and the old one's removal.
+                new Case("fork.after-reroot", "running", "fork-files", Set.of("running"), 2),
                 new Case("delete.after-mark", "running", "delete", Set.of("gone")),
                 new Case("delete.after-destroy", "running", "delete", Set.of("gone")));
     }
@@ -101,7 +107,7 @@ class CrashRecoveryIT {
     void aCrashAtEveryStepLeavesAWellDefinedUsableSandbox(Case c) throws Exception {
         String id;
         long generationBefore;
-        try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool", "0")) {
+        try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool", Integer.toString(c.warmPool()))) {
             try (var api = api(armed)) {
                 id = api.post("/v1/sandboxes", CALM).get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
@@ -152,6 +158,10 @@ class CrashRecoveryIT {
             var response = switch (action) {
                 case "checkpoint" -> api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": true}");
                 case "fork" -> api.call("POST", "/v1/sandboxes/" + id + "/fork", "{}");
+                case "fork-files" -> {
+                    String checkpoint = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false}").get("id").asText();
+                    yield api.call("POST", "/v1/sandboxes/" + id + "/fork", "{\"checkpoint\": \"" + checkpoint + "\"}");
+                }
                 case "delete" -> api.call("DELETE", "/v1/sandboxes/" + id, null);
                 default -> api.call("POST", "/v1/sandboxes/" + id + "/" + action, null);
             };
@@ -171,12 +181,19 @@ class CrashRecoveryIT {
         }
         assertThat(names(dataDir.resolve("runtime/images"))).as("CRIU images").isSubsetOf(known);
         assertThat(names(dataDir.resolve("btrfs/checkpoints"))).as("root snapshots").isSubsetOf(known);
+        var sandboxes = new HashSet<String>();
+        for (JsonNode sandbox : api.get("/v1/sandboxes").get("items")) sandboxes.add(sandbox.get("id").asText());
+        assertThat(names(dataDir.resolve("btrfs/roots"), "sbx_")).as("roots (old ones put aside included)").isSubsetOf(sandboxes);
     }
 
     private static Set<String> names(Path dir) throws IOException {
+        return names(dir, "ckpt_");
+    }
+
+    private static Set<String> names(Path dir, String prefix) throws IOException {
         if (!Files.isDirectory(dir)) return Set.of();
         try (Stream<Path> entries = Files.list(dir)) {
-            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("ckpt_")).collect(java.util.stream.Collectors.toSet());
+            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).collect(java.util.stream.Collectors.toSet());
         }
     }
 }

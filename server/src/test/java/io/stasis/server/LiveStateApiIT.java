@@ -218,6 +218,59 @@ class LiveStateApiIT {
         assertThat(api.sh(coldId, "cat /root/shared")).as("a fork outlives its checkpoint").isEqualTo("before\n");
     }
 
+    /**
+     * Forks of a files checkpoint are warm sandboxes given the checkpoint's root (the pool holds 2
+     * per template here; a third fork starts a container of its own): each runs on the checkpoint's
+     * files with its parent's limits and policy, apart from the parent and the other forks, and
+     * lives on like any sandbox.
+     */
+    @Test
+    void forksOfAFilesCheckpointRunOnItsFilesWithTheParentsLimitsAndPolicy() throws Exception {
+        String parent = create("{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null},"
+                + " \"resources\": {\"memoryMb\": 256, \"pids\": 128},"
+                + " \"network\": {\"egress\": {\"default\": \"deny\", \"allow\": [\"example.com\"]}}}");
+        api.sh(parent, "echo at-checkpoint > /root/shared");
+        String checkpoint = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": false}").get("id").asText();
+        api.sh(parent, "echo after-checkpoint > /root/shared");
+
+        var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + checkpoint + "\", \"count\": 3}").get("items");
+        var ids = new ArrayList<String>();
+        forks.forEach(f -> ids.add(f.get("id").asText()));
+        var addresses = new HashSet<String>();
+        for (String fork : ids) {
+            assertThat(api.sh(fork, "cat /root/shared; hostname")).isEqualTo("at-checkpoint\n" + new SandboxId(fork).hostname() + "\n");
+            assertThat(api.sh(fork, "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max"))
+                    .as("the parent's limits").isEqualTo((256L << 20) + "\n128\n");
+            var network = api.get("/v1/sandboxes/" + fork + "/network");
+            assertThat(network.get("egress").get("allow").toString()).isEqualTo("[\"example.com\"]");
+            addresses.add(network.get("address").asText());
+            assertThat(api.get("/v1/sandboxes/" + fork).get("resources").get("memoryMb").asInt()).isEqualTo(256);
+            api.sh(fork, "echo " + fork + " > /root/mine");
+            // Background processes keep their output where the host reads it: in the fork's own root.
+            var started = api.post("/v1/sandboxes/" + fork + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"echo from-$(hostname)\"]}");
+            long pid = started.get("pid").asLong();
+            api.get("/v1/sandboxes/" + fork + "/processes/" + pid + "/wait?timeoutMs=10000");
+            assertThat(api.get("/v1/sandboxes/" + fork + "/processes/" + pid + "/output").get("stdout").asText())
+                    .isEqualTo("from-" + new SandboxId(fork).hostname() + "\n");
+        }
+        assertThat(addresses).as("each fork has an address of its own").hasSize(3);
+        for (String fork : ids) assertThat(api.sh(fork, "cat /root/mine")).isEqualTo(fork + "\n");
+        assertThat(api.sh(parent, "cat /root/shared; test -e /root/mine || echo none")).isEqualTo("after-checkpoint\nnone\n");
+
+        String first = ids.getFirst();
+        api.sh(first, COUNTER);
+        Await.until("the fork counts", Duration.ofSeconds(10), () -> count(first) > 3);
+        assertThat(api.post("/v1/sandboxes/" + first + "/hibernate", null).get("state").asText()).isEqualTo("hibernated");
+        long atHibernate = count(first); // wakes it
+        Await.until("the fork counts on after hibernation", Duration.ofSeconds(10), () -> count(first) > atHibernate);
+        assertThat(api.sh(first, "cat /root/shared /root/mine")).isEqualTo("at-checkpoint\n" + first + "\n");
+
+        for (String fork : ids) assertThat(api.call("DELETE", "/v1/sandboxes/" + fork, null).status()).isEqualTo(204);
+        try (var roots = java.nio.file.Files.list(service.dataDir.resolve("btrfs/roots"))) {
+            assertThat(roots.map(p -> p.getFileName().toString())).as("no old root is left aside").noneMatch(n -> n.contains("."));
+        }
+    }
+
     @Test
     void tenForksAtOnce() {
         String parent = calmSandbox();

@@ -2,6 +2,7 @@ package io.stasis.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.exec.OutputKind;
@@ -30,6 +31,16 @@ public abstract class LiveStateSuite extends RuntimeSuite {
 
     /** The root of a sandbox made by {@link #start()} or {@link #copyRoot}. */
     protected abstract Path rootOf(SandboxId id);
+
+    /**
+     * Puts a writable copy of {@code source}'s root where {@code id}'s root is, its old root aside,
+     * as a fork into a warm sandbox does before {@link io.stasis.core.spi.SandboxRuntime#reroot};
+     * returns the path.
+     */
+    protected abstract Path replaceRoot(SandboxId id, SandboxId source);
+
+    /** Deletes the old root {@link #replaceRoot} put aside: it fails while something still holds it. */
+    protected abstract void deleteReplacedRoot(SandboxId id);
 
     @AfterEach
     void deleteImages() {
@@ -75,6 +86,37 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
         awaitCountAbove(id, before);
         runtime().thaw(id);
+    }
+
+    @Test
+    void aRerootedSandboxRunsOnItsNewRootAndSurvivesHibernation() {
+        assumeTrue(runtime().canReroot(), "this runtime cannot give a running sandbox a new root");
+        var source = start();
+        Commands.sh(runtime(), source, "echo from-source > /root/marker");
+        var warm = start();
+        Commands.sh(runtime(), warm, "echo in-the-old-root > /root/old");
+
+        runtime().reroot(warm, replaceRoot(warm, source));
+        deleteReplacedRoot(warm); // nothing of the sandbox holds the old root any more
+
+        assertThat(Commands.run(runtime(), warm, "cat", "/root/marker").stdout()).isEqualTo("from-source\n");
+        assertThat(Commands.sh(runtime(), warm, "test -e /root/old || echo gone").stdout()).isEqualTo("gone\n");
+        assertThat(Commands.run(runtime(), warm, "hostname").stdout().strip()).isEqualTo(warm.hostname());
+        assertThat(Commands.sh(runtime(), warm, "test -e /proc/1/ns/mnt && test -c /dev/null && test -d /sys/fs/cgroup && echo mounted")
+                .stdout()).as("the kernel filesystems came along").isEqualTo("mounted\n");
+        Commands.sh(runtime(), warm, "echo written > /root/new");
+        assertThat(new String(readFile(warm, "/root/new"))).isEqualTo("written\n");
+        assertThat(Commands.sh(runtime(), source, "cat /root/new 2>&1 || true").stdout()).as("the source's root is its own").contains("No such file");
+
+        // From now on it is a sandbox like any other: its processes hibernate and come back on the new root.
+        Commands.sh(runtime(), warm, COUNTER);
+        awaitCountAbove(warm, 3);
+        var image = newImage();
+        runtime().checkpoint(warm, image, false);
+        runtime().restore(new RuntimeSpec(warm, rootOf(warm), warm.hostname(), Resources.DEFAULT), image);
+        long after = count(warm);
+        awaitCountAbove(warm, after);
+        assertThat(Commands.run(runtime(), warm, "cat", "/root/marker").stdout()).isEqualTo("from-source\n");
     }
 
     @Test

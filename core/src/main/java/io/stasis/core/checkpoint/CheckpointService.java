@@ -52,13 +52,16 @@ public final class CheckpointService {
     private final io.stasis.core.bucket.SandboxBuckets buckets;
     private final io.stasis.core.tenant.QuotaGuard quotas;
     private final DurableCheckpoints durable;
+    private final io.stasis.core.lifecycle.WarmPool pool;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
     private final io.stasis.core.concurrent.KeyedLock<CheckpointId> restoring = new io.stasis.core.concurrent.KeyedLock<>();
 
     public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
                              NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                             io.stasis.core.bucket.SandboxBuckets buckets, DurableCheckpoints durable) {
+                             io.stasis.core.bucket.SandboxBuckets buckets, DurableCheckpoints durable,
+                             io.stasis.core.lifecycle.WarmPool pool) {
+        this.pool = pool;
         this.volumes = volumes;
         this.buckets = buckets;
         this.quotas = quotas;
@@ -371,6 +374,18 @@ public final class CheckpointService {
     }
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
+        // A fork without processes, which mounts nothing, is a warm sandbox given the checkpoint's root.
+        if (!checkpoint.memory() && runtime.canReroot() && volumes.mountsOf(parent.id()).isEmpty()
+                && buckets.bucketsOf(parent.id()).isEmpty()) {
+            var warm = pool.takeAny(parent.template());
+            if (warm.isPresent()) {
+                try {
+                    return branchIntoWarm(parent, checkpoint, name, warm.get().id());
+                } finally {
+                    pool.refill(warm.get().template());
+                }
+            }
+        }
         var id = SandboxId.random();
         var root = roots.createRootFrom(id, checkpoint.id(), parent.resources().diskBytes());
         try {
@@ -389,17 +404,44 @@ public final class CheckpointService {
             else runtime.create(spec);
             network.record(id);
             faults.reach("fork.after-start");
-            var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
-                    parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle(),
-                    parent.tenant());
-            catalog.insert(child);
-            activity.touch(id);
-            events.lifecycle(id, "none", "running", "fork");
+            return recordChild(parent, checkpoint, name, id);
+        } catch (RuntimeException e) {
+            removeChild(id, e);
+            throw e;
+        }
+    }
+
+    /** {@link #branch} into a warm sandbox: no start, only a new root, the parent's limits and policy. */
+    private Sandbox branchIntoWarm(Sandbox parent, Checkpoint checkpoint, Optional<String> name, SandboxId id) {
+        long start = System.nanoTime();
+        try {
+            var root = roots.replaceRoot(id, checkpoint.id(), parent.resources().diskBytes());
+            long rooted = System.nanoTime();
+            runtime.reroot(id, root);
+            long rerooted = System.nanoTime();
+            faults.reach("fork.after-reroot");
+            roots.deleteReplacedRoot(id);
+            if (!parent.resources().equals(pool.resources())) runtime.updateResources(id, parent.resources());
+            network.adopt(id, network.policyOf(parent.id()));
+            faults.reach("fork.after-start");
+            var child = recordChild(parent, checkpoint, name, id);
+            log.atDebug().addKeyValue("sandbox", id).addKeyValue("rootMs", (rooted - start) / 1e6).addKeyValue("rerootMs", (rerooted - rooted) / 1e6)
+                    .addKeyValue("restMs", (System.nanoTime() - rerooted) / 1e6).log("forked into a warm sandbox");
             return child;
         } catch (RuntimeException e) {
             removeChild(id, e);
             throw e;
         }
+    }
+
+    private Sandbox recordChild(Sandbox parent, Checkpoint checkpoint, Optional<String> name, SandboxId id) {
+        var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
+                parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle(),
+                parent.tenant());
+        catalog.insert(child);
+        activity.touch(id);
+        events.lifecycle(id, "none", "running", "fork");
+        return child;
     }
 
     private void removeChild(SandboxId id, RuntimeException cause) {

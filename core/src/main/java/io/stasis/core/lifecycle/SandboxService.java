@@ -34,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * root store back into agreement after a restart. The catalog says what should exist; the runtime
  * and the disk say what does.
  */
-public final class SandboxService implements AutoCloseable {
+public final class SandboxService {
     private static final Logger log = LoggerFactory.getLogger(SandboxService.class);
     /** Room a new sandbox's disk must have beyond its template's size (process output, a shell's history...). */
     static final int MIN_FREE_DISK_MB = 16;
@@ -55,13 +55,10 @@ public final class SandboxService implements AutoCloseable {
     private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.bucket.SandboxBuckets buckets;
 
-    /**
-     * @param warmPerTemplate how many started sandboxes to keep ready per template (0: none)
-     * @param warmResources   the resources warm sandboxes start with; a create asking for others gets them applied
-     */
+    /** @param pool sandboxes started ahead of demand; a create asking for other resources than theirs gets them applied */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          int warmPerTemplate, Resources warmResources, NetworkService network, QuotaGuard quotas,
+                          WarmPool pool, NetworkService network, QuotaGuard quotas,
                           io.stasis.core.volume.SandboxVolumes volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
         this.volumes = volumes;
         this.buckets = buckets;
@@ -77,7 +74,7 @@ public final class SandboxService implements AutoCloseable {
         this.clock = clock;
         this.templateWait = templateWait;
         this.network = network;
-        this.pool = new WarmPool(roots, runtime, network, warmResources, warmPerTemplate);
+        this.pool = pool;
     }
 
     /** Starts keeping warm sandboxes for these templates (those not built yet are skipped). */
@@ -99,7 +96,13 @@ public final class SandboxService implements AutoCloseable {
                 requireDiskRoom(spec);
                 // Warm sandboxes mount nothing: one that asks for volumes or buckets starts fresh.
                 var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() ? pool.take(spec.template()) : java.util.Optional.<SandboxId>empty();
-                if (warm.isPresent()) return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
+                if (warm.isPresent()) {
+                    try {
+                        return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
+                    } finally {
+                        pool.refill(spec.template());
+                    }
+                }
                 var id = SandboxId.random();
                 return locks.exclusive(id, () -> createLocked(id, spec));
             });
@@ -289,12 +292,6 @@ public final class SandboxService implements AutoCloseable {
     /** Deletes on behalf of a caller. */
     public void delete(String idOrName) {
         delete(idOrName, LifecycleService.Reason.API);
-    }
-
-    /** Ends the warm sandboxes (sandboxes in the catalog keep running). */
-    @Override
-    public void close() {
-        pool.close();
     }
 
 }

@@ -24,9 +24,11 @@ import org.slf4j.LoggerFactory;
  * Sandboxes started ahead of demand, a few per template, so that a create only has to hand one
  * out: starting a container costs tens of milliseconds, handing out a running one almost nothing.
  * A warm sandbox runs with the default resources and its id as hostname; it is not in the
- * catalog until handed out, so after a crash reconciliation removes it like any orphan.
+ * catalog until handed out, so after a crash reconciliation removes it like any orphan. Creates
+ * take one of their template ({@link #take}); forks of a files checkpoint take any, and give it
+ * the checkpoint's root ({@link #takeAny}, {@link SandboxRuntime#reroot}).
  */
-final class WarmPool implements AutoCloseable {
+public final class WarmPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
 
     /** A started sandbox waiting for an owner, and the template version its root came from. */
@@ -44,7 +46,11 @@ final class WarmPool implements AutoCloseable {
     private final ReentrantLock closing = new ReentrantLock();
     private volatile boolean closed;
 
-    WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, int perTemplate) {
+    /**
+     * @param resources   the resources warm sandboxes start with; whoever takes one applies others
+     * @param perTemplate how many started sandboxes to keep ready per template (0: none)
+     */
+    public WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, int perTemplate) {
         this.roots = roots;
         this.runtime = runtime;
         this.network = network;
@@ -52,13 +58,19 @@ final class WarmPool implements AutoCloseable {
         this.perTemplate = perTemplate;
     }
 
-    Resources resources() {
+    /** The resources warm sandboxes run with. */
+    public Resources resources() {
         return resources;
     }
 
+    /** A sandbox taken from the pool, and the template whose pool it came from (to {@link #refill}). */
+    public record Taken(SandboxId id, String template) {
+    }
+
     /**
-     * A running sandbox made from the template's current version, if one is ready; starts
-     * refilling either way.
+     * A running sandbox made from the template's current version, if one is ready. The caller
+     * refills the pool once it is done with it ({@link #refill}): starting its replacement would
+     * compete with the caller for the host's cores. With none ready, refilling starts now.
      */
     Optional<SandboxId> take(String template) {
         if (perTemplate <= 0 || closed) return Optional.empty();
@@ -70,12 +82,31 @@ final class WarmPool implements AutoCloseable {
             if (warm.templateVersion().equals(current.get())) taken = Optional.of(warm.id());
             else discard(warm.id());
         }
-        refill(template);
+        if (taken.isEmpty()) refill(template);
         return taken;
     }
 
+    /**
+     * A running sandbox of any template, for a caller that gives it a root of its own: one of
+     * {@code preferred} if there is one, else of the template with the most waiting. The caller
+     * refills once done, as after {@link #take}.
+     */
+    public Optional<Taken> takeAny(String preferred) {
+        if (perTemplate <= 0 || closed) return Optional.empty();
+        var order = new ArrayList<String>();
+        if (ready.containsKey(preferred)) order.add(preferred);
+        ready.entrySet().stream().filter(e -> !e.getKey().equals(preferred))
+                .sorted((a, b) -> Integer.compare(b.getValue().size(), a.getValue().size())).forEach(e -> order.add(e.getKey()));
+        for (String template : order) {
+            var warm = ready.get(template).pollFirst();
+            if (warm != null) return Optional.of(new Taken(warm.id(), template));
+        }
+        refill(preferred);
+        return Optional.empty();
+    }
+
     /** Tops the template's pool up to its size, on a background thread. */
-    void refill(String template) {
+    public void refill(String template) {
         if (perTemplate <= 0 || closed) return;
         var flag = filling.computeIfAbsent(template, t -> new AtomicBoolean());
         if (!flag.compareAndSet(false, true)) return;

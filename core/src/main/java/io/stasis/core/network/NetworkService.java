@@ -109,12 +109,15 @@ public final class NetworkService {
     /** Gives a warm sandbox, opened with the pool's policy, the policy of its new owner. */
     public void adopt(SandboxId id, NetworkPolicy policy) {
         if (host.isEmpty()) return;
+        EgressPolicy before;
         synchronized (this) {
             var network = unrecorded.get(id);
             if (network == null) throw new IllegalStateException("no unrecorded network for warm sandbox " + id);
+            before = network.policy().egress();
             unrecorded.put(id, network.withPolicy(policy));
         }
-        host.get().update(id, policy.egress());
+        // The pool's policy is the default one of many services (deny all): nothing to change then.
+        if (!before.equals(policy.egress())) host.get().update(id, policy.egress());
         prepareRules(id, policy, Optional.empty());
         record(id);
     }

@@ -49,6 +49,25 @@ public interface RootStore {
     Path createRootFrom(SandboxId id, CheckpointId checkpoint, long diskBytes);
 
     /**
+     * Replaces a sandbox's root, at the same path, with one branched from a checkpoint's root
+     * snapshot (as {@link #createRootFrom} makes it): how a sandbox started ahead of demand gets the
+     * root of a fork ({@link SandboxRuntime#reroot}). The old root is put aside, still usable by
+     * what holds it open, until {@link #deleteReplacedRoot}.
+     * <p>Prerequisites: the sandbox has a root and no old root put aside; the checkpoint has a root
+     * snapshot; {@code diskBytes} is positive.
+     * <p>Effects on success: returns the root's path, unchanged, where the new root now is, with the
+     * limit {@code diskBytes}.
+     * <p>On failure: {@code runtime_failed}; the old root is back at its path.
+     */
+    Path replaceRoot(SandboxId id, CheckpointId checkpoint, long diskBytes);
+
+    /**
+     * Deletes the old root a {@link #replaceRoot} put aside. Idempotent. {@link #deleteRoot} deletes
+     * it too, and {@link #listRoots} lists the sandbox while it has one.
+     */
+    void deleteReplacedRoot(SandboxId id);
+
+    /**
      * Changes the disk limit of an existing root, e.g. when a sandbox made ahead of demand is
      * handed out with other resources, or to apply limits to roots made before there were any.
      * <p>Prerequisites: the root exists; {@code diskBytes} is positive. It may be below what the

@@ -25,6 +25,27 @@ public interface SandboxRuntime {
      */
     void create(RuntimeSpec spec);
 
+    /** Whether {@link #reroot} is supported. */
+    default boolean canReroot() {
+        return false;
+    }
+
+    /**
+     * Gives a running sandbox the root filesystem {@code newRoot} in place of the one it was started
+     * on, as if it had been started on it: how a sandbox started ahead of demand becomes a fork of a
+     * files checkpoint without a start of its own.
+     * <p>Prerequisites: {@link #canReroot()}; the sandbox runs its supervisor and nothing else, and
+     * mounts nothing of its own (no volumes); {@code newRoot} is a root made for it, like the one
+     * given to {@link #create}, at the path where the sandbox's root is found from now on.
+     * <p>Effects on success: the sandbox's processes see {@code newRoot} as their root, with the same
+     * kernel filesystems and mounts on top of it as before; what is spawned from now on runs in it
+     * and keeps its output there. The old root is no longer used by the sandbox (the caller removes it).
+     * <p>On failure: {@code runtime_failed}; the sandbox may be unusable and must be destroyed.
+     */
+    default void reroot(SandboxId id, java.nio.file.Path newRoot) {
+        throw new UnsupportedOperationException("this runtime cannot give a running sandbox a new root");
+    }
+
     /**
      * Starts one process inside a running sandbox.
      * <p>Effects on success: the process runs; its output goes to files inside the sandbox root,

@@ -168,8 +168,17 @@ public final class ConfinedRoot implements AutoCloseable {
      * through (inside the root), not replaced.
      */
     public void writeFile(String path, byte[] data, int mode) {
+        writeFile(path, data, mode, true);
+    }
+
+    /**
+     * {@link #writeFile(String, byte[], int)}, with the data on disk before the rename only if
+     * {@code fsync}: the host's own bookkeeping in a root (a boot id, a process's label) goes with
+     * the sandbox's processes if the host dies, and an fsync costs milliseconds on btrfs.
+     */
+    public void writeFile(String path, byte[] data, int mode, boolean fsync) {
         try {
-            replaceFile(components(path), new ByteArrayInputStream(data), OptionalInt.of(checkMode(mode)));
+            replaceFile(components(path), new ByteArrayInputStream(data), OptionalInt.of(checkMode(mode)), fsync);
         } catch (IOException e) {
             throw new UncheckedIOException(e); // cannot happen: the content is in memory
         }
@@ -339,6 +348,10 @@ public final class ConfinedRoot implements AutoCloseable {
      * Returns the new inode.
      */
     Stat replaceFile(List<String> comps, InputStream content, OptionalInt mode) throws IOException {
+        return replaceFile(comps, content, mode, true);
+    }
+
+    private Stat replaceFile(List<String> comps, InputStream content, OptionalInt mode, boolean fsync) throws IOException {
         List<String> target = comps;
         for (int hop = 0; hop <= MAX_SYMLINK_HOPS; hop++) {
             if (isRootOrDotDot(target)) throw new LinuxException(Errno.EISDIR, "write", display(comps));
@@ -357,7 +370,7 @@ public final class ConfinedRoot implements AutoCloseable {
                     throw new LinuxException(Errno.EISDIR, "write", display(comps));
                 if (existing.isPresent() && !existing.get().isRegularFile())
                     throw new LinuxException(Errno.EINVAL, "write", display(comps), "not a regular file");
-                return writeNewVersion(parent, name, existing, content, mode);
+                return writeNewVersion(parent, name, existing, content, mode, fsync);
             }
         }
         throw new LinuxException(Errno.ELOOP, "write", display(comps), "too many levels of symbolic links");
@@ -621,8 +634,8 @@ public final class ConfinedRoot implements AutoCloseable {
         }
     }
 
-    private Stat writeNewVersion(Fd parent, String name, Optional<Stat> existing, InputStream content, OptionalInt mode)
-            throws IOException {
+    private Stat writeNewVersion(Fd parent, String name, Optional<Stat> existing, InputStream content, OptionalInt mode,
+                                 boolean fsync) throws IOException {
         int permissions = mode.orElse(existing.map(Stat::permissions).orElse(DEFAULT_FILE_MODE));
         int uid = existing.map(Stat::uid).orElse(owner.uid());
         int gid = existing.map(Stat::gid).orElse(owner.gid());
@@ -631,7 +644,7 @@ public final class ConfinedRoot implements AutoCloseable {
             byte[] buffer = new byte[COPY_BUFFER];
             for (int n; (n = content.read(buffer)) != -1; ) Syscalls.write(temp.fd(), buffer, 0, n);
             Syscalls.fchmod(temp.fd(), permissions);
-            Syscalls.fsync(temp.fd());
+            if (fsync) Syscalls.fsync(temp.fd());
             temp.commitAs(name);
             return Syscalls.fstat(temp.fd());
         }

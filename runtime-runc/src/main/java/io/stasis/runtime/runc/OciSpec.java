@@ -19,7 +19,7 @@ final class OciSpec {
 
     /** Where the init binary appears inside every sandbox (a read-only bind mount). */
     static final String INIT_DIR = "/.stasis/bin";
-    static final String INIT_PATH = INIT_DIR + "/stasis-init";
+    static final String INIT_PATH = INIT_DIR + "/" + HelperBinary.INIT;
 
     private static final List<String> CAPABILITIES = List.of(
             "CAP_CHOWN", "CAP_DAC_OVERRIDE", "CAP_FSETID", "CAP_FOWNER", "CAP_MKNOD", "CAP_NET_RAW", "CAP_SETGID",

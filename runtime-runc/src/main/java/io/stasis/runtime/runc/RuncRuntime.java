@@ -59,6 +59,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private final Path initDir;
     private final Path criuConfig;
     private final VethPlug vethPlug;
+    private final Reroot reroot;
     private final Freezer freezer = new Freezer();
     private final MemoryPager pager = new MemoryPager();
     /** Page-outs under way, each with its cancel flag: a thaw stops one before the processes run. */
@@ -75,7 +76,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         this.initDir = config.stateDir().resolve("bin");
         this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
         this.images = new ImageStore(config.stateDir());
-        InitBinary.install(initDir);
+        HelperBinary.install(initDir, HelperBinary.INIT);
+        this.reroot = Reroot.install(initDir, config.toolTimeout());
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
@@ -101,13 +103,38 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("container started");
     }
 
+    @Override
+    public boolean canReroot() {
+        return true;
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>Done by {@code stasis-reroot} (see src/main/c/stasis-reroot.c), which moves the sandbox's
+     * mounts onto the new root and pivots its mount namespace there; stasis-init then binds its
+     * socket in the new root, where this waits for it to answer. The new root gets a boot id of its
+     * own, as a start would give it: processes recorded in it by the sandbox it was branched from
+     * ended with that sandbox.
+     */
+    @Override
+    public void reroot(SandboxId id, Path newRoot) {
+        long start = System.nanoTime();
+        long initPid = readPid(id, bundles.resolve(id.value()).resolve("init.pid"));
+        if (!HostProcesses.isAlive(initPid)) throw StasisException.runtimeFailed(id.value(), "reroot", "the sandbox's init is not running", null);
+        writeBoot(newRoot);
+        reroot.run(id, initPid, newRoot);
+        awaitInit(id, newRoot, initPid, start + startTimeout().toNanos());
+        roots.put(id, newRoot);
+        log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox rerooted");
+    }
+
     /**
      * Each fresh start of a sandbox (not a restore) gets a new boot id: background processes of an
      * earlier boot that never wrote an exit status did not end, they were lost with that boot.
      */
     private void writeBoot(Path root) {
         try (var confined = ConfinedRoot.open(root, config.rootOwner())) {
-            confined.writeFile(BOOT_FILE, Ids.randomSuffix().getBytes(StandardCharsets.US_ASCII), 0644);
+            confined.writeFile(BOOT_FILE, Ids.randomSuffix().getBytes(StandardCharsets.US_ASCII), 0644, false);
         }
     }
 
@@ -242,7 +269,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         request.with("cwd", spec.cwd().orElse("/root"));
         if (spec.cwd().isEmpty()) request.with("cwdfallback", 1);
         if (spec.stdin().isPresent()) {
-            confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600);
+            confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600, false);
             request.with("stdin", 1);
         } else if (spec.stdinPipe()) request.with("stdin", "fifo");
         spec.terminal().ifPresent(size -> request.with("pty", size.cols() + "x" + size.rows()));
@@ -254,8 +281,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
         try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
             String dir = RuncExecHandle.dir(processId);
-            confined.writeFile(dir + "/label", label, 0644);
-            confined.writeFile(dir + "/boot", currentBoot(confined).getBytes(StandardCharsets.US_ASCII), 0644);
+            confined.writeFile(dir + "/label", label, 0644, false);
+            confined.writeFile(dir + "/boot", currentBoot(confined).getBytes(StandardCharsets.US_ASCII), 0644, false);
             try (var connection = InitConnection.open(id, confined)) {
                 var reply = connection.call(spawnRequest(confined, processId, spec).build());
                 if (reply.verb().equals("ok")) return reply.getLong("pid");
@@ -593,7 +620,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         new java.security.SecureRandom().nextBytes(seed);
         String text = "sandbox=" + spec.id() + "\ncheckpoint=" + image + "\nseed=" + HexFormat.of().formatHex(seed) + "\n";
         try (var confined = ConfinedRoot.open(spec.root(), config.rootOwner())) {
-            confined.writeFile(INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII), 0644);
+            confined.writeFile(INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII), 0644, false);
         }
     }
 

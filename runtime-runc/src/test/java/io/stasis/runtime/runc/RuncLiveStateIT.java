@@ -49,4 +49,14 @@ class RuncLiveStateIT extends LiveStateSuite {
     protected Path rootOf(SandboxId id) {
         return host.root(id);
     }
+
+    @Override
+    protected Path replaceRoot(SandboxId id, SandboxId source) {
+        return host.replaceRoot(id, source);
+    }
+
+    @Override
+    protected void deleteReplacedRoot(SandboxId id) {
+        host.roots.deleteReplacedRoot(id);
+    }
 }

@@ -47,10 +47,19 @@ final class RuncTestHost implements AutoCloseable {
 
     /** A writable copy of a sandbox's root, the way the btrfs store makes one: a snapshot. */
     Path copyRoot(SandboxId source, SandboxId copy) {
+        return viaSnapshot(source, checkpoint -> roots.createRootFrom(copy, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes()));
+    }
+
+    /** A writable copy of a sandbox's root in place of another's, whose old root the store puts aside. */
+    Path replaceRoot(SandboxId id, SandboxId source) {
+        return viaSnapshot(source, checkpoint -> roots.replaceRoot(id, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes()));
+    }
+
+    private Path viaSnapshot(SandboxId source, java.util.function.Function<io.stasis.core.checkpoint.CheckpointId, Path> branch) {
         var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
         roots.snapshotRoot(source, checkpoint);
         try {
-            return roots.createRootFrom(copy, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
+            return branch.apply(checkpoint);
         } finally {
             roots.deleteSnapshot(checkpoint);
         }

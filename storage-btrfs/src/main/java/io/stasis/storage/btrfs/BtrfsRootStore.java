@@ -45,6 +45,7 @@ import org.slf4j.LoggerFactory;
  * templates/.build-&lt;name&gt;-X a template being built (removed on failure and at start)
  * templates/.old-&lt;name&gt;-X   the version being replaced (removed once the new one is in place)
  * roots/&lt;sandboxId&gt;         writable snapshot of a template or of a checkpoint: a sandbox's root filesystem
+ * roots/&lt;sandboxId&gt;.replaced a root put aside by {@link #replaceRoot} (removed once the sandbox left it)
  * checkpoints/&lt;checkpointId&gt; read-only snapshot of a sandbox's root, taken for a checkpoint
  * </pre>
  * Snapshots and deletions go through the btrfs ioctls (about as fast as the kernel allows, no
@@ -77,6 +78,7 @@ public final class BtrfsRootStore implements RootStore {
     private static final Pattern BUILD = Pattern.compile("\\.build-(.+)-" + RANDOM);
     private static final Pattern OLD = Pattern.compile("\\.old-(.+)-" + RANDOM);
     private static final String SIDECAR = ".json";
+    private static final String REPLACED = ".replaced";
     private static final int ENOTEMPTY = 39;
 
     private final BtrfsPool pool;
@@ -207,6 +209,49 @@ public final class BtrfsRootStore implements RootStore {
         return target;
     }
 
+    /**
+     * {@inheritDoc}
+     * <p>The old root is renamed aside (its mounts, which refer to it and not to its path, keep
+     * working), then the new one is branched at the root's path.
+     */
+    @Override
+    public Path replaceRoot(SandboxId id, CheckpointId checkpoint, long diskBytes) {
+        String step = "replace root";
+        requirePositive(id, diskBytes, step);
+        Path root = rootPath(id);
+        Path aside = replacedPath(id);
+        if (!Subvolumes.isSubvolume(root)) throw checkpointFailure(step, id, checkpoint, "the sandbox has no root (" + root + ")");
+        if (Files.exists(aside, LinkOption.NOFOLLOW_LINKS)) throw checkpointFailure(step, id, checkpoint, aside + " already exists");
+        try {
+            Files.move(root, aside, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw checkpointFailure(step, id, checkpoint, "moving the old root aside: " + e, e);
+        }
+        try {
+            return createRootFrom(id, checkpoint, diskBytes);
+        } catch (RuntimeException e) {
+            try {
+                Files.move(aside, root, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException back) {
+                e.addSuppressed(back);
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public void deleteReplacedRoot(SandboxId id) {
+        Path aside = replacedPath(id);
+        if (!Files.exists(aside, LinkOption.NOFOLLOW_LINKS)) return;
+        try {
+            deleteEntry(aside);
+        } catch (StasisException e) {
+            throw withSandbox(e, id, "delete replaced root");
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "delete replaced root", e.toString(), e);
+        }
+    }
+
     @Override
     public Optional<Path> root(SandboxId id) {
         Path path = rootPath(id);
@@ -215,6 +260,7 @@ public final class BtrfsRootStore implements RootStore {
 
     @Override
     public void deleteRoot(SandboxId id) {
+        deleteReplacedRoot(id);
         Path path = rootPath(id);
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
         long start = System.nanoTime();
@@ -234,6 +280,7 @@ public final class BtrfsRootStore implements RootStore {
         try (Stream<Path> entries = Files.list(pool.rootsDir())) {
             entries.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
                     .map(p -> p.getFileName().toString())
+                    .map(name -> name.endsWith(REPLACED) ? name.substring(0, name.length() - REPLACED.length()) : name)
                     .filter(SandboxId::isValid)
                     .forEach(name -> ids.add(new SandboxId(name)));
         } catch (IOException e) {
@@ -648,6 +695,11 @@ public final class BtrfsRootStore implements RootStore {
 
     private Path rootPath(SandboxId id) {
         return pool.rootsDir().resolve(id.value()); // SandboxId is validated: no '/' or '..'
+    }
+
+    /** Where {@link #replaceRoot} puts the old root: no sandbox id has a dot. */
+    private Path replacedPath(SandboxId id) {
+        return pool.rootsDir().resolve(id.value() + REPLACED);
     }
 
     private Path snapshotPath(CheckpointId checkpoint) {

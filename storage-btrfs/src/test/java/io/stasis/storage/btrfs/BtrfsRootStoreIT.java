@@ -156,6 +156,46 @@ class BtrfsRootStoreIT {
     }
 
     @Test
+    void replaceRootBranchesACheckpointAtTheSamePathAndPutsTheOldOneAside() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var source = SandboxId.random();
+        Files.writeString(store.createRoot(source, "tiny", PoolFixture.DISK).resolve("etc/marker"), "from the checkpoint");
+        var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
+        store.snapshotRoot(source, checkpoint);
+        var id = SandboxId.random();
+        Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
+        Files.writeString(root.resolve("etc/old"), "in the old root");
+        // What holds the old root (a sandbox's mount, here an open directory) keeps it as it was.
+        try (var held = Files.newDirectoryStream(root.resolve("etc"))) {
+            assertThat(store.replaceRoot(id, checkpoint, PoolFixture.DISK)).isEqualTo(root);
+            assertThat(root.resolve("etc/marker")).hasContent("from the checkpoint");
+            assertThat(root.resolve("etc/old")).doesNotExist();
+            assertThat(held.iterator()).toIterable().extracting(p -> p.getFileName().toString()).contains("old").doesNotContain("marker");
+        }
+        assertThat(store.listRoots()).containsExactlyInAnyOrder(source, id);
+        assertThatThrownBy(() -> store.replaceRoot(id, checkpoint, PoolFixture.DISK)).as("an old root is already aside")
+                .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED));
+        assertThat(root.resolve("etc/marker")).as("a refused replace changes nothing").hasContent("from the checkpoint");
+        store.deleteReplacedRoot(id);
+        store.deleteReplacedRoot(id); // idempotent
+        assertThat(fixture.pool.btrfs().listSubvolumes(fixture.pool.path())).filteredOn(p -> p.startsWith("roots/"))
+                .containsExactlyInAnyOrder("roots/" + source.value(), "roots/" + id.value());
+
+        var missing = io.stasis.core.checkpoint.CheckpointId.random();
+        assertThatThrownBy(() -> store.replaceRoot(id, missing, PoolFixture.DISK)).isInstanceOf(StasisException.class);
+        assertThat(root.resolve("etc/marker")).as("a failed replace puts the old root back").hasContent("from the checkpoint");
+
+        // A crash between the replace and the deletion of the old root: deleting the sandbox's root takes both.
+        store.replaceRoot(id, checkpoint, PoolFixture.DISK);
+        store.deleteRoot(id);
+        store.deleteRoot(source);
+        store.deleteSnapshot(checkpoint);
+        assertThat(store.listRoots()).isEmpty();
+        assertThat(fixture.pool.btrfs().listSubvolumes(fixture.pool.path())).containsExactly("templates/tiny");
+    }
+
+    @Test
     void listRootsIgnoresJunk() throws Exception {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);

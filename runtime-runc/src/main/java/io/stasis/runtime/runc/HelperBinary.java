@@ -1,0 +1,43 @@
+package io.stasis.runtime.runc;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+
+/**
+ * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
+ * {@value #INIT}, process 1 of every sandbox, and {@value #REROOT}, which the host runs to give a
+ * running sandbox a new root. They are installed into the runtime's state directory, which every
+ * sandbox mounts read-only.
+ */
+final class HelperBinary {
+    static final String INIT = "stasis-init";
+    static final String REROOT = "stasis-reroot";
+
+    private HelperBinary() {
+    }
+
+    /** Installs the helper {@code name} into {@code dir} unless an identical one is there; returns its path. */
+    static Path install(Path dir, String name) {
+        try (InputStream in = HelperBinary.class.getResourceAsStream(name)) {
+            if (in == null) throw new IllegalStateException(name + " is missing from the runtime jar: was it built with gcc?");
+            byte[] bytes = in.readAllBytes();
+            Files.createDirectories(dir);
+            Path target = dir.resolve(name);
+            if (Files.exists(target) && Arrays.equals(Files.readAllBytes(target), bytes)) return target;
+            Path tmp = Files.createTempFile(dir, "." + name, ".tmp");
+            Files.write(tmp, bytes);
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("r-xr-xr-x"));
+            // A rename keeps running sandboxes on the old inode, which their mount still holds.
+            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return target;
+        } catch (IOException e) {
+            throw new UncheckedIOException("installing " + name + " into " + dir, e);
+        }
+    }
+}
