@@ -248,7 +248,9 @@ public final class Runc {
         }
     }
 
+    /** What runc wrote to {@code file}; nothing when its output went to /dev/null (a detached restore: its log tells). */
     private static String read(Path file) {
+        if (file == null) return "";
         try {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {

@@ -80,6 +80,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         this.reroot = Reroot.install(initDir, config.toolTimeout());
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug);
+        config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }

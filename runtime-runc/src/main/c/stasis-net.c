@@ -1,0 +1,332 @@
+/*
+ * stasis-net: plugs a sandbox into its link, and serves as CRIU's action script. Run by the host as
+ * root; one process, no shell, talking rtnetlink itself (the shell script it replaces started a
+ * dozen processes: sh, nsenter, ip).
+ *
+ *   stasis-net plug PID HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]
+ *       In the network namespace of PID (the sandbox's process 1): IPv6 off (before any interface
+ *       exists there, so none gets a link-local address), loopback up, and a veth pair whose host
+ *       end HOST_IF gets GATEWAY/PREFIX and whose other end becomes eth0 inside with
+ *       ADDRESS/PREFIX (and INHERITED/32: a fork keeps its parent's address for the connections
+ *       its processes had) and a default route via GATEWAY. Idempotent: a HOST_IF left from an
+ *       earlier try is deleted first (CRIU may run a step twice).
+ *
+ *   stasis-net            (as CRIU's action script: the step in $CRTOOLS_SCRIPT_ACTION)
+ *       setup-namespaces: loopback up in the restored sandbox ($CRTOOLS_INIT_PID), and the plug
+ *       above with the arguments in $STASIS_NET_LINK, before any socket comes back;
+ *       post-restore: the hostname in $STASIS_HOSTNAME (CRIU put back the image's).
+ *       Every other step: nothing.
+ *
+ * Exit status 0 on success; otherwise 1 with one line on stderr naming the step and errno.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/veth.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAX_ARGS 8
+
+static void fail(const char *step, const char *what) {
+    fprintf(stderr, "stasis-net: %s%s%s: %s\n", step, what ? " " : "", what ? what : "", strerror(errno));
+    exit(1);
+}
+
+/* ---- rtnetlink -------------------------------------------------------------------------------- */
+
+struct request {
+    struct nlmsghdr header;
+    char body[1024];
+};
+
+static unsigned sequence;
+
+static struct rtattr *attr_at(struct request *r) {
+    return (struct rtattr *)((char *)&r->header + NLMSG_ALIGN(r->header.nlmsg_len));
+}
+
+static struct rtattr *add_attr(struct request *r, unsigned short type, const void *data, size_t len) {
+    struct rtattr *a = attr_at(r);
+    if (NLMSG_ALIGN(r->header.nlmsg_len) + RTA_SPACE(len) > sizeof *r) {
+        errno = E2BIG;
+        fail("building", "a netlink request");
+    }
+    a->rta_type = type;
+    a->rta_len = RTA_LENGTH(len);
+    if (len) memcpy(RTA_DATA(a), data, len);
+    r->header.nlmsg_len = NLMSG_ALIGN(r->header.nlmsg_len) + RTA_SPACE(len);
+    return a;
+}
+
+static struct rtattr *open_nest(struct request *r, unsigned short type) {
+    return add_attr(r, type, NULL, 0);
+}
+
+static void close_nest(struct request *r, struct rtattr *nest) {
+    nest->rta_len = (unsigned short)((char *)attr_at(r) - (char *)nest);
+}
+
+static void *add_body(struct request *r, size_t len) {
+    void *body = (char *)&r->header + NLMSG_ALIGN(r->header.nlmsg_len);
+    memset(body, 0, len);
+    r->header.nlmsg_len = NLMSG_ALIGN(r->header.nlmsg_len) + NLMSG_ALIGN(len);
+    return body;
+}
+
+static void begin(struct request *r, unsigned short type, unsigned short flags) {
+    memset(r, 0, sizeof *r);
+    r->header.nlmsg_len = NLMSG_HDRLEN;
+    r->header.nlmsg_type = type;
+    r->header.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+    r->header.nlmsg_seq = ++sequence;
+}
+
+static int open_netlink(void) {
+    int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) fail("opening", "a netlink socket");
+    return fd;
+}
+
+/* Sends the request and waits for its acknowledgement; returns 0 or the kernel's errno. */
+static int talk(int fd, struct request *r) {
+    struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+    if (sendto(fd, &r->header, r->header.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0) fail("sending", "a netlink request");
+    char reply[8192];
+    for (;;) {
+        ssize_t n = recv(fd, reply, sizeof reply, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            fail("receiving", "a netlink reply");
+        }
+        for (struct nlmsghdr *h = (struct nlmsghdr *)reply; NLMSG_OK(h, (unsigned)n); h = NLMSG_NEXT(h, n)) {
+            if (h->nlmsg_seq != r->header.nlmsg_seq || h->nlmsg_type != NLMSG_ERROR) continue;
+            struct nlmsgerr *e = NLMSG_DATA(h);
+            return -e->error;
+        }
+    }
+}
+
+static void must(int fd, struct request *r, const char *step, const char *what) {
+    int err = talk(fd, r);
+    if (err) {
+        errno = err;
+        fail(step, what);
+    }
+}
+
+static int index_of(const char *name, const char *step) {
+    unsigned index = if_nametoindex(name);
+    if (!index) fail(step, name);
+    return (int)index;
+}
+
+static void link_up(int fd, int index, const char *name) {
+    struct request r;
+    begin(&r, RTM_NEWLINK, 0);
+    struct ifinfomsg *info = add_body(&r, sizeof *info);
+    info->ifi_family = AF_UNSPEC;
+    info->ifi_index = index;
+    info->ifi_flags = IFF_UP;
+    info->ifi_change = IFF_UP;
+    must(fd, &r, "bringing up", name);
+}
+
+static void add_address(int fd, int index, const char *address, int prefix, const char *name) {
+    struct in_addr a;
+    if (inet_pton(AF_INET, address, &a) != 1) {
+        errno = EINVAL;
+        fail("parsing", address);
+    }
+    struct request r;
+    begin(&r, RTM_NEWADDR, NLM_F_CREATE | NLM_F_REPLACE);
+    struct ifaddrmsg *msg = add_body(&r, sizeof *msg);
+    msg->ifa_family = AF_INET;
+    msg->ifa_prefixlen = (unsigned char)prefix;
+    msg->ifa_index = (unsigned)index;
+    add_attr(&r, IFA_LOCAL, &a, sizeof a);
+    add_attr(&r, IFA_ADDRESS, &a, sizeof a);
+    must(fd, &r, "adding an address to", name);
+}
+
+static void add_default_route(int fd, int index, const char *gateway) {
+    struct in_addr g;
+    if (inet_pton(AF_INET, gateway, &g) != 1) {
+        errno = EINVAL;
+        fail("parsing", gateway);
+    }
+    struct request r;
+    begin(&r, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE);
+    struct rtmsg *msg = add_body(&r, sizeof *msg);
+    msg->rtm_family = AF_INET;
+    msg->rtm_table = RT_TABLE_MAIN;
+    msg->rtm_protocol = RTPROT_BOOT;
+    msg->rtm_scope = RT_SCOPE_UNIVERSE;
+    msg->rtm_type = RTN_UNICAST;
+    add_attr(&r, RTA_GATEWAY, &g, sizeof g);
+    add_attr(&r, RTA_OIF, &index, sizeof index);
+    must(fd, &r, "adding the default route via", gateway);
+}
+
+static void delete_link(int fd, const char *name) {
+    struct request r;
+    begin(&r, RTM_DELLINK, 0);
+    struct ifinfomsg *info = add_body(&r, sizeof *info);
+    info->ifi_family = AF_UNSPEC;
+    add_attr(&r, IFLA_IFNAME, name, strlen(name) + 1);
+    int err = talk(fd, &r);
+    if (err && err != ENODEV) {
+        errno = err;
+        fail("deleting", name);
+    }
+}
+
+/* A veth pair: HOST_IF here, its peer eth0 in the namespace behind netns_fd. */
+static void add_veth(int fd, const char *host_if, int netns_fd) {
+    struct request r;
+    begin(&r, RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+    struct ifinfomsg *info = add_body(&r, sizeof *info);
+    info->ifi_family = AF_UNSPEC;
+    add_attr(&r, IFLA_IFNAME, host_if, strlen(host_if) + 1);
+    struct rtattr *linkinfo = open_nest(&r, IFLA_LINKINFO);
+    add_attr(&r, IFLA_INFO_KIND, "veth", sizeof "veth");
+    struct rtattr *data = open_nest(&r, IFLA_INFO_DATA);
+    struct rtattr *peer = open_nest(&r, VETH_INFO_PEER);
+    struct ifinfomsg *peer_info = add_body(&r, sizeof *peer_info);
+    peer_info->ifi_family = AF_UNSPEC;
+    add_attr(&r, IFLA_IFNAME, "eth0", sizeof "eth0");
+    add_attr(&r, IFLA_NET_NS_FD, &netns_fd, sizeof netns_fd);
+    close_nest(&r, peer);
+    close_nest(&r, data);
+    close_nest(&r, linkinfo);
+    must(fd, &r, "creating the veth pair", host_if);
+}
+
+/* ---- namespaces ------------------------------------------------------------------------------- */
+
+static int open_namespace(const char *pid, const char *kind) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/ns/%s", pid, kind);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail("opening", path);
+    return fd;
+}
+
+static void write_sysctl(const char *path) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) fail("opening", path);
+    if (write(fd, "1", 1) != 1) fail("writing", path);
+    close(fd);
+}
+
+static void enter(int ns_fd, const char *which) {
+    if (setns(ns_fd, CLONE_NEWNET) != 0) fail("entering the network namespace of", which);
+}
+
+/* Loopback up in the current network namespace. */
+static void loopback_up(void) {
+    int fd = open_netlink();
+    link_up(fd, index_of("lo", "finding"), "lo");
+    close(fd);
+}
+
+/*
+ * Each step runs in the namespace it concerns, entered with setns (this process has one thread):
+ * interface names and netlink sockets belong to the namespace they were looked up or made in.
+ */
+static void plug(int argc, char **argv) {
+    if (argc < 6 || argc > 7) {
+        fprintf(stderr, "usage: stasis-net plug PID HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]\n");
+        exit(2);
+    }
+    const char *pid = argv[1], *host_if = argv[2], *gateway = argv[3], *address = argv[4];
+    const char *inherited = argc == 7 ? argv[6] : NULL;
+    int prefix = atoi(argv[5]);
+    if (prefix < 1 || prefix > 32 || strlen(host_if) >= IFNAMSIZ) {
+        errno = EINVAL;
+        fail("checking", "the arguments");
+    }
+    int host_ns = open_namespace("self", "net");
+    int sandbox_ns = open_namespace(pid, "net");
+
+    enter(sandbox_ns, pid);
+    write_sysctl("/proc/sys/net/ipv6/conf/default/disable_ipv6");
+    write_sysctl("/proc/sys/net/ipv6/conf/all/disable_ipv6");
+    loopback_up();
+
+    enter(host_ns, "the host");
+    int host = open_netlink();
+    delete_link(host, host_if);
+    add_veth(host, host_if, sandbox_ns);
+    int host_index = index_of(host_if, "finding");
+    add_address(host, host_index, gateway, prefix, host_if);
+    link_up(host, host_index, host_if);
+    close(host);
+
+    enter(sandbox_ns, pid);
+    int inside = open_netlink();
+    int eth0 = index_of("eth0", "finding");
+    add_address(inside, eth0, address, prefix, "eth0");
+    if (inherited) add_address(inside, eth0, inherited, 32, "eth0");
+    link_up(inside, eth0, "eth0");
+    add_default_route(inside, eth0, gateway);
+    close(inside);
+    close(sandbox_ns);
+    close(host_ns);
+}
+
+/* CRIU's action script: the step is in the environment. */
+static int criu_action(void) {
+    const char *action = getenv("CRTOOLS_SCRIPT_ACTION");
+    if (!action) {
+        fprintf(stderr, "stasis-net: run as CRIU's action script, or: stasis-net plug PID HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]\n");
+        return 2;
+    }
+    int acts = !strcmp(action, "setup-namespaces") || !strcmp(action, "post-restore");
+    const char *pid = getenv("CRTOOLS_INIT_PID"); /* set from setup-namespaces on */
+    if (acts && (!pid || !*pid)) {
+        errno = EINVAL;
+        fail(action, "without CRTOOLS_INIT_PID");
+    }
+    if (!strcmp(action, "setup-namespaces")) {
+        const char *link = getenv("STASIS_NET_LINK");
+        if (link && *link) {
+            char copy[512];
+            snprintf(copy, sizeof copy, "%s", link);
+            char *args[MAX_ARGS] = {"plug", (char *)pid};
+            int n = 2;
+            for (char *part = strtok(copy, " "); part && n < MAX_ARGS; part = strtok(NULL, " ")) args[n++] = part;
+            plug(n, args);
+        } else {
+            int sandbox_ns = open_namespace(pid, "net");
+            enter(sandbox_ns, pid);
+            loopback_up();
+        }
+    } else if (!strcmp(action, "post-restore")) {
+        /* After CRIU has put back the image's hostname, before the processes run on. */
+        const char *hostname = getenv("STASIS_HOSTNAME");
+        if (hostname && *hostname) {
+            int uts = open_namespace(pid, "uts");
+            if (setns(uts, CLONE_NEWUTS) != 0) fail("entering the uts namespace of", pid);
+            if (sethostname(hostname, strlen(hostname)) != 0) fail("setting the hostname", hostname);
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && !strcmp(argv[1], "plug")) {
+        plug(argc - 1, argv + 1);
+        return 0;
+    }
+    return criu_action();
+}
