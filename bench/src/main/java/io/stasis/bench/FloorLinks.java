@@ -31,6 +31,7 @@ final class FloorLinks {
             Map.entry("pause_call", List.of("floor.freezer_freeze")),
             Map.entry("resume_call", List.of("floor.freezer_thaw")),
             Map.entry("fork10_memory_per_sandbox", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny")),
+            Map.entry("fork1_memory_call", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny")),
             Map.entry("output_stream.follow", List.of("floor.output_write")),
             Map.entry("output_stream.exec", List.of("floor.output_write")),
             Map.entry("output_stream.exec_sdk", List.of("floor.output_write")));

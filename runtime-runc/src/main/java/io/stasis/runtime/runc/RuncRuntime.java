@@ -79,9 +79,11 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         HelperBinary.install(initDir, HelperBinary.INIT);
         this.reroot = Reroot.install(initDir, config.toolTimeout());
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
-        this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug);
         config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
+        boolean nftablesLock = CriuActionScript.nftablesLockSupported(config.criu(), config.toolTimeout());
+        this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug, nftablesLock);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
+                .addKeyValue("networkLock", nftablesLock ? "nftables" : "iptables")
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }
 
