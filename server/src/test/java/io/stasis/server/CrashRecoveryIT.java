@@ -107,7 +107,8 @@ class CrashRecoveryIT {
     void aCrashAtEveryStepLeavesAWellDefinedUsableSandbox(Case c) throws Exception {
         String id;
         long generationBefore;
-        try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool", Integer.toString(c.warmPool()))) {
+        try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool",
+                Integer.toString(c.warmPool()), "--no-warm-up")) {
             try (var api = api(armed)) {
                 id = api.post("/v1/sandboxes", CALM).get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
@@ -119,7 +120,7 @@ class CrashRecoveryIT {
                         .as("the service should have died at %s (the call answered %s)", c.step(), response).isTrue();
             }
         }
-        try (var again = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0"); var api = api(again)) {
+        try (var again = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0", "--no-warm-up"); var api = api(again)) {
             var found = api.call("GET", "/v1/sandboxes/" + id, null);
             String state = found.status() == 404 ? "gone" : found.ok().get("state").asText();
             assertThat(state).as("state after a crash at %s", c.step()).isIn(c.allowed());

@@ -44,6 +44,15 @@ final class HostProcesses {
         }
     }
 
+    /** Whether the process is in the cgroup {@code path} (e.g. {@code /stasis/<sandbox id>}) of some controller: not a reused pid. */
+    static boolean inCgroup(long pid, String path) {
+        try {
+            return Files.readString(Path.of("/proc", Long.toString(pid), "cgroup")).lines().anyMatch(line -> line.endsWith(":" + path));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** Whether the process exists and has not ended (a zombie has ended; only its parent has yet to reap it). */
     static boolean isAlive(long pid) {
         try {

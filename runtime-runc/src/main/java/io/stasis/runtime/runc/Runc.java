@@ -108,9 +108,14 @@ public final class Runc {
         run(id, "delete", false, "delete", "--force", id.value());
     }
 
+    /** Whether runc has state for the container (its directory under {@code --root}); no runc process is started. */
+    boolean hasState(SandboxId id) {
+        return Files.isDirectory(stateRoot.resolve(id.value()));
+    }
+
     /** The container's state, or empty if runc does not know it. */
     public Optional<ContainerState> state(SandboxId id) {
-        if (!Files.isDirectory(stateRoot.resolve(id.value()))) return Optional.empty();
+        if (!hasState(id)) return Optional.empty();
         try {
             JsonNode node = JSON.readTree(run(id, "state", false, "state", id.value()));
             return Optional.of(new ContainerState(node.path("status").asText(), node.path("pid").asLong()));
