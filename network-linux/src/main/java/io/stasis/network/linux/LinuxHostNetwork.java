@@ -82,8 +82,15 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         return plan.capacity();
     }
 
+    /*
+     * open, update and close hold no lock while nft runs: Nft applies the scripts of concurrent
+     * callers in one run. The calls for one sandbox never overlap (the core holds the sandbox's
+     * lock, or the sandbox is not known yet), and those for different sandboxes touch different
+     * slots; the maps are concurrent.
+     */
+
     @Override
-    public synchronized void open(SandboxId id, NetworkAttachment attachment, EgressPolicy policy) {
+    public void open(SandboxId id, NetworkAttachment attachment, EgressPolicy policy) {
         var previous = open.get(id);
         if (previous != null && previous.link().equals(attachment)) {
             update(id, policy);
@@ -96,7 +103,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     }
 
     @Override
-    public synchronized void update(SandboxId id, EgressPolicy policy) {
+    public void update(SandboxId id, EgressPolicy policy) {
         var current = open.get(id);
         if (current == null) throw new IllegalStateException("no network open for " + id);
         nft.apply("update " + id, rules.update(current.link().slot(), policy, ports()));
@@ -105,7 +112,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     }
 
     @Override
-    public synchronized void close(SandboxId id) {
+    public void close(SandboxId id) {
         var current = open.remove(id);
         if (current == null) return;
         bySource.remove(current.link().address());
