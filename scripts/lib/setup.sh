@@ -58,8 +58,13 @@ apt_step() {
 # ---- kernel limits --------------------------------------------------------------------------------
 # Each file watch of the API holds one inotify instance, and the default of 128 per user is shared
 # with everything else running as root; the number of watched directories is shared the same way.
+# runc gives every sandbox a session keyring, charged to the host user its root maps to (100000,
+# the same for all sandboxes): the default quota of 200 keys / 20000 bytes per user stopped creates
+# at ~190 running sandboxes ("unable to create session key: disk quota exceeded"). Sandboxes cannot
+# make keys themselves (seccomp refuses the keyring calls), so the quota only counts those.
 # Raised (never lowered) for the running kernel only; a reboot returns to the distribution's values.
-STASIS_SYSCTL_MINIMUMS=(fs.inotify.max_user_instances=4096 fs.inotify.max_user_watches=1048576)
+STASIS_SYSCTL_MINIMUMS=(fs.inotify.max_user_instances=4096 fs.inotify.max_user_watches=1048576
+    kernel.keys.maxkeys=100000 kernel.keys.maxbytes=10000000)
 
 kernel_limits_step() {
     local setting key want have raised=()
@@ -68,7 +73,7 @@ kernel_limits_step() {
         have=$(sysctl -n "$key" 2>/dev/null) || continue
         ((have >= want)) && continue
         if is_root && sysctl -q -w "$key=$want" >/dev/null 2>&1; then raised+=("$key=$want"); else
-            say "kernel limits: $key is $have (below $want; file watches may run out: run as root to raise it)"
+            say "kernel limits: $key is $have (below $want; file watches or sandboxes may run out: run as root to raise it)"
         fi
     done
     if ((${#raised[@]})); then say "kernel limits: raised ${raised[*]}"; else say "kernel limits: ok"; fi

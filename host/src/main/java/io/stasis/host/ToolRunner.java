@@ -121,8 +121,22 @@ public final class ToolRunner {
      */
     public static Result run(List<String> argv, Duration timeout, Consumer<String> lines)
             throws IOException, InterruptedException, TimedOut {
+        return run(argv, timeout, lines, null);
+    }
+
+    /**
+     * Like {@link #run(List, Duration)}, with {@code input} as the tool's standard input (for a tool
+     * that reads a script from {@code /dev/stdin}: no temporary file to leave behind if the caller dies).
+     */
+    public static Result run(List<String> argv, Duration timeout, byte[] input) throws IOException, InterruptedException, TimedOut {
+        return run(argv, timeout, line -> { }, input);
+    }
+
+    private static Result run(List<String> argv, Duration timeout, Consumer<String> lines, byte[] input)
+            throws IOException, InterruptedException, TimedOut {
         long start = System.nanoTime();
-        var builder = new ProcessBuilder(argv).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        var builder = new ProcessBuilder(argv);
+        if (input == null) builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         builder.environment().put("LC_ALL", "C");
         builder.environment().put("PATH", String.join(File.pathSeparator, searchPath().stream().map(Path::toString).toList()));
         Process process = builder.start();
@@ -131,6 +145,13 @@ public final class ToolRunner {
             var err = new Capture(MAX_CAPTURE_CHARS);
             var outDone = drain(process.getInputStream(), out, lines);
             var errDone = drain(process.getErrorStream(), err, lines);
+            if (input != null) {
+                try (var stdin = process.getOutputStream()) {
+                    stdin.write(input);
+                } catch (IOException e) {
+                    // the tool ended without reading all of it: its exit code and stderr tell why
+                }
+            }
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 killTree(process);
                 String stderr = tail(err.lines());

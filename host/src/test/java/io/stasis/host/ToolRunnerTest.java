@@ -47,6 +47,16 @@ class ToolRunnerTest {
     }
 
     @Test
+    void givesTheToolItsInputOnStandardInput() throws Exception {
+        byte[] script = "line one\nline two\n".repeat(20_000).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        var result = ToolRunner.run(List.of("/bin/sh", "-c", "wc -c < /dev/stdin"), TIMEOUT, script);
+        assertThat(result.exitCode()).isZero();
+        assertThat(result.stdoutText().strip()).isEqualTo(Integer.toString(script.length));
+        var refused = ToolRunner.run(List.of("/bin/sh", "-c", "exit 4"), TIMEOUT, script);
+        assertThat(refused.exitCode()).as("a tool that reads none of it").isEqualTo(4);
+    }
+
+    @Test
     void runsInTheCLocaleWithStdinFromDevNullAndTheSystemDirsFirstInPath() throws Exception {
         // cat would wait forever on an inherited stdin; /dev/null gives it EOF at once.
         var result = sh("echo \"$LC_ALL\"; echo \"$PATH\"; cat; echo done");

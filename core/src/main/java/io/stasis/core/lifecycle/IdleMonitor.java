@@ -79,6 +79,9 @@ public final class IdleMonitor implements AutoCloseable {
             try {
                 check(sandbox);
             } catch (RuntimeException e) {
+                // Deleted while this pass looked at it (its row was read before): nothing to act on.
+                var now = catalog.find(sandbox.id());
+                if (now.isEmpty() || now.get().state() instanceof SandboxState.Deleted) continue;
                 log.atWarn().addKeyValue("sandbox", sandbox.id()).setCause(e).log("idle policy could not act");
             }
         }

@@ -3,7 +3,7 @@ package io.stasis.network.linux;
 import io.stasis.core.error.StasisException;
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -101,11 +101,9 @@ final class Nft {
 
     private void applyNow(String step, String script, boolean warnOnRefusal) {
         runs.incrementAndGet();
-        Path file = null;
         try {
-            file = Files.createTempFile("stasis-nft", ".nft");
-            Files.writeString(file, script);
-            var result = ToolRunner.run(List.of(binary.toString(), "-f", file.toString()), timeout);
+            // From standard input, not a file: a service killed meanwhile leaves nothing behind.
+            var result = ToolRunner.run(List.of(binary.toString(), "-f", "/dev/stdin"), timeout, script.getBytes(StandardCharsets.UTF_8));
             if (result.exitCode() != 0) {
                 if (warnOnRefusal) log.atWarn().addKeyValue("step", step).addKeyValue("script", script).log("nft refused a script");
                 throw StasisException.runtimeFailed("-", "nft " + step, result.stderrTail(), null);
@@ -115,12 +113,6 @@ final class Nft {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw StasisException.runtimeFailed("-", "nft " + step, "interrupted", e);
-        } finally {
-            if (file != null) try {
-                Files.deleteIfExists(file);
-            } catch (IOException ignored) {
-                // a temporary file; the next boot's tmp cleaning removes it
-            }
         }
     }
 

@@ -28,6 +28,9 @@ public final class Runc {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final File DEV_NULL = new File("/dev/null");
 
+    /** What runc says when a sandbox's session keyring is past the key quota of the user its root maps to. */
+    private static final String SESSION_KEY_QUOTA = "unable to create session key: disk quota exceeded";
+
     private final Path binary;
     private final Path stateRoot;
     private final Path logDir;
@@ -221,8 +224,14 @@ public final class Runc {
 
     private static StasisException failure(SandboxId id, String step, String problem, Path log, Throwable cause) {
         String detail = problem + logTail(log);
+        if (detail.contains(SESSION_KEY_QUOTA))
+            // A limit of the host, not a fault: every sandbox's session keyring counts against one user's key quota.
+            return new StasisException(io.stasis.core.error.ErrorCode.HOST_BUSY, "the host cannot start more sandboxes: the kernel's key "
+                    + "quota of the sandboxes' user is used up (raise kernel.keys.maxkeys and kernel.keys.maxbytes, as ./stasis setup does); "
+                    + "runc " + step + ": " + detail, java.util.Map.of("step", "runc " + step, "sandbox", id == null ? "-" : id.value()), cause);
         return StasisException.runtimeFailed(id == null ? null : id.value(), "runc " + step, detail, cause);
     }
+
 
     /** The last error runc logged (its log is JSON lines with a "msg" field). */
     private static String logTail(Path log) {
