@@ -141,12 +141,17 @@ static void link_up(int fd, int index, const char *name) {
     must(fd, &r, "bringing up", name);
 }
 
-static void add_address(int fd, int index, const char *address, int prefix, const char *name) {
+static struct in_addr ipv4(const char *text) {
     struct in_addr a;
-    if (inet_pton(AF_INET, address, &a) != 1) {
+    if (inet_pton(AF_INET, text, &a) != 1) {
         errno = EINVAL;
-        fail("parsing", address);
+        fail("parsing", text);
     }
+    return a;
+}
+
+static void add_address(int fd, int index, const char *address, int prefix, const char *name) {
+    struct in_addr a = ipv4(address);
     struct request r;
     begin(&r, RTM_NEWADDR, NLM_F_CREATE | NLM_F_REPLACE);
     struct ifaddrmsg *msg = add_body(&r, sizeof *msg);
@@ -159,11 +164,7 @@ static void add_address(int fd, int index, const char *address, int prefix, cons
 }
 
 static void add_default_route(int fd, int index, const char *gateway) {
-    struct in_addr g;
-    if (inet_pton(AF_INET, gateway, &g) != 1) {
-        errno = EINVAL;
-        fail("parsing", gateway);
-    }
+    struct in_addr g = ipv4(gateway);
     struct request r;
     begin(&r, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE);
     struct rtmsg *msg = add_body(&r, sizeof *msg);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,7 +30,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Tag("root")
 class CrashRecoveryIT {
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
     private static Path dataDir;
     private static Path log;

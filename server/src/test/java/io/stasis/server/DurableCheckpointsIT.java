@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.blob.s3.S3ProxyServer;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
 class DurableCheckpointsIT {
     private static final Logger log = LoggerFactory.getLogger(DurableCheckpointsIT.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
 
     @Test

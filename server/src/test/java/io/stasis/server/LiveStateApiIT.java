@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
 import io.stasis.testkit.HostLeaks;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /** Pause, hibernate, checkpoints, forks, auto-resume and the idle policy, end to end through the REST API. */
 @Tag("root")
 class LiveStateApiIT {
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
     private static ServiceFixture service;
     private static RawApi api;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 30, unit = TimeUnit.MINUTES) // its one test kills the service many times over; the build gives other tests 10
 class RandomKillIT {
     private static final int DEFAULT_TRIALS = 20;
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null}}";
     private static final Set<String> DEFINED = Set.of("running", "paused", "standby", "hibernated", "stopped");
 

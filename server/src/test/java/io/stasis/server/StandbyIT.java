@@ -3,6 +3,7 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("root")
 class StandbyIT {
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null}";
     /** Holds 300 MiB of random bytes and answers each line on /tmp/in with its counter and the bytes' SHA-256. */
     private static final String REPL = """

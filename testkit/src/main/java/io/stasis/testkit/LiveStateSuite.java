@@ -54,7 +54,7 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         return id;
     }
 
-    private static final String COUNTER = "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+    private static final String COUNTER = CounterLoop.SCRIPT;
 
     private long count(SandboxId id) {
         for (int attempt = 0; ; attempt++) {

@@ -1,5 +1,8 @@
 package io.stasis.runtime.runc;
 
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -7,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
@@ -22,6 +27,22 @@ final class HelperBinary {
     static final String NET = "stasis-net";
 
     private HelperBinary() {
+    }
+
+    /**
+     * Runs a host helper ({@code argv[0]} one of these) for a sandbox; {@code runtime_failed} naming
+     * the step, with the helper's stderr, if it fails, times out or cannot start.
+     */
+    static void run(SandboxId id, String step, List<String> argv, Duration timeout) {
+        try {
+            var result = ToolRunner.run(argv, timeout);
+            if (result.exitCode() != 0) throw StasisException.runtimeFailed(id.value(), step, result.stderrTail(), null);
+        } catch (IOException | ToolRunner.TimedOut e) {
+            throw StasisException.runtimeFailed(id.value(), step, e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw StasisException.runtimeFailed(id.value(), step, "interrupted", e);
+        }
     }
 
     /** Installs the helper {@code name} into {@code dir} unless an identical one is there; returns its path. */

@@ -1,9 +1,6 @@
 package io.stasis.runtime.runc;
 
-import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.host.ToolRunner;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -24,15 +21,6 @@ final class Reroot {
 
     /** Moves the sandbox whose process 1 has host pid {@code initPid} onto {@code newRoot}; its init then binds its socket there. */
     void run(SandboxId id, long initPid, Path newRoot) {
-        String step = "reroot";
-        try {
-            var result = ToolRunner.run(List.of(binary.toString(), Long.toString(initPid), newRoot.toString()), timeout);
-            if (result.exitCode() != 0) throw StasisException.runtimeFailed(id.value(), step, result.stderrTail(), null);
-        } catch (IOException | ToolRunner.TimedOut e) {
-            throw StasisException.runtimeFailed(id.value(), step, e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw StasisException.runtimeFailed(id.value(), step, "interrupted", e);
-        }
+        HelperBinary.run(id, "reroot", List.of(binary.toString(), Long.toString(initPid), newRoot.toString()), timeout);
     }
 }

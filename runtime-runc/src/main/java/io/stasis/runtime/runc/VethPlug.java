@@ -1,10 +1,7 @@
 package io.stasis.runtime.runc;
 
-import io.stasis.core.error.StasisException;
 import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.host.ToolRunner;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,15 +48,6 @@ final class VethPlug {
     void plug(SandboxId id, long initPid, NetworkAttachment link) {
         var argv = new ArrayList<>(List.of(binary.toString(), "plug", Long.toString(initPid)));
         argv.addAll(List.of(arguments(link).split(" ")));
-        try {
-            var result = ToolRunner.run(argv, timeout);
-            if (result.exitCode() != 0)
-                throw StasisException.runtimeFailed(id.value(), "plug network " + link.hostInterface(), result.stderrTail(), null);
-        } catch (IOException | ToolRunner.TimedOut e) {
-            throw StasisException.runtimeFailed(id.value(), "plug network " + link.hostInterface(), e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw StasisException.runtimeFailed(id.value(), "plug network", "interrupted", e);
-        }
+        HelperBinary.run(id, "plug network " + link.hostInterface(), argv, timeout);
     }
 }

@@ -241,14 +241,19 @@ public final class BtrfsRootStore implements RootStore {
 
     @Override
     public void deleteReplacedRoot(SandboxId id) {
-        Path aside = replacedPath(id);
-        if (!Files.exists(aside, LinkOption.NOFOLLOW_LINKS)) return;
+        deleteOf(id, replacedPath(id), "delete replaced root");
+    }
+
+    /** Deletes a sandbox's root (or the one put aside) if it is there; whether it was. */
+    private boolean deleteOf(SandboxId id, Path path, String step) {
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return false;
         try {
-            deleteEntry(aside);
+            deleteEntry(path);
+            return true;
         } catch (StasisException e) {
-            throw withSandbox(e, id, "delete replaced root");
+            throw withSandbox(e, id, step);
         } catch (IOException e) {
-            throw StasisException.runtimeFailed(id.value(), "delete replaced root", e.toString(), e);
+            throw StasisException.runtimeFailed(id.value(), step, e.toString(), e);
         }
     }
 
@@ -261,16 +266,8 @@ public final class BtrfsRootStore implements RootStore {
     @Override
     public void deleteRoot(SandboxId id) {
         deleteReplacedRoot(id);
-        Path path = rootPath(id);
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
         long start = System.nanoTime();
-        try {
-            deleteEntry(path);
-        } catch (StasisException e) {
-            throw withSandbox(e, id, "delete root");
-        } catch (IOException e) {
-            throw StasisException.runtimeFailed(id.value(), "delete root", e.toString(), e);
-        }
+        if (!deleteOf(id, rootPath(id), "delete root")) return;
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root deleted");
     }
 

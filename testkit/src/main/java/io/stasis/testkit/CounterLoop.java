@@ -1,0 +1,18 @@
+package io.stasis.testkit;
+
+/**
+ * A shell loop, started in the background inside a sandbox, that counts in {@code /tmp/count} every 50 ms:
+ * the witness that a sandbox's processes survived an operation and run on.
+ */
+public final class CounterLoop {
+    /**
+     * Each value is written aside and renamed into place: {@code > /tmp/count} truncates before it writes, and a
+     * read (or a checkpoint) between the two found the file empty (CI: "its counter is gone" after a hibernate
+     * froze the loop there).
+     */
+    public static final String SCRIPT =
+            "(i=0; while true; do i=$((i+1)); echo $i > /tmp/count.new; mv /tmp/count.new /tmp/count; sleep 0.05; done) >/dev/null 2>&1 &";
+
+    private CounterLoop() {
+    }
+}
