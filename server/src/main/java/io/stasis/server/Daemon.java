@@ -307,7 +307,6 @@ public final class Daemon implements AutoCloseable {
         };
     }
 
-    /** The durable store: a local directory (default {@code <data-dir>/blobs}) or an S3 bucket. Credentials are never logged. */
     /**
      * The host's bucket mounts under {@code <data-dir>/mounts}, owned by the sandboxes' root; empty
      * (and logged) where rclone or FUSE is missing: the service runs, a create with mounts is refused.
@@ -322,6 +321,7 @@ public final class Daemon implements AutoCloseable {
         }
     }
 
+    /** The durable store: a local directory (default {@code <data-dir>/blobs}) or an S3 bucket. Credentials are never logged. */
     private static io.stasis.core.spi.BlobStore openBlobStore(ServerConfig config) {
         var blobs = config.blobs();
         if (blobs.kind().equals("local")) {

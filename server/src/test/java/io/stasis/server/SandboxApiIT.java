@@ -61,6 +61,57 @@ class SandboxApiIT {
         assertThat(HostLeaks.processesOf(Set.of(new SandboxId(created.id())))).isEmpty();
     }
 
+    /**
+     * A full disk stops no live-state operation: a sandbox whose root is at its limit hibernates,
+     * resumes, takes a memory checkpoint and is forked, its processes and their memory whole (the
+     * service's own files in a root, such as /.stasis/instance after a restore, must not need room).
+     */
+    @Test
+    void aSandboxWithAFullDiskHibernatesResumesAndForks() {
+        var sandboxes = service.client.sandboxes();
+        var sandbox = sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(64).build());
+        var ids = new ArrayList<String>(List.of(sandbox.id()));
+        try {
+            // The counter lives in memory (/dev/shm): nothing can be written to the root once it is full.
+            sandbox.exec("sh", "-c", "(i=0; while true; do i=$((i+1)); echo $i > /dev/shm/count.new; mv /dev/shm/count.new /dev/shm/count;"
+                    + " sleep 0.05; done) >/dev/null 2>&1 &");
+            sandbox.exec("sh", "-c", "dd if=/dev/zero of=/root/big bs=1M count=100 2>/dev/shm/err; echo $? >/dev/shm/status");
+            assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(QuotaExceededException.class);
+
+            assertThat(sandbox.hibernate().state()).isEqualTo("hibernated");
+            assertThat(sandbox.resume().state()).isEqualTo("running");
+            var checkpoint = sandbox.checkpoint("full", true);
+            var fork = sandbox.fork(ForkRequest.builder().checkpoint(checkpoint.id()).build()).getFirst();
+            ids.add(fork.id());
+            assertThat(fork.state()).isEqualTo("running");
+
+            // The fork wrote nothing itself: its disk is not full. The parent's is until what filled it is
+            // deleted both in its root and with the checkpoint holding it (and the fork sharing it).
+            for (var copy : List.of(fork, sandbox)) {
+                if (copy == sandbox) {
+                    sandboxes.delete(fork.id());
+                    ids.remove(fork.id());
+                    service.client.checkpoints().delete(checkpoint.id());
+                    copy.files().delete("/root/big");
+                    // btrfs frees the extents of deleted snapshots in the background.
+                    io.stasis.testkit.Await.until("room on the disk of " + copy.id(), Duration.ofSeconds(60), () -> {
+                        try {
+                            return copy.exec("true").exitCode() == 0;
+                        } catch (QuotaExceededException e) {
+                            return false;
+                        }
+                    });
+                }
+                long count = Long.parseLong(copy.exec("cat", "/dev/shm/count").stdout().strip());
+                io.stasis.testkit.Await.until("the counter of " + copy.id() + " to go on", Duration.ofSeconds(10),
+                        () -> Long.parseLong(copy.exec("cat", "/dev/shm/count").stdout().strip()) > count);
+                assertThat(copy.exec("cat", "/dev/shm/status").stdout()).isEqualTo("1\n");
+            }
+        } finally {
+            for (String id : ids) sandboxes.delete(id);
+        }
+    }
+
     /** The disk limit, enforced for real: dd inside the sandbox, in it and in a fork of it (SECURITY.md). */
     @Test
     void writingPastTheDiskSizeFailsInsideTheSandboxWhichStaysHealthy() {

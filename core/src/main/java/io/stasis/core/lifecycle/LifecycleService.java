@@ -33,6 +33,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class LifecycleService {
     private static final Logger log = LoggerFactory.getLogger(LifecycleService.class);
+    private static final long RESTORE_HEADROOM_BYTES = 4L << 20;
     /** How long a stop lets processes end on SIGTERM before they are killed. */
     static final Duration STOP_GRACE = Duration.ofSeconds(10);
 
@@ -200,12 +201,28 @@ public final class LifecycleService {
         };
     }
 
+    /**
+     * CRIU binds the sandbox's control socket in its root again and the runtime writes /.stasis/instance
+     * there: a root at its disk limit refused both (EDQUOT), and a sandbox that had filled its disk could
+     * never come back from hibernation. Its limit is a little higher for the restore only; a crash in
+     * between leaves the higher one until the reconciler sets the recorded limit again.
+     */
+    private void restoreWithHeadroom(Sandbox sandbox, CheckpointId image) {
+        long limit = sandbox.resources().diskBytes();
+        roots.limitRoot(sandbox.id(), limit + RESTORE_HEADROOM_BYTES);
+        try {
+            runtime.restore(specOf(sandbox), image);
+        } finally {
+            roots.limitRoot(sandbox.id(), limit);
+        }
+    }
+
     private Sandbox restoreHibernated(Sandbox sandbox, SandboxState.Hibernated image, Reason reason) {
         SandboxId id = sandbox.id();
         long start = System.nanoTime();
         catalog.beginOperation(operation(id, Operation.Kind.RESTORE, Optional.of(image.checkpoint())));
         try {
-            runtime.restore(specOf(sandbox), image.checkpoint());
+            restoreWithHeadroom(sandbox, image.checkpoint());
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.
             buckets.discard(id, e);
