@@ -39,6 +39,17 @@ public final class FileTrees {
     }
 
     /**
+     * {@link #deleteRecursively}, after unmounting whatever is mounted below {@code root}: for trees a
+     * tool works in (CRIU's work directory, runc's bundle), where a tool killed midway leaves its
+     * mounts, and a walk through them would delete another filesystem's files (a sandbox's root).
+     */
+    public static boolean deleteRecursivelyUnmounting(Path root) throws IOException {
+        if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) return false;
+        if (!MountInfo.read().below(root.toRealPath()).isEmpty()) Mounts.fromSystem().unmountAllBelow(root);
+        return deleteRecursively(root);
+    }
+
+    /**
      * Deletes everything below the directory {@code dir} and keeps {@code dir} itself (e.g. a
      * subvolume or a mount point). Returns false if there was nothing at {@code dir}.
      *

@@ -61,8 +61,11 @@ public final class ExecService {
         } catch (StasisException e) {
             var status = runtime.status(sandbox.id());
             if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN) {
+                // Its processes are gone: a running sandbox whose init died is stopped now. One that is
+                // still hibernated (its auto-resume failed) is not, and the caller gets that failure.
                 sandboxes.markExited(sandbox.id(), "exited");
-                throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
+                if (sandboxes.get(sandbox.id().value()).state() instanceof io.stasis.core.sandbox.SandboxState.Stopped)
+                    throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
             }
             throw e;
         }

@@ -322,7 +322,14 @@ public final class LifecycleService {
 
     private Sandbox stopLocked(Sandbox sandbox, Reason reason) {
         var stopped = transition(sandbox, Operation.Kind.STOP, Optional.empty(), new SandboxState.Stopped(reason.wireName()), reason, () -> {
-            runtime.stop(sandbox.id(), STOP_GRACE);
+            try {
+                runtime.stop(sandbox.id(), STOP_GRACE);
+            } catch (RuntimeException e) {
+                // Its processes may have had their SIGTERM already: a stop is finished, never undone (as
+                // after a crash). A tool that failed on the way (runc delete killed) gets one more try.
+                log.atWarn().addKeyValue("sandbox", sandbox.id()).addKeyValue("reason", e.getMessage()).log("stop failed; finishing it");
+                runtime.destroy(sandbox.id());
+            }
             faults.reach("stop.after-stop");
         });
         buckets.release(sandbox.id());

@@ -63,4 +63,35 @@ final class HostProcesses {
             return false;
         }
     }
+
+    /** Pids of live processes named {@code comm} (the kernel's name, /proc/<pid>/comm) holding a descriptor on {@code dir} or below. */
+    static java.util.List<Long> holding(String comm, Path dir) {
+        var pids = new java.util.ArrayList<Long>();
+        try (var entries = Files.list(Path.of("/proc"))) {
+            for (Path proc : entries.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) continue;
+                try {
+                    if (!Files.readString(proc.resolve("comm")).strip().equals(comm)) continue;
+                    try (var fds = Files.list(proc.resolve("fd"))) {
+                        for (Path fd : fds.toList()) {
+                            try {
+                                if (Path.of(Files.readSymbolicLink(fd).toString()).startsWith(dir)) {
+                                    pids.add(Long.parseLong(name));
+                                    break;
+                                }
+                            } catch (IOException | java.nio.file.InvalidPathException e) {
+                                // closed meanwhile, or not a path
+                            }
+                        }
+                    }
+                } catch (IOException e) {
+                    // ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return pids.stream().filter(HostProcesses::isAlive).toList();
+    }
 }

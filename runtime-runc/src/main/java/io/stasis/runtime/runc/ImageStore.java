@@ -36,7 +36,7 @@ final class ImageStore {
         Path dir = dir(id);
         try {
             Files.createDirectories(root);
-            FileTrees.deleteRecursively(dir);
+            FileTrees.deleteRecursivelyUnmounting(dir);
             Files.createDirectory(dir);
             return dir;
         } catch (IOException e) {
@@ -48,7 +48,7 @@ final class ImageStore {
     Path workDir(CheckpointId id, String step) {
         Path dir = existingWorkDir(id, step);
         try {
-            FileTrees.deleteRecursively(dir);
+            FileTrees.deleteRecursivelyUnmounting(dir);
             return Files.createDirectories(dir);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -185,10 +185,10 @@ final class ImageStore {
 
     void delete(CheckpointId id) {
         try {
-            FileTrees.deleteRecursively(dir(id));
+            FileTrees.deleteRecursivelyUnmounting(dir(id));
             try (Stream<Path> works = Files.exists(work) ? Files.list(work) : Stream.empty()) {
                 for (Path w : works.filter(p -> p.getFileName().toString().startsWith(id.value() + "-")).toList())
-                    FileTrees.deleteRecursively(w);
+                    FileTrees.deleteRecursivelyUnmounting(w);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);

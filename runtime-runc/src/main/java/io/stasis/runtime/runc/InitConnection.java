@@ -17,6 +17,7 @@ import java.nio.channels.SocketChannel;
  */
 final class InitConnection implements AutoCloseable {
     static final String SOCKET = "/.stasis/ctl.sock";
+    private static final java.time.Duration REPLY_TIMEOUT = java.time.Duration.ofSeconds(30);
 
     private final SandboxId sandbox;
     private final SocketChannel channel;
@@ -43,10 +44,33 @@ final class InitConnection implements AutoCloseable {
         }
     }
 
-    /** Sends a request and returns the reply. */
+    /**
+     * Sends a request and returns the reply, which stasis-init sends at once: none within
+     * {@link #REPLY_TIMEOUT} means its processes are frozen or stopped when they should not be, and
+     * the call fails ({@code runtime_failed}) rather than holding its caller, and the sandbox's lock,
+     * for ever.
+     */
     InitFrame call(InitFrame request) {
         send(request);
-        return receive();
+        var timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        var watchdog = Thread.ofVirtual().start(() -> {
+            try {
+                Thread.sleep(REPLY_TIMEOUT);
+                timedOut.set(true);
+                close();
+            } catch (InterruptedException e) {
+                // answered in time
+            }
+        });
+        try {
+            return receive();
+        } catch (StasisException e) {
+            if (!timedOut.get()) throw e;
+            throw StasisException.runtimeFailed(sandbox.value(), "receive from stasis-init", "no answer to '" + request.verb()
+                    + "' within " + REPLY_TIMEOUT.toSeconds() + " s: the sandbox's processes are frozen or stopped", e);
+        } finally {
+            watchdog.interrupt();
+        }
     }
 
     void send(InitFrame request) {

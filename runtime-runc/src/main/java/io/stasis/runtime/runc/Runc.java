@@ -27,6 +27,7 @@ public final class Runc {
     private static final Logger log = LoggerFactory.getLogger(Runc.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final File DEV_NULL = new File("/dev/null");
+    private static final Duration CRIU_UNDO_WAIT = Duration.ofSeconds(30);
 
     /** What runc says when a sandbox's session keyring is past the key quota of the user its root maps to. */
     private static final String SESSION_KEY_QUOTA = "unable to create session key: disk quota exceeded";
@@ -74,7 +75,37 @@ public final class Runc {
                 "--work-path", work.toString()));
         if (leaveRunning) args.add("--leave-running");
         args.add(id.value());
-        run(id, "checkpoint", false, args.toArray(String[]::new));
+        try {
+            run(id, "checkpoint", false, args.toArray(String[]::new));
+        } catch (StasisException e) {
+            awaitCriuLeftBy(id, "checkpoint", work);
+            throw e;
+        }
+    }
+
+    /**
+     * A runc that failed (killed, timed out) may leave its CRIU running on: CRIU notices only at its
+     * next message to runc, then undoes its work, and puts the cgroup freezer back as it found it.
+     * The caller's own undo (a thaw) must come after that, or CRIU freezes the sandbox again behind
+     * it: a sandbox recorded as running stayed frozen (RandomKillIT, kills of runc). CRIU holds the
+     * work directory open; it gets {@link #CRIU_UNDO_WAIT} to end by itself, then SIGKILL.
+     */
+    private void awaitCriuLeftBy(SandboxId id, String step, Path work) {
+        long deadline = System.nanoTime() + CRIU_UNDO_WAIT.toNanos();
+        var left = HostProcesses.holding("criu", work);
+        if (left.isEmpty()) return;
+        log.atWarn().addKeyValue("sandbox", id).addKeyValue("step", step).addKeyValue("criu", left)
+                .log("runc failed with its CRIU still at work: waiting for CRIU to undo its work");
+        while (!left.isEmpty() && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            left = left.stream().filter(HostProcesses::isAlive).toList();
+        }
+        for (long pid : left) {
+            log.atWarn().addKeyValue("sandbox", id).addKeyValue("step", step).addKeyValue("criu", pid).log("CRIU did not end: killing it");
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+        while (left.stream().anyMatch(HostProcesses::isAlive) && System.nanoTime() < deadline + CRIU_UNDO_WAIT.toNanos())
+            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
     }
 
     /**
@@ -83,8 +114,13 @@ public final class Runc {
      * script.
      */
     public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile, java.util.Map<String, String> environment) {
-        run(id, "restore", true, environment, "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
-                "--work-path", work.toString(), "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+        try {
+            run(id, "restore", true, environment, "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
+                    "--work-path", work.toString(), "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+        } catch (StasisException e) {
+            awaitCriuLeftBy(id, "restore", work);
+            throw e;
+        }
     }
 
     /**
@@ -109,6 +145,34 @@ public final class Runc {
 
     public void deleteForce(SandboxId id) {
         run(id, "delete", false, "delete", "--force", id.value());
+    }
+
+    /**
+     * Removes what runc left of the container's state when it died before the state was whole (a
+     * restore killed midway: no state.json, which runc delete needs, and the bind mount of the root
+     * it made for CRIU, criu-root, still there). Nothing happens when there is no such directory.
+     */
+    void removeLeftState(SandboxId id) {
+        Path dir = stateRoot.resolve(id.value());
+        if (!Files.isDirectory(dir)) return;
+        try {
+            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(dir);
+            // Never a recursive delete: criu-root is a bind mount of the sandbox's root, and a walk
+            // that met it still mounted (or mounted again) would delete the sandbox's files. runc's
+            // state is flat: files, and directories that are empty once unmounted (rmdir refuses others).
+            try (var entries = Files.list(dir)) {
+                for (Path entry : entries.toList()) Files.delete(entry);
+            }
+            Files.delete(dir);
+            log.atInfo().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("runc state left by a runc that died removed");
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "remove runc's leftover state", e.toString(), e);
+        }
+    }
+
+    /** Whether runc wrote the container's state.json, without which it knows nothing of the container. */
+    boolean hasWholeState(SandboxId id) {
+        return Files.isRegularFile(stateRoot.resolve(id.value()).resolve("state.json"));
     }
 
     /** Whether runc has state for the container (its directory under {@code --root}); no runc process is started. */

@@ -749,12 +749,80 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 ProcessHandle.of(init.getAsLong()).ifPresent(ProcessHandle::destroyForcibly);
                 awaitEnd(init.getAsLong(), Duration.ofSeconds(5));
             }
-            runc.deleteForce(id);
+            if (runc.hasWholeState(id)) runc.deleteForce(id);
+            runc.removeLeftState(id);
         }
+        unmountLeftInRoot(id);
+        removeCgroupsLeft(id);
         roots.remove(id);
         connections.remove(id);
         deleteTree(bundles.resolve(id.value()));
         deleteTree(logs.resolve(id.value()));
+    }
+
+    /**
+     * Mounts in the sandbox's root as the host sees it. There are none but while runc prepares a
+     * restore: it binds the sandbox's mounts (resolv.conf, stasis-init, volumes) into the root on the
+     * host for CRIU and takes them away at its end; a runc killed meanwhile left them, and the next
+     * restore refused the root ("possibly malicious path").
+     */
+    private void unmountLeftInRoot(SandboxId id) {
+        Path root;
+        try {
+            root = rootOf(id);
+        } catch (RuntimeException e) {
+            return; // no bundle: never started, or cleaned up already
+        }
+        if (io.stasis.host.MountInfo.read().below(root).isEmpty()) return;
+        try {
+            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(root);
+            log.atWarn().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("mounts a runc that died left in the root removed");
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "unmount what runc left in the root", e.toString(), e);
+        }
+    }
+
+    /**
+     * The sandbox's cgroups where runc's state no longer names them: a runc killed in the middle of a
+     * restore left them (empty, or with tasks CRIU had begun to restore), and runc delete then knows
+     * nothing of them. Whatever is in them is killed, then they are removed.
+     */
+    private void removeCgroupsLeft(SandboxId id) {
+        var left = new java.util.ArrayList<Path>();
+        try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
+            controllers.map(c -> c.resolve(config.cgroupParent()).resolve(id.value())).filter(Files::isDirectory).forEach(left::add);
+        } catch (IOException e) {
+            log.atWarn().addKeyValue("sandbox", id).setCause(e).log("could not list cgroup controllers");
+            return;
+        }
+        if (left.isEmpty()) return;
+        try {
+            freezer.thaw(id, cgroupPath(id)); // a frozen task takes its SIGKILL only once thawed
+        } catch (RuntimeException e) {
+            // no freezer cgroup left: nothing is frozen
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        for (Path cgroup : left) {
+            while (true) {
+                try {
+                    Files.delete(cgroup);
+                    break;
+                } catch (IOException e) {
+                    // Busy: tasks are in it. SIGKILL them; the kernel lets the directory go once they are gone.
+                    try (Stream<String> pids = Files.lines(cgroup.resolve("cgroup.procs"))) {
+                        pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(java.util.Optional::stream).forEach(ProcessHandle::destroyForcibly);
+                    } catch (IOException | RuntimeException ignored) {
+                        // removed meanwhile
+                    }
+                    if (System.nanoTime() > deadline) {
+                        log.atWarn().addKeyValue("sandbox", id).addKeyValue("cgroup", cgroup).log("a cgroup of the sandbox could not be removed");
+                        break;
+                    }
+                    LockSupport.parkNanos(5_000_000);
+                }
+            }
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("cgroups", left.size()).log("cgroups runc no longer knew removed");
     }
 
     private static void awaitEnd(long pid, Duration timeout) {
@@ -800,7 +868,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
 
     private static void deleteTree(Path dir) {
         try {
-            FileTrees.deleteRecursively(dir);
+            FileTrees.deleteRecursivelyUnmounting(dir);
         } catch (IOException e) {
             throw new UncheckedIOException("removing " + dir, e);
         }
