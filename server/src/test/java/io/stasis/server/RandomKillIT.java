@@ -51,15 +51,9 @@ import org.junit.jupiter.api.Timeout;
 class RandomKillIT {
     private static final int DEFAULT_TRIALS = 20;
     private static final int DEFAULT_TOOL_TRIALS = 10;
-    /**
-     * The operations that run runc or CRIU, and those tools. Not in CI yet: resume from hibernation,
-     * where a SIGKILL of runc during the restore left, in 2-4 of 25 kills, a root without its files
-     * (the next restore: CRIU "Can't open file bin/busybox"); not found yet, run it with
-     * {@code -Dstasis.kill.operations=resume}.
-     */
-    private static final List<String> TOOL_OPERATIONS = List.of("create", "hibernate", "checkpoint-memory", "fork", "fork-10",
+    /** The operations that run runc or CRIU, and those tools. */
+    private static final List<String> TOOL_OPERATIONS = List.of("create", "resume", "hibernate", "checkpoint-memory", "fork", "fork-10",
             "restore-durable", "stop", "start", "delete");
-    private static final List<String> TOOL_OPERATIONS_ASKED_ONLY = List.of("resume");
     private static final Set<String> TOOLS = Set.of("runc", "criu");
     private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null}}";
@@ -160,8 +154,7 @@ class RandomKillIT {
      */
     @Test
     void aKilledToolLeavesEverySandboxDefinedUsableAndWhole() throws Exception {
-        boolean asked = !System.getProperty("stasis.kill.operations", "").isEmpty();
-        var operations = OPERATIONS.stream().filter(o -> TOOL_OPERATIONS.contains(o) || asked && TOOL_OPERATIONS_ASKED_ONLY.contains(o)).toList();
+        var operations = OPERATIONS.stream().filter(TOOL_OPERATIONS::contains).toList();
         trials("tool", operations, Integer.getInteger("stasis.kill.tool-trials", DEFAULT_TOOL_TRIALS), (call, delay) -> {
             long until = System.nanoTime() + delay * 1_000_000;
             while (call.isAlive()) {

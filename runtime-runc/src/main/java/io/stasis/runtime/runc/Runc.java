@@ -155,8 +155,8 @@ public final class Runc {
     void removeLeftState(SandboxId id) {
         Path dir = stateRoot.resolve(id.value());
         if (!Files.isDirectory(dir)) return;
+        unmountLeftInState(id);
         try {
-            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(dir);
             // Never a recursive delete: criu-root is a bind mount of the sandbox's root, and a walk
             // that met it still mounted (or mounted again) would delete the sandbox's files. runc's
             // state is flat: files, and directories that are empty once unmounted (rmdir refuses others).
@@ -164,9 +164,26 @@ public final class Runc {
                 for (Path entry : entries.toList()) Files.delete(entry);
             }
             Files.delete(dir);
-            log.atInfo().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("runc state left by a runc that died removed");
+            log.atInfo().addKeyValue("sandbox", id).log("runc state left by a runc that died removed");
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "remove runc's leftover state", e.toString(), e);
+        }
+    }
+
+    /**
+     * Unmounts what a runc that died left mounted in its state directory: a restore binds the
+     * sandbox's root there (criu-root) and unmounts it at its end. runc delete removes the directory
+     * recursively, and would delete the sandbox's files through it.
+     */
+    void unmountLeftInState(SandboxId id) {
+        Path dir = stateRoot.resolve(id.value());
+        if (!Files.isDirectory(dir)) return;
+        try {
+            if (io.stasis.host.MountInfo.read().below(dir.toRealPath()).isEmpty()) return;
+            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(dir);
+            log.atWarn().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("mounts a runc that died left in its state unmounted");
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "unmount what runc left in its state", e.toString(), e);
         }
     }
 

@@ -558,6 +558,13 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             freezer.freeze(id, cgroupPath(id));
             runc.checkpoint(id, dir, work, leaveRunning);
         } catch (RuntimeException e) {
+            if (CriuLog.dumpFinished(work.resolve("dump.log"))) {
+                // runc died (killed) after its CRIU had ended the dump: the image is whole, and
+                // without --leave-running CRIU has ended the processes, so undoing would lose them.
+                log.atWarn().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("reason", e.getMessage())
+                        .log("runc failed after CRIU's dump had finished; keeping the dump");
+                return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+            }
             // read the log before the work directory goes
             var failure = CriuLog.unsupportedState(work.resolve("dump.log"))
                     .<RuntimeException>map(why -> new StasisException(ErrorCode.CHECKPOINT_UNSUPPORTED,
@@ -567,6 +574,10 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             if (!wasFrozen && runc.state(id).isPresent()) freezer.thaw(id, cgroupPath(id));
             throw failure;
         }
+        return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+    }
+
+    private long finishCheckpoint(SandboxId id, CheckpointId image, boolean leaveRunning, boolean wasFrozen, long start) {
         if (leaveRunning && !wasFrozen) freezer.thaw(id, cgroupPath(id));
         if (!leaveRunning) forgetContainer(id);
         long size = images.seal(image);
@@ -614,8 +625,14 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             Files.deleteIfExists(pidFile);
             var environment = new java.util.HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
             spec.network().ifPresent(link -> environment.put(VethPlug.LINK_VARIABLE, VethPlug.arguments(link)));
-            runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
-            awaitInit(id, spec.root(), readPid(id, pidFile), start + startTimeout().toNanos());
+            long pid;
+            try {
+                runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
+                pid = readPid(id, pidFile);
+            } catch (StasisException e) {
+                pid = restoredDespite(id, spec.root(), e);
+            }
+            awaitInit(id, spec.root(), pid, start + startTimeout().toNanos());
             writeInstance(spec, image);
         } catch (IOException e) {
             var failure = StasisException.runtimeFailed(id.value(), "restore", e.getMessage(), e);
@@ -628,6 +645,24 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored");
+    }
+
+    /**
+     * The init pid of a restore whose runc failed (killed) after CRIU had resumed the processes,
+     * else rethrows {@code failure}. Once runc has saved the container's state at CRIU's
+     * post-restore step, CRIU resumes the processes without it; they run and change the root, so
+     * undoing would leave a root the image no longer matches (a file a process had open, renamed
+     * meanwhile, and every later restore failed). What runc would have done at its end is done
+     * here: unmount what it mounted for CRIU.
+     */
+    private long restoredDespite(SandboxId id, Path root, StasisException failure) {
+        var survivor = runc.state(id).filter(Runc.ContainerState::running).filter(s -> HostProcesses.isAlive(s.pid()));
+        if (survivor.isEmpty()) throw failure;
+        log.atWarn().addKeyValue("sandbox", id).addKeyValue("pid", survivor.get().pid()).addKeyValue("reason", failure.getMessage())
+                .log("runc failed after CRIU had resumed the sandbox's processes; keeping them");
+        runc.unmountLeftInState(id);
+        unmountLeftInRoot(id);
+        return survivor.get().pid();
     }
 
     /**
@@ -749,7 +784,17 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 ProcessHandle.of(init.getAsLong()).ifPresent(ProcessHandle::destroyForcibly);
                 awaitEnd(init.getAsLong(), Duration.ofSeconds(5));
             }
-            if (runc.hasWholeState(id)) runc.deleteForce(id);
+            // Before runc delete: it removes its state directory recursively, and through a criu-root
+            // a killed restore left mounted it deleted the sandbox's own files.
+            runc.unmountLeftInState(id);
+            if (runc.hasWholeState(id)) {
+                try {
+                    runc.deleteForce(id);
+                } catch (StasisException e) {
+                    // runc died on the way (killed): what it did not do, the steps below do.
+                    log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage()).log("runc delete failed; removing what it left");
+                }
+            }
             runc.removeLeftState(id);
         }
         unmountLeftInRoot(id);
