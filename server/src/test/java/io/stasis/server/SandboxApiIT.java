@@ -112,6 +112,23 @@ class SandboxApiIT {
         }
     }
 
+    /** A start writes the sandbox's boot id into its root: a full disk must not keep it stopped. */
+    @Test
+    void aStoppedSandboxWithAFullDiskStartsAgain() {
+        var sandboxes = service.client.sandboxes();
+        var sandbox = sandboxes.create(CreateSandboxRequest.builder().template("tiny").diskMb(64).build());
+        try {
+            sandbox.exec("sh", "-c", "dd if=/dev/zero of=/root/big bs=1M count=100 2>/dev/null; true");
+            assertThat(sandbox.stop().state()).isEqualTo("stopped");
+            assertThat(sandbox.start().state()).isEqualTo("running");
+            assertThatThrownBy(() -> sandbox.exec("true")).isInstanceOf(QuotaExceededException.class);
+            sandbox.files().delete("/root/big");
+            assertThat(sandbox.exec("echo", "room").stdout()).isEqualTo("room\n");
+        } finally {
+            sandboxes.delete(sandbox.id());
+        }
+    }
+
     /** The disk limit, enforced for real: dd inside the sandbox, in it and in a fork of it (SECURITY.md). */
     @Test
     void writingPastTheDiskSizeFailsInsideTheSandboxWhichStaysHealthy() {

@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class LifecycleService {
     private static final Logger log = LoggerFactory.getLogger(LifecycleService.class);
-    private static final long RESTORE_HEADROOM_BYTES = 4L << 20;
+    private static final long HEADROOM_BYTES = 4L << 20;
     /** How long a stop lets processes end on SIGTERM before they are killed. */
     static final Duration STOP_GRACE = Duration.ofSeconds(10);
 
@@ -190,7 +190,7 @@ public final class LifecycleService {
                     () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
                         var spec = specOf(sandbox);
                         try {
-                            runtime.create(spec);
+                            withHeadroom(sandbox, () -> runtime.create(spec));
                         } catch (RuntimeException e) {
                             buckets.discard(id, e);
                             throw e;
@@ -203,15 +203,16 @@ public final class LifecycleService {
 
     /**
      * CRIU binds the sandbox's control socket in its root again and the runtime writes /.stasis/instance
-     * there: a root at its disk limit refused both (EDQUOT), and a sandbox that had filled its disk could
-     * never come back from hibernation. Its limit is a little higher for the restore only; a crash in
-     * between leaves the higher one until the reconciler sets the recorded limit again.
+     * there after a restore, /.stasis/boot at a start: a root at its disk limit refused them (EDQUOT),
+     * and a sandbox that had filled its disk could never come back from hibernation, nor start again.
+     * Its limit is a little higher for the restore or start only; a crash in between leaves the higher
+     * one until the reconciler sets the recorded limit again.
      */
-    private void restoreWithHeadroom(Sandbox sandbox, CheckpointId image) {
+    private void withHeadroom(Sandbox sandbox, Runnable step) {
         long limit = sandbox.resources().diskBytes();
-        roots.limitRoot(sandbox.id(), limit + RESTORE_HEADROOM_BYTES);
+        roots.limitRoot(sandbox.id(), limit + HEADROOM_BYTES);
         try {
-            runtime.restore(specOf(sandbox), image);
+            step.run();
         } finally {
             roots.limitRoot(sandbox.id(), limit);
         }
@@ -222,7 +223,7 @@ public final class LifecycleService {
         long start = System.nanoTime();
         catalog.beginOperation(operation(id, Operation.Kind.RESTORE, Optional.of(image.checkpoint())));
         try {
-            restoreWithHeadroom(sandbox, image.checkpoint());
+            withHeadroom(sandbox, () -> runtime.restore(specOf(sandbox), image.checkpoint()));
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.
             buckets.discard(id, e);

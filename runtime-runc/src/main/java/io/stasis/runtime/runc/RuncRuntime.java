@@ -98,7 +98,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             long initPid = readPid(id, pidFile);
             spec.network().ifPresent(link -> vethPlug.plug(id, initPid, link));
             awaitInit(id, spec.root(), initPid, start + startTimeout().toNanos());
-            writeBoot(spec.root());
+            writeBoot(id, spec.root());
         } catch (RuntimeException e) {
             cleanUpAfter(id, e);
             throw e;
@@ -124,7 +124,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         long start = System.nanoTime();
         long initPid = readPid(id, bundles.resolve(id.value()).resolve("init.pid"));
         if (!HostProcesses.isAlive(initPid)) throw StasisException.runtimeFailed(id.value(), "reroot", "the sandbox's init is not running", null);
-        writeBoot(newRoot);
+        writeBoot(id, newRoot);
         reroot.run(id, initPid, newRoot);
         awaitInit(id, newRoot, initPid, start + startTimeout().toNanos());
         roots.put(id, newRoot);
@@ -135,10 +135,36 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      * Each fresh start of a sandbox (not a restore) gets a new boot id: background processes of an
      * earlier boot that never wrote an exit status did not end, they were lost with that boot.
      */
-    private void writeBoot(Path root) {
+    private void writeBoot(SandboxId id, Path root) {
+        writeServiceFile(id, root, BOOT_FILE, Ids.randomSuffix().getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /**
+     * Writes one of the service's own small files into a root. Even a file btrfs would keep
+     * inline needs room for its data when written: on a full disk this fails, and says which.
+     */
+    private void writeServiceFile(SandboxId id, Path root, String file, byte[] content) {
         try (var confined = ConfinedRoot.open(root, config.rootOwner())) {
-            confined.writeFile(BOOT_FILE, Ids.randomSuffix().getBytes(StandardCharsets.US_ASCII), 0644, false);
+            confined.writeFile(file, content, 0644, false);
+        } catch (io.stasis.fs.linux.LinuxException e) {
+            String step = "write " + file;
+            if (e.errno() == io.stasis.fs.linux.Errno.EDQUOT) throw sandboxDiskFull(id, step, e.errnoName(), e);
+            if (e.errno() == io.stasis.fs.linux.Errno.ENOSPC) throw poolFull(id, step, e);
+            throw StasisException.runtimeFailed(id.value(), step, e.getMessage(), e);
         }
+    }
+
+    private static StasisException sandboxDiskFull(SandboxId id, String step, String why, Exception cause) {
+        return new StasisException(ErrorCode.QUOTA_EXCEEDED, "the disk of sandbox " + id + " is full (" + why
+                + "): no process can start, as its output could not be kept; delete files through the files API to make room",
+                Map.of("sandbox", id.value(), "step", step), cause);
+    }
+
+    /** The host's pool, not the sandbox's own limit, is out of room: every sandbox on it is refused alike. */
+    private static StasisException poolFull(SandboxId id, String step, Exception cause) {
+        return new StasisException(ErrorCode.HOST_BUSY, "the host's disk pool is full (ENOSPC at " + step + " of sandbox " + id
+                + "): nothing was changed; free room on the host (delete sandboxes, checkpoints or volumes) and try again",
+                Map.of("sandbox", id.value(), "step", step), cause);
     }
 
     private Path writeBundle(RuntimeSpec spec) {
@@ -405,11 +431,10 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             return new StasisException(ErrorCode.INVALID_REQUEST, "cwd '" + spec.cwd().orElse("/root") + "': " + message,
                     Map.of("field", "cwd", "sandbox", id.value()));
         // The process's output files are on the sandbox's disk: a full one cannot take them.
-        if (reply.get("errno").map(e -> e.equals(EDQUOT) || e.equals(ENOSPC)).orElse(false))
-            return new StasisException(ErrorCode.QUOTA_EXCEEDED, "the disk of sandbox " + id + " is full (" + message
-                    + "): no process can start, as its output could not be kept; delete files through the files API to make room",
-                    Map.of("sandbox", id.value(), "step", "spawn (" + stage + ")"));
-        return StasisException.runtimeFailed(id.value(), "spawn (" + stage + ")", message, null);
+        String step = "spawn (" + stage + ")";
+        if (reply.get("errno").filter(EDQUOT::equals).isPresent()) return sandboxDiskFull(id, step, message, null);
+        if (reply.get("errno").filter(ENOSPC::equals).isPresent()) return poolFull(id, step, null);
+        return StasisException.runtimeFailed(id.value(), step, message, null);
     }
 
     private Path rootOf(SandboxId id) {
@@ -630,7 +655,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
                 pid = readPid(id, pidFile);
             } catch (StasisException e) {
-                pid = restoredDespite(id, spec.root(), e);
+                pid = restoredDespite(id, e);
             }
             awaitInit(id, spec.root(), pid, start + startTimeout().toNanos());
             writeInstance(spec, image);
@@ -655,8 +680,14 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      * meanwhile, and every later restore failed). What runc would have done at its end is done
      * here: unmount what it mounted for CRIU.
      */
-    private long restoredDespite(SandboxId id, Path root, StasisException failure) {
-        var survivor = runc.state(id).filter(Runc.ContainerState::running).filter(s -> HostProcesses.isAlive(s.pid()));
+    private long restoredDespite(SandboxId id, StasisException failure) {
+        java.util.Optional<Runc.ContainerState> survivor;
+        try {
+            survivor = runc.state(id).filter(Runc.ContainerState::running).filter(s -> HostProcesses.isAlive(s.pid()));
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e); // runc's state is half written: nothing to keep
+            throw failure;
+        }
         if (survivor.isEmpty()) throw failure;
         log.atWarn().addKeyValue("sandbox", id).addKeyValue("pid", survivor.get().pid()).addKeyValue("reason", failure.getMessage())
                 .log("runc failed after CRIU had resumed the sandbox's processes; keeping them");
@@ -675,9 +706,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         byte[] seed = new byte[32];
         new java.security.SecureRandom().nextBytes(seed);
         String text = "sandbox=" + spec.id() + "\ncheckpoint=" + image + "\nseed=" + HexFormat.of().formatHex(seed) + "\n";
-        try (var confined = ConfinedRoot.open(spec.root(), config.rootOwner())) {
-            confined.writeFile(INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII), 0644, false);
-        }
+        writeServiceFile(spec.id(), spec.root(), INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII));
     }
 
     @Override
