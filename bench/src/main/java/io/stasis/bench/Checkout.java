@@ -33,6 +33,17 @@ record Checkout(Path root) {
         return root.resolve("server/target/stasis-server.jar");
     }
 
+    /** The server's ahead-of-time cache that {@code ./stasis up} made, when it is newer than the jar (else the JVM ignores it). */
+    Optional<Path> serverAotCache() {
+        Path cache = root.resolve(".build/aot/server.aot");
+        try {
+            return Files.isRegularFile(cache) && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(serverJar())) > 0
+                    ? Optional.of(cache) : Optional.empty();
+        } catch (java.io.IOException e) {
+            return Optional.empty();
+        }
+    }
+
     /** The CLI daemon's socket of this user, where the launcher puts it. */
     Path cliDaemonSocket() {
         return root.resolve(".build/cli-daemon-" + uid() + "/cli.sock");

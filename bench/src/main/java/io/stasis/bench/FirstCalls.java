@@ -40,7 +40,8 @@ final class FirstCalls implements Scenario {
             String variant = warmUp ? "" : ".no_warm_up";
             try (var child = ServerProcess.start(checkout, warmUp ? List.of() : List.of("--no-warm-up"), context.progress())) {
                 figures.add(Figure.of("service_start" + variant, name(), "ms",
-                        "from the server JVM's start to 'listening on'" + (warmUp ? " (warm-up pass included)" : " with --no-warm-up"),
+                        "from the server JVM's start to 'listening on'" + (warmUp ? " (warm-up pass included)" : " with --no-warm-up")
+                                + (checkout.serverAotCache().isPresent() ? ", from ./stasis up's AOT cache" : ", without an AOT cache"),
                         Stats.single(child.startMs())));
                 var rounds = new ArrayList<Map<String, Double>>();
                 for (int i = 0; i <= steady; i++) rounds.add(round(child.client()));

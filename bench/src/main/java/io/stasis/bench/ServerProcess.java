@@ -83,13 +83,16 @@ final class ServerProcess implements AutoCloseable {
     private void launch() throws Exception {
         String port = url == null ? "0" : Integer.toString(URI.create(url).getPort());
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-jar", checkout.serverJar().toString(),
+                "--enable-native-access=ALL-UNNAMED"));
+        checkout.serverAotCache().ifPresent(cache -> argv.addAll(List.of("-XX:AOTCache=" + cache, "-Xlog:aot*=off", "-Xlog:cds*=off")));
+        argv.addAll(List.of("-jar", checkout.serverJar().toString(),
                 "--port", port, "--data-dir", dataDir.toString(), "--pool-size", "8G", "--no-slow-templates", "--standby-swap", "2G",
                 "--default-template", "tiny", "--pause-after-idle", "never", "--standby-after-idle", "never",
                 "--hibernate-after-idle", "never", "--checkpoint-uploads", "on-request"));
         argv.addAll(network.flags());
         argv.addAll(flags);
-        progress.say("starting a server JVM on %s %s", dataDir, String.join(" ", flags));
+        progress.say("starting a server JVM on %s %s%s", dataDir, String.join(" ", flags),
+                checkout.serverAotCache().map(c -> " (from the AOT cache " + c + ")").orElse(" (no AOT cache: run ./stasis up once)"));
         long start = System.nanoTime();
         Process started = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.PIPE).start();
         var listening = new CompletableFuture<String>();

@@ -47,10 +47,12 @@ import org.junit.jupiter.api.Timeout;
  * {@code -Dstasis.kill.trials=200 -Dstasis.kill.tool-trials=200 -Dit.timeouts=disabled}.
  */
 @Tag("root")
-@Timeout(value = 30, unit = TimeUnit.MINUTES) // its one test kills the service many times over; the build gives other tests 10
+@Timeout(value = 30, unit = TimeUnit.MINUTES) // each test kills the service or a tool many times over; the build gives other tests 10
 class RandomKillIT {
     private static final int DEFAULT_TRIALS = 20;
     private static final int DEFAULT_TOOL_TRIALS = 10;
+    /** No warm-up pass: a restart per kill, and what is measured is recovery, not the first calls' speed. */
+    private static final String[] SERVICE_FLAGS = {"--warm-pool", "0", "--no-warm-up"};
     /** The operations that run runc or CRIU, and those tools. */
     private static final List<String> TOOL_OPERATIONS = List.of("create", "resume", "hibernate", "checkpoint-memory", "fork", "fork-10",
             "restore-durable", "stop", "start", "delete");
@@ -128,8 +130,7 @@ class RandomKillIT {
 
     private static void restart() throws Exception {
         if (api != null) api.close();
-        // No warm-up pass: a restart per kill, and what is measured is recovery, not the first calls' speed.
-        service = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0", "--no-warm-up");
+        service = ServiceProcess.start(dataDir, log, Map.of(), SERVICE_FLAGS);
         api = new RawApi(service.url, Files.readString(dataDir.resolve("root.key")).strip());
     }
 
@@ -176,6 +177,107 @@ class RandomKillIT {
     /** How a trial kills: after {@code delay} ms of the operation running on {@code call}; what it killed (null: nothing). */
     private interface Killer {
         String kill(Thread call, long delay) throws Exception;
+    }
+
+    /**
+     * SIGKILL of the service while it builds a template: at a start that finds the installed version
+     * is not the recipe's (the test marks it outdated), the service builds the new one aside and swaps
+     * it in. Wherever the kill lands, after a restart the template is installed and whole (a sandbox
+     * made from it works), nothing of the cut build is left, and the sandboxes made from it before are
+     * untouched (their processes go on, their acknowledged writes are kept).
+     */
+    @Test
+    void aKillDuringATemplateBuildLeavesTheTemplateWhole() throws Exception {
+        var random = new Random(seed);
+        int trials = Integer.getInteger("stasis.kill.template-trials", DEFAULT_TRIALS);
+        Path templates = dataDir.resolve("btrfs/templates");
+        var subject = ready(new Subject(null, 0));
+        var results = new ArrayList<Trial>();
+        long buildMs = 0;
+        for (int t = 0; t <= trials; t++) { // the first: unkilled, to measure the build
+            subject = subject.acknowledge();
+            api.close();
+            service.kill();
+            outdate(templates.resolve("tiny.json"));
+            long offset = Files.size(log);
+            var starting = ServiceProcess.launch(dataDir, log, Map.of(), SERVICE_FLAGS);
+            long buildStart = awaitLogLine(offset, "building template", Duration.ofSeconds(60));
+            if (t == 0) {
+                awaitLogLine(offset, "template installed", Duration.ofSeconds(60));
+                buildMs = Math.max(20, (System.nanoTime() - buildStart) / 1_000_000);
+                service = starting.await();
+                api = new RawApi(service.url, Files.readString(dataDir.resolve("root.key")).strip());
+                continue;
+            }
+            long delay = (long) (random.nextDouble() * buildMs * 1.2);
+            java.util.concurrent.locks.LockSupport.parkNanos(buildStart + delay * 1_000_000 - System.nanoTime());
+            starting.process().destroyForcibly();
+            starting.process().waitFor();
+            boolean built = logHas(offset, "template installed");
+            restart();
+            var problems = check("template-build", "running", subject);
+            problems.addAll(templateProblems(templates));
+            var trial = new Trial("template-build", "running", delay, built ? null : "the service", problems);
+            results.add(trial);
+            if (!problems.isEmpty()) {
+                System.out.println("RandomKillIT (template) seed " + seed + " trial " + results.size() + ": " + trial);
+                subject = ready(new Subject(null, 0));
+            }
+        }
+        report("template", List.of("template-build"), results, Map.of("template-build", buildMs));
+        assertThat(results.stream().filter(r -> !r.problems().isEmpty()).map(Trial::toString).toList())
+                .as("seed " + seed + ": trials (kills during a template build) that left the template or a sandbox broken").isEmpty();
+    }
+
+    /** Makes the installed template look older than its recipe: the next start rebuilds it. */
+    private static void outdate(Path sidecar) throws IOException {
+        var json = (com.fasterxml.jackson.databind.node.ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(sidecar.toFile());
+        json.put("version", "outdated");
+        Files.writeString(sidecar, json.toString());
+    }
+
+    /** Waits until the service's log, past {@code offset}, has a line containing {@code text}; returns System.nanoTime() then. */
+    private static long awaitLogLine(long offset, String text, Duration timeout) throws IOException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!logHas(offset, text)) {
+            if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' in " + log + " within " + timeout);
+            java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+        }
+        return System.nanoTime();
+    }
+
+    private static boolean logHas(long offset, String text) throws IOException {
+        try (var file = new java.io.RandomAccessFile(log.toFile(), "r")) {
+            if (file.length() <= offset) return false;
+            byte[] tail = new byte[(int) (file.length() - offset)];
+            file.seek(offset);
+            file.readFully(tail);
+            return new String(tail, java.nio.charset.StandardCharsets.UTF_8).contains(text);
+        }
+    }
+
+    /** The template installed at the recipe's version, nothing of a build left beside it, and a sandbox made from it works. */
+    private static List<String> templateProblems(Path templates) throws IOException {
+        var problems = new ArrayList<String>();
+        for (JsonNode template : api.get("/v1/templates").get("items")) {
+            if (template.get("name").asText().equals("tiny") && (!template.path("status").asText().equals("ready")
+                    || template.path("version").asText().equals("outdated")))
+                problems.add("the template after the restart: " + template);
+        }
+        try (var entries = Files.list(templates)) {
+            var left = entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(".")).toList();
+            if (!left.isEmpty()) problems.add("left of a build in " + templates + ": " + left);
+        }
+        var created = api.call("POST", "/v1/sandboxes", CALM);
+        if (created.status() != 201) {
+            problems.add("a create from the template answered " + created.status() + " " + created.body());
+            return problems;
+        }
+        String id = created.body().get("id").asText();
+        String answer = exec(id, "ls /bin | wc -l; busybox true && echo ok");
+        if (!answer.endsWith("ok\n")) problems.add("a sandbox made from the template answered " + answer);
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+        return problems;
     }
 
     private void trials(String mode, List<String> operations, int trials, Killer killer) throws Exception {

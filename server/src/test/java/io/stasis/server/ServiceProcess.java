@@ -37,10 +37,33 @@ final class ServiceProcess implements AutoCloseable {
 
     /** @param environment added to the service's environment (e.g. STASIS_FAULT_POINT) */
     static ServiceProcess start(Path dataDir, Path log, java.util.Map<String, String> environment, String... extraFlags) throws Exception {
-        Path jar = Path.of("target", "stasis-server.jar").toAbsolutePath();
-        if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
+        return launch(dataDir, log, environment, extraFlags).await();
+    }
+
+    /** A service started and not yet listening: a test may kill it while it starts. */
+    record Starting(Process process, CompletableFuture<String> url) {
+        ServiceProcess await() throws Exception {
+            try {
+                return new ServiceProcess(process, url.get(120, TimeUnit.SECONDS));
+            } catch (Exception e) {
+                process.destroyForcibly();
+                throw e;
+            }
+        }
+    }
+
+    /** Starts the service without waiting for it to listen. */
+    static Starting launch(Path dataDir, Path log, java.util.Map<String, String> environment, String... extraFlags) throws IOException {
+        return launch(dataDir, log, environment, aotCache(log), extraFlags);
+    }
+
+    private static Starting launch(Path dataDir, Path log, java.util.Map<String, String> environment, List<String> jvmFlags,
+                                   String... extraFlags) throws IOException {
+        Path jar = jar();
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
+                "--enable-native-access=ALL-UNNAMED"));
+        argv.addAll(jvmFlags);
+        argv.addAll(List.of("-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
                 "--preview-port", "0", "--pool-size", "4G", "--standby-swap", "1G", "--default-template", "tiny", "--no-slow-templates"));
         argv.addAll(TestNetworkFlags.forDataDir(dataDir));
         argv.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
@@ -61,12 +84,53 @@ final class ServiceProcess implements AutoCloseable {
                 url.completeExceptionally(e);
             }
         });
+        return new Starting(process, url);
+    }
+
+    private static Path jar() {
+        Path jar = Path.of("target", "stasis-server.jar").toAbsolutePath();
+        if (!Files.exists(jar)) throw new IllegalStateException("package the server first: " + jar + " is missing");
+        return jar;
+    }
+
+    private static final Path AOT_CACHE = Path.of("target", "stasis-server.aot").toAbsolutePath();
+    private static final List<String> QUIET_AOT = List.of("-Xlog:aot*=off", "-Xlog:cds*=off");
+    private static List<String> aotFlags;
+
+    /**
+     * The JVM flags that start the service from its ahead-of-time cache (as {@code ./stasis up} does),
+     * which halves the time to listen: the fault suites start it hundreds of times. Made once per
+     * build by a training start that serves one sandbox's create, exec and delete, then stops.
+     * Without a cache (the training failed), none.
+     */
+    private static synchronized List<String> aotCache(Path log) {
+        if (aotFlags != null) return aotFlags;
+        aotFlags = List.of();
         try {
-            return new ServiceProcess(process, url.get(120, TimeUnit.SECONDS));
+            if (!Files.exists(AOT_CACHE) || Files.getLastModifiedTime(AOT_CACHE).compareTo(Files.getLastModifiedTime(jar())) < 0) {
+                Files.deleteIfExists(AOT_CACHE);
+                Path dataDir = Files.createTempDirectory("stasis-aot-training");
+                var flags = new ArrayList<>(List.of("-XX:AOTCacheOutput=" + AOT_CACHE));
+                flags.addAll(QUIET_AOT);
+                try (var training = launch(dataDir, log, Map.of(), flags, "--warm-pool", "0").await();
+                     var api = new RawApi(training.url, Files.readString(dataDir.resolve("root.key")).strip())) {
+                    String id = api.post("/v1/sandboxes", "{}").get("id").asText();
+                    api.sh(id, "echo trained");
+                    api.call("DELETE", "/v1/sandboxes/" + id, null);
+                }
+                assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
+                ServiceFixture.deleteTree(dataDir);
+            }
+            if (Files.exists(AOT_CACHE)) {
+                var flags = new ArrayList<>(List.of("-XX:AOTCache=" + AOT_CACHE));
+                flags.addAll(QUIET_AOT);
+                aotFlags = List.copyOf(flags);
+            }
         } catch (Exception e) {
-            process.destroyForcibly();
-            throw e;
+            System.out.println("no AOT cache for the service (it starts slower): " + e);
         }
+        return aotFlags;
     }
 
     /**
