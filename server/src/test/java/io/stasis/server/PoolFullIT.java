@@ -100,6 +100,50 @@ class PoolFullIT {
         }
     }
 
+    /**
+     * The disk under the data directory full, where CRIU writes hibernation and checkpoint images
+     * (here a 1 MiB tmpfs over the image directory): a hibernate or a memory checkpoint answers 503
+     * naming the full disk, the sandbox runs on untouched, and both work once there is room.
+     */
+    @Test
+    void aFullImageDiskRefusesHibernateAndMemoryCheckpointsAndTheSandboxRunsOn() throws Exception {
+        try (var service = ServiceFixture.start("--warm-pool", "0");
+             var client = StasisClient.builder().url(service.url).apiKey(service.rootKey).retryPolicy(RetryPolicy.none()).build()) {
+            var sandbox = client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+            try {
+                // Big enough that its image cannot fit: 4 MiB of random bytes held in memory.
+                sandbox.exec("sh", "-c", "head -c 4194304 /dev/urandom > /dev/shm/held; " + CounterLoop.SCRIPT.replace("/tmp/", "/dev/shm/"));
+                Path images = service.dataDir.resolve("runtime/images");
+                Files.createDirectories(images);
+                assertThat(io.stasis.host.ToolRunner.run(List.of("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", images.toString()),
+                        Duration.ofSeconds(30)).exitCode()).isZero();
+                try {
+                    for (Supplier<Object> call : List.<Supplier<Object>>of(sandbox::hibernate, () -> sandbox.checkpoint("full", true))) {
+                        try {
+                            call.get();
+                            throw new AssertionError("a dump into a full disk succeeded");
+                        } catch (StasisApiException e) {
+                            assertThat(e.status()).as(e.getMessage()).isEqualTo(503);
+                            assertThat(e.getMessage()).contains("disk").contains("full");
+                        }
+                        assertThat(client.sandboxes().get(sandbox.id()).state()).isEqualTo("running");
+                        long count = Long.parseLong(sandbox.exec("cat", "/dev/shm/count").stdout().strip());
+                        Await.until("the counter to go on", Duration.ofSeconds(10),
+                                () -> Long.parseLong(sandbox.exec("cat", "/dev/shm/count").stdout().strip()) > count);
+                    }
+                } finally {
+                    io.stasis.host.ToolRunner.run(List.of("umount", images.toString()), Duration.ofSeconds(30));
+                }
+                assertThat(sandbox.checkpoint("room", true).id()).isNotBlank();
+                assertThat(sandbox.hibernate().state()).isEqualTo("hibernated");
+                assertThat(sandbox.resume().state()).isEqualTo("running");
+                assertThat(sandbox.exec("sh", "-c", "wc -c < /dev/shm/held").stdout().strip()).isEqualTo("4194304");
+            } finally {
+                client.sandboxes().delete(sandbox.id());
+            }
+        }
+    }
+
     private record Outcome(int status, String code) {
         boolean ok() {
             return status == 200;

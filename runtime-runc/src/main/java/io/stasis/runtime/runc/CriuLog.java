@@ -36,6 +36,17 @@ final class CriuLog {
         return Optional.empty();
     }
 
+    /** The line of a CRIU log that says it could not write for want of room (ENOSPC, EDQUOT), if there is one. */
+    static Optional<String> diskFull(Path log) {
+        try {
+            if (!Files.exists(log)) return Optional.empty();
+            return Files.readAllLines(log).stream().filter(l -> l.contains("No space left on device") || l.contains("Disk quota exceeded"))
+                    .map(l -> l.replaceFirst("^\\([0-9.]+\\)\\s*", "")).findFirst();
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
     /** Whether the dump this log is of ran to its end (CRIU's last words on success). */
     static boolean dumpFinished(Path log) {
         try {

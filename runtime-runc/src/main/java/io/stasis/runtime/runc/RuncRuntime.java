@@ -591,10 +591,15 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
             }
             // read the log before the work directory goes
-            var failure = CriuLog.unsupportedState(work.resolve("dump.log"))
+            Path dumpLog = work.resolve("dump.log");
+            var failure = CriuLog.unsupportedState(dumpLog)
                     .<RuntimeException>map(why -> new StasisException(ErrorCode.CHECKPOINT_UNSUPPORTED,
                             "sandbox " + id + " cannot be checkpointed now: " + why, Map.of("sandbox", id.value()), e))
-                    .orElseGet(() -> withCriuLog(e, work.resolve("dump.log")));
+                    .or(() -> CriuLog.diskFull(dumpLog).map(why -> new StasisException(ErrorCode.HOST_BUSY,
+                            "the host's disk is full where images are kept (" + dir.getParent() + "): CRIU could not write the image of sandbox "
+                                    + id + " (" + why + "); it runs on untouched; free room and try again",
+                            Map.of("sandbox", id.value(), "step", "checkpoint"), e)))
+                    .orElseGet(() -> withCriuLog(e, dumpLog));
             images.delete(image);
             if (!wasFrozen && runc.state(id).isPresent()) freezer.thaw(id, cgroupPath(id));
             throw failure;
