@@ -3,7 +3,6 @@ package io.stasis.core.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.stasis.core.spi.ExecHandle;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -31,7 +30,7 @@ class OutputFeedsTest {
 
     @RepeatedTest(5)
     void everyFollowerGetsEveryByteOnceWhateverItsOffsetAndPace() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var random = new Random();
         var followers = new ArrayList<Follower>();
         var writer = Thread.ofVirtual().start(() -> {
@@ -64,11 +63,11 @@ class OutputFeedsTest {
 
     @Test
     void aFollowerAtTheLiveEdgeTakesTheFeedsChunksAndDoesNotReadThemItself() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var followers = List.of(new Follower(0), new Follower(0), new Follower(0));
         for (var f : followers) f.start(feeds, process, 0, 0);
         sleep(50);
-        int readsBefore = process.ownReads.get();
+        int readsBefore = process.ownReads();
         for (int i = 0; i < 50; i++) {
             process.write(OutputKind.STDOUT, 10);
             sleep(2);
@@ -80,12 +79,12 @@ class OutputFeedsTest {
         }
         assertThat(followers.stream().mapToInt(f -> f.shared.get()).sum()).isGreaterThan(100);
         // each follower reads by itself once at the end; the feed did the rest
-        assertThat(process.ownReads.get() - readsBefore).isLessThanOrEqualTo(followers.size() * 4 * 2);
+        assertThat(process.ownReads() - readsBefore).isLessThanOrEqualTo(followers.size() * 4 * 2);
     }
 
     @Test
     void aFollowerThatFallsFarBehindReadsOnByItselfAndMissesNothing() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var release = new java.util.concurrent.CountDownLatch(1);
         var stuck = new Follower(0) {
             @Override
@@ -116,7 +115,7 @@ class OutputFeedsTest {
 
     @Test
     void droppedOutputIsReportedToEveryFollowerAndNotPassedOnAsZeros() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var slow = new Follower(50_000);
         var quick = new Follower(0);
         slow.start(feeds, process, 0, 0);
@@ -137,7 +136,7 @@ class OutputFeedsTest {
 
     @Test
     void theFeedEndsWithItsLastFollowerAndANewOneStartsAgain() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var gone = new AtomicBoolean();
         var first = new Follower(0, gone);
         first.start(feeds, process, 0, 0);
@@ -158,7 +157,7 @@ class OutputFeedsTest {
 
     @Test
     void followersLeaveWithoutAnExitWhenTheSourceHasGone() throws Exception {
-        var process = new FakeProcess();
+        var process = new FakeOutputFiles();
         var sourceGone = new AtomicBoolean();
         var follower = new Follower(0);
         follower.from.put(OutputKind.STDOUT, 0L);
@@ -217,7 +216,7 @@ class OutputFeedsTest {
             this.gone = gone;
         }
 
-        void start(OutputFeeds feeds, FakeProcess process, long stdoutOffset, long stderrOffset) {
+        void start(OutputFeeds feeds, FakeOutputFiles process, long stdoutOffset, long stderrOffset) {
             from.put(OutputKind.STDOUT, stdoutOffset);
             from.put(OutputKind.STDERR, stderrOffset);
             result = CompletableFuture.supplyAsync(() -> {
@@ -259,128 +258,6 @@ class OutputFeedsTest {
 
         boolean wasDropped(long offset) {
             return dropped.stream().anyMatch(r -> offset >= r[0] && offset < r[1]);
-        }
-    }
-
-    /** A process's output as the runtime's files behave (append-only, holes after a drop), watched by any number of handles. */
-    static final class FakeProcess {
-        private final Map<OutputKind, ByteArrayOutputStream> data = new EnumMap<>(Map.of(
-                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
-        private final Map<OutputKind, ByteArrayOutputStream> original = new EnumMap<>(Map.of(
-                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
-        private final Map<OutputKind, Long> kept = new EnumMap<>(Map.of(OutputKind.STDOUT, 0L, OutputKind.STDERR, 0L));
-        private final AtomicInteger ownReads = new AtomicInteger();
-        private long version;
-        private ExitStatus exit;
-        private int next;
-
-        synchronized void write(OutputKind kind, int bytes) {
-            for (int i = 0; i < bytes; i++) {
-                byte b = (byte) (1 + (next++ % 255));
-                data.get(kind).write(b);
-                original.get(kind).write(b);
-            }
-            changed();
-        }
-
-        synchronized void keepLast(OutputKind kind, int keep) {
-            long blocks = Math.max(0, data.get(kind).size() - keep) & ~4095L;
-            if (blocks <= kept.get(kind)) return;
-            byte[] all = data.get(kind).toByteArray();
-            Arrays.fill(all, 0, (int) blocks, (byte) 0);
-            var replaced = new ByteArrayOutputStream();
-            replaced.writeBytes(all);
-            data.put(kind, replaced);
-            kept.put(kind, blocks);
-            changed();
-        }
-
-        synchronized void exit(ExitStatus status) {
-            exit = status;
-            changed();
-        }
-
-        synchronized long size(OutputKind kind) {
-            return data.get(kind).size();
-        }
-
-        synchronized byte[] written(OutputKind kind) {
-            return original.get(kind).toByteArray();
-        }
-
-        private void changed() {
-            version++;
-            notifyAll();
-        }
-
-        /** A follower's own handle: its reads are counted. */
-        ExecHandle handle() {
-            return handle(true);
-        }
-
-        ExecHandle feedHandle() {
-            return handle(false);
-        }
-
-        private ExecHandle handle(boolean own) {
-            return new ExecHandle() {
-                private long seenVersion = -1;
-
-                @Override
-                public long pid() {
-                    return 1;
-                }
-
-                @Override
-                public Optional<ExitStatus> awaitExit(Duration timeout) {
-                    synchronized (FakeProcess.this) {
-                        return Optional.ofNullable(exit);
-                    }
-                }
-
-                @Override
-                public void awaitOutput(Duration timeout) throws InterruptedException {
-                    synchronized (FakeProcess.this) {
-                        long deadline = System.nanoTime() + timeout.toNanos();
-                        while (version == seenVersion) {
-                            long left = deadline - System.nanoTime();
-                            if (left <= 0) break;
-                            TimeUnit.NANOSECONDS.timedWait(FakeProcess.this, left);
-                        }
-                        seenVersion = version;
-                    }
-                }
-
-                @Override
-                public void killTree() {
-                }
-
-                @Override
-                public byte[] read(OutputKind kind, long offset, int maxBytes) {
-                    if (own) ownReads.incrementAndGet();
-                    synchronized (FakeProcess.this) {
-                        byte[] all = data.get(kind).toByteArray();
-                        if (offset >= all.length) return new byte[0];
-                        return Arrays.copyOfRange(all, (int) offset, (int) Math.min(all.length, offset + Math.min(maxBytes, 5000)));
-                    }
-                }
-
-                @Override
-                public long keptFrom(OutputKind kind) {
-                    synchronized (FakeProcess.this) {
-                        return kept.get(kind);
-                    }
-                }
-
-                @Override
-                public long dropBefore(OutputKind kind, long offset) {
-                    throw new UnsupportedOperationException();
-                }
-
-                @Override
-                public void close() {
-                }
-            };
         }
     }
 }

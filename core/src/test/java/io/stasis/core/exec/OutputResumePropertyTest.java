@@ -2,14 +2,10 @@ package io.stasis.core.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.stasis.core.spi.ExecHandle;
 import java.io.ByteArrayOutputStream;
-import java.time.Duration;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -40,7 +36,7 @@ class OutputResumePropertyTest {
 
     @Property(tries = 300)
     void everyByteOnceAcrossReconnectsAndDrops(@ForAll("scenarios") List<Step> steps) {
-        var process = new FileLikeOutput();
+        var process = new FakeOutputFiles();
         var client = new Client();
         for (var step : steps) {
             switch (step) {
@@ -79,7 +75,7 @@ class OutputResumePropertyTest {
         final Map<OutputKind, List<long[]>> dropped = new EnumMap<>(Map.of(
                 OutputKind.STDOUT, new java.util.ArrayList<>(), OutputKind.STDERR, new java.util.ArrayList<>()));
 
-        void visit(FileLikeOutput process, int maxEvents) {
+        void visit(FakeOutputFiles process, int maxEvents) {
             var listener = new ExecListener() {
                 int events;
 
@@ -103,87 +99,12 @@ class OutputResumePropertyTest {
                 }
             };
             // a client that leaves mid-way resumes from what it kept, as with Last-Event-ID
-            var pump = new OutputPump(process, listener, 0, seen.get(OutputKind.STDOUT).size(), seen.get(OutputKind.STDERR).size());
+            var pump = new OutputPump(process.handle(), listener, 0, seen.get(OutputKind.STDOUT).size(), seen.get(OutputKind.STDERR).size());
             pump.drainAll();
         }
 
         boolean wasDropped(OutputKind kind, long offset) {
             return dropped.get(kind).stream().anyMatch(r -> offset >= r[0] && offset < r[1]);
-        }
-    }
-
-    /** Output as the runtime's files behave: append-only, holes read as zeros, the start moves on a drop. */
-    static final class FileLikeOutput implements ExecHandle {
-        private final Map<OutputKind, ByteArrayOutputStream> data = new EnumMap<>(Map.of(
-                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
-        private final Map<OutputKind, Long> kept = new EnumMap<>(Map.of(OutputKind.STDOUT, 0L, OutputKind.STDERR, 0L));
-        private final Map<OutputKind, ByteArrayOutputStream> original = new EnumMap<>(Map.of(
-                OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
-        private int next;
-
-        void write(OutputKind kind, int bytes) {
-            for (int i = 0; i < bytes; i++) {
-                byte b = (byte) (1 + (next++ % 255));
-                data.get(kind).write(b);
-                original.get(kind).write(b);
-            }
-        }
-
-        void keepLast(OutputKind kind, int keep) {
-            int size = data.get(kind).size();
-            dropBefore(kind, Math.max(0, size - keep));
-        }
-
-        byte[] written(OutputKind kind) {
-            return original.get(kind).toByteArray();
-        }
-
-        @Override
-        public byte[] read(OutputKind kind, long offset, int maxBytes) {
-            byte[] all = data.get(kind).toByteArray();
-            if (offset >= all.length) return new byte[0];
-            return Arrays.copyOfRange(all, (int) offset, (int) Math.min(all.length, offset + Math.min(maxBytes, 5000)));
-        }
-
-        @Override
-        public long keptFrom(OutputKind kind) {
-            return kept.get(kind);
-        }
-
-        @Override
-        public long dropBefore(OutputKind kind, long offset) {
-            long blocks = offset & ~4095L; // as the filesystem frees whole blocks
-            if (blocks > kept.get(kind)) {
-                byte[] all = data.get(kind).toByteArray();
-                Arrays.fill(all, 0, (int) blocks, (byte) 0);
-                var replaced = new ByteArrayOutputStream();
-                replaced.writeBytes(all);
-                data.put(kind, replaced);
-                kept.put(kind, blocks);
-            }
-            return kept.get(kind);
-        }
-
-        @Override
-        public long pid() {
-            return 1;
-        }
-
-        @Override
-        public Optional<ExitStatus> awaitExit(Duration timeout) {
-            return Optional.empty();
-        }
-
-        @Override
-        public void awaitOutput(Duration timeout) {
-        }
-
-        @Override
-        public void killTree() {
-        }
-
-        @Override
-        public void close() {
         }
     }
 }
