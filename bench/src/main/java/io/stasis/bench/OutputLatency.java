@@ -161,13 +161,17 @@ final class OutputLatency implements Scenario {
      * Reads {@code time.tv_sec:} / {@code time.tv_usec:} pairs from adjtimex's output as it
      * arrives and keeps the delay of each until it has enough. Lines written before the first
      * event arrived are not counted: that event carries the backlog written while the stream was
-     * being set up, whose delay is the setup's.
+     * being set up, whose delay is the setup's. While the kernel's clock is in nanosecond mode
+     * ({@code STA_NANO} in {@code status:}, set by some time daemons), {@code tv_usec} holds
+     * nanoseconds: read as microseconds, the delays came out hundreds of seconds off.
      */
     static final class ClockLines {
+        private static final long STA_NANO = 0x2000;
         private final int skip;
         private final double[] samples;
         private final StringBuilder partial = new StringBuilder();
         private long seconds = -1;
+        private boolean nanoseconds;
         private long countFrom = Long.MAX_VALUE;
         private int skipped;
         private int taken;
@@ -185,10 +189,13 @@ final class OutputLatency implements Scenario {
             while ((newline = partial.indexOf("\n")) >= 0) {
                 String line = partial.substring(0, newline).strip();
                 partial.delete(0, newline + 1);
-                if (line.startsWith("time.tv_sec:")) {
+                if (line.startsWith("status:")) {
+                    nanoseconds = (Long.parseLong(line.substring("status:".length()).strip().split("\\s+")[0]) & STA_NANO) != 0;
+                } else if (line.startsWith("time.tv_sec:")) {
                     seconds = Long.parseLong(line.substring("time.tv_sec:".length()).strip());
                 } else if (line.startsWith("time.tv_usec:") && seconds >= 0) {
-                    long written = seconds * 1_000_000 + Long.parseLong(line.substring("time.tv_usec:".length()).strip());
+                    long fraction = Long.parseLong(line.substring("time.tv_usec:".length()).strip());
+                    long written = seconds * 1_000_000 + (nanoseconds ? fraction / 1000 : fraction);
                     seconds = -1;
                     if (written < countFrom || done.isDone()) continue;
                     if (skipped < skip) {
