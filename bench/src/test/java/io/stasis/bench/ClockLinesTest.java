@@ -13,20 +13,22 @@ class ClockLinesTest {
                 + "    time.tv_sec:  " + seconds + "\n    time.tv_usec: " + fraction + "\n    return value: 5 (clock not synchronized)\n";
     }
 
-    @Test
-    void microsecondsAreReadAsSuch() throws Exception {
+    /** The delay ClockLines reads from one adjtimex block that arrived at {@code arrivedNanos} past second 1000. */
+    private static double delay(int status, long fraction, long arrivedNanos) throws Exception {
         var clock = new OutputLatency.ClockLines(0, 1);
         // the first event only marks where counting starts: lines written before it are the backlog
         clock.take("", Instant.ofEpochSecond(1000, 0));
-        clock.take(block(64, 1000, 250_000), Instant.ofEpochSecond(1000, 253_000_000));
-        assertThat(clock.done.get()).containsExactly(3.0);
+        clock.take(block(status, 1000, fraction), Instant.ofEpochSecond(1000, arrivedNanos));
+        return clock.done.get()[0];
+    }
+
+    @Test
+    void microsecondsAreReadAsSuch() throws Exception {
+        assertThat(delay(64, 250_000, 253_000_000)).isEqualTo(3.0);
     }
 
     @Test
     void inNanosecondModeTvUsecHoldsNanoseconds() throws Exception {
-        var clock = new OutputLatency.ClockLines(0, 1);
-        clock.take("", Instant.ofEpochSecond(1000, 0));
-        clock.take(block(8256, 1000, 821_934_838), Instant.ofEpochSecond(1000, 823_934_838));
-        assertThat(clock.done.get()).containsExactly(2.0);
+        assertThat(delay(8256, 821_934_838, 823_934_838)).isEqualTo(2.0);
     }
 }
