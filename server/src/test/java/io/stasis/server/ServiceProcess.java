@@ -106,10 +106,11 @@ final class ServiceProcess implements AutoCloseable {
     private static synchronized List<String> aotCache(Path log) {
         if (aotFlags != null) return aotFlags;
         aotFlags = List.of();
+        Path dataDir = null;
         try {
             if (!Files.exists(AOT_CACHE) || Files.getLastModifiedTime(AOT_CACHE).compareTo(Files.getLastModifiedTime(jar())) < 0) {
                 Files.deleteIfExists(AOT_CACHE);
-                Path dataDir = Files.createTempDirectory("stasis-aot-training");
+                dataDir = Files.createTempDirectory("stasis-aot-training");
                 var flags = new ArrayList<>(List.of("-XX:AOTCacheOutput=" + AOT_CACHE));
                 flags.addAll(QUIET_AOT);
                 try (var training = launch(dataDir, log, Map.of(), flags, "--warm-pool", "0").await();
@@ -121,14 +122,23 @@ final class ServiceProcess implements AutoCloseable {
                 assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
                 assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
                 ServiceFixture.deleteTree(dataDir);
+                dataDir = null;
             }
             if (Files.exists(AOT_CACHE)) {
                 var flags = new ArrayList<>(List.of("-XX:AOTCache=" + AOT_CACHE));
                 flags.addAll(QUIET_AOT);
                 aotFlags = List.copyOf(flags);
             }
-        } catch (Exception e) {
+        } catch (Exception | AssertionError e) {
             System.out.println("no AOT cache for the service (it starts slower): " + e);
+            // a training cut short leaves its pool mounted: one more start (without the cache) removes it
+            if (dataDir != null) {
+                try {
+                    removeLeftovers(dataDir, log, null);
+                } catch (Exception | AssertionError cleanup) {
+                    System.out.println("the AOT training left " + dataDir + ": " + cleanup);
+                }
+            }
         }
         return aotFlags;
     }

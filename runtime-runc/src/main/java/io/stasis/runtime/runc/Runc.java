@@ -155,9 +155,8 @@ public final class Runc {
     void removeLeftState(SandboxId id) {
         Path dir = stateRoot.resolve(id.value());
         if (!Files.isDirectory(dir)) return;
-        unmountLeftInState(id);
         try {
-            // Never a recursive delete: criu-root is a bind mount of the sandbox's root, and a walk
+            // Its caller has unmounted what runc left in it (unmountLeftInState). Never a recursive delete: criu-root is a bind mount of the sandbox's root, and a walk
             // that met it still mounted (or mounted again) would delete the sandbox's files. runc's
             // state is flat: files, and directories that are empty once unmounted (rmdir refuses others).
             try (var entries = Files.list(dir)) {
