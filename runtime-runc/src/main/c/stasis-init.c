@@ -62,6 +62,8 @@
 #define PROTOCOL_VERSION 2
 #define PTY_PENDING 4096
 #define RELAY_DRAIN_MS 500
+#define EOF_AGAIN_MS 200
+#define EOF_AGAIN_MAX 25
 #define STATE_DIR "/.stasis"
 #define PROC_DIR STATE_DIR "/proc"
 #define SOCKET_PATH STATE_DIR "/ctl.sock"
@@ -218,22 +220,54 @@ static int relay_output(int master, int out) {
     }
 }
 
-/* The relay process's whole life: fds 0, 1 and 2 are the master, the FIFO and "out". */
+/*
+ * The relay process's whole life: fds 0, 1 and 2 are the master, the FIFO (read-only: init's keeper
+ * is its only writer, so its end of file is closestdin) and "out".
+ *
+ * At the end of input the relay types Ctrl-D, as a keyboard would. One is not always enough: typed
+ * while a shell runs a command, the terminal is in canonical mode and files it as an end-of-line
+ * marker, which the shell's line editor, back in raw mode at its next prompt, reads as a NUL in its
+ * line, and the shell would wait forever. So while the terminal is in raw mode and its program runs
+ * on, the relay types Ctrl-U (erase the line) and Ctrl-D again, EOF_AGAIN_MS apart, EOF_AGAIN_MAX
+ * times at most, as a user at a stuck prompt would.
+ */
 static void run_relay(void) {
     enum { MASTER = 0, FIFO = 1, OUT = 2 };
     unsigned char pending[PTY_PENDING]; /* input taken from the FIFO, not yet by the terminal */
     size_t pending_len = 0;
+    int input_open = 1, eof_again_left = EOF_AGAIN_MAX;
+    long long eof_again_at = 0;
     for (;;) {
+        int timeout = -1;
+        if (!input_open && eof_again_left > 0) {
+            long long left = eof_again_at - now_ms();
+            timeout = left < 0 ? 0 : (int)left;
+        }
         struct pollfd f[2] = {{.fd = MASTER, .events = POLLIN | (pending_len ? POLLOUT : 0)},
-                              {.fd = pending_len < sizeof pending ? FIFO : -1, .events = POLLIN}};
-        if (poll(f, 2, -1) < 0) {
+                              {.fd = input_open && pending_len < sizeof pending ? FIFO : -1, .events = POLLIN}};
+        if (poll(f, 2, timeout) < 0) {
             if (errno == EINTR) continue;
             _exit(1);
         }
         if ((f[0].revents & (POLLIN | POLLHUP | POLLERR)) && !relay_output(MASTER, OUT)) _exit(0);
-        if (f[1].revents & POLLIN) {
+        if (f[1].revents & (POLLIN | POLLHUP | POLLERR)) {
             ssize_t n = read(FIFO, pending + pending_len, sizeof pending - pending_len);
             if (n > 0) pending_len += n;
+            else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+                input_open = 0;
+                close(FIFO);
+                if (pending_len < sizeof pending) pending[pending_len++] = 0x04;
+                eof_again_at = now_ms() + EOF_AGAIN_MS;
+            }
+        }
+        if (!input_open && eof_again_left > 0 && now_ms() >= eof_again_at) {
+            struct termios t;
+            if (pending_len + 2 <= sizeof pending && tcgetattr(MASTER, &t) == 0 && !(t.c_lflag & ICANON)) {
+                pending[pending_len++] = 0x15;
+                pending[pending_len++] = 0x04;
+                eof_again_left--;
+            }
+            eof_again_at = now_ms() + EOF_AGAIN_MS;
         }
         if (pending_len > 0) {
             ssize_t w = write(MASTER, pending, pending_len);
@@ -257,6 +291,10 @@ static pid_t start_relay(int master, int fifo, int out) {
     /* init's own 0, 1 and 2 are taken, so none of the three is among them and no move clobbers another */
     if (dup2(master, 0) < 0 || dup2(fifo, 1) < 0 || dup2(out, 2) < 0) _exit(1);
     close_range(3, ~0U, 0);
+    /* The FIFO again, read-only: the inherited descriptor also writes, and would hide the end of input. */
+    int reader = open("/proc/self/fd/1", O_RDONLY | O_NONBLOCK);
+    if (reader < 0 || dup2(reader, 1) < 0) _exit(1);
+    close(reader);
     run_relay();
     _exit(0);
 }
@@ -505,11 +543,7 @@ static void handle_closestdin(int fd, char **fields, int nfields) {
         reply_error(fd, "request", ESRCH, "no such running process");
         return;
     }
-    if (p->tty[0] && p->keeper_fd >= 0) {
-        /* A terminal has no end of file: it gets the end-of-file character, as from a keyboard. */
-        ssize_t ignored = write(p->keeper_fd, "\x04", 1);
-        (void)ignored;
-    }
+    /* A terminal has no end of file: its relay types Ctrl-D once the FIFO is drained (see run_relay). */
     if (p->keeper_fd >= 0) {
         close(p->keeper_fd);
         p->keeper_fd = -1;

@@ -15,13 +15,10 @@ import java.util.Optional;
  * Connects the CLI's own stdin and stdout to a terminal in a sandbox ({@code stasis shell},
  * {@code stasis exec -t}) and returns the remote exit code. On a local terminal it switches to raw
  * mode (restored on every way out), sends the local size at the start and on each window resize;
- * from a pipe it passes the bytes through and, at their end, types Ctrl-D, as a user would, so
- * that a shell reading a script from the pipe ends.
+ * from a pipe it passes the bytes through and, at their end, ends the terminal's input (Ctrl-D, as
+ * a user would type it), so that a shell reading a script from the pipe ends once it has run it.
  */
 final class TerminalSession {
-    /** What a terminal reads as end of input at the start of a line. */
-    private static final byte END_OF_INPUT = 0x04;
-
     private final StasisCommand root;
     private final String sandbox;
     private final List<String> cmd;
@@ -78,14 +75,20 @@ final class TerminalSession {
     }
 
     /** Copies the CLI's stdin to the terminal until either ends. */
-    private static void pump(InputStream in, Terminal terminal, boolean endWithCtrlD) {
+    private static void pump(InputStream in, Terminal terminal, boolean endOfInputAtTheEnd) {
         byte[] buffer = new byte[8192];
         try {
             int n;
+            byte last = '\n';
             while ((n = in.read(buffer)) >= 0) {
-                if (n > 0) terminal.write(Arrays.copyOf(buffer, n));
+                if (n == 0) continue;
+                terminal.write(Arrays.copyOf(buffer, n));
+                last = buffer[n - 1];
             }
-            if (endWithCtrlD) terminal.write(new byte[]{END_OF_INPUT});
+            if (!endOfInputAtTheEnd) return;
+            // A last line without its newline is still a command the script meant to run.
+            if (last != '\n' && last != '\r') terminal.write(new byte[]{'\n'});
+            terminal.closeInput();
         } catch (IOException | StasisClientException e) {
             // The terminal closed (the process ended) or stdin failed: nothing more to send.
         }

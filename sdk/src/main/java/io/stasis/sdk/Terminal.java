@@ -119,6 +119,17 @@ public final class Terminal implements AutoCloseable {
         write(text.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * Ends the input, as Ctrl-D typed at an empty line would: a shell reading a script from this
+     * terminal ends once it has run it. The server types Ctrl-D again while the program waits at a
+     * line editor's prompt, so a Ctrl-D that arrived while a command ran is not lost. Nothing can
+     * be written after it.
+     */
+    public void closeInput() {
+        String message = TerminalMessage.endOfInput();
+        send(ws -> ws.sendText(message, true), "end the input of");
+    }
+
     /** Resizes the terminal; its foreground job gets SIGWINCH. */
     public void resize(int cols, int rows) {
         String message = TerminalMessage.resize(new TerminalSize(cols, rows));

@@ -7,7 +7,7 @@ import java.util.Map;
 /**
  * The JSON control messages of the terminal WebSocket (its text frames; binary frames are the
  * terminal's bytes). From the server: {@code started}, {@code exit}, {@code error}; from the
- * client: {@code resize}.
+ * client: {@code resize}, {@code eof}.
  */
 sealed interface TerminalMessage {
     /** The process runs; always the first message of a session. */
@@ -47,6 +47,11 @@ sealed interface TerminalMessage {
             case "error" -> new Error(json.path("code").asText("internal"), json.path("message").asText(""));
             default -> new Other(type);
         };
+    }
+
+    /** The client's end of input. */
+    static String endOfInput() {
+        return "{\"type\":\"eof\"}";
     }
 
     /** The client's resize message. */

@@ -37,6 +37,7 @@ class TerminalMessageTest {
     @Test
     void writesResizeMessages() {
         assertThat(TerminalMessage.resize(new TerminalSize(120, 40))).isEqualTo("{\"type\":\"resize\",\"cols\":120,\"rows\":40}");
+        assertThat(TerminalMessage.endOfInput()).isEqualTo("{\"type\":\"eof\"}");
         assertThatThrownBy(() -> new TerminalSize(0, 10)).isInstanceOf(IllegalArgumentException.class);
     }
 

@@ -199,6 +199,11 @@ class CliIT {
         assertThat(it.code()).as("Ctrl-D after the piped input ends the shell").isZero();
         assertThat(it.out()).contains("typed-6");
 
+        // A script whose command still runs when the input ends, and whose last line has no newline.
+        var script = cli("sleep 0.5; echo slow-$((1+1))\necho last-$((3+4))", "shell", id);
+        assertThat(script.code()).as(script.err()).isZero();
+        assertThat(script.out()).contains("slow-2").contains("last-7");
+
         var piped = cli("line one\nline two\n", "exec", "-i", id, "--", "sh", "-c", "cat; echo err >&2; exit 6");
         assertThat(piped.code()).isEqualTo(6);
         assertThat(piped.out()).isEqualTo("line one\nline two\n");

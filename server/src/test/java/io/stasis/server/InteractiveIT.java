@@ -151,6 +151,31 @@ class InteractiveIT {
     }
 
     @Test
+    void closingATerminalsInputEndsAShellThatWasRunningACommand() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
+        // The Ctrl-D arrives while `sleep` runs, with the terminal in canonical mode: the shell's
+        // line editor would read it as a NUL at its next prompt and wait forever.
+        stdin(id, pid, "sleep 0.5; echo slept-$((3+4))\n");
+        api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/stdin/close", null);
+        var ended = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=15000");
+        assertThat(ended.path("status").asText()).as(ended.toString()).isEqualTo("exited");
+        assertThat(ended.get("exitCode").asInt()).isZero();
+        assertThat(stdout(id, pid)).contains("slept-7");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + pid + "/stdin", "x").errorCode()).isEqualTo("invalid_state");
+
+        var terminal = new Terminal();
+        WebSocket ws = terminal.open(id, "cmd=sh");
+        ws.sendBinary(ByteBuffer.wrap("sleep 0.5; echo over-the-socket\n".getBytes(StandardCharsets.UTF_8)), true).get(5, TimeUnit.SECONDS);
+        ws.sendText("{\"type\": \"eof\"}", true).get(5, TimeUnit.SECONDS);
+        assertThat(terminal.control.poll(10, TimeUnit.SECONDS).get("type").asText()).isEqualTo("started");
+        var exit = terminal.control.poll(15, TimeUnit.SECONDS);
+        assertThat(exit).as("the exit after the end of input").isNotNull();
+        assertThat(exit.get("exitCode").asInt()).isZero();
+        assertThat(terminal.received.toString()).contains("over-the-socket");
+    }
+
+    @Test
     void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         var first = new Terminal();

@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * on a new terminal inside the sandbox (a login shell unless {@code cmd} names the argv, one parameter
  * per argument), or with {@code pid=} the terminal of a process already running, replayed from the
  * last {@value #SCROLLBACK} bytes (or from {@code offset=}). Binary frames carry bytes both ways; text
- * frames carry JSON control messages: {@code {"type": "resize", "cols": 120, "rows": 40}} from the
- * client; {@code {"type": "started", "pid": 12}} and, before the server closes, {@code {"type":
+ * frames carry JSON control messages: {@code {"type": "resize", "cols": 120, "rows": 40}} and
+ * {@code {"type": "eof"}} (the end of input, as {@code stdin/close}: Ctrl-D) from the client; {@code {"type": "started", "pid": 12}} and, before the server closes, {@code {"type":
  * "exit", "exitCode": 0}} from the server. Closing the socket hangs a new terminal up (SIGHUP), as
  * closing a terminal window does, unless {@code hangup=false}; an attached one is left running
  * unless {@code hangup=true}. The process is an ordinary background process: its output stays
@@ -158,8 +158,10 @@ final class TerminalRoutes {
         if (session == null) return;
         try {
             JsonNode json = Json.MAPPER.readTree(message);
-            if ("resize".equals(json.path("type").asText()))
+            String type = json.path("type").asText();
+            if ("resize".equals(type))
                 processes.resize(session.sandbox, session.pid, new TerminalSize(json.path("cols").asInt(), json.path("rows").asInt()));
+            else if ("eof".equals(type)) processes.closeStdin(session.sandbox, session.pid);
             else session.send(ctx, Json.write(Map.of("type", "error", "code", "invalid_request", "message", "unknown control message")));
         } catch (StasisException e) {
             session.send(ctx, Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
