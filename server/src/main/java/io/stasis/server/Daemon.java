@@ -145,8 +145,9 @@ public final class Daemon implements AutoCloseable {
                     UpstreamTls.context(config.network().upstreamCa()))));
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
             var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.warmPool()));
+            var forkSpares = register(new io.stasis.core.lifecycle.ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
             sandboxes = new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), warmPool, network, quotas, volumes, buckets);
+                    config.templateWait(), warmPool, forkSpares, network, quotas, volumes, buckets);
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
             var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
@@ -157,8 +158,9 @@ public final class Daemon implements AutoCloseable {
             var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,
                     buckets, afterHibernate);
             var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
-                    volumes, buckets, durable, warmPool);
+                    volumes, buckets, durable, warmPool, forkSpares);
             durable.resumeInterrupted();
+            checkpoints.restoreSpares();
             var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
                     faults, clock));
             blobGc.start();

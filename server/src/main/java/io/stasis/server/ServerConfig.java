@@ -34,6 +34,7 @@ import java.util.Optional;
  * @param templateWait     how long a create waits for a template's first build
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
  * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
+ * @param forkSparesMax    forks of memory checkpoints kept restored ahead on this host, in all (checkpoints ask for them)
  * @param defaultLifecycle idle policy of a sandbox created without one
  * @param idleCheck        how often idle policies are applied
  * @param network          sandbox networks and the default egress policy
@@ -49,7 +50,7 @@ import java.util.Optional;
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
-                           boolean buildSlowTemplates, int warmPool, LifecyclePolicy defaultLifecycle, Duration idleCheck,
+                           boolean buildSlowTemplates, int warmPool, int forkSparesMax, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp) {
 
@@ -59,7 +60,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, LifecyclePolicy.DEFAULT,
+                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true);
     }
@@ -147,6 +148,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--standby-swap" -> c.with(b -> b.standbySwapBytes = v.equals("0") ? 0 : size(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
+                case "--fork-spares-max" -> c.with(b -> b.forkSparesMax = integer(flag, v, 0, 1000));
                 case "--pause-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "pauseAfterIdle", optionalDuration(flag, v)));
                 case "--standby-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "standbyAfterIdle", optionalDuration(flag, v)));
                 case "--hibernate-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "hibernateAfterIdle", optionalDuration(flag, v)));
@@ -189,6 +191,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
+                  --fork-spares-max N      forks of memory checkpoints kept restored ahead, in standby, on this
+                                           host in all; a checkpoint asks for its own (default 100; 0: none)
                   --standby-swap SIZE      swap file for sandboxes in standby, in the data directory (default 8G;
                                            0: none, a standby then keeps its memory in RAM)
                   --no-warm-up             skip the pass through the common calls that ends a start
@@ -307,6 +311,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Duration templateWait;
         boolean buildSlowTemplates;
         int warmPool;
+        int forkSparesMax;
         LifecyclePolicy lifecycle;
         Duration idleCheck;
         NetworkSettings network;
@@ -335,6 +340,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             templateWait = c.templateWait;
             buildSlowTemplates = c.buildSlowTemplates;
             warmPool = c.warmPool;
+            forkSparesMax = c.forkSparesMax;
             lifecycle = c.defaultLifecycle;
             idleCheck = c.idleCheck;
             network = c.network;
@@ -348,7 +354,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, lifecycle, idleCheck, network, previews, faultPoint, blobs,
+                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, lifecycle, idleCheck, network, previews, faultPoint, blobs,
                     bucketEndpointsAllow, standbySwapBytes, warmUp);
         }
     }

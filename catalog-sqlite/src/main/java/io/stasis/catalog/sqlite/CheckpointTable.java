@@ -62,6 +62,24 @@ final class CheckpointTable {
         }
     }
 
+    static void setSpares(Connection c, CheckpointId id, int count) throws SQLException {
+        try (var st = c.prepareStatement("UPDATE checkpoints SET spares = ? WHERE id = ?")) {
+            st.setInt(1, count);
+            st.setString(2, id.value());
+            st.executeUpdate();
+        }
+    }
+
+    /** Oldest first. */
+    static Map<CheckpointId, Integer> spares(Connection c) throws SQLException {
+        try (var st = c.prepareStatement("SELECT id, spares FROM checkpoints WHERE spares > 0" + ORDER);
+             var rs = st.executeQuery()) {
+            var out = new java.util.LinkedHashMap<CheckpointId, Integer>();
+            while (rs.next()) out.put(new CheckpointId(rs.getString("id")), rs.getInt("spares"));
+            return out;
+        }
+    }
+
     private static List<Checkpoint> query(Connection c, String sql, String key) throws SQLException {
         try (var st = c.prepareStatement(sql)) {
             if (key != null) st.setString(1, key);

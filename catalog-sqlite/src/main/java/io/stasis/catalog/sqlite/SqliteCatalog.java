@@ -588,6 +588,19 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
+    public void setCheckpointSpares(CheckpointId id, int count) {
+        withConnection("set checkpoint spares", c -> {
+            CheckpointTable.setSpares(c, id, count);
+            return null;
+        });
+    }
+
+    @Override
+    public Map<CheckpointId, Integer> checkpointSpares() {
+        return withConnection("list checkpoint spares", CheckpointTable::spares);
+    }
+
+    @Override
     public void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload) {
         withConnection("record checkpoint upload", c -> {
             UploadTable.upsert(c, upload);

@@ -7,6 +7,7 @@ import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.sandbox.Sandbox;
@@ -53,6 +54,7 @@ public final class CheckpointService {
     private final io.stasis.core.tenant.QuotaGuard quotas;
     private final DurableCheckpoints durable;
     private final io.stasis.core.lifecycle.WarmPool pool;
+    private final ForkSpares spares;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
     private final io.stasis.core.concurrent.KeyedLock<CheckpointId> restoring = new io.stasis.core.concurrent.KeyedLock<>();
 
@@ -60,8 +62,9 @@ public final class CheckpointService {
                              EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
                              NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
                              io.stasis.core.bucket.SandboxBuckets buckets, DurableCheckpoints durable,
-                             io.stasis.core.lifecycle.WarmPool pool) {
+                             io.stasis.core.lifecycle.WarmPool pool, ForkSpares spares) {
         this.pool = pool;
+        this.spares = spares;
         this.volumes = volumes;
         this.buckets = buckets;
         this.quotas = quotas;
@@ -93,16 +96,72 @@ public final class CheckpointService {
      * fails the call ({@code runtime_failed}) but the local checkpoint stays.
      */
     public Checkpoint create(SandboxId id, Optional<String> name, boolean memory, boolean waitDurable) {
+        return create(id, name, memory, waitDurable, 0);
+    }
+
+    /** As {@link #create(SandboxId, Optional, boolean, boolean)}, keeping {@code spares} forks of it restored ahead ({@link #setSpares}). */
+    public Checkpoint create(SandboxId id, Optional<String> name, boolean memory, boolean waitDurable, int spares) {
         name.ifPresent(n -> {
             if (n.isBlank() || n.length() > 128) throw StasisException.invalid("name", "must be 1-128 characters");
         });
+        if (spares != 0) checkSpares(current(id), memory, spares);
         activity.touch(id);
         if (memory) lifecycle.withRunning(id, "checkpoint", s -> s);
         var made = locks.exclusive(id, () -> take(current(id), name, memory, Checkpoint.Purpose.USER));
         var sandbox = current(id);
+        if (spares != 0) wantSpares(made, sandbox, spares);
         if (waitDurable) durable.upload(made, sandbox);
         else durable.afterCheckpoint(made, sandbox);
         return made;
+    }
+
+    /**
+     * Keeps {@code count} forks of a memory checkpoint restored ahead, in standby, so that a fork of
+     * it only thaws one ({@link ForkSpares}); 0 ends them. The count is kept in the catalog, and
+     * the service restores the spares again after a restart.
+     */
+    public Checkpoint setSpares(CheckpointId id, int count) {
+        var checkpoint = get(id);
+        if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION) throw notFound(id.value());
+        var sandbox = current(checkpoint.sandboxId());
+        if (count != 0) checkSpares(sandbox, checkpoint.memory(), count);
+        return locks.exclusive(sandbox.id(), () -> {
+            var still = get(id);
+            wantSpares(still, current(sandbox.id()), count);
+            return still;
+        });
+    }
+
+    /** Spares of the checkpoint: {ready, wanted}. */
+    public int[] spares(CheckpointId id) {
+        return new int[]{spares.ready(id), spares.wanted(id)};
+    }
+
+    /** Restores the spares that checkpoints want, after a start (those of before a crash were orphans, gone by now). */
+    public void restoreSpares() {
+        catalog.checkpointSpares().forEach((id, count) -> catalog.findCheckpoint(id).ifPresent(checkpoint ->
+                catalog.find(checkpoint.sandboxId()).filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                        .ifPresent(sandbox -> spares.want(sparesSource(checkpoint, sandbox), count))));
+    }
+
+    private void checkSpares(Sandbox sandbox, boolean memory, int count) {
+        if (count < 0 || count > MAX_FORKS) throw StasisException.invalid("spares", "must be between 0 and " + MAX_FORKS + ", was " + count);
+        if (!memory) throw StasisException.invalid("spares", "are forks restored ahead from a memory checkpoint; a files checkpoint's forks "
+                + "already start from the warm pool (memory: true, or no spares)");
+        if (count > spares.hostMax()) throw StasisException.invalid("spares", "this service keeps at most " + spares.hostMax()
+                + " fork spares in all (--fork-spares-max), " + count + " asked");
+        if (!volumes.mountsOf(sandbox.id()).isEmpty() || !buckets.bucketsOf(sandbox.id()).isEmpty())
+            throw new StasisException(ErrorCode.INVALID_STATE, "sandbox " + sandbox.id() + " mounts volumes or buckets: its forks mount "
+                    + "them afresh and cannot be restored ahead (fork without spares)", Map.of("sandbox", sandbox.id().value()));
+    }
+
+    private void wantSpares(Checkpoint checkpoint, Sandbox sandbox, int count) {
+        catalog.setCheckpointSpares(checkpoint.id(), count);
+        spares.want(sparesSource(checkpoint, sandbox), count);
+    }
+
+    private ForkSpares.Source sparesSource(Checkpoint checkpoint, Sandbox sandbox) {
+        return new ForkSpares.Source(checkpoint.id(), sandbox.id(), sandbox.tenant(), sandbox.resources(), network.policyOf(sandbox.id()));
     }
 
     /** Where the checkpoint's upload stands; empty if none was asked for. */
@@ -275,6 +334,7 @@ public final class CheckpointService {
                     Map.of("checkpoint", id.value(), "sandbox", checkpoint.sandboxId().value()));
         durable.settle(id);
         locks.exclusive(checkpoint.sandboxId(), () -> {
+            spares.discard(id);
             durable.forget(id);
             catalog.deleteCheckpoint(id);
             runtime.deleteImage(id);
@@ -316,6 +376,7 @@ public final class CheckpointService {
             checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
         }
         var made = branchAll(parent, checkpoint, names);
+        if (spares.wanted(checkpoint.id()) > 0) catalog.find(parentId).ifPresent(p -> spares.refill(sparesSource(checkpoint, p)));
         events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
                 "children", made.stream().map(s -> s.id().value()).toList()));
         return made;
@@ -374,6 +435,10 @@ public final class CheckpointService {
     }
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
+        if (checkpoint.memory()) {
+            var spare = spares.take(checkpoint.id());
+            if (spare.isPresent()) return branchFromSpare(parent, checkpoint, name, spare.get());
+        }
         // A fork without processes, which mounts nothing, is a warm sandbox given the checkpoint's root.
         if (!checkpoint.memory() && runtime.canReroot() && volumes.mountsOf(parent.id()).isEmpty()
                 && buckets.bucketsOf(parent.id()).isEmpty()) {
@@ -427,6 +492,24 @@ public final class CheckpointService {
             var child = recordChild(parent, checkpoint, name, id);
             log.atDebug().addKeyValue("sandbox", id).addKeyValue("rootMs", (rooted - start) / 1e6).addKeyValue("rerootMs", (rerooted - rooted) / 1e6)
                     .addKeyValue("restMs", (System.nanoTime() - rerooted) / 1e6).log("forked into a warm sandbox");
+            return child;
+        } catch (RuntimeException e) {
+            removeChild(id, e);
+            throw e;
+        }
+    }
+
+    /** {@link #branch} from a spare: restored ahead and frozen, it only takes its parent's policy and limits of now and thaws. */
+    private Sandbox branchFromSpare(Sandbox parent, Checkpoint checkpoint, Optional<String> name, ForkSpares.Spare spare) {
+        var id = spare.id();
+        long start = System.nanoTime();
+        try {
+            network.adopt(id, network.policyOf(parent.id()), Optional.of(parent.id()));
+            if (!parent.resources().equals(spare.resources())) runtime.updateResources(id, parent.resources());
+            runtime.thaw(id);
+            faults.reach("fork.after-start");
+            var child = recordChild(parent, checkpoint, name, id);
+            log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1e6).log("forked from a spare");
             return child;
         } catch (RuntimeException e) {
             removeChild(id, e);

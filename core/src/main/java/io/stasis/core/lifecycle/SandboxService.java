@@ -50,6 +50,7 @@ public final class SandboxService {
     private final ActivityTracker activity;
     private final FaultPoints faults;
     private final QuotaGuard quotas;
+    private final ForkSpares spares;
     private final WarmPool pool;
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
@@ -58,10 +59,11 @@ public final class SandboxService {
     /** @param pool sandboxes started ahead of demand; a create asking for other resources than theirs gets them applied */
     public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
                           EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          WarmPool pool, NetworkService network, QuotaGuard quotas,
+                          WarmPool pool, ForkSpares spares, NetworkService network, QuotaGuard quotas,
                           io.stasis.core.volume.SandboxVolumes volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
         this.volumes = volumes;
         this.buckets = buckets;
+        this.spares = spares;
         this.faults = faults;
         this.quotas = quotas;
         this.catalog = catalog;
@@ -274,6 +276,7 @@ public final class SandboxService {
             buckets.release(sandbox.id());
             roots.deleteRoot(sandbox.id());
             for (var checkpoint : catalog.checkpointsOf(sandbox.id())) {
+                spares.discard(checkpoint.id());
                 runtime.deleteImage(checkpoint.id());
                 roots.deleteSnapshot(checkpoint.id());
                 catalog.deleteCheckpoint(checkpoint.id());

@@ -108,6 +108,11 @@ public final class NetworkService {
 
     /** Gives a warm sandbox, opened with the pool's policy, the policy of its new owner. */
     public void adopt(SandboxId id, NetworkPolicy policy) {
+        adopt(id, policy, Optional.empty());
+    }
+
+    /** As {@link #adopt(SandboxId, NetworkPolicy)}, for a fork restored ahead: its secret-header rules trust {@code inheritFrom}'s CA, as its processes do. */
+    public void adopt(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
         if (host.isEmpty()) return;
         EgressPolicy before;
         synchronized (this) {
@@ -118,7 +123,7 @@ public final class NetworkService {
         }
         // The pool's policy is the default one of many services (deny all): nothing to change then.
         if (!before.equals(policy.egress())) host.get().update(id, policy.egress());
-        prepareRules(id, policy, Optional.empty());
+        prepareRules(id, policy, inheritFrom);
         record(id);
     }
 

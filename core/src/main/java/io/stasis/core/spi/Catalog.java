@@ -12,6 +12,7 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -84,6 +85,12 @@ public interface Catalog extends AutoCloseable {
 
     /** Forgets a checkpoint. Idempotent. */
     void deleteCheckpoint(CheckpointId id);
+
+    /** Records how many forks of the checkpoint to keep restored ahead (0: none). Nothing if the checkpoint is gone. */
+    void setCheckpointSpares(CheckpointId id, int count);
+
+    /** The checkpoints that want spares, and how many each. */
+    Map<CheckpointId, Integer> checkpointSpares();
 
     /** Records where a checkpoint's upload to the durable store stands, replacing what was recorded. */
     void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload);

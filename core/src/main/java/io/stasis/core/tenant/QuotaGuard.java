@@ -40,6 +40,20 @@ public final class QuotaGuard {
         }
     }
 
+    /**
+     * Holds {@code demand} for the tenant until the returned release runs: for what the service
+     * keeps on a tenant's behalf outside the catalog (a fork's spares, see ForkSpares).
+     *
+     * @throws StasisException {@code quota_exceeded}, as {@link #admit}
+     */
+    public Runnable hold(TenantId tenant, TenantUsage demand) {
+        reserve(tenant, demand);
+        var released = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (released.compareAndSet(false, true)) release(tenant, demand);
+        };
+    }
+
     /** What the tenant holds now, by the catalog. */
     public TenantUsage usage(TenantId tenant) {
         return catalog.usage(tenant);

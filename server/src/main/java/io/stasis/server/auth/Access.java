@@ -32,6 +32,7 @@ public enum Access implements RouteRole {
     CHECKPOINT_READ(Target.CHECKPOINT, Permission.SANDBOX_READ),
     CHECKPOINT_DELETE(Target.CHECKPOINT, Permission.CHECKPOINTS),
     CHECKPOINT_SYNC(Target.CHECKPOINT, Permission.CHECKPOINTS),
+    CHECKPOINT_SPARES(Target.CHECKPOINT, Permission.CHECKPOINTS),
     VOLUME_READ(Target.VOLUME, Permission.VOLUME_READ),
     VOLUME_WRITE(Target.VOLUME, Permission.VOLUME_WRITE);
 

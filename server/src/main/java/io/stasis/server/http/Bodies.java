@@ -23,7 +23,10 @@ final class Bodies {
     record CreateVolume(String name, Long sizeMb, Long sizeGb, String fromSnapshot, String fromSync) {
     }
 
-    record CreateCheckpoint(String name, Boolean memory, Boolean durable) {
+    record CreateCheckpoint(String name, Boolean memory, Boolean durable, Integer spares) {
+    }
+
+    record Spares(Integer count) {
     }
 
     record Fork(String checkpoint, Integer count, String name) {

@@ -32,6 +32,7 @@ final class CheckpointRoutes {
         routes.get("/v1/checkpoints", this::listOfTenant, Access.TENANT);
         routes.get("/v1/checkpoints/{cid}", ctx -> ctx.json(view(checkpoints.get(checkpointId(ctx)))), Access.CHECKPOINT_READ);
         routes.post("/v1/checkpoints/{cid}/sync", this::sync, Access.CHECKPOINT_SYNC);
+        routes.put("/v1/checkpoints/{cid}/spares", this::spares, Access.CHECKPOINT_SPARES);
         routes.delete("/v1/checkpoints/{cid}", ctx -> {
             var id = checkpointId(ctx);
             // The guard checked the tenant: against the catalog, or for a copy only the store holds, its descriptor.
@@ -55,8 +56,17 @@ final class CheckpointRoutes {
         var body = Json.body(ctx, Bodies.CreateCheckpoint.class);
         if (body.memory() == null)
             throw StasisException.invalid("memory", "is required: true to keep the processes and their memory, false for the files only");
-        var made = checkpoints.create(id, Optional.ofNullable(body.name()), body.memory(), Boolean.TRUE.equals(body.durable()));
+        var made = checkpoints.create(id, Optional.ofNullable(body.name()), body.memory(), Boolean.TRUE.equals(body.durable()),
+                body.spares() == null ? 0 : body.spares());
         ctx.status(201).json(view(made));
+    }
+
+    /** How many forks of a memory checkpoint to keep restored ahead; answers the checkpoint, its spares being restored. */
+    private void spares(Context ctx) {
+        var id = checkpointId(ctx);
+        var body = Json.body(ctx, Bodies.Spares.class);
+        if (body.count() == null) throw StasisException.invalid("count", "is required: the forks to keep restored ahead (0: none)");
+        ctx.json(view(checkpoints.setSpares(id, body.count())));
     }
 
     /** Waits until the checkpoint is durable, at most {@code ?timeout=} (default 10m); answers the checkpoint: check {@code durable}. */
@@ -81,7 +91,8 @@ final class CheckpointRoutes {
     }
 
     private CheckpointView view(io.stasis.core.checkpoint.Checkpoint c) {
-        return CheckpointView.of(c, checkpoints.upload(c.id()));
+        int[] spares = checkpoints.spares(c.id());
+        return CheckpointView.of(c, checkpoints.upload(c.id()), new Views.SparesView(spares[1], spares[0]));
     }
 
     private void fork(Context ctx) {

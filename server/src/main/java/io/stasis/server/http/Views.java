@@ -78,22 +78,26 @@ final class Views {
     }
 
     record CheckpointView(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes, Instant createdAt,
-                          boolean durable, String upload, Long logicalBytes, Long storedBytes, String uploadError) {
+                          boolean durable, String upload, Long logicalBytes, Long storedBytes, String uploadError, SparesView spares) {
         /** A durable checkpoint as its descriptor in the blob store tells it ({@code sizeBytes}: its image stream's length). */
         static CheckpointView of(io.stasis.core.checkpoint.CheckpointDescriptor d) {
             return new CheckpointView(d.checkpoint().value(), d.sandbox().value(), d.name().orElse(null), d.memory(), d.purpose().wireName(),
                     d.memory() ? d.logicalBytes() - d.roots().getLast().bytes() : 0, d.createdAt(), true, "durable", d.logicalBytes(),
-                    d.storedBytes(), null);
+                    d.storedBytes(), null, null);
         }
 
-        static CheckpointView of(Checkpoint c, java.util.Optional<io.stasis.core.checkpoint.CheckpointUpload> upload) {
+        static CheckpointView of(Checkpoint c, java.util.Optional<io.stasis.core.checkpoint.CheckpointUpload> upload, SparesView spares) {
             var u = upload.orElse(null);
             boolean durable = u != null && u.durable();
             return new CheckpointView(c.id().value(), c.sandboxId().value(), c.name().orElse(null), c.memory(), c.purpose().wireName(),
                     c.sizeBytes(), c.createdAt(), durable, u == null ? "none" : u.state().wireName(),
                     durable ? u.logicalBytes() : null, durable ? u.storedBytes() : null,
-                    u == null ? null : u.error().orElse(null));
+                    u == null ? null : u.error().orElse(null), spares);
         }
+    }
+
+    /** Forks of a memory checkpoint kept restored ahead: how many are wanted, and how many are ready now. */
+    record SparesView(int wanted, int ready) {
     }
 
     record FileView(String path, String name, String type, long size, String mode, Instant modifiedAt, String symlinkTarget) {

@@ -1,0 +1,264 @@
+package io.stasis.core.lifecycle;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.network.NetworkService;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Memory forks restored ahead of demand. For a memory checkpoint that asks for spares, that many
+ * sandboxes are restored from its image in the background and put in standby (frozen, their
+ * memory pushed to swap), so that a fork of it only thaws one: a restore costs ~100 ms of CPU,
+ * a thaw almost nothing. A spare runs for the few milliseconds between its restore and its
+ * freeze, as a fork runs before its caller hears of it.
+ *
+ * <p>Like warm sandboxes ({@link WarmPool}), spares are not in the catalog until handed out: after
+ * a crash the reconciler removes them as orphans, and the service restores them again from the
+ * wanted counts the catalog keeps. Each spare holds its tenant's quota (a running sandbox, its
+ * memory and disk) until it is handed out or discarded; the host's total is bounded.
+ */
+public final class ForkSpares implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
+
+    /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
+    public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy) {
+    }
+
+    /** A spare handed out: its sandbox, frozen, and the resources it was restored with. */
+    public record Spare(SandboxId id, Resources resources) {
+    }
+
+    private record Held(Spare spare, Runnable quota) {
+    }
+
+    /** The spares of one checkpoint: how many are wanted, those ready, and whether a refill runs. */
+    private static final class Pool {
+        volatile int wanted;
+        final java.util.Deque<Held> ready = new java.util.ArrayDeque<>();
+        boolean filling;
+    }
+
+    private final RootStore roots;
+    private final SandboxRuntime runtime;
+    private final NetworkService network;
+    private final QuotaGuard quotas;
+    private final int hostMax;
+    private final Map<CheckpointId, Pool> pools = new ConcurrentHashMap<>();
+    private final AtomicInteger held = new AtomicInteger();
+    private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    /** @param hostMax spares kept on this host in all (0: none) */
+    public ForkSpares(RootStore roots, SandboxRuntime runtime, NetworkService network, QuotaGuard quotas, int hostMax) {
+        this.roots = roots;
+        this.runtime = runtime;
+        this.network = network;
+        this.quotas = quotas;
+        this.hostMax = hostMax;
+    }
+
+    /** How many spares this host keeps at most, in all. */
+    public int hostMax() {
+        return hostMax;
+    }
+
+    /** Keeps {@code count} spares of the checkpoint ready (0: none), restoring the missing ones in the background. */
+    public void want(Source source, int count) {
+        if (count <= 0) {
+            discard(source.checkpoint());
+            return;
+        }
+        var pool = pools.computeIfAbsent(source.checkpoint(), c -> new Pool());
+        pool.wanted = count;
+        List<Held> extra = new ArrayList<>();
+        synchronized (pool) {
+            while (pool.ready.size() > count) extra.add(pool.ready.pollLast());
+        }
+        extra.forEach(this::drop);
+        refill(source);
+    }
+
+    /** A ready spare of the checkpoint, frozen; the caller owns it from now on and {@link #refill}s once done. */
+    public Optional<Spare> take(CheckpointId checkpoint) {
+        var pool = pools.get(checkpoint);
+        if (pool == null || closed) return Optional.empty();
+        Held taken;
+        synchronized (pool) {
+            taken = pool.ready.pollFirst();
+        }
+        if (taken == null) return Optional.empty();
+        held.decrementAndGet();
+        taken.quota().run();
+        return Optional.of(taken.spare());
+    }
+
+    /** Spares of the checkpoint ready now, and wanted. */
+    public int ready(CheckpointId checkpoint) {
+        var pool = pools.get(checkpoint);
+        if (pool == null) return 0;
+        synchronized (pool) {
+            return pool.ready.size();
+        }
+    }
+
+    public int wanted(CheckpointId checkpoint) {
+        var pool = pools.get(checkpoint);
+        return pool == null ? 0 : pool.wanted;
+    }
+
+    /** Forgets the checkpoint's spares and ends those ready (those being restored end once they are). */
+    public void discard(CheckpointId checkpoint) {
+        var pool = pools.remove(checkpoint);
+        if (pool == null) return;
+        List<Held> all;
+        synchronized (pool) {
+            pool.wanted = 0;
+            all = new ArrayList<>(pool.ready);
+            pool.ready.clear();
+        }
+        all.forEach(this::drop);
+    }
+
+    /** Restores the checkpoint's missing spares, side by side, on a background thread. */
+    public void refill(Source source) {
+        var pool = pools.get(source.checkpoint());
+        if (pool == null || closed) return;
+        synchronized (pool) {
+            if (pool.filling || pool.ready.size() >= pool.wanted) return;
+            pool.filling = true;
+        }
+        var refill = Thread.ofVirtual().name("fork-spares-" + source.checkpoint()).unstarted(() -> {
+            try {
+                fill(source, pool);
+            } finally {
+                synchronized (pool) {
+                    pool.filling = false;
+                }
+                refills.remove(Thread.currentThread());
+            }
+        });
+        refills.add(refill);
+        refill.start();
+    }
+
+    private void fill(Source source, Pool pool) {
+        while (!closed && pools.get(source.checkpoint()) == pool) {
+            int missing;
+            synchronized (pool) {
+                missing = pool.wanted - pool.ready.size();
+            }
+            var starts = new ArrayList<Thread>();
+            var made = new java.util.concurrent.ConcurrentLinkedQueue<Held>();
+            for (int i = 0; i < missing; i++) {
+                Optional<Runnable> quota = reserve(source);
+                if (quota.isEmpty()) break;
+                starts.add(Thread.ofVirtual().start(() -> make(source, quota.get()).ifPresent(made::add)));
+            }
+            for (Thread t : starts) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+            var unwanted = new ArrayList<Held>();
+            synchronized (pool) {
+                for (Held spare : made) {
+                    if (!closed && pools.get(source.checkpoint()) == pool && pool.ready.size() < pool.wanted) pool.ready.addLast(spare);
+                    else unwanted.add(spare);
+                }
+            }
+            unwanted.forEach(this::drop);
+            if (made.size() < missing) return; // a limit or a failure: the next fork refills again
+        }
+    }
+
+    /** The quota and the host's room for one more spare, if there is both. */
+    private Optional<Runnable> reserve(Source source) {
+        if (held.incrementAndGet() > hostMax) {
+            held.decrementAndGet();
+            log.atInfo().addKeyValue("checkpoint", source.checkpoint()).addKeyValue("hostMax", hostMax).log("no room for another fork spare");
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(quotas.hold(source.tenant(), SandboxService.demandOfNew(source.resources())));
+        } catch (RuntimeException e) {
+            held.decrementAndGet();
+            log.atInfo().addKeyValue("checkpoint", source.checkpoint()).log("no quota left for another fork spare: " + e.getMessage());
+            return Optional.empty();
+        }
+    }
+
+    private Optional<Held> make(Source source, Runnable quota) {
+        var id = SandboxId.random();
+        long start = System.nanoTime();
+        try {
+            var root = roots.createRootFrom(id, source.checkpoint(), source.resources().diskBytes());
+            var link = network.open(id, source.policy(), Optional.of(source.parent()));
+            runtime.restore(new RuntimeSpec(id, root, id.hostname(), source.resources(), link), source.checkpoint());
+            runtime.standby(id);
+            log.atDebug().addKeyValue("checkpoint", source.checkpoint()).addKeyValue("sandbox", id)
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("fork spare ready");
+            return Optional.of(new Held(new Spare(id, source.resources()), quota));
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("checkpoint", source.checkpoint()).setCause(e).log("could not restore a fork spare");
+            drop(new Held(new Spare(id, source.resources()), quota));
+            return Optional.empty();
+        }
+    }
+
+    private void drop(Held spare) {
+        try {
+            end(spare.spare().id());
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", spare.spare().id()).setCause(e).log("could not end a fork spare (the reconciler will)");
+        } finally {
+            held.decrementAndGet();
+            spare.quota().run();
+        }
+    }
+
+    /** Ends a spare's sandbox: its processes, its root, its network. */
+    private void end(SandboxId id) {
+        try {
+            runtime.destroy(id);
+        } finally {
+            try {
+                roots.deleteRoot(id);
+            } finally {
+                network.release(id);
+            }
+        }
+    }
+
+    /** Ends every spare, once refills under way have finished. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Thread refill : List.copyOf(refills)) {
+            try {
+                refill.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (var checkpoint : List.copyOf(pools.keySet())) discard(checkpoint);
+    }
+}

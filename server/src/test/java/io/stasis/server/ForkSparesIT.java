@@ -1,0 +1,165 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.HostLeaks;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Forks of a memory checkpoint restored ahead (spares): they wait frozen, a fork thaws one, the
+ * checkpoint refills them, and none outlives its checkpoint, its sandbox, the service or a
+ * SIGKILL of the service.
+ */
+@Tag("root")
+class ForkSparesIT {
+    private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
+    /** A line every 0.1 s while the processes run. */
+    private static final String COUNTER = "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done >> /root/counter.log 2>/dev/null &";
+    private static final Duration READY = Duration.ofSeconds(60);
+
+    @Test
+    void aForkTakesAFrozenSpareAndTheCheckpointRefillsIt() throws Exception {
+        Path dataDir = Files.createTempDirectory("stasis-spares-it");
+        try (var service = ServiceFixture.startIn(dataDir, "--warm-pool", "0"); var api = new RawApi(service.url, service.rootKey)) {
+            String parent = api.post("/v1/sandboxes", CALM).get("id").asText();
+            api.sh(parent, COUNTER);
+            Await.until("the counter", Duration.ofSeconds(10), () -> lines(api, parent) > 3);
+
+            JsonNode checkpoint = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 3}");
+            String cid = checkpoint.get("id").asText();
+            assertThat(checkpoint.get("spares").get("wanted").asInt()).isEqualTo(3);
+            Await.until("three spares", READY, () -> ready(api, cid) == 3);
+            assertThat(spareIds(dataDir, api)).hasSize(3);
+            int atCheckpoint = lines(api, parent);
+            Thread.sleep(1500); // fifteen lines' worth, had the spares not been frozen
+
+            var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\", \"count\": 2}").get("items");
+            assertThat(forks).hasSize(2);
+            for (JsonNode fork : forks) {
+                String id = fork.get("id").asText();
+                assertThat(fork.get("state").asText()).isEqualTo("running");
+                assertThat(lines(api, id)).as("a spare waits frozen: its counter did not run on").isLessThan(atCheckpoint + 8);
+                int before = lines(api, id);
+                Await.until("the fork counting on", Duration.ofSeconds(10), () -> lines(api, id) > before);
+                assertThat(api.sh(id, "hostname").strip()).isEqualTo(new SandboxId(id).hostname());
+            }
+            Await.until("the spares refilled", READY, () -> ready(api, cid) == 3);
+
+            // More forks than spares: the spares, and restores for the rest.
+            var many = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\", \"count\": 5}").get("items");
+            assertThat(many).hasSize(5);
+            for (JsonNode fork : many) assertThat(api.sh(fork.get("id").asText(), "wc -l < /root/counter.log").strip()).isNotEmpty();
+            Await.until("the spares refilled again", READY, () -> ready(api, cid) == 3);
+
+            var fewer = api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{\"count\": 1}").ok();
+            assertThat(fewer.get("spares").get("wanted").asInt()).isEqualTo(1);
+            assertThat(fewer.get("spares").get("ready").asInt()).isEqualTo(1);
+            assertThat(spareIds(dataDir, api)).hasSize(1);
+
+            // None outlives its checkpoint.
+            api.call("DELETE", "/v1/checkpoints/" + cid, null);
+            assertThat(spareIds(dataDir, api)).isEmpty();
+
+            // Nor its sandbox.
+            String second = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 2}").get("id").asText();
+            Await.until("two spares", READY, () -> ready(api, second) == 2);
+            var spares = spareIds(dataDir, api);
+            assertThat(spares).hasSize(2);
+            api.call("DELETE", "/v1/sandboxes/" + parent, null);
+            assertThat(spareIds(dataDir, api)).isEmpty();
+            assertThat(HostLeaks.processesOf(spares)).isEmpty();
+            assertThat(HostLeaks.cgroupsOf(spares)).isEmpty();
+        }
+    }
+
+    @Test
+    void sparesAreRefusedWhereTheyCannotBe() throws Exception {
+        try (var service = ServiceFixture.start("--warm-pool", "0", "--fork-spares-max", "4"); var api = new RawApi(service.url, service.rootKey)) {
+            String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+            String base = "/v1/sandboxes/" + id + "/checkpoints";
+            assertThat(api.call("POST", base, "{\"memory\": false, \"spares\": 1}").errorCode()).isEqualTo("invalid_request");
+            assertThat(api.call("POST", base, "{\"memory\": true, \"spares\": -1}").errorCode()).isEqualTo("invalid_request");
+            var tooMany = api.call("POST", base, "{\"memory\": true, \"spares\": 5}");
+            assertThat(tooMany.status()).isEqualTo(422);
+            assertThat(tooMany.body().toString()).contains("at most 4");
+            assertThat(api.get(base).get("items")).as("a refused checkpoint is not taken").isEmpty();
+            String cid = api.post(base, "{\"memory\": true}").get("id").asText();
+            assertThat(api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{}").errorCode()).isEqualTo("invalid_request");
+            assertThat(api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{\"count\": \"x\"}").status()).isEqualTo(422);
+            assertThat(api.call("PUT", "/v1/checkpoints/ckpt_nosuch/spares", "{\"count\": 1}").errorCode()).isEqualTo("checkpoint_not_found");
+            String files = api.post(base, "{\"memory\": false}").get("id").asText();
+            assertThat(api.call("PUT", "/v1/checkpoints/" + files + "/spares", "{\"count\": 1}").errorCode()).isEqualTo("invalid_request");
+            assertThat(api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{\"count\": 0}").ok().get("spares").get("wanted").asInt()).isZero();
+        }
+    }
+
+    @Test
+    void sparesComeBackAfterTheServiceIsKilled() throws Exception {
+        Path dataDir = Files.createTempDirectory("stasis-spares-kill-it");
+        Path log = Path.of("target", "fork-spares-it-service.log").toAbsolutePath();
+        Set<SandboxId> before;
+        String parent;
+        String cid;
+        try {
+            try (var first = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--warm-pool", "0")) {
+                try (var api = new RawApi(first.url, Files.readString(dataDir.resolve("root.key")).strip())) {
+                    parent = api.post("/v1/sandboxes", CALM).get("id").asText();
+                    api.sh(parent, COUNTER);
+                    cid = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 2}").get("id").asText();
+                    Await.until("two spares", READY, () -> ready(api, cid) == 2);
+                    before = spareIds(dataDir, api);
+                }
+                first.kill();
+            }
+            try (var second = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--warm-pool", "0")) {
+                try (var api = new RawApi(second.url, Files.readString(dataDir.resolve("root.key")).strip())) {
+                    Await.until("the spares restored again", READY, () -> ready(api, cid) == 2);
+                    var after = spareIds(dataDir, api);
+                    assertThat(after).hasSize(2).doesNotContainAnyElementsOf(before);
+                    assertThat(HostLeaks.processesOf(before)).as("the spares of before the kill, orphans").isEmpty();
+                    assertThat(HostLeaks.cgroupsOf(before)).isEmpty();
+                    String fork = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\"}").get("items").get(0).get("id").asText();
+                    assertThat(after).contains(new SandboxId(fork));
+                    assertThat(api.sh(fork, "wc -l < /root/counter.log").strip()).isNotEmpty();
+                    api.call("DELETE", "/v1/sandboxes/" + fork, null);
+                    api.call("DELETE", "/v1/sandboxes/" + parent, null);
+                    assertThat(spareIds(dataDir, api)).isEmpty();
+                    assertThat(HostLeaks.processesOf(after)).isEmpty();
+                }
+            }
+            assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
+        } finally {
+            ServiceFixture.deleteTree(dataDir);
+        }
+    }
+
+    private static int ready(RawApi api, String checkpoint) {
+        return api.get("/v1/checkpoints/" + checkpoint).get("spares").get("ready").asInt();
+    }
+
+    private static int lines(RawApi api, String sandbox) {
+        return Integer.parseInt(api.sh(sandbox, "wc -l < /root/counter.log").strip());
+    }
+
+    /** The sandboxes the runtime holds that the API does not list: the spares (there is no warm pool here). */
+    private static Set<SandboxId> spareIds(Path dataDir, RawApi api) throws IOException {
+        var listed = new ArrayList<String>();
+        for (JsonNode s : api.get("/v1/sandboxes?limit=1000").get("items")) listed.add(s.get("id").asText());
+        try (Stream<Path> bundles = Files.list(dataDir.resolve("runtime").resolve("bundles"))) {
+            return bundles.map(p -> p.getFileName().toString()).filter(name -> name.startsWith("sbx_") && !listed.contains(name))
+                    .map(SandboxId::new).collect(Collectors.toSet());
+        }
+    }
+}
