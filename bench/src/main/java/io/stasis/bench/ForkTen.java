@@ -22,6 +22,10 @@ import java.util.Map;
  * of ten forks of the same checkpoint (ten times as much: a restore shares no page with its
  * parent or its siblings, only the page cache of the files they map).
  *
+ * <p>Then the same forks from a checkpoint that keeps spares (forks restored ahead, in standby:
+ * {@code "spares": N}), once they are all ready: the fork only thaws them. How long the spares
+ * take to be ready (restored in the background) is reported for the hundred.
+ *
  * <p>The floor: a writable snapshot of the checkpoint's root and {@code runc restore --detach} of
  * its very image into a new container of the same bundle, one at a time, by the benchmark's runc.
  */
@@ -73,6 +77,11 @@ final class ForkTen implements Scenario {
                 service.live().deleteCheckpoint(checkpoint);
                 return Format.millis(end - start);
             });
+            double[] spareOnes = context.sampler().run("memory checkpoint with 1 spare + fork count=1", context.counts().warmupOfSlowSeries(), n,
+                    i -> forkFromSpares(service, parent, 1)[1]);
+            double[] spareTens = context.sampler().run("memory checkpoint with 10 spares + fork count=" + COUNT, context.counts().warmupOfSlowSeries(), n,
+                    i -> forkFromSpares(service, parent, COUNT)[1]);
+            double[] spareMany = forkFromSpares(service, parent, MANY);
             var memory = memory(service, parent);
             var figures = new ArrayList<Figure>(List.of(
                     Figure.of("checkpoint_memory_call.tiny", name(), "ms",
@@ -87,6 +96,18 @@ final class ForkTen implements Scenario {
                     Figure.of("fork100_memory_call", name(), "ms",
                             "POST .../fork {checkpoint, count: 100} from a memory checkpoint until all 100 run (once)",
                             Stats.of(new double[]{manyForks(service, parent)})).withTarget(Target.atMost(MANY_TARGET_MS)),
+                    Figure.of("fork1_memory_spare_call", name(), "ms",
+                            "POST .../fork {checkpoint, count: 1} from a memory checkpoint whose 1 spare is ready, until the fork runs",
+                            Stats.of(spareOnes)).withTarget(Target.atMost(ONE_TARGET_MS)),
+                    Figure.of("fork10_memory_spares_call", name(), "ms",
+                            "POST .../fork {checkpoint, count: 10} from a memory checkpoint whose 10 spares are ready, until all 10 run",
+                            Stats.of(spareTens)).withTarget(Target.atMost(TEN_TARGET_MS)),
+                    Figure.of("fork100_memory_spares_call", name(), "ms",
+                            "POST .../fork {checkpoint, count: 100} from a memory checkpoint whose 100 spares are ready, until all 100 run (once)",
+                            Stats.of(new double[]{spareMany[1]})).withTarget(Target.atMost(MANY_TARGET_MS)),
+                    Figure.of("spares100_ready", name(), "ms",
+                            "POST .../checkpoints {memory: true, spares: 100} until all 100 spares are restored and in standby (background work, once)",
+                            Stats.of(new double[]{spareMany[0]})),
                     Figure.of("fork1_memory_pss", name(), "MiB", "summed PSS of the processes of one fork of that sandbox",
                             Stats.of(new double[]{memory[0]})),
                     Figure.of("fork10_memory_pss", name(), "MiB", "summed PSS of the processes of ten forks of the same checkpoint",
@@ -95,6 +116,33 @@ final class ForkTen implements Scenario {
             return new ScenarioResult(figures, Map.of("parentProcesses", "stasis-init and a shell loop appending to a file every 0.1 s"));
         } finally {
             parent.delete();
+        }
+    }
+
+    /**
+     * A memory checkpoint with {@code count} spares, then, once they are ready, a fork of
+     * {@code count} from it: {ms until the spares were ready, ms of the fork}. The first fork is
+     * checked to be counting on; forks and checkpoint are deleted afterwards, untimed.
+     */
+    private static double[] forkFromSpares(PrivateService service, Sandbox parent, int count) throws Exception {
+        long start = System.nanoTime();
+        String checkpoint = service.live().checkpointWithSpares(parent.id(), count).path("id").asText();
+        List<String> forks = List.of();
+        try {
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(300);
+            while (service.live().getCheckpoint(checkpoint).path("spares").path("ready").asInt() < count) {
+                if (System.nanoTime() > deadline) throw new IllegalStateException(count + " spares of " + checkpoint + " not ready after 300 s");
+                Thread.sleep(20);
+            }
+            long ready = System.nanoTime();
+            forks = service.fork(parent.id(), checkpoint, count);
+            long end = System.nanoTime();
+            requireSuccess(service.client().sandboxes().exec(forks.getFirst(), ExecRequest.of("sh", "-c", COUNTING)),
+                    "see the counter count on in a fork from a spare");
+            return new double[]{Format.millis(ready - start), Format.millis(end - ready)};
+        } finally {
+            for (String fork : forks) service.delete(fork);
+            service.live().deleteCheckpoint(checkpoint);
         }
     }
 

@@ -66,6 +66,17 @@ final class LiveApi implements AutoCloseable {
         return post("/v1/sandboxes/" + sandboxId + "/checkpoints", body, 201);
     }
 
+    /** {@code POST /v1/sandboxes/{id}/checkpoints} with memory, keeping {@code spares} forks of it restored ahead. */
+    JsonNode checkpointWithSpares(String sandboxId, int spares) {
+        ObjectNode body = JSON.createObjectNode().put("memory", true).put("spares", spares);
+        return post("/v1/sandboxes/" + sandboxId + "/checkpoints", body, 201);
+    }
+
+    /** {@code GET /v1/checkpoints/{cid}}. */
+    JsonNode getCheckpoint(String checkpointId) {
+        return send(HttpRequest.newBuilder(uri("/v1/checkpoints/" + checkpointId)).GET(), "GET /v1/checkpoints/" + checkpointId, 200);
+    }
+
     /** {@code DELETE /v1/checkpoints/{cid}}. */
     void deleteCheckpoint(String checkpointId) {
         send(HttpRequest.newBuilder(uri("/v1/checkpoints/" + checkpointId)).DELETE(), "DELETE /v1/checkpoints/" + checkpointId, 204);

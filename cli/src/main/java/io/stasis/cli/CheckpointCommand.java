@@ -32,11 +32,15 @@ final class CheckpointCommand implements Callable<Integer> {
             + "server sharing it (otherwise it is uploaded in the background).")
     boolean durable;
 
+    @Option(names = "--spares", paramLabel = "N", description = "Keep N forks of it restored ahead, in standby, so that "
+            + "'stasis fork ID --checkpoint C' only thaws one (memory checkpoints; default none).")
+    Integer spares;
+
     @Override
     public Integer call() {
         Checkpoint checkpoint;
         try (var progress = Progress.ticking(root, "checkpointing " + id)) {
-            checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory, durable ? Boolean.TRUE : null));
+            checkpoint = root.client().sandboxes().checkpoint(id, new CheckpointRequest(name, memory, durable ? Boolean.TRUE : null, spares));
         }
         if (root.json()) {
             root.printJson(checkpoint);

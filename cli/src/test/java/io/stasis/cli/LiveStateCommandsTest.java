@@ -204,6 +204,8 @@ class LiveStateCommandsTest {
         assertThat(server.requests.getLast().text()).isEqualTo("{\"name\":\"ready\",\"memory\":false}");
         assertThat(run("checkpoint", "--memory", "demo")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"memory\":true}");
+        assertThat(run("checkpoint", "demo", "--spares", "3")).isZero();
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"memory\":true,\"spares\":3}");
 
         assertThat(run("--json", "checkpoint", "demo")).isZero();
         assertThat(out).contains("\"id\" : \"ckpt_1\"", "\"purpose\" : \"user\"", "\"sizeBytes\" : 421033");

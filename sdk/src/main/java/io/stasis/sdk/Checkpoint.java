@@ -91,6 +91,20 @@ public final class Checkpoint {
                 .fork(ForkRequest.builder().checkpoint(info.id()).count(count).build());
     }
 
+    /** Forks of it kept restored ahead: wanted and ready, as of when this object was read (0 and 0 without). */
+    public CheckpointInfo.Spares spares() {
+        return info.spares() == null ? new CheckpointInfo.Spares(0, 0) : info.spares();
+    }
+
+    /**
+     * Keeps {@code count} forks of this memory checkpoint restored ahead, in standby, so that a
+     * fork of it only thaws one (0 ends them); returns the checkpoint as it is now. They are
+     * restored in the background: see {@link #spares()} of a later {@link Checkpoints#get}.
+     */
+    public Checkpoint keepSpares(int count) {
+        return Checkpoints.keepSpares(transport, info.id(), count);
+    }
+
     /** Deletes the checkpoint; sandboxes forked from it keep their roots. */
     public void delete() {
         Checkpoints.delete(transport, info.id());

@@ -18,8 +18,16 @@ import java.time.Instant;
  * @param logicalBytes once durable, its streams' bytes before dedup (null before)
  * @param storedBytes  once durable, what its upload added to the blob store after dedup and compression (null before)
  * @param uploadError  why the last upload attempt failed, or null
+ * @param spares    forks of it kept restored ahead (null for a copy only in the blob store)
  */
 public record CheckpointInfo(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes,
                              Instant createdAt, boolean durable, String upload, Long logicalBytes, Long storedBytes,
-                             String uploadError) {
+                             String uploadError, Spares spares) {
+
+    /**
+     * @param wanted how many the checkpoint asks for
+     * @param ready  how many wait now (a fork takes these first; they are refilled in the background)
+     */
+    public record Spares(int wanted, int ready) {
+    }
 }

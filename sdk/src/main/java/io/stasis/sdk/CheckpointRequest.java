@@ -16,9 +16,15 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * @param durable true: the call returns only once the checkpoint is in the blob store, restorable
  *                on any instance sharing it; null or false: it is uploaded in the background
  *                ({@link Checkpoints#sync})
+ * @param spares  with memory: forks of it to keep restored ahead, in standby, so that a fork of it
+ *                only thaws one ({@link Checkpoint#keepSpares}); null or 0: none
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-public record CheckpointRequest(String name, boolean memory, Boolean durable) {
+public record CheckpointRequest(String name, boolean memory, Boolean durable, Integer spares) {
+
+    public CheckpointRequest(String name, boolean memory, Boolean durable) {
+        this(name, memory, durable, null);
+    }
 
     public CheckpointRequest(String name, boolean memory) {
         this(name, memory, null);
@@ -43,6 +49,7 @@ public record CheckpointRequest(String name, boolean memory, Boolean durable) {
         private String name;
         private boolean memory = true;
         private Boolean durable;
+        private Integer spares;
 
         private Builder() {
         }
@@ -64,8 +71,14 @@ public record CheckpointRequest(String name, boolean memory, Boolean durable) {
             return this;
         }
 
+        /** Forks to keep restored ahead (memory checkpoints only; default none). */
+        public Builder spares(int spares) {
+            this.spares = spares;
+            return this;
+        }
+
         public CheckpointRequest build() {
-            return new CheckpointRequest(name, memory, durable);
+            return new CheckpointRequest(name, memory, durable, spares);
         }
     }
 }

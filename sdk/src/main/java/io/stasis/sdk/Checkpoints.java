@@ -64,6 +64,21 @@ public final class Checkpoints {
         delete(transport, checkpointId);
     }
 
+    /**
+     * Keeps {@code count} forks of a memory checkpoint restored ahead (see {@link Checkpoint#keepSpares}).
+     *
+     * @throws NotFoundException {@code checkpoint_not_found}
+     * @throws InvalidRequestException a files checkpoint, or more than the server keeps
+     */
+    public Checkpoint keepSpares(String checkpointId, int count) {
+        return keepSpares(transport, checkpointId, count);
+    }
+
+    static Checkpoint keepSpares(HttpTransport transport, String checkpointId, int count) {
+        var info = transport.json(transport.jsonCall("PUT", path(checkpointId) + "/spares", java.util.Map.of("count", count)), CheckpointInfo.class);
+        return new Checkpoint(info, transport);
+    }
+
     static void delete(HttpTransport transport, String checkpointId) {
         transport.discard(transport.call("DELETE", path(checkpointId)));
     }

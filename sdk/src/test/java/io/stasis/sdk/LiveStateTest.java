@@ -30,7 +30,7 @@ class LiveStateTest {
     static final String CHECKPOINT = """
             {"id": "ckpt_1", "sandboxId": "sbx_1", "name": "before-tests", "memory": true, "purpose": "user",
              "sizeBytes": 421033, "createdAt": "2026-11-29T10:00:00Z", "durable": true, "upload": "durable",
-             "logicalBytes": 900000, "storedBytes": 300000, "uploadError": null}""";
+             "logicalBytes": 900000, "storedBytes": 300000, "uploadError": null, "spares": {"wanted": 2, "ready": 1}}""";
 
     private FakeApi api;
     private StasisClient client;
@@ -209,12 +209,18 @@ class LiveStateTest {
         assertThat(c.uploadState()).isEqualTo("durable");
         assertThat(c.storedBytes()).isEqualTo(300000L);
         assertThat(c.logicalBytes()).isEqualTo(900000L);
+        assertThat(c.spares()).isEqualTo(new CheckpointInfo.Spares(2, 1));
         assertThat(StasisJson.write(c).replaceAll("\\s", "")).isEqualTo(CHECKPOINT.replaceAll("\\s", ""));
 
         sandbox.checkpoint(CheckpointRequest.builder().memory(false).build());
         assertThat(api.last().bodyText()).isEqualTo("{\"memory\":false}");
         sandbox.checkpoint(CheckpointRequest.builder().name("x").build());
         assertThat(api.last().bodyText()).isEqualTo("{\"name\":\"x\",\"memory\":true}");
+        sandbox.checkpoint(CheckpointRequest.builder().spares(3).build());
+        assertThat(api.last().bodyText()).isEqualTo("{\"memory\":true,\"spares\":3}");
+        api.json("PUT /v1/checkpoints/ckpt_1/spares", 200, CHECKPOINT);
+        assertThat(c.keepSpares(2).spares().wanted()).isEqualTo(2);
+        assertThat(api.last().bodyText()).isEqualTo("{\"count\":2}");
 
         List<Checkpoint> all = sandbox.checkpoints();
         assertThat(all).extracting(Checkpoint::id).containsExactly("ckpt_1", "ckpt_2");

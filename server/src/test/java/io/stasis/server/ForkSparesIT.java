@@ -42,6 +42,12 @@ class ForkSparesIT {
             assertThat(checkpoint.get("spares").get("wanted").asInt()).isEqualTo(3);
             Await.until("three spares", READY, () -> ready(api, cid) == 3);
             assertThat(spareIds(dataDir, api)).hasSize(3);
+            for (SandboxId spare : spareIds(dataDir, api)) {
+                assertThat(cgroupFile("freezer", spare, "freezer.state")).as("a spare waits frozen").isEqualTo("FROZEN");
+                // In standby: its memory in swap, only kernel memory (~0.4 MiB for this one) charged.
+                Await.until("the spare's memory paged out", Duration.ofSeconds(30),
+                        () -> Long.parseLong(cgroupFile("memory", spare, "memory.usage_in_bytes")) < (3L << 19));
+            }
             int atCheckpoint = lines(api, parent);
             Thread.sleep(1500); // fifteen lines' worth, had the spares not been frozen
 
@@ -142,6 +148,14 @@ class ForkSparesIT {
             assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
         } finally {
             ServiceFixture.deleteTree(dataDir);
+        }
+    }
+
+    private static String cgroupFile(String controller, SandboxId sandbox, String file) {
+        try {
+            return Files.readString(Path.of("/sys/fs/cgroup", controller, "stasis", sandbox.value(), file)).strip();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
         }
     }
 

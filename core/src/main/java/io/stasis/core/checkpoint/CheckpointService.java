@@ -160,6 +160,12 @@ public final class CheckpointService {
         spares.want(sparesSource(checkpoint, sandbox), count);
     }
 
+    /** After forks, once they are made: restoring the spares' replacements meanwhile would compete with them for the cores. */
+    private void refillSpares(Checkpoint checkpoint) {
+        if (spares.wanted(checkpoint.id()) > 0)
+            catalog.find(checkpoint.sandboxId()).ifPresent(sandbox -> spares.refill(sparesSource(checkpoint, sandbox)));
+    }
+
     private ForkSpares.Source sparesSource(Checkpoint checkpoint, Sandbox sandbox) {
         return new ForkSpares.Source(checkpoint.id(), sandbox.id(), sandbox.tenant(), sandbox.resources(), network.policyOf(sandbox.id()));
     }
@@ -209,7 +215,9 @@ public final class CheckpointService {
             if (local.isPresent() && owner.isPresent()) {
                 if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
                 var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
-                return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
+                var made = quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
+                refillSpares(local.get());
+                return made;
             }
             var descriptor = durable.descriptor(tenant, id);
             var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
@@ -376,7 +384,7 @@ public final class CheckpointService {
             checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
         }
         var made = branchAll(parent, checkpoint, names);
-        if (spares.wanted(checkpoint.id()) > 0) catalog.find(parentId).ifPresent(p -> spares.refill(sparesSource(checkpoint, p)));
+        refillSpares(checkpoint);
         events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
                 "children", made.stream().map(s -> s.id().value()).toList()));
         return made;
