@@ -9,10 +9,12 @@ import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.server.http.OpenApiSpec;
+import io.stasis.testkit.Await;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -156,6 +158,31 @@ class TenantsIT {
         assertThat(token.call("POST", "/v1/volumes", "{\"name\": \"x\"}").status()).isEqualTo(403);
         alice.call("DELETE", "/v1/volumes/other-vol", null);
         alice.call("DELETE", "/v1/tokens/" + issued.get("id").asText(), null);
+    }
+
+    @Test
+    void forkSparesHoldTheTenantsQuotaWhileTheyWait() {
+        var spender = tenantWithKey("spender", "{\"runningSandboxes\": 3}");
+        var api = new RawApi(service.url, spender.get("secret").asText());
+        String parent = api.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText();
+        try {
+            String cid = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 5}").get("id").asText();
+            // Room for two more running sandboxes: two spares, not five.
+            Await.until("the spares the quota allows", Duration.ofSeconds(60),
+                    () -> api.get("/v1/checkpoints/" + cid).get("spares").get("ready").asInt() == 2);
+            assertThat(api.get("/v1/checkpoints/" + cid).get("spares").get("wanted").asInt()).isEqualTo(5);
+            var refused = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\"}");
+            assertThat(refused.status()).as("the spares hold the quota").isEqualTo(429);
+            assertThat(refused.body().path("error").path("details").path("used").asInt()).isEqualTo(3);
+            // A fork takes a spare: it counts as a sandbox now, instead of as a spare.
+            String fork = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\"}").get("items").get(0).get("id").asText();
+            assertThat(api.get("/v1/tenants/" + spender.get("tenant").get("id").asText()).get("usage").get("runningSandboxes").asInt()).isEqualTo(2);
+            api.call("DELETE", "/v1/sandboxes/" + fork, null);
+            api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{\"count\": 0}");
+            assertThat(api.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText()).as("the quota given back").isNotBlank();
+        } finally {
+            for (JsonNode s : api.get("/v1/sandboxes").get("items")) api.call("DELETE", "/v1/sandboxes/" + s.get("id").asText(), null);
+        }
     }
 
     /** Creates a tenant and a key of it; returns {@code {tenant, secret}}. */

@@ -214,10 +214,14 @@ public final class CheckpointService {
             var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
             if (local.isPresent() && owner.isPresent()) {
                 if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
+                var taken = local.get().memory() ? spares.take(id, 1) : List.<ForkSpares.Spare>of();
+                if (!taken.isEmpty()) {
+                    var made = branchFromSpare(owner.get(), local.get(), name, taken.getFirst()); // its quota is held already
+                    refillSpares(local.get());
+                    return made;
+                }
                 var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
-                var made = quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
-                refillSpares(local.get());
-                return made;
+                return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
             }
             var descriptor = durable.descriptor(tenant, id);
             var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
@@ -363,19 +367,33 @@ public final class CheckpointService {
         activity.touch(parentId);
         var parent = current(parentId);
         var names = names(name, count);
+        var given = from.map(id -> forkable(id, parent));
+        // Ready spares are taken first and hold their quota until their forks are recorded: only the others are admitted anew.
+        var unused = new java.util.concurrent.ConcurrentLinkedDeque<>(given.filter(Checkpoint::memory)
+                .map(c -> spares.take(c.id(), count)).orElse(List.of()));
+        int fresh = count - unused.size();
         var one = io.stasis.core.lifecycle.SandboxService.demandOfNew(parent.resources());
-        var demand = new io.stasis.core.tenant.TenantUsage(count * one.runningSandboxes(), count * one.memoryMb(), count * one.diskMb());
+        var demand = new io.stasis.core.tenant.TenantUsage(fresh * one.runningSandboxes(), fresh * one.memoryMb(), fresh * one.diskMb());
         try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), catalog::findByName)) {
-            return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, from, names));
+            return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, given, names, unused));
+        } finally {
+            for (ForkSpares.Spare spare; (spare = unused.pollFirst()) != null; ) spares.giveBack(given.get().id(), spare);
         }
     }
 
-    private List<Sandbox> forkAdmitted(Sandbox parent, Optional<CheckpointId> from, List<Optional<String>> names) {
+    /** A checkpoint the parent's caller may fork: not a hibernation image, and of the parent's tenant. */
+    private Checkpoint forkable(CheckpointId id, Sandbox parent) {
+        var checkpoint = get(id);
+        if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION || !sameTenant(checkpoint, parent)) throw notFound(id.value());
+        return checkpoint;
+    }
+
+    private List<Sandbox> forkAdmitted(Sandbox parent, Optional<Checkpoint> given, List<Optional<String>> names,
+                                       java.util.Deque<ForkSpares.Spare> unused) {
         var parentId = parent.id();
         Checkpoint checkpoint;
-        if (from.isPresent()) {
-            checkpoint = get(from.get());
-            if (checkpoint.purpose() == Checkpoint.Purpose.HIBERNATION || !sameTenant(checkpoint, parent)) throw notFound(from.get().value());
+        if (given.isPresent()) {
+            checkpoint = given.get();
         } else {
             boolean memory = parent.state().hasProcesses() || parent.state() instanceof SandboxState.Hibernated;
             if (memory) lifecycle.withRunning(parentId, "fork", s -> s);
@@ -383,7 +401,7 @@ public final class CheckpointService {
             buckets.flush(parentId);
             checkpoint = locks.exclusive(parentId, () -> take(current(parentId), Optional.empty(), memory, Checkpoint.Purpose.FORK));
         }
-        var made = branchAll(parent, checkpoint, names);
+        var made = branchAll(parent, checkpoint, names, unused);
         refillSpares(checkpoint);
         events.append("fork", Optional.of(parentId), Map.of("sandboxId", parentId.value(), "checkpointId", checkpoint.id().value(),
                 "children", made.stream().map(s -> s.id().value()).toList()));
@@ -395,8 +413,8 @@ public final class CheckpointService {
         return catalog.find(checkpoint.sandboxId()).map(Sandbox::tenant).filter(sandbox.tenant()::equals).isPresent();
     }
 
-    /** Branches one sandbox per name from the checkpoint, in parallel; all or nothing. */
-    private List<Sandbox> branchAll(Sandbox parent, Checkpoint checkpoint, List<Optional<String>> names) {
+    /** Branches one sandbox per name from the checkpoint, in parallel, from the spares in {@code unused} first; all or nothing. */
+    private List<Sandbox> branchAll(Sandbox parent, Checkpoint checkpoint, List<Optional<String>> names, java.util.Deque<ForkSpares.Spare> unused) {
         var parentId = parent.id();
         int count = names.size();
         long start = System.nanoTime();
@@ -406,7 +424,9 @@ public final class CheckpointService {
             var futures = new ArrayList<Future<Sandbox>>();
             for (int i = 0; i < count; i++) {
                 Optional<String> childName = names.get(i);
-                futures.add(executor.submit(() -> branch(parent, checkpoint, childName)));
+                var spare = Optional.ofNullable(unused.pollFirst());
+                futures.add(executor.submit(() -> spare.isPresent() ? branchFromSpare(parent, checkpoint, childName, spare.get())
+                        : branch(parent, checkpoint, childName)));
             }
             for (var future : futures) {
                 try {
@@ -443,10 +463,6 @@ public final class CheckpointService {
     }
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
-        if (checkpoint.memory()) {
-            var spare = spares.take(checkpoint.id());
-            if (spare.isPresent()) return branchFromSpare(parent, checkpoint, name, spare.get());
-        }
         // A fork without processes, which mounts nothing, is a warm sandbox given the checkpoint's root.
         if (!checkpoint.memory() && runtime.canReroot() && volumes.mountsOf(parent.id()).isEmpty()
                 && buckets.bucketsOf(parent.id()).isEmpty()) {
@@ -522,6 +538,8 @@ public final class CheckpointService {
         } catch (RuntimeException e) {
             removeChild(id, e);
             throw e;
+        } finally {
+            spare.releaseQuota().run(); // the child counts now, or is gone
         }
     }
 

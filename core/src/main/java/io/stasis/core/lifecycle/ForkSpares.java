@@ -39,17 +39,18 @@ public final class ForkSpares implements AutoCloseable {
     public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy) {
     }
 
-    /** A spare handed out: its sandbox, frozen, and the resources it was restored with. */
-    public record Spare(SandboxId id, Resources resources) {
-    }
-
-    private record Held(Spare spare, Runnable quota) {
+    /**
+     * A spare: its sandbox, frozen, the resources it was restored with, and the release of the
+     * quota it holds. Whoever takes one runs that release once the sandbox is in the catalog (or
+     * gone): until then the spare's hold keeps the tenant's count right.
+     */
+    public record Spare(SandboxId id, Resources resources, Runnable releaseQuota) {
     }
 
     /** The spares of one checkpoint: how many are wanted, those ready, and whether a refill runs. */
     private static final class Pool {
         volatile int wanted;
-        final java.util.Deque<Held> ready = new java.util.ArrayDeque<>();
+        final java.util.Deque<Spare> ready = new java.util.ArrayDeque<>();
         boolean filling;
     }
 
@@ -85,7 +86,7 @@ public final class ForkSpares implements AutoCloseable {
         }
         var pool = pools.computeIfAbsent(source.checkpoint(), c -> new Pool());
         pool.wanted = count;
-        List<Held> extra = new ArrayList<>();
+        List<Spare> extra = new ArrayList<>();
         synchronized (pool) {
             while (pool.ready.size() > count) extra.add(pool.ready.pollLast());
         }
@@ -93,18 +94,35 @@ public final class ForkSpares implements AutoCloseable {
         refill(source);
     }
 
-    /** A ready spare of the checkpoint, frozen; the caller owns it from now on and {@link #refill}s once done. */
-    public Optional<Spare> take(CheckpointId checkpoint) {
+    /**
+     * Up to {@code max} ready spares of the checkpoint, frozen, their quota still held (see
+     * {@link Spare}); the caller owns them from now on, gives back those it does not use
+     * ({@link #giveBack}) and {@link #refill}s once done.
+     */
+    public List<Spare> take(CheckpointId checkpoint, int max) {
         var pool = pools.get(checkpoint);
-        if (pool == null || closed) return Optional.empty();
-        Held taken;
+        if (pool == null || closed) return List.of();
+        var taken = new ArrayList<Spare>();
         synchronized (pool) {
-            taken = pool.ready.pollFirst();
+            for (Spare spare; taken.size() < max && (spare = pool.ready.pollFirst()) != null; ) taken.add(spare);
         }
-        if (taken == null) return Optional.empty();
-        held.decrementAndGet();
-        taken.quota().run();
-        return Optional.of(taken.spare());
+        held.addAndGet(-taken.size());
+        return taken;
+    }
+
+    /** A spare taken and not used: ready again if its checkpoint still wants it, else ended. */
+    public void giveBack(CheckpointId checkpoint, Spare spare) {
+        held.incrementAndGet();
+        var pool = pools.get(checkpoint);
+        if (pool != null && !closed) {
+            synchronized (pool) {
+                if (pools.get(checkpoint) == pool && pool.ready.size() < pool.wanted) {
+                    pool.ready.addFirst(spare);
+                    return;
+                }
+            }
+        }
+        drop(spare);
     }
 
     /** Spares of the checkpoint ready now, and wanted. */
@@ -125,7 +143,7 @@ public final class ForkSpares implements AutoCloseable {
     public void discard(CheckpointId checkpoint) {
         var pool = pools.remove(checkpoint);
         if (pool == null) return;
-        List<Held> all;
+        List<Spare> all;
         synchronized (pool) {
             pool.wanted = 0;
             all = new ArrayList<>(pool.ready);
@@ -163,7 +181,7 @@ public final class ForkSpares implements AutoCloseable {
                 missing = pool.wanted - pool.ready.size();
             }
             var starts = new ArrayList<Thread>();
-            var made = new java.util.concurrent.ConcurrentLinkedQueue<Held>();
+            var made = new java.util.concurrent.ConcurrentLinkedQueue<Spare>();
             for (int i = 0; i < missing; i++) {
                 Optional<Runnable> quota = reserve(source);
                 if (quota.isEmpty()) break;
@@ -177,9 +195,9 @@ public final class ForkSpares implements AutoCloseable {
                     return;
                 }
             }
-            var unwanted = new ArrayList<Held>();
+            var unwanted = new ArrayList<Spare>();
             synchronized (pool) {
-                for (Held spare : made) {
+                for (Spare spare : made) {
                     if (!closed && pools.get(source.checkpoint()) == pool && pool.ready.size() < pool.wanted) pool.ready.addLast(spare);
                     else unwanted.add(spare);
                 }
@@ -205,7 +223,7 @@ public final class ForkSpares implements AutoCloseable {
         }
     }
 
-    private Optional<Held> make(Source source, Runnable quota) {
+    private Optional<Spare> make(Source source, Runnable quota) {
         var id = SandboxId.random();
         long start = System.nanoTime();
         try {
@@ -215,22 +233,22 @@ public final class ForkSpares implements AutoCloseable {
             runtime.standby(id);
             log.atDebug().addKeyValue("checkpoint", source.checkpoint()).addKeyValue("sandbox", id)
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("fork spare ready");
-            return Optional.of(new Held(new Spare(id, source.resources()), quota));
+            return Optional.of(new Spare(id, source.resources(), quota));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("checkpoint", source.checkpoint()).setCause(e).log("could not restore a fork spare");
-            drop(new Held(new Spare(id, source.resources()), quota));
+            drop(new Spare(id, source.resources(), quota));
             return Optional.empty();
         }
     }
 
-    private void drop(Held spare) {
+    private void drop(Spare spare) {
         try {
-            end(spare.spare().id());
+            end(spare.id());
         } catch (RuntimeException e) {
-            log.atWarn().addKeyValue("sandbox", spare.spare().id()).setCause(e).log("could not end a fork spare (the reconciler will)");
+            log.atWarn().addKeyValue("sandbox", spare.id()).setCause(e).log("could not end a fork spare (the reconciler will)");
         } finally {
             held.decrementAndGet();
-            spare.quota().run();
+            spare.releaseQuota().run();
         }
     }
 
