@@ -34,7 +34,7 @@ import org.junit.jupiter.api.Timeout;
  * listed sandbox must be in a state the operation allows, answer an exec, hold every acknowledged
  * file, and have its counter go on wherever its state keeps processes; forks as well as parents.
  * The fault-point suite (CrashRecoveryIT) stops at each named step; this one lands anywhere,
- * inside CRIU and runc too. After each trial, nothing is left of the sandboxes it involved that are
+ * inside CRIU and runc too (and a fork from spares: restored ahead, frozen, thawed by the fork). After each trial, nothing is left of the sandboxes it involved that are
  * gone (roots, bundles, cgroups, processes, mounts).
  *
  * <p>A second test kills the tool under the operation instead (runc, or CRIU under it), the service
@@ -77,7 +77,7 @@ class RandomKillIT {
         });
     }
     private static final List<String> ALL_OPERATIONS = List.of("pause", "resume", "standby", "hibernate", "checkpoint-memory",
-            "checkpoint-files", "fork", "fork-10", "stop", "start", "create", "delete", "restore-durable", "volume-sync");
+            "checkpoint-files", "fork", "fork-10", "fork-spares", "stop", "start", "create", "delete", "restore-durable", "volume-sync");
     private static final List<String> OPERATIONS = operations(System.getProperty("stasis.kill.operations", ""));
 
     /** All of them, or a comma-separated list of some (to chase one). */
@@ -95,6 +95,8 @@ class RandomKillIT {
     private static long seed;
     /** A durable memory checkpoint of a deleted sandbox, which only the blob store holds: what restore-durable restores. */
     private static String durable;
+    /** The memory checkpoint with two spares that fork-spares forks (deleted, with its spares, after each trial). */
+    private static String spareCheckpoint;
     /** The volume volume-sync syncs, and how many files were acknowledged into it (through the S3 endpoint). */
     private static String volume;
     private static int volumeAcks;
@@ -290,22 +292,26 @@ class RandomKillIT {
         var results = new ArrayList<Trial>();
         var subject = new Subject(null, 0);
         for (String operation : operations) {
-            // The operation once without a kill: how long it takes here bounds the delays.
-            subject = ready(subject);
-            prepare(operation);
-            String from = from(mode, operation, random);
-            api.bringTo(subject.id(), from);
-            long start = System.nanoTime();
-            run(operation, subject.id());
-            durations.put(operation, Math.max(20, (System.nanoTime() - start) / 1_000_000));
-            subject = afterUnkilled(operation, subject.after(from, subject.state()));
+            // The operation once without a kill: how long it takes here bounds the delays. A fork from spares
+            // takes a few ms, and its first call after a start many more: it is timed at its second.
+            String from = null;
+            for (int calibration = operation.equals("fork-spares") ? 2 : 1; calibration > 0; calibration--) {
+                subject = ready(subject);
+                prepare(operation, subject);
+                from = from(mode, operation, random);
+                api.bringTo(subject.id(), from);
+                long start = System.nanoTime();
+                run(operation, subject.id());
+                durations.put(operation, Math.max(20, (System.nanoTime() - start) / 1_000_000));
+                subject = afterUnkilled(operation, subject.after(from, subject.state()));
+            }
             // Until that many kills landed: a tool runs for a part of its operation only, and a delay past it kills nothing.
             for (int t = 0, kills = 0; kills < trials && t < trials * MAX_ATTEMPTS_PER_KILL; t++) {
                 subject = ready(subject);
                 from = from(mode, operation, random);
                 // The write first: the files API wakes a paused sandbox, which would no longer start from its state.
                 subject = subject.acknowledge();
-                prepare(operation);
+                prepare(operation, subject);
                 api.bringTo(subject.id(), from);
                 long delay = (long) (random.nextDouble() * durations.get(operation) * 1.2);
                 String id = subject.id();
@@ -444,6 +450,7 @@ class RandomKillIT {
             case "checkpoint-files" -> api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false}");
             case "fork" -> api.call("POST", "/v1/sandboxes/" + id + "/fork", "{}");
             case "fork-10" -> api.call("POST", "/v1/sandboxes/" + id + "/fork", "{\"count\": 10}");
+            case "fork-spares" -> api.call("POST", "/v1/sandboxes/" + id + "/fork", "{\"checkpoint\": \"" + spareCheckpoint + "\", \"count\": 2}");
             case "create" -> api.call("POST", "/v1/sandboxes", CALM);
             case "restore-durable" -> api.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + durable + "\"}");
             case "volume-sync" -> api.call("POST", "/v1/volumes/" + volume + "/sync", null);
@@ -457,8 +464,12 @@ class RandomKillIT {
         return forget(operation.equals("delete") ? new Subject(null, 0) : subject);
     }
 
-    /** Removes every sandbox but the subject (forks, created ones), so trials do not pile up. */
+    /** Removes every sandbox but the subject (forks, created ones) and the spares' checkpoint with its spares, so trials do not pile up. */
     private static Subject forget(Subject subject) {
+        if (spareCheckpoint != null) {
+            api.call("DELETE", "/v1/checkpoints/" + spareCheckpoint, null);
+            spareCheckpoint = null;
+        }
         for (JsonNode sandbox : api.get("/v1/sandboxes").get("items")) {
             String id = sandbox.get("id").asText();
             if (!id.equals(subject.id())) api.call("DELETE", "/v1/sandboxes/" + id, null);
@@ -545,7 +556,13 @@ class RandomKillIT {
      * sandbox counted and had a file, then was deleted), or a volume; before each volume-sync, one
      * more file acknowledged into the volume.
      */
-    private static void prepare(String operation) {
+    private static void prepare(String operation, Subject subject) {
+        if (operation.equals("fork-spares")) {
+            spareCheckpoint = api.post("/v1/sandboxes/" + subject.id() + "/checkpoints", "{\"memory\": true, \"spares\": 2}").get("id").asText();
+            String checkpoint = spareCheckpoint;
+            Await.until("two spares", Duration.ofSeconds(60),
+                    () -> api.get("/v1/checkpoints/" + checkpoint).get("spares").get("ready").asInt() == 2);
+        }
         if (operation.equals("restore-durable") && durable == null) {
             String source = api.post("/v1/sandboxes", CALM).get("id").asText();
             api.sh(source, COUNTER);
