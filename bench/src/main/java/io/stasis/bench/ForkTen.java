@@ -169,6 +169,13 @@ final class ForkTen implements Scenario {
             for (String fork : forks) requireSuccess(service.client().sandboxes().exec(fork, ExecRequest.of("true")), "run true in a fork");
             double one = pss(forks.getFirst());
             double ten = forks.stream().mapToDouble(ForkTen::pss).sum();
+            long wait = Long.getLong("bench.pss.wait", 0);
+            if (wait > 0) {
+                for (int i = 1; i <= wait; i++) {
+                    Thread.sleep(1000);
+                    System.err.printf("PSS of ten after %d s: %.2f MiB%n", i, forks.stream().mapToDouble(ForkTen::pss).sum());
+                }
+            }
             return new double[]{one, ten};
         } finally {
             for (String fork : forks) service.delete(fork);

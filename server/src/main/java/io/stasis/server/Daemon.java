@@ -97,7 +97,7 @@ public final class Daemon implements AutoCloseable {
             pool = register(BtrfsPool.open(poolConfig));
             var roots = new BtrfsRootStore(pool);
             var runtimeConfig = new RuncConfig(config.runc(), config.criu(), config.dataDir().resolve("runtime"),
-                    "stasis", 100_000, Duration.ofSeconds(30));
+                    "stasis", 100_000, Duration.ofSeconds(30), config.forkPageSharing());
             var runtime = register(new RuncRuntime(runtimeConfig));
             openStandbySwap(config, catalog);
             var owner = runtimeConfig.rootOwner();

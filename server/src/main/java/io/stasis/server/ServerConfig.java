@@ -35,6 +35,8 @@ import java.util.Optional;
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
  * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
  * @param forkSparesMax    forks of memory checkpoints kept restored ahead on this host, in all (checkpoints ask for them)
+ * @param forkPageSharing  whether the processes CRIU restores (forks, resumes) have their identical pages merged by the
+ *                         kernel (KSM): one tenant's hosts only (a side channel between sandboxes, docs/SECURITY.md)
  * @param defaultLifecycle idle policy of a sandbox created without one
  * @param idleCheck        how often idle policies are applied
  * @param network          sandbox networks and the default egress policy
@@ -50,7 +52,7 @@ import java.util.Optional;
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
-                           boolean buildSlowTemplates, int warmPool, int forkSparesMax, LifecyclePolicy defaultLifecycle, Duration idleCheck,
+                           boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp) {
 
@@ -60,7 +62,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, LifecyclePolicy.DEFAULT,
+                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true);
     }
@@ -98,6 +100,10 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             }
             if (name.equals("--no-warm-up")) {
                 c = c.with(b -> b.warmUp = false);
+                continue;
+            }
+            if (name.equals("--fork-page-sharing")) {
+                c = c.with(b -> b.forkPageSharing = true);
                 continue;
             }
             if (value == null && BlobSettings.isSwitch(name) && (list.isEmpty() || list.getFirst().startsWith("--"))) {
@@ -193,6 +199,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
                   --fork-spares-max N      forks of memory checkpoints kept restored ahead, in standby, on this
                                            host in all; a checkpoint asks for its own (default 100; 0: none)
+                  --fork-page-sharing      restored processes (forks, resumes) have their identical pages merged
+                                           by the kernel (KSM, turned on while the service runs): less memory
+                                           for forks, but a side channel between sandboxes: one tenant only
                   --standby-swap SIZE      swap file for sandboxes in standby, in the data directory (default 8G;
                                            0: none, a standby then keeps its memory in RAM)
                   --no-warm-up             skip the pass through the common calls that ends a start
@@ -312,6 +321,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         boolean buildSlowTemplates;
         int warmPool;
         int forkSparesMax;
+        boolean forkPageSharing;
         LifecyclePolicy lifecycle;
         Duration idleCheck;
         NetworkSettings network;
@@ -341,6 +351,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             buildSlowTemplates = c.buildSlowTemplates;
             warmPool = c.warmPool;
             forkSparesMax = c.forkSparesMax;
+            forkPageSharing = c.forkPageSharing;
             lifecycle = c.defaultLifecycle;
             idleCheck = c.idleCheck;
             network = c.network;
@@ -354,7 +365,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
-                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, lifecycle, idleCheck, network, previews, faultPoint, blobs,
+                    defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
                     bucketEndpointsAllow, standbySwapBytes, warmUp);
         }
     }

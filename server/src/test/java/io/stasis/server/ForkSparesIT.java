@@ -60,6 +60,7 @@ class ForkSparesIT {
                 int before = lines(api, id);
                 Await.until("the fork counting on", Duration.ofSeconds(10), () -> lines(api, id) > before);
                 assertThat(api.sh(id, "hostname").strip()).isEqualTo(new SandboxId(id).hostname());
+                assertThat(ksmStat(new SandboxId(id), "ksm_merge_any")).as("no page sharing unless asked for").containsOnly("no");
             }
             Await.until("the spares refilled", READY, () -> ready(api, cid) == 3);
 
@@ -88,6 +89,31 @@ class ForkSparesIT {
             assertThat(HostLeaks.processesOf(spares)).isEmpty();
             assertThat(HostLeaks.cgroupsOf(spares)).isEmpty();
         }
+    }
+
+    @Test
+    void withPageSharingForksOfOneCheckpointShareTheirUnwrittenPages() throws Exception {
+        String before = Files.readString(KSM_RUN).strip();
+        try (var service = ServiceFixture.start("--warm-pool", "0", "--fork-page-sharing"); var api = new RawApi(service.url, service.rootKey)) {
+            assertThat(Files.readString(KSM_RUN).strip()).isEqualTo("1");
+            String parent = api.post("/v1/sandboxes", CALM).get("id").asText();
+            // 8 MB of random text in a shell's own memory: anonymous pages, the same in every fork.
+            api.post("/v1/sandboxes/" + parent + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"x=$(head -c 4000000 /dev/urandom | od -An -tx1 "
+                    + "| tr -d ' \\\\n'); echo ${#x} > /tmp/held; while :; do sleep 1000; done\"]}");
+            Await.until("the memory held", Duration.ofSeconds(60), () -> !api.sh(parent, "cat /tmp/held 2>/dev/null; true").isBlank());
+            assertThat(api.sh(parent, "cat /tmp/held").strip()).isEqualTo("8000000");
+            String cid = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true}").get("id").asText();
+            var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\", \"count\": 3}").get("items");
+            for (JsonNode fork : forks) {
+                var id = new SandboxId(fork.get("id").asText());
+                assertThat(ksmStat(id, "ksm_merge_any")).as("restored processes are marked for merging").containsOnly("yes");
+                // At least half of the 8 MB shared with the other forks, once ksmd has been over them.
+                Await.until("the fork's pages merged", Duration.ofSeconds(90),
+                        () -> ksmStat(id, "ksm_merging_pages").stream().mapToLong(Long::parseLong).sum() >= 1000);
+            }
+            assertThat(api.sh(forks.get(0).get("id").asText(), "echo alive")).isEqualTo("alive\n");
+        }
+        assertThat(Files.readString(KSM_RUN).strip()).as("the switch as it was").isEqualTo(before);
     }
 
     @Test
@@ -149,6 +175,23 @@ class ForkSparesIT {
         } finally {
             ServiceFixture.deleteTree(dataDir);
         }
+    }
+
+    private static final Path KSM_RUN = Path.of("/sys/kernel/mm/ksm/run");
+
+    /** One field of /proc/PID/ksm_stat (or the file ksm_merging_pages) for each process of the sandbox. */
+    private static java.util.List<String> ksmStat(SandboxId sandbox, String field) {
+        var out = new ArrayList<String>();
+        for (String pid : cgroupFile("pids", sandbox, "cgroup.procs").split("\\s+")) {
+            try {
+                if (field.equals("ksm_merging_pages")) out.add(Files.readString(Path.of("/proc", pid, "ksm_merging_pages")).strip());
+                else for (String line : Files.readAllLines(Path.of("/proc", pid, "ksm_stat")))
+                    if (line.startsWith(field + ":")) out.add(line.substring(field.length() + 1).strip());
+            } catch (IOException e) {
+                // the process ended meanwhile (a sleep of the counter's loop)
+            }
+        }
+        return out;
     }
 
     private static String cgroupFile(String controller, SandboxId sandbox, String file) {

@@ -37,6 +37,7 @@ public final class Runc {
     private final Path logDir;
     private final Duration timeout;
     private final Optional<Path> criu;
+    private final java.util.Map<String, String> criuEnvironment;
 
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
         this(binary, stateRoot, logDir, timeout, Optional.empty());
@@ -44,11 +45,17 @@ public final class Runc {
 
     /** @param criu the CRIU binary checkpoints and restores use (runc's own default is an older one) */
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu) {
+        this(binary, stateRoot, logDir, timeout, criu, java.util.Map.of());
+    }
+
+    /** @param criuEnvironment what runc passes on to {@code criu} (runc runs it with its own environment) */
+    Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu, java.util.Map<String, String> criuEnvironment) {
         this.binary = binary;
         this.stateRoot = stateRoot;
         this.logDir = logDir;
         this.timeout = timeout;
         this.criu = criu;
+        this.criuEnvironment = java.util.Map.copyOf(criuEnvironment);
     }
 
     /** runc's version line, checked at start-up. */
@@ -269,6 +276,7 @@ public final class Runc {
             out = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".out");
             err = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".err");
             var builder = new ProcessBuilder(argv).redirectInput(DEV_NULL);
+            builder.environment().putAll(criuEnvironment);
             builder.environment().putAll(environment);
             if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
             else builder.redirectOutput(out.toFile()).redirectError(err.toFile());

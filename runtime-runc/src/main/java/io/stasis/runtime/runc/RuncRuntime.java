@@ -23,6 +23,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -68,22 +69,30 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private final ImageStore images;
     private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
     private final Map<SandboxId, Set<InitConnection>> connections = new ConcurrentHashMap<>();
+    private final Optional<SamePageMerging> pageMerging;
 
     public RuncRuntime(RuncConfig config) {
         this.config = config;
         this.bundles = config.stateDir().resolve("bundles");
         this.logs = config.stateDir().resolve("logs");
         this.initDir = config.stateDir().resolve("bin");
-        this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
-        this.images = new ImageStore(config.stateDir());
         HelperBinary.install(initDir, HelperBinary.INIT);
+        if (config.sharePages() && config.criu().isPresent()) {
+            this.pageMerging = Optional.of(SamePageMerging.start());
+            this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(),
+                    Optional.of(HelperBinary.install(initDir, HelperBinary.CRIU)), Map.of("STASIS_CRIU_BINARY", config.criu().get().toString()));
+        } else {
+            this.pageMerging = Optional.empty();
+            this.runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
+        }
+        this.images = new ImageStore(config.stateDir());
         this.reroot = Reroot.install(initDir, config.toolTimeout());
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
         boolean nftablesLock = CriuActionScript.nftablesLockSupported(config.criu(), config.toolTimeout());
         this.criuConfig = CriuActionScript.install(config.stateDir(), vethPlug, nftablesLock);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
-                .addKeyValue("networkLock", nftablesLock ? "nftables" : "iptables")
+                .addKeyValue("networkLock", nftablesLock ? "nftables" : "iptables").addKeyValue("sharePages", pageMerging.isPresent())
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }
 
@@ -932,6 +941,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     @Override
     public void close() {
         outputNotifier.close();
+        pageMerging.ifPresent(SamePageMerging::close);
         try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
             controllers.map(c -> c.resolve(config.cgroupParent())).filter(Files::isDirectory).forEach(parent -> {
                 try {
