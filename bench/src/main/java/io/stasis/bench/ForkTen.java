@@ -83,6 +83,7 @@ final class ForkTen implements Scenario {
                     i -> forkFromSpares(service, parent, COUNT)[1]);
             double[] spareMany = forkFromSpares(service, parent, MANY);
             var memory = memory(service, parent);
+            double merged = mergedMemory(context);
             var figures = new ArrayList<Figure>(List.of(
                     Figure.of("checkpoint_memory_call.tiny", name(), "ms",
                             "POST .../checkpoints {memory: true} of a tiny sandbox running a counter (keeps running)", Stats.of(checkpoints)),
@@ -111,7 +112,9 @@ final class ForkTen implements Scenario {
                     Figure.of("fork1_memory_pss", name(), "MiB", "summed PSS of the processes of one fork of that sandbox",
                             Stats.of(new double[]{memory[0]})),
                     Figure.of("fork10_memory_pss", name(), "MiB", "summed PSS of the processes of ten forks of the same checkpoint",
-                            Stats.of(new double[]{memory[1]}))));
+                            Stats.of(new double[]{memory[1]})),
+                    Figure.of("fork10_memory_pss_shared", name(), "MiB", "the same on a service with --fork-page-sharing, once the "
+                            + "kernel's same-page merging has been over them (PSS steady for 5 s, at most 60 s)", Stats.of(new double[]{merged}))));
             figures.add(floor(context, parent));
             return new ScenarioResult(figures, Map.of("parentProcesses", "stasis-init and a shell loop appending to a file every 0.1 s"));
         } finally {
@@ -160,6 +163,31 @@ final class ForkTen implements Scenario {
         }
     }
 
+    /**
+     * MiB of PSS of ten forks of one checkpoint on a service of its own started with
+     * {@code --fork-page-sharing}, once it is steady: the kernel's same-page merging (which that
+     * service turns on, and off again at its stop) has merged what the forks have in common.
+     */
+    private static double mergedMemory(BenchContext context) throws Exception {
+        try (var shared = PrivateService.start(context.progress(), 64L << 20, List.of("--fork-page-sharing", "--warm-pool", "0"))) {
+            Sandbox parent = shared.create("tiny");
+            requireSuccess(parent.exec("sh", "-c", COUNTER), "start the counter");
+            String checkpoint = shared.live().checkpoint(parent.id(), true).path("id").asText();
+            List<String> forks = shared.fork(parent.id(), checkpoint, COUNT);
+            for (String fork : forks) requireSuccess(shared.client().sandboxes().exec(fork, ExecRequest.of("true")), "run true in a fork");
+            double last = forks.stream().mapToDouble(ForkTen::pss).sum();
+            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            for (int steady = 0; steady < 5 && System.nanoTime() < deadline; ) {
+                Thread.sleep(1000);
+                double now = forks.stream().mapToDouble(ForkTen::pss).sum();
+                steady = now < last - 0.1 ? 0 : steady + 1;
+                last = Math.min(last, now);
+            }
+            context.progress().say("PSS of ten forks with page sharing: %.2f MiB", last);
+            return last;
+        }
+    }
+
     /** MiB of PSS: {one fork, ten forks of one checkpoint}, read once all ten answered an exec. */
     private static double[] memory(PrivateService service, Sandbox parent) throws Exception {
         String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
@@ -169,13 +197,6 @@ final class ForkTen implements Scenario {
             for (String fork : forks) requireSuccess(service.client().sandboxes().exec(fork, ExecRequest.of("true")), "run true in a fork");
             double one = pss(forks.getFirst());
             double ten = forks.stream().mapToDouble(ForkTen::pss).sum();
-            long wait = Long.getLong("bench.pss.wait", 0);
-            if (wait > 0) {
-                for (int i = 1; i <= wait; i++) {
-                    Thread.sleep(1000);
-                    System.err.printf("PSS of ten after %d s: %.2f MiB%n", i, forks.stream().mapToDouble(ForkTen::pss).sum());
-                }
-            }
             return new double[]{one, ten};
         } finally {
             for (String fork : forks) service.delete(fork);
