@@ -1,0 +1,185 @@
+package io.stasis.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The architecture, held by the build (docs/ARCHITECTURE.md): dependencies point inwards, to core;
+ * an adapter uses no other adapter; clients (sdk, mcp, cli, examples) reach neither core nor the
+ * server; core does no I/O and starts no process. Read from every module's main sources: a use is
+ * any {@code io.stasis} name, imported or written out in full.
+ */
+class ModuleRulesTest {
+    private enum Role {
+        /** The domain and its SPIs. */
+        CORE,
+        /** Shared Linux mechanisms (tools, syscalls, confined file access) that adapters build on. */
+        LEAF,
+        /** One technology behind core's SPIs. */
+        ADAPTER,
+        /** Test support: fakes, contract suites, host checks. */
+        TESTKIT,
+        /** The only place that wires adapters to core, and serves the API. */
+        SERVER,
+        /** Users' side: the API through HTTP only. */
+        SDK, MCP, CLI, EXAMPLES,
+        /** Measures a whole private service: may use anything. */
+        BENCH
+    }
+
+    private static final Map<String, Role> MODULES = Map.ofEntries(
+            Map.entry("core", Role.CORE),
+            Map.entry("host", Role.LEAF), Map.entry("fs-linux", Role.LEAF),
+            Map.entry("storage-btrfs", Role.ADAPTER), Map.entry("runtime-runc", Role.ADAPTER),
+            Map.entry("network-linux", Role.ADAPTER), Map.entry("catalog-sqlite", Role.ADAPTER),
+            Map.entry("blob-local", Role.ADAPTER), Map.entry("blob-s3", Role.ADAPTER), Map.entry("blob-content", Role.ADAPTER),
+            Map.entry("mounts-fuse", Role.ADAPTER), Map.entry("templates", Role.ADAPTER),
+            Map.entry("testkit", Role.TESTKIT),
+            Map.entry("server", Role.SERVER),
+            Map.entry("sdk", Role.SDK), Map.entry("mcp", Role.MCP), Map.entry("cli", Role.CLI), Map.entry("examples", Role.EXAMPLES),
+            Map.entry("bench", Role.BENCH));
+
+    /** Whom each role may use, besides itself. */
+    private static final Map<Role, Set<Role>> MAY_USE = Map.of(
+            Role.CORE, Set.of(),
+            Role.LEAF, Set.of(Role.CORE),
+            Role.ADAPTER, Set.of(Role.CORE, Role.LEAF),
+            Role.TESTKIT, Set.of(Role.CORE, Role.LEAF),
+            // The MCP endpoint it serves drives the API through the mcp module and so the SDK.
+            Role.SERVER, Set.of(Role.CORE, Role.LEAF, Role.ADAPTER, Role.SDK, Role.MCP),
+            Role.SDK, Set.of(),
+            Role.MCP, Set.of(Role.SDK),
+            Role.CLI, Set.of(Role.SDK, Role.MCP),
+            Role.EXAMPLES, Set.of(Role.SDK),
+            Role.BENCH, Set.of(Role.values()));
+
+    /** What core must not do: file, network and process I/O belong to adapters, wired in by the server. */
+    private static final Pattern CORE_IO = Pattern.compile("\\bFiles\\.|\\bProcessBuilder\\b|Runtime\\.getRuntime\\(\\)\\.exec"
+            + "|new (FileInputStream|FileOutputStream|RandomAccessFile|Socket|ServerSocket|DatagramSocket)\\("
+            + "|\\b(FileChannel|SocketChannel|ServerSocketChannel)\\.open|InetAddress\\.get(All)?ByName|NetworkInterface\\.|\\bHttpClient\\b");
+
+    /**
+     * Core's I/O that predates this test, each with why it is still there. The list only shrinks: the
+     * test fails for a file listed here that no longer does I/O (remove it from the list), as for any
+     * other file of core that does.
+     */
+    private static final Map<String, String> CORE_IO_KNOWN = Map.of(
+            "io/stasis/core/secret/SecretCipher.java", "reads or creates the secrets key file (belongs in the server's wiring)",
+            "io/stasis/core/bucket/BucketEndpoints.java", "its default resolver and the host's interface addresses (belong in an adapter)",
+            "io/stasis/core/volume/VolumeService.java", "deletes a volume's stream file (belongs to the volume store)",
+            "io/stasis/core/network/Cidr.java", "parses IP literals with InetAddress.getByName, which does no lookup for a literal");
+
+    private static final Pattern USE = Pattern.compile("\\bio\\.stasis\\.([a-z0-9_]+(?:\\.[a-z0-9_]+)?)");
+
+    @Test
+    void everyModuleWithCodeHasARole() {
+        assertThat(modulesWithCode()).as("a new module gets a role here and in docs/ARCHITECTURE.md").isEqualTo(new TreeSet<>(MODULES.keySet()));
+    }
+
+    @Test
+    void dependenciesPointInwards() {
+        var owners = packageOwners();
+        var violations = new ArrayList<String>();
+        for (String module : modulesWithCode()) {
+            Role role = MODULES.get(module);
+            forEachSource(module, (file, text) -> {
+                var matcher = USE.matcher(withoutComments(text));
+                var seen = new TreeSet<String>();
+                while (matcher.find()) {
+                    String used = owner(owners, matcher.group(1));
+                    if (used == null || used.equals(module) || !seen.add(used)) continue;
+                    Role usedRole = MODULES.get(used);
+                    if (usedRole != role && !MAY_USE.get(role).contains(usedRole))
+                        violations.add(module + " (" + role + ") uses " + used + " (" + usedRole + ") in " + file);
+                    else if (role == Role.ADAPTER && usedRole == Role.ADAPTER)
+                        violations.add("adapter " + module + " uses adapter " + used + " in " + file);
+                }
+            });
+        }
+        assertThat(violations).isEmpty();
+    }
+
+    @Test
+    void coreDoesNoIoAndStartsNoProcess() {
+        var found = new TreeMap<String, String>();
+        forEachSource("core", (file, text) -> {
+            var code = withoutComments(text);
+            var matcher = CORE_IO.matcher(code);
+            if (matcher.find()) found.put(file, matcher.group());
+        });
+        var unexpected = new TreeMap<>(found);
+        unexpected.keySet().removeAll(CORE_IO_KNOWN.keySet());
+        assertThat(unexpected).as("I/O in core: give it an SPI and an adapter").isEmpty();
+        var gone = new TreeSet<>(CORE_IO_KNOWN.keySet());
+        gone.removeAll(found.keySet());
+        assertThat(gone).as("listed as doing I/O but no longer doing it: remove from CORE_IO_KNOWN").isEmpty();
+    }
+
+    private static String owner(Map<String, String> owners, String usedPackage) {
+        String found = owners.get(usedPackage);
+        if (found != null) return found;
+        int dot = usedPackage.indexOf('.');
+        return dot < 0 ? null : owners.get(usedPackage.substring(0, dot));
+    }
+
+    /** The first two package levels below io.stasis of each module's code ({@code core.spi}, {@code blob.s3}), or the one it has ({@code sdk}). */
+    private static Map<String, String> packageOwners() {
+        var owners = new TreeMap<String, String>();
+        for (String module : modulesWithCode()) {
+            Path root = mainJava(module).resolve("io/stasis");
+            try (Stream<Path> files = Files.walk(root)) {
+                files.filter(p -> p.toString().endsWith(".java")).forEach(p -> {
+                    var parts = root.relativize(p.getParent()).toString().split("/");
+                    owners.put(parts.length == 1 ? parts[0] : parts[0] + "." + parts[1], module);
+                });
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return owners;
+    }
+
+    private static Set<String> modulesWithCode() {
+        try (Stream<Path> dirs = Files.list(Bash.ROOT)) {
+            return dirs.filter(d -> Files.isDirectory(mainJava(d.getFileName().toString())))
+                    .map(d -> d.getFileName().toString()).collect(java.util.stream.Collectors.toCollection(TreeSet::new));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Path mainJava(String module) {
+        return Bash.ROOT.resolve(module).resolve("src/main/java");
+    }
+
+    private interface SourceVisitor {
+        void visit(String file, String text);
+    }
+
+    private static void forEachSource(String module, SourceVisitor visitor) {
+        Path root = mainJava(module);
+        try (Stream<Path> files = Files.walk(root)) {
+            for (Path file : files.filter(p -> p.toString().endsWith(".java")).toList())
+                visitor.visit(root.relativize(file).toString(), Files.readString(file));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The code without its comments, so that a comment naming a class is no use of it. */
+    static String withoutComments(String text) {
+        return text.replaceAll("(?s)/\\*.*?\\*/", " ").replaceAll("(?m)//.*$", " ");
+    }
+}
