@@ -77,9 +77,7 @@ class ModuleRulesTest {
      */
     private static final Map<String, String> CORE_IO_KNOWN = Map.of(
             "io/stasis/core/secret/SecretCipher.java", "reads or creates the secrets key file (belongs in the server's wiring)",
-            "io/stasis/core/bucket/BucketEndpoints.java", "its default resolver and the host's interface addresses (belong in an adapter)",
-            "io/stasis/core/volume/VolumeService.java", "deletes a volume's stream file (belongs to the volume store)",
-            "io/stasis/core/network/Cidr.java", "parses IP literals with InetAddress.getByName, which does no lookup for a literal");
+            "io/stasis/core/bucket/BucketEndpoints.java", "its default resolver and the host's interface addresses (belong in an adapter)");
 
     private static final Pattern USE = Pattern.compile("\\bio\\.stasis\\.([a-z0-9_]+(?:\\.[a-z0-9_]+)?)");
 

@@ -33,9 +33,8 @@ public record Cidr(InetAddress network, int prefix) {
         if (!looksLikeCidr(address)) throw StasisException.invalid(field, "'" + text + "' is not an IP address or CIDR network");
         InetAddress parsed;
         try {
-            // Only literals reach here (checked above), so this never does a DNS lookup.
-            parsed = InetAddress.getByName(address);
-        } catch (UnknownHostException e) {
+            parsed = InetAddress.ofLiteral(address); // a literal only: never a lookup
+        } catch (IllegalArgumentException e) {
             throw StasisException.invalid(field, "'" + text + "' is not an IP address or CIDR network");
         }
         if (IPV4.matcher(address).matches() && !Arrays.stream(address.split("\\.")).allMatch(o -> Integer.parseInt(o) <= 255))

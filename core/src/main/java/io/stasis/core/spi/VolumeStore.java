@@ -69,4 +69,7 @@ public interface VolumeStore {
 
     /** A directory on the same host for temporary stream files. */
     Path scratchDir();
+
+    /** Deletes a temporary stream file of {@link #scratchDir}, if it is there; a failure is logged, not thrown. */
+    void deleteScratch(Path file);
 }

@@ -12,7 +12,6 @@ import io.stasis.core.spi.VolumeStore;
 import io.stasis.core.tenant.TenantId;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Instant;
@@ -364,7 +363,7 @@ public final class VolumeService implements SandboxVolumes {
                 }
                 throw e;
             } finally {
-                deleteQuietly(file);
+                store.deleteScratch(file);
             }
         });
     }
@@ -430,7 +429,7 @@ public final class VolumeService implements SandboxVolumes {
             }
             store.receive(id, files, size << 20);
         } finally {
-            files.forEach(VolumeService::deleteQuietly);
+            files.forEach(store::deleteScratch);
         }
         return new Volume(id, tenant, name, size, clock.instant(), Optional.of(sync.id().value()));
     }
@@ -471,14 +470,6 @@ public final class VolumeService implements SandboxVolumes {
 
     private <T> T withLock(VolumeId id, Supplier<T> work) {
         return locks.exclusive(id, work);
-    }
-
-    private static void deleteQuietly(Path file) {
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            log.atWarn().addKeyValue("file", file).setCause(e).log("could not delete a stream file");
-        }
     }
 
     public static StasisException notFound(String ref) {

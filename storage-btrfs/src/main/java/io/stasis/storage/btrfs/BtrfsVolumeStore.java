@@ -246,6 +246,15 @@ public final class BtrfsVolumeStore implements VolumeStore {
         return scratch;
     }
 
+    @Override
+    public void deleteScratch(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            log.atWarn().addKeyValue("file", file).setCause(e).log("could not delete a stream file");
+        }
+    }
+
     private Path volumePath(VolumeId id) {
         return volumes.resolve(id.value()); // validated id: no '/' or '..'
     }
