@@ -76,7 +76,6 @@ class ModuleRulesTest {
      * other file of core that does.
      */
     private static final Map<String, String> CORE_IO_KNOWN = Map.of(
-            "io/stasis/core/secret/SecretCipher.java", "reads or creates the secrets key file (belongs in the server's wiring)",
             "io/stasis/core/bucket/BucketEndpoints.java", "its default resolver and the host's interface addresses (belong in an adapter)");
 
     private static final Pattern USE = Pattern.compile("\\bio\\.stasis\\.([a-z0-9_]+(?:\\.[a-z0-9_]+)?)");

@@ -22,7 +22,6 @@ import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.lifecycle.WarmPool;
 import io.stasis.core.network.NetworkService;
-import io.stasis.core.secret.SecretCipher;
 import io.stasis.core.secret.SecretInjection;
 import io.stasis.core.secret.SecretService;
 import io.stasis.core.preview.PreviewService;
@@ -126,7 +125,7 @@ public final class Daemon implements AutoCloseable {
             }
             var volumeArchive = new io.stasis.server.volume.ContentVolumeArchive(blobStore, content);
             var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore, volumeArchive, owner, clock, MAX_VOLUME_MB, quotas);
-            var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
+            var secrets = new SecretService(catalog, SecretKeyFile.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,

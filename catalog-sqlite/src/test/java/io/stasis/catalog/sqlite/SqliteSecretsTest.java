@@ -50,20 +50,24 @@ class SqliteSecretsTest extends FreshCatalog {
 
     @Test
     void aCopiedDatabaseDoesNotRevealTheValueAndAnotherKeyCannotOpenIt() throws Exception {
-        var secrets = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("secrets.key")), java.time.Clock.systemUTC());
+        var secrets = new SecretService(catalog, randomCipher(), java.time.Clock.systemUTC());
         String value = "sk-live-" + "0123456789abcdef".repeat(4);
         secrets.put(TenantId.DEFAULT, "TOKEN", value);
         assertThat(secrets.values(TenantId.DEFAULT, List.of("TOKEN"))).containsEntry("TOKEN", value);
-        assertThat(Files.getPosixFilePermissions(dir.resolve("secrets.key"))).containsExactlyInAnyOrder(
-                java.nio.file.attribute.PosixFilePermission.OWNER_READ, java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
         catalog.close();
         for (String file : List.of("catalog.db", "catalog.db-wal")) {
             Path p = dir.resolve(file);
             if (Files.exists(p)) assertThat(new String(Files.readAllBytes(p), StandardCharsets.ISO_8859_1)).doesNotContain("sk-live-");
         }
         catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
-        var otherKey = new SecretService(catalog, SecretCipher.loadOrCreate(dir.resolve("other.key")), java.time.Clock.systemUTC());
+        var otherKey = new SecretService(catalog, randomCipher(), java.time.Clock.systemUTC());
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> otherKey.values(TenantId.DEFAULT, List.of("TOKEN")))
                 .hasMessageContaining("does not open").hasMessageNotContaining(value);
+    }
+
+    private static SecretCipher randomCipher() {
+        byte[] key = new byte[SecretCipher.KEY_BYTES];
+        new java.security.SecureRandom().nextBytes(key);
+        return SecretCipher.withKey(key);
     }
 }

@@ -1,18 +1,9 @@
 package io.stasis.core.secret;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.Set;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -20,17 +11,16 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Seals secret values for the catalog: AES-256-GCM with a random 96-bit nonce per value and the
  * secret's name as associated data (a sealed value moved to another name does not open). The key
- * lives in a file of its own (mode 0600) next to the database, so a copied database alone does not
- * leak the values; whoever has both has them.
+ * lives in a file of its own (mode 0600) next to the database (the server's {@code SecretKeyFile}), so
+ * a copied database alone does not leak the values; whoever has both has them.
  *
  * <p>Sealed layout: a version byte (1), the 12-byte nonce, then the ciphertext with its 16-byte tag.
  */
 public final class SecretCipher {
     private static final int VERSION = 1;
-    private static final int KEY_BYTES = 32;
+    public static final int KEY_BYTES = 32;
     private static final int NONCE_BYTES = 12;
     private static final int TAG_BITS = 128;
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private final SecretKeySpec key;
     private final SecureRandom random = new SecureRandom();
@@ -40,35 +30,9 @@ public final class SecretCipher {
         this.key = new SecretKeySpec(key, "AES");
     }
 
-    /**
-     * The key in {@code keyFile}, created (random, mode 0600) if the file does not exist.
-     *
-     * @throws UncheckedIOException naming the file if it cannot be read or written, or has the wrong size
-     */
-    public static SecretCipher loadOrCreate(Path keyFile) {
-        try {
-            if (!Files.exists(keyFile)) {
-                byte[] fresh = new byte[KEY_BYTES];
-                new SecureRandom().nextBytes(fresh);
-                Path tmp = keyFile.resolveSibling(keyFile.getFileName() + ".tmp");
-                Files.deleteIfExists(tmp);
-                Files.createFile(tmp, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-                Files.write(tmp, fresh, StandardOpenOption.WRITE, StandardOpenOption.SYNC);
-                try {
-                    Files.createLink(keyFile, tmp); // never replaces a key another process created meanwhile
-                } catch (FileAlreadyExistsException raced) {
-                    // the other one's key wins
-                } finally {
-                    Files.delete(tmp);
-                }
-            }
-            byte[] key = Files.readAllBytes(keyFile);
-            if (key.length != KEY_BYTES)
-                throw new IOException("the secrets key file has " + key.length + " bytes, not " + KEY_BYTES + ": it is damaged");
-            return new SecretCipher(key);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot load the secrets key " + keyFile, e);
-        }
+    /** A cipher with this key ({@value #KEY_BYTES} bytes; the server keeps it in a file of its own). */
+    public static SecretCipher withKey(byte[] key) {
+        return new SecretCipher(key.clone());
     }
 
     public byte[] seal(String name, String value) {
