@@ -70,14 +70,6 @@ class ModuleRulesTest {
             + "|new (FileInputStream|FileOutputStream|RandomAccessFile|Socket|ServerSocket|DatagramSocket)\\("
             + "|\\b(FileChannel|SocketChannel|ServerSocketChannel)\\.open|InetAddress\\.get(All)?ByName|NetworkInterface\\.|\\bHttpClient\\b");
 
-    /**
-     * Core's I/O that predates this test, each with why it is still there. The list only shrinks: the
-     * test fails for a file listed here that no longer does I/O (remove it from the list), as for any
-     * other file of core that does.
-     */
-    private static final Map<String, String> CORE_IO_KNOWN = Map.of(
-            "io/stasis/core/bucket/BucketEndpoints.java", "its default resolver and the host's interface addresses (belong in an adapter)");
-
     private static final Pattern USE = Pattern.compile("\\bio\\.stasis\\.([a-z0-9_]+(?:\\.[a-z0-9_]+)?)");
 
     @Test
@@ -116,12 +108,7 @@ class ModuleRulesTest {
             var matcher = CORE_IO.matcher(code);
             if (matcher.find()) found.put(file, matcher.group());
         });
-        var unexpected = new TreeMap<>(found);
-        unexpected.keySet().removeAll(CORE_IO_KNOWN.keySet());
-        assertThat(unexpected).as("I/O in core: give it an SPI and an adapter").isEmpty();
-        var gone = new TreeSet<>(CORE_IO_KNOWN.keySet());
-        gone.removeAll(found.keySet());
-        assertThat(gone).as("listed as doing I/O but no longer doing it: remove from CORE_IO_KNOWN").isEmpty();
+        assertThat(found).as("I/O in core: give it an SPI and an adapter").isEmpty();
     }
 
     private static String owner(Map<String, String> owners, String usedPackage) {

@@ -132,7 +132,8 @@ public final class Daemon implements AutoCloseable {
                     java.util.Optional.of(injection), locks);
             var buckets = new io.stasis.core.bucket.SandboxBuckets(openBucketMounts(config, owner), catalog,
                     (tenant, name) -> java.util.Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)),
-                    io.stasis.core.bucket.BucketEndpoints.publicAnd(config.bucketEndpointsAllow()));
+                    new io.stasis.core.bucket.BucketEndpoints(config.bucketEndpointsAllow(),
+                            io.stasis.host.HostAddresses::ofInterfaces, io.stasis.host.HostAddresses::resolve));
             volumes.reconcile();
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.

@@ -22,7 +22,9 @@ import java.util.function.Supplier;
  * what the name resolves to then; the daemon resolves the name again itself, so a name whose
  * answer changes in between (DNS rebinding) is not caught: use addresses or names you control.
  *
- * @param allowed ranges opened on purpose, checked before the rules above
+ * @param allowed       ranges opened on purpose, checked before the rules above
+ * @param hostAddresses the addresses of the host's own interfaces, read at each check (they change)
+ * @param resolver      what a name resolves to on the host (the server gives the host's own: HostAddresses)
  */
 public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hostAddresses, Resolver resolver) {
     private static final Cidr CGNAT = Cidr.parse("100.64.0.0/10", "cgnat");
@@ -37,11 +39,6 @@ public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hos
 
     public BucketEndpoints {
         allowed = List.copyOf(allowed);
-    }
-
-    /** Public endpoints plus {@code allowed}, resolved by the host's resolver, with the host's interface addresses refused. */
-    public static BucketEndpoints publicAnd(List<Cidr> allowed) {
-        return new BucketEndpoints(allowed, HostAddresses::current, host -> List.of(InetAddress.getAllByName(host)));
     }
 
     /**
@@ -77,22 +74,5 @@ public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hos
         if (a.isMulticastAddress()) return "a multicast address";
         if (own.contains(a)) return "an address of this server";
         return null;
-    }
-
-    /** The addresses of the host's interfaces, read when asked (they change). */
-    static final class HostAddresses {
-        private HostAddresses() {
-        }
-
-        static Set<InetAddress> current() {
-            try {
-                var out = new java.util.HashSet<InetAddress>();
-                var interfaces = java.net.NetworkInterface.getNetworkInterfaces();
-                while (interfaces.hasMoreElements()) interfaces.nextElement().getInetAddresses().asIterator().forEachRemaining(out::add);
-                return out;
-            } catch (java.net.SocketException e) {
-                throw new IllegalStateException("cannot list the host's interfaces: " + e.getMessage(), e);
-            }
-        }
     }
 }

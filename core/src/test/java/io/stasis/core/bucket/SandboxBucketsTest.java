@@ -66,7 +66,12 @@ class SandboxBucketsTest {
 
     private final SandboxBuckets buckets = new SandboxBuckets(Optional.of(UNREACHED), NO_CATALOG,
             (tenant, name) -> tenant.equals(TENANT) ? Optional.ofNullable(SECRETS.get(name)) : Optional.empty(),
-            BucketEndpoints.publicAnd(List.of(Cidr.parse("127.0.0.0/8", "allowed"))));
+            endpoints(List.of(Cidr.parse("127.0.0.0/8", "allowed"))));
+
+    /** Endpoints checked against literal addresses only: the host's resolver and interfaces are the server's. */
+    private static BucketEndpoints endpoints(List<Cidr> allowed) {
+        return new BucketEndpoints(allowed, java.util.Set::of, host -> List.of(java.net.InetAddress.ofLiteral(host)));
+    }
 
     private static BucketMountRequest request(String path) {
         return new BucketMountRequest("s3", "http://127.0.0.1:9000", null, "data", "/2026/", path, null, "KEY");
@@ -124,7 +129,7 @@ class SandboxBucketsTest {
 
     @Test
     void withoutHostMountsACreateWithMountsIsRefusedAndOneWithoutIsNot() {
-        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty(), BucketEndpoints.publicAnd(List.of()));
+        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty(), endpoints(List.of()));
         assertThat(none.resolve(TENANT, List.of(), List.of())).isEmpty();
         assertThatThrownBy(() -> none.resolve(TENANT, List.of(request("/data")), List.of())).hasMessageContaining("not available on this server");
     }
