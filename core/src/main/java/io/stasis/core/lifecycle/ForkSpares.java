@@ -243,25 +243,12 @@ public final class ForkSpares implements AutoCloseable {
 
     private void drop(Spare spare) {
         try {
-            end(spare.id());
+            new UnrecordedSandbox(roots, runtime, network).end(spare.id());
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox", spare.id()).setCause(e).log("could not end a fork spare (the reconciler will)");
         } finally {
             held.decrementAndGet();
             spare.releaseQuota().run();
-        }
-    }
-
-    /** Ends a spare's sandbox: its processes, its root, its network. */
-    private void end(SandboxId id) {
-        try {
-            runtime.destroy(id);
-        } finally {
-            try {
-                roots.deleteRoot(id);
-            } finally {
-                network.release(id);
-            }
         }
     }
 

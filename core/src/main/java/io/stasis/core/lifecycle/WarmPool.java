@@ -153,15 +153,7 @@ public final class WarmPool implements AutoCloseable {
     }
 
     private void discard(SandboxId id) {
-        try {
-            runtime.destroy(id);
-        } finally {
-            try {
-                roots.deleteRoot(id);
-            } finally {
-                network.release(id);
-            }
-        }
+        new UnrecordedSandbox(roots, runtime, network).end(id);
     }
 
     /** Ends every waiting sandbox, once refills under way have finished. Later takes find nothing. */

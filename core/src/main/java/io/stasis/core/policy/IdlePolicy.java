@@ -39,7 +39,7 @@ public final class IdlePolicy {
     }
 
     /** How far down the ladder a state is: running 0, paused 1, standby 2, hibernated 3, stopped 4. */
-    private static int depth(SandboxState state) {
+    static int depth(SandboxState state) {
         return switch (state) {
             case SandboxState.Running r -> 0;
             case SandboxState.Paused p -> 1;

@@ -81,14 +81,7 @@ class IdlePolicyPropertyTest {
 
     /** The first ladder step a state may still take: running 0 (pause), paused 1, standby 2, hibernated 3, stopped 4 (delete only). */
     private static int depth(SandboxState state) {
-        return switch (state) {
-            case SandboxState.Running r -> 0;
-            case SandboxState.Paused p -> 1;
-            case SandboxState.Standby s -> 2;
-            case SandboxState.Hibernated h -> 3;
-            case SandboxState.Stopped s -> 4;
-            case SandboxState.Deleted d -> 5;
-        };
+        return IdlePolicy.depth(state);
     }
 
     @Provide
