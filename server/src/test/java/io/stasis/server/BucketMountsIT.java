@@ -318,6 +318,113 @@ class BucketMountsIT {
         }
     }
 
+    /**
+     * SIGKILL of the rclone daemon at a random moment of each operation that starts, flushes or
+     * unmounts it: the sandbox is left in its old or new state, never a 500; what the bucket held
+     * (every object uploaded before the operation) stays; where the sandbox is still there, the
+     * documented recovery (a stop and a start, or the resume) mounts it again and it reads and
+     * writes its bucket; where it is gone, nothing of its mount is left.
+     */
+    @Test
+    void aKilledDaemonMidOperationLeavesTheSandboxDefinedAndTheBucketWhole() throws Exception {
+        long seed = Long.getLong("stasis.rclone.seed", System.nanoTime());
+        var random = new java.util.Random(seed);
+        int trials = Integer.getInteger("stasis.rclone.trials", 4);
+        var results = new java.util.ArrayList<String>();
+        var failures = new java.util.ArrayList<String>();
+        for (String operation : List.of("create", "stop", "start", "hibernate", "resume", "delete")) {
+            long duration = 0;
+            for (int t = 0; t <= trials; t++) {
+                String bucket = s3.newBucket();
+                s3.put(bucket, "before.txt", "before\n".getBytes(StandardCharsets.UTF_8));
+                String id = operation.equals("create") ? null : create(api, mount(bucket, "/data", "")).ok().get("id").asText();
+                if (id != null) {
+                    api.sh(id, "echo acked > /data/acked.txt");
+                    Await.until("the write uploaded", Duration.ofSeconds(30), () -> "acked\n".equals(text(bucket, "acked.txt")));
+                    if (operation.equals("start")) api.post("/v1/sandboxes/" + id + "/stop", null);
+                    if (operation.equals("resume")) api.post("/v1/sandboxes/" + id + "/hibernate", null);
+                }
+                String from = id == null ? "none" : api.get("/v1/sandboxes/" + id).get("state").asText();
+                var answer = new java.util.concurrent.atomic.AtomicReference<RawApi.Response>();
+                String subject = id;
+                long start = System.nanoTime();
+                var call = Thread.ofVirtual().start(() -> answer.set(switch (operation) {
+                    case "create" -> create(api, mount(bucket, "/data", ""));
+                    case "delete" -> api.call("DELETE", "/v1/sandboxes/" + subject, null);
+                    default -> api.call("POST", "/v1/sandboxes/" + subject + "/" + operation, null);
+                }));
+                String killed = "not killed";
+                if (t == 0) call.join(); // the first runs whole: how long it takes bounds the delays
+                else {
+                    long until = start + (long) (random.nextDouble() * duration * 1.2);
+                    while (call.isAlive() && System.nanoTime() < until) Thread.sleep(1);
+                    boolean during = call.isAlive();
+                    for (String daemon : HostLeaks.processesWorkingUnder(mountsDir())) {
+                        ProcessHandle.of(Long.parseLong(daemon.split(" ")[0])).ifPresent(ProcessHandle::destroyForcibly);
+                        killed = during ? "killed during" : "killed after";
+                    }
+                    call.join(Duration.ofSeconds(120));
+                }
+                if (t == 0) duration = Math.max(20_000_000L, System.nanoTime() - start);
+                var response = answer.get();
+                if (id == null && response != null && response.status() == 201) id = response.body().get("id").asText();
+                var problems = new java.util.ArrayList<String>();
+                if (response == null) problems.add("no answer within 120 s");
+                else if (response.status() == 500 && response.errorCode().equals("internal")) problems.add("answered 500 internal: " + response.body());
+                problems.addAll(recovered(operation, from, id, bucket));
+                if (id != null) api.call("DELETE", "/v1/sandboxes/" + id, null);
+                try {
+                    Await.until("nothing of the trial's mounts left", Duration.ofSeconds(30),
+                            () -> HostLeaks.mountsUnder(mountsDir()).isEmpty() && HostLeaks.processesWorkingUnder(mountsDir()).isEmpty());
+                } catch (AssertionError e) {
+                    problems.add("left after the delete: " + HostLeaks.mountsUnder(mountsDir()) + " " + HostLeaks.processesWorkingUnder(mountsDir()));
+                }
+                if (t > 0) results.add(operation + " " + killed);
+                if (!problems.isEmpty()) failures.add(operation + " from " + from + ", " + killed + ": " + problems);
+            }
+        }
+        System.out.println("BucketMountsIT daemon kills (replay with -Dstasis.rclone.seed=" + seed + "): " + results);
+        assertThat(failures).as("seed " + seed).isEmpty();
+    }
+
+    /** After a kill during {@code operation}: the state the operation allows, and the sandbox back at work with its bucket. */
+    private static List<String> recovered(String operation, String from, String id, String bucket) {
+        var problems = new java.util.ArrayList<String>();
+        if (id == null) return operation.equals("create") ? problems : List.of("the sandbox is gone after " + operation);
+        var found = api.call("GET", "/v1/sandboxes/" + id, null);
+        if (found.status() == 404) {
+            if (!operation.equals("delete")) problems.add("the sandbox is gone after " + operation);
+            return problems;
+        }
+        String state = found.body().get("state").asText();
+        var allowed = switch (operation) {
+            case "create", "start", "resume" -> List.of("running", from);
+            case "stop" -> List.of("running", "stopped");
+            case "hibernate" -> List.of("running", "hibernated");
+            default -> List.of(from);
+        };
+        if (!allowed.contains(state)) problems.add("state " + state + " after " + operation + " from " + from);
+        // The documented recovery from a dead daemon: a stop and a start (a resume from hibernation mounts afresh).
+        if (state.equals("hibernated")) api.call("POST", "/v1/sandboxes/" + id + "/resume", null);
+        if (api.get("/v1/sandboxes/" + id).get("state").asText().equals("running")) api.call("POST", "/v1/sandboxes/" + id + "/stop", null);
+        var started = api.call("POST", "/v1/sandboxes/" + id + "/start", null);
+        if (started.status() != 200) {
+            problems.add("the start after it answered " + started.status() + " " + started.body());
+            return problems;
+        }
+        var read = exec(id, "cat /data/before.txt");
+        if (read.status() != 200 || !read.body().get("stdout").asText().equals("before\n"))
+            problems.add("the bucket after the recovery: " + read.body());
+        exec(id, "echo after > /data/after.txt");
+        try {
+            Await.until("a write after the recovery", Duration.ofSeconds(30), () -> "after\n".equals(text(bucket, "after.txt")));
+        } catch (AssertionError e) {
+            problems.add("a write after the recovery never reached the bucket");
+        }
+        if (!operation.equals("create") && !"acked\n".equals(text(bucket, "acked.txt"))) problems.add("the acknowledged object is gone");
+        return problems;
+    }
+
     /** A fork mounts the same bucket through a mount of its own: both write, both see the other's objects. */
     @Test
     void aForkGetsItsOwnMountOfTheSameBucket() {
