@@ -49,7 +49,12 @@ class ForkSparesIT {
                         () -> Long.parseLong(cgroupFile("memory", spare, "memory.usage_in_bytes")) < (3L << 19));
             }
             int atCheckpoint = lines(api, parent);
-            Thread.sleep(1500); // fifteen lines' worth, had the spares not been frozen
+            // Fifteen lines' worth, had the spares not been frozen; and the service, its refill done, idles meanwhile.
+            var cpuBefore = ProcessHandle.current().info().totalCpuDuration().orElseThrow();
+            Thread.sleep(1500);
+            var cpu = ProcessHandle.current().info().totalCpuDuration().orElseThrow().minus(cpuBefore);
+            System.out.println("CPU while three spares wait: " + cpu.toMillis() + " ms");
+            assertThat(cpu).as("the service's CPU while three spares wait").isLessThan(Duration.ofMillis(1000));
 
             var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\", \"count\": 2}").get("items");
             assertThat(forks).hasSize(2);

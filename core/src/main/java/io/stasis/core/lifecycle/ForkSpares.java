@@ -180,6 +180,7 @@ public final class ForkSpares implements AutoCloseable {
             synchronized (pool) {
                 missing = pool.wanted - pool.ready.size();
             }
+            if (missing <= 0) return;
             var starts = new ArrayList<Thread>();
             var made = new java.util.concurrent.ConcurrentLinkedQueue<Spare>();
             for (int i = 0; i < missing; i++) {
