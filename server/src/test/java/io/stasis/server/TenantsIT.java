@@ -174,10 +174,10 @@ class TenantsIT {
             var refused = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\"}");
             assertThat(refused.status()).as("the spares hold the quota").isEqualTo(429);
             assertThat(refused.body().path("error").path("details").path("used").asInt()).isEqualTo(3);
-            // A fork takes a spare: it counts as a sandbox now, instead of as a spare.
-            String fork = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\"}").get("items").get(0).get("id").asText();
-            assertThat(api.get("/v1/tenants/" + spender.get("tenant").get("id").asText()).get("usage").get("runningSandboxes").asInt()).isEqualTo(2);
-            api.call("DELETE", "/v1/sandboxes/" + fork, null);
+            // A fork of both takes the two spares: they count as sandboxes now, instead of as spares, and nothing new is admitted.
+            var forks = api.post("/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + cid + "\", \"count\": 2}").get("items");
+            assertThat(api.get("/v1/tenants/" + spender.get("tenant").get("id").asText()).get("usage").get("runningSandboxes").asInt()).isEqualTo(3);
+            for (JsonNode fork : forks) api.call("DELETE", "/v1/sandboxes/" + fork.get("id").asText(), null);
             api.call("PUT", "/v1/checkpoints/" + cid + "/spares", "{\"count\": 0}");
             assertThat(api.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText()).as("the quota given back").isNotBlank();
         } finally {

@@ -236,7 +236,9 @@ public final class ForkSpares implements AutoCloseable {
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("fork spare ready");
             return Optional.of(new Spare(id, source.resources(), quota));
         } catch (RuntimeException e) {
-            log.atWarn().addKeyValue("checkpoint", source.checkpoint()).setCause(e).log("could not restore a fork spare");
+            if (pools.containsKey(source.checkpoint()))
+                log.atWarn().addKeyValue("checkpoint", source.checkpoint()).setCause(e).log("could not restore a fork spare");
+            else log.atDebug().addKeyValue("checkpoint", source.checkpoint()).log("a fork spare cut short: its checkpoint went meanwhile");
             drop(new Spare(id, source.resources(), quota));
             return Optional.empty();
         }

@@ -66,11 +66,13 @@ public final class QuotaGuard {
             check("runningSandboxes", quota.runningSandboxes().map(Integer::longValue), held.runningSandboxes(), demand.runningSandboxes(), tenant);
             check("memoryMb", quota.memoryMb(), held.memoryMb(), demand.memoryMb(), tenant);
             check("diskMb", quota.diskMb(), held.diskMb(), demand.diskMb(), tenant);
-            reserved.merge(tenant, demand, TenantUsage::plus);
+            // Nothing held for nothing asked (a fork whose sandboxes all come from spares): no entry that another release could empty.
+            if (!demand.equals(TenantUsage.NONE)) reserved.merge(tenant, demand, TenantUsage::plus);
         }
     }
 
     private void release(TenantId tenant, TenantUsage demand) {
+        if (demand.equals(TenantUsage.NONE)) return;
         synchronized (reserved) {
             var left = reserved.get(tenant).minus(demand);
             if (left.equals(TenantUsage.NONE)) reserved.remove(tenant);
