@@ -83,11 +83,16 @@ final class HostMemory {
         try {
             return OptionalLong.of(meminfoField(PROC.resolve(pid + "/smaps_rollup"), "Pss:"));
         } catch (UncheckedIOException e) {
-            if (e.getCause() instanceof NoSuchFileException) return OptionalLong.empty();
+            if (ended(pid, e)) return OptionalLong.empty();
             throw e;
         } catch (IllegalStateException e) {
             return OptionalLong.empty(); // a zombie has an empty smaps_rollup
         }
+    }
+
+    /** Whether a read of the process's files failed because it ended meanwhile (the file gone, or ESRCH on an open one). */
+    private static boolean ended(long pid, UncheckedIOException e) {
+        return e.getCause() instanceof NoSuchFileException || !java.nio.file.Files.isDirectory(PROC.resolve(Long.toString(pid)));
     }
 
     /** Resident set of a process ({@code VmRSS}); empty if it ended (or is a zombie, which has none). */
@@ -95,7 +100,7 @@ final class HostMemory {
         try {
             return OptionalLong.of(meminfoField(PROC.resolve(pid + "/status"), "VmRSS:"));
         } catch (UncheckedIOException e) {
-            if (e.getCause() instanceof NoSuchFileException) return OptionalLong.empty();
+            if (ended(pid, e)) return OptionalLong.empty();
             throw e;
         } catch (IllegalStateException e) {
             return OptionalLong.empty();
