@@ -92,7 +92,9 @@ final class HostMemory {
 
     /** Whether a read of the process's files failed because it ended meanwhile (the file gone, or ESRCH on an open one). */
     private static boolean ended(long pid, UncheckedIOException e) {
-        return e.getCause() instanceof NoSuchFileException || !java.nio.file.Files.isDirectory(PROC.resolve(Long.toString(pid)));
+        return e.getCause() instanceof NoSuchFileException
+                || (e.getCause() instanceof java.nio.file.FileSystemException f && f.getReason() != null && f.getReason().contains("No such process"))
+                || !java.nio.file.Files.isDirectory(PROC.resolve(Long.toString(pid)));
     }
 
     /** Resident set of a process ({@code VmRSS}); empty if it ended (or is a zombie, which has none). */
