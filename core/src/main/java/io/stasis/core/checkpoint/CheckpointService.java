@@ -132,9 +132,9 @@ public final class CheckpointService {
         });
     }
 
-    /** Spares of the checkpoint: {ready, wanted}. */
-    public int[] spares(CheckpointId id) {
-        return new int[]{spares.ready(id), spares.wanted(id)};
+    /** Spares of the checkpoint: how many it wants, and how many are ready now. */
+    public ForkSpares.Counts spares(CheckpointId id) {
+        return spares.counts(id);
     }
 
     /** Restores the spares that checkpoints want, after a start (those of before a crash were orphans, gone by now). */

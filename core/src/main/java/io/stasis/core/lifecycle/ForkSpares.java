@@ -62,6 +62,7 @@ public final class ForkSpares implements AutoCloseable {
     private final Map<CheckpointId, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger held = new AtomicInteger();
     private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
+    private final UnrecordedSandbox unrecorded;
     private volatile boolean closed;
 
     /** @param hostMax spares kept on this host in all (0: none) */
@@ -71,6 +72,7 @@ public final class ForkSpares implements AutoCloseable {
         this.network = network;
         this.quotas = quotas;
         this.hostMax = hostMax;
+        this.unrecorded = new UnrecordedSandbox(roots, runtime, network);
     }
 
     /** How many spares this host keeps at most, in all. */
@@ -125,18 +127,20 @@ public final class ForkSpares implements AutoCloseable {
         drop(spare);
     }
 
-    /** Spares of the checkpoint ready now, and wanted. */
-    public int ready(CheckpointId checkpoint) {
+    /** Spares of a checkpoint: how many it wants, and how many are ready now. */
+    public record Counts(int wanted, int ready) {
+    }
+
+    public Counts counts(CheckpointId checkpoint) {
         var pool = pools.get(checkpoint);
-        if (pool == null) return 0;
+        if (pool == null) return new Counts(0, 0);
         synchronized (pool) {
-            return pool.ready.size();
+            return new Counts(pool.wanted, pool.ready.size());
         }
     }
 
     public int wanted(CheckpointId checkpoint) {
-        var pool = pools.get(checkpoint);
-        return pool == null ? 0 : pool.wanted;
+        return counts(checkpoint).wanted();
     }
 
     /** Forgets the checkpoint's spares and ends those ready (those being restored end once they are). */
@@ -246,7 +250,7 @@ public final class ForkSpares implements AutoCloseable {
 
     private void drop(Spare spare) {
         try {
-            new UnrecordedSandbox(roots, runtime, network).end(spare.id());
+            unrecorded.end(spare.id());
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox", spare.id()).setCause(e).log("could not end a fork spare (the reconciler will)");
         } finally {

@@ -40,6 +40,7 @@ public final class WarmPool implements AutoCloseable {
     private final NetworkService network;
     private final Resources resources;
     private final int perTemplate;
+    private final UnrecordedSandbox unrecorded;
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
     private final Map<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
     private final java.util.Set<Thread> refills = ConcurrentHashMap.newKeySet();
@@ -56,6 +57,7 @@ public final class WarmPool implements AutoCloseable {
         this.network = network;
         this.resources = resources;
         this.perTemplate = perTemplate;
+        this.unrecorded = new UnrecordedSandbox(roots, runtime, network);
     }
 
     /** The resources warm sandboxes run with. */
@@ -153,7 +155,7 @@ public final class WarmPool implements AutoCloseable {
     }
 
     private void discard(SandboxId id) {
-        new UnrecordedSandbox(roots, runtime, network).end(id);
+        unrecorded.end(id);
     }
 
     /** Ends every waiting sandbox, once refills under way have finished. Later takes find nothing. */

@@ -91,8 +91,8 @@ final class CheckpointRoutes {
     }
 
     private CheckpointView view(io.stasis.core.checkpoint.Checkpoint c) {
-        int[] spares = checkpoints.spares(c.id());
-        return CheckpointView.of(c, checkpoints.upload(c.id()), new Views.SparesView(spares[1], spares[0]));
+        var spares = checkpoints.spares(c.id());
+        return CheckpointView.of(c, checkpoints.upload(c.id()), new Views.SparesView(spares.wanted(), spares.ready()));
     }
 
     private void fork(Context ctx) {
