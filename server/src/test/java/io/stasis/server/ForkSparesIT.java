@@ -83,6 +83,10 @@ class ForkSparesIT {
             // None outlives its checkpoint.
             api.call("DELETE", "/v1/checkpoints/" + cid, null);
             assertThat(spareIds(dataDir, api)).isEmpty();
+            // Not even those being restored when it went: the delete waits for them.
+            String restoring = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 3}").get("id").asText();
+            api.call("DELETE", "/v1/checkpoints/" + restoring, null);
+            assertThat(spareIds(dataDir, api)).as("spares being restored when their checkpoint was deleted").isEmpty();
 
             // Nor its sandbox.
             String second = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"memory\": true, \"spares\": 2}").get("id").asText();

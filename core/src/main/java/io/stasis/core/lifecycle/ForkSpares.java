@@ -47,11 +47,11 @@ public final class ForkSpares implements AutoCloseable {
     public record Spare(SandboxId id, Resources resources, Runnable releaseQuota) {
     }
 
-    /** The spares of one checkpoint: how many are wanted, those ready, and whether a refill runs. */
+    /** The spares of one checkpoint: how many are wanted, those ready, and the refill that runs (null: none). */
     private static final class Pool {
         volatile int wanted;
         final java.util.Deque<Spare> ready = new java.util.ArrayDeque<>();
-        boolean filling;
+        Thread filling;
     }
 
     private final RootStore roots;
@@ -143,37 +143,52 @@ public final class ForkSpares implements AutoCloseable {
         return counts(checkpoint).wanted();
     }
 
-    /** Forgets the checkpoint's spares and ends those ready (those being restored end once they are). */
+    /**
+     * Forgets the checkpoint's spares and ends them, waiting for those being restored: once this
+     * returns none is left (the caller deletes the checkpoint's image next, and a delete answered
+     * must leave nothing of it running).
+     */
     public void discard(CheckpointId checkpoint) {
         var pool = pools.remove(checkpoint);
         if (pool == null) return;
         List<Spare> all;
+        Thread filling;
         synchronized (pool) {
             pool.wanted = 0;
             all = new ArrayList<>(pool.ready);
             pool.ready.clear();
+            filling = pool.filling;
         }
         all.forEach(this::drop);
+        if (filling != null && filling != Thread.currentThread()) awaitEnd(filling);
+    }
+
+    private static void awaitEnd(Thread refill) {
+        try {
+            refill.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Restores the checkpoint's missing spares, side by side, on a background thread. */
     public void refill(Source source) {
         var pool = pools.get(source.checkpoint());
         if (pool == null || closed) return;
-        synchronized (pool) {
-            if (pool.filling || pool.ready.size() >= pool.wanted) return;
-            pool.filling = true;
-        }
         var refill = Thread.ofVirtual().name("fork-spares-" + source.checkpoint()).unstarted(() -> {
             try {
                 fill(source, pool);
             } finally {
                 synchronized (pool) {
-                    pool.filling = false;
+                    pool.filling = null;
                 }
                 refills.remove(Thread.currentThread());
             }
         });
+        synchronized (pool) {
+            if (pool.filling != null || pool.ready.size() >= pool.wanted) return;
+            pool.filling = refill;
+        }
         refills.add(refill);
         refill.start();
     }
@@ -263,14 +278,7 @@ public final class ForkSpares implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (Thread refill : List.copyOf(refills)) {
-            try {
-                refill.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                break;
-            }
-        }
+        List.copyOf(refills).forEach(ForkSpares::awaitEnd);
         for (var checkpoint : List.copyOf(pools.keySet())) discard(checkpoint);
     }
 }

@@ -60,6 +60,13 @@ public final class HttpApi implements AutoCloseable {
     private final McpEndpoint mcp;
 
     private static final int ACCEPT_QUEUE = 1024;
+    /**
+     * Longer than the keep-alive of the usual clients (the JDK's HttpClient, our SDK's, keeps an idle
+     * connection 30 s; undici and httpx a few seconds): the client closes an idle connection first.
+     * At Jetty's default (30 s) both ends closed together, and a request sent on the connection the
+     * server was just closing got no answer at all ("header parser received no bytes").
+     */
+    private static final long IDLE_TIMEOUT_MS = 120_000;
 
     private HttpApi(Javalin app, McpEndpoint mcp) {
         this.app = app;
@@ -106,6 +113,7 @@ public final class HttpApi implements AutoCloseable {
             connector.setHost(settings.bind());
             connector.setPort(settings.port());
             connector.setAcceptQueueSize(ACCEPT_QUEUE);
+            connector.setIdleTimeout(IDLE_TIMEOUT_MS);
             return connector;
         });
 
