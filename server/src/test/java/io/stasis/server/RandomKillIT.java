@@ -138,6 +138,27 @@ class RandomKillIT {
         api = new RawApi(service.url, Files.readString(dataDir.resolve("root.key")).strip());
     }
 
+    /**
+     * Why the service is not serving, though nothing here left it down (null: it answers); it is
+     * started again then, so that the trials go on and the report counts this one.
+     */
+    private static String outage() throws Exception {
+        String why = null;
+        if (!service.process.isAlive()) why = "the service ended by itself (exit " + service.process.exitValue() + ")";
+        else {
+            try {
+                api.call("GET", "/healthz", null);
+            } catch (UncheckedIOException e) {
+                why = "the service, still running, stopped answering: " + e.getCause();
+            }
+        }
+        if (why == null) return null;
+        why += "; its log ends:\n" + ServiceProcess.logTail(log, 40);
+        if (service.process.isAlive()) service.kill();
+        restart();
+        return why;
+    }
+
     /** One kill: what was done, where, what was killed (null: nothing), and what went wrong (none when it held). */
     private record Trial(String operation, String from, long delayMs, String killed, List<String> problems) {
     }
@@ -326,12 +347,14 @@ class RandomKillIT {
                 String killed = killer.kill(call, delay);
                 if (killed != null) kills++;
                 Set<String> involved = sandboxesOnDisk(); // forks the kill cut short are on disk, in no list
-                if (!service.process.isAlive()) restart();
+                if (!service.process.isAlive() && killed != null && mode.equals("service")) restart();
+                String outage = outage();
                 // The state the kill left, before check() starts a stopped sandbox to try it: a stopped
                 // subject lost its loop (CI's 'stop' failures: a start by check() hid that, and the next
                 // trial trusted a loop that was gone).
                 String left = subject.state();
                 var problems = check(operation, from, subject);
+                if (outage != null) problems.add(outage);
                 if (answer.get() != null && answer.get().status() == 500 && answer.get().errorCode().equals("internal"))
                     problems.add("the call answered 500 internal: " + answer.get().body());
                 subject = subject.after(from, left);

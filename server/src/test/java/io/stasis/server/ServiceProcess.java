@@ -10,6 +10,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -78,6 +79,8 @@ final class ServiceProcess implements AutoCloseable {
                 while ((line = reader.readLine()) != null) {
                     var m = LISTENING.matcher(line);
                     if (m.find()) url.complete(m.group(1));
+                    // Into the log too: what the JVM prints there when it crashes is the only trace of why.
+                    Files.writeString(log, line + "\n", StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
                 }
                 url.completeExceptionally(new IllegalStateException("the service exited before listening; see " + log));
             } catch (IOException e) {
@@ -168,10 +171,40 @@ final class ServiceProcess implements AutoCloseable {
         return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** SIGKILL: no shutdown hook runs. */
+    /** SIGKILL: no shutdown hook runs. Fails if the process outlives it by 30 s, naming where its threads are stuck. */
     void kill() throws InterruptedException {
         process.destroyForcibly();
-        process.waitFor(30, TimeUnit.SECONDS);
+        if (!process.waitFor(30, TimeUnit.SECONDS))
+            throw new IllegalStateException("the service (pid " + process.pid() + ") did not end within 30 s of SIGKILL; " + stuckThreads());
+    }
+
+    /** Threads of the process in uninterruptible sleep, with the kernel function each waits in: what holds a killed process up. */
+    private String stuckThreads() {
+        var stuck = new ArrayList<String>();
+        try (var tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    if (stat.substring(stat.lastIndexOf(')') + 2).startsWith("D"))
+                        stuck.add(task.getFileName() + " in " + Files.readString(task.resolve("wchan")).strip());
+                } catch (IOException e) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            return "its tasks cannot be listed: " + e.getMessage();
+        }
+        return stuck.isEmpty() ? "no thread in uninterruptible sleep" : "threads in uninterruptible sleep: " + stuck;
+    }
+
+    /** The last {@code lines} lines of a service log, for a failure's message. */
+    static String logTail(Path log, int lines) {
+        try {
+            var all = Files.readAllLines(log, StandardCharsets.UTF_8);
+            return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+        } catch (IOException e) {
+            return "(the log cannot be read: " + e.getMessage() + ")";
+        }
     }
 
     /** SIGTERM and wait for the orderly shutdown. */
