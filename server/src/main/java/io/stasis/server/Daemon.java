@@ -146,8 +146,9 @@ public final class Daemon implements AutoCloseable {
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
             var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.warmPool()));
             var forkSpares = register(new io.stasis.core.lifecycle.ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
-            sandboxes = new SandboxService(catalog, roots, runtime, templates, locks, events, activity, faults, clock,
-                    config.templateWait(), warmPool, forkSpares, network, quotas, volumes, buckets);
+            var parts = new io.stasis.core.lifecycle.SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,
+                    quotas, volumes, buckets, config.maxDiskMb());
+            sandboxes = new SandboxService(parts, templates, config.templateWait(), warmPool, forkSpares);
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
             var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
             var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
@@ -155,10 +156,8 @@ public final class Daemon implements AutoCloseable {
                     config.blobs().uploadConcurrency(), config.blobs().backgroundUploads()));
             java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
-            var lifecycle = new LifecycleService(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes,
-                    buckets, afterHibernate);
-            var checkpoints = new CheckpointService(catalog, roots, runtime, locks, lifecycle, events, activity, faults, clock, network, quotas,
-                    volumes, buckets, durable, warmPool, forkSpares);
+            var lifecycle = new LifecycleService(parts, afterHibernate);
+            var checkpoints = new CheckpointService(parts, lifecycle, durable, warmPool, forkSpares);
             durable.resumeInterrupted();
             checkpoints.restoreSpares();
             var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
@@ -185,7 +184,7 @@ public final class Daemon implements AutoCloseable {
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             http = register(HttpApi.start(
-                    new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(), config.maxDiskMb(),
+                    new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,

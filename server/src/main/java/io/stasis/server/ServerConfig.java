@@ -27,7 +27,7 @@ import java.util.Optional;
  * @param templateCache    where slow template builds are cached across data dirs
  * @param defaultTemplate  template of a sandbox created without one
  * @param defaultResources resources of a sandbox created without them
- * @param maxDiskMb        the largest disk a create may ask for ({@code resources.diskMb})
+ * @param maxDiskMb        the largest disk a sandbox may have: a create's {@code resources.diskMb}, or a fork's or a checkpoint's disk
  * @param execOutputLimit  bytes of each output an exec result keeps
  * @param processOutputLimit bytes of each output a background process keeps (the oldest are dropped)
  * @param maxUploadBytes   largest file upload
@@ -189,7 +189,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --default-pids N         default pids limit (default 512)
                   --default-disk-mb N      default room in MiB for what a sandbox writes itself
                                            (its template's files not counted; default 10240)
-                  --max-disk-mb N          largest disk a create may ask for, in MiB (default 65536)
+                  --max-disk-mb N          largest disk of a sandbox (created, forked or from a checkpoint), in MiB (default 65536)
                   --exec-output-limit SIZE bytes of each output an exec result keeps (default 16M)
                   --process-output-limit SIZE  bytes of each output a background process keeps;
                                            older output is dropped, offsets stay valid (default 64M)

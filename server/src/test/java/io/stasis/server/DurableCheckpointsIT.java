@@ -212,6 +212,31 @@ class DurableCheckpointsIT {
         }
     }
 
+    /** A host's --max-disk-mb holds for a sandbox made from another host's checkpoint too, not only for a create. */
+    @Test
+    void aHostRefusesACheckpointWhoseDiskIsAboveItsMax() throws Exception {
+        Path blobs = Files.createTempDirectory("stasis-durable-blobs");
+        try {
+            String checkpoint;
+            try (var first = ServiceFixture.start("--blob-dir", blobs.toString()); var api = new RawApi(first.url, first.rootKey)) {
+                String id = api.post("/v1/sandboxes", CALM.replace("}}", "}, \"resources\": {\"diskMb\": 1024}}")).get("id").asText();
+                checkpoint = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false, \"durable\": true}").get("id").asText();
+            }
+            try (var small = ServiceFixture.start("--blob-dir", blobs.toString(), "--max-disk-mb", "512");
+                 var api = new RawApi(small.url, small.rootKey)) {
+                var refused = api.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}");
+                assertThat(refused.status()).isEqualTo(422);
+                assertThat(refused.body().path("error").path("message").asText()).contains("--max-disk-mb", "512", "1024");
+                var created = api.call("POST", "/v1/sandboxes", "{\"resources\": {\"diskMb\": 1024}}");
+                assertThat(created.status()).isEqualTo(422);
+                assertThat(created.body().path("error").path("message").asText()).contains("resources.diskMb", "--max-disk-mb");
+                assertThat(api.get("/v1/sandboxes").get("items")).isEmpty();
+            }
+        } finally {
+            ServiceFixture.deleteTree(blobs);
+        }
+    }
+
     /** With --checkpoint-uploads on-request, a checkpoint stays local until it asks to be durable or is synced. */
     @Test
     void onRequestUploadsOnlyWhatIsAskedFor() throws Exception {

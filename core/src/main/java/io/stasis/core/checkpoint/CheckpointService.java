@@ -10,6 +10,7 @@ import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxLocks;
+import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxName;
@@ -55,30 +56,29 @@ public final class CheckpointService {
     private final DurableCheckpoints durable;
     private final io.stasis.core.lifecycle.WarmPool pool;
     private final ForkSpares spares;
+    private final SandboxParts parts;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
     private final io.stasis.core.concurrent.KeyedLock<CheckpointId> restoring = new io.stasis.core.concurrent.KeyedLock<>();
 
-    public CheckpointService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, LifecycleService lifecycle,
-                             EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock,
-                             NetworkService network, io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                             io.stasis.core.bucket.SandboxBuckets buckets, DurableCheckpoints durable,
+    public CheckpointService(SandboxParts parts, LifecycleService lifecycle, DurableCheckpoints durable,
                              io.stasis.core.lifecycle.WarmPool pool, ForkSpares spares) {
         this.pool = pool;
         this.spares = spares;
-        this.volumes = volumes;
-        this.buckets = buckets;
-        this.quotas = quotas;
+        this.parts = parts;
+        this.volumes = parts.volumes();
+        this.buckets = parts.buckets();
+        this.quotas = parts.quotas();
         this.durable = durable;
-        this.catalog = catalog;
-        this.roots = roots;
-        this.runtime = runtime;
-        this.locks = locks;
+        this.catalog = parts.catalog();
+        this.roots = parts.roots();
+        this.runtime = parts.runtime();
+        this.locks = parts.locks();
         this.lifecycle = lifecycle;
-        this.events = events;
-        this.activity = activity;
-        this.faults = faults;
-        this.clock = clock;
-        this.network = network;
+        this.events = parts.events();
+        this.activity = parts.activity();
+        this.faults = parts.faults();
+        this.clock = parts.clock();
+        this.network = parts.network();
     }
 
     /**
@@ -214,6 +214,7 @@ public final class CheckpointService {
             var owner = local.flatMap(c -> catalog.find(c.sandboxId())).filter(s -> !(s.state() instanceof SandboxState.Deleted));
             if (local.isPresent() && owner.isPresent()) {
                 if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
+                parts.requireDiskAllowed(owner.get().resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
                 var taken = local.get().memory() ? spares.take(id, 1) : List.<ForkSpares.Spare>of();
                 if (!taken.isEmpty()) {
                     var made = branchFromSpare(owner.get(), local.get(), name, taken.getFirst()); // its quota is held already
@@ -224,6 +225,7 @@ public final class CheckpointService {
                 return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
             }
             var descriptor = durable.descriptor(tenant, id);
+            parts.requireDiskAllowed(descriptor.resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
             var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
             return quotas.admit(tenant, demand, () -> restoring.exclusive(id, () -> {
                 try (var present = durable.materialize(descriptor)) {
@@ -366,6 +368,7 @@ public final class CheckpointService {
         name.ifPresent(SandboxName::validate);
         activity.touch(parentId);
         var parent = current(parentId);
+        parts.requireDiskAllowed(parent.resources(), "id", "the disk of sandbox " + parentId + ", which its forks get");
         var names = names(name, count);
         var given = from.map(id -> forkable(id, parent));
         // Ready spares are taken first and hold their quota until their forks are recorded: only the others are admitted anew.

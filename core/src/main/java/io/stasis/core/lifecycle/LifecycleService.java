@@ -52,11 +52,8 @@ public final class LifecycleService {
 
     private final java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate;
 
-    public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
-                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
-                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                            io.stasis.core.bucket.SandboxBuckets buckets) {
-        this(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets, (c, s) -> { });
+    public LifecycleService(SandboxParts parts) {
+        this(parts, (c, s) -> { });
     }
 
     /**
@@ -65,23 +62,20 @@ public final class LifecycleService {
      *                       hibernations ({@code --hibernate-durable}) hooks in here. An exception
      *                       from it is logged; the sandbox stays hibernated.
      */
-    public LifecycleService(Catalog catalog, RootStore roots, SandboxRuntime runtime, SandboxLocks locks, EventLog events,
-                            ActivityTracker activity, FaultPoints faults, Clock clock, NetworkService network,
-                            io.stasis.core.tenant.QuotaGuard quotas, io.stasis.core.volume.SandboxVolumes volumes,
-                            io.stasis.core.bucket.SandboxBuckets buckets, java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
-        this.volumes = volumes;
-        this.buckets = buckets;
+    public LifecycleService(SandboxParts parts, java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
+        this.volumes = parts.volumes();
+        this.buckets = parts.buckets();
         this.afterHibernate = afterHibernate;
-        this.quotas = quotas;
-        this.catalog = catalog;
-        this.roots = roots;
-        this.runtime = runtime;
-        this.locks = locks;
-        this.events = events;
-        this.activity = activity;
-        this.faults = faults;
-        this.clock = clock;
-        this.network = network;
+        this.quotas = parts.quotas();
+        this.catalog = parts.catalog();
+        this.roots = parts.roots();
+        this.runtime = parts.runtime();
+        this.locks = parts.locks();
+        this.events = parts.events();
+        this.activity = parts.activity();
+        this.faults = parts.faults();
+        this.clock = parts.clock();
+        this.network = parts.network();
     }
 
     /** Why a change happens, as events report it. */

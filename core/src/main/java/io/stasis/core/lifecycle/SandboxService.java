@@ -55,27 +55,26 @@ public final class SandboxService {
     private final NetworkService network;
     private final io.stasis.core.volume.SandboxVolumes volumes;
     private final io.stasis.core.bucket.SandboxBuckets buckets;
+    private final SandboxParts parts;
 
     /** @param pool sandboxes started ahead of demand; a create asking for other resources than theirs gets them applied */
-    public SandboxService(Catalog catalog, RootStore roots, SandboxRuntime runtime, TemplateService templates, SandboxLocks locks,
-                          EventLog events, ActivityTracker activity, FaultPoints faults, Clock clock, Duration templateWait,
-                          WarmPool pool, ForkSpares spares, NetworkService network, QuotaGuard quotas,
-                          io.stasis.core.volume.SandboxVolumes volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
-        this.volumes = volumes;
-        this.buckets = buckets;
+    public SandboxService(SandboxParts parts, TemplateService templates, Duration templateWait, WarmPool pool, ForkSpares spares) {
+        this.volumes = parts.volumes();
+        this.buckets = parts.buckets();
         this.spares = spares;
-        this.faults = faults;
-        this.quotas = quotas;
-        this.catalog = catalog;
-        this.locks = locks;
-        this.events = events;
-        this.activity = activity;
-        this.roots = roots;
-        this.runtime = runtime;
+        this.faults = parts.faults();
+        this.quotas = parts.quotas();
+        this.catalog = parts.catalog();
+        this.locks = parts.locks();
+        this.events = parts.events();
+        this.activity = parts.activity();
+        this.roots = parts.roots();
+        this.runtime = parts.runtime();
         this.templates = templates;
-        this.clock = clock;
+        this.parts = parts;
+        this.clock = parts.clock();
         this.templateWait = templateWait;
-        this.network = network;
+        this.network = parts.network();
         this.pool = pool;
     }
 
@@ -91,6 +90,7 @@ public final class SandboxService {
      * if the tenant would hold more than its quota.
      */
     public Sandbox create(SandboxSpec spec) {
+        parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {

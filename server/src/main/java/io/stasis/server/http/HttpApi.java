@@ -52,7 +52,7 @@ public final class HttpApi implements AutoCloseable {
     }
 
     /** Settings of the API itself. */
-    public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle,
+    public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
                            long maxUploadBytes, long maxJsonBytes, io.stasis.server.preview.PreviewUrls previewUrls) {
     }
 
@@ -134,7 +134,7 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(),
-                settings.maxDiskMb(), settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets()).register(routes);
+                settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);

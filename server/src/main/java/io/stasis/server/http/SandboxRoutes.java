@@ -27,7 +27,6 @@ final class SandboxRoutes {
     private final SandboxService sandboxes;
     private final String defaultTemplate;
     private final Resources defaultResources;
-    private final int maxDiskMb;
     private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
     private final io.stasis.core.volume.VolumeService volumes;
@@ -35,7 +34,7 @@ final class SandboxRoutes {
     private final io.stasis.core.bucket.SandboxBuckets buckets;
 
     SandboxRoutes(SandboxService sandboxes, io.stasis.core.checkpoint.CheckpointService checkpoints, String defaultTemplate,
-                  Resources defaultResources, int maxDiskMb, LifecyclePolicy defaultLifecycle, Metrics metrics,
+                  Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
                   io.stasis.core.volume.VolumeService volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
         this.volumes = volumes;
         this.buckets = buckets;
@@ -43,7 +42,6 @@ final class SandboxRoutes {
         this.sandboxes = sandboxes;
         this.defaultTemplate = defaultTemplate;
         this.defaultResources = defaultResources;
-        this.maxDiskMb = maxDiskMb;
         this.defaultLifecycle = defaultLifecycle;
         this.metrics = metrics;
     }
@@ -66,8 +64,6 @@ final class SandboxRoutes {
         }
         var r = body.resources();
         var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
-        if (resources.diskMb() > maxDiskMb)
-            throw StasisException.invalid("resources.diskMb", "must be at most " + maxDiskMb + " on this server, was " + resources.diskMb());
         var tenant = BearerAuth.caller(ctx).tenant();
         var volumeMounts = body.volumes() == null ? java.util.List.<io.stasis.core.volume.VolumeMount>of() : volumes.resolveMounts(tenant,
                 body.volumes().stream().map(m -> new io.stasis.core.volume.VolumeService.MountRequest(m.volume(), m.path(),
