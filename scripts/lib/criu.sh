@@ -233,6 +233,13 @@ criu_verify_socket() {
     # (setsid forks when it is a process group leader). The launcher holds no lock fd that it could
     # inherit (criu refuses tasks holding flocks): see lock_acquire.
     (
+        # Nor any other descriptor the launcher was started with (a wrapper's log file, say): CRIU
+        # cannot dump a file it cannot look up from here ("Can't lookup mount ... for fd=3").
+        local fd
+        for fd in /proc/"$BASHPID"/fd/*; do
+            fd=${fd##*/}
+            if ((fd > 2)); then eval "exec $fd>&-"; fi
+        done
         # shellcheck disable=SC2016 # expanded by the inner sh
         exec setsid sh -c 'echo $$ >"$1" && exec busybox httpd -f -p "127.0.0.1:$2" -h "$3"' \
             stasis-criu-verify "$dir/pid" "$port" "$dir/www" </dev/null >/dev/null 2>&1

@@ -221,7 +221,9 @@ public abstract class LiveStateSuite extends RuntimeSuite {
     @Test
     void stopEndsTheProcessesGracefully() {
         var id = start();
-        Commands.sh(runtime(), id, "trap 'echo bye > /root/bye; exit 0' TERM; (trap 'echo bye > /root/bye; exit 0' TERM; while true; do sleep 0.1; done) >/dev/null 2>&1 &");
+        // Once its trap is set: a subshell starts with SIGTERM's default, and a stop right after the fork ended it silently.
+        Commands.sh(runtime(), id, "(trap 'echo bye > /root/bye; exit 0' TERM; touch /root/trapped; while true; do sleep 0.1; done) >/dev/null 2>&1 & "
+                + "while [ ! -e /root/trapped ]; do sleep 0.01; done");
         runtime().stop(id, Duration.ofSeconds(5));
         assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.UNKNOWN);
         assertThat(new String(readFile(id, "/root/bye"))).isEqualTo("bye\n");
