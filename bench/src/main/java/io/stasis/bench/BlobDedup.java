@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The issue's dedup figure: two checkpoints of a root of 1 GiB ({@code --blob-root-size}) that
@@ -221,7 +222,7 @@ final class BlobDedup implements Scenario {
     private record Puts(Timed first, Timed second) {
     }
 
-    private static Timed timed(java.util.function.Supplier<PutResult> put) {
+    private static Timed timed(Supplier<PutResult> put) {
         long start = System.nanoTime();
         PutResult result = put.get();
         return new Timed(result, (System.nanoTime() - start) / 1e9);

@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
@@ -39,7 +40,7 @@ record Checkout(Path root) {
         try {
             return Files.isRegularFile(cache) && Files.getLastModifiedTime(cache).compareTo(Files.getLastModifiedTime(serverJar())) > 0
                     ? Optional.of(cache) : Optional.empty();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return Optional.empty();
         }
     }

@@ -1,9 +1,11 @@
 package io.stasis.bench;
 
 import io.stasis.sdk.Sandbox;
+import java.io.File;
 import java.io.IOException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -86,7 +88,7 @@ final class CliCalls implements Scenario {
     /** Milliseconds from the start of {@code argv} to its exit; it must succeed. */
     private static double time(Map<String, String> env, String... argv) throws IOException, InterruptedException {
         var builder = new ProcessBuilder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+                .redirectError(ProcessBuilder.Redirect.DISCARD).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         builder.environment().clear();
         builder.environment().putAll(env);
         long start = System.nanoTime();
@@ -101,12 +103,12 @@ final class CliCalls implements Scenario {
     }
 
     private static void stopDaemon(Checkout checkout) throws IOException, InterruptedException {
-        if (!java.nio.file.Files.isExecutable(checkout.cliClient())) return;
+        if (!Files.isExecutable(checkout.cliClient())) return;
         var stop = new ProcessBuilder(checkout.cliClient().toString(), "--stop", checkout.cliDaemonSocket().toString())
                 .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD).start();
         if (!stop.waitFor(30, TimeUnit.SECONDS)) stop.destroyForcibly();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (java.nio.file.Files.exists(checkout.cliDaemonSocket()) && System.nanoTime() < deadline) Thread.sleep(50);
+        while (Files.exists(checkout.cliDaemonSocket()) && System.nanoTime() < deadline) Thread.sleep(50);
     }
 
     private static void awaitDaemon(Checkout checkout) throws InterruptedException {

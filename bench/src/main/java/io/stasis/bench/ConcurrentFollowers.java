@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.stasis.sdk.Sandbox;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
@@ -208,7 +210,7 @@ final class ConcurrentFollowers implements Scenario {
         return delays;
     }
 
-    private static String describe(java.util.concurrent.CompletableFuture<?> failed) {
+    private static String describe(CompletableFuture<?> failed) {
         try {
             failed.join();
             return "ended";
@@ -243,7 +245,7 @@ final class ConcurrentFollowers implements Scenario {
 
     private static long cpuNanos() {
         var bean = ManagementFactory.getOperatingSystemMXBean();
-        if (bean instanceof com.sun.management.OperatingSystemMXBean os) return os.getProcessCpuTime();
+        if (bean instanceof OperatingSystemMXBean os) return os.getProcessCpuTime();
         throw new IllegalStateException("this JVM does not report its CPU time");
     }
 
@@ -283,7 +285,7 @@ final class ConcurrentFollowers implements Scenario {
         private volatile CountDownLatch arrived;
         private final AtomicLong arrivedAt = new AtomicLong();
         /** {@link System#nanoTime()} of its first event (the backlog of ticks): the stream is live; -1 if it ended first. */
-        private final java.util.concurrent.CompletableFuture<Long> firstEvent = new java.util.concurrent.CompletableFuture<>();
+        private final CompletableFuture<Long> firstEvent = new CompletableFuture<>();
         private String tail = "";
 
         Follower(Followed process) {

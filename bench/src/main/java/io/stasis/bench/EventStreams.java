@@ -11,7 +11,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -139,7 +141,7 @@ final class EventStreams implements AutoCloseable {
 
         private void fail(Throwable failure) {
             Throwable cause = failure;
-            while ((cause instanceof java.util.concurrent.CompletionException || cause instanceof java.util.concurrent.ExecutionException)
+            while ((cause instanceof CompletionException || cause instanceof ExecutionException)
                     && cause.getCause() != null) cause = cause.getCause();
             opened.completeExceptionally(cause);
             ended.completeExceptionally(cause);

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -131,7 +132,7 @@ final class FileEventLatency implements Scenario {
     }
 
     private static Map<String, Long> counts(Map<String, LongAdder> adders) {
-        var out = new java.util.TreeMap<String, Long>();
+        var out = new TreeMap<String, Long>();
         adders.forEach((k, v) -> out.put(k, v.sum()));
         return out;
     }

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -131,7 +132,7 @@ final class FloorLab implements AutoCloseable {
             Path source = Path.of(mount.path("source").asText());
             if (!source.getParent().getFileName().toString().startsWith(SandboxId.PREFIX) || Files.isDirectory(source)) continue;
             Path copy = bundle.resolve(source.getFileName());
-            if (Files.isRegularFile(source)) Files.copy(source, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            if (Files.isRegularFile(source)) Files.copy(source, copy, StandardCopyOption.REPLACE_EXISTING);
             else Files.writeString(copy, ""); // its sandbox is gone already: the mount point needs a file, not its content
             ((ObjectNode) mount).put("source", copy.toString());
         }

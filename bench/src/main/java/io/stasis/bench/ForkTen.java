@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Fork of ten sandboxes from a memory checkpoint of a {@code tiny} sandbox running a counter (a
@@ -132,7 +133,7 @@ final class ForkTen implements Scenario {
         String checkpoint = service.live().checkpointWithSpares(parent.id(), count).path("id").asText();
         List<String> forks = List.of();
         try {
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(300);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(300);
             while (service.live().getCheckpoint(checkpoint).path("spares").path("ready").asInt() < count) {
                 if (System.nanoTime() > deadline) throw new IllegalStateException(count + " spares of " + checkpoint + " not ready after 300 s");
                 Thread.sleep(20);
@@ -176,7 +177,7 @@ final class ForkTen implements Scenario {
             List<String> forks = shared.fork(parent.id(), checkpoint, COUNT);
             for (String fork : forks) requireSuccess(shared.client().sandboxes().exec(fork, ExecRequest.of("true")), "run true in a fork");
             double last = forks.stream().mapToDouble(ForkTen::pss).sum();
-            long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
             for (int steady = 0; steady < 5 && System.nanoTime() < deadline; ) {
                 Thread.sleep(1000);
                 double now = forks.stream().mapToDouble(ForkTen::pss).sum();

@@ -2,6 +2,7 @@ package io.stasis.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -93,8 +94,8 @@ final class HostMemory {
     /** Whether a read of the process's files failed because it ended meanwhile (the file gone, or ESRCH on an open one). */
     private static boolean ended(long pid, UncheckedIOException e) {
         return e.getCause() instanceof NoSuchFileException
-                || (e.getCause() instanceof java.nio.file.FileSystemException f && f.getReason() != null && f.getReason().contains("No such process"))
-                || !java.nio.file.Files.isDirectory(PROC.resolve(Long.toString(pid)));
+                || (e.getCause() instanceof FileSystemException f && f.getReason() != null && f.getReason().contains("No such process"))
+                || !Files.isDirectory(PROC.resolve(Long.toString(pid)));
     }
 
     /** Resident set of a process ({@code VmRSS}); empty if it ended (or is a zombie, which has none). */

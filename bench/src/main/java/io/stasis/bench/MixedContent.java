@@ -1,6 +1,7 @@
 package io.stasis.bench;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -106,7 +107,7 @@ final class MixedContent {
                     random.nextBytes(block);
                     System.arraycopy(block, 0, into, at, n);
                 }
-                case 1 -> java.util.Arrays.fill(into, at, at + n, (byte) 0);
+                case 1 -> Arrays.fill(into, at, at + n, (byte) 0);
                 default -> System.arraycopy(PATTERNS[random.nextInt(PATTERNS.length)], 0, into, at, n);
             }
         }

@@ -1,6 +1,7 @@
 package io.stasis.bench;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -74,7 +75,7 @@ final class NetnsCurl {
         }
     }
 
-    private static String read(java.io.InputStream in) {
+    private static String read(InputStream in) {
         try {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -226,7 +227,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
 
     /** Bytes, or with a K, M or G suffix (powers of 1024): {@code 100M}, {@code 5G}. */
     static long size(String flag, String value) {
-        String v = value.strip().toUpperCase(java.util.Locale.ROOT);
+        String v = value.strip().toUpperCase(Locale.ROOT);
         int shift = switch (v.isEmpty() ? ' ' : v.charAt(v.length() - 1)) {
             case 'K' -> 10;
             case 'M' -> 20;

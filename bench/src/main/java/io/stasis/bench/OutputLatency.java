@@ -11,7 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
@@ -98,7 +100,7 @@ final class OutputLatency implements Scenario {
             long arrived;
             try {
                 arrived = pending.arrived().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.TimeoutException e) {
+            } catch (TimeoutException e) {
                 throw new IllegalStateException("no stdout event carried " + token + " within " + WAIT + (stream.ended.isDone()
                         ? "; the stream had ended: " + stream.ended.handle((v, t) -> String.valueOf(t)).join() : ""), e);
             }
@@ -128,7 +130,7 @@ final class OutputLatency implements Scenario {
         double[] latencies;
         try {
             latencies = clock.done.get(WAIT.toMillis() + n * 100L, TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw new IllegalStateException("the clock lines did not all arrive in time" + (stream.ended.isDone()
                     ? "; the stream had ended: " + stream.ended.handle((v, t) -> String.valueOf(t)).join() : ""), e);
         }
@@ -149,7 +151,7 @@ final class OutputLatency implements Scenario {
         live.signalProcess(sandboxId, pid, "KILL");
         try {
             stream.ended.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException(stream.what() + " did not end with its process: " + e, e);
         }
     }

@@ -116,7 +116,7 @@ final class PrivateService implements AutoCloseable {
         try {
             return Files.readString(daemon.rootKeyFile()).strip();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

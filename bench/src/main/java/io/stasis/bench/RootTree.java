@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.SplittableRandom;
 
@@ -106,7 +107,7 @@ final class RootTree {
     Edits edit(double fraction, long seed) throws IOException {
         var random = new SplittableRandom(seed);
         var order = new ArrayList<>(entries);
-        for (int i = order.size() - 1; i > 0; i--) java.util.Collections.swap(order, i, random.nextInt(i + 1));
+        for (int i = order.size() - 1; i > 0; i--) Collections.swap(order, i, random.nextInt(i + 1));
         long budget = Math.round(bytes * fraction);
         int files = 0;
         long filesBytes = 0;

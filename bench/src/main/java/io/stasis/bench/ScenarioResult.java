@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +14,7 @@ import java.util.Map;
 public record ScenarioResult(List<Figure> figures, Map<String, Object> details) {
     public ScenarioResult {
         figures = List.copyOf(figures);
-        details = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(details));
+        details = Collections.unmodifiableMap(new LinkedHashMap<>(details));
     }
 
     static ScenarioResult of(List<Figure> figures) {

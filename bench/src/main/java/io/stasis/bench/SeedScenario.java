@@ -3,6 +3,7 @@ package io.stasis.bench;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.Sandbox;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,7 +94,7 @@ final class SeedScenario implements Scenario {
         next++;
     }
 
-    private static String ask(Path root) throws java.io.IOException {
+    private static String ask(Path root) throws IOException {
         Files.writeString(root.resolve("tmp/in"), "q\n", StandardCharsets.UTF_8, StandardOpenOption.WRITE);
         return Files.readString(root.resolve("tmp/out"), StandardCharsets.UTF_8).strip();
     }

@@ -1,6 +1,7 @@
 package io.stasis.bench;
 
 import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.HostLeaks;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -134,7 +135,7 @@ final class ServerProcess implements AutoCloseable {
         left.addAll(Leftovers.mountsUnder(dataDir));
         left.addAll(Leftovers.loopDevicesBackedBy(dataDir));
         left.addAll(Leftovers.networkOf(network.table(), network.interfacePrefix()));
-        left.addAll(io.stasis.testkit.HostLeaks.swapFilesUnder(dataDir));
+        left.addAll(HostLeaks.swapFilesUnder(dataDir));
         if (!left.isEmpty()) throw new IllegalStateException("the server JVM left " + left + " (kept " + dataDir + ")");
         PrivateService.deleteTree(dataDir);
     }

@@ -11,6 +11,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -74,24 +75,24 @@ class BenchIT {
             "blob.durable.upload.s3.ms", "blob.durable.upload.s3.mbps", "blob.durable.restore.s3.ms",
             "blob.durable.restore.s3.mbps", "blob.durable.restore-call.s3.ms", "blob.durable.restore.s3-vs-local");
     /** The chunk sizes compared: dedup, and upload and restore on each backend (S3 also with more chunks at once). */
-    private static final List<String> CHUNK_SIZES = java.util.stream.Stream.concat(
-            ChunkSize.COMPARED.stream().flatMap(c -> java.util.stream.Stream.of("blob.dedup.second-checkpoint-percent",
+    private static final List<String> CHUNK_SIZES = Stream.concat(
+            ChunkSize.COMPARED.stream().flatMap(c -> Stream.of("blob.dedup.second-checkpoint-percent",
                     "blob.upload.local.mbps", "blob.restore.local.mbps", "blob.upload.s3.mbps", "blob.restore.s3.mbps").map(f -> f + c.suffix())),
-            java.util.stream.Stream.of("blob.upload.s3.mbps", "blob.restore.s3.mbps")
+            Stream.of("blob.upload.s3.mbps", "blob.restore.s3.mbps")
                     .map(f -> f + ChunkSize.ofDefault().suffix() + ".concurrency-" + BlobThroughput.MORE_CONCURRENCY)).toList();
     /** The preview scenario's figures, per server; latency samples and throughput rounds are several even at this scale. */
-    private static final List<String> PREVIEW = java.util.stream.Stream.of("busybox", "python")
-            .flatMap(server -> java.util.stream.Stream.of("latency.direct", "latency.preview", "latency_overhead", "rps.direct",
+    private static final List<String> PREVIEW = Stream.of("busybox", "python")
+            .flatMap(server -> Stream.of("latency.direct", "latency.preview", "latency_overhead", "rps.direct",
                     "rps.preview", "rps_ratio", "mib_s.direct", "mib_s.preview", "mib_s_ratio").map(f -> "preview." + server + "." + f))
             .toList();
 
     /** The scenarios that time whole processes (run from the checkout's jars, as failsafe does). */
-    private static final List<String> WHOLE_PROCESSES = java.util.stream.Stream.concat(
-            java.util.stream.Stream.of("cli.first_call", "cli.list", "cli.exec_true", "cli.list_own_jvm", "cli.exec_true_own_jvm",
+    private static final List<String> WHOLE_PROCESSES = Stream.concat(
+            Stream.of("cli.first_call", "cli.list", "cli.exec_true", "cli.list_own_jvm", "cli.exec_true_own_jvm",
                     "floor.java_version", "service_start", "service_start.no_warm_up", "seed.resume_to_answer", "seed.resume_call", "seed.repl_reply"),
-            java.util.stream.Stream.of("create", "exec", "file_write", "file_read", "file_list", "get", "list", "pause", "resume",
+            Stream.of("create", "exec", "file_write", "file_read", "file_list", "get", "list", "pause", "resume",
                     "hibernate", "resume_hibernated", "checkpoint_memory", "fork", "delete")
-                    .flatMap(kind -> java.util.stream.Stream.of("first_call." + kind, "first_call.no_warm_up." + kind))).toList();
+                    .flatMap(kind -> Stream.of("first_call." + kind, "first_call.no_warm_up." + kind))).toList();
 
     @Test
     void aTinyRunMeasuresEveryScenarioAndLeavesNothingBehind(@TempDir Path dir) throws Exception {

@@ -2,7 +2,9 @@ package io.stasis.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class FloorLinksTest {
@@ -46,7 +48,7 @@ class FloorLinksTest {
     void theTableHasARowPerFigure() {
         var report = new Report(MachineFacts.gather(), Options.parse(), Options.Counts.defaults(),
                 FloorLinks.apply(List.of(figure("exec_true", 4).withTarget(Target.atMost(5)), figure("floor.runc_exec_true", 20))),
-                java.util.Map.of(), java.util.Map.of(), java.time.Duration.ofSeconds(3));
+                Map.of(), Map.of(), Duration.ofSeconds(3));
         String table = ResultTable.render(report);
         assertThat(table).contains("figure", "floor p50", "ratio", "exec_true", "p50 <= 5", "yes", "0.200x", "nearest-rank");
         assertThat(ResultJson.toJson(report).path("figures").size()).isEqualTo(2);

@@ -1,9 +1,13 @@
 package io.stasis.cli;
 
+import io.stasis.sdk.BucketMount;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.EgressPolicy;
 import io.stasis.sdk.Sandbox;
+import io.stasis.sdk.VolumeMount;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -50,12 +54,12 @@ final class CreateCommand implements Callable<Integer> {
 
     @Option(names = "--volume", paramLabel = "NAME:/path[:ro]",
             description = "Mount a volume (id or name) at an absolute path, read-only with :ro (repeatable).")
-    java.util.List<String> volumes = new java.util.ArrayList<>();
+    List<String> volumes = new ArrayList<>();
 
     @Option(names = "--mount", paramLabel = "endpoint=URL,bucket=NAME,path=/PATH,secret=SECRET[,prefix=P][,region=R][,ro]",
             description = "Mount an existing S3 bucket at an absolute path (repeatable). SECRET names one of your secrets "
                     + "(stasis secret set) holding ACCESS_KEY_ID:SECRET_ACCESS_KEY; the key stays on the server.")
-    java.util.List<String> mounts = new java.util.ArrayList<>();
+    List<String> mounts = new ArrayList<>();
 
     /** The policy's --allow and --deny lists. */
     @Mixin
@@ -88,8 +92,8 @@ final class CreateCommand implements Callable<Integer> {
         if (diskMb != null) request.diskMb(diskMb);
         request.lifecycle(lifecycle.toUpdate());
         try {
-            for (String v : volumes) request.volume(io.stasis.sdk.VolumeMount.parse(v));
-            for (String m : mounts) request.mount(io.stasis.sdk.BucketMount.parse(m));
+            for (String v : volumes) request.volume(VolumeMount.parse(v));
+            for (String m : mounts) request.mount(BucketMount.parse(m));
         } catch (IllegalArgumentException e) {
             throw new UsageException(e.getMessage());
         }

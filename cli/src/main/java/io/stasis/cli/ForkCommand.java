@@ -4,6 +4,7 @@ import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.Sandbox;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -44,6 +45,6 @@ final class ForkCommand implements Callable<Integer> {
         try (var progress = Progress.ticking(root, "forking " + id)) {
             forks = root.client().sandboxes().fork(id, request.build());
         }
-        return root.printList(forks, list -> list.stream().map(fork -> fork.id() + "\n").collect(java.util.stream.Collectors.joining()));
+        return root.printList(forks, list -> list.stream().map(fork -> fork.id() + "\n").collect(Collectors.joining()));
     }
 }

@@ -3,6 +3,7 @@ package io.stasis.cli;
 import io.stasis.sdk.SecretInfo;
 import io.stasis.sdk.StasisJson;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -45,7 +46,7 @@ final class SecretCommand extends CommandGroup {
             return ExitCodes.OK;
         }
 
-        private static String readStdin(java.io.InputStream in) {
+        private static String readStdin(InputStream in) {
             try {
                 String text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
                 if (text.endsWith("\r\n")) return text.substring(0, text.length() - 2);

@@ -1,5 +1,6 @@
 package io.stasis.cli;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
@@ -47,7 +48,7 @@ final class Subcommands {
 
     private static List<String> names(Class<?> verb) {
         Command command = verb.getAnnotation(Command.class);
-        var names = new java.util.ArrayList<String>(Arrays.asList(command.aliases()));
+        var names = new ArrayList<String>(Arrays.asList(command.aliases()));
         names.add(command.name());
         return names;
     }

@@ -1,5 +1,6 @@
 package io.stasis.cli;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +35,7 @@ final class CliRunner {
         var outBuffer = new ByteArrayOutputStream();
         var errBuffer = new ByteArrayOutputStream();
         int code = Main.run(args, new PrintStream(outBuffer, true, StandardCharsets.UTF_8), new PrintStream(errBuffer, true, StandardCharsets.UTF_8),
-                new java.io.ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"),
+                new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)), Map.of("STASIS_URL", server.url(), "STASIS_API_KEY", "sk_env"),
                 errIsTerminal);
         out = outBuffer.toString(StandardCharsets.UTF_8);
         err = errBuffer.toString(StandardCharsets.UTF_8);

@@ -4,6 +4,11 @@ import static io.stasis.cli.FakeServer.error;
 import static io.stasis.cli.FakeServer.file;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.Map;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
@@ -114,7 +119,7 @@ class FilesCommandsTest {
                 "# TYPE stasis_sandboxes gauge\nstasis_sandboxes{state=\"running\"} 2\n".getBytes()));
         server.on("GET /v1/openapi.yaml", (r, e) -> FakeServer.respond(e, 200, "application/yaml", "openapi: 3.1.0".getBytes()));
         String[] noKey = {"--data-dir", "/nonexistent", "--url", server.url()};
-        assertThat(Main.run(concat(noKey, "metrics"), out(), out(), java.io.InputStream.nullInputStream(), java.util.Map.of()))
+        assertThat(Main.run(concat(noKey, "metrics"), out(), out(), InputStream.nullInputStream(), Map.of()))
                 .isZero();
         assertThat(server.requests.getLast().authorization()).isNull();
 
@@ -133,16 +138,16 @@ class FilesCommandsTest {
     void healthNeedsNoKey() {
         server.json("GET /healthz", 200, "{\"status\": \"ok\"}");
         assertThat(Main.run(new String[] {"--data-dir", "/nonexistent", "--url", server.url(), "health"}, out(), out(),
-                java.io.InputStream.nullInputStream(), java.util.Map.of())).isZero();
+                InputStream.nullInputStream(), Map.of())).isZero();
         assertThat(server.requests.getLast().authorization()).isNull();
     }
 
-    private static java.io.PrintStream out() {
-        return new java.io.PrintStream(java.io.OutputStream.nullOutputStream());
+    private static PrintStream out() {
+        return new PrintStream(OutputStream.nullOutputStream());
     }
 
     private static String[] concat(String[] first, String last) {
-        String[] all = java.util.Arrays.copyOf(first, first.length + 1);
+        String[] all = Arrays.copyOf(first, first.length + 1);
         all[first.length] = last;
         return all;
     }

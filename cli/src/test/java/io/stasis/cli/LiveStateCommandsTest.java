@@ -10,6 +10,7 @@ import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -329,7 +330,7 @@ class LiveStateCommandsTest {
         server.on("GET " + path, (request, exchange) -> {
             int after = Integer.parseInt(request.params().getOrDefault("after", "0"));
             int end = Math.min(after + 2, EVENTS.length);
-            var items = after >= EVENTS.length ? "" : String.join(", ", java.util.Arrays.copyOfRange(EVENTS, after, end));
+            var items = after >= EVENTS.length ? "" : String.join(", ", Arrays.copyOfRange(EVENTS, after, end));
             String next = end < EVENTS.length ? "\"" + end + "\"" : "null";
             respond(exchange, 200, "application/json",
                     ("{\"items\": [" + items + "], \"nextCursor\": " + next + "}").getBytes(StandardCharsets.UTF_8));

@@ -16,11 +16,14 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -355,9 +358,9 @@ class MainTest {
     // ---- cp
 
     /** A tiny in-memory sandbox file system behind the files routes. */
-    private final Map<String, byte[]> remoteFiles = new java.util.concurrent.ConcurrentHashMap<>();
-    private final Map<String, String> remoteModes = new java.util.concurrent.ConcurrentHashMap<>();
-    private final List<String> remoteDirs = new java.util.concurrent.CopyOnWriteArrayList<>(List.of("/", "/root"));
+    private final Map<String, byte[]> remoteFiles = new ConcurrentHashMap<>();
+    private final Map<String, String> remoteModes = new ConcurrentHashMap<>();
+    private final List<String> remoteDirs = new CopyOnWriteArrayList<>(List.of("/", "/root"));
 
     private void serveFiles() {
         server.on("GET /v1/sandboxes/box/files/stat", (request, exchange) -> {
@@ -464,7 +467,7 @@ class MainTest {
         assertThat(run("cp", "-r", "box:/root/src", back.toString())).isZero();
         assertThat(Files.readString(back.resolve("top.txt"))).isEqualTo("top");
         assertThat(Files.readString(back.resolve("a/b/deep.txt"))).isEqualTo("deep");
-        assertThat(Files.exists(back.resolve("link"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(back.resolve("link"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(err).contains("warning: skipped /root/src/link: a symlink");
 
         assertThat(run("--json", "cp", "-r", "box:/root/src", tmp.resolve("again").toString())).isZero();

@@ -3,8 +3,12 @@ package io.stasis.cli;
 import static io.stasis.cli.FakeServer.error;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -57,9 +61,9 @@ class ScriptingTest {
     void anUnreachableServerAndUsageErrorsKeepTheirCodes() {
         assertThat(cli.run("info")).isEqualTo(ExitCodes.USAGE);
         assertThat(Main.run(new String[] {"--url", "http://127.0.0.1:1", "--api-key", "k", "info", "demo"},
-                new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
-                new java.io.PrintStream(java.io.OutputStream.nullOutputStream()), java.io.InputStream.nullInputStream(),
-                java.util.Map.of())).isEqualTo(ExitCodes.CANNOT_CONNECT);
+                new PrintStream(OutputStream.nullOutputStream()),
+                new PrintStream(OutputStream.nullOutputStream()), InputStream.nullInputStream(),
+                Map.of())).isEqualTo(ExitCodes.CANNOT_CONNECT);
     }
 
     @Test

@@ -3,19 +3,26 @@ package io.stasis.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
 import io.stasis.core.exec.ExecRequest;
 import io.stasis.core.exec.ExitStatus;
 import io.stasis.core.exec.Signal;
 import io.stasis.core.files.SandboxPath;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxName;
 import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.Tenant;
+import io.stasis.core.tenant.TenantId;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -117,7 +124,7 @@ class DomainValidationTest {
     @Test
     void statesHaveTheirWireNames() {
         assertThat(List.of(SandboxState.RUNNING, SandboxState.PAUSED,
-                new SandboxState.Hibernated(io.stasis.core.checkpoint.CheckpointId.random(), 10, java.time.Instant.EPOCH),
+                new SandboxState.Hibernated(CheckpointId.random(), 10, Instant.EPOCH),
                 new SandboxState.Stopped("processes_lost"), SandboxState.DELETED).stream().map(SandboxState::wireName))
                 .containsExactly("running", "paused", "hibernated", "stopped", "deleted");
     }
@@ -131,41 +138,41 @@ class DomainValidationTest {
 
     @Test
     void queriesAndSpecsCarryATenant() {
-        var tenant = io.stasis.core.tenant.TenantId.random();
+        var tenant = TenantId.random();
         assertThat(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 10, Optional.of(tenant)).tenant()).contains(tenant);
         assertThat(SandboxQuery.all().tenant()).isEmpty();
-        assertThatThrownBy(() -> new io.stasis.core.sandbox.SandboxSpec("tiny", Optional.empty(), Map.of(), Map.of(), Resources.DEFAULT,
-                io.stasis.core.policy.LifecyclePolicy.DEFAULT, Optional.empty(), null)).isInstanceOf(NullPointerException.class);
+        assertThatThrownBy(() -> new SandboxSpec("tiny", Optional.empty(), Map.of(), Map.of(), Resources.DEFAULT,
+                LifecyclePolicy.DEFAULT, Optional.empty(), null)).isInstanceOf(NullPointerException.class);
     }
 
     @Test
     void tenantIdsHaveTheirPrefixAndShape() {
-        var id = io.stasis.core.tenant.TenantId.random();
+        var id = TenantId.random();
         assertThat(id.value()).matches("ten_[0-9a-z]{16}");
-        assertThat(io.stasis.core.tenant.TenantId.isValid("ten_default")).isTrue();
+        assertThat(TenantId.isValid("ten_default")).isTrue();
         for (String bad : Arrays.asList(null, "ten_", "ten_DEFAULT", "default", "ten_0123456789abcdeF", "sbx_0123456789abcdef", "ten_../x"))
-            assertThat(io.stasis.core.tenant.TenantId.isValid(bad)).as(String.valueOf(bad)).isFalse();
-        assertThatThrownBy(() -> new io.stasis.core.tenant.TenantId("ten_")).isInstanceOf(IllegalArgumentException.class);
+            assertThat(TenantId.isValid(bad)).as(String.valueOf(bad)).isFalse();
+        assertThatThrownBy(() -> new TenantId("ten_")).isInstanceOf(IllegalArgumentException.class);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"", "Acme", "-acme", "acme corp", "acme_corp", "a/b",
             "a-very-long-tenant-name-that-goes-on-and-on-past-sixty-three-chars"})
     void badTenantNamesAreRefused(String name) {
-        invalid(() -> io.stasis.core.tenant.Tenant.validateName(name));
+        invalid(() -> Tenant.validateName(name));
     }
 
     @Test
     void anEventIsVisibleToItsTenantOrToEveryoneWhenItHasNone() {
-        var a = io.stasis.core.tenant.TenantId.random();
-        var b = io.stasis.core.tenant.TenantId.random();
-        var ofA = new io.stasis.core.events.Event(1, java.time.Instant.EPOCH, "lifecycle", Optional.of(SandboxId.random()), Map.of(),
+        var a = TenantId.random();
+        var b = TenantId.random();
+        var ofA = new Event(1, Instant.EPOCH, "lifecycle", Optional.of(SandboxId.random()), Map.of(),
                 Optional.of(a));
-        var ofNone = new io.stasis.core.events.Event(2, java.time.Instant.EPOCH, "error", Optional.empty(), Map.of(), Optional.empty());
+        var ofNone = new Event(2, Instant.EPOCH, "error", Optional.empty(), Map.of(), Optional.empty());
         assertThat(ofA.visibleTo(a)).isTrue();
         assertThat(ofA.visibleTo(b)).isFalse();
         assertThat(ofNone.visibleTo(a)).isTrue();
-        assertThat(ofNone.visibleTo(io.stasis.core.tenant.TenantId.DEFAULT)).isTrue();
+        assertThat(ofNone.visibleTo(TenantId.DEFAULT)).isTrue();
     }
 
     @Test

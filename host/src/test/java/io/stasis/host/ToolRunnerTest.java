@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,7 +49,7 @@ class ToolRunnerTest {
 
     @Test
     void givesTheToolItsInputOnStandardInput() throws Exception {
-        byte[] script = "line one\nline two\n".repeat(20_000).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] script = "line one\nline two\n".repeat(20_000).getBytes(StandardCharsets.UTF_8);
         var result = ToolRunner.run(List.of("/bin/sh", "-c", "wc -c < /dev/stdin"), TIMEOUT, script);
         assertThat(result.exitCode()).isZero();
         assertThat(result.stdoutText().strip()).isEqualTo(Integer.toString(script.length));

@@ -1,5 +1,6 @@
 package io.stasis.launcher;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -26,8 +27,8 @@ final class Bash {
     static Result run(String script) throws IOException, InterruptedException {
         Process process = start(script);
         process.getOutputStream().close();
-        var out = new java.io.ByteArrayOutputStream();
-        var err = new java.io.ByteArrayOutputStream();
+        var out = new ByteArrayOutputStream();
+        var err = new ByteArrayOutputStream();
         var readErr = Thread.ofVirtual().start(() -> {
             try {
                 process.getErrorStream().transferTo(err);

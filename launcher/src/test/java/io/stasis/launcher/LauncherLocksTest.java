@@ -2,6 +2,8 @@ package io.stasis.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -67,7 +69,7 @@ class LauncherLocksTest {
     @Test
     void aKilledLauncherLeavesNoLockBehind() throws Exception {
         Process first = Bash.start("lock_acquire " + lock() + " setup\nsleep 30 &\necho \"held $!\"\nwait");
-        String held = new java.io.BufferedReader(new java.io.InputStreamReader(first.getInputStream(), StandardCharsets.UTF_8)).readLine();
+        String held = new BufferedReader(new InputStreamReader(first.getInputStream(), StandardCharsets.UTF_8)).readLine();
         assertThat(held).startsWith("held ");
         long sleeper = Long.parseLong(held.substring(5));
         try {

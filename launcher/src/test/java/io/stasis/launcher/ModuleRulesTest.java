@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
@@ -138,7 +139,7 @@ class ModuleRulesTest {
     private static Set<String> modulesWithCode() {
         try (Stream<Path> dirs = Files.list(Bash.ROOT)) {
             return dirs.filter(d -> Files.isDirectory(mainJava(d.getFileName().toString())))
-                    .map(d -> d.getFileName().toString()).collect(java.util.stream.Collectors.toCollection(TreeSet::new));
+                    .map(d -> d.getFileName().toString()).collect(Collectors.toCollection(TreeSet::new));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

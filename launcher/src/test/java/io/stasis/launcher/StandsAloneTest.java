@@ -2,6 +2,7 @@ package io.stasis.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ class StandsAloneTest {
             if (name.isEmpty()) continue;
             Path file = Bash.ROOT.resolve(name);
             if (!Files.isRegularFile(file) || Files.size(file) > 4 << 20) continue;
-            String text = new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.ISO_8859_1);
+            String text = new String(Files.readAllBytes(file), StandardCharsets.ISO_8859_1);
             if (text.contains(OUTSIDE)) offending.add(name);
         }
         assertThat(offending).isEmpty();

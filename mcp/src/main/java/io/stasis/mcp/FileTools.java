@@ -11,10 +11,12 @@ import io.stasis.mcp.StasisTool.Kind;
 import io.stasis.sdk.FileInfo;
 import io.stasis.sdk.Page;
 import io.stasis.sdk.SandboxFiles;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -66,7 +68,7 @@ final class FileTools {
                 json.put("content", text);
                 return ToolResult.structured(text + note, json);
             }
-            String base64 = Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(bytes, length));
+            String base64 = Base64.getEncoder().encodeToString(Arrays.copyOf(bytes, length));
             json.put("encoding", "base64");
             json.put("content", base64);
             return ToolResult.structured("[" + path + " is not UTF-8 text; " + length + " bytes from offset " + offset
@@ -81,7 +83,7 @@ final class FileTools {
             boolean more = bytes.length > max;
             int length = more ? Texts.utf8Prefix(bytes, max) : bytes.length;
             return new Part(bytes, length, more);
-        } catch (java.io.EOFException e) {
+        } catch (EOFException e) {
             return new Part(new byte[0], 0, false);
         } catch (IOException e) {
             throw new UncheckedIOException("reading " + path + ": " + e.getMessage(), e);

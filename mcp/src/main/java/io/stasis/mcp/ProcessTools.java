@@ -15,6 +15,7 @@ import io.stasis.sdk.ProcessInfo;
 import io.stasis.sdk.ProcessOutput;
 import io.stasis.sdk.ProcessRequest;
 import io.stasis.sdk.StasisClient;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -127,7 +128,7 @@ final class ProcessTools {
     private record Chunk(String text, long start, long next, long end) {
         static Chunk of(byte[] bytes, long start, long end, int max) {
             int length = Texts.utf8Prefix(bytes, max);
-            String text = new String(bytes, 0, length, java.nio.charset.StandardCharsets.UTF_8);
+            String text = new String(bytes, 0, length, StandardCharsets.UTF_8);
             return new Chunk(text, start, start + length, end);
         }
 

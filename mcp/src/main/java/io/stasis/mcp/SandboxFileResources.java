@@ -12,6 +12,7 @@ import io.stasis.sdk.StasisClient;
 import java.net.URLConnection;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -71,7 +72,7 @@ final class SandboxFileResources {
         if (text != null) {
             return new ReadResourceResult(List.of(new TextResourceContents(uri, guessed == null ? "text/plain" : guessed, text)));
         }
-        String blob = Base64.getEncoder().encodeToString(java.util.Arrays.copyOf(part.bytes(), part.length()));
+        String blob = Base64.getEncoder().encodeToString(Arrays.copyOf(part.bytes(), part.length()));
         return new ReadResourceResult(List.of(new BlobResourceContents(uri,
                 guessed == null ? "application/octet-stream" : guessed, blob)));
     }

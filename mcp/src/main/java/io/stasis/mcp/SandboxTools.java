@@ -24,6 +24,7 @@ import io.stasis.sdk.Preview;
 import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.StasisClient;
+import io.stasis.sdk.StasisJson;
 import io.stasis.sdk.VolumeMount;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -141,7 +142,7 @@ final class SandboxTools {
                 + "environment, metadata, idle policy. Does not wake a paused, standby or hibernated sandbox.",
                 sandboxOnly(), Kind.READ, (client, args) -> {
                     Sandbox sandbox = client.sandboxes().get(args.string("sandbox"));
-                    return ToolResult.of(Texts.sandbox(sandbox) + "\n" + io.stasis.sdk.StasisJson.write(sandbox), sandbox);
+                    return ToolResult.of(Texts.sandbox(sandbox) + "\n" + StasisJson.write(sandbox), sandbox);
                 });
     }
 

@@ -1,5 +1,6 @@
 package io.stasis.mcp;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
@@ -84,7 +85,7 @@ record ToolResult(String text, Object structured, boolean error) {
     static Map<String, Object> json(Object wire) {
         try {
             return JSON.readValue(StasisJson.writeLine(wire), MAP);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
             throw new UncheckedIOException(e);
         }
     }

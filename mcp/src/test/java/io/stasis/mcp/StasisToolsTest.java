@@ -2,6 +2,7 @@ package io.stasis.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.TextContent;
 import java.nio.charset.StandardCharsets;
@@ -167,7 +168,7 @@ class StasisToolsTest {
         var result = SandboxFileResources.read(api.client, "stasis://sandboxes/sbx_1/files/root/dir/a%20b.txt");
         assertThat(api.last().query()).isEqualTo("path=%2Froot%2Fdir%2Fa%20b.txt");
         assertThat(result.contents()).singleElement().satisfies(c -> assertThat(
-                ((io.modelcontextprotocol.spec.McpSchema.TextResourceContents) c).text()).isEqualTo("hello"));
+                ((McpSchema.TextResourceContents) c).text()).isEqualTo("hello"));
 
         var template = new PathTemplates().create(SandboxFileResources.TEMPLATE);
         assertThat(template.matches("stasis://sandboxes/sbx_1/files/root/a/b.py")).isTrue();

@@ -1,6 +1,7 @@
 package io.stasis.sdk;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -55,7 +56,7 @@ final class ApiErrors {
             JsonNode root = Wire.MAPPER.readTree(body);
             JsonNode error = root == null ? null : root.get("error");
             return error != null && error.isObject() && error.has("code") ? error : null;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return null;
         }
     }

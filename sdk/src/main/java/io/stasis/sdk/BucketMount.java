@@ -1,7 +1,9 @@
 package io.stasis.sdk;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.LinkedHashMap;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * An existing S3-compatible bucket (or a prefix of it) mounted into a new sandbox at {@code path}:
@@ -25,7 +27,7 @@ import java.util.Objects;
  * @param readOnly          writes fail with {@code EROFS}
  * @param credentialsSecret the secret holding the key
  */
-@com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+@com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
 public record BucketMount(String type, String endpoint, String region, String bucket, String prefix, String path, boolean readOnly,
                           String credentialsSecret) {
     public BucketMount {
@@ -69,7 +71,7 @@ public record BucketMount(String type, String endpoint, String region, String bu
             }
             int eq = part.indexOf('=');
             String key = eq < 0 ? part : part.substring(0, eq);
-            if (eq <= 0 || !java.util.Set.of("type", "endpoint", "region", "bucket", "prefix", "path", "secret").contains(key)
+            if (eq <= 0 || !Set.of("type", "endpoint", "region", "bucket", "prefix", "path", "secret").contains(key)
                     || values.put(key, part.substring(eq + 1)) != null)
                 throw new IllegalArgumentException("a bucket mount is endpoint=URL,bucket=NAME,path=/PATH,secret=SECRET[,prefix=P][,region=R][,ro]"
                         + " (each key once), was '" + spec + "'");

@@ -1,5 +1,9 @@
 package io.stasis.sdk;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
 /**
  * Checkpoints by id, from {@link StasisClient#checkpoints()}. A sandbox's own list is
  * {@link Sandbox#checkpoints()}.
@@ -17,7 +21,7 @@ public final class Checkpoints {
     }
 
     /** Every checkpoint of the caller's tenant on this instance, oldest first, with its upload state. */
-    public java.util.List<Checkpoint> list() {
+    public List<Checkpoint> list() {
         return list("/v1/checkpoints");
     }
 
@@ -26,14 +30,14 @@ public final class Checkpoints {
      * (hibernations and those of deleted sandboxes included): what
      * {@link CreateSandboxRequest#fromCheckpoint} can restore on this server.
      */
-    public java.util.List<Checkpoint> listInStore() {
+    public List<Checkpoint> listInStore() {
         return list("/v1/checkpoints?source=store");
     }
 
-    private java.util.List<Checkpoint> list(String path) {
+    private List<Checkpoint> list(String path) {
         Page.Body<CheckpointInfo> body = transport.json(transport.call("GET", path),
                 Wire.MAPPER.getTypeFactory().constructParametricType(Page.Body.class, CheckpointInfo.class));
-        if (body.items() == null) return java.util.List.of();
+        if (body.items() == null) return List.of();
         return body.items().stream().map(info -> new Checkpoint(info, transport)).toList();
     }
 
@@ -44,7 +48,7 @@ public final class Checkpoints {
      * @throws NotFoundException {@code checkpoint_not_found}
      * @throws ServerErrorException the upload failed
      */
-    public Checkpoint sync(String checkpointId, java.time.Duration timeout) {
+    public Checkpoint sync(String checkpointId, Duration timeout) {
         var call = transport.call("POST", path(checkpointId) + "/sync?timeout=" + ApiDurations.format(timeout))
                 .timeout(timeout.plusSeconds(30));
         return new Checkpoint(transport.json(call, CheckpointInfo.class), transport);
@@ -75,7 +79,7 @@ public final class Checkpoints {
     }
 
     static Checkpoint keepSpares(HttpTransport transport, String checkpointId, int count) {
-        var info = transport.json(transport.jsonCall("PUT", path(checkpointId) + "/spares", java.util.Map.of("count", count)), CheckpointInfo.class);
+        var info = transport.json(transport.jsonCall("PUT", path(checkpointId) + "/spares", Map.of("count", count)), CheckpointInfo.class);
         return new Checkpoint(info, transport);
     }
 

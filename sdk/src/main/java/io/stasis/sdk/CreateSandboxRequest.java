@@ -1,6 +1,7 @@
 package io.stasis.sdk;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -71,8 +72,8 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Integer diskMb;
         private LifecycleUpdate lifecycle;
         private NetworkPolicy network;
-        private final List<VolumeMount> volumes = new java.util.ArrayList<>();
-        private final List<BucketMount> mounts = new java.util.ArrayList<>();
+        private final List<VolumeMount> volumes = new ArrayList<>();
+        private final List<BucketMount> mounts = new ArrayList<>();
 
         private Builder() {
         }
@@ -161,7 +162,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
 
         /** Mounts a volume, read-only if the mount says so. */
         public Builder volume(VolumeMount mount) {
-            volumes.add(java.util.Objects.requireNonNull(mount, "mount"));
+            volumes.add(Objects.requireNonNull(mount, "mount"));
             return this;
         }
 
@@ -170,7 +171,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
          * refuses the create (422) if the secret is missing or the bucket cannot be listed with it.
          */
         public Builder mount(BucketMount mount) {
-            mounts.add(java.util.Objects.requireNonNull(mount, "mount"));
+            mounts.add(Objects.requireNonNull(mount, "mount"));
             return this;
         }
 

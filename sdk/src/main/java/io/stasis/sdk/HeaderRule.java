@@ -1,5 +1,6 @@
 package io.stasis.sdk;
 
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -16,7 +17,7 @@ import java.util.Objects;
 public record HeaderRule(String domain, Map<String, String> headers) {
     public HeaderRule {
         Objects.requireNonNull(domain, "domain");
-        headers = headers == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
 
     /** A rule setting one header. */

@@ -6,6 +6,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -53,7 +54,7 @@ final class SandboxCalls {
 
     /** {@code POST .../resume} with {@code {"expectGeneration": N}}: 409 {@code generation_mismatch} if the sandbox is at an older one. */
     SandboxInfo resume(long expectGeneration) {
-        return transport.json(transport.jsonCall("POST", base + "/resume", java.util.Map.of("expectGeneration", expectGeneration))
+        return transport.json(transport.jsonCall("POST", base + "/resume", Map.of("expectGeneration", expectGeneration))
                 .idempotent().timeout(transport.operationTimeout()), SandboxInfo.class);
     }
 

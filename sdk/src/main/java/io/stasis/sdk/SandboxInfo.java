@@ -1,8 +1,10 @@
 package io.stasis.sdk;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -33,12 +35,12 @@ public record SandboxInfo(String id, String name, String template, String state,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
                           Map<String, String> metadata, String parentId, String checkpointId,
                           LifecyclePolicy lifecycle, long generation,
-                          @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                          @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                           DurableImage durableImage,
-                          @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_EMPTY)
-                          java.util.List<BucketMount> mounts) {
+                          @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_EMPTY)
+                          List<BucketMount> mounts) {
     public SandboxInfo {
-        mounts = mounts == null ? java.util.List.of() : java.util.List.copyOf(mounts);
+        mounts = mounts == null ? List.of() : List.copyOf(mounts);
         env = copy(env);
         metadata = copy(metadata);
     }

@@ -1,5 +1,8 @@
 package io.stasis.sdk;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Debug logging through slf4j when the application has it on its class path, nothing otherwise:
  * slf4j-api is an optional dependency of the SDK, so no slf4j class may be touched without it.
@@ -29,7 +32,7 @@ final class SdkLog {
 
     /** Loaded only when slf4j is present. */
     private static final class Slf4j {
-        private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StasisClient.class);
+        private static final Logger LOG = LoggerFactory.getLogger(StasisClient.class);
 
         static void call(String method, String path, int status, long millis, String requestId) {
             LOG.atDebug().addKeyValue("method", method).addKeyValue("path", path).addKeyValue("status", status)

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -89,7 +90,7 @@ class LiveStateTest {
     void aResumeCanExpectAGeneration() {
         api.json("POST /v1/sandboxes/sbx_1/resume", 200, HIBERNATED.replace("\"hibernated\"", "\"running\""));
         assertThat(client.sandboxes().resume("sbx_1", 6).state()).isEqualTo("running");
-        assertThat(new String(api.last().body(), java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("{\"expectGeneration\":6}");
+        assertThat(new String(api.last().body(), StandardCharsets.UTF_8)).isEqualTo("{\"expectGeneration\":6}");
         api.json("POST /v1/sandboxes/sbx_1/resume", 409, """
                 {"error": {"code": "generation_mismatch", "message": "older", "details": {"expected": 9, "actual": 7}}}""");
         assertThatThrownBy(() -> client.sandboxes().resume("sbx_1", 9)).isInstanceOf(ConflictException.class)
@@ -246,7 +247,7 @@ class LiveStateTest {
         var sandbox = client.sandboxes().get("sbx_1");
         sandbox.checkpoint(CheckpointRequest.builder().name("kept").durable(true).build());
         assertThat(api.last().bodyText()).isEqualTo("{\"name\":\"kept\",\"memory\":true,\"durable\":true}");
-        assertThat(client.checkpoints().sync("ckpt_1", java.time.Duration.ofSeconds(30)).durable()).isTrue();
+        assertThat(client.checkpoints().sync("ckpt_1", Duration.ofSeconds(30)).durable()).isTrue();
         assertThat(api.last().path()).startsWith("/v1/checkpoints/ckpt_1/sync");
         assertThat(client.checkpoints().list()).extracting(Checkpoint::id).containsExactly("ckpt_1");
         assertThat(client.sandboxes().create(CreateSandboxRequest.fromCheckpoint("ckpt_1", "back")).id()).isEqualTo("sbx_2");

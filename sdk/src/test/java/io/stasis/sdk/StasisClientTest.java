@@ -4,16 +4,20 @@ import static io.stasis.sdk.FakeApi.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -296,7 +300,7 @@ class StasisClientTest {
         assertThat(written.isFile()).isTrue();
         assertThat(written.mode()).isEqualTo("0755");
 
-        files.write("/s", new java.io.ByteArrayInputStream(new byte[100_000]));
+        files.write("/s", new ByteArrayInputStream(new byte[100_000]));
         assertThat(api.last().body()).hasSize(100_000);
         assertThat(api.last().query()).isEqualTo("path=%2Fs");
 
@@ -317,11 +321,11 @@ class StasisClientTest {
     }
 
     @Test
-    void uploadsAndDownloadsLocalFiles(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    void uploadsAndDownloadsLocalFiles(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
         byte[] content = new byte[300_000];
-        new java.util.Random(7).nextBytes(content);
+        new Random(7).nextBytes(content);
         var local = dir.resolve("in.bin");
-        java.nio.file.Files.write(local, content);
+        Files.write(local, content);
         api.json("PUT /v1/sandboxes/sbx_1/files", 200, """
                 {"path": "/in.bin", "name": "in.bin", "type": "file", "size": 300000, "mode": "0644",
                  "modifiedAt": "2026-11-29T10:00:00Z", "symlinkTarget": null}""");
@@ -331,17 +335,17 @@ class StasisClientTest {
         files.write("/in.bin", local);
         assertThat(api.last().body()).isEqualTo(content);
         var out = dir.resolve("out.bin");
-        java.nio.file.Files.writeString(out, "old");
+        Files.writeString(out, "old");
         assertThat(files.download("/in.bin", out)).isEqualTo(content.length);
-        assertThat(java.nio.file.Files.readAllBytes(out)).isEqualTo(content);
-        try (var left = java.nio.file.Files.list(dir)) {
+        assertThat(Files.readAllBytes(out)).isEqualTo(content);
+        try (var left = Files.list(dir)) {
             assertThat(left.map(p -> p.getFileName().toString()).sorted().toList())
                     .containsExactly("in.bin", "out.bin");
         }
     }
 
     @Test
-    void downloadOfAMissingFileLeavesNothingBehind(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    void downloadOfAMissingFileLeavesNothingBehind(@org.junit.jupiter.api.io.TempDir Path dir) {
         api.json("GET /v1/sandboxes/sbx_1/files", 404,
                 "{\"error\": {\"code\": \"file_not_found\", \"message\": \"no such file\", \"details\": {}}}");
         assertThatThrownBy(() -> client.sandboxes().files("sbx_1").download("/nope", dir.resolve("x")))

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Optional;
 
 /**
@@ -33,8 +34,8 @@ import java.util.Optional;
  */
 public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endpoint, Optional<String> s3Bucket, String s3Region,
                            boolean s3PathStyle, String s3KeyPrefix, Optional<Path> s3CredentialsFile, boolean hibernateDurable,
-                           boolean backgroundUploads, int uploadConcurrency, Optional<java.time.Duration> gcInterval,
-                           java.time.Duration gcGrace) {
+                           boolean backgroundUploads, int uploadConcurrency, Optional<Duration> gcInterval,
+                           Duration gcGrace) {
 
     public BlobSettings {
         if (!kind.equals("local") && !kind.equals("s3"))
@@ -45,7 +46,7 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
 
     public static BlobSettings defaults() {
         return new BlobSettings("local", Optional.empty(), Optional.empty(), Optional.empty(), "us-east-1", true, "", Optional.empty(),
-                false, true, 2, Optional.of(DEFAULT_GC_INTERVAL), java.time.Duration.ofHours(1));
+                false, true, 2, Optional.of(DEFAULT_GC_INTERVAL), Duration.ofHours(1));
     }
 
     /** The local store's directory: {@code --blob-dir}, or {@code <data-dir>/blobs}. */
@@ -98,8 +99,8 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
         boolean hibernateDurable;
         boolean backgroundUploads;
         int uploadConcurrency;
-        Optional<java.time.Duration> gcInterval;
-        java.time.Duration gcGrace;
+        Optional<Duration> gcInterval;
+        Duration gcGrace;
 
         Builder(BlobSettings s) {
             kind = s.kind;
@@ -124,12 +125,12 @@ public record BlobSettings(String kind, Optional<Path> dir, Optional<URI> s3Endp
     }
 
     /** The default of {@code --blob-gc-interval}. */
-    static final java.time.Duration DEFAULT_GC_INTERVAL = java.time.Duration.ofHours(6);
+    static final Duration DEFAULT_GC_INTERVAL = Duration.ofHours(6);
 
-    private static Optional<java.time.Duration> gcInterval(String value) {
+    private static Optional<Duration> gcInterval(String value) {
         if (value.equals("never")) return Optional.empty();
         var interval = ServerConfig.duration("--blob-gc-interval", value);
-        if (interval.compareTo(java.time.Duration.ofMinutes(1)) < 0) throw new IllegalArgumentException("must be at least 1m or never, was '" + value + "'");
+        if (interval.compareTo(Duration.ofMinutes(1)) < 0) throw new IllegalArgumentException("must be at least 1m or never, was '" + value + "'");
         return Optional.of(interval);
     }
 

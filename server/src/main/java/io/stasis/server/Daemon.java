@@ -1,39 +1,60 @@
 package io.stasis.server;
 
+import io.stasis.blob.content.ContentStore;
+import io.stasis.blob.content.ContentStoreConfig;
+import io.stasis.blob.local.LocalBlobStore;
+import io.stasis.blob.s3.S3BlobStore;
+import io.stasis.blob.s3.S3BlobStoreConfig;
 import io.stasis.catalog.sqlite.SqliteCatalog;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.auth.TokenService;
-import io.stasis.core.spi.Catalog;
-import io.stasis.core.tenant.QuotaGuard;
-import io.stasis.core.tenant.TenantId;
-import io.stasis.core.tenant.TenantService;
+import io.stasis.core.bucket.BucketEndpoints;
+import io.stasis.core.bucket.SandboxBuckets;
+import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.checkpoint.DurableCheckpoints;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.files.FileService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.IdleMonitor;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
 import io.stasis.core.lifecycle.SandboxLocks;
+import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.lifecycle.WarmPool;
 import io.stasis.core.network.NetworkService;
-import io.stasis.core.secret.SecretInjection;
-import io.stasis.core.secret.SecretService;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.secret.SecretInjection;
+import io.stasis.core.secret.SecretService;
+import io.stasis.core.spi.BlobStore;
+import io.stasis.core.spi.BucketMounts;
+import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.HostNetwork;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantService;
+import io.stasis.core.volume.VolumeService;
 import io.stasis.fs.linux.InotifyFileWatcher;
 import io.stasis.fs.linux.LinuxSandboxFiles;
+import io.stasis.host.HostAddresses;
+import io.stasis.host.HostClaim;
+import io.stasis.host.SwapFile;
+import io.stasis.mounts.fuse.FuseBucketMounts;
 import io.stasis.network.linux.LinuxHostNetwork;
 import io.stasis.network.linux.LinuxNetworking;
 import io.stasis.network.linux.proxy.Interception;
@@ -42,14 +63,19 @@ import io.stasis.network.linux.tls.UpstreamTls;
 import io.stasis.runtime.runc.RuncConfig;
 import io.stasis.runtime.runc.RuncRuntime;
 import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.durable.BlobCheckpointArchive;
+import io.stasis.server.durable.BlobGc;
 import io.stasis.server.http.HttpApi;
 import io.stasis.server.metrics.Metrics;
 import io.stasis.server.preview.PreviewProxy;
 import io.stasis.server.preview.PreviewUrls;
 import io.stasis.server.preview.ResumingPreviewTargets;
+import io.stasis.server.s3.S3Routes;
+import io.stasis.server.volume.ContentVolumeArchive;
 import io.stasis.storage.btrfs.BtrfsPool;
 import io.stasis.storage.btrfs.BtrfsPoolConfig;
 import io.stasis.storage.btrfs.BtrfsRootStore;
+import io.stasis.storage.btrfs.BtrfsVolumeStore;
 import io.stasis.templates.BaseTemplate;
 import io.stasis.templates.TinyTemplate;
 import java.io.IOException;
@@ -57,12 +83,16 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -73,7 +103,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Daemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Daemon.class);
-    private static final java.time.Duration OUTPUT_LIMIT_TICK = java.time.Duration.ofSeconds(5);
+    private static final Duration OUTPUT_LIMIT_TICK = Duration.ofSeconds(5);
 
     private final List<AutoCloseable> closeInReverse = new ArrayList<>();
     private final BtrfsPool pool;
@@ -111,29 +141,29 @@ public final class Daemon implements AutoCloseable {
             var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
             var quotas = new QuotaGuard(catalog);
-            var volumeStore = new io.stasis.storage.btrfs.BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
+            var volumeStore = new BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
             // One blob store (--blob-store) for durable checkpoints and volume syncs, and one content store on it: its pins keep
             // this instance's uploads and GC apart; lock objects in the store, under this data directory's holder name, keep instances apart.
             var blobStore = register(openBlobStore(config));
-            String blobHolder = io.stasis.server.durable.BlobGc.holder(config.dataDir());
-            var content = new io.stasis.blob.content.ContentStore(blobStore,
-                    io.stasis.blob.content.ContentStoreConfig.DEFAULT.withGcGrace(config.blobs().gcGrace()), clock, blobHolder);
+            String blobHolder = BlobGc.holder(config.dataDir());
+            var content = new ContentStore(blobStore,
+                    ContentStoreConfig.DEFAULT.withGcGrace(config.blobs().gcGrace()), clock, blobHolder);
             try {
                 content.clearOwnLocks();
             } catch (RuntimeException e) { // the store is unreachable now: the dead run's locks go stale instead
                 log.atWarn().addKeyValue("holder", blobHolder).setCause(e).log("could not remove this instance's old blob store locks");
             }
-            var volumeArchive = new io.stasis.server.volume.ContentVolumeArchive(blobStore, content);
-            var volumes = new io.stasis.core.volume.VolumeService(catalog, volumeStore, volumeArchive, owner, clock, MAX_VOLUME_MB, quotas);
+            var volumeArchive = new ContentVolumeArchive(blobStore, content);
+            var volumes = new VolumeService(catalog, volumeStore, volumeArchive, owner, clock, MAX_VOLUME_MB, quotas);
             var secrets = new SecretService(catalog, SecretKeyFile.loadOrCreate(config.dataDir().resolve("secrets.key")), clock);
             var authorities = new SandboxAuthorities(config.dataDir().resolve("egress-ca"), clock);
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
-                    java.util.Optional.of(injection), locks);
-            var buckets = new io.stasis.core.bucket.SandboxBuckets(openBucketMounts(config, owner), catalog,
-                    (tenant, name) -> java.util.Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)),
-                    new io.stasis.core.bucket.BucketEndpoints(config.bucketEndpointsAllow(),
-                            io.stasis.host.HostAddresses::ofInterfaces, io.stasis.host.HostAddresses::resolve));
+                    Optional.of(injection), locks);
+            var buckets = new SandboxBuckets(openBucketMounts(config, owner), catalog,
+                    (tenant, name) -> Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)),
+                    new BucketEndpoints(config.bucketEndpointsAllow(),
+                            HostAddresses::ofInterfaces, HostAddresses::resolve));
             volumes.reconcile();
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.
@@ -145,22 +175,22 @@ public final class Daemon implements AutoCloseable {
                     UpstreamTls.context(config.network().upstreamCa()))));
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
             var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.warmPool()));
-            var forkSpares = register(new io.stasis.core.lifecycle.ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
-            var parts = new io.stasis.core.lifecycle.SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,
+            var forkSpares = register(new ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
+            var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,
                     quotas, volumes, buckets, config.maxDiskMb());
             sandboxes = new SandboxService(parts, templates, config.templateWait(), warmPool, forkSpares);
             sandboxes.warmUp(recipes.stream().map(TemplateRecipe::name).toList());
-            var archive = new io.stasis.server.durable.BlobCheckpointArchive(content, blobStore);
-            var durable = register(new io.stasis.core.checkpoint.DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
+            var archive = new BlobCheckpointArchive(content, blobStore);
+            var durable = register(new DurableCheckpoints(catalog, roots, runtime, archive, network::policyOf,
                     buckets::bucketsOf, faults, clock,
                     config.blobs().uploadConcurrency(), config.blobs().backgroundUploads()));
-            java.util.function.BiConsumer<io.stasis.core.checkpoint.Checkpoint, io.stasis.core.sandbox.Sandbox> afterHibernate =
+            BiConsumer<Checkpoint, Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
             var lifecycle = new LifecycleService(parts, afterHibernate);
             var checkpoints = new CheckpointService(parts, lifecycle, durable, warmPool, forkSpares);
             durable.resumeInterrupted();
             checkpoints.restoreSpares();
-            var blobGc = register(new io.stasis.server.durable.BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
+            var blobGc = register(new BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
                     faults, clock));
             blobGc.start();
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
@@ -189,7 +219,7 @@ public final class Daemon implements AutoCloseable {
                             new PreviewUrls(config.previews().domain(), previewProxy.port())),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
-                            new io.stasis.server.s3.S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
+                            new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc)));
             if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
                 WarmUp.run(loopbackUrl(config.bind(), http.port()), tenants, sandboxes, "tiny");
@@ -220,9 +250,9 @@ public final class Daemon implements AutoCloseable {
             return;
         }
         try {
-            var swap = io.stasis.host.SwapFile.open(config.dataDir().resolve("standby.swap"), config.standbySwapBytes());
+            var swap = SwapFile.open(config.dataDir().resolve("standby.swap"), config.standbySwapBytes());
             register(() -> {
-                boolean inStandby = catalog.all().stream().anyMatch(s -> s.state() instanceof io.stasis.core.sandbox.SandboxState.Standby);
+                boolean inStandby = catalog.all().stream().anyMatch(s -> s.state() instanceof SandboxState.Standby);
                 try {
                     swap.close(!inStandby);
                 } catch (RuntimeException e) {
@@ -256,7 +286,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The API's routes as registered, for the test that holds them against openapi.yaml. */
-    java.util.List<HttpApi.Route> routes() {
+    List<HttpApi.Route> routes() {
         return http.routes();
     }
 
@@ -280,16 +310,16 @@ public final class Daemon implements AutoCloseable {
     private void claimHostNames(ServerConfig config) {
         var network = config.network().host();
         if (network.isEmpty()) return;
-        var names = new java.util.LinkedHashMap<String, String>();
+        var names = new LinkedHashMap<String, String>();
         names.put("--network-table", network.get().table());
         names.put("--network-interface-prefix", network.get().interfacePrefix());
         names.put("--network-range", network.get().range().toString());
         names.put("--network-log-group", Integer.toString(network.get().logGroup()));
         String holder = "the Stasis service with data directory " + config.dataDir() + " (pid " + ProcessHandle.current().pid() + ")";
         for (var name : names.entrySet()) {
-            switch (io.stasis.host.HostClaim.take(HOST_CLAIMS, name.getKey().substring(2), name.getValue(), holder)) {
-                case io.stasis.host.HostClaim.Result.Claimed claimed -> register(claimed.claim());
-                case io.stasis.host.HostClaim.Result.Taken taken -> throw new IllegalStateException(name.getKey() + " " + name.getValue()
+            switch (HostClaim.take(HOST_CLAIMS, name.getKey().substring(2), name.getValue(), holder)) {
+                case HostClaim.Result.Claimed claimed -> register(claimed.claim());
+                case HostClaim.Result.Taken taken -> throw new IllegalStateException(name.getKey() + " " + name.getValue()
                         + " is in use by " + taken.holder() + "; give this instance its own " + name.getKey()
                         + " (instances on one host each need their own --network-table, --network-interface-prefix,"
                         + " --network-range and --network-log-group)");
@@ -312,31 +342,31 @@ public final class Daemon implements AutoCloseable {
      * The host's bucket mounts under {@code <data-dir>/mounts}, owned by the sandboxes' root; empty
      * (and logged) where rclone or FUSE is missing: the service runs, a create with mounts is refused.
      */
-    private static java.util.Optional<io.stasis.core.spi.BucketMounts> openBucketMounts(ServerConfig config, io.stasis.core.spi.FileOwner owner) {
+    private static Optional<BucketMounts> openBucketMounts(ServerConfig config, FileOwner owner) {
         try {
-            var options = io.stasis.mounts.fuse.FuseBucketMounts.Options.DEFAULTS.withOwner(owner);
-            return java.util.Optional.of(io.stasis.mounts.fuse.FuseBucketMounts.open(config.dataDir().resolve("mounts"), options));
+            var options = FuseBucketMounts.Options.DEFAULTS.withOwner(owner);
+            return Optional.of(FuseBucketMounts.open(config.dataDir().resolve("mounts"), options));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("reason", e.getMessage()).log("bucket mounts are not available (./stasis setup installs rclone and fuse3)");
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 
     /** The durable store: a local directory (default {@code <data-dir>/blobs}) or an S3 bucket. Credentials are never logged. */
-    private static io.stasis.core.spi.BlobStore openBlobStore(ServerConfig config) {
+    private static BlobStore openBlobStore(ServerConfig config) {
         var blobs = config.blobs();
         if (blobs.kind().equals("local")) {
             var dir = blobs.localDir(config.dataDir());
             log.atInfo().addKeyValue("kind", "local").addKeyValue("dir", dir).log("blob store");
-            return new io.stasis.blob.local.LocalBlobStore(dir);
+            return new LocalBlobStore(dir);
         }
-        var credentials = blobs.s3Credentials().map(k -> new io.stasis.blob.s3.S3BlobStoreConfig.Credentials(k[0], k[1]));
-        var s3 = new io.stasis.blob.s3.S3BlobStoreConfig(blobs.s3Endpoint(), blobs.s3Bucket().orElseThrow(), blobs.s3Region(), credentials,
+        var credentials = blobs.s3Credentials().map(k -> new S3BlobStoreConfig.Credentials(k[0], k[1]));
+        var s3 = new S3BlobStoreConfig(blobs.s3Endpoint(), blobs.s3Bucket().orElseThrow(), blobs.s3Region(), credentials,
                 blobs.s3PathStyle(), blobs.s3KeyPrefix(), Duration.ofMinutes(5));
         log.atInfo().addKeyValue("kind", "s3").addKeyValue("endpoint", blobs.s3Endpoint().map(Object::toString).orElse("aws"))
                 .addKeyValue("bucket", s3.bucket()).addKeyValue("credentials", credentials.isPresent() ? "access key" : "default chain")
                 .log("blob store");
-        return new io.stasis.blob.s3.S3BlobStore(s3);
+        return new S3BlobStore(s3);
     }
 
     private <T extends AutoCloseable> T register(T resource) {
@@ -360,7 +390,7 @@ public final class Daemon implements AutoCloseable {
         Files.deleteIfExists(tmp);
         Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
         Files.writeString(tmp, issued.secret() + "\n", StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
-        Files.move(tmp, rootKeyFile, java.nio.file.StandardCopyOption.ATOMIC_MOVE, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.move(tmp, rootKeyFile, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         log.atInfo().addKeyValue("file", rootKeyFile).addKeyValue("keyId", issued.key().id()).log("created the root API key");
     }
 

@@ -1,12 +1,16 @@
 package io.stasis.server;
 
+import io.stasis.core.error.StasisException;
 import io.stasis.core.network.Cidr;
+import io.stasis.core.network.DomainPattern;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.network.linux.NetworkConfig;
 import java.net.Inet4Address;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -23,7 +27,7 @@ import java.util.Optional;
  *                      names, besides the JDK's (internal CAs; tests)
  */
 public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames,
-                              Optional<java.nio.file.Path> upstreamCa) {
+                              Optional<Path> upstreamCa) {
 
     public NetworkSettings {
         dnsNames = Map.copyOf(dnsNames);
@@ -63,12 +67,12 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
                 case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa);
-                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(java.nio.file.Path.of(value)));
+                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)));
                 default -> null;
             });
         } catch (IllegalArgumentException e) {
             throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
-        } catch (io.stasis.core.error.StasisException e) {
+        } catch (StasisException e) {
             throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
         }
     }
@@ -119,12 +123,12 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
 
     /** {@code a.test=10.0.0.1,10.0.0.2;b.test=10.0.0.3}: IPv4 literals only, never a lookup. */
     private static Map<String, List<Inet4Address>> names(String value) {
-        var out = new java.util.LinkedHashMap<String, List<Inet4Address>>();
+        var out = new LinkedHashMap<String, List<Inet4Address>>();
         for (String entry : value.split(";")) {
             if (entry.isBlank()) continue;
             int eq = entry.indexOf('=');
             if (eq <= 0) throw new IllegalArgumentException("each entry must be NAME=IP[,IP], was '" + entry + "'");
-            String name = io.stasis.core.network.DomainPattern.parse(entry.substring(0, eq).strip(), "--dns-names").pattern();
+            String name = DomainPattern.parse(entry.substring(0, eq).strip(), "--dns-names").pattern();
             var addresses = new ArrayList<Inet4Address>();
             for (String ip : list(entry.substring(eq + 1))) {
                 var cidr = Cidr.parse(ip, "--dns-names");

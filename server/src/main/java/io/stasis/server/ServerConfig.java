@@ -9,9 +9,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * Every setting of the service, each with its default. Parsed from command-line flags
@@ -223,7 +225,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 """;
     }
 
-    private ServerConfig with(java.util.function.Consumer<Builder> change) {
+    private ServerConfig with(Consumer<Builder> change) {
         var b = new Builder(this);
         change.accept(b);
         return b.build();
@@ -231,7 +233,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
 
     private static List<Cidr> cidrs(String flag, String v) {
         try {
-            return java.util.Arrays.stream(v.split(",")).map(String::strip).filter(x -> !x.isEmpty()).map(x -> Cidr.parse(x, flag)).toList();
+            return Arrays.stream(v.split(",")).map(String::strip).filter(x -> !x.isEmpty()).map(x -> Cidr.parse(x, flag)).toList();
         } catch (StasisException e) {
             throw new UsageException(e.getMessage());
         }

@@ -11,8 +11,11 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,6 +31,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -233,7 +237,7 @@ class BadInputIT {
             for (var f : slow) {
                 try {
                     f.get(30, TimeUnit.SECONDS);
-                } catch (java.util.concurrent.ExecutionException expected) {
+                } catch (ExecutionException expected) {
                     // the socket was closed under the writer
                 }
             }
@@ -316,7 +320,7 @@ class BadInputIT {
 
     private static List<JsonNode> badValues() {
         return List.of(NODES.nullNode(), NODES.numberNode(0), NODES.numberNode(-1), NODES.numberNode(Long.MIN_VALUE),
-                NODES.numberNode(new java.math.BigInteger("9223372036854775808")), NODES.numberNode(new java.math.BigDecimal("1e309")),
+                NODES.numberNode(new BigInteger("9223372036854775808")), NODES.numberNode(new BigDecimal("1e309")),
                 NODES.numberNode(1.5), NODES.textNode(""), NODES.textNode("x".repeat(100_000)), NODES.textNode("\u0000"),
                 NODES.textNode("\u00f1\ud83d\ude00\u202e../../etc/passwd"), NODES.booleanNode(true), NODES.arrayNode(),
                 NODES.arrayNode().add(NODES.nullNode()), NODES.objectNode(), NODES.objectNode().putNull("k"),
@@ -429,7 +433,7 @@ class BadInputIT {
             var line = new StringBuilder();
             try {
                 for (int c; (c = in.read()) != -1 && c != '\n'; ) line.append((char) c);
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 return "HANG";
             } catch (IOException e) {
                 return ""; // reset by the server: a close

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** The blob store flags: defaults, each flag, switches without a value, and refusals naming the flag. */
@@ -17,7 +18,7 @@ class BlobSettingsTest {
         assertThat(config.blobs().localDir(config.dataDir())).isEqualTo(Path.of("/tmp/stasis-x/blobs"));
         assertThat(config.blobs().hibernateDurable()).isFalse();
         assertThat(config.blobs().uploadConcurrency()).isEqualTo(2);
-        assertThat(config.blobs().gcInterval()).hasValue(java.time.Duration.ofHours(6));
+        assertThat(config.blobs().gcInterval()).hasValue(Duration.ofHours(6));
         assertThat(config.blobs().backgroundUploads()).isTrue();
     }
 
@@ -31,7 +32,7 @@ class BlobSettingsTest {
 
     @Test
     void theGcIntervalIsADurationOrNever() {
-        assertThat(ServerConfig.parse("--blob-gc-interval", "90m").blobs().gcInterval()).hasValue(java.time.Duration.ofMinutes(90));
+        assertThat(ServerConfig.parse("--blob-gc-interval", "90m").blobs().gcInterval()).hasValue(Duration.ofMinutes(90));
         assertThat(ServerConfig.parse("--blob-gc-interval=never").blobs().gcInterval()).isEmpty();
         assertThatThrownBy(() -> ServerConfig.parse("--blob-gc-interval", "10s")).isInstanceOf(ServerConfig.UsageException.class)
                 .hasMessageContaining("--blob-gc-interval").hasMessageContaining("at least 1m");

@@ -4,16 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stasis.testkit.S3TestServer;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
+import io.stasis.testkit.S3TestServer;
 import io.stasis.testkit.SecretSearch;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -147,7 +152,7 @@ class BucketMountsIT {
     }
 
     /** Bytes of a known pattern, generated as they are read. */
-    private static final class PatternStream extends java.io.InputStream {
+    private static final class PatternStream extends InputStream {
         private final long size;
         private long position;
 
@@ -328,10 +333,10 @@ class BucketMountsIT {
     @Test
     void aKilledDaemonMidOperationLeavesTheSandboxDefinedAndTheBucketWhole() throws Exception {
         long seed = Long.getLong("stasis.rclone.seed", System.nanoTime());
-        var random = new java.util.Random(seed);
+        var random = new Random(seed);
         int trials = Integer.getInteger("stasis.rclone.trials", 4);
-        var results = new java.util.ArrayList<String>();
-        var failures = new java.util.ArrayList<String>();
+        var results = new ArrayList<String>();
+        var failures = new ArrayList<String>();
         for (String operation : List.of("create", "stop", "start", "hibernate", "resume", "delete")) {
             long duration = 0;
             for (int t = 0; t <= trials; t++) {
@@ -345,7 +350,7 @@ class BucketMountsIT {
                     if (operation.equals("resume")) api.post("/v1/sandboxes/" + id + "/hibernate", null);
                 }
                 String from = id == null ? "none" : api.get("/v1/sandboxes/" + id).get("state").asText();
-                var answer = new java.util.concurrent.atomic.AtomicReference<RawApi.Response>();
+                var answer = new AtomicReference<RawApi.Response>();
                 String subject = id;
                 long start = System.nanoTime();
                 var call = Thread.ofVirtual().start(() -> answer.set(switch (operation) {
@@ -368,7 +373,7 @@ class BucketMountsIT {
                 if (t == 0) duration = Math.max(20_000_000L, System.nanoTime() - start);
                 var response = answer.get();
                 if (id == null && response != null && response.status() == 201) id = response.body().get("id").asText();
-                var problems = new java.util.ArrayList<String>();
+                var problems = new ArrayList<String>();
                 if (response == null) problems.add("no answer within 120 s");
                 else if (response.status() == 500 && response.errorCode().equals("internal")) problems.add("answered 500 internal: " + response.body());
                 problems.addAll(recovered(operation, from, id, bucket));
@@ -389,7 +394,7 @@ class BucketMountsIT {
 
     /** After a kill during {@code operation}: the state the operation allows, and the sandbox back at work with its bucket. */
     private static List<String> recovered(String operation, String from, String id, String bucket) {
-        var problems = new java.util.ArrayList<String>();
+        var problems = new ArrayList<String>();
         if (id == null) return operation.equals("create") ? problems : List.of("the sandbox is gone after " + operation);
         var found = api.call("GET", "/v1/sandboxes/" + id, null);
         if (found.status() == 404) {
@@ -513,7 +518,7 @@ class BucketMountsIT {
                 firstApi.sh(kept, "echo one > /data/one.txt");
                 try {
                     firstApi.call("DELETE", "/v1/sandboxes/" + deleted, null); // the service dies after destroying it, before its mount goes
-                } catch (java.io.UncheckedIOException expected) {
+                } catch (UncheckedIOException expected) {
                     // no answer: it died while answering
                 }
                 assertThat(first.awaitDeath(Duration.ofSeconds(60))).as("the service died at the fault point").isTrue();

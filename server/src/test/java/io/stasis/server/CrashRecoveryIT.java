@@ -16,6 +16,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -95,7 +96,7 @@ class CrashRecoveryIT {
         }
         assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
         assertThat(HostLeaks.swapFilesUnder(dataDir)).isEmpty();
-        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
         ServiceFixture.deleteTree(dataDir);
     }
 
@@ -195,7 +196,7 @@ class CrashRecoveryIT {
     private static Set<String> names(Path dir, String prefix) throws IOException {
         if (!Files.isDirectory(dir)) return Set.of();
         try (Stream<Path> entries = Files.list(dir)) {
-            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).collect(java.util.stream.Collectors.toSet());
+            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).collect(Collectors.toSet());
         }
     }
 }

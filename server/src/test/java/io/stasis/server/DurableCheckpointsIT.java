@@ -9,8 +9,10 @@ import io.stasis.testkit.Await;
 import io.stasis.testkit.CounterLoop;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -85,8 +87,8 @@ class DurableCheckpointsIT {
                 var image = api.get("/v1/sandboxes/" + id).get("durableImage");
                 assertThat(image.get("checkpointId").asText()).isEqualTo(memoryCheckpoint);
                 byte[] stored = Files.readAllBytes(blobDir.resolve("checkpoints/" + memoryCheckpoint + ".json"));
-                assertThat(image.get("digest").asText()).isEqualTo("sha256:" + java.util.HexFormat.of().formatHex(
-                        java.security.MessageDigest.getInstance("SHA-256").digest(stored)));
+                assertThat(image.get("digest").asText()).isEqualTo("sha256:" + HexFormat.of().formatHex(
+                        MessageDigest.getInstance("SHA-256").digest(stored)));
                 assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("durableImage").get("checkpointId").asText())
                         .as("a resume answers it too").isEqualTo(memoryCheckpoint);
                 assertThat(api.get("/v1/sandboxes").get("items").get(0).has("durableImage")).as("not in lists").isFalse();

@@ -3,6 +3,7 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.testkit.Await;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +59,7 @@ class DurableCrashIT {
         }
     }
 
-    private static String key(Path dataDir) throws java.io.IOException {
+    private static String key(Path dataDir) throws IOException {
         return Files.readString(dataDir.resolve("root.key")).strip();
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -12,7 +13,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -46,8 +49,8 @@ class FileWatchIT {
     /** A watch stream: its events as "type path [<- from]" lines. */
     private static final class Watch implements AutoCloseable {
         final LinkedBlockingQueue<String> events = new LinkedBlockingQueue<>();
-        final List<String> raw = new java.util.concurrent.CopyOnWriteArrayList<>();
-        private final HttpResponse<java.io.InputStream> response;
+        final List<String> raw = new CopyOnWriteArrayList<>();
+        private final HttpResponse<InputStream> response;
 
         Watch(String sandbox, String query) throws Exception {
             var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + sandbox + "/files/watch?" + query))
@@ -76,7 +79,7 @@ class FileWatchIT {
         /** Waits for an event equal to {@code expected}, passing over others. */
         void expect(String expected) throws InterruptedException {
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            var seen = new java.util.ArrayList<String>();
+            var seen = new ArrayList<String>();
             while (System.nanoTime() < deadline) {
                 String e = events.poll(100, TimeUnit.MILLISECONDS);
                 if (e == null) continue;

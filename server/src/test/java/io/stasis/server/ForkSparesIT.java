@@ -7,10 +7,13 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -154,7 +157,7 @@ class ForkSparesIT {
         String parent;
         String cid;
         try {
-            try (var first = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--warm-pool", "0")) {
+            try (var first = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0")) {
                 try (var api = new RawApi(first.url, Files.readString(dataDir.resolve("root.key")).strip())) {
                     parent = api.post("/v1/sandboxes", CALM).get("id").asText();
                     api.sh(parent, COUNTER);
@@ -164,7 +167,7 @@ class ForkSparesIT {
                 }
                 first.kill();
             }
-            try (var second = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--warm-pool", "0")) {
+            try (var second = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0")) {
                 try (var api = new RawApi(second.url, Files.readString(dataDir.resolve("root.key")).strip())) {
                     Await.until("the spares restored again", READY, () -> ready(api, cid) == 2);
                     var after = spareIds(dataDir, api);
@@ -189,7 +192,7 @@ class ForkSparesIT {
     private static final Path KSM_RUN = Path.of("/sys/kernel/mm/ksm/run");
 
     /** One field of /proc/PID/ksm_stat (or the file ksm_merging_pages) for each process of the sandbox. */
-    private static java.util.List<String> ksmStat(SandboxId sandbox, String field) {
+    private static List<String> ksmStat(SandboxId sandbox, String field) {
         var out = new ArrayList<String>();
         for (String pid : cgroupFile("pids", sandbox, "cgroup.procs").split("\\s+")) {
             try {
@@ -207,7 +210,7 @@ class ForkSparesIT {
         try {
             return Files.readString(Path.of("/sys/fs/cgroup", controller, "stasis", sandbox.value(), file)).strip();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

@@ -17,6 +17,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Tag;
@@ -115,7 +116,7 @@ class HostRebootIT {
         Await.until("every process of the sandboxes to die", Duration.ofSeconds(30), () -> {
             for (String cgroup : HostLeaks.cgroupsOf(sandboxes)) {
                 try (var pids = Files.lines(Path.of(cgroup, "cgroup.procs"))) {
-                    pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(java.util.Optional::stream).forEach(ProcessHandle::destroyForcibly);
+                    pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(Optional::stream).forEach(ProcessHandle::destroyForcibly);
                 } catch (IOException e) {
                     // not this controller's kind of directory, or gone meanwhile
                 }

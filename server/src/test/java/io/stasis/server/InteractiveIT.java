@@ -10,11 +10,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -271,9 +273,9 @@ class InteractiveIT {
         try {
             attempt.get(10, TimeUnit.SECONDS);
             throw new AssertionError("the upgrade should have been refused");
-        } catch (java.util.concurrent.ExecutionException e) {
-            assertThat(e.getCause()).isInstanceOf(java.net.http.WebSocketHandshakeException.class);
-            assertThat(((java.net.http.WebSocketHandshakeException) e.getCause()).getResponse().statusCode()).isEqualTo(401);
+        } catch (ExecutionException e) {
+            assertThat(e.getCause()).isInstanceOf(WebSocketHandshakeException.class);
+            assertThat(((WebSocketHandshakeException) e.getCause()).getResponse().statusCode()).isEqualTo(401);
         }
     }
 }

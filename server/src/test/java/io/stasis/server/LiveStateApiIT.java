@@ -7,10 +7,21 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.CounterLoop;
 import io.stasis.testkit.HostLeaks;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -63,7 +74,7 @@ class LiveStateApiIT {
         assertThat(paused.get("state").asText()).isEqualTo("paused");
         assertThat(api.post("/v1/sandboxes/" + id + "/pause", null).get("state").asText()).as("idempotent").isEqualTo("paused");
         String frozenAt = readCounterFile(id);
-        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos()); // nothing may move meanwhile
+        LockSupport.parkNanos(Duration.ofMillis(300).toNanos()); // nothing may move meanwhile
         assertThat(readCounterFile(id)).isEqualTo(frozenAt);
         assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
         long resumed = Long.parseLong(readCounterFile(id));
@@ -75,8 +86,8 @@ class LiveStateApiIT {
     private static String readCounterFile(String id) {
         var file = service.dataDir.resolve("btrfs/roots/" + id + "/tmp/count");
         try {
-            return java.nio.file.Files.readString(file).strip(); // never empty: the loop renames each value into place
-        } catch (java.io.IOException e) {
+            return Files.readString(file).strip(); // never empty: the loop renames each value into place
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }
@@ -113,25 +124,25 @@ class LiveStateApiIT {
     @Test
     void theEventStreamReplaysFromLastEventIdAndGoesOnLive() throws Exception {
         String id = calmSandbox();
-        try (var http = java.net.http.HttpClient.newHttpClient()) {
-            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + "/v1/sandboxes/" + id + "/events"))
+        try (var http = HttpClient.newHttpClient()) {
+            var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/events"))
                     .header("Authorization", "Bearer " + service.rootKey).header("Accept", "text/event-stream").header("Last-Event-ID", "0").build();
-            var response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
-            var seen = new java.util.concurrent.LinkedBlockingQueue<String>();
+            var response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+            var seen = new LinkedBlockingQueue<String>();
             Thread.ofVirtual().start(() -> {
-                try (var reader = new java.io.BufferedReader(new java.io.InputStreamReader(response.body()))) {
+                try (var reader = new BufferedReader(new InputStreamReader(response.body()))) {
                     String line, event = null;
                     while ((line = reader.readLine()) != null) {
                         if (line.startsWith("event: ")) event = line.substring(7);
                         else if (line.startsWith("data: ") && "lifecycle".equals(event)) seen.add(line.substring(6));
                     }
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     // the test closed the stream
                 }
             });
-            assertThat(seen.poll(10, java.util.concurrent.TimeUnit.SECONDS)).as("the replayed creation").contains("\"to\":\"running\"");
+            assertThat(seen.poll(10, TimeUnit.SECONDS)).as("the replayed creation").contains("\"to\":\"running\"");
             api.post("/v1/sandboxes/" + id + "/pause", null);
-            assertThat(seen.poll(10, java.util.concurrent.TimeUnit.SECONDS)).as("the live pause").contains("\"to\":\"paused\"").contains("\"reason\":\"api\"");
+            assertThat(seen.poll(10, TimeUnit.SECONDS)).as("the live pause").contains("\"to\":\"paused\"").contains("\"reason\":\"api\"");
             response.body().close();
         }
     }
@@ -263,7 +274,7 @@ class LiveStateApiIT {
         assertThat(api.sh(first, "cat /root/shared /root/mine")).isEqualTo("at-checkpoint\n" + first + "\n");
 
         for (String fork : ids) assertThat(api.call("DELETE", "/v1/sandboxes/" + fork, null).status()).isEqualTo(204);
-        try (var roots = java.nio.file.Files.list(service.dataDir.resolve("btrfs/roots"))) {
+        try (var roots = Files.list(service.dataDir.resolve("btrfs/roots"))) {
             assertThat(roots.map(p -> p.getFileName().toString())).as("no old root is left aside").noneMatch(n -> n.contains("."));
         }
     }

@@ -25,6 +25,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -181,7 +182,7 @@ class McpIT {
         Path work = Path.of("target/mcp-session").toAbsolutePath();
         Files.createDirectories(work);
         for (String file : List.of("package.json", "package-lock.json", "session.mjs"))
-            Files.copy(script.resolve(file), work.resolve(file), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(script.resolve(file), work.resolve(file), StandardCopyOption.REPLACE_EXISTING);
         if (!Files.isDirectory(work.resolve("node_modules/@modelcontextprotocol/sdk"))) {
             var npm = run(work, Map.of(), Duration.ofMinutes(5), "npm", "ci", "--no-audit", "--no-fund");
             assertThat(npm.code()).as(npm.output()).isZero();

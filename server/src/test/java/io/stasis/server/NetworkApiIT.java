@@ -3,12 +3,16 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.TestNetnsHost;
+import java.net.URI;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
+import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -103,10 +107,10 @@ class NetworkApiIT {
 
     /** The first TLS record a real client (the JDK's) sends to {@code name}: a ClientHello with that SNI. */
     private static byte[] clientHello(String name) throws Exception {
-        var engine = javax.net.ssl.SSLContext.getDefault().createSSLEngine(name, 443);
+        var engine = SSLContext.getDefault().createSSLEngine(name, 443);
         engine.setUseClientMode(true);
-        var out = java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(java.nio.ByteBuffer.allocate(0), out);
+        var out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(ByteBuffer.allocate(0), out);
         out.flip();
         var bytes = new byte[out.remaining()];
         out.get(bytes);
@@ -128,7 +132,7 @@ class NetworkApiIT {
 
     /** Starts a background process (an exec's processes end with it). */
     private static void background(String sandbox, String script) {
-        var body = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode();
+        var body = new ObjectMapper().createObjectNode();
         body.putArray("cmd").add("sh").add("-c").add(script);
         assertThat(api.call("POST", "/v1/sandboxes/" + sandbox + "/processes", body.toString()).status()).isEqualTo(201);
     }
@@ -253,7 +257,7 @@ class NetworkApiIT {
         assertThat(fetches(id, upstream.address(), 8080)).isTrue();
         assertThat(fetches(id, "169.254.169.254", 80)).isFalse();
         var gateway = api.get("/v1/sandboxes/" + id + "/network").get("gateway").asText();
-        int apiPort = java.net.URI.create(service.url).getPort();
+        int apiPort = URI.create(service.url).getPort();
         assertThat(fetches(id, gateway, apiPort)).isFalse();
         assertThat(fetches(id, upstream.hostAddress(), apiPort)).isFalse();
         var otherAddress = api.get("/v1/sandboxes/" + other + "/network").get("address").asText();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.server.auth.Access;
 import io.stasis.server.http.HttpApi;
 import io.stasis.server.http.OpenApiSpec;
 import java.io.IOException;
@@ -71,7 +72,7 @@ class OpenApiIT {
         var undeclared = new TreeSet<String>();
         for (var route : service.daemon.routes()) {
             if (!route.path().startsWith("/v1/")) continue;
-            if (route.roles().size() != 1 || !(route.roles().iterator().next() instanceof io.stasis.server.auth.Access))
+            if (route.roles().size() != 1 || !(route.roles().iterator().next() instanceof Access))
                 undeclared.add(route.method() + " " + route.path() + " " + route.roles());
         }
         assertThat(undeclared).as("/v1 routes without exactly one Access (the guard refuses them to everyone)").isEmpty();

@@ -2,8 +2,10 @@ package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.host.ToolRunner;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ForkRequest;
+import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.RetryPolicy;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.StasisApiException;
@@ -19,6 +21,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -70,7 +73,7 @@ class PoolFullIT {
             assertThat(sandboxes.get(running.id()).state()).isEqualTo("running");
             assertThat(sandboxes.get(sleeper.id()).state()).isEqualTo(outcomes.get("resume from hibernation").ok() ? "running" : "hibernated");
             assertThat(sandboxes.get(stopped.id()).state()).isEqualTo(outcomes.get("start").ok() ? "running" : "stopped");
-            assertThat(sandboxes.list(io.stasis.sdk.ListSandboxesRequest.builder().build()).items())
+            assertThat(sandboxes.list(ListSandboxesRequest.builder().build()).items())
                     .extracting(s -> s.id()).containsExactlyInAnyOrderElementsOf(ids);
 
             Files.delete(filler);
@@ -115,7 +118,7 @@ class PoolFullIT {
                 sandbox.exec("sh", "-c", "head -c 4194304 /dev/urandom > /dev/shm/held; " + CounterLoop.SCRIPT.replace("/tmp/", "/dev/shm/"));
                 Path images = service.dataDir.resolve("runtime/images");
                 Files.createDirectories(images);
-                assertThat(io.stasis.host.ToolRunner.run(List.of("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", images.toString()),
+                assertThat(ToolRunner.run(List.of("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", images.toString()),
                         Duration.ofSeconds(30)).exitCode()).isZero();
                 try {
                     for (Supplier<Object> call : List.<Supplier<Object>>of(sandbox::hibernate, () -> sandbox.checkpoint("full", true))) {
@@ -132,7 +135,7 @@ class PoolFullIT {
                                 () -> Long.parseLong(sandbox.exec("cat", "/dev/shm/count").stdout().strip()) > count);
                     }
                 } finally {
-                    io.stasis.host.ToolRunner.run(List.of("umount", images.toString()), Duration.ofSeconds(30));
+                    ToolRunner.run(List.of("umount", images.toString()), Duration.ofSeconds(30));
                 }
                 assertThat(sandbox.checkpoint("room", true).id()).isNotBlank();
                 assertThat(sandbox.hibernate().state()).isEqualTo("hibernated");
@@ -163,7 +166,7 @@ class PoolFullIT {
     /** Writes incompressible data until the pool refuses more. */
     private static void fill(Path file) throws IOException {
         byte[] block = new byte[1 << 20];
-        new java.util.Random(1).nextBytes(block);
+        new Random(1).nextBytes(block);
         try (OutputStream out = Files.newOutputStream(file)) {
             while (true) out.write(block);
         } catch (IOException e) {

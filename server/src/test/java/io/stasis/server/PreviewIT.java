@@ -3,7 +3,9 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.Preview;
+import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.testkit.Await;
 import java.net.URI;
@@ -101,8 +103,8 @@ class PreviewIT {
     @Test
     void previewRequestsKeepASandboxAwakeAndItPausesOnceTheyStop() throws Exception {
         var sandbox = sandboxServing(CreateSandboxRequest.builder().template("tiny")
-                .lifecycle(io.stasis.sdk.LifecycleUpdate.builder().pauseAfterIdle(Duration.ofSeconds(2)).build()).build());
-        var preview = sandbox.previews().create(io.stasis.sdk.PreviewRequest.builder(8000).isPublic(true).build());
+                .lifecycle(LifecycleUpdate.builder().pauseAfterIdle(Duration.ofSeconds(2)).build()).build());
+        var preview = sandbox.previews().create(PreviewRequest.builder(8000).isPublic(true).build());
         long until = System.nanoTime() + Duration.ofSeconds(5).toNanos();
         while (System.nanoTime() < until) {
             assertThat(get(preview.pathUrl(), null).statusCode()).isEqualTo(200);
@@ -116,7 +118,7 @@ class PreviewIT {
     @Test
     void aWebSocketUpgradeReachesAHibernatedSandbox() throws Exception {
         var sandbox = sandboxServing();
-        var preview = sandbox.previews().create(io.stasis.sdk.PreviewRequest.builder(8001).isPublic(true).build());
+        var preview = sandbox.previews().create(PreviewRequest.builder(8001).isPublic(true).build());
         sandbox.hibernate();
 
         var received = new CompletableFuture<String>();

@@ -6,15 +6,21 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.testkit.Await;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -151,8 +157,8 @@ class ProcessesApiIT {
         }
         record Seen(String stdout, String stderr, String lastId, int exitCode) {
         }
-        var followers = new ArrayList<java.util.concurrent.Future<Seen>>();
-        try (var http = HttpClient.newHttpClient(); var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        var followers = new ArrayList<Future<Seen>>();
+        try (var http = HttpClient.newHttpClient(); var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int f = 0; f < 24; f++) {
                 String lastEventId = f % 6 == 5 ? "7,6" : null; // some resume after "tick 1\n" and "err 1\n"
                 followers.add(threads.submit(() -> {
@@ -188,7 +194,7 @@ class ProcessesApiIT {
                 Thread.sleep(40); // they join over the first second of output, some before it begins
             }
             for (var follower : followers) {
-                var seen = follower.get(60, java.util.concurrent.TimeUnit.SECONDS);
+                var seen = follower.get(60, TimeUnit.SECONDS);
                 assertThat(seen.stdout()).isEqualTo(expectedOut.toString());
                 assertThat(seen.stderr()).isEqualTo(expectedErr.toString());
                 assertThat(seen.lastId()).isEqualTo(expectedOut.length() + "," + expectedErr.length());
@@ -244,7 +250,7 @@ class ProcessesApiIT {
     void aFollowerStaysConnectedAcrossPauseAndHibernation() throws Exception {
         String id = sandbox(CALM);
         long pid = startProcess(id, "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo $i; sleep 0.02; done", "").get("pid").asLong();
-        var lines = new java.util.concurrent.LinkedBlockingQueue<Long>();
+        var lines = new LinkedBlockingQueue<Long>();
         var text = new StringBuilder();
         try (var http = HttpClient.newHttpClient()) {
             var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + id + "/processes/" + pid + "/output?follow=true"))
@@ -264,7 +270,7 @@ class ProcessesApiIT {
                             }
                         }
                     }
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     // closed by the test
                 }
             });
@@ -315,7 +321,7 @@ class ProcessesApiIT {
     void aProcessWhoseSandboxDiedIsReportedLost() throws Exception {
         String id = sandbox(CALM);
         long pid = startProcess(id, "sleep 1000", "").get("pid").asLong();
-        long init = Long.parseLong(java.nio.file.Files.readString(service.dataDir.resolve("runtime/bundles/" + id + "/init.pid")).strip());
+        long init = Long.parseLong(Files.readString(service.dataDir.resolve("runtime/bundles/" + id + "/init.pid")).strip());
         ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly); // as a host crash would: no exit status gets written
         Await.until("the sandbox's init to be gone", Duration.ofSeconds(10), () -> ProcessHandle.of(init).map(h -> !h.isAlive()).orElse(true));
         var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");

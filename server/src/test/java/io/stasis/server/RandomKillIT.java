@@ -3,11 +3,17 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.host.ToolRunner;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.CounterLoop;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
+import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -20,6 +26,9 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -65,7 +74,7 @@ class RandomKillIT {
 
     /** The states a kill during the operation may leave its sandbox in: the old one or the new one, nothing else ("gone" for deleted). */
     private static Set<String> allowed(String operation, String from) {
-        return new java.util.HashSet<>(switch (operation) {
+        return new HashSet<>(switch (operation) {
             case "pause" -> List.of(from, "paused");
             case "standby" -> List.of(from, "standby");
             case "hibernate" -> List.of(from, "hibernated");
@@ -236,7 +245,7 @@ class RandomKillIT {
                 continue;
             }
             long delay = (long) (random.nextDouble() * buildMs * 1.2);
-            java.util.concurrent.locks.LockSupport.parkNanos(buildStart + delay * 1_000_000 - System.nanoTime());
+            LockSupport.parkNanos(buildStart + delay * 1_000_000 - System.nanoTime());
             starting.process().destroyForcibly();
             starting.process().waitFor();
             boolean built = logHas(offset, "template installed");
@@ -258,7 +267,7 @@ class RandomKillIT {
 
     /** Makes the installed template look older than its recipe: the next start rebuilds it. */
     private static void outdate(Path sidecar) throws IOException {
-        var json = (com.fasterxml.jackson.databind.node.ObjectNode) new com.fasterxml.jackson.databind.ObjectMapper().readTree(sidecar.toFile());
+        var json = (ObjectNode) new ObjectMapper().readTree(sidecar.toFile());
         json.put("version", "outdated");
         Files.writeString(sidecar, json.toString());
     }
@@ -268,18 +277,18 @@ class RandomKillIT {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!logHas(offset, text)) {
             if (System.nanoTime() > deadline) throw new AssertionError("no '" + text + "' in " + log + " within " + timeout);
-            java.util.concurrent.locks.LockSupport.parkNanos(500_000);
+            LockSupport.parkNanos(500_000);
         }
         return System.nanoTime();
     }
 
     private static boolean logHas(long offset, String text) throws IOException {
-        try (var file = new java.io.RandomAccessFile(log.toFile(), "r")) {
+        try (var file = new RandomAccessFile(log.toFile(), "r")) {
             if (file.length() <= offset) return false;
             byte[] tail = new byte[(int) (file.length() - offset)];
             file.seek(offset);
             file.readFully(tail);
-            return new String(tail, java.nio.charset.StandardCharsets.UTF_8).contains(text);
+            return new String(tail, StandardCharsets.UTF_8).contains(text);
         }
     }
 
@@ -336,7 +345,7 @@ class RandomKillIT {
                 api.bringTo(subject.id(), from);
                 long delay = (long) (random.nextDouble() * durations.get(operation) * 1.2);
                 String id = subject.id();
-                var answer = new java.util.concurrent.atomic.AtomicReference<RawApi.Response>();
+                var answer = new AtomicReference<RawApi.Response>();
                 var call = Thread.ofVirtual().start(() -> {
                     try {
                         answer.set(run(operation, id));
@@ -414,10 +423,10 @@ class RandomKillIT {
     private static String networkLock(String id) {
         try {
             String pid = Files.readString(dataDir.resolve("runtime/bundles/" + id + "/init.pid")).strip();
-            var listed = io.stasis.host.ToolRunner.run(List.of("nsenter", "--net=/proc/" + pid + "/ns/net", "nft", "list", "tables"),
+            var listed = ToolRunner.run(List.of("nsenter", "--net=/proc/" + pid + "/ns/net", "nft", "list", "tables"),
                     Duration.ofSeconds(30));
-            return listed.stdout().stream().filter(l -> l.contains("CRIU")).collect(java.util.stream.Collectors.joining("; "));
-        } catch (IOException | io.stasis.host.ToolRunner.TimedOut e) {
+            return listed.stdout().stream().filter(l -> l.contains("CRIU")).collect(Collectors.joining("; "));
+        } catch (IOException | ToolRunner.TimedOut e) {
             return "";
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -663,7 +672,7 @@ class RandomKillIT {
         var gone = new HashSet<>(involved);
         gone.removeAll(listed());
         gone.removeAll(leaked); // reported by the trial that left them
-        var ids = gone.stream().map(io.stasis.core.sandbox.SandboxId::new).collect(java.util.stream.Collectors.toSet());
+        var ids = gone.stream().map(SandboxId::new).collect(Collectors.toSet());
         var found = new ArrayList<String>();
         try {
             Await.until("the trial's gone sandboxes to leave nothing", Duration.ofSeconds(15), () -> {

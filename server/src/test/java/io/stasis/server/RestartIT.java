@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -25,7 +28,7 @@ class RestartIT {
         var counted = new StringBuilder();
         String address;
         try {
-            try (var first = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
+            try (var first = ServiceProcess.start(dataDir, log, Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
                 try (var client = StasisClient.connect(first.url, key)) {
                     String created;
@@ -42,7 +45,7 @@ class RestartIT {
                                 "{\"cmd\": [\"sh\", \"-c\", \"i=0; while [ $i -lt 400 ]; do i=$((i+1)); echo $i; sleep 0.01; done\"], \"tag\": \"counter\"}")
                                 .get("pid").asLong();
                         long target = counter;
-                        io.stasis.testkit.Await.until("some counting", java.time.Duration.ofSeconds(10), () ->
+                        Await.until("some counting", Duration.ofSeconds(10), () ->
                                 api.get("/v1/sandboxes/" + sandbox.id() + "/processes/" + target + "/output").get("stdoutOffset").asLong() > 20);
                         var read = api.get("/v1/sandboxes/" + sandbox.id() + "/processes/" + counter + "/output");
                         counted.append(read.get("stdout").asText());
@@ -53,7 +56,7 @@ class RestartIT {
                 first.kill();
                 assertThat(HostLeaks.processesOf(Set.of(id))).as("sandbox processes after SIGKILL of the service").isNotEmpty();
             }
-            try (var second = ServiceProcess.start(dataDir, log, java.util.Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
+            try (var second = ServiceProcess.start(dataDir, log, Map.of(), "--dns-names", "restart.test=10.254.1.2")) {
                 String key = Files.readString(dataDir.resolve("root.key")).strip();
                 try (var client = StasisClient.connect(second.url, key)) {
                     var sandbox = client.sandboxes().get(id.value());
@@ -89,7 +92,7 @@ class RestartIT {
             assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
             assertThat(HostLeaks.cgroupsOf(Set.of(id))).isEmpty();
             assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
+            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
         } finally {
             ServiceFixture.deleteTree(dataDir);
         }

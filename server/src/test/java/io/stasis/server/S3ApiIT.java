@@ -5,8 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
@@ -158,7 +163,7 @@ class S3ApiIT {
             assertThat(s3.getObjectAsBytes(b -> b.bucket("bucket").key("up/etc/hostname")).asUtf8String()).isEqualTo("volume-file\n");
             s3.putObject(b -> b.bucket("bucket").key("up/etc/written"), RequestBody.fromString("stays inside"));
             assertThat(api.sh(sandbox, "cat /data/etc/written")).isEqualTo("stays inside");
-            assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("/etc/written"))).isFalse();
+            assertThat(Files.exists(Path.of("/etc/written"))).isFalse();
         }
         // '..' and empty segments are refused outright (raw requests: SDKs normalize some of them away).
         for (String key : List.of("a/../../x", "..", "a//b", "./a")) {
@@ -257,8 +262,8 @@ class S3ApiIT {
 
     private static String md5Hex(byte[] data) {
         try {
-            return java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("MD5").digest(data));
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("MD5").digest(data));
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
     }

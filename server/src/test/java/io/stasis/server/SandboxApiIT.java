@@ -11,17 +11,28 @@ import io.stasis.sdk.ExecRequest;
 import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.InvalidRequestException;
 import io.stasis.sdk.ListSandboxesRequest;
-import io.stasis.sdk.QuotaExceededException;
 import io.stasis.sdk.NotFoundException;
+import io.stasis.sdk.QuotaExceededException;
+import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -94,7 +105,7 @@ class SandboxApiIT {
                     service.client.checkpoints().delete(checkpoint.id());
                     copy.files().delete("/root/big");
                     // btrfs frees the extents of deleted snapshots in the background.
-                    io.stasis.testkit.Await.until("room on the disk of " + copy.id(), Duration.ofSeconds(60), () -> {
+                    Await.until("room on the disk of " + copy.id(), Duration.ofSeconds(60), () -> {
                         try {
                             return copy.exec("true").exitCode() == 0;
                         } catch (QuotaExceededException e) {
@@ -103,7 +114,7 @@ class SandboxApiIT {
                     });
                 }
                 long count = Long.parseLong(copy.exec("cat", "/dev/shm/count").stdout().strip());
-                io.stasis.testkit.Await.until("the counter of " + copy.id() + " to go on", Duration.ofSeconds(10),
+                Await.until("the counter of " + copy.id() + " to go on", Duration.ofSeconds(10),
                         () -> Long.parseLong(copy.exec("cat", "/dev/shm/count").stdout().strip()) > count);
                 assertThat(copy.exec("cat", "/dev/shm/status").stdout()).isEqualTo("1\n");
             }
@@ -210,16 +221,16 @@ class SandboxApiIT {
     @Test
     void aStreamingClientThatLeavesTakesItsCommandWithIt() throws Exception {
         var sandbox = service.client.sandboxes().create();
-        try (var http = java.net.http.HttpClient.newHttpClient()) {
-            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + "/v1/sandboxes/" + sandbox.id() + "/exec"))
+        try (var http = HttpClient.newHttpClient()) {
+            var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + sandbox.id() + "/exec"))
                     .header("Authorization", "Bearer " + service.rootKey).header("Accept", "text/event-stream")
-                    .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"cmd\": [\"sh\", \"-c\", \"while true; do echo tick; sleep 0.05; done\"]}"))
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"cmd\": [\"sh\", \"-c\", \"while true; do echo tick; sleep 0.05; done\"]}"))
                     .build();
-            var response = http.send(request, java.net.http.HttpResponse.BodyHandlers.ofInputStream());
+            var response = http.send(request, HttpResponse.BodyHandlers.ofInputStream());
             try (var body = response.body()) {
                 assertThat(new String(body.readNBytes(20), StandardCharsets.UTF_8)).startsWith("event: stdout");
             }
-            io.stasis.testkit.Await.until("the command to be killed", Duration.ofSeconds(20),
+            Await.until("the command to be killed", Duration.ofSeconds(20),
                     () -> sandbox.exec("sh", "-c", "ps -o args | grep -c '[w]hile true' || true").stdout().strip().equals("0"));
         } finally {
             sandbox.delete();
@@ -312,7 +323,7 @@ class SandboxApiIT {
             assertThatThrownBy(() -> files.read("/root/rel")).isInstanceOf(NotFoundException.class);
             files.write("/root/up/../../../../tmp/escape-attempt", "x");
             assertThat(sandbox.exec("cat", "/tmp/escape-attempt").stdout()).isEqualTo("x");
-            assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("/tmp/escape-attempt"))).isFalse();
+            assertThat(Files.exists(Path.of("/tmp/escape-attempt"))).isFalse();
         } finally {
             sandbox.delete();
         }
@@ -321,8 +332,8 @@ class SandboxApiIT {
     @Test
     void twentySandboxesComeAndGoWithoutLeaks() throws Exception {
         var ids = new ArrayList<String>();
-        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
-            var futures = new ArrayList<java.util.concurrent.Future<String>>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            var futures = new ArrayList<Future<String>>();
             for (int i = 0; i < 20; i++) futures.add(executor.submit(() -> service.client.sandboxes().create().id()));
             for (var f : futures) ids.add(f.get());
         }
@@ -342,9 +353,9 @@ class SandboxApiIT {
      */
     @Test
     void aHundredLifecyclesTwentyAtATimeAllSucceed() throws Exception {
-        var failures = java.util.Collections.synchronizedList(new ArrayList<String>());
-        var slots = new java.util.concurrent.Semaphore(20);
-        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        var failures = Collections.synchronizedList(new ArrayList<String>());
+        var slots = new Semaphore(20);
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < 100; i++) {
                 slots.acquire();
                 executor.submit(() -> {

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -66,12 +67,12 @@ final class ServiceFixture implements AutoCloseable {
         assertThat(HostLeaks.processesWorkingUnder(dataDir)).as("bucket mount daemons left").isEmpty();
         assertThat(HostLeaks.swapFilesUnder(dataDir)).as("standby swap file left on").isEmpty();
         try {
-            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).as("loop devices left").isEmpty();
+            assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).as("loop devices left").isEmpty();
             var network = TestNetworkFlags.forDataDir(dataDir);
             String table = network.get(network.indexOf("--network-table") + 1);
             String prefix = network.get(network.indexOf("--network-interface-prefix") + 1);
             assertThat(HostLeaks.nftTables(table)).as("nftables table left").isEmpty();
-            assertThat(HostLeaks.interfaces(prefix, java.time.Duration.ofSeconds(15))).as("sandbox links left").isEmpty();
+            assertThat(HostLeaks.interfaces(prefix, Duration.ofSeconds(15))).as("sandbox links left").isEmpty();
         } finally {
             // Nothing is mounted below it (checked above): its files go whatever else failed.
             deleteTree(dataDir);

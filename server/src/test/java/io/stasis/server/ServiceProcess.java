@@ -33,11 +33,11 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     static ServiceProcess start(Path dataDir, Path log) throws Exception {
-        return start(dataDir, log, java.util.Map.of());
+        return start(dataDir, log, Map.of());
     }
 
     /** @param environment added to the service's environment (e.g. STASIS_FAULT_POINT) */
-    static ServiceProcess start(Path dataDir, Path log, java.util.Map<String, String> environment, String... extraFlags) throws Exception {
+    static ServiceProcess start(Path dataDir, Path log, Map<String, String> environment, String... extraFlags) throws Exception {
         return launch(dataDir, log, environment, extraFlags).await();
     }
 
@@ -54,11 +54,11 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     /** Starts the service without waiting for it to listen. */
-    static Starting launch(Path dataDir, Path log, java.util.Map<String, String> environment, String... extraFlags) throws IOException {
+    static Starting launch(Path dataDir, Path log, Map<String, String> environment, String... extraFlags) throws IOException {
         return launch(dataDir, log, environment, aotCache(log), extraFlags);
     }
 
-    private static Starting launch(Path dataDir, Path log, java.util.Map<String, String> environment, List<String> jvmFlags,
+    private static Starting launch(Path dataDir, Path log, Map<String, String> environment, List<String> jvmFlags,
                                    String... extraFlags) throws IOException {
         Path jar = jar();
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -167,7 +167,7 @@ final class ServiceProcess implements AutoCloseable {
     }
 
     /** Waits for the process to end by itself (a fault point halted it). */
-    boolean awaitDeath(java.time.Duration timeout) throws InterruptedException {
+    boolean awaitDeath(Duration timeout) throws InterruptedException {
         return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.CounterLoop;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,7 +61,7 @@ class StandbyIT {
         try {
             return Long.parseLong(Files.readString(Path.of("/sys/fs/cgroup/memory/stasis/" + id + "/memory.usage_in_bytes")).strip());
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -69,7 +70,7 @@ class StandbyIT {
         try {
             return Files.readString(service.dataDir.resolve("btrfs/roots/" + id + "/tmp/count")).strip();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

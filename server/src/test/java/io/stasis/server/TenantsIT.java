@@ -8,6 +8,14 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.ExecRequest;
+import io.stasis.sdk.ForbiddenException;
+import io.stasis.sdk.StasisClient;
+import io.stasis.sdk.TenantInfo;
+import io.stasis.sdk.TenantQuota;
+import io.stasis.sdk.TokenInfo;
+import io.stasis.sdk.TokenRequest;
 import io.stasis.server.http.OpenApiSpec;
 import io.stasis.testkit.Await;
 import java.io.IOException;
@@ -15,10 +23,15 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -250,21 +263,21 @@ class TenantsIT {
     @Test
     void aTerminalOnAnotherTenantsSandboxIsRefusedBeforeAnythingStarts() throws Exception {
         var http = HttpClient.newHttpClient();
-        var messages = new java.util.concurrent.LinkedBlockingQueue<String>();
-        var closed = new java.util.concurrent.CompletableFuture<Integer>();
+        var messages = new LinkedBlockingQueue<String>();
+        var closed = new CompletableFuture<Integer>();
         try {
             http.newWebSocketBuilder().header("Authorization", "Bearer " + bobKey())
                     .buildAsync(URI.create(service.url.replace("http", "ws") + "/v1/sandboxes/" + aliceSandbox + "/terminal"),
                             new WebSocket.Listener() {
                                 @Override
-                                public java.util.concurrent.CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+                                public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
                                     messages.add(data.toString());
                                     ws.request(1);
                                     return null;
                                 }
 
                                 @Override
-                                public java.util.concurrent.CompletionStage<?> onClose(WebSocket ws, int status, String reason) {
+                                public CompletionStage<?> onClose(WebSocket ws, int status, String reason) {
                                     closed.complete(status);
                                     return null;
                                 }
@@ -396,7 +409,7 @@ class TenantsIT {
                 + " \"ttlSeconds\": 1}");
         SECRETS_SHOWN.add(issued.get("token").asText());
         var token = new RawApi(service.url, issued.get("token").asText());
-        long deadline = java.time.Instant.parse(issued.get("expiresAt").asText()).toEpochMilli();
+        long deadline = Instant.parse(issued.get("expiresAt").asText()).toEpochMilli();
         TimeUnit.MILLISECONDS.sleep(Math.max(0, deadline - System.currentTimeMillis()) + 50);
         var response = token.call("GET", "/v1/sandboxes/" + aliceSandbox, null);
         assertThat(response.status()).isEqualTo(401);
@@ -463,31 +476,31 @@ class TenantsIT {
 
     @Test
     void theSdkDrivesTenantsKeysAndTokens() {
-        var sdkTenant = service.client.tenants().create("erin", io.stasis.sdk.TenantQuota.unlimited().withRunningSandboxes(3));
+        var sdkTenant = service.client.tenants().create("erin", TenantQuota.unlimited().withRunningSandboxes(3));
         assertThat(sdkTenant.quota().runningSandboxes()).isEqualTo(3);
         var key = service.client.tenants().issueKey(sdkTenant.id());
         SECRETS_SHOWN.add(key.secret());
-        try (var erin = io.stasis.sdk.StasisClient.connect(service.url, key.secret())) {
-            var sandbox = erin.sandboxes().create(io.stasis.sdk.CreateSandboxRequest.builder().template("tiny").build());
-            var token = erin.tokens().issue(io.stasis.sdk.TokenRequest.forSandbox(sandbox.id(), "exec")
-                    .withTtl(java.time.Duration.ofMinutes(5)).withName("sdk"));
+        try (var erin = StasisClient.connect(service.url, key.secret())) {
+            var sandbox = erin.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+            var token = erin.tokens().issue(TokenRequest.forSandbox(sandbox.id(), "exec")
+                    .withTtl(Duration.ofMinutes(5)).withName("sdk"));
             SECRETS_SHOWN.add(token.token());
             assertThat(token.scope().sandbox()).isEqualTo(sandbox.id());
-            try (var agent = io.stasis.sdk.StasisClient.connect(service.url, token.token())) {
-                assertThat(agent.sandboxes().exec(sandbox.id(), io.stasis.sdk.ExecRequest.of("echo", "via-token")).stdout()).isEqualTo("via-token\n");
-                org.assertj.core.api.Assertions.assertThatThrownBy(() -> agent.sandboxes().list())
-                        .isInstanceOf(io.stasis.sdk.ForbiddenException.class);
+            try (var agent = StasisClient.connect(service.url, token.token())) {
+                assertThat(agent.sandboxes().exec(sandbox.id(), ExecRequest.of("echo", "via-token")).stdout()).isEqualTo("via-token\n");
+                Assertions.assertThatThrownBy(() -> agent.sandboxes().list())
+                        .isInstanceOf(ForbiddenException.class);
             }
-            assertThat(erin.tokens().list()).extracting(io.stasis.sdk.TokenInfo::id).containsExactly(token.id());
+            assertThat(erin.tokens().list()).extracting(TokenInfo::id).containsExactly(token.id());
             assertThat(erin.tenants().get(sdkTenant.id()).usage().runningSandboxes()).isEqualTo(1);
             erin.tokens().revoke(token.id());
             sandbox.delete();
         }
-        var updated = service.client.tenants().updateQuota(sdkTenant.id(), io.stasis.sdk.TenantQuota.unlimited().withMemoryMb(4096));
-        assertThat(updated.quota()).isEqualTo(new io.stasis.sdk.TenantQuota(3, 4096L, null));
+        var updated = service.client.tenants().updateQuota(sdkTenant.id(), TenantQuota.unlimited().withMemoryMb(4096));
+        assertThat(updated.quota()).isEqualTo(new TenantQuota(3, 4096L, null));
         service.client.tenants().revokeKey(sdkTenant.id(), key.id());
         service.client.tenants().delete(sdkTenant.id());
-        assertThat(service.client.tenants().list()).extracting(io.stasis.sdk.TenantInfo::name).doesNotContain("erin");
+        assertThat(service.client.tenants().list()).extracting(TenantInfo::name).doesNotContain("erin");
     }
 
     private static List<String> ids(JsonNode list) {

@@ -6,6 +6,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.volume.VolumeSnapshotId;
 import io.stasis.core.volume.VolumeSyncId;
 import io.stasis.testkit.HostLeaks;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -93,7 +94,7 @@ class VolumeSyncIT {
         System.out.println("VolumeSyncIT figures: " + String.join("; ", figures));
     }
 
-    private static List<String> subvolumesIn(Path dir) throws java.io.IOException {
+    private static List<String> subvolumesIn(Path dir) throws IOException {
         try (var entries = Files.list(dir)) {
             return entries.map(p -> p.getFileName().toString()).sorted().toList();
         }

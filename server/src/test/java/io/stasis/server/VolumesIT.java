@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
+import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -114,7 +116,7 @@ class VolumesIT {
             // A holds an exclusive flock in a background process; B cannot take it meanwhile.
             api.post("/v1/sandboxes/" + a + "/processes", "{\"cmd\": [\"python3\", \"-c\", \"import fcntl,time; f=open('/shared/lock','w');"
                     + " fcntl.flock(f, fcntl.LOCK_EX); open('/shared/locked','w').close(); time.sleep(30)\"]}");
-            io.stasis.testkit.Await.until("lock held", java.time.Duration.ofSeconds(20), () -> api.sh(b, "ls /work/shared").contains("locked"));
+            Await.until("lock held", Duration.ofSeconds(20), () -> api.sh(b, "ls /work/shared").contains("locked"));
             String tryLock = "import fcntl\nf=open('/work/shared/lock','w')\ntry:\n  fcntl.flock(f, fcntl.LOCK_EX|fcntl.LOCK_NB); print('got')\n"
                     + "except BlockingIOError: print('busy')\n";
             assertThat(exec(b, "python3", "-c", tryLock).ok().get("stdout").asText()).isEqualTo("busy\n");
@@ -213,13 +215,13 @@ class VolumesIT {
         try {
             // A process keeps a file of the volume open across the hibernation.
             api.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"exec 3>>/live/ticks; while true; do echo t >&3; sleep 0.05; done\"]}");
-            io.stasis.testkit.Await.until("ticks", java.time.Duration.ofSeconds(10), () -> !api.sh(id, "cat /live/ticks 2>/dev/null").isEmpty());
+            Await.until("ticks", Duration.ofSeconds(10), () -> !api.sh(id, "cat /live/ticks 2>/dev/null").isEmpty());
             assertThat(api.post("/v1/sandboxes/" + id + "/pause", null).get("state").asText()).isEqualTo("paused");
             assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
             assertThat(api.post("/v1/sandboxes/" + id + "/hibernate", null).get("state").asText()).isEqualTo("hibernated");
             assertThat(HostLeaks.processesOf(Set.of(new SandboxId(id)))).isEmpty();
             long before = Long.parseLong(api.sh(id, "wc -l < /live/ticks").strip()); // auto-resume
-            io.stasis.testkit.Await.until("ticks after resume", java.time.Duration.ofSeconds(10),
+            Await.until("ticks after resume", Duration.ofSeconds(10),
                     () -> Long.parseLong(api.sh(id, "wc -l < /view/ticks").strip()) > before);
             var ro = exec(id, "sh", "-c", "echo x > /view/nope");
             assertThat(ro.body().get("exitCode").asInt()).as("the read-only mount stays read-only after a restore").isNotZero();

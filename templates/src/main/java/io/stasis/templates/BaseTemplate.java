@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -157,7 +158,7 @@ public final class BaseTemplate implements TemplateRecipe {
         Files.writeString(dir.resolve("etc/hostname"), "localhost\n");
     }
 
-    private static void deleteFiles(Path dir, java.util.function.Predicate<String> which) throws IOException {
+    private static void deleteFiles(Path dir, Predicate<String> which) throws IOException {
         if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) return;
         try (Stream<Path> files = Files.list(dir)) {
             for (Path f : files.toList())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,7 +69,7 @@ class AptSourcesTest {
 
     @Test
     void thisHostHasAMirrorForBookworm() {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.exists(AptSources.DEB822) || Files.exists(AptSources.ONE_LINE));
+        Assumptions.assumeTrue(Files.exists(AptSources.DEB822) || Files.exists(AptSources.ONE_LINE));
         assertThat(AptSources.system().mirrorFor("bookworm")).get().asString().startsWith("http");
     }
 }

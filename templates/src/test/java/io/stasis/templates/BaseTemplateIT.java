@@ -11,6 +11,7 @@ import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
 import io.stasis.host.ToolRunner;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,7 +73,7 @@ class BaseTemplateIT {
         // Numeric owners and modes survive the cache: setuid su, root-owned tree.
         Path su = second.resolve("usr/bin/su");
         if (Files.exists(su)) assertThat((Integer) Files.getAttribute(su, "unix:mode") & 04000).isEqualTo(04000);
-        assertThat(Files.getAttribute(second.resolve("usr/bin/python3"), "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
+        assertThat(Files.getAttribute(second.resolve("usr/bin/python3"), "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(0);
     }
 
     @Test

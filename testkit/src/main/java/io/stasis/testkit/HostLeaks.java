@@ -3,11 +3,17 @@ package io.stasis.testkit;
 import io.stasis.core.sandbox.SandboxId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -31,14 +37,14 @@ public final class HostLeaks {
 
     /** Swap areas (from /proc/swaps) whose file lies under {@code dir}: a standby swap file left on. */
     public static List<String> swapFilesUnder(Path dir) {
-        var out = new java.util.ArrayList<String>();
+        var out = new ArrayList<String>();
         try {
-            var lines = java.nio.file.Files.readAllLines(Path.of("/proc/swaps"));
+            var lines = Files.readAllLines(Path.of("/proc/swaps"));
             for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
                 String file = line.trim().split("\\s+")[0].replace("\\040", " ");
                 if (Path.of(file).startsWith(dir.toAbsolutePath())) out.add(file);
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             // no /proc/swaps: no swap
         }
         return out;
@@ -66,16 +72,16 @@ public final class HostLeaks {
      * unmounted lazily frees its device (autoclear) only when the last handle on it closes, which on a
      * loaded machine can take seconds. What is still there after that is a leak.
      */
-    public static List<String> loopDevicesBackedBy(Path dir, java.time.Duration settle) {
+    public static List<String> loopDevicesBackedBy(Path dir, Duration settle) {
         return afterSettling(() -> loopDevicesBackedBy(dir), settle);
     }
 
     /** What {@code find} still reports after up to {@code settle}, asked every 50 ms until it reports nothing. */
-    private static List<String> afterSettling(java.util.function.Supplier<List<String>> find, java.time.Duration settle) {
+    private static List<String> afterSettling(Supplier<List<String>> find, Duration settle) {
         long deadline = System.nanoTime() + settle.toNanos();
         var left = find.get();
         while (!left.isEmpty() && System.nanoTime() < deadline) {
-            java.util.concurrent.locks.LockSupport.parkNanos(50_000_000);
+            LockSupport.parkNanos(50_000_000);
             left = find.get();
         }
         return left;
@@ -102,7 +108,7 @@ public final class HostLeaks {
      * with its network namespace, which the kernel tears down asynchronously once its last process
      * has exited (seconds on a loaded machine). What is still there after that is a leak.
      */
-    public static List<String> interfaces(String prefix, java.time.Duration settle) {
+    public static List<String> interfaces(String prefix, Duration settle) {
         return afterSettling(() -> interfaces(prefix), settle);
     }
 
@@ -146,21 +152,21 @@ public final class HostLeaks {
             for (Path controller : controllers.toList()) {
                 if (!Files.isDirectory(controller)) continue;
                 // Not Files.walk: another service's cgroups may vanish mid-walk, which must not fail the check.
-                Files.walkFileTree(controller, java.util.Set.of(), 3, new java.nio.file.SimpleFileVisitor<>() {
+                Files.walkFileTree(controller, Set.of(), 3, new SimpleFileVisitor<>() {
                     @Override
-                    public java.nio.file.FileVisitResult preVisitDirectory(Path dir, java.nio.file.attribute.BasicFileAttributes attrs) {
+                    public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) {
                         if (sandboxes.stream().anyMatch(id -> dir.getFileName().toString().equals(id.value()))) out.add(dir.toString());
-                        return java.nio.file.FileVisitResult.CONTINUE;
+                        return FileVisitResult.CONTINUE;
                     }
 
                     @Override
-                    public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
-                        return attrs.isDirectory() ? preVisitDirectory(file, attrs) : java.nio.file.FileVisitResult.CONTINUE;
+                    public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+                        return attrs.isDirectory() ? preVisitDirectory(file, attrs) : FileVisitResult.CONTINUE;
                     }
 
                     @Override
-                    public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) {
-                        return java.nio.file.FileVisitResult.CONTINUE;
+                    public FileVisitResult visitFileFailed(Path file, IOException e) {
+                        return FileVisitResult.CONTINUE;
                     }
                 });
             }

@@ -11,11 +11,14 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -78,7 +81,7 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         var cpuFrozen = runtime().cpuUsage(id);
         long before = Long.parseLong(new String(readFile(id, "/tmp/count")).strip());
         // An observation window: nothing may move during it.
-        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
+        LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
         assertThat(Long.parseLong(new String(readFile(id, "/tmp/count")).strip())).isEqualTo(before);
         assertThat(runtime().cpuUsage(id)).isEqualTo(cpuFrozen);
         runtime().freeze(id); // idempotent
@@ -231,8 +234,8 @@ public abstract class LiveStateSuite extends RuntimeSuite {
 
     private byte[] readFile(SandboxId id, String path) {
         try {
-            return java.nio.file.Files.readAllBytes(Path.of(rootOf(id).toString(), path));
-        } catch (java.io.IOException e) {
+            return Files.readAllBytes(Path.of(rootOf(id).toString(), path));
+        } catch (IOException e) {
             throw new AssertionError(e);
         }
     }

@@ -15,11 +15,14 @@ import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -168,8 +171,8 @@ public abstract class RuntimeSuite {
     @Test
     void concurrentExecsAllComplete() throws Exception {
         var id = start();
-        try (var executor = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
-            var futures = new java.util.ArrayList<java.util.concurrent.Future<Commands.Result>>();
+        try (var executor = Executors.newVirtualThreadPerTaskExecutor()) {
+            var futures = new ArrayList<Future<Commands.Result>>();
             for (int i = 0; i < 40; i++) {
                 int n = i;
                 futures.add(executor.submit(() -> Commands.sh(runtime(), id, "echo " + n)));

@@ -3,6 +3,7 @@ package io.stasis.testkit;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -74,7 +75,7 @@ public final class TestNetnsHost implements AutoCloseable {
 
     /** Waits until something listens on {@code port} inside the namespace. */
     public void awaitListening(int port) {
-        Await.until("port " + port + " listening in " + namespace, java.time.Duration.ofSeconds(15),
+        Await.until("port " + port + " listening in " + namespace, Duration.ofSeconds(15),
                 () -> run("ip", "netns", "exec", namespace, "grep", "-qi", String.format(":%04X 00000000:0000 0A", port), "/proc/net/tcp").exit() == 0);
     }
 

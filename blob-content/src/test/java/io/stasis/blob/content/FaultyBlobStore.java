@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -75,7 +76,7 @@ final class FaultyBlobStore implements BlobStore {
     /** The process dies at the {@code nth} call of {@code op} under {@code prefix}: that call and every later one. */
     static Hook crashAt(Op op, String prefix, int nth) {
         var seen = new AtomicInteger();
-        var dead = new java.util.concurrent.atomic.AtomicBoolean();
+        var dead = new AtomicBoolean();
         return (o, key) -> {
             if (o == op && key.startsWith(prefix) && seen.incrementAndGet() >= nth) dead.set(true);
             if (dead.get()) throw new SimulatedCrash(o, key);

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -225,7 +226,7 @@ abstract class StoreLocksContract {
             gate.release();
             try {
                 gc.get(60, TimeUnit.SECONDS);
-            } catch (java.util.concurrent.ExecutionException backedOff) {
+            } catch (ExecutionException backedOff) {
                 // the test that called looks at it
             }
             assertThat(TestData.readAll(uploader.open(put.get(60, TimeUnit.SECONDS).manifest()))).isEqualTo(data);

@@ -7,9 +7,11 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.BlobStore;
 import io.stasis.testkit.BlobStoreSuite;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.io.UncheckedIOException;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -72,7 +74,7 @@ class S3BlobStoreTest extends BlobStoreSuite {
     @Test
     void anUnreachableEndpointIsARetryableFailure() throws Exception {
         int closedPort;
-        try (var socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (var socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = socket.getLocalPort();
         }
         var config = server.config("any-bucket");
@@ -95,7 +97,7 @@ class S3BlobStoreTest extends BlobStoreSuite {
     private static byte[] readFrom(BlobStore store, String key) {
         try (var in = store.get(key).orElseThrow()) {
             return in.readAllBytes();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }

@@ -9,6 +9,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -74,7 +75,7 @@ final class CheckpointTable {
     static Map<CheckpointId, Integer> spares(Connection c) throws SQLException {
         try (var st = c.prepareStatement("SELECT id, spares FROM checkpoints WHERE spares > 0" + ORDER);
              var rs = st.executeQuery()) {
-            var out = new java.util.LinkedHashMap<CheckpointId, Integer>();
+            var out = new LinkedHashMap<CheckpointId, Integer>();
             while (rs.next()) out.put(new CheckpointId(rs.getString("id")), rs.getInt("spares"));
             return out;
         }

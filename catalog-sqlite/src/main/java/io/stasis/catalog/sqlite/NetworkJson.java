@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
@@ -55,7 +56,7 @@ final class NetworkJson {
                 headerRules.add(HeaderRule.of(stored.get(i).required("domain").asText(), headers, "rules[" + i + "]"));
             }
             return new NetworkPolicy(new EgressPolicy(action, rules(egress.required("allow")), rules(egress.required("deny"))), headerRules);
-        } catch (JsonProcessingException | IllegalArgumentException | io.stasis.core.error.StasisException e) {
+        } catch (JsonProcessingException | IllegalArgumentException | StasisException e) {
             throw new IllegalStateException("unreadable network policy in the catalog: " + text, e);
         }
     }

@@ -2,25 +2,38 @@ package io.stasis.catalog.sqlite;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.stasis.core.auth.ApiKey;
+import io.stasis.core.auth.ScopedToken;
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointUpload;
+import io.stasis.core.checkpoint.DurableImage;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
-import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.spi.BucketCatalog;
 import io.stasis.core.spi.Catalog;
-import io.stasis.core.auth.ScopedToken;
+import io.stasis.core.spi.VolumeCatalog;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
+import io.stasis.core.volume.Volume;
+import io.stasis.core.volume.VolumeId;
+import io.stasis.core.volume.VolumeMount;
+import io.stasis.core.volume.VolumeSnapshot;
+import io.stasis.core.volume.VolumeSnapshotId;
+import io.stasis.core.volume.VolumeSync;
+import io.stasis.core.volume.VolumeSyncId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,6 +43,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -76,7 +90,7 @@ import org.sqlite.SQLiteException;
  * trimmed once at open and then every 1000 appends, in the append's own transaction), so a stream
  * resuming from an id older than the oldest kept event misses the trimmed ones.
  */
-public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCatalog, io.stasis.core.spi.BucketCatalog {
+public final class SqliteCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     private static final Logger log = LoggerFactory.getLogger(SqliteCatalog.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     private static final int BUSY_TIMEOUT_MS = 10_000;
@@ -354,7 +368,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     // --- bucket mounts ---
 
     @Override
-    public void setBuckets(SandboxId sandbox, List<io.stasis.core.bucket.SandboxBucket> buckets) {
+    public void setBuckets(SandboxId sandbox, List<SandboxBucket> buckets) {
         inTransaction("set bucket mounts", c -> {
             BucketTable.set(c, sandbox, buckets);
             return null;
@@ -362,14 +376,14 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public List<io.stasis.core.bucket.SandboxBucket> bucketsOf(SandboxId sandbox) {
+    public List<SandboxBucket> bucketsOf(SandboxId sandbox) {
         return withConnection("list bucket mounts", c -> BucketTable.of(c, sandbox));
     }
 
     // --- volumes ---
 
     @Override
-    public void insertVolume(io.stasis.core.volume.Volume volume) {
+    public void insertVolume(Volume volume) {
         withConnection("insert volume", c -> {
             VolumeTable.insert(c, volume);
             return null;
@@ -377,27 +391,27 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public Optional<io.stasis.core.volume.Volume> findVolume(io.stasis.core.volume.VolumeId id) {
+    public Optional<Volume> findVolume(VolumeId id) {
         return withConnection("find volume", c -> VolumeTable.find(c, id));
     }
 
     @Override
-    public Optional<io.stasis.core.volume.Volume> findVolumeByName(TenantId tenant, String name) {
+    public Optional<Volume> findVolumeByName(TenantId tenant, String name) {
         return withConnection("find volume", c -> VolumeTable.findByName(c, tenant, name));
     }
 
     @Override
-    public List<io.stasis.core.volume.Volume> volumesOf(TenantId tenant) {
+    public List<Volume> volumesOf(TenantId tenant) {
         return withConnection("list volumes", c -> VolumeTable.ofTenant(c, tenant));
     }
 
     @Override
-    public List<io.stasis.core.volume.Volume> allVolumes() {
+    public List<Volume> allVolumes() {
         return withConnection("list volumes", VolumeTable::all);
     }
 
     @Override
-    public void deleteVolume(io.stasis.core.volume.VolumeId id) {
+    public void deleteVolume(VolumeId id) {
         inTransaction("delete volume", c -> {
             VolumeTable.delete(c, id);
             return null;
@@ -405,7 +419,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public void setMounts(SandboxId sandbox, List<io.stasis.core.volume.VolumeMount> mounts) {
+    public void setMounts(SandboxId sandbox, List<VolumeMount> mounts) {
         inTransaction("set mounts", c -> {
             VolumeTable.setMounts(c, sandbox, mounts);
             return null;
@@ -413,17 +427,17 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public List<io.stasis.core.volume.VolumeMount> mountsOf(SandboxId sandbox) {
+    public List<VolumeMount> mountsOf(SandboxId sandbox) {
         return withConnection("list mounts", c -> VolumeTable.mountsOf(c, sandbox));
     }
 
     @Override
-    public List<Mounter> mountersOf(io.stasis.core.volume.VolumeId volume) {
+    public List<Mounter> mountersOf(VolumeId volume) {
         return withConnection("list mounters", c -> VolumeTable.mountersOf(c, volume));
     }
 
     @Override
-    public void insertVolumeSnapshot(io.stasis.core.volume.VolumeSnapshot snapshot) {
+    public void insertVolumeSnapshot(VolumeSnapshot snapshot) {
         withConnection("insert volume snapshot", c -> {
             VolumeTable.insertSnapshot(c, snapshot);
             return null;
@@ -431,17 +445,17 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public Optional<io.stasis.core.volume.VolumeSnapshot> findVolumeSnapshot(io.stasis.core.volume.VolumeSnapshotId id) {
+    public Optional<VolumeSnapshot> findVolumeSnapshot(VolumeSnapshotId id) {
         return withConnection("find volume snapshot", c -> VolumeTable.snapshots(c, "id = ?", id.value()).stream().findFirst());
     }
 
     @Override
-    public List<io.stasis.core.volume.VolumeSnapshot> volumeSnapshotsOf(io.stasis.core.volume.VolumeId volume) {
+    public List<VolumeSnapshot> volumeSnapshotsOf(VolumeId volume) {
         return withConnection("list volume snapshots", c -> VolumeTable.snapshots(c, "volume_id = ?", volume.value()));
     }
 
     @Override
-    public void deleteVolumeSnapshot(io.stasis.core.volume.VolumeSnapshotId id) {
+    public void deleteVolumeSnapshot(VolumeSnapshotId id) {
         withConnection("delete volume snapshot", c -> {
             VolumeTable.deleteSnapshot(c, id);
             return null;
@@ -449,7 +463,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public void insertVolumeSync(io.stasis.core.volume.VolumeSync sync) {
+    public void insertVolumeSync(VolumeSync sync) {
         withConnection("insert volume sync", c -> {
             VolumeTable.insertSync(c, sync);
             return null;
@@ -457,17 +471,17 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public Optional<io.stasis.core.volume.VolumeSync> findVolumeSync(io.stasis.core.volume.VolumeSyncId id) {
+    public Optional<VolumeSync> findVolumeSync(VolumeSyncId id) {
         return withConnection("find volume sync", c -> VolumeTable.syncs(c, "id = ?", id.value()).stream().findFirst());
     }
 
     @Override
-    public List<io.stasis.core.volume.VolumeSync> volumeSyncsOf(io.stasis.core.volume.VolumeId volume) {
+    public List<VolumeSync> volumeSyncsOf(VolumeId volume) {
         return withConnection("list volume syncs", c -> VolumeTable.syncs(c, "volume_id = ?", volume.value()));
     }
 
     @Override
-    public void deleteVolumeSync(io.stasis.core.volume.VolumeSyncId id) {
+    public void deleteVolumeSync(VolumeSyncId id) {
         withConnection("delete volume sync", c -> {
             VolumeTable.deleteSync(c, id);
             return null;
@@ -601,7 +615,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload) {
+    public void recordUpload(CheckpointUpload upload) {
         withConnection("record checkpoint upload", c -> {
             UploadTable.upsert(c, upload);
             return null;
@@ -609,12 +623,12 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id) {
+    public Optional<CheckpointUpload> findUpload(CheckpointId id) {
         return withConnection("find checkpoint upload", c -> UploadTable.find(c, id));
     }
 
     @Override
-    public void recordDurableImage(SandboxId sandbox, io.stasis.core.checkpoint.DurableImage image) {
+    public void recordDurableImage(SandboxId sandbox, DurableImage image) {
         inTransaction("record durable image", c -> {
             DurableImageTable.record(c, sandbox, image);
             return null;
@@ -622,12 +636,12 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public Optional<io.stasis.core.checkpoint.DurableImage> durableImage(SandboxId sandbox) {
+    public Optional<DurableImage> durableImage(SandboxId sandbox) {
         return withConnection("find durable image", c -> DurableImageTable.find(c, sandbox));
     }
 
     @Override
-    public List<io.stasis.core.checkpoint.CheckpointUpload> allUploads() {
+    public List<CheckpointUpload> allUploads() {
         return withConnection("list checkpoint uploads", UploadTable::all);
     }
 
@@ -801,7 +815,7 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     }
 
     @Override
-    public void deleteTokensExpiredBefore(java.time.Instant now) {
+    public void deleteTokensExpiredBefore(Instant now) {
         withConnection("delete expired tokens", c -> {
             TokenTable.deleteExpiredBefore(c, now);
             return null;
@@ -923,17 +937,17 @@ public final class SqliteCatalog implements Catalog, io.stasis.core.spi.VolumeCa
     // --- secrets ---
 
     @Override
-    public boolean putSecret(TenantId tenant, io.stasis.core.secret.SealedSecret secret) {
+    public boolean putSecret(TenantId tenant, SealedSecret secret) {
         return inTransaction("put secret", c -> SecretTable.put(c, tenant, secret));
     }
 
     @Override
-    public Optional<io.stasis.core.secret.SealedSecret> findSecret(TenantId tenant, String name) {
+    public Optional<SealedSecret> findSecret(TenantId tenant, String name) {
         return withConnection("find secret", c -> SecretTable.find(c, tenant, name));
     }
 
     @Override
-    public List<io.stasis.core.secret.SealedSecret> secretsOf(TenantId tenant) {
+    public List<SealedSecret> secretsOf(TenantId tenant) {
         return withConnection("list secrets", c -> SecretTable.ofTenant(c, tenant));
     }
 

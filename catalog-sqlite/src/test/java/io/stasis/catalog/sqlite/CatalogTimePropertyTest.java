@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.time.Instant;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
 import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -45,6 +46,6 @@ class CatalogTimePropertyTest {
         var anywhere = Arbitraries.longs().between(MIN_SECOND, MAX_SECOND);
         var seconds = Arbitraries.oneOf(near, anywhere);
         var nanos = Arbitraries.oneOf(Arbitraries.of(0, 1, 999_999_999), Arbitraries.integers().between(0, 999_999_999));
-        return net.jqwik.api.Combinators.combine(seconds, nanos).as(Instant::ofEpochSecond);
+        return Combinators.combine(seconds, nanos).as(Instant::ofEpochSecond);
     }
 }

@@ -26,6 +26,7 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import net.jqwik.api.constraints.IntRange;
 import net.jqwik.api.lifecycle.AfterTry;
 import net.jqwik.api.lifecycle.BeforeTry;
@@ -139,8 +140,8 @@ class ListPagingPropertyTest {
                 Arbitraries.of(TenantId.DEFAULT, OTHER)).as(Insert::new);
         Arbitrary<Op> delete = Arbitraries.integers().between(0, 1000).map(Delete::new);
         return Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(3, insert),
-                net.jqwik.api.Tuple.of(1, delete)).list().ofMaxSize(80);
+                Tuple.of(3, insert),
+                Tuple.of(1, delete)).list().ofMaxSize(80);
     }
 
     @Provide

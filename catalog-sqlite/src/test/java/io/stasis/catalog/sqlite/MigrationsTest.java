@@ -22,24 +22,30 @@ import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
 import io.stasis.core.tenant.TenantUsage;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class MigrationsTest {
     /** The policy V2 gave rows written before it (the defaults then: no standby, hibernate after 10 min). */
-    private static final LifecyclePolicy V2_POLICY = new LifecyclePolicy(Optional.of(java.time.Duration.ofSeconds(15)), Optional.empty(),
-            Optional.of(java.time.Duration.ofMinutes(10)), Optional.empty(), Optional.of(java.time.Duration.ofDays(30)), Optional.empty(), true);
+    private static final LifecyclePolicy V2_POLICY = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.empty(),
+            Optional.of(Duration.ofMinutes(10)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), true);
 
     @TempDir
     Path dir;
@@ -247,8 +253,8 @@ class MigrationsTest {
 
             var events = catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10);
             assertThat(events).extracting(Event::type, Event::tenant).containsExactly(
-                    org.assertj.core.groups.Tuple.tuple("lifecycle", Optional.of(TenantId.DEFAULT)),
-                    org.assertj.core.groups.Tuple.tuple("error", Optional.empty()));
+                    Tuple.tuple("lifecycle", Optional.of(TenantId.DEFAULT)),
+                    Tuple.tuple("error", Optional.empty()));
             assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.of(TenantId.DEFAULT), 10)).isEqualTo(events);
             assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.of(other), 10)).containsExactly(events.get(1));
 
@@ -276,7 +282,7 @@ class MigrationsTest {
         return new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 100, Optional.of(tenant));
     }
 
-    private static void insertV1(java.sql.PreparedStatement st, SandboxId id, String name, String template, String state, String reason,
+    private static void insertV1(PreparedStatement st, SandboxId id, String name, String template, String state, String reason,
                                  String createdAt, double cpus, int memoryMb, int pids, String env, String metadata) throws SQLException {
         st.setString(1, id.value());
         st.setString(2, name);
@@ -297,9 +303,9 @@ class MigrationsTest {
                 Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
     }
 
-    private static String resource(String script) throws java.io.IOException {
+    private static String resource(String script) throws IOException {
         try (var in = MigrationsTest.class.getClassLoader().getResourceAsStream(Migrations.RESOURCE_DIR + script)) {
-            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
     }
 
@@ -391,6 +397,6 @@ class MigrationsTest {
 
     /** 1, 2, ... up to the newest script: what a database has once migrated. */
     private static List<Integer> everyVersion() {
-        return java.util.stream.IntStream.rangeClosed(1, Migrations.SCRIPTS.size()).boxed().toList();
+        return IntStream.rangeClosed(1, Migrations.SCRIPTS.size()).boxed().toList();
     }
 }

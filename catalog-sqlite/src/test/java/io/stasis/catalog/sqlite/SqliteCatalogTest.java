@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.DurableImage;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
@@ -18,15 +19,19 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.tenant.TenantId;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.sql.DriverManager;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -92,12 +97,12 @@ class SqliteCatalogTest {
         var sandbox = TestSandboxes.running(T0);
         catalog.insert(sandbox);
         assertThat(catalog.durableImage(sandbox.id())).isEmpty();
-        var older = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "a".repeat(64), T0.plusSeconds(1));
-        var newer = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "b".repeat(64), T0.plusSeconds(2));
+        var older = new DurableImage(CheckpointId.random(), "sha256:" + "a".repeat(64), T0.plusSeconds(1));
+        var newer = new DurableImage(CheckpointId.random(), "sha256:" + "b".repeat(64), T0.plusSeconds(2));
         catalog.recordDurableImage(sandbox.id(), newer);
         catalog.recordDurableImage(sandbox.id(), older);
         assertThat(catalog.durableImage(sandbox.id())).contains(newer);
-        var newest = new io.stasis.core.checkpoint.DurableImage(CheckpointId.random(), "sha256:" + "c".repeat(64), T0.plusSeconds(3));
+        var newest = new DurableImage(CheckpointId.random(), "sha256:" + "c".repeat(64), T0.plusSeconds(3));
         catalog.recordDurableImage(sandbox.id(), newest);
         assertThat(catalog.durableImage(sandbox.id())).contains(newest);
         catalog.update(sandbox.withState(SandboxState.PAUSED));
@@ -471,7 +476,7 @@ class SqliteCatalogTest {
         }
         // Deleted after hibernated: the hibernation columns must be NULL again, not left behind.
         catalog.close();
-        try (var c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dbFile);
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dbFile);
              var st = c.createStatement();
              var rs = st.executeQuery("SELECT state, state_reason, hibernated_checkpoint_id, hibernated_image_bytes, hibernated_at FROM sandboxes")) {
             assertThat(rs.next()).isTrue();
@@ -486,7 +491,7 @@ class SqliteCatalogTest {
         var s = TestSandboxes.running(T0);
         catalog.insert(s);
         catalog.close();
-        try (var c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dbFile); var st = c.createStatement()) {
+        try (var c = DriverManager.getConnection("jdbc:sqlite:" + dbFile); var st = c.createStatement()) {
             for (String bad : List.of(
                     "UPDATE sandboxes SET state = 'hibernated'",                               // no image data
                     "UPDATE sandboxes SET hibernated_checkpoint_id = 'ckpt_0123456789abcdef'", // data while running
@@ -774,9 +779,9 @@ class SqliteCatalogTest {
 
         @Test
         void dataRoundTripsAsPlainJsonValues() {
-            var nested = new java.util.LinkedHashMap<String, Object>();
+            var nested = new LinkedHashMap<String, Object>();
             nested.put("null inside", null);
-            nested.put("list", java.util.Arrays.asList(1L, "two", null, true, List.of(), Map.of("deep", -0.5)));
+            nested.put("list", Arrays.asList(1L, "two", null, true, List.of(), Map.of("deep", -0.5)));
             var data = Map.<String, Object>of(
                     "string", "héllo ✓ \"quoted\"\n",
                     "long", Long.MAX_VALUE,
@@ -807,14 +812,14 @@ class SqliteCatalogTest {
 
         @Test
         void dataJsonCannotHoldExactlyIsRefusedAndNothingIsStored() {
-            var bad = new java.util.LinkedHashMap<Object, Object>();
+            var bad = new LinkedHashMap<Object, Object>();
             bad.put(1, "non-string key");
             for (Map<String, Object> data : List.<Map<String, Object>>of(
                     Map.of("at", Instant.EPOCH),
                     Map.of("nan", Double.NaN),
                     Map.of("inf", Float.POSITIVE_INFINITY),
                     Map.of("nested", Map.of("id", SandboxId.random())),
-                    Map.of("list", List.of(new java.math.BigDecimal("1.5"))),
+                    Map.of("list", List.of(new BigDecimal("1.5"))),
                     Map.of("map", bad))) {
                 assertThatThrownBy(() -> catalog.appendEvent(new Event(0, T0, "error", Optional.empty(), data, Optional.empty())))
                         .as(data.toString()).isInstanceOf(IllegalArgumentException.class);
@@ -864,7 +869,7 @@ class SqliteCatalogTest {
                 catalog.close();
                 if (round == 1) {
                     // Someone empties the table (the sqlite3 shell, say): ids must still not be reused.
-                    try (var c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dbFile); var st = c.createStatement()) {
+                    try (var c = DriverManager.getConnection("jdbc:sqlite:" + dbFile); var st = c.createStatement()) {
                         st.executeUpdate("DELETE FROM events");
                     }
                 }

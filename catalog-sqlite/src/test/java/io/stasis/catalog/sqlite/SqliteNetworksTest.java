@@ -4,11 +4,12 @@ import static io.stasis.catalog.sqlite.TestSandboxes.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.error.StasisException;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.SandboxNetwork;
-import io.stasis.core.error.StasisException;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class SqliteNetworksTest extends FreshCatalog {
     private static NetworkPolicy policy(String... allow) {
         return new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY,
-                java.util.Arrays.stream(allow).map(a -> EgressRule.parse(a, "allow")).toList(), List.of(EgressRule.parse("10.9.0.0/16", "deny"))));
+                Arrays.stream(allow).map(a -> EgressRule.parse(a, "allow")).toList(), List.of(EgressRule.parse("10.9.0.0/16", "deny"))));
     }
 
     @Test

@@ -8,12 +8,13 @@ import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The previews table: round trips, order, and that no preview outlives or precedes its sandbox. */
 class SqlitePreviewsTest extends FreshCatalog {
-    private static Preview privatePreview(SandboxId sandbox, int port, java.time.Instant at) {
+    private static Preview privatePreview(SandboxId sandbox, int port, Instant at) {
         return new Preview(PreviewId.random(), sandbox, port, false, Optional.of("ab".repeat(32)), at, Optional.of(at.plusSeconds(60)));
     }
 

@@ -14,8 +14,11 @@ import io.stasis.core.tenant.TenantId;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /** The secrets table (sealed values kept as given) and header rules in stored network policies, old rows included. */
@@ -50,7 +53,7 @@ class SqliteSecretsTest extends FreshCatalog {
 
     @Test
     void aCopiedDatabaseDoesNotRevealTheValueAndAnotherKeyCannotOpenIt() throws Exception {
-        var secrets = new SecretService(catalog, randomCipher(), java.time.Clock.systemUTC());
+        var secrets = new SecretService(catalog, randomCipher(), Clock.systemUTC());
         String value = "sk-live-" + "0123456789abcdef".repeat(4);
         secrets.put(TenantId.DEFAULT, "TOKEN", value);
         assertThat(secrets.values(TenantId.DEFAULT, List.of("TOKEN"))).containsEntry("TOKEN", value);
@@ -60,14 +63,14 @@ class SqliteSecretsTest extends FreshCatalog {
             if (Files.exists(p)) assertThat(new String(Files.readAllBytes(p), StandardCharsets.ISO_8859_1)).doesNotContain("sk-live-");
         }
         catalog = SqliteCatalog.open(dir.resolve("catalog.db"));
-        var otherKey = new SecretService(catalog, randomCipher(), java.time.Clock.systemUTC());
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> otherKey.values(TenantId.DEFAULT, List.of("TOKEN")))
+        var otherKey = new SecretService(catalog, randomCipher(), Clock.systemUTC());
+        Assertions.assertThatThrownBy(() -> otherKey.values(TenantId.DEFAULT, List.of("TOKEN")))
                 .hasMessageContaining("does not open").hasMessageNotContaining(value);
     }
 
     private static SecretCipher randomCipher() {
         byte[] key = new byte[SecretCipher.KEY_BYTES];
-        new java.security.SecureRandom().nextBytes(key);
+        new SecureRandom().nextBytes(key);
         return SecretCipher.withKey(key);
     }
 }

@@ -5,7 +5,10 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.VolumeCatalog;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.core.volume.VolumeId;
+import io.stasis.core.volume.VolumeService;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -28,9 +31,9 @@ public final class TokenService {
     private final Catalog catalog;
     private final Clock clock;
 
-    private final io.stasis.core.spi.VolumeCatalog volumes;
+    private final VolumeCatalog volumes;
 
-    public TokenService(Catalog catalog, Clock clock, io.stasis.core.spi.VolumeCatalog volumes) {
+    public TokenService(Catalog catalog, Clock clock, VolumeCatalog volumes) {
         this.catalog = catalog;
         this.clock = clock;
         this.volumes = volumes;
@@ -95,10 +98,10 @@ public final class TokenService {
             case TokenScope.Sandbox s -> catalog.find(s.id())
                     .filter(sandbox -> sandbox.tenant().equals(tenant) && !(sandbox.state() instanceof SandboxState.Deleted))
                     .orElseThrow(() -> StasisException.sandboxNotFound(s.id().value()));
-            case TokenScope.Volume v -> java.util.Optional.of(v.id()).filter(io.stasis.core.volume.VolumeId::isValid)
-                    .flatMap(id -> volumes.findVolume(new io.stasis.core.volume.VolumeId(id)))
+            case TokenScope.Volume v -> Optional.of(v.id()).filter(VolumeId::isValid)
+                    .flatMap(id -> volumes.findVolume(new VolumeId(id)))
                     .filter(volume -> volume.tenant().equals(tenant))
-                    .orElseThrow(() -> io.stasis.core.volume.VolumeService.notFound(v.id()));
+                    .orElseThrow(() -> VolumeService.notFound(v.id()));
         }
     }
 

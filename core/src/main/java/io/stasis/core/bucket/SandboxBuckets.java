@@ -9,6 +9,7 @@ import io.stasis.core.spi.BucketCredentials;
 import io.stasis.core.spi.BucketMount;
 import io.stasis.core.spi.BucketMountId;
 import io.stasis.core.spi.BucketMounts;
+import io.stasis.core.spi.MountedBucket;
 import io.stasis.core.spi.OwnedBucketMount;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.tenant.TenantId;
@@ -21,8 +22,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -175,7 +178,7 @@ public final class SandboxBuckets {
     }
 
     /** Runs {@code action} on each of the sandbox's host mounts; a failure is logged with {@code failure} and the next goes on. */
-    private void forEachMount(SandboxId sandbox, java.util.function.BiConsumer<BucketMounts, BucketMountId> action, String failure) {
+    private void forEachMount(SandboxId sandbox, BiConsumer<BucketMounts, BucketMountId> action, String failure) {
         int count = bucketsOf(sandbox).size();
         if (count == 0 || mounts.isEmpty()) return;
         for (int i = 0; i < count; i++) {
@@ -271,7 +274,7 @@ public final class SandboxBuckets {
         return BucketCredentials.fromSecretValue(name, value);
     }
 
-    private static io.stasis.core.spi.MountedBucket mountOrExplain(BucketMounts host, BucketMount spec, String field, SandboxBucket bucket) {
+    private static MountedBucket mountOrExplain(BucketMounts host, BucketMount spec, String field, SandboxBucket bucket) {
         try {
             return host.mount(spec);
         } catch (StasisException e) {
@@ -284,7 +287,7 @@ public final class SandboxBuckets {
     }
 
     /** Renames a mount check's field ({@code mounts.bucket}) after the entry it is about ({@code mounts[0].bucket}). */
-    private static <T> T inField(String field, java.util.function.Supplier<T> check) {
+    private static <T> T inField(String field, Supplier<T> check) {
         try {
             return check.get();
         } catch (StasisException e) {

@@ -2,6 +2,7 @@ package io.stasis.core.checkpoint;
 
 import io.stasis.core.sandbox.SandboxId;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -25,7 +26,7 @@ public record Checkpoint(CheckpointId id, SandboxId sandboxId, Optional<String> 
         FORK;
 
         public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.stasis.core.checkpoint;
 
 import io.stasis.core.blob.ManifestId;
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
@@ -30,7 +31,7 @@ public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, San
                                    Resources resources, Map<String, String> env, Map<String, String> metadata,
                                    LifecyclePolicy lifecycle, NetworkPolicy network, List<RootLayer> roots,
                                    Optional<ManifestId> image, long logicalBytes, long storedBytes,
-                                   List<io.stasis.core.bucket.SandboxBucket> buckets) {
+                                   List<SandboxBucket> buckets) {
 
     /**
      * The newest format version this reads; a reader refuses newer ones. 2 adds bucket mounts and is

@@ -1,9 +1,10 @@
 package io.stasis.core.checkpoint;
 
+import io.stasis.core.bucket.SandboxBuckets;
+import io.stasis.core.concurrent.KeyedLock;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
-import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.ActivityTracker;
@@ -11,6 +12,9 @@ import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxParts;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.lifecycle.WarmPool;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxName;
@@ -19,11 +23,19 @@ import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
+import io.stasis.core.volume.SandboxVolumes;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -50,18 +62,18 @@ public final class CheckpointService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
-    private final io.stasis.core.volume.SandboxVolumes volumes;
-    private final io.stasis.core.bucket.SandboxBuckets buckets;
-    private final io.stasis.core.tenant.QuotaGuard quotas;
+    private final SandboxVolumes volumes;
+    private final SandboxBuckets buckets;
+    private final QuotaGuard quotas;
     private final DurableCheckpoints durable;
-    private final io.stasis.core.lifecycle.WarmPool pool;
+    private final WarmPool pool;
     private final ForkSpares spares;
     private final SandboxParts parts;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
-    private final io.stasis.core.concurrent.KeyedLock<CheckpointId> restoring = new io.stasis.core.concurrent.KeyedLock<>();
+    private final KeyedLock<CheckpointId> restoring = new KeyedLock<>();
 
     public CheckpointService(SandboxParts parts, LifecycleService lifecycle, DurableCheckpoints durable,
-                             io.stasis.core.lifecycle.WarmPool pool, ForkSpares spares) {
+                             WarmPool pool, ForkSpares spares) {
         this.pool = pool;
         this.spares = spares;
         this.parts = parts;
@@ -176,20 +188,20 @@ public final class CheckpointService {
     }
 
     /** Waits, at most {@code timeout}, until the checkpoint is in the durable store (see {@link DurableCheckpoints#sync}). */
-    public CheckpointUpload sync(CheckpointId id, java.time.Duration timeout) {
+    public CheckpointUpload sync(CheckpointId id, Duration timeout) {
         var checkpoint = get(id);
         var sandbox = catalog.find(checkpoint.sandboxId()).orElseThrow(() -> notFound(id.value()));
         return durable.sync(checkpoint, sandbox, timeout);
     }
 
     /** The tenant's durable checkpoints in the blob store, written by any instance (hibernations included), oldest first. */
-    public List<CheckpointDescriptor> listStored(io.stasis.core.tenant.TenantId tenant) {
+    public List<CheckpointDescriptor> listStored(TenantId tenant) {
         return durable.stored(tenant);
     }
 
     /** A tenant's checkpoints (hibernation images excluded), oldest first. */
-    public List<Checkpoint> listOfTenant(io.stasis.core.tenant.TenantId tenant) {
-        var owners = new java.util.HashMap<SandboxId, Boolean>();
+    public List<Checkpoint> listOfTenant(TenantId tenant) {
+        var owners = new HashMap<SandboxId, Boolean>();
         return catalog.allCheckpoints().stream()
                 .filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
                 .filter(c -> owners.computeIfAbsent(c.sandboxId(), s -> catalog.find(s).map(Sandbox::tenant).filter(tenant::equals).isPresent()))
@@ -205,7 +217,7 @@ public final class CheckpointService {
      * <p>On failure: nothing of the new sandbox is left; {@code checkpoint_not_found} if there is
      * no such checkpoint for this tenant, here or in the store.
      */
-    public Sandbox createFrom(io.stasis.core.tenant.TenantId tenant, CheckpointId id, Optional<String> name) {
+    public Sandbox createFrom(TenantId tenant, CheckpointId id, Optional<String> name) {
         name.ifPresent(SandboxName::validate);
         try (var claim = locks.claimNames(tenant, name.stream().toList(), catalog::findByName)) {
             // A hibernation image is not branched like a checkpoint (as in fork): only its durable copy is restorable.
@@ -221,12 +233,12 @@ public final class CheckpointService {
                     refillSpares(local.get());
                     return made;
                 }
-                var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(owner.get().resources());
+                var demand = SandboxService.demandOfNew(owner.get().resources());
                 return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name));
             }
             var descriptor = durable.descriptor(tenant, id);
             parts.requireDiskAllowed(descriptor.resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
-            var demand = io.stasis.core.lifecycle.SandboxService.demandOfNew(descriptor.resources());
+            var demand = SandboxService.demandOfNew(descriptor.resources());
             return quotas.admit(tenant, demand, () -> restoring.exclusive(id, () -> {
                 try (var present = durable.materialize(descriptor)) {
                     return restoreFrom(present.descriptor(), name);
@@ -327,12 +339,12 @@ public final class CheckpointService {
     }
 
     /** The descriptor of a durable copy in the blob store, if it is {@code tenant}'s; {@code checkpoint_not_found} otherwise. */
-    public CheckpointDescriptor stored(io.stasis.core.tenant.TenantId tenant, CheckpointId id) {
+    public CheckpointDescriptor stored(TenantId tenant, CheckpointId id) {
         return durable.descriptor(tenant, id);
     }
 
     /** Deletes a durable copy that exists only in the blob store (see {@link DurableCheckpoints#deleteStored}). */
-    public void deleteStored(io.stasis.core.tenant.TenantId tenant, CheckpointId id) {
+    public void deleteStored(TenantId tenant, CheckpointId id) {
         if (isLocal(id)) {
             delete(id);
             return;
@@ -372,11 +384,11 @@ public final class CheckpointService {
         var names = names(name, count);
         var given = from.map(id -> forkable(id, parent));
         // Ready spares are taken first and hold their quota until their forks are recorded: only the others are admitted anew.
-        var unused = new java.util.concurrent.ConcurrentLinkedDeque<>(given.filter(Checkpoint::memory)
+        var unused = new ConcurrentLinkedDeque<>(given.filter(Checkpoint::memory)
                 .map(c -> spares.take(c.id(), count)).orElse(List.of()));
         int fresh = count - unused.size();
-        var one = io.stasis.core.lifecycle.SandboxService.demandOfNew(parent.resources());
-        var demand = new io.stasis.core.tenant.TenantUsage(fresh * one.runningSandboxes(), fresh * one.memoryMb(), fresh * one.diskMb());
+        var one = SandboxService.demandOfNew(parent.resources());
+        var demand = new TenantUsage(fresh * one.runningSandboxes(), fresh * one.memoryMb(), fresh * one.diskMb());
         try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), catalog::findByName)) {
             return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, given, names, unused));
         } finally {
@@ -392,7 +404,7 @@ public final class CheckpointService {
     }
 
     private List<Sandbox> forkAdmitted(Sandbox parent, Optional<Checkpoint> given, List<Optional<String>> names,
-                                       java.util.Deque<ForkSpares.Spare> unused) {
+                                       Deque<ForkSpares.Spare> unused) {
         var parentId = parent.id();
         Checkpoint checkpoint;
         if (given.isPresent()) {
@@ -417,7 +429,7 @@ public final class CheckpointService {
     }
 
     /** Branches one sandbox per name from the checkpoint, in parallel, from the spares in {@code unused} first; all or nothing. */
-    private List<Sandbox> branchAll(Sandbox parent, Checkpoint checkpoint, List<Optional<String>> names, java.util.Deque<ForkSpares.Spare> unused) {
+    private List<Sandbox> branchAll(Sandbox parent, Checkpoint checkpoint, List<Optional<String>> names, Deque<ForkSpares.Spare> unused) {
         var parentId = parent.id();
         int count = names.size();
         long start = System.nanoTime();

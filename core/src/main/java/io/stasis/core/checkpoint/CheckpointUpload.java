@@ -2,6 +2,7 @@ package io.stasis.core.checkpoint;
 
 import io.stasis.core.blob.ManifestId;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -28,7 +29,7 @@ public record CheckpointUpload(CheckpointId checkpoint, State state, Optional<Ch
         FAILED;
 
         public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
 
         public static State ofWireName(String name) {

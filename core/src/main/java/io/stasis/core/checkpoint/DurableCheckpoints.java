@@ -1,5 +1,6 @@
 package io.stasis.core.checkpoint;
 
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.CheckpointDescriptor.RootLayer;
 import io.stasis.core.checkpoint.CheckpointUpload.State;
 import io.stasis.core.error.ErrorCode;
@@ -7,11 +8,13 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.CheckpointArchive;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.tenant.TenantId;
+import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -58,8 +61,8 @@ public final class DurableCheckpoints implements AutoCloseable {
     private final RootStore roots;
     private final SandboxRuntime runtime;
     private final CheckpointArchive archive;
-    private final Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies;
-    private final Function<io.stasis.core.sandbox.SandboxId, List<io.stasis.core.bucket.SandboxBucket>> buckets;
+    private final Function<SandboxId, NetworkPolicy> policies;
+    private final Function<SandboxId, List<SandboxBucket>> buckets;
     private final FaultPoints faults;
     private final Clock clock;
     private final Semaphore slots;
@@ -68,8 +71,8 @@ public final class DurableCheckpoints implements AutoCloseable {
     private final Map<CheckpointId, CompletableFuture<CheckpointUpload>> inFlight = new ConcurrentHashMap<>();
 
     public DurableCheckpoints(Catalog catalog, RootStore roots, SandboxRuntime runtime, CheckpointArchive archive,
-                              Function<io.stasis.core.sandbox.SandboxId, NetworkPolicy> policies,
-                              Function<io.stasis.core.sandbox.SandboxId, List<io.stasis.core.bucket.SandboxBucket>> buckets,
+                              Function<SandboxId, NetworkPolicy> policies,
+                              Function<SandboxId, List<SandboxBucket>> buckets,
                               FaultPoints faults, Clock clock, int concurrency, boolean background) {
         this.buckets = buckets;
         this.background = background;
@@ -287,7 +290,7 @@ public final class DurableCheckpoints implements AutoCloseable {
                 if (roots.hasSnapshot(layer.checkpoint())) continue;
                 try (var stream = archive.open(layer.stream())) {
                     roots.receiveSnapshot(layer.checkpoint(), stream);
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     throw StasisException.runtimeFailed(null, "receive root snapshot", e.toString(), e);
                 }
                 received.add(layer.checkpoint());
@@ -295,7 +298,7 @@ public final class DurableCheckpoints implements AutoCloseable {
             if (descriptor.image().isPresent() && runtime.imageSize(descriptor.checkpoint()).isEmpty()) {
                 try (var stream = archive.open(descriptor.image().get())) {
                     runtime.importImage(descriptor.checkpoint(), stream);
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     throw StasisException.runtimeFailed(null, "import image", e.toString(), e);
                 }
                 imported = true;

@@ -1,5 +1,6 @@
 package io.stasis.core.events;
 
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.tenant.TenantId;
@@ -43,7 +44,7 @@ public final class EventLog {
 
     /** Records an event of the tenant whose sandbox it is about (the sandbox's record must still exist). */
     public Event append(String type, Optional<SandboxId> sandbox, Map<String, Object> data) {
-        var tenant = sandbox.flatMap(catalog::find).map(io.stasis.core.sandbox.Sandbox::tenant);
+        var tenant = sandbox.flatMap(catalog::find).map(Sandbox::tenant);
         var event = catalog.appendEvent(new Event(0, clock.instant(), type, sandbox, data, tenant));
         for (var subscriber : subscribers) {
             try {

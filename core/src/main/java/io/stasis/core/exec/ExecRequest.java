@@ -5,6 +5,7 @@ import io.stasis.core.sandbox.EnvVars;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -23,7 +24,7 @@ public record ExecRequest(List<String> cmd, Optional<String> cwd, Map<String, St
     public static final int MAX_ARGV_BYTES = 256 * 1024;
 
     public ExecRequest {
-        if (cmd.stream().anyMatch(java.util.Objects::isNull)) throw StasisException.invalid("cmd", "arguments must be strings, not null");
+        if (cmd.stream().anyMatch(Objects::isNull)) throw StasisException.invalid("cmd", "arguments must be strings, not null");
         cmd = List.copyOf(cmd);
         env = Map.copyOf(EnvVars.validateEnv("env", env));
         if (cmd.isEmpty()) throw StasisException.invalid("cmd", "must name a program: [\"ls\", \"-l\"]");

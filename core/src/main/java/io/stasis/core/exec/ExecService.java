@@ -1,14 +1,15 @@
 package io.stasis.core.exec;
 
+import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
-import io.stasis.core.error.StasisException;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -64,7 +65,7 @@ public final class ExecService {
                 // Its processes are gone: a running sandbox whose init died is stopped now. One that is
                 // still hibernated (its auto-resume failed) is not, and the caller gets that failure.
                 sandboxes.markExited(sandbox.id(), "exited");
-                if (sandboxes.get(sandbox.id().value()).state() instanceof io.stasis.core.sandbox.SandboxState.Stopped)
+                if (sandboxes.get(sandbox.id().value()).state() instanceof SandboxState.Stopped)
                     throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
             }
             throw e;

@@ -1,5 +1,6 @@
 package io.stasis.core.files;
 
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -15,7 +16,7 @@ public record FileEvent(Kind kind, String path, Optional<String> from, FileType 
         CREATE, MODIFY, DELETE, MOVE;
 
         public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

@@ -10,12 +10,15 @@ import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +53,7 @@ public final class ForkSpares implements AutoCloseable {
     /** The spares of one checkpoint: how many are wanted, those ready, and the refill that runs (null: none). */
     private static final class Pool {
         volatile int wanted;
-        final java.util.Deque<Spare> ready = new java.util.ArrayDeque<>();
+        final Deque<Spare> ready = new ArrayDeque<>();
         Thread filling;
     }
 
@@ -201,7 +204,7 @@ public final class ForkSpares implements AutoCloseable {
             }
             if (missing <= 0) return;
             var starts = new ArrayList<Thread>();
-            var made = new java.util.concurrent.ConcurrentLinkedQueue<Spare>();
+            var made = new ConcurrentLinkedQueue<Spare>();
             for (int i = 0; i < missing; i++) {
                 Optional<Runnable> quota = reserve(source);
                 if (quota.isEmpty()) break;

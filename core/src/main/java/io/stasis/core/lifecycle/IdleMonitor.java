@@ -12,6 +12,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,7 +33,7 @@ public final class IdleMonitor implements AutoCloseable {
     private final Clock clock;
     private final Duration tick;
     private final double busyCpu;
-    private final java.util.function.Predicate<SandboxId> keptAwake;
+    private final Predicate<SandboxId> keptAwake;
     private final Map<SandboxId, Duration> lastCpu = new ConcurrentHashMap<>();
     private volatile Thread thread;
     private volatile boolean closed;
@@ -44,7 +45,7 @@ public final class IdleMonitor implements AutoCloseable {
     /** @param keptAwake whether something the monitor cannot see keeps a running sandbox awake (keepAlive processes) */
     public IdleMonitor(Catalog catalog, SandboxRuntime runtime, LifecycleService lifecycle, SandboxService sandboxes,
                        ActivityTracker activity, Clock clock, Duration tick, double busyCpu,
-                       java.util.function.Predicate<SandboxId> keptAwake) {
+                       Predicate<SandboxId> keptAwake) {
         this.keptAwake = keptAwake;
         this.catalog = catalog;
         this.runtime = runtime;

@@ -1,12 +1,13 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
-import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -15,10 +16,15 @@ import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.volume.SandboxVolumes;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -46,11 +52,11 @@ public final class LifecycleService {
     private final FaultPoints faults;
     private final Clock clock;
     private final NetworkService network;
-    private final io.stasis.core.volume.SandboxVolumes volumes;
-    private final io.stasis.core.bucket.SandboxBuckets buckets;
-    private final io.stasis.core.tenant.QuotaGuard quotas;
+    private final SandboxVolumes volumes;
+    private final SandboxBuckets buckets;
+    private final QuotaGuard quotas;
 
-    private final java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate;
+    private final BiConsumer<Checkpoint, Sandbox> afterHibernate;
 
     public LifecycleService(SandboxParts parts) {
         this(parts, (c, s) -> { });
@@ -62,7 +68,7 @@ public final class LifecycleService {
      *                       hibernations ({@code --hibernate-durable}) hooks in here. An exception
      *                       from it is logged; the sandbox stays hibernated.
      */
-    public LifecycleService(SandboxParts parts, java.util.function.BiConsumer<Checkpoint, Sandbox> afterHibernate) {
+    public LifecycleService(SandboxParts parts, BiConsumer<Checkpoint, Sandbox> afterHibernate) {
         this.volumes = parts.volumes();
         this.buckets = parts.buckets();
         this.afterHibernate = afterHibernate;
@@ -83,7 +89,7 @@ public final class LifecycleService {
         API, IDLE, TTL;
 
         public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -370,7 +376,7 @@ public final class LifecycleService {
     RuntimeSpec specOf(Sandbox sandbox) {
         var root = roots.root(sandbox.id()).orElseThrow(() -> StasisException.runtimeFailed(sandbox.id().value(),
                 "resume", "the sandbox's root filesystem is missing", null));
-        var mounts = new java.util.ArrayList<>(volumes.hostMountsOf(sandbox.id()));
+        var mounts = new ArrayList<>(volumes.hostMountsOf(sandbox.id()));
         mounts.addAll(buckets.mountRecorded(sandbox));
         return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()), mounts);
     }

@@ -3,8 +3,8 @@ package io.stasis.core.lifecycle;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.events.EventLog;
-import io.stasis.core.network.NetworkService;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
@@ -13,10 +13,12 @@ import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -33,7 +35,7 @@ import org.slf4j.LoggerFactory;
 public final class Reconciler {
     private static final Logger log = LoggerFactory.getLogger(Reconciler.class);
     /** Longer than any dump or restore takes (the runtime's own timeout for one is 30 s). */
-    private static final java.time.Duration EARLIER_WORK_TIMEOUT = java.time.Duration.ofMinutes(2);
+    private static final Duration EARLIER_WORK_TIMEOUT = Duration.ofMinutes(2);
 
     private final Catalog catalog;
     private final RootStore roots;
@@ -176,7 +178,7 @@ public final class Reconciler {
         catalog.delete(id);
     }
 
-    private int removeOrphanSandboxes(java.util.Set<SandboxId> known) {
+    private int removeOrphanSandboxes(Set<SandboxId> known) {
         int removed = 0;
         for (var id : runtime.listOwned()) {
             if (known.contains(id)) continue;

@@ -1,6 +1,10 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.events.EventLog;
+import io.stasis.core.journal.FaultPoints;
+import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
@@ -13,16 +17,15 @@ import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
-import io.stasis.core.events.EventLog;
-import io.stasis.core.network.NetworkService;
-import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
+import io.stasis.core.volume.SandboxVolumes;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
@@ -53,8 +56,8 @@ public final class SandboxService {
     private final ForkSpares spares;
     private final WarmPool pool;
     private final NetworkService network;
-    private final io.stasis.core.volume.SandboxVolumes volumes;
-    private final io.stasis.core.bucket.SandboxBuckets buckets;
+    private final SandboxVolumes volumes;
+    private final SandboxBuckets buckets;
     private final SandboxParts parts;
 
     /** @param pool sandboxes started ahead of demand; a create asking for other resources than theirs gets them applied */
@@ -97,7 +100,7 @@ public final class SandboxService {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
                 // Warm sandboxes mount nothing: one that asks for volumes or buckets starts fresh.
-                var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() ? pool.take(spec.template()) : java.util.Optional.<SandboxId>empty();
+                var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() ? pool.take(spec.template()) : Optional.<SandboxId>empty();
                 if (warm.isPresent()) {
                     try {
                         return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
@@ -126,7 +129,7 @@ public final class SandboxService {
         Path root = roots.createRoot(id, spec.template(), spec.resources().diskBytes());
         try {
             var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
-            var mounts = new java.util.ArrayList<>(volumes.hostMounts(spec.volumes()));
+            var mounts = new ArrayList<>(volumes.hostMounts(spec.volumes()));
             mounts.addAll(buckets.mount(id, spec.tenant(), spec.buckets()));
             runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, mounts));
             // Before the sandbox's record: a crash in between leaves rows of no sandbox, which nothing reads.

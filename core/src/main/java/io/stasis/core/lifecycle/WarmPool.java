@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,7 +44,7 @@ public final class WarmPool implements AutoCloseable {
     private final UnrecordedSandbox unrecorded;
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
     private final Map<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
-    private final java.util.Set<Thread> refills = ConcurrentHashMap.newKeySet();
+    private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
     private final ReentrantLock closing = new ReentrantLock();
     private volatile boolean closed;
 
@@ -162,7 +163,7 @@ public final class WarmPool implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        for (Thread refill : java.util.List.copyOf(refills)) {
+        for (Thread refill : List.copyOf(refills)) {
             try {
                 refill.join();
             } catch (InterruptedException e) {

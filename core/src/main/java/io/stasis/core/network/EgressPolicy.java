@@ -2,7 +2,9 @@ package io.stasis.core.network;
 
 import java.net.InetAddress;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
+import java.util.stream.Stream;
 
 /**
  * Where a sandbox may connect. Deny entries win over allow entries, which win over the default.
@@ -20,7 +22,7 @@ public record EgressPolicy(Action defaultAction, List<EgressRule> allow, List<Eg
         ALLOW, DENY;
 
         public String wireName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -63,7 +65,7 @@ public record EgressPolicy(Action defaultAction, List<EgressRule> allow, List<Eg
 
     /** The network entries of a list, for the packet filter. */
     public static List<Cidr> networks(List<EgressRule> rules) {
-        return rules.stream().flatMap(r -> r instanceof EgressRule.Network n ? java.util.stream.Stream.of(n.cidr()) : java.util.stream.Stream.empty()).toList();
+        return rules.stream().flatMap(r -> r instanceof EgressRule.Network n ? Stream.of(n.cidr()) : Stream.empty()).toList();
     }
 
     private static Optional<EgressRule> firstDomainMatch(List<EgressRule> rules, String name) {

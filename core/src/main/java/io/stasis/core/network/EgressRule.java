@@ -1,5 +1,7 @@
 package io.stasis.core.network;
 
+import io.stasis.core.error.StasisException;
+
 /** One entry of an allow or deny list: a domain pattern or an address range. */
 public sealed interface EgressRule {
 
@@ -19,7 +21,7 @@ public sealed interface EgressRule {
 
     /** Parses an entry as the API writes it; {@code invalid_request} naming {@code field} if it is neither. */
     static EgressRule parse(String text, String field) {
-        if (text == null || text.isBlank()) throw io.stasis.core.error.StasisException.invalid(field, "must not be empty");
+        if (text == null || text.isBlank()) throw StasisException.invalid(field, "must not be empty");
         String trimmed = text.strip();
         return Cidr.looksLikeCidr(trimmed) ? new Network(Cidr.parse(trimmed, field)) : new Domain(DomainPattern.parse(trimmed, field));
     }

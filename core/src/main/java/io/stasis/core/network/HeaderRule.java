@@ -2,6 +2,7 @@ package io.stasis.core.network;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.secret.SecretTemplate;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Locale;
@@ -26,7 +27,7 @@ public record HeaderRule(DomainPattern domain, Map<String, SecretTemplate> heade
 
     public HeaderRule {
         Objects.requireNonNull(domain);
-        headers = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+        headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
 
     /**

@@ -1,21 +1,26 @@
 package io.stasis.core.network;
 
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.lifecycle.SandboxLocks;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.secret.SecretInjection;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.HostNetwork;
+import io.stasis.core.tenant.TenantId;
 import java.net.InetAddress;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.BitSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -208,7 +213,7 @@ public final class NetworkService {
      * secrets they name existing. Called for policies the API gives (create and replace), not for
      * inherited ones (a fork keeps its parent's rules even if a secret was deleted meanwhile).
      */
-    public void validate(io.stasis.core.tenant.TenantId tenant, NetworkPolicy policy) {
+    public void validate(TenantId tenant, NetworkPolicy policy) {
         if (policy.rules().isEmpty()) return;
         if (injection.isEmpty()) throw StasisException.invalid("network.rules", "secret headers are not available on this service");
         injection.get().validate(tenant, policy);
@@ -225,8 +230,8 @@ public final class NetworkService {
         return injection.get().resolve(tenantOf(id), policy, name);
     }
 
-    private io.stasis.core.tenant.TenantId tenantOf(SandboxId id) {
-        return catalog.find(id).map(io.stasis.core.sandbox.Sandbox::tenant).orElseThrow(() -> StasisException.sandboxNotFound(id.value()));
+    private TenantId tenantOf(SandboxId id) {
+        return catalog.find(id).map(Sandbox::tenant).orElseThrow(() -> StasisException.sandboxNotFound(id.value()));
     }
 
     private void prepareRules(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
@@ -237,7 +242,7 @@ public final class NetworkService {
 
     /** {@code invalid_state}: the sandbox has loopback only (the service runs with {@code --network none}, or it is being deleted). */
     public static StasisException noNetwork(SandboxId id, String action) {
-        return new StasisException(io.stasis.core.error.ErrorCode.INVALID_STATE, "sandbox " + id + " has no network (loopback only; "
+        return new StasisException(ErrorCode.INVALID_STATE, "sandbox " + id + " has no network (loopback only; "
                 + "the service runs with --network none or the sandbox is being deleted): cannot " + action,
                 Map.of("sandbox", id.value(), "action", action));
     }
@@ -261,7 +266,7 @@ public final class NetworkService {
     }
 
     /** Forgets recorded networks whose sandbox is gone (reconciliation); returns how many. */
-    public int removeOrphans(java.util.Set<SandboxId> known) {
+    public int removeOrphans(Set<SandboxId> known) {
         int removed = 0;
         for (var n : catalog.allNetworks()) {
             if (known.contains(n.id())) continue;
@@ -281,12 +286,12 @@ public final class NetworkService {
 
     /** The lowest slot neither recorded nor held by an unrecorded sandbox. */
     private int freeSlot() {
-        var taken = new java.util.BitSet();
+        var taken = new BitSet();
         for (var n : catalog.allNetworks()) taken.set(n.slot());
         for (var n : unrecorded.values()) taken.set(n.slot());
         int slot = taken.nextClearBit(0);
         if (slot >= host.orElseThrow().capacity())
-            throw new StasisException(io.stasis.core.error.ErrorCode.INVALID_STATE,
+            throw new StasisException(ErrorCode.INVALID_STATE,
                     "the sandbox network range is full (" + host.get().capacity() + " sandboxes); delete sandboxes or configure a larger --network-range");
         return slot;
     }

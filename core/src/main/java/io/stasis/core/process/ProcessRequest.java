@@ -3,6 +3,7 @@ package io.stasis.core.process;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecRequest;
 import io.stasis.core.sandbox.EnvVars;
+import io.stasis.core.spi.SpawnSpec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +20,7 @@ import java.util.Optional;
  */
 public record ProcessRequest(List<String> cmd, Optional<String> cwd, Map<String, String> env, boolean keepAlive,
                              Optional<Duration> keepAliveFor, Optional<String> tag, boolean stdin,
-                             Optional<io.stasis.core.spi.SpawnSpec.TerminalSize> terminal) {
+                             Optional<SpawnSpec.TerminalSize> terminal) {
     public ProcessRequest {
         cmd = List.copyOf(cmd);
         env = Map.copyOf(EnvVars.validateEnv("env", env));

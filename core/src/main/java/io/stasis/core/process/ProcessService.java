@@ -220,7 +220,7 @@ public final class ProcessService {
     }
 
     /** Changes the window size of the process's terminal. */
-    public ProcessInfo resize(String sandboxRef, long pid, io.stasis.core.spi.SpawnSpec.TerminalSize size) {
+    public ProcessInfo resize(String sandboxRef, long pid, SpawnSpec.TerminalSize size) {
         var sandbox = sandboxes.get(sandboxRef);
         return lifecycle.withRunning(sandbox.id(), "resize a terminal", s -> {
             var process = running(s.id(), pid);

@@ -1,6 +1,8 @@
 package io.stasis.core.sandbox;
 
 import io.stasis.core.error.StasisException;
+import io.stasis.core.tenant.TenantId;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -14,10 +16,10 @@ import java.util.Optional;
  * @param tenant   only this tenant's sandboxes, if present
  */
 public record SandboxQuery(Optional<String> state, Map<String, String> metadata, Optional<String> cursor, int limit,
-                           Optional<io.stasis.core.tenant.TenantId> tenant) {
+                           Optional<TenantId> tenant) {
     public static final int DEFAULT_LIMIT = 100;
     public static final int MAX_LIMIT = 1000;
-    private static final java.util.List<String> STATES = java.util.List.of("running", "paused", "standby", "hibernated", "stopped");
+    private static final List<String> STATES = List.of("running", "paused", "standby", "hibernated", "stopped");
 
     public SandboxQuery {
         metadata = Map.copyOf(metadata);

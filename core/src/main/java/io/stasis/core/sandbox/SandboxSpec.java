@@ -1,9 +1,13 @@
 package io.stasis.core.sandbox;
 
-import io.stasis.core.tenant.TenantId;
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.volume.VolumeMount;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -20,24 +24,24 @@ public record SandboxSpec(
         LifecyclePolicy lifecycle,
         Optional<NetworkPolicy> network,
         TenantId tenant,
-        java.util.List<io.stasis.core.volume.VolumeMount> volumes,
-        java.util.List<io.stasis.core.bucket.SandboxBucket> buckets) {
+        List<VolumeMount> volumes,
+        List<SandboxBucket> buckets) {
 
     public SandboxSpec(String template, Optional<String> name, Map<String, String> env, Map<String, String> metadata, Resources resources,
                        LifecyclePolicy lifecycle, Optional<NetworkPolicy> network, TenantId tenant) {
-        this(template, name, env, metadata, resources, lifecycle, network, tenant, java.util.List.of(), java.util.List.of());
+        this(template, name, env, metadata, resources, lifecycle, network, tenant, List.of(), List.of());
     }
 
     public SandboxSpec(String template, Optional<String> name, Map<String, String> env, Map<String, String> metadata, Resources resources,
                        LifecyclePolicy lifecycle, Optional<NetworkPolicy> network, TenantId tenant,
-                       java.util.List<io.stasis.core.volume.VolumeMount> volumes) {
-        this(template, name, env, metadata, resources, lifecycle, network, tenant, volumes, java.util.List.of());
+                       List<VolumeMount> volumes) {
+        this(template, name, env, metadata, resources, lifecycle, network, tenant, volumes, List.of());
     }
 
     public SandboxSpec {
-        volumes = java.util.List.copyOf(volumes);
-        buckets = java.util.List.copyOf(buckets);
-        java.util.Objects.requireNonNull(tenant);
+        volumes = List.copyOf(volumes);
+        buckets = List.copyOf(buckets);
+        Objects.requireNonNull(tenant);
         name.ifPresent(SandboxName::validate);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);

@@ -1,6 +1,7 @@
 package io.stasis.core.secret;
 
 import java.time.Instant;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -31,7 +32,7 @@ public record SealedSecret(String name, Instant createdAt, byte[] sealed) {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof SealedSecret s && s.name.equals(name) && s.createdAt.equals(createdAt) && java.util.Arrays.equals(s.sealed, sealed);
+        return o instanceof SealedSecret s && s.name.equals(name) && s.createdAt.equals(createdAt) && Arrays.equals(s.sealed, sealed);
     }
 
     @Override

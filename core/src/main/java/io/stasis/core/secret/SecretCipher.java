@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
 import java.util.Arrays;
+import javax.crypto.AEADBadTagException;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
@@ -66,7 +67,7 @@ public final class SecretCipher {
             cipher.updateAAD(name.getBytes(StandardCharsets.UTF_8));
             byte[] plain = cipher.doFinal(sealed, 1 + NONCE_BYTES, sealed.length - 1 - NONCE_BYTES);
             return new String(plain, StandardCharsets.UTF_8);
-        } catch (javax.crypto.AEADBadTagException e) {
+        } catch (AEADBadTagException e) {
             throw new IllegalStateException("secret '" + name + "' does not open with this service's key (another data directory's key, or damaged)", e);
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("AES-GCM is unavailable", e);

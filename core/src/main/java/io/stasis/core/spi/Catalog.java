@@ -1,16 +1,25 @@
 package io.stasis.core.spi;
 
 import io.stasis.core.auth.ApiKey;
+import io.stasis.core.auth.ScopedToken;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointUpload;
+import io.stasis.core.checkpoint.DurableImage;
 import io.stasis.core.events.Event;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
+import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.tenant.Tenant;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -30,7 +39,7 @@ public interface Catalog extends AutoCloseable {
     Optional<Sandbox> find(SandboxId id);
 
     /** The tenant's sandbox with this name (names are unique within a tenant). */
-    Optional<Sandbox> findByName(io.stasis.core.tenant.TenantId tenant, String name);
+    Optional<Sandbox> findByName(TenantId tenant, String name);
 
     /** A page of sandboxes, oldest first, filtered as the query says. Sandboxes being deleted are left out. */
     Page<Sandbox> list(SandboxQuery query);
@@ -60,14 +69,14 @@ public interface Catalog extends AutoCloseable {
     // --- networks: a row per sandbox with a network, removed by delete(id) with the sandbox ---
 
     /** Records a sandbox's network; {@code invalid_state} if its slot is taken. */
-    void insertNetwork(io.stasis.core.network.SandboxNetwork network);
+    void insertNetwork(SandboxNetwork network);
 
     /** Replaces a sandbox's network policy (same id and slot). */
-    void updateNetwork(io.stasis.core.network.SandboxNetwork network);
+    void updateNetwork(SandboxNetwork network);
 
-    Optional<io.stasis.core.network.SandboxNetwork> findNetwork(SandboxId id);
+    Optional<SandboxNetwork> findNetwork(SandboxId id);
 
-    List<io.stasis.core.network.SandboxNetwork> allNetworks();
+    List<SandboxNetwork> allNetworks();
 
     /** Forgets a network whose sandbox is gone (reconciliation). Idempotent. */
     void deleteNetwork(SandboxId id);
@@ -93,21 +102,21 @@ public interface Catalog extends AutoCloseable {
     Map<CheckpointId, Integer> checkpointSpares();
 
     /** Records where a checkpoint's upload to the durable store stands, replacing what was recorded. */
-    void recordUpload(io.stasis.core.checkpoint.CheckpointUpload upload);
+    void recordUpload(CheckpointUpload upload);
 
-    Optional<io.stasis.core.checkpoint.CheckpointUpload> findUpload(CheckpointId id);
+    Optional<CheckpointUpload> findUpload(CheckpointId id);
 
     /**
      * Records the sandbox's newest durable checkpoint: kept only if it was taken no earlier than the
      * one recorded (uploads may end out of order). Forgotten with the sandbox.
      */
-    void recordDurableImage(SandboxId sandbox, io.stasis.core.checkpoint.DurableImage image);
+    void recordDurableImage(SandboxId sandbox, DurableImage image);
 
     /** The sandbox's newest durable checkpoint, if it has had one. */
-    Optional<io.stasis.core.checkpoint.DurableImage> durableImage(SandboxId sandbox);
+    Optional<DurableImage> durableImage(SandboxId sandbox);
 
     /** Every recorded upload (for the list of checkpoints and the reconciler). */
-    List<io.stasis.core.checkpoint.CheckpointUpload> allUploads();
+    List<CheckpointUpload> allUploads();
 
     /** Forgets a checkpoint's upload. Idempotent. */
     void deleteUpload(CheckpointId id);
@@ -121,7 +130,7 @@ public interface Catalog extends AutoCloseable {
      * Events with an id above {@code afterId}, oldest first, of one sandbox or all; with a tenant,
      * only that tenant's events and those of no sandbox (see {@link Event#visibleTo}).
      */
-    List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<io.stasis.core.tenant.TenantId> tenant, int limit);
+    List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit);
 
     // --- keys ---
 
@@ -134,7 +143,7 @@ public interface Catalog extends AutoCloseable {
     boolean hasRootKey();
 
     /** A tenant's keys, oldest first. */
-    List<ApiKey> apiKeysOf(io.stasis.core.tenant.TenantId tenant);
+    List<ApiKey> apiKeysOf(TenantId tenant);
 
     /** Forgets a key. Idempotent. */
     void deleteApiKey(String id);
@@ -142,41 +151,41 @@ public interface Catalog extends AutoCloseable {
     // --- tenants: the default tenant exists from the start ---
 
     /** Records a tenant; {@code name_taken} if its name is in use. */
-    void insertTenant(io.stasis.core.tenant.Tenant tenant);
+    void insertTenant(Tenant tenant);
 
-    void updateTenant(io.stasis.core.tenant.Tenant tenant);
+    void updateTenant(Tenant tenant);
 
-    Optional<io.stasis.core.tenant.Tenant> findTenant(io.stasis.core.tenant.TenantId id);
+    Optional<Tenant> findTenant(TenantId id);
 
     /** Every tenant, oldest first. */
-    List<io.stasis.core.tenant.Tenant> allTenants();
+    List<Tenant> allTenants();
 
     /**
      * Deletes a tenant with its keys, tokens and secrets, in one transaction, unless it has
      * sandboxes (checked in the same transaction) or is the default tenant. Returns whether it was deleted.
      */
-    boolean deleteTenantIfEmpty(io.stasis.core.tenant.TenantId id);
+    boolean deleteTenantIfEmpty(TenantId id);
 
     /** What the tenant holds, counted as its quota counts (sandboxes being deleted hold nothing). */
-    io.stasis.core.tenant.TenantUsage usage(io.stasis.core.tenant.TenantId tenant);
+    TenantUsage usage(TenantId tenant);
 
     // --- scoped tokens ---
 
-    void insertToken(io.stasis.core.auth.ScopedToken token);
+    void insertToken(ScopedToken token);
 
     /** The token with this hash of its secret, expired or not. */
-    Optional<io.stasis.core.auth.ScopedToken> findTokenByHash(String secretHash);
+    Optional<ScopedToken> findTokenByHash(String secretHash);
 
-    Optional<io.stasis.core.auth.ScopedToken> findToken(String id);
+    Optional<ScopedToken> findToken(String id);
 
     /** A tenant's tokens, oldest first. */
-    List<io.stasis.core.auth.ScopedToken> tokensOf(io.stasis.core.tenant.TenantId tenant);
+    List<ScopedToken> tokensOf(TenantId tenant);
 
     /** Forgets a token. Idempotent. */
     void deleteToken(String id);
 
     /** Forgets tokens that expired before {@code now}. */
-    void deleteTokensExpiredBefore(java.time.Instant now);
+    void deleteTokensExpiredBefore(Instant now);
 
     // --- previews ---
 
@@ -201,13 +210,13 @@ public interface Catalog extends AutoCloseable {
     // --- secrets: per tenant, values sealed by the caller (SecretCipher) ---
 
     /** Stores a secret, replacing the value of the tenant's one with the same name; returns whether it is new. */
-    boolean putSecret(io.stasis.core.tenant.TenantId tenant, io.stasis.core.secret.SealedSecret secret);
+    boolean putSecret(TenantId tenant, SealedSecret secret);
 
-    Optional<io.stasis.core.secret.SealedSecret> findSecret(io.stasis.core.tenant.TenantId tenant, String name);
+    Optional<SealedSecret> findSecret(TenantId tenant, String name);
 
     /** The tenant's secrets, by name. */
-    List<io.stasis.core.secret.SealedSecret> secretsOf(io.stasis.core.tenant.TenantId tenant);
+    List<SealedSecret> secretsOf(TenantId tenant);
 
     /** Forgets a tenant's secret; returns whether it existed. */
-    boolean deleteSecret(io.stasis.core.tenant.TenantId tenant, String name);
+    boolean deleteSecret(TenantId tenant, String name);
 }

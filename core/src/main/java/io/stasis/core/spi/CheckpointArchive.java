@@ -4,6 +4,7 @@ import io.stasis.core.blob.ManifestId;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
 import java.io.InputStream;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -62,7 +63,7 @@ public interface CheckpointArchive {
      * Every readable descriptor in the store, of every instance and tenant; one that cannot be
      * read is skipped (and logged by the implementation).
      */
-    java.util.List<CheckpointDescriptor> descriptors();
+    List<CheckpointDescriptor> descriptors();
 
     /** Removes a descriptor (the checkpoint is no longer restorable elsewhere). Idempotent. */
     void deleteDescriptor(CheckpointId id);

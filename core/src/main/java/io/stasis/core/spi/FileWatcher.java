@@ -4,6 +4,7 @@ import io.stasis.core.files.FileEvent;
 import io.stasis.core.files.SandboxPath;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -32,6 +33,6 @@ public interface FileWatcher {
         boolean ended();
 
         /** Why it ended on its own, named for the API ({@code overflowed}, {@code deleted}...); empty while it runs. */
-        java.util.Optional<String> whyEnded();
+        Optional<String> whyEnded();
     }
 }

@@ -2,6 +2,7 @@ package io.stasis.core.spi;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.SandboxId;
+import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -127,7 +128,7 @@ public interface RootStore {
      * what the sent one held, and roots can be branched from it ({@link #createRootFrom}).
      * <p>On failure: {@code runtime_failed}; no snapshot is left.
      */
-    void receiveSnapshot(CheckpointId checkpoint, java.io.InputStream stream);
+    void receiveSnapshot(CheckpointId checkpoint, InputStream stream);
 
     /** Every checkpoint root snapshot here (for reconciliation). */
     Set<CheckpointId> listSnapshots();

@@ -3,7 +3,11 @@ package io.stasis.core.spi;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
+import java.io.InputStream;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -42,7 +46,7 @@ public interface SandboxRuntime {
      * and keeps its output there. The old root is no longer used by the sandbox (the caller removes it).
      * <p>On failure: {@code runtime_failed}; the sandbox may be unusable and must be destroyed.
      */
-    default void reroot(SandboxId id, java.nio.file.Path newRoot) {
+    default void reroot(SandboxId id, Path newRoot) {
         throw new UnsupportedOperationException("this runtime cannot give a running sandbox a new root");
     }
 
@@ -65,7 +69,7 @@ public interface SandboxRuntime {
     long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label);
 
     /** The background processes of a sandbox, running or ended, in no particular order. */
-    java.util.List<ProcessEntry> processes(SandboxId id);
+    List<ProcessEntry> processes(SandboxId id);
 
     /**
      * A handle on a background process: its output and its exit. Closing the handle leaves the
@@ -154,7 +158,7 @@ public interface SandboxRuntime {
     void restore(RuntimeSpec spec, CheckpointId image);
 
     /** The size in bytes of the complete image with this id; empty if it is missing or incomplete. */
-    java.util.OptionalLong imageSize(CheckpointId image);
+    OptionalLong imageSize(CheckpointId image);
 
     /**
      * Serializes a complete image for durable storage, in a format of this runtime's own that
@@ -171,7 +175,7 @@ public interface SandboxRuntime {
      * <p>Effects on success: the image is complete and can be restored; returns its size in bytes.
      * <p>On failure: {@code runtime_failed}; no image is left.
      */
-    long importImage(CheckpointId image, java.io.InputStream stream);
+    long importImage(CheckpointId image, InputStream stream);
 
     /** Removes an image. Idempotent. */
     void deleteImage(CheckpointId image);
@@ -198,7 +202,7 @@ public interface SandboxRuntime {
      * Returns its size, or empty if the dump did not finish. For the reconciler, after
      * {@link #awaitEarlierWork}.
      */
-    java.util.OptionalLong completeInterruptedDump(CheckpointId image);
+    OptionalLong completeInterruptedDump(CheckpointId image);
 
     /** CPU time used by all the sandbox's processes so far, for idle detection. */
     Duration cpuUsage(SandboxId id);

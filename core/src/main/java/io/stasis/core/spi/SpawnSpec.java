@@ -1,5 +1,6 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.error.StasisException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -32,7 +33,7 @@ public record SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, Str
     public record TerminalSize(int cols, int rows) {
         public TerminalSize {
             if (cols < 1 || cols > 10_000 || rows < 1 || rows > 10_000)
-                throw io.stasis.core.error.StasisException.invalid("size", "cols and rows must be between 1 and 10000, were " + cols + "x" + rows);
+                throw StasisException.invalid("size", "cols and rows must be between 1 and 10000, were " + cols + "x" + rows);
         }
     }
 }

@@ -1,6 +1,9 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -86,9 +89,9 @@ public interface VolumeArchive {
             throw unavailable();
         }
 
-        private io.stasis.core.error.StasisException unavailable() {
-            return new io.stasis.core.error.StasisException(io.stasis.core.error.ErrorCode.INVALID_STATE,
-                    "this server has no blob store for volume syncs", java.util.Map.of());
+        private StasisException unavailable() {
+            return new StasisException(ErrorCode.INVALID_STATE,
+                    "this server has no blob store for volume syncs", Map.of());
         }
     };
 }

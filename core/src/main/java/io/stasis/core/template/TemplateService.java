@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -31,7 +32,7 @@ public final class TemplateService {
     private final RootStore store;
     private final Map<String, TemplateRecipe> recipes = new LinkedHashMap<>();
     private final FileOwner owner;
-    private final Map<String, Build> builds = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Build> builds = new ConcurrentHashMap<>();
 
     /** A build in progress or finished. */
     private static final class Build implements TemplateRecipe.Progress {

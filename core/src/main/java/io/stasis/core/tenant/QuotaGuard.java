@@ -7,6 +7,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
@@ -48,7 +49,7 @@ public final class QuotaGuard {
      */
     public Runnable hold(TenantId tenant, TenantUsage demand) {
         reserve(tenant, demand);
-        var released = new java.util.concurrent.atomic.AtomicBoolean();
+        var released = new AtomicBoolean();
         return () -> {
             if (released.compareAndSet(false, true)) release(tenant, demand);
         };

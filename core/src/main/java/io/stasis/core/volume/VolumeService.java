@@ -9,7 +9,9 @@ import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.VolumeArchive;
 import io.stasis.core.spi.VolumeCatalog;
 import io.stasis.core.spi.VolumeStore;
+import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -60,10 +62,10 @@ public final class VolumeService implements SandboxVolumes {
     /** A name is claimed from the check that it is free until the volume is in the catalog. */
     private final KeyedLock<String> names = new KeyedLock<>();
 
-    private final io.stasis.core.tenant.QuotaGuard quotas;
+    private final QuotaGuard quotas;
 
     public VolumeService(VolumeCatalog catalog, VolumeStore store, VolumeArchive archive, FileOwner owner, Clock clock, long maxSizeMb,
-                         io.stasis.core.tenant.QuotaGuard quotas) {
+                         QuotaGuard quotas) {
         this.quotas = quotas;
         this.catalog = catalog;
         this.store = store;
@@ -104,7 +106,7 @@ public final class VolumeService implements SandboxVolumes {
                         .orElseThrow(() -> snapshotNotFound(s.snapshot())).sizeMb());
                 case Source.FromSync s -> sizeMb.orElseGet(() -> archivedSync(s.ref()).sizeMb());
             };
-            return quotas.admit(tenant, new io.stasis.core.tenant.TenantUsage(0, 0, size), () -> make(tenant, name, size, source));
+            return quotas.admit(tenant, new TenantUsage(0, 0, size), () -> make(tenant, name, size, source));
         }
     }
 

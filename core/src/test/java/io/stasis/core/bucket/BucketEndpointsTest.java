@@ -8,6 +8,7 @@ import io.stasis.core.network.Cidr;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -21,7 +22,7 @@ class BucketEndpointsTest {
             "me.example.com", List.of("198.51.100.7"));
 
     private static BucketEndpoints endpoints(String... allowed) {
-        return new BucketEndpoints(java.util.Arrays.stream(allowed).map(c -> Cidr.parse(c, "allowed")).toList(),
+        return new BucketEndpoints(Arrays.stream(allowed).map(c -> Cidr.parse(c, "allowed")).toList(),
                 () -> Set.of(address("198.51.100.7")), host -> {
                     var answer = DNS.get(host);
                     if (answer != null) return answer.stream().map(BucketEndpointsTest::address).toList();

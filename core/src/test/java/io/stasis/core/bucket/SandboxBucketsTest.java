@@ -16,10 +16,12 @@ import io.stasis.core.spi.OwnedBucketMount;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeMount;
+import java.net.InetAddress;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** What {@link SandboxBuckets#resolve} accepts and refuses, and how host mount ids name their sandbox. Nothing is mounted. */
@@ -70,7 +72,7 @@ class SandboxBucketsTest {
 
     /** Endpoints checked against literal addresses only: the host's resolver and interfaces are the server's. */
     private static BucketEndpoints endpoints(List<Cidr> allowed) {
-        return new BucketEndpoints(allowed, java.util.Set::of, host -> List.of(java.net.InetAddress.ofLiteral(host)));
+        return new BucketEndpoints(allowed, Set::of, host -> List.of(InetAddress.ofLiteral(host)));
     }
 
     private static BucketMountRequest request(String path) {

@@ -14,9 +14,11 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.RepeatedTest;
 import org.junit.jupiter.api.Test;
 
@@ -85,7 +87,7 @@ class OutputFeedsTest {
     @Test
     void aFollowerThatFallsFarBehindReadsOnByItselfAndMissesNothing() throws Exception {
         var process = new FakeOutputFiles();
-        var release = new java.util.concurrent.CountDownLatch(1);
+        var release = new CountDownLatch(1);
         var stuck = new Follower(0) {
             @Override
             public void output(OutputKind stream, byte[] data, long offsetAfter) {
@@ -185,7 +187,7 @@ class OutputFeedsTest {
     private static void awaitSeen(Follower follower, int bytes) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (follower.seen.get(OutputKind.STDOUT).size() < bytes && System.nanoTime() < deadline)
-            java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+            LockSupport.parkNanos(100_000);
     }
 
     private static void sleep(long millis) {
@@ -233,7 +235,7 @@ class OutputFeedsTest {
             var out = seen.get(stream);
             assertThat(offsetAfter).as("offsets exact").isEqualTo(from.get(stream) + out.size() + data.length);
             out.writeBytes(data);
-            if (nanosPerChunk > 0) java.util.concurrent.locks.LockSupport.parkNanos(nanosPerChunk);
+            if (nanosPerChunk > 0) LockSupport.parkNanos(nanosPerChunk);
         }
 
         @Override

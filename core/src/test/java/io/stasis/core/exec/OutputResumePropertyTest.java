@@ -3,6 +3,7 @@ package io.stasis.core.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +12,7 @@ import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 
 /**
  * A client that leaves at random points and comes back from the last offsets it saw gets every
@@ -64,7 +66,7 @@ class OutputResumePropertyTest {
         Arbitrary<Step> drop = kinds.flatMap(k -> Arbitraries.integers().between(0, 12000).map(n -> new Drop(k, n)));
         Arbitrary<Step> visit = Arbitraries.integers().between(0, 4).map(Visit::new);
         return Arbitraries.frequencyOf(
-                net.jqwik.api.Tuple.of(5, write), net.jqwik.api.Tuple.of(1, drop), net.jqwik.api.Tuple.of(3, visit))
+                Tuple.of(5, write), Tuple.of(1, drop), Tuple.of(3, visit))
                 .list().ofMaxSize(60);
     }
 
@@ -73,7 +75,7 @@ class OutputResumePropertyTest {
         final Map<OutputKind, ByteArrayOutputStream> seen = new EnumMap<>(Map.of(
                 OutputKind.STDOUT, new ByteArrayOutputStream(), OutputKind.STDERR, new ByteArrayOutputStream()));
         final Map<OutputKind, List<long[]>> dropped = new EnumMap<>(Map.of(
-                OutputKind.STDOUT, new java.util.ArrayList<>(), OutputKind.STDERR, new java.util.ArrayList<>()));
+                OutputKind.STDOUT, new ArrayList<>(), OutputKind.STDERR, new ArrayList<>()));
 
         void visit(FakeOutputFiles process, int maxEvents) {
             var listener = new ExecListener() {

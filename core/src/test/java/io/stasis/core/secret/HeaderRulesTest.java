@@ -8,6 +8,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -40,7 +41,7 @@ class HeaderRulesTest {
         assertThatThrownBy(() -> HeaderRule.of("a.com", Map.of("Host", "x"), "r")).hasMessageContaining("set by the proxy");
         assertThatThrownBy(() -> HeaderRule.of("a.com", Map.of("Content-Length", "1"), "r")).hasMessageContaining("set by the proxy");
         assertThatThrownBy(() -> HeaderRule.of("a.com", Map.of(), "r")).hasMessageContaining("at least one");
-        var twice = new java.util.LinkedHashMap<String, String>();
+        var twice = new LinkedHashMap<String, String>();
         twice.put("Authorization", "a");
         twice.put("authorization", "b");
         assertThatThrownBy(() -> HeaderRule.of("a.com", twice, "r")).hasMessageContaining("twice");

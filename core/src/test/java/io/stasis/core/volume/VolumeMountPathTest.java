@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.StasisException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The rules for where a volume may be mounted inside a sandbox. */
@@ -28,8 +31,8 @@ class VolumeMountPathTest {
 
     @Test
     void syncRecordsRoundTrip() {
-        var sync = new VolumeSync(VolumeSyncId.random(), VolumeId.random(), "data", 256, java.util.List.of("ab", "cd"),
-                java.util.Optional.of(VolumeSyncId.random()), "x", 123, java.time.Instant.parse("2026-11-29T10:00:00Z"));
+        var sync = new VolumeSync(VolumeSyncId.random(), VolumeId.random(), "data", 256, List.of("ab", "cd"),
+                Optional.of(VolumeSyncId.random()), "x", 123, Instant.parse("2026-11-29T10:00:00Z"));
         var back = VolumeService.SyncRecord.decode(VolumeService.SyncRecord.encode(sync));
         assertThat(back.streams()).containsExactly("ab", "cd");
         assertThat(back.parent()).isEqualTo(sync.parent());

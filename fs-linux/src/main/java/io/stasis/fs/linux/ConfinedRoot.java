@@ -24,6 +24,7 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -31,6 +32,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * One sandbox root, opened once from a trusted host path; every path handed to it afterwards is
@@ -239,7 +241,7 @@ public final class ConfinedRoot implements AutoCloseable {
      * @throws LinuxException ENXIO when nobody reads the FIFO; EINVAL when it is not a FIFO; EAGAIN
      *                        when the reader took too long (its problem says how much was written)
      */
-    public void writeToFifo(String path, byte[] data, java.time.Duration timeout) {
+    public void writeToFifo(String path, byte[] data, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try (Fd fifo = openPath(components(path), true)) {
             if (!Syscalls.fstat(fifo.value()).isFifo()) throw new LinuxException(Errno.EINVAL, "open", path, "not a FIFO");
@@ -254,7 +256,7 @@ public final class ConfinedRoot implements AutoCloseable {
                         if (!e.is(Errno.EAGAIN)) throw e;
                         if (System.nanoTime() > deadline)
                             throw new LinuxException(Errno.EAGAIN, "write", path, "wrote " + done + " of " + data.length + " bytes");
-                        java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+                        LockSupport.parkNanos(2_000_000);
                     }
                 }
             }

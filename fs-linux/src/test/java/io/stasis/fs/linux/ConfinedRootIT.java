@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -14,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,7 +56,7 @@ class ConfinedRootIT {
     @Test
     void droppingTheStartOfAFileKeepsItsSizeAndLaterBytes() throws IOException {
         byte[] data = new byte[20_000];
-        java.util.Arrays.fill(data, (byte) 'x');
+        Arrays.fill(data, (byte) 'x');
         layout.write("root/out", "");
         Files.write(layout.root.resolve("root/out"), data);
         assertThat(root.dataStart("/root/out")).isZero();
@@ -188,7 +190,7 @@ class ConfinedRootIT {
     void pinnedSocketIsReachableThroughProcAndStaysTheSameInode() throws IOException {
         Path socketPath = layout.inRoot("run/app.sock");
         Files.createDirectories(socketPath.getParent());
-        try (var server = ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+        try (var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(socketPath));
             try (PinnedFile pinned = root.pinSocket("/run/app.sock")) {
                 assertThat(pinned.procPath().toString()).startsWith("/proc/self/fd/");
@@ -206,7 +208,7 @@ class ConfinedRootIT {
     void pinSocketRefusesSymlinksFilesAndMissingPaths() throws IOException {
         Path socketPath = layout.inRoot("run/real.sock");
         Files.createDirectories(socketPath.getParent());
-        try (var server = ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+        try (var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(socketPath));
             layout.symlink("run/link.sock", "/run/real.sock");
             layout.symlink("run/rel.sock", "real.sock");

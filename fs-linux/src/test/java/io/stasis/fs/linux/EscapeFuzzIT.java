@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.OptionalInt;
 import net.jqwik.api.Arbitraries;
@@ -61,7 +62,7 @@ class EscapeFuzzIT {
         layout.clearRoot();
         Files.delete(layout.root);
         try (var all = Files.walk(layout.outside)) { // deepest first; walk never follows links
-            for (Path p : all.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(p);
+            for (Path p : all.sorted(Comparator.reverseOrder()).toList()) Files.delete(p);
         }
         Files.delete(base);
     }

@@ -24,7 +24,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.TreeMap;
 import java.util.stream.Stream;
+import org.assertj.core.api.ThrowableAssert;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -295,7 +297,7 @@ class EscapeIT {
     /** Every path in the root with its type (and a file's content), symlinks not followed. */
     private Map<String, String> snapshotRoot() throws IOException {
         try (Stream<Path> all = Files.walk(layout.root)) {
-            var out = new java.util.TreeMap<String, String>();
+            var out = new TreeMap<String, String>();
             for (Path p : all.toList()) {
                 String what = Files.isSymbolicLink(p) ? "link " + Files.readSymbolicLink(p)
                         : Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS) ? "file " + Files.size(p) : "dir";
@@ -316,7 +318,7 @@ class EscapeIT {
      * Fails with {@code code} and never carries the canary or the root's host path (attack paths
      * may spell the outside directory's host path themselves; that is the caller's own input).
      */
-    private void assertCode(org.assertj.core.api.ThrowableAssert.ThrowingCallable call, ErrorCode code) {
+    private void assertCode(ThrowableAssert.ThrowingCallable call, ErrorCode code) {
         assertThatThrownBy(call).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).as(e.getMessage()).isEqualTo(code);
             assertThat(e.getMessage()).doesNotContain(CANARY).doesNotContain(layout.root.toString());

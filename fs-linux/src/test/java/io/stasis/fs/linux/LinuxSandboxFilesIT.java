@@ -16,6 +16,7 @@ import io.stasis.core.spi.FileOwner;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -23,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.Arrays;
 import java.util.List;
@@ -123,7 +125,7 @@ class LinuxSandboxFilesIT {
     @Test
     void writeKeepsTheModeAndOwnerOfAnExistingFileUnlessAModeIsGiven() throws IOException {
         layout.write("script.sh", "old");
-        Files.setPosixFilePermissions(layout.inRoot("script.sh"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-x---"));
+        Files.setPosixFilePermissions(layout.inRoot("script.sh"), PosixFilePermissions.fromString("rwxr-x---"));
         Files.setAttribute(layout.inRoot("script.sh"), "unix:uid", 101000);
 
         assertThat(write("/script.sh", "new", OptionalInt.empty()).mode()).isEqualTo(0750);
@@ -204,7 +206,7 @@ class LinuxSandboxFilesIT {
         layout.write("file", "x");
         layout.symlink("loop1", "loop2");
         layout.symlink("loop2", "loop1");
-        try (var server = ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+        try (var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
             server.bind(UnixDomainSocketAddress.of(layout.inRoot("sock")));
 
             assertError(() -> write("/dir", "x", OptionalInt.empty()), ErrorCode.IS_A_DIRECTORY, "/dir");
@@ -225,7 +227,7 @@ class LinuxSandboxFilesIT {
         layout.write("d/a.txt", "a");
         Files.createDirectories(layout.inRoot("d/c-dir"));
         layout.symlink("d/link", "a.txt");
-        Files.setPosixFilePermissions(layout.inRoot("d/a.txt"), java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.setPosixFilePermissions(layout.inRoot("d/a.txt"), PosixFilePermissions.fromString("rw-------"));
         Files.setLastModifiedTime(layout.inRoot("d/a.txt"), FileTime.from(Instant.parse("2026-01-02T03:04:05Z")));
 
         List<FileInfo> items = files.list(layout.root, path("/d"));

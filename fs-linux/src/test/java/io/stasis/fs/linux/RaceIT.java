@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -81,7 +82,7 @@ class RaceIT {
                     }
                 }
             });
-            List<Thread> workers = new java.util.ArrayList<>();
+            List<Thread> workers = new ArrayList<>();
             for (int w = 0; w < WORKERS; w++) {
                 int worker = w;
                 workers.add(Thread.ofPlatform().name("worker-" + w).start(() -> {

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -128,7 +130,7 @@ class SyscallsTest {
         Syscalls.unlinkat(dirFd, "d", AT_REMOVEDIR);
         assertThatThrownBy(() -> Syscalls.unlinkat(dirFd, "d", AT_REMOVEDIR))
                 .isInstanceOfSatisfying(LinuxException.class, e -> assertThat(e.errno()).isEqualTo(Errno.ENOENT));
-        assertThat(Files.exists(dir.resolve("l"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(Files.exists(dir.resolve("l"), LinkOption.NOFOLLOW_LINKS)).isFalse();
     }
 
     @Test
@@ -138,7 +140,7 @@ class SyscallsTest {
             try {
                 Files.createFile(big.resolve("entry-with-a-longish-name-" + i));
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
         Files.createDirectory(big.resolve("sub"));

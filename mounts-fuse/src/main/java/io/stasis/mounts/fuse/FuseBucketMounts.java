@@ -23,6 +23,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -311,7 +312,7 @@ public final class FuseBucketMounts implements BucketMounts {
     public List<OwnedBucketMount> listOwned() {
         var owned = new ArrayList<OwnedBucketMount>();
         var table = MountInfo.read();
-        var ids = new java.util.TreeSet<String>();
+        var ids = new TreeSet<String>();
         for (String sub : List.of(PRIVATE_DIRS, MOUNT_POINTS)) {
             try (Stream<Path> entries = Files.list(dir.resolve(sub))) {
                 entries.map(p -> p.getFileName().toString()).filter(BucketMountId::isValid).forEach(ids::add);

@@ -1,6 +1,7 @@
 package io.stasis.mounts.fuse;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,7 +31,7 @@ final class OpenFiles {
                 scan(proc, pid, dev, mapsDev, out);
             }
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("cannot list /proc", e);
+            throw new UncheckedIOException("cannot list /proc", e);
         }
         return out;
     }
@@ -39,7 +40,7 @@ final class OpenFiles {
         var links = new ArrayList<Path>(List.of(proc.resolve("cwd"), proc.resolve("root")));
         try (Stream<Path> fds = Files.list(proc.resolve("fd"))) {
             fds.forEach(links::add);
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             return; // the process ended meanwhile
         }
         for (Path link : links) {

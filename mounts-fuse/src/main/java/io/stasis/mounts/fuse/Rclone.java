@@ -5,8 +5,10 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.BucketMount;
 import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
@@ -20,7 +22,10 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -197,8 +202,8 @@ final class Rclone {
         } catch (IOException e) {
             throw failure("check bucket", spec, "cannot start " + binary + ": " + e.getMessage(), null, e);
         }
-        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
-            var firstLine = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+        try (var out = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+            var firstLine = CompletableFuture.supplyAsync(() -> {
                 try {
                     return Optional.ofNullable(out.readLine());
                 } catch (IOException e) {
@@ -212,9 +217,9 @@ final class Rclone {
             if (process.exitValue() != 0)
                 throw failure("check bucket", spec, process.exitValue() == 3 ? "no such bucket (or the key may not list it)"
                         : "listing the bucket failed (exit " + process.exitValue() + ")", tail(err), null);
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             throw failure("check bucket", spec, "listing the bucket took longer than " + o.mountTimeout().toSeconds() + " s", tail(err), e);
-        } catch (java.util.concurrent.ExecutionException | IOException e) {
+        } catch (ExecutionException | IOException e) {
             throw failure("check bucket", spec, "cannot read rclone's listing: " + e.getMessage(), tail(err), e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -418,9 +423,9 @@ final class Rclone {
         try {
             daemon.onExit().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             return false;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return !daemon.isAlive();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

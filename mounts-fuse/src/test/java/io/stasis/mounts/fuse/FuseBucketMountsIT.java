@@ -20,6 +20,7 @@ import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.S3TestServer;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -28,6 +29,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -128,7 +130,7 @@ class FuseBucketMountsIT {
         mounts = FuseBucketMounts.open(mounts.dir(), FuseBucketMounts.Options.DEFAULTS.withWriteBack(Duration.ofSeconds(3)));
         MountedBucket mounted = mounts.mount(spec(""));
         byte[] content = new byte[3 << 20];
-        new java.util.Random(7).nextBytes(content);
+        new Random(7).nextBytes(content);
         Files.write(mounted.hostPath().resolve("model.bin"), content);
         assertThat(s3.get(bucket, "model.bin")).as("not uploaded before the write-back delay").isEmpty();
 
@@ -419,7 +421,7 @@ class FuseBucketMountsIT {
                 }
             }).map(p -> Long.parseLong(p.getFileName().toString())).toList();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 

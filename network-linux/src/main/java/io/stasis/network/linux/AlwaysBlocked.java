@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
@@ -69,6 +70,6 @@ final class AlwaysBlocked {
     }
 
     private static List<Cidr> cidrs(String... texts) {
-        return java.util.Arrays.stream(texts).map(t -> Cidr.parse(t, "cidr")).toList();
+        return Arrays.stream(texts).map(t -> Cidr.parse(t, "cidr")).toList();
     }
 }

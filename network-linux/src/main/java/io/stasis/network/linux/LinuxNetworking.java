@@ -14,6 +14,7 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -79,7 +80,7 @@ public final class LinuxNetworking implements AutoCloseable {
     }
 
     private static Map<String, List<Inet4Address>> lowercase(Map<String, List<Inet4Address>> names) {
-        var out = new java.util.HashMap<String, List<Inet4Address>>();
+        var out = new HashMap<String, List<Inet4Address>>();
         names.forEach((k, v) -> out.put(k.toLowerCase(Locale.ROOT), v));
         return out;
     }

@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,7 +39,7 @@ final class Nft {
     private final ReentrantLock applying = new ReentrantLock();
     private final Object queueLock = new Object();
     private List<Pending> waiting = new ArrayList<>(); // guarded by queueLock
-    private final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger runs = new AtomicInteger();
 
     Nft(Duration timeout) {
         this.timeout = timeout;
@@ -68,7 +70,7 @@ final class Nft {
         }
         try {
             mine.done().join();
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (CompletionException e) {
             if (e.getCause() instanceof RuntimeException r) throw r;
             throw e;
         }
@@ -125,7 +127,7 @@ final class Nft {
     List<String> chains(String table) {
         var result = run("list", "chains", "ip");
         if (result.exitCode() != 0) return List.of();
-        var names = new java.util.ArrayList<String>();
+        var names = new ArrayList<String>();
         boolean inTable = false;
         for (String line : result.stdout()) {
             String l = line.strip();
@@ -144,7 +146,7 @@ final class Nft {
     }
 
     private ToolRunner.Result run(String... args) {
-        var argv = new java.util.ArrayList<>(List.of(binary.toString()));
+        var argv = new ArrayList<>(List.of(binary.toString()));
         argv.addAll(List.of(args));
         try {
             return ToolRunner.run(argv, timeout);

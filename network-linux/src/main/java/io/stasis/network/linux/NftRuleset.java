@@ -3,9 +3,12 @@ package io.stasis.network.linux;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkAttachment;
+import java.net.InetAddress;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * The nftables scripts of one Stasis instance, all in one table of family ip.
@@ -109,7 +112,7 @@ final class NftRuleset {
     }
 
     private List<Cidr> blocked() {
-        var all = new java.util.ArrayList<>(AlwaysBlocked.RESERVED);
+        var all = new ArrayList<>(AlwaysBlocked.RESERVED);
         all.add(range);
         return all;
     }
@@ -199,8 +202,8 @@ final class NftRuleset {
     }
 
     /** Lets the sandbox reach {@code addresses} over TCP for {@code seconds}. */
-    String resolved(int slot, Collection<java.net.InetAddress> addresses, long seconds) {
-        return resolved(slot, addresses, java.util.List.of(), seconds);
+    String resolved(int slot, Collection<InetAddress> addresses, long seconds) {
+        return resolved(slot, addresses, List.of(), seconds);
     }
 
     /**
@@ -208,13 +211,13 @@ final class NftRuleset {
      * the set: adding an element that is there keeps its old timeout, so they are deleted and added
      * again in the same transaction (which fails as a whole if one has expired meanwhile).
      */
-    String resolved(int slot, Collection<java.net.InetAddress> addresses, Collection<java.net.InetAddress> renewed, long seconds) {
+    String resolved(int slot, Collection<InetAddress> addresses, Collection<InetAddress> renewed, long seconds) {
         String set = " ip " + table + " resolved_" + slot + " { ";
-        String all = java.util.stream.Stream.concat(addresses.stream(), renewed.stream())
+        String all = Stream.concat(addresses.stream(), renewed.stream())
                 .map(a -> a.getHostAddress() + " timeout " + seconds + "s").collect(Collectors.joining(", "));
         String script = "";
         if (!renewed.isEmpty())
-            script += "delete element" + set + renewed.stream().map(java.net.InetAddress::getHostAddress).collect(Collectors.joining(", ")) + " }\n";
+            script += "delete element" + set + renewed.stream().map(InetAddress::getHostAddress).collect(Collectors.joining(", ")) + " }\n";
         return script + "add element" + set + all + " }\n";
     }
 

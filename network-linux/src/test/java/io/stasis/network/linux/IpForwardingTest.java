@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,7 +43,7 @@ class IpForwardingTest {
     @Test
     void anInstanceKilledForGoodDoesNotKeepItOnForever() throws Exception {
         Path sysctl = Files.writeString(dir.resolve("ip_forward"), "0\n");
-        var running = new java.util.HashSet<>(java.util.List.of("stasis_a", "stasis_b"));
+        var running = new HashSet<>(List.of("stasis_a", "stasis_b"));
         var forwarding = new IpForwarding(dir.resolve("owners"), sysctl, running::contains);
         forwarding.require("stasis_a");
         forwarding.require("stasis_b");

@@ -9,9 +9,12 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.ToolRunner;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -77,9 +80,9 @@ class LinuxHostNetworkIT {
     @Test
     void concurrentOpensAndClosesAllApply() throws Exception {
         network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (i, d) -> { });
-        var ids = new java.util.ArrayList<SandboxId>();
+        var ids = new ArrayList<SandboxId>();
         for (int i = 0; i < 40; i++) ids.add(SandboxId.random());
-        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < ids.size(); i++) {
                 int slot = i;
                 threads.submit(() -> network.open(ids.get(slot), network.attachment(slot), EgressPolicy.ALLOW_ALL));
@@ -87,7 +90,7 @@ class LinuxHostNetworkIT {
         }
         String all = list();
         for (int i = 0; i < ids.size(); i++) assertThat(all).contains("chain egress_" + i + " {");
-        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (var id : ids) threads.submit(() -> network.close(id));
         }
         assertThat(list()).doesNotContain("chain egress_");
@@ -98,8 +101,8 @@ class LinuxHostNetworkIT {
     void nftAppliesConcurrentScriptsTogetherAndAFailureStaysWithItsCaller() throws Exception {
         network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (i, d) -> { });
         var nft = new Nft(Duration.ofSeconds(10));
-        var failures = new java.util.concurrent.ConcurrentHashMap<Integer, Throwable>();
-        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        var failures = new ConcurrentHashMap<Integer, Throwable>();
+        try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < 30; i++) {
                 int n = i;
                 // Script 13 deletes a counter that does not exist: nft refuses it.

@@ -7,6 +7,7 @@ import io.stasis.core.sandbox.SandboxId;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -47,17 +48,17 @@ final class CgroupLimits {
     }
 
     /** CPU time used by the cgroup's tasks so far (v1 {@code cpuacct.usage}, v2 {@code cpu.stat}). */
-    static java.time.Duration cpuUsage(String cgroupPath) {
+    static Duration cpuUsage(String cgroupPath) {
         String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
         try {
             if (Files.exists(ROOT.resolve("cgroup.controllers"))) {
                 for (String line : Files.readAllLines(ROOT.resolve(relative).resolve("cpu.stat")))
-                    if (line.startsWith("usage_usec ")) return java.time.Duration.ofNanos(Long.parseLong(line.substring(11).strip()) * 1000);
-                return java.time.Duration.ZERO;
+                    if (line.startsWith("usage_usec ")) return Duration.ofNanos(Long.parseLong(line.substring(11).strip()) * 1000);
+                return Duration.ZERO;
             }
-            return java.time.Duration.ofNanos(Long.parseLong(Files.readString(ROOT.resolve("cpuacct").resolve(relative).resolve("cpuacct.usage")).strip()));
+            return Duration.ofNanos(Long.parseLong(Files.readString(ROOT.resolve("cpuacct").resolve(relative).resolve("cpuacct.usage")).strip()));
         } catch (IOException | NumberFormatException e) {
-            return java.time.Duration.ZERO;
+            return Duration.ZERO;
         }
     }
 

@@ -1,6 +1,7 @@
 package io.stasis.runtime.runc;
 
 import io.stasis.host.ToolRunner;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -38,7 +39,7 @@ final class CriuActionScript {
         if (criu.isEmpty()) return false;
         try {
             return ToolRunner.run(List.of(criu.get().toString(), "check", "--feature", "nftables"), timeout).exitCode() == 0;
-        } catch (java.io.IOException | ToolRunner.TimedOut e) {
+        } catch (IOException | ToolRunner.TimedOut e) {
             return false;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,8 +1,13 @@
 package io.stasis.runtime.runc;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /** What the host's /proc says about a process, by host pid. */
 final class HostProcesses {
@@ -28,19 +33,19 @@ final class HostProcesses {
     }
 
     /** The process's argv, empty if it is gone (or a kernel thread). */
-    static java.util.List<String> commandLine(long pid) {
+    static List<String> commandLine(long pid) {
         try {
             byte[] bytes = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline"));
-            var out = new java.util.ArrayList<String>();
+            var out = new ArrayList<String>();
             int start = 0;
             for (int i = 0; i < bytes.length; i++) {
                 if (bytes[i] != 0) continue;
-                out.add(new String(bytes, start, i - start, java.nio.charset.StandardCharsets.UTF_8));
+                out.add(new String(bytes, start, i - start, StandardCharsets.UTF_8));
                 start = i + 1;
             }
             return out;
         } catch (IOException e) {
-            return java.util.List.of();
+            return List.of();
         }
     }
 
@@ -65,8 +70,8 @@ final class HostProcesses {
     }
 
     /** Pids of live processes named {@code comm} (the kernel's name, /proc/<pid>/comm) holding a descriptor on {@code dir} or below. */
-    static java.util.List<Long> holding(String comm, Path dir) {
-        var pids = new java.util.ArrayList<Long>();
+    static List<Long> holding(String comm, Path dir) {
+        var pids = new ArrayList<Long>();
         try (var entries = Files.list(Path.of("/proc"))) {
             for (Path proc : entries.toList()) {
                 String name = proc.getFileName().toString();
@@ -80,7 +85,7 @@ final class HostProcesses {
                                     pids.add(Long.parseLong(name));
                                     break;
                                 }
-                            } catch (IOException | java.nio.file.InvalidPathException e) {
+                            } catch (IOException | InvalidPathException e) {
                                 // closed meanwhile, or not a path
                             }
                         }
@@ -90,7 +95,7 @@ final class HostProcesses {
                 }
             }
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
         return pids.stream().filter(HostProcesses::isAlive).toList();
     }

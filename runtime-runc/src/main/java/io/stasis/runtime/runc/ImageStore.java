@@ -1,14 +1,30 @@
 package io.stasis.runtime.runc;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.spi.StreamReader;
 import io.stasis.host.FileTrees;
+import java.io.ByteArrayInputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Enumeration;
+import java.util.List;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Supplier;
 import java.util.stream.Stream;
 
 /**
@@ -84,39 +100,39 @@ final class ImageStore {
     }
 
     /** The size recorded when the image was sealed; empty if it is not complete. */
-    java.util.OptionalLong completeSize(CheckpointId id) {
+    OptionalLong completeSize(CheckpointId id) {
         try {
-            return java.util.OptionalLong.of(Long.parseLong(Files.readString(dir(id).resolve(COMPLETE)).strip()));
+            return OptionalLong.of(Long.parseLong(Files.readString(dir(id).resolve(COMPLETE)).strip()));
         } catch (IOException | NumberFormatException e) {
-            return java.util.OptionalLong.empty();
+            return OptionalLong.empty();
         }
     }
 
-    private static final byte[] MAGIC = "STASIS-CRIU-IMAGE 1\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] MAGIC = "STASIS-CRIU-IMAGE 1\n".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * The image's files as one stream: {@code STASIS-CRIU-IMAGE 1\n}, then per regular file a
      * 16-bit name length, the UTF-8 name, a 64-bit size and the bytes, ending with a zero name
      * length (big-endian). The completion marker is not in it: {@link #importFrom} seals anew.
      */
-    <R> R exportTo(CheckpointId id, io.stasis.core.spi.StreamReader<R> reader) throws IOException {
+    <R> R exportTo(CheckpointId id, StreamReader<R> reader) throws IOException {
         if (!isComplete(id)) throw new IOException("the image " + id + " is missing or incomplete");
         Path dir = dir(id);
-        java.util.List<Path> files;
+        List<Path> files;
         try (Stream<Path> entries = Files.list(dir)) {
             files = entries.filter(p -> !p.getFileName().toString().equals(COMPLETE)).sorted().toList();
         }
         for (Path f : files)
-            if (!Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) throw new IOException("not a regular file in image " + id + ": " + f);
-        var parts = new java.util.ArrayList<java.util.function.Supplier<java.io.InputStream>>();
-        parts.add(() -> new java.io.ByteArrayInputStream(MAGIC));
+            if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) throw new IOException("not a regular file in image " + id + ": " + f);
+        var parts = new ArrayList<Supplier<InputStream>>();
+        parts.add(() -> new ByteArrayInputStream(MAGIC));
         for (Path f : files) {
             parts.add(() -> {
                 try {
-                    byte[] name = f.getFileName().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-                    var header = java.nio.ByteBuffer.allocate(2 + name.length + 8);
+                    byte[] name = f.getFileName().toString().getBytes(StandardCharsets.UTF_8);
+                    var header = ByteBuffer.allocate(2 + name.length + 8);
                     header.putShort((short) name.length).put(name).putLong(Files.size(f));
-                    return new java.io.ByteArrayInputStream(header.array());
+                    return new ByteArrayInputStream(header.array());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
@@ -129,18 +145,18 @@ final class ImageStore {
                 }
             });
         }
-        parts.add(() -> new java.io.ByteArrayInputStream(new byte[2]));
+        parts.add(() -> new ByteArrayInputStream(new byte[2]));
         var iterator = parts.iterator();
-        var enumeration = new java.util.Enumeration<java.io.InputStream>() {
+        var enumeration = new Enumeration<InputStream>() {
             public boolean hasMoreElements() {
                 return iterator.hasNext();
             }
 
-            public java.io.InputStream nextElement() {
+            public InputStream nextElement() {
                 return iterator.next().get();
             }
         };
-        try (var stream = new java.io.SequenceInputStream(enumeration)) {
+        try (var stream = new SequenceInputStream(enumeration)) {
             return reader.read(stream);
         } catch (UncheckedIOException e) {
             throw e.getCause();
@@ -148,25 +164,25 @@ final class ImageStore {
     }
 
     /** Writes an image read from {@link #exportTo}'s format and seals it; returns its size. */
-    long importFrom(CheckpointId id, java.io.InputStream stream) throws IOException {
+    long importFrom(CheckpointId id, InputStream stream) throws IOException {
         Path dir = create(id);
         try {
-            var in = new java.io.DataInputStream(stream);
+            var in = new DataInputStream(stream);
             byte[] magic = in.readNBytes(MAGIC.length);
-            if (!java.util.Arrays.equals(magic, MAGIC)) throw new IOException("not a stasis CRIU image stream");
+            if (!Arrays.equals(magic, MAGIC)) throw new IOException("not a stasis CRIU image stream");
             while (true) {
                 int nameLength = in.readUnsignedShort();
                 if (nameLength == 0) break;
-                String name = new String(in.readNBytes(nameLength), java.nio.charset.StandardCharsets.UTF_8);
+                String name = new String(in.readNBytes(nameLength), StandardCharsets.UTF_8);
                 if (name.contains("/") || name.equals(".") || name.equals("..") || name.equals(COMPLETE))
                     throw new IOException("bad file name in image stream: " + name);
                 long size = in.readLong();
-                try (var out = Files.newOutputStream(dir.resolve(name), java.nio.file.StandardOpenOption.CREATE_NEW)) {
+                try (var out = Files.newOutputStream(dir.resolve(name), StandardOpenOption.CREATE_NEW)) {
                     long left = size;
                     byte[] buffer = new byte[1 << 16];
                     while (left > 0) {
                         int n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
-                        if (n < 0) throw new java.io.EOFException("image stream ends inside " + name);
+                        if (n < 0) throw new EOFException("image stream ends inside " + name);
                         out.write(buffer, 0, n);
                         left -= n;
                     }

@@ -9,6 +9,8 @@ import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A connection to a sandbox's stasis-init over its control socket. The socket file lives inside the
@@ -17,7 +19,7 @@ import java.nio.channels.SocketChannel;
  */
 final class InitConnection implements AutoCloseable {
     static final String SOCKET = "/.stasis/ctl.sock";
-    private static final java.time.Duration REPLY_TIMEOUT = java.time.Duration.ofSeconds(30);
+    private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(30);
 
     private final SandboxId sandbox;
     private final SocketChannel channel;
@@ -52,7 +54,7 @@ final class InitConnection implements AutoCloseable {
      */
     InitFrame call(InitFrame request) {
         send(request);
-        var timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        var timedOut = new AtomicBoolean();
         var watchdog = Thread.ofVirtual().start(() -> {
             try {
                 Thread.sleep(REPLY_TIMEOUT);

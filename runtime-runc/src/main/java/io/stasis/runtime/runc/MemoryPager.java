@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -124,7 +125,7 @@ final class MemoryPager {
 
     private static void call(int pidfd, long[] batch, int n, int advice) {
         try {
-            Syscalls.processMadvise(pidfd, java.util.Arrays.copyOf(batch, 2 * n), advice);
+            Syscalls.processMadvise(pidfd, Arrays.copyOf(batch, 2 * n), advice);
         } catch (LinuxException e) {
             // A mapping unmapped meanwhile (ENOMEM), a process gone (ESRCH): the rest still counts.
             log.atDebug().addKeyValue("errno", e.getMessage()).log("process_madvise");

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stasis.core.sandbox.Resources;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -14,8 +15,8 @@ import java.util.List;
  */
 final class OciSpec {
     /** Whether the kernel accounts swap per cgroup (v1 memsw; always on v2): runc refuses a swap limit otherwise. */
-    private static final boolean SWAP_ACCOUNTING = java.nio.file.Files.exists(java.nio.file.Path.of("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"))
-            || java.nio.file.Files.exists(java.nio.file.Path.of("/sys/fs/cgroup/cgroup.controllers"));
+    private static final boolean SWAP_ACCOUNTING = Files.exists(Path.of("/sys/fs/cgroup/memory/memory.memsw.limit_in_bytes"))
+            || Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"));
 
     /** Where the init binary appears inside every sandbox (a read-only bind mount). */
     static final String INIT_DIR = "/.stasis/bin";

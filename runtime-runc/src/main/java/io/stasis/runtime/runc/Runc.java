@@ -2,8 +2,11 @@ package io.stasis.runtime.runc;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -13,8 +16,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +42,7 @@ public final class Runc {
     private final Path logDir;
     private final Duration timeout;
     private final Optional<Path> criu;
-    private final java.util.Map<String, String> criuEnvironment;
+    private final Map<String, String> criuEnvironment;
 
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
         this(binary, stateRoot, logDir, timeout, Optional.empty());
@@ -45,17 +50,17 @@ public final class Runc {
 
     /** @param criu the CRIU binary checkpoints and restores use (runc's own default is an older one) */
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu) {
-        this(binary, stateRoot, logDir, timeout, criu, java.util.Map.of());
+        this(binary, stateRoot, logDir, timeout, criu, Map.of());
     }
 
     /** @param criuEnvironment what runc passes on to {@code criu} (runc runs it with its own environment) */
-    Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu, java.util.Map<String, String> criuEnvironment) {
+    Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu, Map<String, String> criuEnvironment) {
         this.binary = binary;
         this.stateRoot = stateRoot;
         this.logDir = logDir;
         this.timeout = timeout;
         this.criu = criu;
-        this.criuEnvironment = java.util.Map.copyOf(criuEnvironment);
+        this.criuEnvironment = Map.copyOf(criuEnvironment);
     }
 
     /** runc's version line, checked at start-up. */
@@ -104,7 +109,7 @@ public final class Runc {
         log.atWarn().addKeyValue("sandbox", id).addKeyValue("step", step).addKeyValue("criu", left)
                 .log("runc failed with its CRIU still at work: waiting for CRIU to undo its work");
         while (!left.isEmpty() && System.nanoTime() < deadline) {
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            LockSupport.parkNanos(5_000_000);
             left = left.stream().filter(HostProcesses::isAlive).toList();
         }
         for (long pid : left) {
@@ -112,7 +117,7 @@ public final class Runc {
             ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
         }
         while (left.stream().anyMatch(HostProcesses::isAlive) && System.nanoTime() < deadline + CRIU_UNDO_WAIT.toNanos())
-            java.util.concurrent.locks.LockSupport.parkNanos(5_000_000);
+            LockSupport.parkNanos(5_000_000);
     }
 
     /**
@@ -120,7 +125,7 @@ public final class Runc {
      * Stdio is /dev/null, as for {@link #runDetached}. {@code environment} reaches CRIU's action
      * script.
      */
-    public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile, java.util.Map<String, String> environment) {
+    public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile, Map<String, String> environment) {
         try {
             run(id, "restore", true, environment, "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
                     "--work-path", work.toString(), "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
@@ -185,8 +190,8 @@ public final class Runc {
         Path dir = stateRoot.resolve(id.value());
         if (!Files.isDirectory(dir)) return;
         try {
-            if (io.stasis.host.MountInfo.read().below(dir.toRealPath()).isEmpty()) return;
-            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(dir);
+            if (MountInfo.read().below(dir.toRealPath()).isEmpty()) return;
+            var unmounted = Mounts.fromSystem().unmountAllBelow(dir);
             log.atWarn().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("mounts a runc that died left in its state unmounted");
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "unmount what runc left in its state", e.toString(), e);
@@ -256,10 +261,10 @@ public final class Runc {
     }
 
     private String run(SandboxId id, String step, boolean detachedStdio, String... args) {
-        return run(id, step, detachedStdio, java.util.Map.of(), args);
+        return run(id, step, detachedStdio, Map.of(), args);
     }
 
-    private String run(SandboxId id, String step, boolean detachedStdio, java.util.Map<String, String> environment, String... args) {
+    private String run(SandboxId id, String step, boolean detachedStdio, Map<String, String> environment, String... args) {
         Path log = logFile(id, step);
         var argv = new ArrayList<String>(List.of(binary.toString(), "--root", stateRoot.toString(),
                 "--log", log.toString(), "--log-format", "json"));
@@ -314,9 +319,9 @@ public final class Runc {
         String detail = problem + logTail(log);
         if (detail.contains(SESSION_KEY_QUOTA))
             // A limit of the host, not a fault: every sandbox's session keyring counts against one user's key quota.
-            return new StasisException(io.stasis.core.error.ErrorCode.HOST_BUSY, "the host cannot start more sandboxes: the kernel's key "
+            return new StasisException(ErrorCode.HOST_BUSY, "the host cannot start more sandboxes: the kernel's key "
                     + "quota of the sandboxes' user is used up (raise kernel.keys.maxkeys and kernel.keys.maxbytes, as ./stasis setup does); "
-                    + "runc " + step + ": " + detail, java.util.Map.of("step", "runc " + step, "sandbox", id == null ? "-" : id.value()), cause);
+                    + "runc " + step + ": " + detail, Map.of("step", "runc " + step, "sandbox", id == null ? "-" : id.value()), cause);
         return StasisException.runtimeFailed(id == null ? null : id.value(), "runc " + step, detail, cause);
     }
 

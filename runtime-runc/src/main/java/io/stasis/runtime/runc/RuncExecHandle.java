@@ -7,6 +7,7 @@ import io.stasis.core.exec.Signal;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
 import io.stasis.fs.linux.ConfinedRoot;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -116,7 +117,7 @@ final class RuncExecHandle implements ExecHandle {
     /** The exit status stasis-init wrote for a process, if it has ended. */
     static Optional<ExitStatus> readExit(ConfinedRoot root, String execId) {
         if (root.sizeOf(dir(execId) + "/exit") < 0) return Optional.empty();
-        String text = new String(root.readAt(dir(execId) + "/exit", 0, 64), java.nio.charset.StandardCharsets.US_ASCII).strip();
+        String text = new String(root.readAt(dir(execId) + "/exit", 0, 64), StandardCharsets.US_ASCII).strip();
         try {
             if (text.startsWith("signal=")) return Optional.of(ExitStatus.killed(Integer.parseInt(text.substring(7))));
             if (text.startsWith("code=")) return Optional.of(ExitStatus.exited(Integer.parseInt(text.substring(5))));

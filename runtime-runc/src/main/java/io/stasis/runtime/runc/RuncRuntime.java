@@ -10,21 +10,33 @@ import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.ProcessEntry;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SpawnSpec;
+import io.stasis.core.spi.StreamReader;
 import io.stasis.fs.linux.ConfinedRoot;
+import io.stasis.fs.linux.Errno;
+import io.stasis.fs.linux.LinuxException;
 import io.stasis.host.FileTrees;
+import io.stasis.host.MountInfo;
+import io.stasis.host.Mounts;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.Optional;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
@@ -155,10 +167,10 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     private void writeServiceFile(SandboxId id, Path root, String file, byte[] content) {
         try (var confined = ConfinedRoot.open(root, config.rootOwner())) {
             confined.writeFile(file, content, 0644, false);
-        } catch (io.stasis.fs.linux.LinuxException e) {
+        } catch (LinuxException e) {
             String step = "write " + file;
-            if (e.errno() == io.stasis.fs.linux.Errno.EDQUOT) throw sandboxDiskFull(id, step, e.errnoName(), e);
-            if (e.errno() == io.stasis.fs.linux.Errno.ENOSPC) throw poolFull(id, step, e);
+            if (e.errno() == Errno.EDQUOT) throw sandboxDiskFull(id, step, e.errnoName(), e);
+            if (e.errno() == Errno.ENOSPC) throw poolFull(id, step, e);
             throw StasisException.runtimeFailed(id.value(), step, e.getMessage(), e);
         }
     }
@@ -336,10 +348,10 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public java.util.List<io.stasis.core.spi.ProcessEntry> processes(SandboxId id) {
+    public List<ProcessEntry> processes(SandboxId id) {
         try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
             String boot = currentBoot(confined);
-            var out = new java.util.ArrayList<io.stasis.core.spi.ProcessEntry>();
+            var out = new ArrayList<ProcessEntry>();
             for (String name : confined.names(PROC_DIR)) {
                 String dir = RuncExecHandle.dir(name);
                 if (!Ids.isSuffix(name) || confined.sizeOf(dir + "/label") < 0) continue; // a run-and-wait command's
@@ -348,7 +360,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 String processBoot = confined.sizeOf(dir + "/boot") < 0 ? ""
                         : new String(confined.readAt(dir + "/boot", 0, 64), StandardCharsets.US_ASCII).strip();
                 boolean lost = exit.isEmpty() && !processBoot.equals(boot);
-                out.add(new io.stasis.core.spi.ProcessEntry(name, pid, confined.readAt(dir + "/label", 0, 1 << 20), exit, lost,
+                out.add(new ProcessEntry(name, pid, confined.readAt(dir + "/label", 0, 1 << 20), exit, lost,
                         Math.max(0, confined.sizeOf(dir + "/out")), Math.max(0, confined.sizeOf(dir + "/err"))));
             }
             return out;
@@ -388,12 +400,12 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
         try (var confined = ConfinedRoot.open(rootOf(id), config.rootOwner())) {
             confined.writeToFifo(RuncExecHandle.dir(processId) + "/in", data, STDIN_WRITE_TIMEOUT);
-        } catch (io.stasis.fs.linux.LinuxException e) {
-            if (e.is(io.stasis.fs.linux.Errno.ENOENT) || e.is(io.stasis.fs.linux.Errno.ENXIO) || e.is(io.stasis.fs.linux.Errno.EPIPE)
-                    || e.is(io.stasis.fs.linux.Errno.EINVAL))
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENXIO) || e.is(Errno.EPIPE)
+                    || e.is(Errno.EINVAL))
                 throw new StasisException(ErrorCode.INVALID_STATE, "the process's standard input is not open (it ended, stdin was closed, "
                         + "or it was started without \"stdin\": true)", Map.of("sandbox", id.value()));
-            if (e.is(io.stasis.fs.linux.Errno.EAGAIN))
+            if (e.is(Errno.EAGAIN))
                 throw new StasisException(ErrorCode.HOST_BUSY, "the process does not read its standard input; "
                         + (e.problem().orElse("part of the data was written")), Map.of("sandbox", id.value()));
             throw StasisException.runtimeFailed(id.value(), "write stdin", e.getMessage(), e);
@@ -476,16 +488,16 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      * reused). Only without a readable pid file is {@code runc state} asked: starting runc costs
      * ~15 ms of CPU here, and a delete asked it twice.
      */
-    private java.util.OptionalLong runningInit(SandboxId id) {
+    private OptionalLong runningInit(SandboxId id) {
         long pid;
         try {
             pid = Long.parseLong(Files.readString(bundles.resolve(id.value()).resolve("init.pid")).strip());
         } catch (IOException | NumberFormatException e) {
-            return runc.state(id).filter(s -> s.running() && s.pid() > 0).map(s -> java.util.OptionalLong.of(s.pid()))
-                    .orElse(java.util.OptionalLong.empty());
+            return runc.state(id).filter(s -> s.running() && s.pid() > 0).map(s -> OptionalLong.of(s.pid()))
+                    .orElse(OptionalLong.empty());
         }
-        return HostProcesses.isAlive(pid) && HostProcesses.inCgroup(pid, cgroupPath(id)) ? java.util.OptionalLong.of(pid)
-                : java.util.OptionalLong.empty();
+        return HostProcesses.isAlive(pid) && HostProcesses.inCgroup(pid, cgroupPath(id)) ? OptionalLong.of(pid)
+                : OptionalLong.empty();
     }
 
     /** The host pid of the sandbox's stasis-init, as runc reported it when it started the sandbox. */
@@ -558,7 +570,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
             var t = thread;
             if (t == null) return;
             try {
-                t.join(java.time.Duration.ofSeconds(5));
+                t.join(Duration.ofSeconds(5));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -662,7 +674,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         try {
             Path pidFile = bundle.resolve("init.pid");
             Files.deleteIfExists(pidFile);
-            var environment = new java.util.HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
+            var environment = new HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
             spec.network().ifPresent(link -> environment.put(VethPlug.LINK_VARIABLE, VethPlug.arguments(link)));
             long pid;
             try {
@@ -695,7 +707,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      * here: unmount what it mounted for CRIU.
      */
     private long restoredDespite(SandboxId id, StasisException failure) {
-        java.util.Optional<Runc.ContainerState> survivor;
+        Optional<Runc.ContainerState> survivor;
         try {
             survivor = runc.state(id).filter(Runc.ContainerState::running).filter(s -> HostProcesses.isAlive(s.pid()));
         } catch (RuntimeException e) {
@@ -718,18 +730,18 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      */
     private void writeInstance(RuntimeSpec spec, CheckpointId image) {
         byte[] seed = new byte[32];
-        new java.security.SecureRandom().nextBytes(seed);
+        new SecureRandom().nextBytes(seed);
         String text = "sandbox=" + spec.id() + "\ncheckpoint=" + image + "\nseed=" + HexFormat.of().formatHex(seed) + "\n";
         writeServiceFile(spec.id(), spec.root(), INSTANCE_FILE, text.getBytes(StandardCharsets.US_ASCII));
     }
 
     @Override
-    public java.util.OptionalLong imageSize(CheckpointId image) {
+    public OptionalLong imageSize(CheckpointId image) {
         return images.completeSize(image);
     }
 
     @Override
-    public <R> R exportImage(CheckpointId image, io.stasis.core.spi.StreamReader<R> reader) {
+    public <R> R exportImage(CheckpointId image, StreamReader<R> reader) {
         try {
             return images.exportTo(image, reader);
         } catch (IOException e) {
@@ -739,8 +751,8 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public long importImage(CheckpointId image, java.io.InputStream stream) {
-        if (images.isComplete(image) || java.nio.file.Files.exists(images.dir(image)))
+    public long importImage(CheckpointId image, InputStream stream) {
+        if (images.isComplete(image) || Files.exists(images.dir(image)))
             throw new StasisException(ErrorCode.RUNTIME_FAILED, "import of image " + image + " failed: it exists already",
                     Map.of("checkpoint", image.value(), "step", "import image"));
         try {
@@ -779,14 +791,14 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public java.util.OptionalLong completeInterruptedDump(CheckpointId image) {
+    public OptionalLong completeInterruptedDump(CheckpointId image) {
         var sealed = images.completeSize(image);
         if (sealed.isPresent()) return sealed;
         if (!Files.isDirectory(images.dir(image)) || !CriuLog.dumpFinished(images.existingWorkDir(image, "dump").resolve("dump.log")))
-            return java.util.OptionalLong.empty();
+            return OptionalLong.empty();
         long size = images.seal(image);
         log.atInfo().addKeyValue("image", image).addKeyValue("bytes", size).log("a dump that ended after the service died is complete; sealed it");
-        return java.util.OptionalLong.of(size);
+        return OptionalLong.of(size);
     }
 
     @Override
@@ -861,9 +873,9 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
         } catch (RuntimeException e) {
             return; // no bundle: never started, or cleaned up already
         }
-        if (io.stasis.host.MountInfo.read().below(root).isEmpty()) return;
+        if (MountInfo.read().below(root).isEmpty()) return;
         try {
-            var unmounted = io.stasis.host.Mounts.fromSystem().unmountAllBelow(root);
+            var unmounted = Mounts.fromSystem().unmountAllBelow(root);
             log.atWarn().addKeyValue("sandbox", id).addKeyValue("unmounted", unmounted).log("mounts a runc that died left in the root removed");
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "unmount what runc left in the root", e.toString(), e);
@@ -876,7 +888,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
      * nothing of them. Whatever is in them is killed, then they are removed.
      */
     private void removeCgroupsLeft(SandboxId id) {
-        var left = new java.util.ArrayList<Path>();
+        var left = new ArrayList<Path>();
         try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
             controllers.map(c -> c.resolve(config.cgroupParent()).resolve(id.value())).filter(Files::isDirectory).forEach(left::add);
         } catch (IOException e) {
@@ -898,7 +910,7 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
                 } catch (IOException e) {
                     // Busy: tasks are in it. SIGKILL them; the kernel lets the directory go once they are gone.
                     try (Stream<String> pids = Files.lines(cgroup.resolve("cgroup.procs"))) {
-                        pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(java.util.Optional::stream).forEach(ProcessHandle::destroyForcibly);
+                        pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(Optional::stream).forEach(ProcessHandle::destroyForcibly);
                     } catch (IOException | RuntimeException ignored) {
                         // removed meanwhile
                     }

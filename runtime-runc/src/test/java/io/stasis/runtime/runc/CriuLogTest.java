@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -13,7 +14,7 @@ class CriuLogTest {
     Path dir;
 
     private Path log(String... lines) throws Exception {
-        return Files.write(dir.resolve("dump.log"), java.util.List.of(lines));
+        return Files.write(dir.resolve("dump.log"), List.of(lines));
     }
 
     @Test

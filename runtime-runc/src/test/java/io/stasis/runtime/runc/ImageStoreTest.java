@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import java.io.ByteArrayInputStream;
+import java.io.EOFException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -48,8 +50,8 @@ class ImageStoreTest {
         source.seal(id);
         byte[] stream = source.exportTo(id, in -> in.readAllBytes());
         var target = new ImageStore(to);
-        var cut = new ByteArrayInputStream(java.util.Arrays.copyOf(stream, stream.length / 2));
-        assertThatThrownBy(() -> target.importFrom(id, cut)).isInstanceOf(java.io.EOFException.class);
+        var cut = new ByteArrayInputStream(Arrays.copyOf(stream, stream.length / 2));
+        assertThatThrownBy(() -> target.importFrom(id, cut)).isInstanceOf(EOFException.class);
         assertThat(target.isComplete(id)).isFalse();
         assertThat(target.list()).isEmpty();
         assertThatThrownBy(() -> target.importFrom(id, new ByteArrayInputStream("not an image".getBytes())))

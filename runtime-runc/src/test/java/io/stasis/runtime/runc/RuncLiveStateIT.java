@@ -2,6 +2,7 @@ package io.stasis.runtime.runc;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.testkit.LiveStateSuite;
@@ -32,7 +33,7 @@ class RuncLiveStateIT extends LiveStateSuite {
 
     @Override
     protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny", io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
+        return host.roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes());
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.stasis.runtime.runc;
 
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.testkit.IsolationSuite;
@@ -29,7 +30,7 @@ class RuncRuntimeIT extends IsolationSuite {
 
     @Override
     protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny", io.stasis.core.sandbox.Resources.DEFAULT.diskBytes());
+        return host.roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes());
     }
 
     @Override

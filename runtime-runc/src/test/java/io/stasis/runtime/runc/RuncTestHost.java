@@ -2,6 +2,8 @@ package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.host.FileTrees;
@@ -14,7 +16,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Function;
 
 /** A real btrfs pool with the busybox template and a runc runtime with CRIU, in a scratch directory. */
 final class RuncTestHost implements AutoCloseable {
@@ -47,16 +51,16 @@ final class RuncTestHost implements AutoCloseable {
 
     /** A writable copy of a sandbox's root, the way the btrfs store makes one: a snapshot. */
     Path copyRoot(SandboxId source, SandboxId copy) {
-        return viaSnapshot(source, checkpoint -> roots.createRootFrom(copy, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes()));
+        return viaSnapshot(source, checkpoint -> roots.createRootFrom(copy, checkpoint, Resources.DEFAULT.diskBytes()));
     }
 
     /** A writable copy of a sandbox's root in place of another's, whose old root the store puts aside. */
     Path replaceRoot(SandboxId id, SandboxId source) {
-        return viaSnapshot(source, checkpoint -> roots.replaceRoot(id, checkpoint, io.stasis.core.sandbox.Resources.DEFAULT.diskBytes()));
+        return viaSnapshot(source, checkpoint -> roots.replaceRoot(id, checkpoint, Resources.DEFAULT.diskBytes()));
     }
 
-    private Path viaSnapshot(SandboxId source, java.util.function.Function<io.stasis.core.checkpoint.CheckpointId, Path> branch) {
-        var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
+    private Path viaSnapshot(SandboxId source, Function<CheckpointId, Path> branch) {
+        var checkpoint = CheckpointId.random();
         roots.snapshotRoot(source, checkpoint);
         try {
             return branch.apply(checkpoint);
@@ -72,7 +76,7 @@ final class RuncTestHost implements AutoCloseable {
         assertThat(pool.unmountIfEmpty()).as("pool unmounted").isTrue();
         pool.close();
         assertThat(HostLeaks.mountsUnder(dataDir)).isEmpty();
-        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, java.time.Duration.ofSeconds(15))).isEmpty();
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
         FileTrees.deleteRecursively(dataDir);
     }
 }

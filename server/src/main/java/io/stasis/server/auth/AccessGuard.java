@@ -1,6 +1,8 @@
 package io.stasis.server.auth;
 
 import io.javalin.http.Context;
+import io.javalin.security.RouteRole;
+import io.javalin.websocket.WsContext;
 import io.stasis.core.auth.Caller;
 import io.stasis.core.auth.TokenScope;
 import io.stasis.core.checkpoint.Checkpoint;
@@ -12,9 +14,10 @@ import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
-import io.javalin.security.RouteRole;
+import io.stasis.core.volume.VolumeService;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 
 /**
  * Enforces each route's {@link Access} before its handler runs, in one place, so that no handler
@@ -32,9 +35,9 @@ public final class AccessGuard {
     private static final String VOLUME_ATTRIBUTE = "stasis.volume";
 
     private final CheckpointService checkpoints;
-    private final io.stasis.core.volume.VolumeService volumes;
+    private final VolumeService volumes;
 
-    public AccessGuard(SandboxService sandboxes, CheckpointService checkpoints, io.stasis.core.volume.VolumeService volumes) {
+    public AccessGuard(SandboxService sandboxes, CheckpointService checkpoints, VolumeService volumes) {
         this.sandboxes = sandboxes;
         this.checkpoints = checkpoints;
         this.volumes = volumes;
@@ -95,7 +98,7 @@ public final class AccessGuard {
         }
     }
 
-    private static void requireScope(Caller caller, Access access, SandboxId sandbox, java.util.function.Supplier<StasisException> notFound) {
+    private static void requireScope(Caller caller, Access access, SandboxId sandbox, Supplier<StasisException> notFound) {
         if (!(caller instanceof Caller.Token t)) return;
         if (!(t.token().scope() instanceof TokenScope.Sandbox scope) || !scope.id().equals(sandbox)) throw notFound.get();
         var needed = access.permission().orElseThrow();
@@ -108,7 +111,7 @@ public final class AccessGuard {
     public static void requireVolumeScope(Caller caller, Access access, String volumeId, String ref) {
         if (!(caller instanceof Caller.Token t)) return;
         if (!(t.token().scope() instanceof TokenScope.Volume scope) || !scope.id().equals(volumeId))
-            throw io.stasis.core.volume.VolumeService.notFound(ref);
+            throw VolumeService.notFound(ref);
         var needed = access.permission().orElseThrow();
         if (!t.token().permissions().contains(needed))
             throw new StasisException(ErrorCode.FORBIDDEN, "token " + t.token().id() + " lacks the permission '" + needed.wireName()
@@ -151,7 +154,7 @@ public final class AccessGuard {
     }
 
     /** The same for a WebSocket, whose upgrade request the guard checked. */
-    public static String sandboxId(io.javalin.websocket.WsContext ctx) {
+    public static String sandboxId(WsContext ctx) {
         StasisException refusal = ctx.attribute(REFUSAL_ATTRIBUTE);
         if (refusal != null) throw refusal;
         return resolved(ctx.attribute(SANDBOX_ATTRIBUTE), ctx.pathParam("id"));

@@ -6,13 +6,23 @@ import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.BlobInfo;
 import io.stasis.core.spi.BlobStore;
 import io.stasis.core.spi.CheckpointArchive;
 import io.stasis.server.http.DescriptorJson;
 import java.io.IOException;
 import java.io.InputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link CheckpointArchive} on a {@link ContentStore} (the streams: chunked, deduplicated,
@@ -20,7 +30,7 @@ import java.util.Optional;
  * {@code checkpoints/<id>.json}, written with the store's atomic put).
  */
 public final class BlobCheckpointArchive implements CheckpointArchive {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(BlobCheckpointArchive.class);
+    private static final Logger log = LoggerFactory.getLogger(BlobCheckpointArchive.class);
     private final ContentStore content;
     private final BlobStore blobs;
 
@@ -50,8 +60,8 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
                 byte[] encoded = DescriptorJson.encode(descriptor);
                 blobs.put(CheckpointDescriptor.key(descriptor.checkpoint()), encoded);
                 try {
-                    return "sha256:" + java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(encoded));
-                } catch (java.security.NoSuchAlgorithmException e) {
+                    return "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(encoded));
+                } catch (NoSuchAlgorithmException e) {
                     throw new IllegalStateException("every JDK has SHA-256", e);
                 }
             }
@@ -81,8 +91,8 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
     }
 
     @Override
-    public java.util.List<CheckpointDescriptor> descriptors() {
-        var out = new java.util.ArrayList<CheckpointDescriptor>();
+    public List<CheckpointDescriptor> descriptors() {
+        var out = new ArrayList<CheckpointDescriptor>();
         for (var id : descriptorIds()) {
             try {
                 descriptor(id).ifPresent(out::add);
@@ -98,8 +108,8 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
      * for the garbage collection's live set. Strict, unlike {@link #descriptors()}: a descriptor
      * that cannot be read fails the whole call, since its streams would otherwise be collected.
      */
-    public java.util.Set<ManifestId> liveStreams() {
-        var live = new java.util.HashSet<ManifestId>();
+    public Set<ManifestId> liveStreams() {
+        var live = new HashSet<ManifestId>();
         for (var id : descriptorIds()) {
             descriptor(id).ifPresent(d -> {
                 d.roots().forEach(layer -> live.add(layer.stream()));
@@ -110,10 +120,10 @@ public final class BlobCheckpointArchive implements CheckpointArchive {
     }
 
     /** The ids of the descriptors in the store; other keys under {@code checkpoints/} are not ours. */
-    private java.util.List<CheckpointId> descriptorIds() {
-        var ids = new java.util.ArrayList<CheckpointId>();
+    private List<CheckpointId> descriptorIds() {
+        var ids = new ArrayList<CheckpointId>();
         try (var keys = blobs.listAll("checkpoints/")) {
-            for (var info : (Iterable<io.stasis.core.spi.BlobInfo>) keys::iterator) {
+            for (var info : (Iterable<BlobInfo>) keys::iterator) {
                 String name = info.key().substring("checkpoints/".length());
                 if (!name.endsWith(".json")) continue;
                 String id = name.substring(0, name.length() - ".json".length());

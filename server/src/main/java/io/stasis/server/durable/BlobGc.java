@@ -11,9 +11,12 @@ import io.stasis.core.journal.FaultPoints;
 import io.stasis.server.volume.ContentVolumeArchive;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -81,11 +84,11 @@ public final class BlobGc implements AutoCloseable {
         try {
             if (Files.exists(file)) return Files.readString(file, StandardCharsets.US_ASCII).strip();
             byte[] random = new byte[6];
-            new java.security.SecureRandom().nextBytes(random);
+            new SecureRandom().nextBytes(random);
             String id = hostName() + "-" + HexFormat.of().formatHex(random);
             Path tmp = dataDir.resolve("blob-holder.tmp");
             Files.writeString(tmp, id + "\n", StandardCharsets.US_ASCII);
-            Files.move(tmp, file, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
             return id;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read or make " + file + ": " + e.getMessage(), e);
@@ -94,7 +97,7 @@ public final class BlobGc implements AutoCloseable {
 
     private static String hostName() {
         try {
-            String name = java.net.InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9_-]", "-").replaceAll("^-+", "");
+            String name = InetAddress.getLocalHost().getHostName().replaceAll("[^A-Za-z0-9_-]", "-").replaceAll("^-+", "");
             return name.isEmpty() ? "host" : name.substring(0, Math.min(name.length(), 40));
         } catch (IOException e) {
             return "host";

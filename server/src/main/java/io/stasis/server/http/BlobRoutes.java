@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import io.javalin.config.RoutesConfig;
 import io.stasis.blob.content.GcReport;
 import io.stasis.blob.content.StoreLocks;
+import io.stasis.core.policy.Durations;
 import io.stasis.server.auth.Access;
 import io.stasis.server.durable.BlobGc;
 import java.time.Instant;
@@ -47,7 +48,7 @@ final class BlobRoutes {
         static StatusView of(BlobGc.Status s) {
             return new StatusView(s.holder(), new UsageView(s.usage().manifests(), s.usage().chunks(), s.usage().storedBytes()),
                     s.locks().stream().map(LockView::of).toList(), s.lastGc().map(o -> GcView.of(o.report(), o.finishedAt())).orElse(null),
-                    s.interval().map(io.stasis.core.policy.Durations::format).orElse(null));
+                    s.interval().map(Durations::format).orElse(null));
         }
     }
 }

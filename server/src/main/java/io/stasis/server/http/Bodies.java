@@ -1,5 +1,8 @@
 package io.stasis.server.http;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.SpawnSpec;
 import java.util.List;
 import java.util.Map;
 
@@ -9,7 +12,7 @@ final class Bodies {
     }
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
-                         com.fasterxml.jackson.databind.JsonNode lifecycle, com.fasterxml.jackson.databind.JsonNode network,
+                         JsonNode lifecycle, JsonNode network,
                          List<MountBody> volumes, List<BucketMountBody> mounts, String fromCheckpoint) {
     }
 
@@ -46,9 +49,9 @@ final class Bodies {
     }
 
     record TerminalBody(Integer cols, Integer rows) {
-        io.stasis.core.spi.SpawnSpec.TerminalSize size() {
-            if (cols == null || rows == null) throw io.stasis.core.error.StasisException.invalid("pty", "needs cols and rows");
-            return new io.stasis.core.spi.SpawnSpec.TerminalSize(cols, rows);
+        SpawnSpec.TerminalSize size() {
+            if (cols == null || rows == null) throw StasisException.invalid("pty", "needs cols and rows");
+            return new SpawnSpec.TerminalSize(cols, rows);
         }
     }
 

@@ -1,24 +1,26 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
-import io.stasis.server.auth.BearerAuth;
-import io.stasis.core.policy.Durations;
-import io.stasis.core.sandbox.SandboxId;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.policy.Durations;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.CheckpointView;
 import io.stasis.server.http.Views.ListView;
 import io.stasis.server.http.Views.SandboxView;
+import java.time.Duration;
 import java.util.Optional;
 
 /** Checkpoints of a sandbox, and forks from them. */
 final class CheckpointRoutes {
-    private static final java.time.Duration DEFAULT_SYNC_TIMEOUT = java.time.Duration.ofMinutes(10);
-    private static final java.time.Duration MAX_SYNC_TIMEOUT = java.time.Duration.ofHours(1);
+    private static final Duration DEFAULT_SYNC_TIMEOUT = Duration.ofMinutes(10);
+    private static final Duration MAX_SYNC_TIMEOUT = Duration.ofHours(1);
     private final CheckpointService checkpoints;
 
     CheckpointRoutes(CheckpointService checkpoints) {
@@ -90,7 +92,7 @@ final class CheckpointRoutes {
         ctx.json(new ListView<>(items, null));
     }
 
-    private CheckpointView view(io.stasis.core.checkpoint.Checkpoint c) {
+    private CheckpointView view(Checkpoint c) {
         var spares = checkpoints.spares(c.id());
         return CheckpointView.of(c, checkpoints.upload(c.id()), new Views.SparesView(spares.wanted(), spares.ready()));
     }

@@ -2,6 +2,7 @@ package io.stasis.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.core.blob.ManifestId;
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
@@ -10,6 +11,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
 import java.io.IOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -84,10 +86,10 @@ public final class DescriptorJson {
     }
 
     /** Bucket mounts in the API's shape (version 2). */
-    private static java.util.List<io.stasis.core.bucket.SandboxBucket> buckets(JsonNode mounts) {
-        var out = new ArrayList<io.stasis.core.bucket.SandboxBucket>();
+    private static List<SandboxBucket> buckets(JsonNode mounts) {
+        var out = new ArrayList<SandboxBucket>();
         for (JsonNode m : mounts)
-            out.add(new io.stasis.core.bucket.SandboxBucket(m.path("path").asText(), java.net.URI.create(m.path("endpoint").asText()),
+            out.add(new SandboxBucket(m.path("path").asText(), URI.create(m.path("endpoint").asText()),
                     m.path("region").asText(), m.path("bucket").asText(), m.path("prefix").asText(), m.path("readOnly").asBoolean(),
                     m.path("credentialsSecret").asText()));
         return out;

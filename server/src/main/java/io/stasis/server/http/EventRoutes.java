@@ -1,19 +1,23 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
-import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The event log: {@code GET /v1/events} and {@code GET /v1/sandboxes/{id}/events}, as pages of JSON
@@ -22,7 +26,7 @@ import java.util.Optional;
  * {@code Last-Event-ID} (or {@code ?after=}), then goes on without a gap or a repeat.
  */
 final class EventRoutes {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(EventRoutes.class);
+    private static final Logger log = LoggerFactory.getLogger(EventRoutes.class);
     private static final int DEFAULT_LIMIT = 100;
     private static final int MAX_LIMIT = 1000;
 
@@ -57,7 +61,7 @@ final class EventRoutes {
      * the replay already sent: no event falls between the two.
      */
     private void stream(Context ctx, Optional<SandboxId> sandbox, long after) {
-        var live = new java.util.concurrent.LinkedBlockingQueue<Event>();
+        var live = new LinkedBlockingQueue<Event>();
         var viewer = BearerAuth.caller(ctx).tenant();
         try (var subscription = events.subscribe(e -> {
                  if ((sandbox.isEmpty() || sandbox.equals(e.sandbox())) && e.visibleTo(viewer)) live.add(e);
@@ -70,7 +74,7 @@ final class EventRoutes {
                 if (page.size() < MAX_LIMIT) break;
             }
             while (!sse.clientGone()) {
-                var e = live.poll(1, java.util.concurrent.TimeUnit.SECONDS);
+                var e = live.poll(1, TimeUnit.SECONDS);
                 if (e != null && e.id() > sent) sent = send(sse, e);
             }
         } catch (SseStream.ClientGone e) {

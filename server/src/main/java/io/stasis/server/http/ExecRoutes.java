@@ -1,7 +1,5 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
@@ -9,16 +7,21 @@ import io.stasis.core.exec.ExecRequest;
 import io.stasis.core.exec.ExecResult;
 import io.stasis.core.exec.ExecService;
 import io.stasis.core.sandbox.EnvVars;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.http.Views.ExecView;
 import io.stasis.server.http.Views.ExitEvent;
 import io.stasis.server.metrics.Metrics;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** {@code POST /v1/sandboxes/{id}/exec}: run and wait, as JSON or streamed as Server-Sent Events. */
 final class ExecRoutes {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ExecRoutes.class);
+    private static final Logger log = LoggerFactory.getLogger(ExecRoutes.class);
     private final ExecService exec;
     private final Metrics metrics;
 
@@ -57,7 +60,7 @@ final class ExecRoutes {
             output.flush();
             output.event("exit", new ExitEvent(result.exit().exitCode(), result.exit().signal().orElse(null),
                     result.timedOut(), result.duration().toMillis()));
-        } catch (SseStream.ClientGone | java.util.concurrent.CancellationException e) {
+        } catch (SseStream.ClientGone | CancellationException e) {
             log.atDebug().addKeyValue("sandbox", sandbox).log("exec stream client went away; the command was killed");
         }
     }

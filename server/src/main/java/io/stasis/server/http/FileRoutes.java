@@ -1,32 +1,36 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.files.FileInfo;
 import io.stasis.core.files.FileEvent;
+import io.stasis.core.files.FileInfo;
 import io.stasis.core.files.FileService;
+import io.stasis.core.files.FileType;
 import io.stasis.core.files.SandboxPath;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.http.Views.FileEventView;
 import io.stasis.server.http.Views.FileView;
 import io.stasis.server.http.Views.ListView;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /** The files API: raw bytes in and out, streamed; paths confined to the sandbox root. */
 final class FileRoutes {
     private static final int DEFAULT_LIST_LIMIT = 1000;
     private static final int MAX_LIST_LIMIT = 10_000;
-    private static final java.time.Duration WATCH_POLL = java.time.Duration.ofSeconds(1);
+    private static final Duration WATCH_POLL = Duration.ofSeconds(1);
     private static final int WATCH_QUEUE = 1024;
 
     private final FileService files;
@@ -65,9 +69,9 @@ final class FileRoutes {
     private void write(Context ctx) throws IOException {
         String declared = ctx.header("Content-Length");
         if (declared != null && !declared.isBlank() && Long.parseLong(declared.strip()) > maxUploadBytes)
-            throw new StasisException(io.stasis.core.error.ErrorCode.PAYLOAD_TOO_LARGE,
+            throw new StasisException(ErrorCode.PAYLOAD_TOO_LARGE,
                     "the upload is larger than the limit of " + maxUploadBytes + " bytes",
-                    java.util.Map.of("limitBytes", maxUploadBytes));
+                    Map.of("limitBytes", maxUploadBytes));
         try (InputStream body = ctx.bodyInputStream()) {
             FileInfo info = files.write(AccessGuard.sandboxId(ctx), path(ctx, "path"), body, Query.mode(ctx), maxUploadBytes);
             ctx.json(FileView.of(info));
@@ -101,9 +105,9 @@ final class FileRoutes {
 
     private boolean existsAsDirectory(String sandbox, SandboxPath path) {
         try {
-            return files.stat(sandbox, path).type() == io.stasis.core.files.FileType.DIRECTORY;
+            return files.stat(sandbox, path).type() == FileType.DIRECTORY;
         } catch (StasisException e) {
-            if (e.code() == io.stasis.core.error.ErrorCode.FILE_NOT_FOUND || e.code() == io.stasis.core.error.ErrorCode.NOT_A_DIRECTORY)
+            if (e.code() == ErrorCode.FILE_NOT_FOUND || e.code() == ErrorCode.NOT_A_DIRECTORY)
                 return false;
             throw e;
         }
@@ -140,7 +144,7 @@ final class FileRoutes {
     private void watch(Context ctx) throws InterruptedException {
         // Bounded: a client that does not read ends its watch as overflowed rather than filling the heap.
         var batches = new LinkedBlockingQueue<List<FileEvent>>(WATCH_QUEUE);
-        var fellBehind = new java.util.concurrent.atomic.AtomicBoolean();
+        var fellBehind = new AtomicBoolean();
         try (var watch = files.watch(AccessGuard.sandboxId(ctx), path(ctx, "path"), Query.bool(ctx, "recursive", true), batch -> {
                  if (!batches.offer(batch)) fellBehind.set(true);
              });

@@ -1,32 +1,52 @@
 package io.stasis.server.http;
 
 import io.javalin.Javalin;
-import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.ServerConnector;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
 import io.javalin.json.JavalinJackson;
+import io.javalin.security.Roles;
+import io.javalin.security.RouteRole;
+import io.javalin.websocket.WsHandlerType;
+import io.stasis.core.auth.TokenService;
+import io.stasis.core.bucket.SandboxBuckets;
+import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
-import io.stasis.core.lifecycle.LifecycleService;
-import io.stasis.core.policy.LifecyclePolicy;
-import io.stasis.core.process.ProcessService;
 import io.stasis.core.files.FileService;
+import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.network.NetworkService;
+import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.preview.PreviewService;
+import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.secret.SecretService;
 import io.stasis.core.template.TemplateService;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantService;
+import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.durable.BlobGc;
 import io.stasis.server.error.ErrorBody;
 import io.stasis.server.error.ErrorMapper;
 import io.stasis.server.mcp.McpEndpoint;
 import io.stasis.server.metrics.Metrics;
+import io.stasis.server.preview.PreviewUrls;
+import io.stasis.server.s3.S3Routes;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletMapping;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.ServerConnector;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,17 +63,17 @@ public final class HttpApi implements AutoCloseable {
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
                            ProcessService processes, FileService files, TemplateService templates, EventLog events,
-                           io.stasis.core.lifecycle.ActivityTracker activity, BearerAuth auth, Metrics metrics,
-                           io.stasis.core.preview.PreviewService previews, io.stasis.core.network.NetworkService network,
-                           io.stasis.core.secret.SecretService secrets, io.stasis.core.tenant.TenantService tenants,
-                           io.stasis.core.auth.TokenService tokens, io.stasis.core.tenant.QuotaGuard quotas,
-                           io.stasis.core.volume.VolumeService volumes, io.stasis.core.bucket.SandboxBuckets buckets,
-                           io.stasis.server.s3.S3Routes s3, io.stasis.server.durable.BlobGc blobGc) {
+                           ActivityTracker activity, BearerAuth auth, Metrics metrics,
+                           PreviewService previews, NetworkService network,
+                           SecretService secrets, TenantService tenants,
+                           TokenService tokens, QuotaGuard quotas,
+                           VolumeService volumes, SandboxBuckets buckets,
+                           S3Routes s3, BlobGc blobGc) {
     }
 
     /** Settings of the API itself. */
     public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
-                           long maxUploadBytes, long maxJsonBytes, io.stasis.server.preview.PreviewUrls previewUrls) {
+                           long maxUploadBytes, long maxJsonBytes, PreviewUrls previewUrls) {
     }
 
     private final Javalin app;
@@ -212,25 +232,25 @@ public final class HttpApi implements AutoCloseable {
      * A route this API serves. WebSocket routes show as GET (the upgrade request); servlets mounted
      * beside Javalin's own show with method {@link #ANY_METHOD}, since they take every method.
      */
-    public record Route(String method, String path, java.util.Set<io.javalin.security.RouteRole> roles) {
+    public record Route(String method, String path, Set<RouteRole> roles) {
         public static final String ANY_METHOD = "*";
     }
 
     /** Every HTTP, WebSocket and servlet route registered, for the test that holds them against the OpenAPI spec. */
-    public java.util.List<Route> routes() {
-        var out = new java.util.ArrayList<Route>();
+    public List<Route> routes() {
+        var out = new ArrayList<Route>();
         for (var e : app.unsafe.internalRouter.allHttpHandlers())
             if (e.endpoint.method.isHttpMethod()) {
-                var roles = e.endpoint.metadata(io.javalin.security.Roles.class);
-                out.add(new Route(e.endpoint.method.name(), e.endpoint.path, roles == null ? java.util.Set.of() : roles.getRoles()));
+                var roles = e.endpoint.metadata(Roles.class);
+                out.add(new Route(e.endpoint.method.name(), e.endpoint.path, roles == null ? Set.of() : roles.getRoles()));
             }
         for (var e : app.unsafe.internalRouter.allWsHandlers())
-            if (e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath(), e.getRoles()));
-        var context = app.jettyServer().server().getDescendant(org.eclipse.jetty.ee10.servlet.ServletContextHandler.class);
+            if (e.getType() == WsHandlerType.WEBSOCKET) out.add(new Route("GET", e.getPath(), e.getRoles()));
+        var context = app.jettyServer().server().getDescendant(ServletContextHandler.class);
         var mappings = context == null ? null : context.getServletHandler().getServletMappings();
-        for (var mapping : mappings == null ? new org.eclipse.jetty.ee10.servlet.ServletMapping[0] : mappings)
+        for (var mapping : mappings == null ? new ServletMapping[0] : mappings)
             for (String pathSpec : mapping.getPathSpecs())
-                if (!pathSpec.equals("/*") && !pathSpec.equals("/")) out.add(new Route(Route.ANY_METHOD, pathSpec, java.util.Set.of())); // "/*" is Javalin's
+                if (!pathSpec.equals("/*") && !pathSpec.equals("/")) out.add(new Route(Route.ANY_METHOD, pathSpec, Set.of())); // "/*" is Javalin's
         return out;
     }
 

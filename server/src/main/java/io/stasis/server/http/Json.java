@@ -4,24 +4,29 @@ import com.fasterxml.jackson.annotation.JsonSetter;
 import com.fasterxml.jackson.annotation.Nulls;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.MapperFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.cfg.CoercionAction;
 import com.fasterxml.jackson.databind.cfg.CoercionInputShape;
-import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.databind.exc.InvalidFormatException;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.databind.exc.ValueInstantiationException;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.type.LogicalType;
 import com.fasterxml.jackson.datatype.jdk8.Jdk8Module;
 import com.fasterxml.jackson.datatype.jsr310.JavaTimeModule;
 import io.javalin.http.Context;
 import io.stasis.core.error.StasisException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -57,7 +62,7 @@ final class Json {
     static <T> T body(Context ctx, Class<T> type) {
         try (InputStream in = ctx.bodyInputStream()) {
             byte[] bytes = in.readAllBytes();
-            String text = new String(bytes, java.nio.charset.StandardCharsets.UTF_8);
+            String text = new String(bytes, StandardCharsets.UTF_8);
             T value = MAPPER.readValue(text.isBlank() ? "{}" : text, type);
             // The JSON literal null reads as no value at all (or a NullNode): no operation takes it for its body.
             if (value == null || value instanceof JsonNode node && node.isNull())
@@ -80,7 +85,7 @@ final class Json {
         }
     }
 
-    private static String path(com.fasterxml.jackson.databind.JsonMappingException e) {
+    private static String path(JsonMappingException e) {
         var out = new StringBuilder();
         for (var ref : e.getPath()) {
             if (ref.getFieldName() != null) {
@@ -102,13 +107,13 @@ final class Json {
         if (Number.class.isAssignableFrom(type) || type.isPrimitive() && type != boolean.class) return "a number";
         if (type == Boolean.class || type == boolean.class) return "true or false";
         if (type == String.class) return "a string";
-        if (java.util.Collection.class.isAssignableFrom(type)) return "an array";
-        if (java.util.Map.class.isAssignableFrom(type) || type.isRecord()) return "an object";
+        if (Collection.class.isAssignableFrom(type)) return "an array";
+        if (Map.class.isAssignableFrom(type) || type.isRecord()) return "an object";
         return "a " + simpleName(type);
     }
 
     private static String simpleName(Class<?> type) {
-        return type == null ? "value" : type.getSimpleName().toLowerCase(java.util.Locale.ROOT);
+        return type == null ? "value" : type.getSimpleName().toLowerCase(Locale.ROOT);
     }
 
     static String write(Object value) {

@@ -1,15 +1,17 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.http.Views.SandboxView;
 import java.util.function.BiFunction;
 
@@ -17,9 +19,9 @@ import java.util.function.BiFunction;
 final class LifecycleRoutes {
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
-    private final io.stasis.core.checkpoint.CheckpointService checkpoints;
+    private final CheckpointService checkpoints;
 
-    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle, io.stasis.core.checkpoint.CheckpointService checkpoints) {
+    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints) {
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.checkpoints = checkpoints;
@@ -46,7 +48,7 @@ final class LifecycleRoutes {
     record ResumeRequest(Long expectGeneration) {
         ResumeRequest {
             if (expectGeneration != null && expectGeneration < 1)
-                throw io.stasis.core.error.StasisException.invalid("expectGeneration", "must be 1 or more, was " + expectGeneration);
+                throw StasisException.invalid("expectGeneration", "must be 1 or more, was " + expectGeneration);
         }
     }
 

@@ -1,25 +1,31 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.Signal;
 import io.stasis.core.policy.Durations;
 import io.stasis.core.process.ProcessRequest;
 import io.stasis.core.process.ProcessService;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.http.Views.ExitEvent;
 import io.stasis.server.http.Views.ListView;
 import io.stasis.server.http.Views.OutputView;
 import io.stasis.server.http.Views.ProcessView;
+import java.io.IOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Background processes: start, list, wait, read or follow output, signal, forget. */
 final class ProcessRoutes {
-    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ProcessRoutes.class);
+    private static final Logger log = LoggerFactory.getLogger(ProcessRoutes.class);
     private static final int MAX_READ = 1 << 20;
     private static final int MAX_STDIN = 8 << 20;
     private static final long MAX_WAIT_MS = 24L * 3600 * 1000;
@@ -115,21 +121,21 @@ final class ProcessRoutes {
             output.flush();
             var process = processes.get(sandbox, pid);
             output.event("exit", new ExitEvent(exit.map(e -> e.exitCode()).orElse(-1), exit.flatMap(e -> e.signal()).orElse(null),
-                    false, Duration.between(process.startedAt(), java.time.Instant.now()).toMillis()));
-        } catch (SseStream.ClientGone | java.util.concurrent.CancellationException e) {
+                    false, Duration.between(process.startedAt(), Instant.now()).toMillis()));
+        } catch (SseStream.ClientGone | CancellationException e) {
             log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("pid", pid).log("output stream client went away");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private void writeStdin(Context ctx) throws java.io.IOException {
+    private void writeStdin(Context ctx) throws IOException {
         byte[] data;
         try (var in = ctx.bodyInputStream()) {
             data = in.readNBytes(MAX_STDIN + 1);
         }
         if (data.length > MAX_STDIN)
-            throw new StasisException(io.stasis.core.error.ErrorCode.PAYLOAD_TOO_LARGE, "at most " + MAX_STDIN + " bytes per write",
+            throw new StasisException(ErrorCode.PAYLOAD_TOO_LARGE, "at most " + MAX_STDIN + " bytes per write",
                     Map.of("limitBytes", MAX_STDIN));
         ctx.json(ProcessView.of(processes.writeStdin(AccessGuard.sandboxId(ctx), pid(ctx), data)));
     }

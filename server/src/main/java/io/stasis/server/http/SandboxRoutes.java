@@ -1,21 +1,30 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
-import io.stasis.server.auth.BearerAuth;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.core.bucket.BucketMountRequest;
+import io.stasis.core.bucket.SandboxBucket;
+import io.stasis.core.bucket.SandboxBuckets;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
+import io.stasis.core.volume.VolumeMount;
+import io.stasis.core.volume.VolumeService;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
 import io.stasis.server.http.Views.SandboxView;
 import io.stasis.server.metrics.Metrics;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -29,13 +38,13 @@ final class SandboxRoutes {
     private final Resources defaultResources;
     private final LifecyclePolicy defaultLifecycle;
     private final Metrics metrics;
-    private final io.stasis.core.volume.VolumeService volumes;
-    private final io.stasis.core.checkpoint.CheckpointService checkpoints;
-    private final io.stasis.core.bucket.SandboxBuckets buckets;
+    private final VolumeService volumes;
+    private final CheckpointService checkpoints;
+    private final SandboxBuckets buckets;
 
-    SandboxRoutes(SandboxService sandboxes, io.stasis.core.checkpoint.CheckpointService checkpoints, String defaultTemplate,
+    SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, String defaultTemplate,
                   Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
-                  io.stasis.core.volume.VolumeService volumes, io.stasis.core.bucket.SandboxBuckets buckets) {
+                  VolumeService volumes, SandboxBuckets buckets) {
         this.volumes = volumes;
         this.buckets = buckets;
         this.checkpoints = checkpoints;
@@ -65,11 +74,11 @@ final class SandboxRoutes {
         var r = body.resources();
         var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
         var tenant = BearerAuth.caller(ctx).tenant();
-        var volumeMounts = body.volumes() == null ? java.util.List.<io.stasis.core.volume.VolumeMount>of() : volumes.resolveMounts(tenant,
-                body.volumes().stream().map(m -> new io.stasis.core.volume.VolumeService.MountRequest(m.volume(), m.path(),
+        var volumeMounts = body.volumes() == null ? List.<VolumeMount>of() : volumes.resolveMounts(tenant,
+                body.volumes().stream().map(m -> new VolumeService.MountRequest(m.volume(), m.path(),
                         Boolean.TRUE.equals(m.readOnly()))).toList());
-        var bucketMounts = body.mounts() == null ? java.util.List.<io.stasis.core.bucket.SandboxBucket>of() : buckets.resolve(tenant,
-                body.mounts().stream().map(m -> m == null ? null : new io.stasis.core.bucket.BucketMountRequest(m.type(), m.endpoint(), m.region(),
+        var bucketMounts = body.mounts() == null ? List.<SandboxBucket>of() : buckets.resolve(tenant,
+                body.mounts().stream().map(m -> m == null ? null : new BucketMountRequest(m.type(), m.endpoint(), m.region(),
                         m.bucket(), m.prefix(), m.path(), m.readOnly(), m.credentialsSecret())).toList(), volumeMounts);
         var spec = new SandboxSpec(
                 Objects.requireNonNullElse(body.template(), defaultTemplate),
@@ -98,15 +107,15 @@ final class SandboxRoutes {
                 || body.network() != null || body.volumes() != null || body.mounts() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();
-        if (!io.stasis.core.checkpoint.CheckpointId.isValid(raw)) throw io.stasis.core.checkpoint.CheckpointService.notFound(raw);
+        if (!CheckpointId.isValid(raw)) throw CheckpointService.notFound(raw);
         long start = System.nanoTime();
-        var sandbox = checkpoints.createFrom(BearerAuth.caller(ctx).tenant(), new io.stasis.core.checkpoint.CheckpointId(raw),
+        var sandbox = checkpoints.createFrom(BearerAuth.caller(ctx).tenant(), new CheckpointId(raw),
                 Optional.ofNullable(body.name()));
         metrics.sandboxCreated(sandbox.template(), System.nanoTime() - start);
         ctx.status(201).json(withMounts(sandbox));
     }
 
-    private SandboxView withMounts(io.stasis.core.sandbox.Sandbox sandbox) {
+    private SandboxView withMounts(Sandbox sandbox) {
         return SandboxView.of(sandbox, buckets.bucketsOf(sandbox.id())).withDurableImage(checkpoints.durableImage(sandbox.id()));
     }
 

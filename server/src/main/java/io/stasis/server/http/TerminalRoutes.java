@@ -1,7 +1,5 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.websocket.WsContext;
@@ -13,6 +11,9 @@ import io.stasis.core.exec.Signal;
 import io.stasis.core.process.ProcessRequest;
 import io.stasis.core.process.ProcessService;
 import io.stasis.core.spi.SpawnSpec.TerminalSize;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
+import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
@@ -165,7 +166,7 @@ final class TerminalRoutes {
             else session.send(ctx, Json.write(Map.of("type", "error", "code", "invalid_request", "message", "unknown control message")));
         } catch (StasisException e) {
             session.send(ctx, Json.write(Map.of("type", "error", "code", e.code().wireName(), "message", e.getMessage())));
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             session.send(ctx, Json.write(Map.of("type", "error", "code", "malformed_request", "message", "control messages are JSON")));
         }
     }

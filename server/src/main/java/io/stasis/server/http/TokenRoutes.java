@@ -9,6 +9,9 @@ import io.stasis.core.auth.TokenScope;
 import io.stasis.core.auth.TokenService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.volume.VolumeId;
+import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
@@ -23,9 +26,9 @@ final class TokenRoutes {
     private final TokenService tokens;
     private final SandboxService sandboxes;
 
-    private final io.stasis.core.volume.VolumeService volumes;
+    private final VolumeService volumes;
 
-    TokenRoutes(TokenService tokens, SandboxService sandboxes, io.stasis.core.volume.VolumeService volumes) {
+    TokenRoutes(TokenService tokens, SandboxService sandboxes, VolumeService volumes) {
         this.tokens = tokens;
         this.sandboxes = sandboxes;
         this.volumes = volumes;
@@ -69,8 +72,8 @@ final class TokenRoutes {
     }
 
     /** A volume named by name is resolved in the caller's tenant too; an id is checked by the token service. */
-    private String volumeId(io.stasis.core.tenant.TenantId tenant, String ref) {
-        if (volumes == null || io.stasis.core.volume.VolumeId.isValid(ref)) return ref;
+    private String volumeId(TenantId tenant, String ref) {
+        if (volumes == null || VolumeId.isValid(ref)) return ref;
         return volumes.get(tenant, ref).id().value();
     }
 

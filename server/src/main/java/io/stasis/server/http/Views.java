@@ -1,18 +1,24 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointUpload;
+import io.stasis.core.checkpoint.DurableImage;
+import io.stasis.core.files.FileEvent;
 import io.stasis.core.files.FileInfo;
 import io.stasis.core.process.ProcessInfo;
-import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.template.TemplateStatus;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The JSON shapes the API returns. Field names are the wire contract (docs/API.md). */
 final class Views {
@@ -31,19 +37,19 @@ final class Views {
     record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
                        String parentId, String checkpointId, Map<String, Object> lifecycle, long generation,
-                       @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                       @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                        DurableImageView durableImage,
-                       @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-                       java.util.List<BucketMountView> mounts) {
+                       @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
+                       List<BucketMountView> mounts) {
         /** With the sandbox's bucket mounts (the answers of create and get). */
-        static SandboxView of(Sandbox s, java.util.List<io.stasis.core.bucket.SandboxBucket> buckets) {
+        static SandboxView of(Sandbox s, List<SandboxBucket> buckets) {
             var v = of(s);
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
                     v.parentId, v.checkpointId, v.lifecycle, v.generation, null, buckets.stream().map(BucketMountView::of).toList());
         }
 
         /** With its newest durable checkpoint ({@code durableImage}: the answers of get and resume), {@code null} if none. */
-        SandboxView withDurableImage(java.util.Optional<io.stasis.core.checkpoint.DurableImage> image) {
+        SandboxView withDurableImage(Optional<DurableImage> image) {
             var view = image.map(i -> new DurableImageView(i.checkpoint().value(), i.digest(), i.takenAt())).orElse(null);
             return new SandboxView(id, name, template, state, stateReason, hibernation, createdAt, resources, env, metadata, parentId,
                     checkpointId, lifecycle, generation, view, mounts);
@@ -63,8 +69,8 @@ final class Views {
     /** A bucket mount as the API shows it: the secret's name, never its value. */
     record BucketMountView(String type, String endpoint, String region, String bucket, String prefix, String path, boolean readOnly,
                            String credentialsSecret) {
-        static BucketMountView of(io.stasis.core.bucket.SandboxBucket b) {
-            return new BucketMountView(io.stasis.core.bucket.SandboxBucket.TYPE_S3, b.endpoint().toString(), b.region(), b.bucket(), b.prefix(),
+        static BucketMountView of(SandboxBucket b) {
+            return new BucketMountView(SandboxBucket.TYPE_S3, b.endpoint().toString(), b.region(), b.bucket(), b.prefix(),
                     b.path(), b.readOnly(), b.credentialsSecret());
         }
     }
@@ -80,13 +86,13 @@ final class Views {
     record CheckpointView(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes, Instant createdAt,
                           boolean durable, String upload, Long logicalBytes, Long storedBytes, String uploadError, SparesView spares) {
         /** A durable checkpoint as its descriptor in the blob store tells it ({@code sizeBytes}: its image stream's length). */
-        static CheckpointView of(io.stasis.core.checkpoint.CheckpointDescriptor d) {
+        static CheckpointView of(CheckpointDescriptor d) {
             return new CheckpointView(d.checkpoint().value(), d.sandbox().value(), d.name().orElse(null), d.memory(), d.purpose().wireName(),
                     d.memory() ? d.logicalBytes() - d.roots().getLast().bytes() : 0, d.createdAt(), true, "durable", d.logicalBytes(),
                     d.storedBytes(), null, null);
         }
 
-        static CheckpointView of(Checkpoint c, java.util.Optional<io.stasis.core.checkpoint.CheckpointUpload> upload, SparesView spares) {
+        static CheckpointView of(Checkpoint c, Optional<CheckpointUpload> upload, SparesView spares) {
             var u = upload.orElse(null);
             boolean durable = u != null && u.durable();
             return new CheckpointView(c.id().value(), c.sandboxId().value(), c.name().orElse(null), c.memory(), c.purpose().wireName(),
@@ -125,7 +131,7 @@ final class Views {
     /** A change under a watched path; {@code from} only for a move that started inside the watched tree. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record FileEventView(String type, String path, String fileType, String from) {
-        static FileEventView of(io.stasis.core.files.FileEvent e) {
+        static FileEventView of(FileEvent e) {
             return new FileEventView(e.kind().wireName(), e.path(), e.type().wireName(), e.from().orElse(null));
         }
     }

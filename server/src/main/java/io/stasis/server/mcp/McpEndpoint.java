@@ -176,7 +176,7 @@ public final class McpEndpoint implements AutoCloseable {
         }
 
         @Override
-        public java.io.BufferedReader getReader() {
+        public BufferedReader getReader() {
             return new BufferedReader(new InputStreamReader(new ByteArrayInputStream(body), charset(getCharacterEncoding())));
         }
 

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -102,7 +103,7 @@ final class HeadReader {
                 continue;
             }
             if ((b < 0x20 && b != '\t') || b == 0x7f) throw new HttpFramingException(malformed, "a control character in the head");
-            if (length == line.length) line = java.util.Arrays.copyOf(line, line.length * 2);
+            if (length == line.length) line = Arrays.copyOf(line, line.length * 2);
             line[length++] = (byte) b;
         }
     }

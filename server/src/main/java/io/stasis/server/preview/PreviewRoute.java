@@ -3,6 +3,7 @@ package io.stasis.server.preview;
 import io.stasis.core.sandbox.SandboxId;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * Which sandbox port a request to the preview listener is for, and the target to forward.
@@ -58,11 +59,11 @@ record PreviewRoute(SandboxId sandbox, int port, String forwardTarget, String co
         return SandboxId.isValid(id) ? Optional.of(new SandboxId(id)) : Optional.empty();
     }
 
-    private static java.util.OptionalInt port(String text) {
+    private static OptionalInt port(String text) {
         if (text.isEmpty() || text.length() > 5 || !text.chars().allMatch(c -> c >= '0' && c <= '9') || text.charAt(0) == '0')
-            return java.util.OptionalInt.empty();
+            return OptionalInt.empty();
         int port = Integer.parseInt(text);
-        return port <= 65535 ? java.util.OptionalInt.of(port) : java.util.OptionalInt.empty();
+        return port <= 65535 ? OptionalInt.of(port) : OptionalInt.empty();
     }
 
     /** The path and query of a target in absolute form ({@code http://host/p?q}); other targets as they are. */

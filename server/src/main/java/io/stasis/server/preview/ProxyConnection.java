@@ -15,7 +15,9 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -135,7 +137,7 @@ final class ProxyConnection implements Runnable {
 
     /** A request admitted on this connection: for the same sandbox, port and token, until the preview expires. */
     private record Admission(SandboxId sandbox, int port, Optional<String> token, Preview preview) {
-        boolean covers(PreviewRoute route, Optional<String> requestToken, java.time.Instant now) {
+        boolean covers(PreviewRoute route, Optional<String> requestToken, Instant now) {
             return sandbox.equals(route.sandbox()) && port == route.port() && token.equals(requestToken)
                     && !preview.isExpired(now);
         }
@@ -422,7 +424,7 @@ final class ProxyConnection implements Runnable {
         }
     }
 
-    private static final java.util.Map<Integer, String> REASONS = java.util.Map.of(400, "Bad Request", 401, "Unauthorized",
+    private static final Map<Integer, String> REASONS = Map.of(400, "Bad Request", 401, "Unauthorized",
             403, "Forbidden", 404, "Not Found", 410, "Gone", 431, "Request Header Fields Too Large", 502, "Bad Gateway",
             503, "Service Unavailable");
 

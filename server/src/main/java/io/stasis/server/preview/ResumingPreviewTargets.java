@@ -5,6 +5,8 @@ import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.sandbox.SandboxId;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 
 /**
@@ -18,7 +20,7 @@ public final class ResumingPreviewTargets implements PreviewTargets {
     private static final int MAX_KNOWN = 10_000;
 
     private final Function<SandboxId, InetAddress> addresses;
-    private final java.util.Map<SandboxId, InetAddress> knownAddresses = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<SandboxId, InetAddress> knownAddresses = new ConcurrentHashMap<>();
 
     /** @param addresses the address of a running sandbox as the host reaches it */
     public ResumingPreviewTargets(LifecycleService lifecycle, ActivityTracker activity, Function<SandboxId, InetAddress> addresses) {

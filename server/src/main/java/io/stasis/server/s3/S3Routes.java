@@ -15,13 +15,18 @@ import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.http.HttpApi;
+import java.io.ByteArrayOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.SequenceInputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -227,7 +232,7 @@ public final class S3Routes {
         }
     }
 
-    private static void transfer(InputStream in, java.io.OutputStream out, long length) throws IOException {
+    private static void transfer(InputStream in, OutputStream out, long length) throws IOException {
         byte[] buffer = new byte[64 << 10];
         long left = length;
         while (left > 0) {
@@ -273,7 +278,7 @@ public final class S3Routes {
         }
         var md5 = md5();
         try (var content = files.read(r.root(), path); InputStream in = new DigestInputStream(content.stream(), md5)) {
-            in.transferTo(java.io.OutputStream.nullOutputStream());
+            in.transferTo(OutputStream.nullOutputStream());
         }
         String etag = quoted(md5);
         if (info.type() == FileType.FILE) etags.remember(r.volume().id(), r.key(), info, etag);
@@ -549,8 +554,8 @@ public final class S3Routes {
         try (InputStream body = new DigestInputStream(body(ctx, r), md5)) {
             long copied = Files.copy(body, tmp);
             if (copied > maxObjectBytes) throw new S3Error(400, "EntityTooLarge", "a part may hold at most " + maxObjectBytes + " bytes");
-            Files.move(tmp, dir.resolve("part-" + number), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-                    java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(tmp, dir.resolve("part-" + number), StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
         } finally {
             Files.deleteIfExists(tmp);
         }
@@ -571,7 +576,7 @@ public final class S3Routes {
         for (int i = 1; i < numbers.size(); i++)
             if (numbers.get(i) <= numbers.get(i - 1)) throw new S3Error(400, "InvalidPartOrder", "parts must be listed in ascending order");
         var streams = new ArrayList<InputStream>();
-        var md5s = new java.io.ByteArrayOutputStream();
+        var md5s = new ByteArrayOutputStream();
         FileInfo written;
         try {
             for (int n : numbers) {
@@ -625,7 +630,7 @@ public final class S3Routes {
         tag(xml, "Resource", ctx.path());
         tag(xml, "RequestId", String.valueOf(ctx.res().getHeader("X-Request-Id")));
         xml.append("</Error>");
-        ctx.attribute(io.stasis.server.http.HttpApi.ERROR_WRITTEN, true);
+        ctx.attribute(HttpApi.ERROR_WRITTEN, true);
         ctx.status(status).contentType("application/xml");
         if (!ctx.method().name().equals("HEAD")) ctx.result(xml.toString());
     }
@@ -657,7 +662,7 @@ public final class S3Routes {
     }
 
     /** A body checked against the SHA-256 the signed request announced: a mismatch fails the read at its end. */
-    private static final class VerifiedInputStream extends java.io.FilterInputStream {
+    private static final class VerifiedInputStream extends FilterInputStream {
         private final MessageDigest digest;
         private final String expected;
         private boolean checked;

@@ -3,6 +3,9 @@ package io.stasis.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.server.error.ErrorMapper;
 import io.swagger.v3.oas.models.SpecVersion;
@@ -12,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
@@ -45,14 +49,14 @@ class OpenApiSpecTest {
 
     @Test
     void everySchemaCompilesUnderTheOpenApi31Dialect() {
-        var empty = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        var empty = JsonNodeFactory.instance.objectNode();
         SPEC.root().path("components").path("schemas").properties().stream().map(Map.Entry::getKey).forEach(name -> SPEC.errors(name, empty)); // throws on a bad schema
     }
 
     @Test
     void validationIsStrictAboutFieldsTheSpecDoesNotName() throws Exception {
-        var mapper = new com.fasterxml.jackson.databind.ObjectMapper();
-        var sandbox = (com.fasterxml.jackson.databind.node.ObjectNode) mapper.readTree("""
+        var mapper = new ObjectMapper();
+        var sandbox = (ObjectNode) mapper.readTree("""
                 {"id": "sbx_0f3k2m9x8c7v6b5n", "name": null, "template": "tiny", "state": "hibernated", "stateReason": null,
                  "hibernation": {"checkpointId": "ckpt_1", "imageBytes": 10, "takenAt": "2026-11-29T10:00:00Z"},
                  "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
@@ -62,10 +66,10 @@ class OpenApiSpecTest {
                 """);
         assertThat(SPEC.errors("Sandbox", sandbox)).isEmpty();
         assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("unnamed", 1))).as("an unknown field").isNotEmpty();
-        assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().<com.fasterxml.jackson.databind.node.ObjectNode>without("id")))
+        assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().<ObjectNode>without("id")))
                 .as("a missing field").isNotEmpty();
         var hibernation = sandbox.deepCopy();
-        ((com.fasterxml.jackson.databind.node.ObjectNode) hibernation.get("hibernation")).put("extra", true);
+        ((ObjectNode) hibernation.get("hibernation")).put("extra", true);
         assertThat(SPEC.errors("Sandbox", hibernation)).as("an unknown field of a nested nullable object").isNotEmpty();
         assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("state", "deleted"))).as("a state outside the enum").isNotEmpty();
         assertThat(SPEC.errors("Error404", mapper.readTree("""
@@ -126,7 +130,7 @@ class OpenApiSpecTest {
         return path.startsWith("/s3/");
     }
 
-    private static void collectRefs(JsonNode node, java.util.Set<String> out) {
+    private static void collectRefs(JsonNode node, Set<String> out) {
         if (node.isObject()) {
             node.properties().forEach(e -> {
                 if (e.getKey().equals("$ref")) out.add(e.getValue().asText());

@@ -2,13 +2,16 @@ package io.stasis.server.preview;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import net.jqwik.api.Arbitraries;
@@ -89,9 +92,9 @@ class PreviewFramingPropertyTest {
         }
         wire.writeBytes("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         byte[] all = wire.toByteArray();
-        byte[] truncated = java.util.Arrays.copyOf(all, Math.max(0, all.length - Math.min(cut, all.length)));
+        byte[] truncated = Arrays.copyOf(all, Math.max(0, all.length - Math.min(cut, all.length)));
         try {
-            BodyRelay.copy(BodyFraming.CHUNKED, new ByteArrayInputStream(truncated), java.io.OutputStream.nullOutputStream(), 400);
+            BodyRelay.copy(BodyFraming.CHUNKED, new ByteArrayInputStream(truncated), OutputStream.nullOutputStream(), 400);
             throw new AssertionError("a truncated body was taken as complete");
         } catch (HttpFramingException expected) {
             assertThat(expected.status()).isEqualTo(400);
@@ -121,7 +124,7 @@ class PreviewFramingPropertyTest {
         text.append("\r\nBODY");
         var in = new Trickle(text.toString().getBytes(StandardCharsets.ISO_8859_1), seed);
 
-        var head = HeadReader.readRequest(new java.io.BufferedInputStream(in, 1));
+        var head = HeadReader.readRequest(new BufferedInputStream(in, 1));
 
         assertThat(head.method()).isEqualTo("POST");
         assertThat(head.target()).isEqualTo("/a/b?c=d");
@@ -150,7 +153,7 @@ class PreviewFramingPropertyTest {
                     byte[] bytes = text.getBytes(StandardCharsets.ISO_8859_1);
                     int i = Math.min(at, bytes.length);
                     return switch (how) {
-                        case 0 -> java.util.Arrays.copyOf(bytes, i);
+                        case 0 -> Arrays.copyOf(bytes, i);
                         case 1 -> {
                             byte[] copy = bytes.clone();
                             if (i < copy.length) copy[i] = b;

@@ -12,6 +12,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.tenant.TenantId;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -19,7 +20,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
@@ -28,13 +31,16 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -62,7 +68,7 @@ class PreviewProxyTest {
     int port;
     final AtomicInteger upstreamConnections = new AtomicInteger();
     final CountDownLatch sseSecondEvent = new CountDownLatch(1);
-    final Map<SandboxId, Integer> targetsUsed = new java.util.concurrent.ConcurrentHashMap<>();
+    final Map<SandboxId, Integer> targetsUsed = new ConcurrentHashMap<>();
 
     static final class MutableClock extends Clock {
         volatile Instant now = Instant.parse("2026-05-01T10:00:00Z");
@@ -73,7 +79,7 @@ class PreviewProxyTest {
         }
 
         @Override
-        public Clock withZone(java.time.ZoneId zone) {
+        public Clock withZone(ZoneId zone) {
             return this;
         }
 
@@ -90,12 +96,12 @@ class PreviewProxyTest {
         previews = new PreviewService(catalog, clock);
         sandbox = SandboxId.random();
         catalog.insert(new Sandbox(sandbox, Optional.empty(), "tiny", SandboxState.RUNNING, clock.instant(), Resources.DEFAULT,
-                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, io.stasis.core.tenant.TenantId.DEFAULT));
+                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT));
 
         upstream = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
         upstream.createContext("/", this::echo);
         upstream.createContext("/sse", this::sse);
-        upstream.setExecutor(java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor());
+        upstream.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         upstream.start();
         port = upstream.getAddress().getPort();
         webSocketEcho = new WebSocketEcho();
@@ -206,7 +212,7 @@ class PreviewProxyTest {
         boolean closedByPeer() throws IOException {
             try {
                 return in.read() < 0;
-            } catch (java.net.SocketException e) {
+            } catch (SocketException e) {
                 return true;
             }
         }
@@ -365,7 +371,7 @@ class PreviewProxyTest {
     @Test
     void anUnreachableUpstreamIsBadGateway() throws Exception {
         int closedPort;
-        try (var s = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        try (var s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = s.getLocalPort();
         }
         String token = previews.create(sandbox, closedPort, false, Optional.empty()).token().orElseThrow();

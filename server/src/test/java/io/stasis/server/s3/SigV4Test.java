@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -36,7 +37,7 @@ class SigV4Test {
     void anotherSecretAChangedHeaderOrAnOldDateAreRefused() {
         assertThatThrownBy(() -> SigV4.verify(get(HEADERS), SigV4.parse(AUTHORIZATION), "other", AT))
                 .isInstanceOfSatisfying(SigV4.Refused.class, e -> assertThat(e.code).isEqualTo("SignatureDoesNotMatch"));
-        var changed = new java.util.HashMap<>(HEADERS);
+        var changed = new HashMap<>(HEADERS);
         changed.put("range", List.of("bytes=0-99"));
         assertThatThrownBy(() -> SigV4.verify(get(changed), SigV4.parse(AUTHORIZATION), SECRET, AT))
                 .isInstanceOfSatisfying(SigV4.Refused.class, e -> assertThat(e.code).isEqualTo("SignatureDoesNotMatch"));

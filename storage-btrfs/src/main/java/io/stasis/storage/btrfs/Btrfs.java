@@ -2,15 +2,24 @@ package io.stasis.storage.btrfs;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.StreamReader;
 import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -163,7 +172,7 @@ public final class Btrfs implements Subvolumes {
      * Writes the send stream of the read-only subvolume {@code snapshot} to {@code file}: all of
      * it, or with {@code parent} (a read-only snapshot the receiver has too) only what differs.
      */
-    void send(Path snapshot, java.util.Optional<Path> parent, Path file) {
+    void send(Path snapshot, Optional<Path> parent, Path file) {
         var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "--quiet", "-f", file.toString()));
         parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
         argv.add(snapshot.toString());
@@ -207,13 +216,13 @@ public final class Btrfs implements Subvolumes {
      * reader returned once the tool has exited successfully; fails with {@code runtime_failed}
      * (the tool's stderr tail) otherwise. The tool never outlives the call.
      */
-    public <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, io.stasis.core.spi.StreamReader<R> reader) {
+    public <R> R send(Path snapshot, Optional<Path> parent, Duration limit, StreamReader<R> reader) {
         return send(snapshot, parent, limit, p -> { }, reader);
     }
 
     /** As {@link #send(Path, java.util.Optional, Duration, io.stasis.core.spi.StreamReader)}, handing the started tool to {@code started} (to abort it). */
-    <R> R send(Path snapshot, java.util.Optional<Path> parent, Duration limit, java.util.function.Consumer<Process> started,
-               io.stasis.core.spi.StreamReader<R> reader) {
+    <R> R send(Path snapshot, Optional<Path> parent, Duration limit, Consumer<Process> started,
+               StreamReader<R> reader) {
         var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "-q"));
         parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
         argv.add(snapshot.toString());
@@ -231,7 +240,7 @@ public final class Btrfs implements Subvolumes {
      * incremental stream needs its parent (found by UUID anywhere on the filesystem). On failure:
      * {@code runtime_failed}; a half-received subvolume may be left for the caller to remove.
      */
-    public void receive(Path directory, java.io.InputStream stream, Duration limit) {
+    public void receive(Path directory, InputStream stream, Duration limit) {
         var argv = List.of(btrfs.toString(), "receive", directory.toString());
         streaming("btrfs receive", argv, limit, true, process -> {
             // A failed read of the source, or the tool stopping early (broken pipe, its stderr says why), fails the call.
@@ -255,16 +264,16 @@ public final class Btrfs implements Subvolumes {
         var builder = new ProcessBuilder(argv);
         builder.environment().put("LC_ALL", "C");
         if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
-        else builder.redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        else builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         Process process = null;
         try {
             process = builder.start();
             var errStream = process.getErrorStream();
-            var stderr = new java.util.concurrent.CompletableFuture<String>();
+            var stderr = new CompletableFuture<String>();
             Thread.ofVirtual().start(() -> {
                 try {
                     byte[] all = errStream.readAllBytes();
-                    String text = new String(all, java.nio.charset.StandardCharsets.UTF_8);
+                    String text = new String(all, StandardCharsets.UTF_8);
                     stderr.complete(text.length() > ToolRunner.TAIL_CHARS ? text.substring(text.length() - ToolRunner.TAIL_CHARS) : text);
                 } catch (IOException e) {
                     stderr.complete("");
@@ -277,7 +286,7 @@ public final class Btrfs implements Subvolumes {
                 process.destroyForcibly();
                 throw failure(step, e + "; stderr: " + stderrOf(stderr), null, e);
             }
-            if (!process.waitFor(limit.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS))
+            if (!process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS))
                 throw failure(step, "did not finish within " + limit, null, null);
             if (process.exitValue() != 0)
                 throw failure(step, "exit " + process.exitValue() + ": " + stderrOf(stderr), null, null);
@@ -293,13 +302,13 @@ public final class Btrfs implements Subvolumes {
         }
     }
 
-    private static String stderrOf(java.util.concurrent.CompletableFuture<String> stderr) {
+    private static String stderrOf(CompletableFuture<String> stderr) {
         try {
-            return stderr.get(5, java.util.concurrent.TimeUnit.SECONDS).strip();
+            return stderr.get(5, TimeUnit.SECONDS).strip();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return "";
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+        } catch (ExecutionException | TimeoutException e) {
             return "";
         }
     }

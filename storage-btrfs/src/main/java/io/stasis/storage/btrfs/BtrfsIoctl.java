@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Optional;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -284,7 +285,7 @@ final class BtrfsIoctl implements Subvolumes {
                 MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
                 call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
                 var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
-                return Optional.of(new java.util.UUID(id.getLong(), id.getLong()).toString());
+                return Optional.of(new UUID(id.getLong(), id.getLong()).toString());
             } finally {
                 closeQuietly(fd);
             }

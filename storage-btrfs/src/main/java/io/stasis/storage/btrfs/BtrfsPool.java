@@ -6,11 +6,12 @@ import io.stasis.host.HostClaim;
 import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
 import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
@@ -208,7 +209,7 @@ public final class BtrfsPool implements AutoCloseable {
     public boolean hasRoots() {
         try (Stream<Path> entries = Files.list(rootsDir())) {
             return entries.anyMatch(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS));
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             return false;
         } catch (IOException e) {
             throw failure("list roots", e.toString(), e);

@@ -8,10 +8,12 @@ import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.StreamReader;
 import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.host.FileTrees;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -21,6 +23,7 @@ import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -30,6 +33,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -367,11 +372,11 @@ public final class BtrfsRootStore implements RootStore {
     private final Map<CheckpointId, Set<Process>> sends = new ConcurrentHashMap<>();
 
     /** A send or receive may take a while for a large root: it is bounded, but loosely. */
-    private static final java.time.Duration STREAM_LIMIT = java.time.Duration.ofHours(2);
+    private static final Duration STREAM_LIMIT = Duration.ofHours(2);
 
     /** {@inheritDoc} <p>{@code btrfs send}, with {@code -p} for an incremental stream. */
     @Override
-    public <R> R sendSnapshot(CheckpointId checkpoint, Optional<CheckpointId> parent, io.stasis.core.spi.StreamReader<R> reader) {
+    public <R> R sendSnapshot(CheckpointId checkpoint, Optional<CheckpointId> parent, StreamReader<R> reader) {
         String step = "send root snapshot";
         Path source = snapshotPath(checkpoint);
         if (!Subvolumes.isSubvolume(source)) throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " has no root snapshot");
@@ -380,7 +385,7 @@ public final class BtrfsRootStore implements RootStore {
             throw checkpointFailure(step, null, checkpoint, "the parent snapshot " + parent.get() + " is gone");
         long start = System.nanoTime();
         try {
-            var started = new java.util.concurrent.atomic.AtomicReference<Process>();
+            var started = new AtomicReference<Process>();
             R result;
             try {
                 result = btrfs.send(source, parentPath, STREAM_LIMIT, process -> {
@@ -408,7 +413,7 @@ public final class BtrfsRootStore implements RootStore {
      * subvolume after the snapshot it was sent from, which is the checkpoint id.
      */
     @Override
-    public void receiveSnapshot(CheckpointId checkpoint, java.io.InputStream stream) {
+    public void receiveSnapshot(CheckpointId checkpoint, InputStream stream) {
         String step = "receive root snapshot";
         Path target = snapshotPath(checkpoint);
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
@@ -434,7 +439,7 @@ public final class BtrfsRootStore implements RootStore {
         for (var process : Set.copyOf(running)) {
             process.destroyForcibly();
             try {
-                process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+                process.waitFor(10, TimeUnit.SECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;

@@ -13,12 +13,16 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -84,7 +88,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
         try {
             Files.setAttribute(target, "unix:uid", owner.uid(), LinkOption.NOFOLLOW_LINKS);
             Files.setAttribute(target, "unix:gid", owner.gid(), LinkOption.NOFOLLOW_LINKS);
-            Files.setPosixFilePermissions(target, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwxr-xr-x"));
             subvolumes.limit(target, sizeBytes);
         } catch (IOException | RuntimeException e) {
             var failure = e instanceof StasisException se ? withVolume(se, "create volume", id.value())
@@ -146,8 +150,8 @@ public final class BtrfsVolumeStore implements VolumeStore {
     }
 
     /** The entries of a directory named like ids of one kind; other names are not ours and are left alone. */
-    private static <T extends Comparable<T>> Set<T> idsIn(Path dir, java.util.function.Predicate<String> valid,
-                                                         java.util.function.Function<String, T> id, String step) {
+    private static <T extends Comparable<T>> Set<T> idsIn(Path dir, Predicate<String> valid,
+                                                         Function<String, T> id, String step) {
         var ids = new TreeSet<T>();
         try (Stream<Path> entries = Files.list(dir)) {
             entries.map(p -> p.getFileName().toString()).filter(valid).forEach(n -> ids.add(id.apply(n)));
@@ -237,7 +241,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
 
     private static List<String> entries(Path dir) throws IOException {
         try (Stream<Path> list = Files.list(dir)) {
-            return new java.util.ArrayList<>(list.map(p -> p.getFileName().toString()).toList());
+            return new ArrayList<>(list.map(p -> p.getFileName().toString()).toList());
         }
     }
 

@@ -16,8 +16,12 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -223,7 +227,7 @@ class BtrfsDiskLimitIT {
 
     @Test
     void theCliDoesTheSameAsTheIoctlsOnAPoolWithSimpleQuotas() throws Exception {
-        var cli = new BtrfsRootStore(fixture.pool, java.time.Clock.systemUTC(), fixture.pool.btrfs());
+        var cli = new BtrfsRootStore(fixture.pool, Clock.systemUTC(), fixture.pool.btrfs());
         assertThat(cli.subvolumeBackend()).isEqualTo("cli");
         assertThat(cli.quotaMode()).isEqualTo("squota"); // kept, whatever the tools' version
         cli.installTemplate(new BlobRecipe("fat", 4 * MiB), OWNER, TemplateRecipe.Progress.NONE);
@@ -243,12 +247,12 @@ class BtrfsDiskLimitIT {
     void aKernelWithoutSimpleQuotasLeavesFullOnesOnAndTheSharedFilesCount() throws Exception {
         btrfs("quota", "disable", fixture.pool.path().toString());
         var ioctl = BtrfsIoctl.load().orElseThrow();
-        var store = new BtrfsRootStore(fixture.pool, java.time.Clock.systemUTC(), new RefusingSimpleQuotas(ioctl));
+        var store = new BtrfsRootStore(fixture.pool, Clock.systemUTC(), new RefusingSimpleQuotas(ioctl));
         assertThat(store.quotaMode()).isEqualTo("qgroup");
         assertThat(quotaMode()).isEqualTo("qgroup");
         // Opened again: the switch to simple quotas goes through "off", the kernel refuses them
         // again, and full quotas come back on.
-        var again = new BtrfsRootStore(fixture.pool, java.time.Clock.systemUTC(), new RefusingSimpleQuotas(ioctl));
+        var again = new BtrfsRootStore(fixture.pool, Clock.systemUTC(), new RefusingSimpleQuotas(ioctl));
         assertThat(again.quotaMode()).isEqualTo("qgroup");
         assertFullQuotasLimit(again);
     }
@@ -257,7 +261,7 @@ class BtrfsDiskLimitIT {
     void btrfsProgsWithoutSimpleQuotasLeaveFullOnesOn() throws Exception {
         var cli = fixture.pool.btrfs();
         btrfs("quota", "disable", fixture.pool.path().toString());
-        var store = new BtrfsRootStore(fixture.pool, java.time.Clock.systemUTC(), cli);
+        var store = new BtrfsRootStore(fixture.pool, Clock.systemUTC(), cli);
         if (cli.canEnableSimpleQuotas()) {
             assertThat(store.quotaMode()).as("btrfs-progs " + cli.version() + " turns simple quotas on").isEqualTo("squota");
             return;
@@ -286,7 +290,7 @@ class BtrfsDiskLimitIT {
         @Override
         public void enableSimpleQuotas(Path anyPath) {
             throw new StasisException(ErrorCode.RUNTIME_FAILED, "btrfs quota enable --simple failed: errno 22 (Invalid argument)",
-                    java.util.Map.of("step", "btrfs quota enable --simple", "errno", 22), null);
+                    Map.of("step", "btrfs quota enable --simple", "errno", 22), null);
         }
 
         @Override
@@ -330,7 +334,7 @@ class BtrfsDiskLimitIT {
         }
 
         @Override
-        public java.util.Optional<String> filesystemId(Path anyPath) {
+        public Optional<String> filesystemId(Path anyPath) {
             return real.filesystemId(anyPath);
         }
 
@@ -393,7 +397,7 @@ class BtrfsDiskLimitIT {
     }
 
     private static String btrfs(String... args) throws Exception {
-        var argv = new java.util.ArrayList<>(List.of(ToolRunner.locate("btrfs").toString()));
+        var argv = new ArrayList<>(List.of(ToolRunner.locate("btrfs").toString()));
         argv.addAll(List.of(args));
         var result = ToolRunner.run(argv, Duration.ofSeconds(60));
         if (result.exitCode() != 0) throw new AssertionError(argv + " failed: " + result.stderrTail());

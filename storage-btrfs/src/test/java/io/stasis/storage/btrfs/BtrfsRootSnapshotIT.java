@@ -114,10 +114,10 @@ class BtrfsRootSnapshotIT {
 
     @Test
     void bothWaysOfSyncingThePoolWriteOutDirtyData() throws Exception {
-        var id = io.stasis.core.sandbox.SandboxId.random();
+        var id = SandboxId.random();
         Path root = fixture.store.createRoot(id, "tiny", PoolFixture.DISK);
-        for (Subvolumes way : java.util.List.of(BtrfsIoctl.load().orElseThrow(), fixture.pool.btrfs())) {
-            java.nio.file.Files.write(root.resolve("dirty-" + way.kind()), new byte[8 << 20]);
+        for (Subvolumes way : List.of(BtrfsIoctl.load().orElseThrow(), fixture.pool.btrfs())) {
+            Files.write(root.resolve("dirty-" + way.kind()), new byte[8 << 20]);
             way.sync(fixture.pool.path());
         }
         fixture.store.flush(id); // below or above the threshold, it never fails

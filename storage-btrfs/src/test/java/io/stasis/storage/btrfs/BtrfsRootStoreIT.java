@@ -3,6 +3,7 @@ package io.stasis.storage.btrfs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
@@ -18,8 +19,13 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -130,7 +136,7 @@ class BtrfsRootStoreIT {
         Path locked = Files.createDirectories(root.resolve("home/u/locked"));
         Files.writeString(locked.resolve("f"), "x");
         Files.setAttribute(locked.resolve("f"), "unix:uid", 123456);
-        Files.setPosixFilePermissions(locked, java.util.Set.of());
+        Files.setPosixFilePermissions(locked, Set.of());
         fixture.pool.btrfs().create(root.resolve("home/u/nested"));
         fixture.pool.btrfs().create(root.resolve("home/u/nested/deeper"));
         fixture.pool.btrfs().snapshot(root.resolve("home/u/nested"), root.resolve("home/u/ro-snap"), true);
@@ -161,7 +167,7 @@ class BtrfsRootStoreIT {
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         var source = SandboxId.random();
         Files.writeString(store.createRoot(source, "tiny", PoolFixture.DISK).resolve("etc/marker"), "from the checkpoint");
-        var checkpoint = io.stasis.core.checkpoint.CheckpointId.random();
+        var checkpoint = CheckpointId.random();
         store.snapshotRoot(source, checkpoint);
         var id = SandboxId.random();
         Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
@@ -182,7 +188,7 @@ class BtrfsRootStoreIT {
         assertThat(fixture.pool.btrfs().listSubvolumes(fixture.pool.path())).filteredOn(p -> p.startsWith("roots/"))
                 .containsExactlyInAnyOrder("roots/" + source.value(), "roots/" + id.value());
 
-        var missing = io.stasis.core.checkpoint.CheckpointId.random();
+        var missing = CheckpointId.random();
         assertThatThrownBy(() -> store.replaceRoot(id, missing, PoolFixture.DISK)).isInstanceOf(StasisException.class);
         assertThat(root.resolve("etc/marker")).as("a failed replace puts the old root back").hasContent("from the checkpoint");
 
@@ -346,7 +352,7 @@ class BtrfsRootStoreIT {
         assertThat(fixture.pool.unmountIfEmpty()).isTrue();
         // As if a crash hit between attach and mount: an explicit loop device, no autoclear.
         var attach = ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "--find", "--show",
-                fixture.image().toString()), java.time.Duration.ofSeconds(10));
+                fixture.image().toString()), Duration.ofSeconds(10));
         assertThat(attach.exitCode()).as(attach.stderrTail()).isZero();
         String stale = attach.stdoutText().strip();
         assertThat(fixture.loopDevices()).extracting(Path::toString).containsExactly(stale);
@@ -364,9 +370,9 @@ class BtrfsRootStoreIT {
     void rootsCanBeCreatedWhileTheTemplateIsReplaced() throws Exception {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "0"), OWNER, TemplateRecipe.Progress.NONE);
-        var failures = new java.util.concurrent.ConcurrentLinkedQueue<Throwable>();
-        var created = new java.util.concurrent.ConcurrentLinkedQueue<SandboxId>();
-        var stop = new java.util.concurrent.atomic.AtomicBoolean();
+        var failures = new ConcurrentLinkedQueue<Throwable>();
+        var created = new ConcurrentLinkedQueue<SandboxId>();
+        var stop = new AtomicBoolean();
         var creators = new ArrayList<Thread>();
         for (int t = 0; t < 4; t++) {
             creators.add(Thread.ofPlatform().start(() -> {
@@ -437,7 +443,7 @@ class BtrfsRootStoreIT {
 
     private static String stats(long[] nanos) {
         long[] sorted = nanos.clone();
-        java.util.Arrays.sort(sorted);
+        Arrays.sort(sorted);
         return String.format("median %.2f ms (min %.2f, max %.2f)", sorted[sorted.length / 2] / 1e6, sorted[0] / 1e6,
                 sorted[sorted.length - 1] / 1e6);
     }

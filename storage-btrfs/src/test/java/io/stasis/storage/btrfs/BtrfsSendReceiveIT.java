@@ -11,6 +11,7 @@ import io.stasis.core.spi.TemplateRecipe;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Optional;
 import java.util.Random;
 import org.junit.jupiter.api.AfterEach;
@@ -94,7 +95,7 @@ class BtrfsSendReceiveIT {
         var checkpoint = CheckpointId.random();
         source.store.snapshotRoot(sandbox, checkpoint);
         byte[] full = source.store.sendSnapshot(checkpoint, Optional.empty(), in -> in.readAllBytes());
-        byte[] cut = java.util.Arrays.copyOf(full, full.length / 2);
+        byte[] cut = Arrays.copyOf(full, full.length / 2);
         assertThatThrownBy(() -> target.store.receiveSnapshot(checkpoint, new ByteArrayInputStream(cut)))
                 .isInstanceOf(StasisException.class).hasMessageContaining("receive root snapshot");
         assertThat(target.store.hasSnapshot(checkpoint)).isFalse();

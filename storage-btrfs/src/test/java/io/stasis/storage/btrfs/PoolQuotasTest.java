@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -82,7 +83,7 @@ class PoolQuotasTest {
                 boolean hasModes = Files.exists(sysfs.resolve("features/simple_quota"));
                 if (hasModes) Files.writeString(qgroups.resolve("mode"), mode + "\n");
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }
 
@@ -106,7 +107,7 @@ class PoolQuotasTest {
                 Files.deleteIfExists(sysfs.resolve(FSID).resolve("qgroups/mode"));
                 Files.deleteIfExists(sysfs.resolve(FSID).resolve("qgroups"));
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }
 

@@ -1,10 +1,12 @@
 package io.stasis.network.linux.dns;
 
+import java.util.Locale;
+
 /** How a query reached the resolver; it leaves for the upstream the same way. */
 enum Transport {
     UDP, TCP;
 
     String wireName() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 }

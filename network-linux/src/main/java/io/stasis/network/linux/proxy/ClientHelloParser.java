@@ -1,6 +1,7 @@
 package io.stasis.network.linux.proxy;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
@@ -142,7 +143,7 @@ final class ClientHelloParser implements HeadParser {
 
         byte[] bytes(int n) throws MalformedHeadException {
             need(n);
-            byte[] out = java.util.Arrays.copyOfRange(bytes, position, position + n);
+            byte[] out = Arrays.copyOfRange(bytes, position, position + n);
             position += n;
             return out;
         }

@@ -8,6 +8,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
@@ -150,7 +151,7 @@ final class ConnectionHandler implements Runnable {
     private void send(byte[] bytes) {
         if (bytes.length == 0) return;
         try (Arena arena = Arena.ofConfined()) {
-            client.write(arena.allocateFrom(java.lang.foreign.ValueLayout.JAVA_BYTE, bytes));
+            client.write(arena.allocateFrom(ValueLayout.JAVA_BYTE, bytes));
             client.shutdownOutput();
         } catch (NativeSocketException e) {
             log.atDebug().addKeyValue("error", e.getMessage()).log("could not answer the refused client");

@@ -1,5 +1,6 @@
 package io.stasis.network.linux.proxy;
 
+import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -106,7 +107,7 @@ final class Http1 {
      * between messages).
      */
     static Optional<Head> readHead(InputStream in) throws IOException {
-        var bytes = new java.io.ByteArrayOutputStream(512);
+        var bytes = new ByteArrayOutputStream(512);
         int matched = 0; // of CR LF CR LF
         while (true) {
             int b = in.read();

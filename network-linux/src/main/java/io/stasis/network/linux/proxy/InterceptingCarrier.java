@@ -6,6 +6,7 @@ import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -305,7 +306,7 @@ final class InterceptingCarrier implements Carrier {
                 return upgrade.get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("interrupted waiting for the upgrade answer");
+                throw new InterruptedIOException("interrupted waiting for the upgrade answer");
             } catch (ExecutionException e) {
                 return false;
             }

@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Assume;
 import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Assume;
 import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -45,7 +47,7 @@ class DnsCodecPropertiesTest {
     @Property(tries = MESSAGE_TRIES)
     void truncatedMessagesAreMalformed(@ForAll("messages") DnsMessage message, @ForAll @IntRange(min = 1, max = 100_000) int cut) {
         byte[] whole = message.encode();
-        byte[] bytes = java.util.Arrays.copyOf(whole, Math.max(0, whole.length - 1 - cut % whole.length));
+        byte[] bytes = Arrays.copyOf(whole, Math.max(0, whole.length - 1 - cut % whole.length));
         assertThatThrownBy(() -> DnsMessage.decode(bytes)).isInstanceOf(DnsFormatException.class);
     }
 
@@ -62,7 +64,7 @@ class DnsCodecPropertiesTest {
         out.u16(0xc000 | target);
         out.u16(DnsType.A);
         out.u16(DnsType.CLASS_IN);
-        byte[] bytes = java.util.Arrays.copyOf(out.toByteArray(), Math.max(out.position(), target + 2));
+        byte[] bytes = Arrays.copyOf(out.toByteArray(), Math.max(out.position(), target + 2));
 
         assertThatThrownBy(() -> DnsMessage.decode(bytes)).isInstanceOf(DnsFormatException.class).hasMessageContaining("does not point backwards");
     }
@@ -73,7 +75,7 @@ class DnsCodecPropertiesTest {
         var address = ipv4(192, 0, 2, 1);
         var one = new DnsMessage(DnsHeader.query(7), List.of(DnsQuestion.in(name, DnsType.A)), List.of(), List.of(), List.of());
         var many = new DnsMessage(DnsHeader.query(7), one.questions(),
-                java.util.Collections.nCopies(count, DnsRecord.a(name, 60, address)), List.of(), List.of());
+                Collections.nCopies(count, DnsRecord.a(name, 60, address)), List.of(), List.of());
 
         // each record after the question: a 2-byte pointer, type, class, TTL, length, 4 bytes of address
         assertThat(many.encode().length - one.encode().length).isEqualTo(count * (2 + 2 + 2 + 4 + 2 + 4));

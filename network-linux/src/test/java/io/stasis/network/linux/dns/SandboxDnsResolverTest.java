@@ -17,6 +17,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -227,6 +228,6 @@ class SandboxDnsResolverTest {
     }
 
     private static List<EgressRule> rules(String... entries) {
-        return java.util.Arrays.stream(entries).map(e -> EgressRule.parse(e, "test")).toList();
+        return Arrays.stream(entries).map(e -> EgressRule.parse(e, "test")).toList();
     }
 }

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -24,7 +25,7 @@ final class LoggedPackets {
     record Attribute(int type, byte[] value) {
         static Attribute prefix(String prefix) {
             byte[] text = prefix.getBytes(StandardCharsets.US_ASCII);
-            return new Attribute(NflogCodec.NFULA_PREFIX, java.util.Arrays.copyOf(text, text.length + 1));
+            return new Attribute(NflogCodec.NFULA_PREFIX, Arrays.copyOf(text, text.length + 1));
         }
 
         static Attribute payload(byte[] packet) {
@@ -87,6 +88,6 @@ final class LoggedPackets {
             case DroppedPacket.ICMP -> b.put((byte) icmpType).put((byte) 0);
             default -> b.putInt(0xdeadbeef);
         }
-        return java.util.Arrays.copyOf(b.array(), Math.min(copyRange, b.capacity()));
+        return Arrays.copyOf(b.array(), Math.min(copyRange, b.capacity()));
     }
 }

@@ -10,11 +10,13 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.ToolRunner;
 import io.stasis.network.linux.RecordingGate;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -178,7 +180,7 @@ class EgressProxyIT {
     }
 
     private String curl(String... args) throws Exception {
-        var argv = new java.util.ArrayList<>(List.of("curl", "-sS", "-m", "10"));
+        var argv = new ArrayList<>(List.of("curl", "-sS", "-m", "10"));
         argv.addAll(List.of(args));
         var r = net.inClient(argv.toArray(String[]::new));
         assertThat(r.exitCode()).as("curl %s: %s", argv, r.stderrText()).isZero();
@@ -209,7 +211,7 @@ class EgressProxyIT {
         String first = CompletableFuture.supplyAsync(() -> {
             try {
                 return reader.readLine();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return "error: " + e;
             }
         }).get(15, TimeUnit.SECONDS);

@@ -8,6 +8,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import net.jqwik.api.Arbitraries;
@@ -129,7 +130,7 @@ class Http1FramingPropertiesTest {
     }
 
     private static Http1.Head head(String start, String... fields) throws IOException {
-        return Http1.readHead(stream(start + "\r\n" + String.join("", java.util.Arrays.stream(fields).map(f -> f + "\r\n").toList()) + "\r\n"))
+        return Http1.readHead(stream(start + "\r\n" + String.join("", Arrays.stream(fields).map(f -> f + "\r\n").toList()) + "\r\n"))
                 .orElseThrow();
     }
 

@@ -2,6 +2,7 @@ package io.stasis.network.linux.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.network.EgressDecision;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
@@ -58,7 +59,7 @@ class UpstreamChoiceTest {
                 openGate.connection(SANDBOX, Optional.of("allowed.example"), ATTACKER.getAddress()), ATTACKER))
                 .isEqualTo(new UpstreamChoice.Connect(ATTACKER));
         assertThat(UpstreamChoice.choose(gate, RESOLVER, SANDBOX, Optional.empty(),
-                io.stasis.core.network.EgressDecision.allow("allow 203.0.113.0/24"), ATTACKER))
+                EgressDecision.allow("allow 203.0.113.0/24"), ATTACKER))
                 .isEqualTo(new UpstreamChoice.Connect(ATTACKER));
     }
 
