@@ -6,14 +6,13 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import io.stasis.host.Libc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -98,9 +97,6 @@ public final class Syscalls {
     private static final int STATX_BASIC_STATS = 0x7ff;
     private static final int PATH_MAX = 4096;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
     /** struct open_how { u64 flags; u64 mode; u64 resolve; } */
     private static final StructLayout OPEN_HOW = MemoryLayout.structLayout(
@@ -108,52 +104,52 @@ public final class Syscalls {
     /** struct statx is 256 bytes; the offsets used are in {@link #toStat}. */
     private static final long STATX_SIZE = 256;
 
-    private static final MethodHandle SYSCALL_OPENAT2 = variadic("syscall",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
-    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SYSCALL_PIDFD_OPEN = variadic("syscall",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle SYSCALL_PROCESS_MADVISE = variadic("syscall",
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle STATX = function("statx",
+    private static final MethodHandle SYSCALL_OPENAT2 = Libc.variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG), 1);
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SYSCALL_PIDFD_OPEN = Libc.variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), 1);
+    private static final MethodHandle SYSCALL_PROCESS_MADVISE = Libc.variadic("syscall",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG), 1);
+    private static final MethodHandle STATX = Libc.function("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
-    private static final MethodHandle MKDIRAT = function("mkdirat",
+    private static final MethodHandle MKDIRAT = Libc.function("mkdirat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle UNLINKAT = function("unlinkat",
+    private static final MethodHandle UNLINKAT = Libc.function("unlinkat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle RENAMEAT2 = function("renameat2",
+    private static final MethodHandle RENAMEAT2 = Libc.function("renameat2",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle LINKAT = function("linkat",
+    private static final MethodHandle LINKAT = Libc.function("linkat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle FCHOWN = function("fchown",
+    private static final MethodHandle FCHOWN = Libc.function("fchown",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FCHOWNAT = function("fchownat",
+    private static final MethodHandle FCHOWNAT = Libc.function("fchownat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FCHMOD = function("fchmod", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle READLINKAT = function("readlinkat",
+    private static final MethodHandle FCHMOD = Libc.function("fchmod", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle READLINKAT = Libc.function("readlinkat",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
-    private static final MethodHandle GETDENTS64 = function("getdents64",
+    private static final MethodHandle GETDENTS64 = Libc.function("getdents64",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle LSEEK = function("lseek",
+    private static final MethodHandle LSEEK = Libc.function("lseek",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle PREAD = function("pread64",
+    private static final MethodHandle PREAD = Libc.function("pread64",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle READ = function("read",
+    private static final MethodHandle READ = Libc.function("read",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle WRITE = function("write",
+    private static final MethodHandle WRITE = Libc.function("write",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle FTRUNCATE = function("ftruncate64",
+    private static final MethodHandle FTRUNCATE = Libc.function("ftruncate64",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    private static final MethodHandle FSYNC = function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle FALLOCATE = function("fallocate",
+    private static final MethodHandle FSYNC = Libc.function("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FALLOCATE = Libc.function("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle INOTIFY_INIT1 = function("inotify_init1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle INOTIFY_ADD_WATCH = function("inotify_add_watch",
+    private static final MethodHandle INOTIFY_INIT1 = Libc.function("inotify_init1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle INOTIFY_ADD_WATCH = Libc.function("inotify_add_watch",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle INOTIFY_RM_WATCH = function("inotify_rm_watch",
+    private static final MethodHandle INOTIFY_RM_WATCH = Libc.function("inotify_rm_watch",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle EVENTFD = function("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle POLL = function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle EVENTFD = Libc.function("eventfd", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
 
     /** {@code struct inotify_event} header: {@code int wd; u32 mask; u32 cookie; u32 len;}, then {@code len} bytes of name. */
     private static final int INOTIFY_EVENT_HEADER = 16;
@@ -195,11 +191,11 @@ public final class Syscalls {
             how.set(JAVA_LONG, 8, Integer.toUnsignedLong(mode));
             how.set(JAVA_LONG, 16, resolve);
             MemorySegment p = arena.allocateFrom(path);
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             for (int attempt = 0; ; attempt++) {
                 long fd = (long) SYSCALL_OPENAT2.invokeExact(state, SYS_OPENAT2, (long) dirfd, p, how, OPEN_HOW.byteSize());
                 if (fd >= 0) return (int) fd;
-                int errno = errno(state);
+                int errno = Libc.errno(state);
                 if (errno == Errno.EINTR || (errno == Errno.EAGAIN && attempt < 1000)) continue;
                 throw new LinuxException(errno, "openat2", path);
             }
@@ -218,9 +214,9 @@ public final class Syscalls {
     /** Closes an fd. Never retried: on Linux the fd is gone even when close reports EINTR. */
     public static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int r = (int) CLOSE.invokeExact(state, fd);
-            if (r < 0 && errno(state) != Errno.EINTR) throw new LinuxException(errno(state), "close", "fd " + fd);
+            if (r < 0 && Libc.errno(state) != Errno.EINTR) throw new LinuxException(Libc.errno(state), "close", "fd " + fd);
         } catch (LinuxException e) {
             throw e;
         } catch (Throwable t) {
@@ -422,12 +418,12 @@ public final class Syscalls {
     public static List<InotifyEvent> readInotifyEvents(int inotifyFd) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(INOTIFY_READ_BUFFER, 8);
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             long n;
             while (true) {
                 n = (long) READ.invokeExact(state, inotifyFd, buf, buf.byteSize());
                 if (n >= 0) break;
-                int errno = errno(state);
+                int errno = Libc.errno(state);
                 if (errno == Errno.EAGAIN) return List.of();
                 if (errno != Errno.EINTR) throw new LinuxException(errno, "read", "inotify fd " + inotifyFd);
             }
@@ -481,11 +477,11 @@ public final class Syscalls {
                 pollfds.set(JAVA_INT, 8L * i, fds[i]);
                 pollfds.set(JAVA_SHORT, 8L * i + 4, POLLIN);
             }
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             int r = (int) POLL.invokeExact(state, pollfds, (long) fds.length, timeoutMillis);
             if (r < 0) {
-                if (errno(state) == Errno.EINTR) return 0;
-                throw new LinuxException(errno(state), "poll", "-");
+                if (Libc.errno(state) == Errno.EINTR) return 0;
+                throw new LinuxException(Libc.errno(state), "poll", "-");
             }
             int ready = 0;
             for (int i = 0; i < fds.length; i++) {
@@ -535,22 +531,10 @@ public final class Syscalls {
 
     /** Runs a call, retrying EINTR; a negative result becomes a {@link LinuxException}. */
     private static long call(Arena arena, String syscall, String path, NativeCall call) {
-        MemorySegment state = arena.allocate(CALL_STATE);
-        while (true) {
-            long r;
-            try {
-                r = call.invoke(state);
-            } catch (Throwable t) {
-                throw linkageFailure(syscall, t);
-            }
-            if (r >= 0) return r;
-            int errno = errno(state);
-            if (errno != Errno.EINTR) throw new LinuxException(errno, syscall, path);
-        }
-    }
-
-    private static int errno(MemorySegment state) {
-        return (int) ERRNO.get(state, 0L);
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
+        long r = Libc.restarting(syscall, state, () -> call.invoke(state));
+        if (r < 0) throw new LinuxException((int) -r, syscall, path);
+        return r;
     }
 
     private static Stat toStat(MemorySegment b) {
@@ -568,20 +552,5 @@ public final class Syscalls {
 
     private static IllegalStateException linkageFailure(String syscall, Throwable t) {
         return new IllegalStateException("native call " + syscall + " could not be made", t);
-    }
-
-    private static MethodHandle function(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(symbol(name), descriptor, Linker.Option.captureCallState("errno"));
-    }
-
-    /** {@code syscall(long number, ...)}: everything after the number is variadic. */
-    private static MethodHandle variadic(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(symbol(name), descriptor,
-                Linker.Option.firstVariadicArg(1), Linker.Option.captureCallState("errno"));
-    }
-
-    private static MemorySegment symbol(String name) {
-        return LINKER.defaultLookup().find(name)
-                .orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
     }
 }

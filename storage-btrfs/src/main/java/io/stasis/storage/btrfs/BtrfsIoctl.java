@@ -7,15 +7,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.host.Libc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -78,19 +74,14 @@ final class BtrfsIoctl implements Subvolumes {
     private static final int ENOTEMPTY = 39;
     private static final int ENOTCONN = 107;
 
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-
     private final MethodHandle open;
     private final MethodHandle ioctl;
     private final MethodHandle close;
-    private final MethodHandle strerror;
 
-    private BtrfsIoctl(MethodHandle open, MethodHandle ioctl, MethodHandle close, MethodHandle strerror) {
+    private BtrfsIoctl(MethodHandle open, MethodHandle ioctl, MethodHandle close) {
         this.open = open;
         this.ioctl = ioctl;
         this.close = close;
-        this.strerror = strerror;
     }
 
     /**
@@ -99,19 +90,10 @@ final class BtrfsIoctl implements Subvolumes {
      */
     static Optional<BtrfsIoctl> load() {
         try {
-            Linker linker = Linker.nativeLinker();
-            SymbolLookup libc = linker.defaultLookup();
-            var errno = Linker.Option.captureCallState("errno");
-            // open(2) and ioctl(2) are variadic in C: declare the variadic part so the call is ABI-correct.
-            MethodHandle open = linker.downcallHandle(libc.find("open").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), errno, Linker.Option.firstVariadicArg(2));
-            MethodHandle ioctl = linker.downcallHandle(libc.find("ioctl").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), errno, Linker.Option.firstVariadicArg(2));
-            MethodHandle close = linker.downcallHandle(libc.find("close").orElseThrow(),
-                    FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-            MethodHandle strerror = linker.downcallHandle(libc.find("strerror").orElseThrow(),
-                    FunctionDescriptor.of(ADDRESS, JAVA_INT));
-            return Optional.of(new BtrfsIoctl(open, ioctl, close, strerror));
+            // open(2) and ioctl(2) are variadic in C.
+            return Optional.of(new BtrfsIoctl(Libc.variadic("open", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), 2),
+                    Libc.variadic("ioctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG, ADDRESS), 2),
+                    Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT))));
         } catch (RuntimeException | LinkageError e) {
             log.atWarn().setCause(e).log("btrfs ioctls unavailable (native access?); using the btrfs CLI");
             return Optional.empty();
@@ -293,30 +275,18 @@ final class BtrfsIoctl implements Subvolumes {
     }
 
     private int openDirectory(Arena arena, Path dir, String step) {
-        MemorySegment state = arena.allocate(CALL_STATE);
-        int fd;
-        try {
-            fd = (int) open.invokeExact(state, arena.allocateFrom(dir.toString()), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        } catch (Throwable t) {
-            throw failure(step, dir, "open failed: " + t, -1, t);
-        }
-        if (fd < 0) {
-            int errno = (int) ERRNO.get(state, 0L);
-            throw failure(step, dir, "open " + dir + ": " + describe(errno), errno, null);
-        }
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
+        MemorySegment path = arena.allocateFrom(dir.toString());
+        int fd = (int) Libc.restarting("open", state, () -> (int) open.invokeExact(state, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+        if (fd < 0) throw failure(step, dir, "open " + dir + ": " + describe(-fd), -fd, null);
         return fd;
     }
 
     private void call(Arena arena, int fd, long request, MemorySegment args, String step, Path subject) {
-        MemorySegment state = arena.allocate(CALL_STATE);
-        int rc;
-        try {
-            rc = (int) ioctl.invokeExact(state, fd, request, args);
-        } catch (Throwable t) {
-            throw failure(step, subject, "ioctl failed: " + t, -1, t);
-        }
+        MemorySegment state = arena.allocate(Libc.CALL_STATE);
+        int rc = (int) Libc.restarting("ioctl", state, () -> (int) ioctl.invokeExact(state, fd, request, args));
         if (rc < 0) {
-            int errno = (int) ERRNO.get(state, 0L);
+            int errno = -rc;
             String problem = describe(errno);
             if (errno == ENOTEMPTY && request == BTRFS_IOC_SNAP_DESTROY)
                 problem += " (it contains nested subvolumes: delete those first)";
@@ -335,21 +305,18 @@ final class BtrfsIoctl implements Subvolumes {
         MemorySegment.copy(name, 0, args, JAVA_BYTE, offset, name.length); // rest of args is zeroed: NUL-terminated
     }
 
+    /** Never repeated: on Linux the descriptor is gone even when close reports an error. */
     private void closeQuietly(int fd) {
-        try {
-            int ignored = (int) close.invokeExact(fd);
-        } catch (Throwable t) {
-            log.atWarn().addKeyValue("fd", fd).setCause(t).log("close failed");
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            Libc.once("close", () -> (int) close.invokeExact(state, fd));
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("fd", fd).setCause(e).log("close failed");
         }
     }
 
-    private String describe(int errno) {
-        try {
-            MemorySegment text = (MemorySegment) strerror.invokeExact(errno);
-            return "errno " + errno + " (" + text.reinterpret(1024).getString(0) + ")";
-        } catch (Throwable t) {
-            return "errno " + errno;
-        }
+    private static String describe(int errno) {
+        return "errno " + errno + " (" + Libc.strerror(errno) + ")";
     }
 
     private static StasisException failure(String step, Path subject, String problem, int errno, Throwable cause) {

@@ -4,7 +4,6 @@ import java.io.IOException;
 
 /** A netlink system call failed, or the kernel refused a request: what was asked and the errno. */
 final class NetlinkException extends IOException {
-    static final int EINTR = 4;
     static final int EPERM = 1;
     static final int EBUSY = 16;
     /** The socket's receive queue overflowed: messages were lost, the socket still works. */

@@ -6,14 +6,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import io.stasis.host.Libc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 
 /**
  * A netlink socket to the kernel, through FFM and glibc; the only class of this package that
@@ -31,19 +28,16 @@ final class NetlinkSocket implements AutoCloseable {
     private static final int SOCKADDR_NL_SIZE = 12;
     private static final short POLLIN = 0x1;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
-    private static final MethodHandle SOCKET = libc("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle BIND = libc("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle SEND = libc("send", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle RECV = libc("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle POLL = libc("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle CLOSE = libc("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SOCKET = Libc.function("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle BIND = Libc.function("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle SEND = Libc.function("send", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle RECV = Libc.function("recv", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle POLL = Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
 
     private final int fd;
     private final Arena arena = Arena.ofShared();
-    private final MemorySegment state = arena.allocate(CALL_STATE);
+    private final MemorySegment state = arena.allocate(Libc.CALL_STATE);
     private final MemorySegment buffer;
 
     private NetlinkSocket(int fd, int bufferSize) {
@@ -55,7 +49,7 @@ final class NetlinkSocket implements AutoCloseable {
     static NetlinkSocket open(int protocol, int bufferSize) throws NetlinkException {
         int fd;
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment st = a.allocate(CALL_STATE);
+            MemorySegment st = a.allocate(Libc.CALL_STATE);
             fd = (int) check("socket(AF_NETLINK)", st, () -> (int) SOCKET.invokeExact(st, AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol));
         }
         var socket = new NetlinkSocket(fd, bufferSize);
@@ -96,36 +90,17 @@ final class NetlinkSocket implements AutoCloseable {
     @Override
     public void close() {
         try {
-            long ignored = check("close", state, () -> (int) CLOSE.invokeExact(state, fd));
-        } catch (NetlinkException e) {
-            // Linux releases the descriptor even when close reports an error; nothing is left to undo.
+            // Once: Linux releases the descriptor even when close reports an error; nothing is left to undo.
+            Libc.once("close", () -> (int) CLOSE.invokeExact(state, fd));
         } finally {
             arena.close();
         }
     }
 
     /** Runs a call until it does not fail with {@code EINTR}; a negative result is thrown with its errno. */
-    private static long check(String what, MemorySegment state, Call call) throws NetlinkException {
-        while (true) {
-            long result;
-            try {
-                result = call.run();
-            } catch (Throwable t) {
-                throw new IllegalStateException("native call " + what + " could not be made", t);
-            }
-            if (result >= 0) return result;
-            int errno = (int) ERRNO.get(state, 0L);
-            if (errno != NetlinkException.EINTR) throw new NetlinkException(what, errno);
-        }
-    }
-
-    @FunctionalInterface
-    private interface Call {
-        long run() throws Throwable;
-    }
-
-    private static MethodHandle libc(String name, FunctionDescriptor descriptor) {
-        MemorySegment symbol = LINKER.defaultLookup().find(name).orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
-        return LINKER.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
+    private static long check(String what, MemorySegment state, Libc.Call call) throws NetlinkException {
+        long result = Libc.restarting(what, state, call);
+        if (result < 0) throw new NetlinkException(what, (int) -result);
+        return result;
     }
 }

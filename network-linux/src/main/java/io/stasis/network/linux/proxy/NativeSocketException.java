@@ -4,8 +4,6 @@ import java.io.IOException;
 
 /** A socket system call failed: the call, the errno and what it was applied to. */
 final class NativeSocketException extends IOException {
-    static final int EINTR = 4;
-
     private final int errno;
 
     NativeSocketException(String call, int errno, String target) {

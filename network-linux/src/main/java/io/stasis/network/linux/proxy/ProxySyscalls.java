@@ -6,14 +6,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
+import io.stasis.host.Libc;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
-import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -46,27 +43,24 @@ final class ProxySyscalls {
     private static final short POLLIN = 0x1;
     private static final int SOCKADDR_IN_SIZE = 16;
 
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(MemoryLayout.PathElement.groupElement("errno"));
 
-    private static final MethodHandle SOCKET = function("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETSOCKOPT = function("setsockopt",
+    private static final MethodHandle SOCKET = Libc.function("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETSOCKOPT = Libc.function("setsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle GETSOCKOPT = function("getsockopt",
+    private static final MethodHandle GETSOCKOPT = Libc.function("getsockopt",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle BIND = function("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle LISTEN = function("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle ACCEPT4 = function("accept4",
+    private static final MethodHandle BIND = Libc.function("bind", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle LISTEN = Libc.function("listen", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle ACCEPT4 = Libc.function("accept4",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
-    private static final MethodHandle GETPEERNAME = function("getpeername", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle GETSOCKNAME = function("getsockname", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
-    private static final MethodHandle READ = function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
-    private static final MethodHandle SEND = function("send",
+    private static final MethodHandle GETPEERNAME = Libc.function("getpeername", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle GETSOCKNAME = Libc.function("getsockname", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+    private static final MethodHandle READ = Libc.function("read", FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG));
+    private static final MethodHandle SEND = Libc.function("send",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
-    private static final MethodHandle SHUTDOWN = function("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle CLOSE = function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle POLL = function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle SHUTDOWN = Libc.function("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle POLL = Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
 
     private ProxySyscalls() {
     }
@@ -75,18 +69,18 @@ final class ProxySyscalls {
     static int listen(InetSocketAddress address, int backlog) throws NativeSocketException {
         int fd;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             fd = retry("socket", address, st, () -> (int) SOCKET.invokeExact(st, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         }
         try {
             setIntOption(fd, SOL_SOCKET, SO_REUSEADDR, 1);
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment sa = sockaddr(arena, address);
-                MemorySegment st = arena.allocate(CALL_STATE);
+                MemorySegment st = arena.allocate(Libc.CALL_STATE);
                 retry("bind", address, st, () -> (int) BIND.invokeExact(st, fd, sa, SOCKADDR_IN_SIZE));
             }
             try (Arena arena = Arena.ofConfined()) {
-                MemorySegment st = arena.allocate(CALL_STATE);
+                MemorySegment st = arena.allocate(Libc.CALL_STATE);
                 retry("listen", address, st, () -> (int) LISTEN.invokeExact(st, fd, backlog));
             }
             return fd;
@@ -100,7 +94,7 @@ final class ProxySyscalls {
     static void setIntOption(int fd, int level, int name, int value) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocateFrom(JAVA_INT, value);
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             retry("setsockopt", "fd " + fd, st, () -> (int) SETSOCKOPT.invokeExact(st, fd, level, name, v, (int) JAVA_INT.byteSize()));
         }
     }
@@ -115,11 +109,11 @@ final class ProxySyscalls {
             MemorySegment pfd = arena.allocate(8);
             pfd.set(JAVA_INT, 0, fd);
             pfd.set(JAVA_SHORT, 4, POLLIN);
-            MemorySegment st = arena.allocate(CALL_STATE);
-            int n = call(() -> (int) POLL.invokeExact(st, pfd, 1L, timeoutMillis));
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            int n = (int) Libc.once("poll", () -> (int) POLL.invokeExact(st, pfd, 1L, timeoutMillis));
             if (n >= 0) return n > 0;
-            int errno = errno(st);
-            if (errno == NativeSocketException.EINTR) return false;
+            int errno = Libc.errno(st);
+            if (errno == Libc.EINTR) return false;
             throw new NativeSocketException("poll", errno, "fd " + fd);
         }
     }
@@ -127,7 +121,7 @@ final class ProxySyscalls {
     /** {@code accept4(fd, NULL, NULL, SOCK_CLOEXEC)}: a blocking connected socket. */
     static int accept(int fd) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             return retry("accept4", "fd " + fd, st,
                     () -> (int) ACCEPT4.invokeExact(st, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC));
         }
@@ -149,37 +143,26 @@ final class ProxySyscalls {
     /** Reads at most {@code buffer.byteSize()} bytes; 0 means end of stream. */
     static int read(int fd, MemorySegment buffer) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
-            while (true) {
-                long n = callLong(() -> (long) READ.invokeExact(st, fd, buffer, buffer.byteSize()));
-                if (n >= 0) return (int) n;
-                int errno = errno(st);
-                if (errno != NativeSocketException.EINTR) throw new NativeSocketException("read", errno, "fd " + fd);
-            }
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            return retry("read", "fd " + fd, st, () -> (long) READ.invokeExact(st, fd, buffer, buffer.byteSize()));
         }
     }
 
     /** Writes all of {@code data}, looping over partial sends. */
     static void writeFully(int fd, MemorySegment data) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             long done = 0;
             while (done < data.byteSize()) {
                 MemorySegment rest = data.asSlice(done);
-                long n = callLong(() -> (long) SEND.invokeExact(st, fd, rest, rest.byteSize(), MSG_NOSIGNAL));
-                if (n >= 0) {
-                    done += n;
-                    continue;
-                }
-                int errno = errno(st);
-                if (errno != NativeSocketException.EINTR) throw new NativeSocketException("send", errno, "fd " + fd);
+                done += retry("send", "fd " + fd, st, () -> (long) SEND.invokeExact(st, fd, rest, rest.byteSize(), MSG_NOSIGNAL));
             }
         }
     }
 
     static void shutdown(int fd, int how) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             retry("shutdown", "fd " + fd, st, () -> (int) SHUTDOWN.invokeExact(st, fd, how));
         }
     }
@@ -187,8 +170,8 @@ final class ProxySyscalls {
     /** Closes {@code fd} once; {@code EINTR} is not retried (Linux has released the fd already). */
     static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment st = arena.allocate(CALL_STATE);
-            int ignored = call(() -> (int) CLOSE.invokeExact(st, fd));
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            Libc.once("close", () -> (int) CLOSE.invokeExact(st, fd));
         }
     }
 
@@ -196,7 +179,7 @@ final class ProxySyscalls {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment sa = arena.allocate(SOCKADDR_IN_SIZE);
             MemorySegment len = arena.allocateFrom(JAVA_INT, SOCKADDR_IN_SIZE);
-            MemorySegment st = arena.allocate(CALL_STATE);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
             retry(what, "fd " + fd, st, () -> fill.call(st, sa, len));
             short family = sa.get(JAVA_SHORT, 0);
             if (family != AF_INET) throw new NativeSocketException(what + " (family " + family + ")", 97 /* EAFNOSUPPORT */, "fd " + fd);
@@ -220,53 +203,14 @@ final class ProxySyscalls {
         return sa;
     }
 
-    private static int retry(String what, Object target, MemorySegment st, IntCall c) throws NativeSocketException {
-        while (true) {
-            int r = call(c);
-            if (r >= 0) return r;
-            int errno = errno(st);
-            if (errno != NativeSocketException.EINTR) throw new NativeSocketException(what, errno, String.valueOf(target));
-        }
-    }
-
-    private static int errno(MemorySegment state) {
-        return (int) ERRNO.get(state, 0L);
-    }
-
-    private static int call(IntCall c) {
-        try {
-            return c.call();
-        } catch (Throwable t) {
-            throw new IllegalStateException("native socket call could not be made", t);
-        }
-    }
-
-    private static long callLong(LongCall c) {
-        try {
-            return c.call();
-        } catch (Throwable t) {
-            throw new IllegalStateException("native socket call could not be made", t);
-        }
-    }
-
-    @FunctionalInterface
-    private interface IntCall {
-        int call() throws Throwable;
-    }
-
-    @FunctionalInterface
-    private interface LongCall {
-        long call() throws Throwable;
+    private static int retry(String what, Object target, MemorySegment st, Libc.Call c) throws NativeSocketException {
+        long r = Libc.restarting(what, st, c);
+        if (r < 0) throw new NativeSocketException(what, (int) -r, String.valueOf(target));
+        return (int) r;
     }
 
     @FunctionalInterface
     private interface AddressCall {
         int call(MemorySegment state, MemorySegment sockaddr, MemorySegment length) throws Throwable;
-    }
-
-    private static MethodHandle function(String name, FunctionDescriptor descriptor) {
-        MemorySegment symbol = LINKER.defaultLookup().find(name)
-                .orElseThrow(() -> new UnsatisfiedLinkError("libc has no symbol " + name));
-        return LINKER.downcallHandle(symbol, descriptor, Linker.Option.captureCallState("errno"));
     }
 }
