@@ -132,13 +132,78 @@ public final class ToolRunner {
         return run(argv, timeout, line -> { }, input);
     }
 
+    /** What a caller does with a streamed tool while it runs: reads its stdout, or writes its stdin and closes it. */
+    @FunctionalInterface
+    public interface StreamBody<R> {
+        R with(Process process) throws IOException, InterruptedException;
+    }
+
+    /** What a streamed tool's caller returned, and how the tool ended (no stdout: the caller had it). */
+    public record Streamed<R>(R value, Result result) {
+    }
+
+    /** The caller's side of a streamed tool failed (a read or write, or the tool stopped early): with the tool's stderr. */
+    public static final class StreamFailed extends Exception {
+        StreamFailed(String message, IOException cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Runs a tool whose stdin ({@code feedsStdin}) or stdout the caller streams in {@code body}
+     * (the other is {@code /dev/null}), keeping stderr for the result; once {@code body} is done,
+     * waits for the tool's exit at most {@code timeout}. The tool and its descendants never outlive
+     * the call. Same environment as {@link #run(List, Duration)}.
+     *
+     * @throws StreamFailed {@code body} failed with an {@link IOException}; the tool was killed
+     * @throws TimedOut the tool did not exit within {@code timeout} after {@code body}; it was killed
+     */
+    public static <R> Streamed<R> stream(List<String> argv, Duration timeout, boolean feedsStdin, StreamBody<R> body)
+            throws IOException, InterruptedException, TimedOut, StreamFailed {
+        long start = System.nanoTime();
+        var builder = builder(argv);
+        if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        else builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+        Process process = builder.start();
+        try {
+            var err = new Capture(MAX_CAPTURE_CHARS);
+            var errDone = drain(process.getErrorStream(), err, line -> { });
+            R value;
+            try {
+                value = body.with(process);
+            } catch (IOException e) {
+                killTree(process);
+                await(errDone);
+                String stderr = tail(err.lines());
+                throw new StreamFailed(e + (stderr.isEmpty() ? "" : "; stderr: " + stderr), e);
+            }
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                killTree(process);
+                await(errDone); // what it printed last is the likeliest reason
+                String stderr = tail(err.lines());
+                throw new TimedOut(argv.getFirst() + " did not finish within " + describe(timeout)
+                        + (stderr.isEmpty() ? "" : "; stderr: " + stderr));
+            }
+            await(errDone);
+            return new Streamed<>(value, new Result(process.exitValue(), List.of(), err.lines(), (System.nanoTime() - start) / 1_000_000));
+        } finally {
+            if (process.isAlive()) killTree(process);
+        }
+    }
+
+    /** A tool's process, as every run here starts one: {@code LC_ALL=C} and the system directories first in PATH. */
+    private static ProcessBuilder builder(List<String> argv) {
+        var builder = new ProcessBuilder(argv);
+        builder.environment().put("LC_ALL", "C");
+        builder.environment().put("PATH", String.join(File.pathSeparator, searchPath().stream().map(Path::toString).toList()));
+        return builder;
+    }
+
     private static Result run(List<String> argv, Duration timeout, Consumer<String> lines, byte[] input)
             throws IOException, InterruptedException, TimedOut {
         long start = System.nanoTime();
-        var builder = new ProcessBuilder(argv);
+        var builder = builder(argv);
         if (input == null) builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        builder.environment().put("LC_ALL", "C");
-        builder.environment().put("PATH", String.join(File.pathSeparator, searchPath().stream().map(Path::toString).toList()));
         Process process = builder.start();
         try {
             var out = new Capture(MAX_CAPTURE_CHARS);
@@ -154,6 +219,7 @@ public final class ToolRunner {
             }
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 killTree(process);
+                await(errDone); // what it printed last is the likeliest reason
                 String stderr = tail(err.lines());
                 throw new TimedOut(argv.getFirst() + " did not finish within " + describe(timeout)
                         + (stderr.isEmpty() ? "" : "; stderr: " + stderr));
@@ -189,9 +255,13 @@ public final class ToolRunner {
         return timeout.toMillis() < 10_000 ? timeout.toMillis() + " ms" : timeout.toSeconds() + " s";
     }
 
+    /**
+     * SIGKILL to the tool and its descendants, through its handle: {@link Process#destroyForcibly()}
+     * would also close the pipes, losing what the tool printed last, its reason, before it was read.
+     */
     private static void killTree(Process process) {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
+        process.toHandle().destroyForcibly();
     }
 
     /** Reads {@code in} to its end on a virtual thread; the future completes when the pipe closes. */

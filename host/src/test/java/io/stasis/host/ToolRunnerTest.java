@@ -3,7 +3,9 @@ package io.stasis.host;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -138,5 +140,52 @@ class ToolRunnerTest {
     void aToolThatCannotStartIsAnIOException() {
         assertThatThrownBy(() -> ToolRunner.run(List.of("/nonexistent/stasis-tool"), TIMEOUT))
                 .isInstanceOf(IOException.class).hasMessageContaining("/nonexistent/stasis-tool");
+    }
+
+    @Test
+    void streamsAToolsOutputToTheCallerAndKeepsItsStderr() throws Exception {
+        var streamed = ToolRunner.stream(List.of("/bin/sh", "-c", "seq 1 100000; echo done >&2; exit 2"), TIMEOUT, false,
+                process -> {
+                    try (var in = process.getInputStream()) {
+                        return new String(in.readAllBytes(), StandardCharsets.US_ASCII).lines().count();
+                    }
+                });
+        assertThat(streamed.value()).isEqualTo(100_000L);
+        assertThat(streamed.result().exitCode()).isEqualTo(2);
+        assertThat(streamed.result().stderr()).containsExactly("done");
+        assertThat(streamed.result().stdout()).isEmpty();
+    }
+
+    @Test
+    void feedsAToolFromTheCaller() throws Exception {
+        Path out = Files.createTempFile("stasis-toolrunner", ".txt");
+        try {
+            var streamed = ToolRunner.stream(List.of("/bin/sh", "-c", "cat > " + out), TIMEOUT, true, process -> {
+                try (var stdin = process.getOutputStream()) {
+                    stdin.write("fed\n".repeat(50_000).getBytes(StandardCharsets.US_ASCII));
+                }
+                return null;
+            });
+            assertThat(streamed.result().exitCode()).isZero();
+            assertThat(Files.size(out)).isEqualTo(4L * 50_000);
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+
+    @Test
+    void aFailedStreamKillsTheToolWithItsChildrenAndQuotesItsStderr() throws Exception {
+        var pids = new CopyOnWriteArrayList<Long>();
+        assertThatThrownBy(() -> ToolRunner.stream(List.of("/bin/sh", "-c", "echo refusing >&2; sleep 60 & echo $!; wait"), TIMEOUT, false,
+                process -> {
+                    var line = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+                    pids.add(Long.parseLong(line));
+                    throw new IOException("the reader gave up");
+                }))
+                .isInstanceOf(ToolRunner.StreamFailed.class)
+                .hasMessageContaining("the reader gave up")
+                .hasMessageContaining("stderr: refusing");
+        var child = ProcessHandle.of(pids.getFirst());
+        if (child.isPresent()) child.get().onExit().get(10, TimeUnit.SECONDS); // killed: it ends well before its 60 s
     }
 }

@@ -7,12 +7,16 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
+import io.stasis.host.ToolRunner;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,6 +36,8 @@ public final class Runc {
     private static final Logger log = LoggerFactory.getLogger(Runc.class);
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final File DEV_NULL = new File("/dev/null");
+    /** The most of runc's stdout or stderr a call reads back (a tool gone wrong could write without end). */
+    private static final int MAX_OUTPUT_BYTES = 4 << 20;
     private static final Duration CRIU_UNDO_WAIT = Duration.ofSeconds(30);
 
     /** What runc says when a sandbox's session keyring is past the key quota of the user its root maps to. */
@@ -286,8 +292,10 @@ public final class Runc {
             if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
             else builder.redirectOutput(out.toFile()).redirectError(err.toFile());
             process = builder.start();
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
-                throw failure(id, step, "timed out after " + timeout.toMillis() + " ms", log, null);
+            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                killTree(process); // CRIU under runc too: a timed-out call leaves no tool behind
+                throw failure(id, step, "timed out after " + timeout.toMillis() + " ms" + stderr(err), log, null);
+            }
             if (process.exitValue() != 0)
                 throw failure(id, step, "exited with " + process.exitValue() + ": " + tail(read(err)), log, null);
             Runc.log.atDebug().addKeyValue("sandbox", id).addKeyValue("step", step)
@@ -299,7 +307,7 @@ public final class Runc {
             Thread.currentThread().interrupt();
             throw failure(id, step, "interrupted", log, e);
         } finally {
-            if (process != null && process.isAlive()) process.destroyForcibly();
+            if (process != null && process.isAlive()) killTree(process);
             deleteQuietly(out);
             deleteQuietly(err);
         }
@@ -343,7 +351,17 @@ public final class Runc {
 
     private static String tail(String text) {
         String t = text.strip();
-        return t.length() <= 2000 ? t : "..." + t.substring(t.length() - 2000);
+        return t.length() <= ToolRunner.TAIL_CHARS ? t : "..." + t.substring(t.length() - ToolRunner.TAIL_CHARS);
+    }
+
+    private static String stderr(Path err) {
+        String text = tail(read(err));
+        return text.isEmpty() ? "" : "; stderr: " + text;
+    }
+
+    private static void killTree(Process process) {
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
+        process.destroyForcibly();
     }
 
     private static void deleteQuietly(Path file) {
@@ -355,11 +373,21 @@ public final class Runc {
         }
     }
 
-    /** What runc wrote to {@code file}; nothing when its output went to /dev/null (a detached restore: its log tells). */
+    /**
+     * What runc wrote to {@code file}, its last {@value #MAX_OUTPUT_BYTES} bytes at most (runc's
+     * own answers, such as its state, are far smaller); nothing when its output went to /dev/null
+     * (a detached restore: its log tells).
+     */
     private static String read(Path file) {
         if (file == null) return "";
-        try {
-            return Files.readString(file, StandardCharsets.UTF_8);
+        try (var channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = channel.size();
+            var bytes = ByteBuffer.allocate((int) Math.min(size, MAX_OUTPUT_BYTES));
+            channel.position(size - bytes.capacity());
+            while (bytes.hasRemaining() && channel.read(bytes) >= 0) {
+                // until the buffer is full or the file ends
+            }
+            return new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             return "";
         }

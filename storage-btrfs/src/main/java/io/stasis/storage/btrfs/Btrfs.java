@@ -8,17 +8,12 @@ import io.stasis.host.ToolRunner;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -251,65 +246,23 @@ public final class Btrfs implements Subvolumes {
         });
     }
 
-    private interface Streaming<R> {
-        R with(Process process) throws IOException, InterruptedException;
-    }
-
-    /**
-     * Runs a tool whose stdin ({@code feedsStdin}) or stdout the caller streams; the other is
-     * {@code /dev/null}; stderr is kept for the error message.
-     */
-    private <R> R streaming(String step, List<String> argv, Duration limit, boolean feedsStdin, Streaming<R> body) {
-        long start = System.nanoTime();
-        var builder = new ProcessBuilder(argv);
-        builder.environment().put("LC_ALL", "C");
-        if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
-        else builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Process process = null;
+    /** Runs a tool whose stdin ({@code feedsStdin}) or stdout the caller streams (see {@link ToolRunner#stream}). */
+    private <R> R streaming(String step, List<String> argv, Duration limit, boolean feedsStdin, ToolRunner.StreamBody<R> body) {
         try {
-            process = builder.start();
-            var errStream = process.getErrorStream();
-            var stderr = new CompletableFuture<String>();
-            Thread.ofVirtual().start(() -> {
-                try {
-                    byte[] all = errStream.readAllBytes();
-                    String text = new String(all, StandardCharsets.UTF_8);
-                    stderr.complete(text.length() > ToolRunner.TAIL_CHARS ? text.substring(text.length() - ToolRunner.TAIL_CHARS) : text);
-                } catch (IOException e) {
-                    stderr.complete("");
-                }
-            });
-            R result;
-            try {
-                result = body.with(process);
-            } catch (IOException e) {
-                process.destroyForcibly();
-                throw failure(step, e + "; stderr: " + stderrOf(stderr), null, e);
-            }
-            if (!process.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS))
-                throw failure(step, "did not finish within " + limit, null, null);
-            if (process.exitValue() != 0)
-                throw failure(step, "exit " + process.exitValue() + ": " + stderrOf(stderr), null, null);
-            log.atDebug().addKeyValue("step", step).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("argv", argv).log("btrfs ok");
-            return result;
+            var streamed = ToolRunner.stream(argv, limit, feedsStdin, body);
+            if (streamed.result().exitCode() != 0)
+                throw failure(step, "exit " + streamed.result().exitCode() + ": " + streamed.result().stderrTail(), streamed.result(), null);
+            log.atDebug().addKeyValue("step", step).addKeyValue("ms", streamed.result().millis()).addKeyValue("argv", argv).log("btrfs ok");
+            return streamed.value();
+        } catch (ToolRunner.StreamFailed e) {
+            throw failure(step, e.getMessage(), null, e);
         } catch (IOException e) {
             throw failure(step, "could not start " + argv.getFirst() + " (is btrfs-progs installed?): " + e.getMessage(), null, e);
+        } catch (ToolRunner.TimedOut e) {
+            throw failure(step, e.getMessage(), null, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw failure(step, "interrupted", null, e);
-        } finally {
-            if (process != null && process.isAlive()) process.destroyForcibly(); // never leak a btrfs
-        }
-    }
-
-    private static String stderrOf(CompletableFuture<String> stderr) {
-        try {
-            return stderr.get(5, TimeUnit.SECONDS).strip();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "";
-        } catch (ExecutionException | TimeoutException e) {
-            return "";
         }
     }
 
