@@ -21,7 +21,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The JSON of a checkpoint descriptor in the blob store: version 1. The sandbox's settings use
+ * The JSON of a checkpoint descriptor in the blob store (versions 1 and 2, see
+ * {@link CheckpointDescriptor#VERSION}; golden files in the tests pin both). The sandbox's settings use
  * the API's own shapes (lifecycle and network as in a create), so a descriptor reads like one.
  */
 public final class DescriptorJson {
@@ -41,11 +42,20 @@ public final class DescriptorJson {
         var sandbox = new LinkedHashMap<String, Object>();
         sandbox.put("template", d.template());
         var r = d.resources();
-        sandbox.put("resources", Map.of("cpus", r.cpus(), "memoryMb", r.memoryMb(), "pids", r.pids(), "diskMb", r.diskMb()));
+        // Ordered maps throughout: Map.of iterates in an order that changes from one JVM run to the next.
+        var resources = new LinkedHashMap<String, Object>();
+        resources.put("cpus", r.cpus());
+        resources.put("memoryMb", r.memoryMb());
+        resources.put("pids", r.pids());
+        resources.put("diskMb", r.diskMb());
+        sandbox.put("resources", resources);
         sandbox.put("env", d.env());
         sandbox.put("metadata", d.metadata());
         sandbox.put("lifecycle", LifecycleJson.view(d.lifecycle()));
-        sandbox.put("network", Map.of("egress", NetworkJson.egress(d.network().egress()), "rules", NetworkJson.headerRules(d.network().rules())));
+        var network = new LinkedHashMap<String, Object>();
+        network.put("egress", NetworkJson.egress(d.network().egress()));
+        network.put("rules", NetworkJson.headerRules(d.network().rules()));
+        sandbox.put("network", network);
         if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(Views.BucketMountView::of).toList());
         out.put("sandbox", sandbox);
         var roots = new ArrayList<Map<String, Object>>();

@@ -80,7 +80,10 @@ final class NetworkJson {
         for (var rule : rules) {
             var headers = new LinkedHashMap<String, String>();
             rule.headers().forEach((name, value) -> headers.put(name, value.text()));
-            out.add(Map.of("domain", rule.domain().pattern(), "headers", headers));
+            var view = new LinkedHashMap<String, Object>(); // ordered: Map.of's order changes from one run to the next
+            view.put("domain", rule.domain().pattern());
+            view.put("headers", headers);
+            out.add(view);
         }
         return out;
     }

@@ -1,0 +1,97 @@
+package io.stasis.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.blob.ManifestId;
+import io.stasis.core.bucket.SandboxBucket;
+import io.stasis.core.checkpoint.Checkpoint;
+import io.stasis.core.checkpoint.CheckpointDescriptor;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantId;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The durable checkpoint descriptor is a persisted format: descriptors written by any earlier
+ * version sit in blob stores and must stay readable, and a change to what this version writes must
+ * be deliberate. The golden files under {@code descriptors/} pin both: version 1 (no bucket mounts)
+ * and version 2 (with some). Regenerate them only with a new format version
+ * ({@code -Dstasis.golden.write=true} writes them into the source tree).
+ */
+class DescriptorJsonTest {
+    private static final Path GOLDEN_DIR = Path.of("src", "test", "resources", "descriptors");
+
+    private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets) {
+        // Every field given: the golden files must not follow the server's defaults.
+        var lifecycle = LifecycleJson.merge(LifecyclePolicy.DEFAULT, Json.MAPPER.valueToTree(Map.of("pauseAfterIdle", "15s",
+                "standbyAfterIdle", "2m", "hibernateAfterIdle", "30m", "stopAfterIdle", "12h", "deleteAfterIdle", "30d", "maxAge", "7d",
+                "autoResume", true)));
+        var network = NetworkJson.parse(Json.MAPPER.valueToTree(Map.of("egress", Map.of("default", "deny",
+                "allow", List.of("pypi.org", "api.example.com", "10.1.0.0/16")), "rules", List.of(Map.of("domain", "api.example.com",
+                "headers", Map.of("Authorization", "Bearer {{secret:API_TOKEN}}"))))), "network");
+        var layers = List.of(
+                new CheckpointDescriptor.RootLayer(new CheckpointId("ckpt_base00000000000a"), Optional.empty(), ManifestId.parse("a".repeat(64)), 4096),
+                new CheckpointDescriptor.RootLayer(new CheckpointId("ckpt_top000000000000b"), Optional.of(new CheckpointId("ckpt_base00000000000a")),
+                        ManifestId.parse("b".repeat(64)), 512));
+        return new CheckpointDescriptor(new CheckpointId("ckpt_top000000000000b"), TenantId.DEFAULT, new SandboxId("sbx_golden0000000001"),
+                Optional.of("before-deploy"), true, Checkpoint.Purpose.USER, Instant.parse("2026-11-02T10:15:30Z"), "python",
+                new Resources(1.5, 2048, 512, 10240), Map.of("LANG", "C.UTF-8"), Map.of("owner", "agent-7"), lifecycle, network, layers,
+                Optional.of(ManifestId.parse("c".repeat(64))), 123_456_789L, 45_678_901L, buckets);
+    }
+
+    private static final List<SandboxBucket> BUCKETS = List.of(new SandboxBucket("/mnt/data", URI.create("http://127.0.0.1:9000"),
+            "us-east-1", "datasets", "team-a/", true, "S3_KEYS"));
+
+    @Test
+    void writesVersion1WithoutBucketsAndVersion2WithThem() throws IOException {
+        assertThat(new String(DescriptorJson.encode(descriptor(List.of())), StandardCharsets.UTF_8)).isEqualTo(golden("v1.json"));
+        assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS)), StandardCharsets.UTF_8)).isEqualTo(golden("v2.json"));
+    }
+
+    @Test
+    void readsEveryVersionWrittenBefore() throws IOException {
+        assertThat(DescriptorJson.decode(golden("v1.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(List.of()));
+        assertThat(DescriptorJson.decode(golden("v2.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(BUCKETS));
+    }
+
+    @Test
+    void refusesAVersionItDoesNotKnow() {
+        String future = golden("v2.json").replace("\"version\":2", "\"version\":3");
+        assertThat(future).isNotEqualTo(golden("v2.json"));
+        assertThatThrownBy(() -> DescriptorJson.decode(future.getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 3").hasMessageContaining("knows up to 2");
+        assertThatThrownBy(() -> DescriptorJson.decode("{\"checkpointId\": \"ckpt_x\"}".getBytes(StandardCharsets.UTF_8)))
+                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 0");
+    }
+
+    private static String golden(String name) {
+        if (Boolean.getBoolean("stasis.golden.write")) {
+            var d = descriptor(name.equals("v1.json") ? List.of() : BUCKETS);
+            try {
+                Files.createDirectories(GOLDEN_DIR);
+                Files.write(GOLDEN_DIR.resolve(name), DescriptorJson.encode(d));
+            } catch (IOException e) {
+                throw new AssertionError(e);
+            }
+        }
+        try (InputStream in = DescriptorJsonTest.class.getResourceAsStream("/descriptors/" + name)) {
+            if (in == null) throw new AssertionError("golden file descriptors/" + name + " is missing");
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+}
