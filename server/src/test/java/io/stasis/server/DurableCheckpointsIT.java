@@ -224,7 +224,7 @@ class DurableCheckpointsIT {
                 String id = api.post("/v1/sandboxes", CALM.replace("}}", "}, \"resources\": {\"diskMb\": 1024}}")).get("id").asText();
                 checkpoint = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": false, \"durable\": true}").get("id").asText();
             }
-            try (var small = ServiceFixture.start("--blob-dir", blobs.toString(), "--max-disk-mb", "512");
+            try (var small = ServiceFixture.start("--blob-dir", blobs.toString(), "--max-disk-mb", "512", "--default-disk-mb", "512");
                  var api = new RawApi(small.url, small.rootKey)) {
                 var refused = api.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}");
                 assertThat(refused.status()).isEqualTo(422);
