@@ -174,21 +174,28 @@ public final class ToolRunner {
             } catch (IOException e) {
                 killTree(process);
                 await(errDone);
-                String stderr = tail(err.lines());
-                throw new StreamFailed(e + (stderr.isEmpty() ? "" : "; stderr: " + stderr), e);
+                throw new StreamFailed(e + withStderr(err), e);
             }
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                killTree(process);
-                await(errDone); // what it printed last is the likeliest reason
-                String stderr = tail(err.lines());
-                throw new TimedOut(argv.getFirst() + " did not finish within " + describe(timeout)
-                        + (stderr.isEmpty() ? "" : "; stderr: " + stderr));
-            }
+            awaitExit(process, argv, timeout, err, errDone);
             await(errDone);
             return new Streamed<>(value, new Result(process.exitValue(), List.of(), err.lines(), (System.nanoTime() - start) / 1_000_000));
         } finally {
             if (process.isAlive()) killTree(process);
         }
+    }
+
+    /** Waits for the tool's exit; past {@code timeout} kills it with its descendants, quoting the end of its stderr. */
+    private static void awaitExit(Process process, List<String> argv, Duration timeout, Capture err, CompletableFuture<Void> errDone)
+            throws InterruptedException, TimedOut {
+        if (process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) return;
+        killTree(process);
+        await(errDone); // what it printed last is the likeliest reason
+        throw new TimedOut(argv.getFirst() + " did not finish within " + describe(timeout) + withStderr(err));
+    }
+
+    private static String withStderr(Capture err) {
+        String stderr = tail(err.lines());
+        return stderr.isEmpty() ? "" : "; stderr: " + stderr;
     }
 
     /** A tool's process, as every run here starts one: {@code LC_ALL=C} and the system directories first in PATH. */
@@ -217,13 +224,7 @@ public final class ToolRunner {
                     // the tool ended without reading all of it: its exit code and stderr tell why
                 }
             }
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                killTree(process);
-                await(errDone); // what it printed last is the likeliest reason
-                String stderr = tail(err.lines());
-                throw new TimedOut(argv.getFirst() + " did not finish within " + describe(timeout)
-                        + (stderr.isEmpty() ? "" : "; stderr: " + stderr));
-            }
+            awaitExit(process, argv, timeout, err, errDone);
             await(outDone);
             await(errDone);
             return new Result(process.exitValue(), out.lines(), err.lines(), (System.nanoTime() - start) / 1_000_000);
