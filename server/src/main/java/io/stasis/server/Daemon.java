@@ -92,6 +92,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -445,12 +446,27 @@ public final class Daemon implements AutoCloseable {
             System.exit(1);
             return;
         }
+        var stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             log.info("stopping (sandboxes keep running)");
-            daemon.close();
+            try {
+                daemon.close();
+            } finally {
+                stopped.countDown();
+            }
         }, "shutdown"));
         System.out.println("listening on http://" + config.bind() + ":" + daemon.port()
                 + " (root API key in " + daemon.rootKeyFile() + ")");
         System.out.flush();
+        // The service runs until it is stopped, not for as long as a library happens to keep a
+        // thread that is not a daemon: the API serves on virtual threads, which keep no JVM alive.
+        while (true) {
+            try {
+                stopped.await();
+                return;
+            } catch (InterruptedException e) {
+                // nothing interrupts the main thread on purpose: wait on
+            }
+        }
     }
 }
