@@ -35,7 +35,13 @@ final class ServiceFixture implements AutoCloseable {
     }
 
     static ServiceFixture start(String... extraFlags) throws IOException {
-        return startIn(Files.createTempDirectory("stasis-server-it"), extraFlags);
+        Path dataDir = Files.createTempDirectory("stasis-server-it");
+        try {
+            return startIn(dataDir, extraFlags);
+        } catch (IOException | RuntimeException e) {
+            deleteTree(dataDir); // a start refused (a flag, say) leaves no directory behind
+            throw e;
+        }
     }
 
     /** The same on a data directory the caller prepared (it may already hold a previous run's state). */
