@@ -125,6 +125,7 @@ class RandomKillIT {
     static void stop() throws Exception {
         try {
             if (api != null) {
+                if (outage() != null) System.out.println("RandomKillIT: the service was down at the end; started again to clean up");
                 for (JsonNode sandbox : api.get("/v1/sandboxes").get("items"))
                     api.call("DELETE", "/v1/sandboxes/" + sandbox.get("id").asText(), null);
                 api.close();
