@@ -13,6 +13,10 @@ import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -155,18 +159,29 @@ class RandomKillIT {
     private static String outage() throws Exception {
         String why = null;
         if (!service.process.isAlive()) why = "the service ended by itself (exit " + service.process.exitValue() + ")";
-        else {
-            try {
-                api.call("GET", "/healthz", null);
-            } catch (UncheckedIOException e) {
-                why = "the service, still running, stopped answering: " + e.getCause();
-            }
+        else if (!answers(service.url)) {
+            // Alive and silent: where its threads are tells why (CI once saw one hang for minutes after a restart).
+            Path dump = Path.of("target", "random-kill-it-hang-" + System.currentTimeMillis() + ".txt").toAbsolutePath();
+            var threads = ToolRunner.run(List.of(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                    Long.toString(service.process.pid()), "Thread.print"), Duration.ofSeconds(30));
+            Files.writeString(dump, threads.stdoutText() + "\n" + threads.stderrText());
+            why = "the service, still running, did not answer /healthz within 10 s; its threads: " + dump;
         }
         if (why == null) return null;
         why += "; its log ends:\n" + ServiceProcess.logTail(log, 40);
         if (service.process.isAlive()) service.kill();
         restart();
         return why;
+    }
+
+    /** Whether the service answers its health check within 10 s (the API's own client waits without a limit). */
+    private static boolean answers(String url) throws InterruptedException {
+        try (var http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build()) {
+            var request = HttpRequest.newBuilder(URI.create(url + "/healthz")).timeout(Duration.ofSeconds(10)).build();
+            return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** One kill: what was done, where, what was killed (null: nothing), and what went wrong (none when it held). */
