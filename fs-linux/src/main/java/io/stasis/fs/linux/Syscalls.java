@@ -193,16 +193,11 @@ public final class Syscalls {
             MemorySegment p = arena.allocateFrom(path);
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
             for (int attempt = 0; ; attempt++) {
-                long fd = (long) SYSCALL_OPENAT2.invokeExact(state, SYS_OPENAT2, (long) dirfd, p, how, OPEN_HOW.byteSize());
+                long fd = Libc.restarting("openat2", state,
+                        () -> (long) SYSCALL_OPENAT2.invokeExact(state, SYS_OPENAT2, (long) dirfd, p, how, OPEN_HOW.byteSize()));
                 if (fd >= 0) return (int) fd;
-                int errno = Libc.errno(state);
-                if (errno == Errno.EINTR || (errno == Errno.EAGAIN && attempt < 1000)) continue;
-                throw new LinuxException(errno, "openat2", path);
+                if (-fd != Errno.EAGAIN || attempt >= 1000) throw new LinuxException((int) -fd, "openat2", path);
             }
-        } catch (LinuxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw linkageFailure("openat2", t);
         }
     }
 
@@ -215,12 +210,8 @@ public final class Syscalls {
     public static void close(int fd) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
-            int r = (int) CLOSE.invokeExact(state, fd);
+            long r = Libc.once("close", () -> (int) CLOSE.invokeExact(state, fd));
             if (r < 0 && Libc.errno(state) != Errno.EINTR) throw new LinuxException(Libc.errno(state), "close", "fd " + fd);
-        } catch (LinuxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw linkageFailure("close", t);
         }
     }
 
@@ -419,14 +410,9 @@ public final class Syscalls {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(INOTIFY_READ_BUFFER, 8);
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
-            long n;
-            while (true) {
-                n = (long) READ.invokeExact(state, inotifyFd, buf, buf.byteSize());
-                if (n >= 0) break;
-                int errno = Libc.errno(state);
-                if (errno == Errno.EAGAIN) return List.of();
-                if (errno != Errno.EINTR) throw new LinuxException(errno, "read", "inotify fd " + inotifyFd);
-            }
+            long n = Libc.restarting("read", state, () -> (long) READ.invokeExact(state, inotifyFd, buf, buf.byteSize()));
+            if (n == -Errno.EAGAIN) return List.of();
+            if (n < 0) throw new LinuxException((int) -n, "read", "inotify fd " + inotifyFd);
             var events = new ArrayList<InotifyEvent>();
             for (long at = 0; at + INOTIFY_EVENT_HEADER <= n; ) {
                 int wd = buf.get(JAVA_INT, at);
@@ -439,10 +425,6 @@ public final class Syscalls {
                 at += INOTIFY_EVENT_HEADER + Integer.toUnsignedLong(len);
             }
             return events;
-        } catch (LinuxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw linkageFailure("read", t);
         }
     }
 
@@ -478,7 +460,7 @@ public final class Syscalls {
                 pollfds.set(JAVA_SHORT, 8L * i + 4, POLLIN);
             }
             MemorySegment state = arena.allocate(Libc.CALL_STATE);
-            int r = (int) POLL.invokeExact(state, pollfds, (long) fds.length, timeoutMillis);
+            long r = Libc.once("poll", () -> (int) POLL.invokeExact(state, pollfds, (long) fds.length, timeoutMillis));
             if (r < 0) {
                 if (Libc.errno(state) == Errno.EINTR) return 0;
                 throw new LinuxException(Libc.errno(state), "poll", "-");
@@ -488,10 +470,6 @@ public final class Syscalls {
                 if ((pollfds.get(JAVA_SHORT, 8L * i + 6) & POLL_READY) != 0) ready |= 1 << i;
             }
             return ready;
-        } catch (LinuxException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw linkageFailure("poll", t);
         }
     }
 
@@ -548,9 +526,5 @@ public final class Syscalls {
         int mtimeNsec = b.get(JAVA_INT, 120);
         long dev = ((long) b.get(JAVA_INT, 136) << 32) | Integer.toUnsignedLong(b.get(JAVA_INT, 140));
         return new Stat(mode, uid, gid, size, ino, dev, nlink, Instant.ofEpochSecond(mtimeSec, mtimeNsec));
-    }
-
-    private static IllegalStateException linkageFailure(String syscall, Throwable t) {
-        return new IllegalStateException("native call " + syscall + " could not be made", t);
     }
 }
