@@ -260,7 +260,7 @@ public final class ToolRunner {
      * SIGKILL to the tool and its descendants, through its handle: {@link Process#destroyForcibly()}
      * would also close the pipes, losing what the tool printed last, its reason, before it was read.
      */
-    private static void killTree(Process process) {
+    public static void killTree(Process process) {
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.toHandle().destroyForcibly();
     }

@@ -293,7 +293,7 @@ public final class Runc {
             else builder.redirectOutput(out.toFile()).redirectError(err.toFile());
             process = builder.start();
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                killTree(process); // CRIU under runc too: a timed-out call leaves no tool behind
+                ToolRunner.killTree(process); // CRIU under runc too: a timed-out call leaves no tool behind
                 throw failure(id, step, "timed out after " + timeout.toMillis() + " ms" + stderr(err), log, null);
             }
             if (process.exitValue() != 0)
@@ -307,7 +307,7 @@ public final class Runc {
             Thread.currentThread().interrupt();
             throw failure(id, step, "interrupted", log, e);
         } finally {
-            if (process != null && process.isAlive()) killTree(process);
+            if (process != null && process.isAlive()) ToolRunner.killTree(process);
             deleteQuietly(out);
             deleteQuietly(err);
         }
@@ -357,11 +357,6 @@ public final class Runc {
     private static String stderr(Path err) {
         String text = tail(read(err));
         return text.isEmpty() ? "" : "; stderr: " + text;
-    }
-
-    private static void killTree(Process process) {
-        process.descendants().forEach(ProcessHandle::destroyForcibly);
-        process.destroyForcibly();
     }
 
     private static void deleteQuietly(Path file) {
