@@ -7,7 +7,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stasis.server.http.OpenApiSpec;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -120,7 +119,7 @@ class BadInputIT {
             socket.setSoTimeout((int) HANG.toMillis());
             String request = "GET /v1/sandboxes/fuzz HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + service.rootKey + "\r\n\r\n";
             var out = socket.getOutputStream();
-            var in = new DataInputStream(socket.getInputStream());
+            var in = socket.getInputStream();
             out.write(request.getBytes(StandardCharsets.ISO_8859_1));
             String status = readResponse(in);
             if (!status.startsWith("HTTP/1.1 200")) return "the first request: " + status;
@@ -135,7 +134,7 @@ class BadInputIT {
     }
 
     /** Reads one response with a Content-Length; returns its status line ("" if the connection was closed). */
-    private static String readResponse(DataInputStream in) throws IOException {
+    private static String readResponse(InputStream in) throws IOException {
         String status = readLine(in);
         long length = 0;
         for (String header; !(header = readLine(in)).isEmpty(); )
@@ -144,7 +143,7 @@ class BadInputIT {
         return status;
     }
 
-    private static String readLine(DataInputStream in) throws IOException {
+    private static String readLine(InputStream in) throws IOException {
         var line = new StringBuilder();
         for (int c; (c = in.read()) != -1 && c != '\n'; ) line.append((char) c);
         return line.toString().strip();
@@ -429,16 +428,13 @@ class BadInputIT {
             } catch (IOException e) {
                 // the server may refuse a huge body and close before it is all sent; what it answered still counts
             }
-            var in = socket.getInputStream();
-            var line = new StringBuilder();
             try {
-                for (int c; (c = in.read()) != -1 && c != '\n'; ) line.append((char) c);
+                return readLine(socket.getInputStream());
             } catch (SocketTimeoutException e) {
                 return "HANG";
             } catch (IOException e) {
                 return ""; // reset by the server: a close
             }
-            return line.toString().strip();
         }
     }
 
