@@ -3,7 +3,7 @@ package io.stasis.core.auth;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
-import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.CredentialCatalog;
 import io.stasis.core.tenant.TenantId;
 import java.time.Clock;
 import java.util.Map;
@@ -18,10 +18,10 @@ public final class Credentials {
     public static final String KEY_PREFIX = "sk_";
     public static final String TOKEN_PREFIX = "st_";
 
-    private final Catalog catalog;
+    private final CredentialCatalog catalog;
     private final Clock clock;
 
-    public Credentials(Catalog catalog, Clock clock) {
+    public Credentials(CredentialCatalog catalog, Clock clock) {
         this.catalog = catalog;
         this.clock = clock;
     }

@@ -12,7 +12,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.CheckpointArchive;
 import io.stasis.core.spi.RootStore;
-import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.RuntimeImages;
 import io.stasis.core.tenant.TenantId;
 import java.io.IOException;
 import java.time.Clock;
@@ -59,7 +59,7 @@ public final class DurableCheckpoints implements AutoCloseable {
 
     private final Catalog catalog;
     private final RootStore roots;
-    private final SandboxRuntime runtime;
+    private final RuntimeImages runtime;
     private final CheckpointArchive archive;
     private final Function<SandboxId, NetworkPolicy> policies;
     private final Function<SandboxId, List<SandboxBucket>> buckets;
@@ -70,7 +70,7 @@ public final class DurableCheckpoints implements AutoCloseable {
     private final boolean background;
     private final Map<CheckpointId, CompletableFuture<CheckpointUpload>> inFlight = new ConcurrentHashMap<>();
 
-    public DurableCheckpoints(Catalog catalog, RootStore roots, SandboxRuntime runtime, CheckpointArchive archive,
+    public DurableCheckpoints(Catalog catalog, RootStore roots, RuntimeImages runtime, CheckpointArchive archive,
                               Function<SandboxId, NetworkPolicy> policies,
                               Function<SandboxId, List<SandboxBucket>> buckets,
                               FaultPoints faults, Clock clock, int concurrency, boolean background) {

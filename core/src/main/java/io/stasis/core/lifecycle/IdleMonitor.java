@@ -6,8 +6,8 @@ import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
-import io.stasis.core.spi.Catalog;
-import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxCatalog;
+import io.stasis.core.spi.SandboxMeters;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
 public final class IdleMonitor implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(IdleMonitor.class);
 
-    private final Catalog catalog;
-    private final SandboxRuntime runtime;
+    private final SandboxCatalog catalog;
+    private final SandboxMeters runtime;
     private final LifecycleService lifecycle;
     private final SandboxService sandboxes;
     private final ActivityTracker activity;
@@ -43,7 +43,7 @@ public final class IdleMonitor implements AutoCloseable {
      * @param busyCpu share of one core above which a sandbox counts as busy (e.g. 0.02)
      */
     /** @param keptAwake whether something the monitor cannot see keeps a running sandbox awake (keepAlive processes) */
-    public IdleMonitor(Catalog catalog, SandboxRuntime runtime, LifecycleService lifecycle, SandboxService sandboxes,
+    public IdleMonitor(SandboxCatalog catalog, SandboxMeters runtime, LifecycleService lifecycle, SandboxService sandboxes,
                        ActivityTracker activity, Clock clock, Duration tick, double busyCpu,
                        Predicate<SandboxId> keptAwake) {
         this.keptAwake = keptAwake;

@@ -3,7 +3,7 @@ package io.stasis.core.preview;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.PreviewCatalog;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -24,11 +24,11 @@ public final class PreviewService {
     /** The longest time to live a preview may be given. */
     public static final Duration MAX_TTL = Duration.ofDays(30);
 
-    private final Catalog catalog;
+    private final PreviewCatalog catalog;
     private final Clock clock;
     private final List<Consumer<Preview>> revocationListeners = new CopyOnWriteArrayList<>();
 
-    public PreviewService(Catalog catalog, Clock clock) {
+    public PreviewService(PreviewCatalog catalog, Clock clock) {
         this.catalog = catalog;
         this.clock = clock;
     }

@@ -1,7 +1,7 @@
 package io.stasis.core.process;
 
 import io.stasis.core.sandbox.SandboxState;
-import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.SandboxCatalog;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,14 +15,14 @@ import org.slf4j.LoggerFactory;
 public final class OutputLimiter implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(OutputLimiter.class);
 
-    private final Catalog catalog;
+    private final SandboxCatalog catalog;
     private final ProcessService processes;
     private final long keepBytes;
     private final Duration tick;
     private volatile Thread thread;
     private volatile boolean closed;
 
-    public OutputLimiter(Catalog catalog, ProcessService processes, long keepBytes, Duration tick) {
+    public OutputLimiter(SandboxCatalog catalog, ProcessService processes, long keepBytes, Duration tick) {
         if (keepBytes < 0) throw new IllegalArgumentException("keepBytes must not be negative");
         this.catalog = catalog;
         this.processes = processes;

@@ -19,7 +19,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.ProcessEntry;
-import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxProcesses;
 import io.stasis.core.spi.SpawnSpec;
 import java.time.Clock;
 import java.time.Duration;
@@ -43,13 +43,13 @@ public final class ProcessService {
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
     private final ActivityTracker activity;
-    private final SandboxRuntime runtime;
+    private final SandboxProcesses runtime;
     private final Clock clock;
     private final int keepExited;
     private final OutputFeeds feeds = new OutputFeeds();
 
     /** @param keepExited how many ended processes a sandbox keeps (with their output) before the oldest are forgotten */
-    public ProcessService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxRuntime runtime,
+    public ProcessService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxProcesses runtime,
                           Clock clock, int keepExited) {
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;

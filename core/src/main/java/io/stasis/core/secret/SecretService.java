@@ -3,7 +3,7 @@ package io.stasis.core.secret;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.SecretCatalog;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.util.Collection;
@@ -28,11 +28,11 @@ public final class SecretService {
     /** The longest value, in UTF-8 bytes. */
     public static final int MAX_VALUE_BYTES = 64 * 1024;
 
-    private final Catalog catalog;
+    private final SecretCatalog catalog;
     private final SecretCipher cipher;
     private final Clock clock;
 
-    public SecretService(Catalog catalog, SecretCipher cipher, Clock clock) {
+    public SecretService(SecretCatalog catalog, SecretCipher cipher, Clock clock) {
         this.catalog = catalog;
         this.cipher = cipher;
         this.clock = clock;

@@ -3,10 +3,8 @@ package io.stasis.core.spi;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
 
@@ -15,10 +13,12 @@ import java.util.Set;
  * to an image and restore from one. Implementations own every host resource they create for a
  * sandbox (container state, cgroups, namespaces, images) and label it with the sandbox or
  * checkpoint id, so that {@link #listOwned()} and {@link #listImages()} find it after a crash.
+ * Its roles ({@link SandboxProcesses}, {@link RuntimeImages}, {@link SandboxMeters}) are taken
+ * alone by the services that need only them.
  *
  * <p>Sandboxes are not children of the service: they keep running when it stops.
  */
-public interface SandboxRuntime {
+public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, SandboxMeters {
 
     /**
      * Starts a sandbox.
@@ -49,53 +49,6 @@ public interface SandboxRuntime {
     default void reroot(SandboxId id, Path newRoot) {
         throw new UnsupportedOperationException("this runtime cannot give a running sandbox a new root");
     }
-
-    /**
-     * Starts one process inside a running sandbox.
-     * <p>Effects on success: the process runs; its output goes to files inside the sandbox root,
-     * so it outlives the service; the handle reads them.
-     * <p>On failure: {@code runtime_failed} (or {@code invalid_request} for a bad working directory);
-     * a program that cannot be executed yields a handle whose exit status is 127 or 126.
-     */
-    ExecHandle spawn(SandboxId id, SpawnSpec spec);
-
-    /**
-     * Starts a process that outlives the call (a background process). Its output and exit status
-     * stay in files inside the sandbox, beside {@code label} (the caller's description of it, opaque
-     * to the runtime), so that it is found again after a restart of the service, in a hibernated
-     * and resumed sandbox, and in every fork.
-     * <p>Errors: as {@link #spawn}. Returns its pid as the sandbox sees it.
-     */
-    long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label);
-
-    /** The background processes of a sandbox, running or ended, in no particular order. */
-    List<ProcessEntry> processes(SandboxId id);
-
-    /**
-     * A handle on a background process: its output and its exit. Closing the handle leaves the
-     * process and its files; {@link ExecHandle#killTree} ends it and what it started.
-     */
-    ExecHandle attach(SandboxId id, String processId);
-
-    /** Sends a signal to one process of the sandbox ({@code pid} as the sandbox sees it). */
-    void signal(SandboxId id, long pid, int signal);
-
-    /**
-     * Writes to the standard input of a background process started with a stdin pipe (or a
-     * terminal). Waits, up to a bound, while the pipe is full.
-     * <p>Errors: {@code invalid_state} when the process has no open stdin (it ended, or stdin was
-     * closed, or it never had a pipe).
-     */
-    void writeStdin(SandboxId id, String processId, byte[] data);
-
-    /** Closes a background process's standard input: it reads end of file once it has read what was written. */
-    void closeStdin(SandboxId id, String processId);
-
-    /** Changes the window size of a process's terminal (its foreground job gets SIGWINCH). */
-    void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size);
-
-    /** Removes a background process's files (its output, its exit status). */
-    void forgetProcess(SandboxId id, String processId);
 
     /**
      * Changes the cgroup limits of a running sandbox.
@@ -129,12 +82,6 @@ public interface SandboxRuntime {
      */
     void standby(SandboxId id);
 
-    /** Bytes of memory the sandbox holds in RAM now (its cgroup's charge). */
-    long residentBytes(SandboxId id);
-
-    /** Bytes of the sandbox's memory in swap now. */
-    long swappedBytes(SandboxId id);
-
     /**
      * Dumps the sandbox's whole process tree (memory, files, pipes, sockets, ptys) to the image
      * {@code image}.
@@ -157,32 +104,6 @@ public interface SandboxRuntime {
      */
     void restore(RuntimeSpec spec, CheckpointId image);
 
-    /** The size in bytes of the complete image with this id; empty if it is missing or incomplete. */
-    OptionalLong imageSize(CheckpointId image);
-
-    /**
-     * Serializes a complete image for durable storage, in a format of this runtime's own that
-     * {@link #importImage} reads back (here or on another host with the same runtime).
-     * <p>Prerequisites: the image is complete.
-     * <p>Effects on success: {@code reader} has read the whole stream; returns what it returned.
-     * <p>On failure: {@code runtime_failed}; the image is untouched.
-     */
-    <R> R exportImage(CheckpointId image, StreamReader<R> reader);
-
-    /**
-     * Recreates an image from a stream made by {@link #exportImage}.
-     * <p>Prerequisites: no image {@code image} exists here.
-     * <p>Effects on success: the image is complete and can be restored; returns its size in bytes.
-     * <p>On failure: {@code runtime_failed}; no image is left.
-     */
-    long importImage(CheckpointId image, InputStream stream);
-
-    /** Removes an image. Idempotent. */
-    void deleteImage(CheckpointId image);
-
-    /** Every image this runtime holds, complete or not (for reconciliation). */
-    Set<CheckpointId> listImages();
-
     /** Whether the sandbox's process 1 is alive (and whether frozen), gone, or unknown to the runtime. */
     RuntimeStatus status(SandboxId id);
 
@@ -203,9 +124,6 @@ public interface SandboxRuntime {
      * {@link #awaitEarlierWork}.
      */
     OptionalLong completeInterruptedDump(CheckpointId image);
-
-    /** CPU time used by all the sandbox's processes so far, for idle detection. */
-    Duration cpuUsage(SandboxId id);
 
     /**
      * Asks every process of the sandbox to end (SIGTERM), waits up to {@code grace}, then ends what

@@ -2,7 +2,7 @@ package io.stasis.core.tenant;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.TenantCatalog;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,10 +20,10 @@ import java.util.function.Supplier;
  * concurrent request may be refused for that instant, never admitted past it.
  */
 public final class QuotaGuard {
-    private final Catalog catalog;
+    private final TenantCatalog catalog;
     private final Map<TenantId, TenantUsage> reserved = new HashMap<>();
 
-    public QuotaGuard(Catalog catalog) {
+    public QuotaGuard(TenantCatalog catalog) {
         this.catalog = catalog;
     }
 
