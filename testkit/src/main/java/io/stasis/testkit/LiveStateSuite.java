@@ -27,13 +27,8 @@ import org.junit.jupiter.api.Test;
  * listening and established sockets, files and in-flight commands survive; copies diverge.
  */
 public abstract class LiveStateSuite extends RuntimeSuite {
-    private final List<CheckpointId> images = new ArrayList<>();
-
     /** A writable copy of {@code source}'s root for {@code copy} (what a fork gets). */
     protected abstract Path copyRoot(SandboxId source, SandboxId copy);
-
-    /** The root of a sandbox made by {@link #start()} or {@link #copyRoot}. */
-    protected abstract Path rootOf(SandboxId id);
 
     /**
      * Puts a writable copy of {@code source}'s root where {@code id}'s root is, its old root aside,
@@ -44,18 +39,6 @@ public abstract class LiveStateSuite extends RuntimeSuite {
 
     /** Deletes the old root {@link #replaceRoot} put aside: it fails while something still holds it. */
     protected abstract void deleteReplacedRoot(SandboxId id);
-
-    @AfterEach
-    void deleteImages() {
-        images.forEach(runtime()::deleteImage);
-        images.clear();
-    }
-
-    private CheckpointId newImage() {
-        var id = CheckpointId.random();
-        images.add(id);
-        return id;
-    }
 
     private static final String COUNTER = CounterLoop.SCRIPT;
 

@@ -28,52 +28,16 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * What every {@link SandboxRuntime} must do, run against the real thing. A backend's test extends
- * this and supplies the runtime and fresh roots made from a busybox template ("tiny").
+ * What every real {@link SandboxRuntime} must do with processes inside a sandbox, on top of
+ * {@link RuntimeLifecycleSuite}. A backend's test extends this and supplies the runtime and fresh
+ * roots made from a busybox template ("tiny").
  */
 @Tag("root")
-public abstract class RuntimeSuite {
-    private final Set<SandboxId> created = new LinkedHashSet<>();
-
-    protected abstract SandboxRuntime runtime();
-
-    /** A fresh writable root for {@code id} from a template with busybox. */
-    protected abstract Path newRoot(SandboxId id);
-
-    protected abstract void deleteRoot(SandboxId id);
-
-    /** Registers a sandbox the test made itself (a restored copy), so that teardown ends it. */
-    protected void track(SandboxId id) {
-        created.add(id);
-    }
-
-    protected SandboxId start(Resources resources) {
-        var id = SandboxId.random();
-        created.add(id);
-        runtime().create(new RuntimeSpec(id, newRoot(id), id.hostname(), resources));
-        return id;
-    }
-
-    protected SandboxId start() {
-        return start(Resources.DEFAULT);
-    }
-
-    @AfterEach
-    void destroyEverything() {
-        for (var id : created) {
-            runtime().destroy(id);
-            deleteRoot(id);
-        }
-        assertThat(HostLeaks.processesOf(created)).as("processes left").isEmpty();
-        assertThat(HostLeaks.cgroupsOf(created)).as("cgroups left").isEmpty();
-        created.clear();
-    }
-
-    @Test
-    void aCreatedSandboxRunsAndIsOwned() {
-        var id = start();
-        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
-        assertThat(runtime().listOwned()).contains(id);
+public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
+    @Override
+    protected void assertNothingLeft(Set<SandboxId> destroyed) {
+        assertThat(HostLeaks.processesOf(destroyed)).as("processes left").isEmpty();
+        assertThat(HostLeaks.cgroupsOf(destroyed)).as("cgroups left").isEmpty();
     }
 
     @Test

@@ -87,8 +87,9 @@ public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, Sandbox
      * {@code image}.
      * <p>Prerequisites: the sandbox runs or is frozen; {@code image} does not exist.
      * <p>Effects on success: the image is complete; with {@code leaveRunning} the sandbox is as
-     * before (frozen stays frozen), without it its processes are gone and the runtime no longer
-     * holds it (as after {@link #destroy}). Returns the image's size in bytes.
+     * before (frozen stays frozen), without it its processes are gone and its status is
+     * {@code UNKNOWN} until a restore (what the runtime keeps on disk for it, such as its logs, stays
+     * in {@link #listOwned()} until {@link #destroy}). Returns the image's size in bytes.
      * <p>On failure: no image is left and the sandbox is as before.
      */
     long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning);

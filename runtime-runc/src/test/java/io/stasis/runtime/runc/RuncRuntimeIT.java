@@ -34,6 +34,11 @@ class RuncRuntimeIT extends IsolationSuite {
     }
 
     @Override
+    protected Path rootOf(SandboxId id) {
+        return host.root(id);
+    }
+
+    @Override
     protected void deleteRoot(SandboxId id) {
         host.roots.deleteRoot(id);
     }
