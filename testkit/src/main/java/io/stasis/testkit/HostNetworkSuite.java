@@ -8,6 +8,7 @@ import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.HostNetwork;
+import java.net.InetAddress;
 import java.util.HashSet;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -60,7 +61,7 @@ public abstract class HostNetworkSuite {
     void eachSlotHasALinkOfItsOwn() {
         int slots = Math.min(network.capacity(), 64);
         var links = IntStream.range(0, slots).mapToObj(network::attachment).toList();
-        var addresses = new HashSet<Object>();
+        var addresses = new HashSet<InetAddress>();
         for (NetworkAttachment link : links) {
             assertThat(link.address()).as("slot %d", link.slot()).isNotEqualTo(link.gateway());
             assertThat(link.inherited()).isEmpty();
