@@ -274,14 +274,6 @@ class FuseBucketMountsIT {
     }
 
     @Test
-    void mountingAnIdTwiceIsRefused() {
-        var spec = spec("");
-        mounts.mount(spec);
-        assertThatThrownBy(() -> mounts.mount(spec)).isInstanceOfSatisfying(StasisException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_STATE));
-    }
-
-    @Test
     void aKilledDaemonIsFoundByListOwnedAndCleaned() throws IOException {
         s3.put(bucket, "a.txt", "alpha".getBytes(UTF_8));
         MountedBucket mounted = mounts.mount(spec(""));
