@@ -7,6 +7,7 @@ import io.stasis.blob.s3.S3BlobStore;
 import io.stasis.blob.s3.S3ProxyServer;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.testkit.MutableClock;
 import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;

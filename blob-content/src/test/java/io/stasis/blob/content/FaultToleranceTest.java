@@ -11,6 +11,7 @@ import io.stasis.blob.local.LocalBlobStore;
 import io.stasis.core.blob.FastCdc;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.testkit.MutableClock;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;

@@ -16,6 +16,7 @@ import io.stasis.core.blob.ManifestCodec;
 import io.stasis.core.blob.ManifestId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.testkit.MutableClock;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;

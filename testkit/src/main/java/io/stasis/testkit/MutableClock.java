@@ -1,4 +1,4 @@
-package io.stasis.blob.content;
+package io.stasis.testkit;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -7,10 +7,10 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 
 /** The system's time plus an offset a test moves forward, to age what is stored without waiting. */
-final class MutableClock extends Clock {
+public final class MutableClock extends Clock {
     private volatile Duration offset = Duration.ZERO;
 
-    void advance(Duration by) {
+    public void advance(Duration by) {
         offset = offset.plus(by);
     }
 
