@@ -1,0 +1,34 @@
+package io.stasis.testkit.fake;
+
+import io.stasis.core.spi.Catalog;
+import io.stasis.testkit.BucketCatalogSuite;
+import io.stasis.testkit.CatalogSuite;
+import io.stasis.testkit.VolumeCatalogSuite;
+import org.junit.jupiter.api.Nested;
+
+/** The fake passes the suites SQLite passes: what core's tests learn from it holds for the real catalog. */
+class InMemoryCatalogContractTest {
+    @Nested
+    class Sandboxes extends CatalogSuite {
+        @Override
+        protected Catalog newCatalog() {
+            return new InMemoryCatalog();
+        }
+    }
+
+    @Nested
+    class Volumes extends VolumeCatalogSuite<InMemoryCatalog> {
+        @Override
+        protected InMemoryCatalog newCatalog() {
+            return new InMemoryCatalog();
+        }
+    }
+
+    @Nested
+    class Buckets extends BucketCatalogSuite<InMemoryCatalog> {
+        @Override
+        protected InMemoryCatalog newCatalog() {
+            return new InMemoryCatalog();
+        }
+    }
+}
