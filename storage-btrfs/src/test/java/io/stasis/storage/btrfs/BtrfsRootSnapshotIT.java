@@ -9,6 +9,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.testkit.TestRecipe;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

@@ -12,6 +12,7 @@ import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
 import io.stasis.host.ToolRunner;
+import io.stasis.testkit.TestRecipe;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

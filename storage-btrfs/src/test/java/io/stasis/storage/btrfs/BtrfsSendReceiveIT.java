@@ -8,6 +8,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.testkit.TestRecipe;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

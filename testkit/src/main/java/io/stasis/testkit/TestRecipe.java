@@ -1,18 +1,24 @@
-package io.stasis.storage.btrfs;
+package io.stasis.testkit;
 
 import io.stasis.core.spi.TemplateRecipe;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
-/** A small recipe for tests: a few files of each kind, optionally failing half-way. */
-record TestRecipe(String name, String version, boolean failAfterWriting) implements TemplateRecipe {
+/**
+ * A small recipe for tests: a few files of each kind (a read-only file, a setuid one, an absolute
+ * symlink to a host file), optionally failing half-way. Writes no device nodes, so a store needs
+ * no privilege to build it.
+ */
+public record TestRecipe(String name, String version, boolean failAfterWriting) implements TemplateRecipe {
+    /** The size of {@code bin/blob}: a template of this recipe holds at least this many bytes. */
+    public static final int BLOB_BYTES = 100_000;
 
-    static TestRecipe of(String name, String version) {
+    public static TestRecipe of(String name, String version) {
         return new TestRecipe(name, version, false);
     }
 
-    static TestRecipe failing(String name, String version) {
+    public static TestRecipe failing(String name, String version) {
         return new TestRecipe(name, version, true);
     }
 
@@ -28,7 +34,7 @@ record TestRecipe(String name, String version, boolean failAfterWriting) impleme
         Files.createDirectories(dir.resolve("bin"));
         Files.writeString(dir.resolve("etc/version"), version);
         Files.writeString(dir.resolve("etc/hostname"), "template\n");
-        Files.write(dir.resolve("bin/blob"), new byte[100_000]);
+        Files.write(dir.resolve("bin/blob"), new byte[BLOB_BYTES]);
         // An absolute symlink to a host file: lchown must change the link, never /etc/passwd.
         Files.createSymbolicLink(dir.resolve("etc/host-passwd"), Path.of("/etc/passwd"));
         Path setuid = dir.resolve("bin/su");
