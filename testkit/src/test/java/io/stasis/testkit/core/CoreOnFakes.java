@@ -52,6 +52,8 @@ import java.util.Set;
 public final class CoreOnFakes implements AutoCloseable {
     public static final FileOwner OWNER = new FileOwner(100_000, 100_000);
     public static final String TEMPLATE = "tiny";
+    /** The host's largest disk ({@code --max-disk-mb}). */
+    public static final int MAX_DISK_MB = 20 * 1024;
 
     /** What outlives the service: the host's state (its disk, its processes, the store). */
     public record Host(MutableClock clock, InMemoryCatalog catalog, DirectoryRootStore roots, FakeSandboxRuntime runtime,
@@ -148,7 +150,7 @@ public final class CoreOnFakes implements AutoCloseable {
         pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, warmPerTemplate);
         spares = new ForkSpares(roots, runtime, network, quotas, 100);
         var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets,
-                Resources.MAX_DISK_MB);
+                MAX_DISK_MB);
         sandboxes = new SandboxService(parts, templates, Duration.ofSeconds(5), pool, spares);
         durable = new DurableCheckpoints(catalog, roots, runtime, host.archive(), network::policyOf, buckets::bucketsOf, faults, clock,
                 2, false);
