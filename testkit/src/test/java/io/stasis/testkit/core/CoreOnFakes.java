@@ -165,6 +165,10 @@ public final class CoreOnFakes implements AutoCloseable {
     public CoreOnFakes restart() {
         var next = new CoreOnFakes(host, 0);
         next.reconcile();
+        // The server then loads the host's network from what the catalog records (LinuxNetworking.start): a
+        // sandbox whose record is gone loses its rules.
+        var recorded = next.network.recorded();
+        for (var id : hostNetwork.listOpen()) if (!recorded.containsKey(id)) hostNetwork.close(id);
         return next;
     }
 
