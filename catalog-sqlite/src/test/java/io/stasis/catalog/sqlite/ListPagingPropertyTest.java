@@ -9,6 +9,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.testkit.CatalogFixtures;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,13 +122,13 @@ class ListPagingPropertyTest {
         SandboxState state = switch (insert.state()) {
             case "running" -> SandboxState.RUNNING;
             case "paused" -> SandboxState.PAUSED;
-            case "hibernated" -> new SandboxState.Hibernated(CheckpointId.random(), 1 << 20, TestSandboxes.T0);
+            case "hibernated" -> new SandboxState.Hibernated(CheckpointId.random(), 1 << 20, CatalogFixtures.T0);
             case "stopped" -> new SandboxState.Stopped("idle");
             case "deleted" -> SandboxState.DELETED;
             default -> throw new IllegalArgumentException(insert.state());
         };
-        return TestSandboxes.inTenant(TestSandboxes.sandbox(Optional.empty(), "tiny", state,
-                TestSandboxes.T0.plusSeconds(insert.second()), Resources.DEFAULT, Map.of(),
+        return CatalogFixtures.inTenant(CatalogFixtures.sandbox(Optional.empty(), "tiny", state,
+                CatalogFixtures.T0.plusSeconds(insert.second()), Resources.DEFAULT, Map.of(),
                 insert.team().isEmpty() ? Map.of() : Map.of("team", insert.team())), insert.tenant());
     }
 

@@ -22,6 +22,7 @@ import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
 import io.stasis.core.tenant.TenantUsage;
+import io.stasis.testkit.CatalogFixtures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -138,7 +139,7 @@ class MigrationsTest {
             assertThat(catalog.pendingOperations()).isEmpty();
             assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.empty(), 10)).isEmpty();
             assertThat(catalog.hasRootKey()).isTrue();
-            assertThatThrownBy(() -> catalog.insert(TestSandboxes.named("web")))
+            assertThatThrownBy(() -> catalog.insert(CatalogFixtures.named("web")))
                     .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
             // The migrated rows can take on the new states.
             var hibernated = stopped.withState(new SandboxState.Hibernated(CheckpointId.random(), 10, Instant.parse("2026-02-01T00:00:00Z")));
@@ -259,9 +260,9 @@ class MigrationsTest {
             assertThat(catalog.eventsAfter(0, Optional.empty(), Optional.of(other), 10)).containsExactly(events.get(1));
 
             // Names are unique per tenant now: taken in the default tenant, free in another.
-            assertThatThrownBy(() -> catalog.insert(TestSandboxes.named("web")))
+            assertThatThrownBy(() -> catalog.insert(CatalogFixtures.named("web")))
                     .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NAME_TAKEN));
-            catalog.insert(TestSandboxes.inTenant(TestSandboxes.named("web"), other));
+            catalog.insert(CatalogFixtures.inTenant(CatalogFixtures.named("web"), other));
         }
 
         try (var c = connect(db)) {

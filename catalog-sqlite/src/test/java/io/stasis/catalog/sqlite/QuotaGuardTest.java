@@ -1,6 +1,6 @@
 package io.stasis.catalog.sqlite;
 
-import static io.stasis.catalog.sqlite.TestSandboxes.T0;
+import static io.stasis.testkit.CatalogFixtures.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -17,6 +17,7 @@ import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
 import io.stasis.core.tenant.TenantUsage;
+import io.stasis.testkit.CatalogFixtures;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Map;
@@ -59,7 +60,7 @@ class QuotaGuardTest extends FreshCatalog {
     }
 
     private Sandbox insertSandbox(TenantId tenant, SandboxState state, int memoryMb) {
-        var s = TestSandboxes.inTenant(TestSandboxes.sandbox(Optional.empty(), "tiny", state, T0, new Resources(1.0, memoryMb, 512),
+        var s = CatalogFixtures.inTenant(CatalogFixtures.sandbox(Optional.empty(), "tiny", state, T0, new Resources(1.0, memoryMb, 512),
                 Map.of(), Map.of()), tenant);
         catalog.insert(s);
         return s;

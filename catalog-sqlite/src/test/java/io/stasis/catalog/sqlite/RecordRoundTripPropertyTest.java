@@ -13,6 +13,7 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.testkit.CatalogFixtures;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -64,7 +65,7 @@ class RecordRoundTripPropertyTest {
         catalog.insert(first);
         assertThat(catalog.find(first.id())).contains(first);
 
-        var replaced = TestSandboxes.withId(second, first.id());
+        var replaced = CatalogFixtures.withId(second, first.id());
         catalog.update(replaced);
         assertThat(catalog.find(first.id())).contains(replaced);
     }

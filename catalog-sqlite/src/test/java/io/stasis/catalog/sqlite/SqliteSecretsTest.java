@@ -1,13 +1,11 @@
 package io.stasis.catalog.sqlite;
 
-import static io.stasis.catalog.sqlite.TestSandboxes.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
-import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.secret.SecretCipher;
 import io.stasis.core.secret.SecretService;
 import io.stasis.core.tenant.TenantId;
@@ -21,23 +19,8 @@ import java.util.Map;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
-/** The secrets table (sealed values kept as given) and header rules in stored network policies, old rows included. */
+/** Sealed secret values in the file, and header rules in stored network policies, old rows included (the secrets table's contract is in testkit's suites). */
 class SqliteSecretsTest extends FreshCatalog {
-    @Test
-    void putReplacesListsByNameAndDeletes() {
-        byte[] sealed = "opaque-bytes".getBytes(StandardCharsets.UTF_8);
-        assertThat(catalog.putSecret(TenantId.DEFAULT, new SealedSecret("B_TOKEN", T0, sealed))).isTrue();
-        assertThat(catalog.putSecret(TenantId.DEFAULT, new SealedSecret("A_TOKEN", T0, sealed))).isTrue();
-        var replaced = new SealedSecret("B_TOKEN", T0.plusSeconds(5), new byte[]{1, 2, 3});
-        assertThat(catalog.putSecret(TenantId.DEFAULT, replaced)).isFalse();
-
-        assertThat(catalog.findSecret(TenantId.DEFAULT, "B_TOKEN")).contains(replaced);
-        assertThat(catalog.secretsOf(TenantId.DEFAULT)).extracting(SealedSecret::name).containsExactly("A_TOKEN", "B_TOKEN");
-        assertThat(catalog.deleteSecret(TenantId.DEFAULT, "A_TOKEN")).isTrue();
-        assertThat(catalog.deleteSecret(TenantId.DEFAULT, "A_TOKEN")).isFalse();
-        assertThat(catalog.findSecret(TenantId.DEFAULT, "A_TOKEN")).isEmpty();
-    }
-
     @Test
     void aPolicyKeepsItsHeaderRulesAndOldRowsReadWithout() {
         var egress = new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse("*.example.com", "allow")), List.of());

@@ -55,9 +55,11 @@ import java.util.stream.Stream;
 
 /**
  * The catalog in maps, for tests of core's services: it passes the same contract suites as
- * {@code SqliteCatalog} ({@code CatalogSuite}, {@code VolumeCatalogSuite}, {@code BucketCatalogSuite}),
- * so it orders every list, refuses every clash and cascades every delete as SQLite does, and throws
- * the same error codes. Records are immutable, so the maps hold them as given.
+ * {@code SqliteCatalog} (testkit's {@code CatalogSuite}, {@code CheckpointCatalogSuite},
+ * {@code EventCatalogSuite}, {@code TenantCatalogSuite}, {@code VolumeCatalogSuite} and
+ * {@code BucketCatalogSuite}), so it orders every list, refuses every clash and cascades every
+ * delete as SQLite does, and throws the same error codes. Records are immutable, so the maps hold
+ * them as given.
  *
  * <p>Thread-safe: every call runs under one {@link ReentrantLock} (not {@code synchronized}, as
  * the services call from virtual threads), so each call is atomic, as each of SQLite's
