@@ -88,6 +88,7 @@ public abstract class RootStoreSuite {
                 assertThat(Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS)).as(p.toString()).isEqualTo(owner().gid());
             }
         }
+        assertThat(Files.getAttribute(Path.of("/etc/passwd"), "unix:uid")).as("the link's target is the host's").isEqualTo(0);
     }
 
     @Test

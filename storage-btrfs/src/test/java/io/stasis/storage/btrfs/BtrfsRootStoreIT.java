@@ -16,7 +16,6 @@ import io.stasis.testkit.TestRecipe;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -83,11 +82,11 @@ class BtrfsRootStoreIT {
         assertThat(PoolFixture.losetupAll()).doesNotContain(fixture.image().toString());
     }
 
+    /** What only btrfs does: read-only templates. Files, owners and errors of a root: RootStoreSuite. */
     @Test
     void aRootIsAWritableSnapshotOfAReadOnlyTemplate() throws Exception {
         var store = fixture.store;
-        var image = store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
-        assertThat(image.sizeBytes()).isGreaterThanOrEqualTo(100_000);
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
         Path template = fixture.pool.path().resolve("templates/tiny");
         assertThat(fixture.pool.btrfs().isReadOnly(template)).isTrue();
         assertThatThrownBy(() -> Files.writeString(template.resolve("etc/new"), "x"))
@@ -95,35 +94,11 @@ class BtrfsRootStoreIT {
 
         var id = SandboxId.random();
         Path root = store.createRoot(id, "tiny", PoolFixture.DISK);
-        assertThat(store.root(id)).contains(root);
         assertThat(fixture.pool.btrfs().isReadOnly(root)).isFalse();
-        // Ownership: every entry (links too) belongs to the mapped root; the link's target does not.
-        try (Stream<Path> all = Files.walk(root)) {
-            for (Path p : all.toList()) {
-                assertThat(Files.getAttribute(p, "unix:uid", LinkOption.NOFOLLOW_LINKS)).as(p.toString()).isEqualTo(OWNER.uid());
-                assertThat(Files.getAttribute(p, "unix:gid", LinkOption.NOFOLLOW_LINKS)).as(p.toString()).isEqualTo(OWNER.gid());
-            }
-        }
-        assertThat(Files.getAttribute(Path.of("/etc/passwd"), "unix:uid")).isEqualTo(0);
-        assertThat((Integer) Files.getAttribute(root.resolve("bin/su"), "unix:mode") & 07777).isEqualTo(04755);
         Files.writeString(root.resolve("etc/version"), "changed in the sandbox");
         Files.writeString(root.resolve("etc/new"), "new");
         assertThat(template.resolve("etc/version")).hasContent("1");
         assertThat(template.resolve("etc/new")).doesNotExist();
-
-
-        assertThatThrownBy(() -> store.createRoot(id, "tiny", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class, e -> {
-            assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);
-            assertThat(e.details()).containsEntry("sandbox", id.value());
-        });
-        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "nope", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.TEMPLATE_NOT_FOUND));
-        assertThatThrownBy(() -> store.createRoot(SandboxId.random(), "../roots", PoolFixture.DISK)).isInstanceOfSatisfying(StasisException.class,
-                e -> assertThat(e.code()).isEqualTo(ErrorCode.TEMPLATE_NOT_FOUND));
-
-        store.deleteRoot(id);
-        store.deleteRoot(id); // idempotent
-        assertThat(store.root(id)).isEmpty();
     }
 
     @Test

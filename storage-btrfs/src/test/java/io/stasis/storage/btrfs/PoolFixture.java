@@ -67,6 +67,21 @@ final class PoolFixture implements AutoCloseable {
         return ToolRunner.run(List.of(ToolRunner.locate("losetup").toString(), "-a"), Duration.ofSeconds(10)).stdoutText();
     }
 
+    /** Closes every pool, the last opened first, each even if another failed; then fails with the first failure. */
+    static void closeAll(List<PoolFixture> pools) {
+        AssertionError first = null;
+        for (var fixture : pools.reversed()) {
+            try {
+                fixture.close();
+            } catch (AssertionError e) {
+                if (first == null) first = e;
+                else first.addSuppressed(e);
+            }
+        }
+        pools.clear();
+        if (first != null) throw first;
+    }
+
     @Override
     public void close() {
         var errors = new ArrayList<Throwable>();

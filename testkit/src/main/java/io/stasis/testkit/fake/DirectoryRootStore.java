@@ -394,14 +394,19 @@ public final class DirectoryRootStore implements RootStore {
             throw failure(step, id, null, "the disk limit must be positive, was " + diskBytes);
     }
 
-    /** Copies a tree to a new place; on failure, nothing is left there. */
-    private static void copy(Path source, Path target, String step, SandboxId id, CheckpointId checkpoint) {
+    /**
+     * Copies a tree to a new place, where it appears whole (as a btrfs snapshot does: a caller
+     * without the lock never sees half of it); on failure, nothing is left.
+     */
+    private void copy(Path source, Path target, String step, SandboxId id, CheckpointId checkpoint) {
+        Path copy = workPath("copy");
         try {
-            Trees.copy(source, target);
+            Trees.copy(source, copy);
+            Files.move(copy, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             var failure = failure(step, id, checkpoint, e.toString(), e);
             try {
-                Trees.delete(target);
+                Trees.delete(copy);
             } catch (IOException cleanup) {
                 failure.addSuppressed(cleanup);
             }

@@ -280,13 +280,18 @@ public final class DirectoryVolumeStore implements VolumeStore {
         return ids;
     }
 
-    /** Copies a tree to a new place; on failure, nothing is left there. */
-    private static void copy(Path source, Path target, String step, String subject) {
+    /**
+     * Copies a tree to a new place, where it appears whole (as a btrfs snapshot does: a caller
+     * without the lock never sees half of it); on failure, nothing is left.
+     */
+    private void copy(Path source, Path target, String step, String subject) {
+        Path copy = work.resolve("copy-" + workNames.incrementAndGet());
         try {
-            Trees.copy(source, target);
+            Trees.copy(source, copy);
+            Files.move(copy, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             var failure = failure(step, subject, e.toString(), e);
-            deleteQuietly(target, failure);
+            deleteQuietly(copy, failure);
             throw failure;
         }
     }
