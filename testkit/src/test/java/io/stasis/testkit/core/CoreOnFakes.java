@@ -60,10 +60,14 @@ public final class CoreOnFakes implements AutoCloseable {
                        InMemoryHostNetwork network, InMemoryCheckpointArchive archive, DirectoryVolumeStore volumeStore,
                        InMemoryVolumeArchive volumeArchive) {
         public static Host in(Path dir) {
+            return sharing(dir, new InMemoryCheckpointArchive(), new InMemoryVolumeArchive());
+        }
+
+        /** A host of its own that shares a durable store with others (another machine of the same team). */
+        public static Host sharing(Path dir, InMemoryCheckpointArchive archive, InMemoryVolumeArchive volumeArchive) {
             var clock = new MutableClock();
             return new Host(clock, new InMemoryCatalog(clock), new DirectoryRootStore(dir.resolve("roots"), clock), new FakeSandboxRuntime(),
-                    new InMemoryHostNetwork(), new InMemoryCheckpointArchive(), new DirectoryVolumeStore(dir.resolve("volumes")),
-                    new InMemoryVolumeArchive());
+                    new InMemoryHostNetwork(), archive, new DirectoryVolumeStore(dir.resolve("volumes")), volumeArchive);
         }
     }
 
