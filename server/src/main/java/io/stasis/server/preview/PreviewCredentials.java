@@ -1,5 +1,7 @@
 package io.stasis.server.preview;
 
+import io.stasis.http1.HttpHeaders;
+import io.stasis.http1.RequestHead;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

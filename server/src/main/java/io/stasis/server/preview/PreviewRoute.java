@@ -1,6 +1,7 @@
 package io.stasis.server.preview;
 
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.http1.RequestHead;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalInt;

@@ -5,10 +5,16 @@ import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewAccess;
 import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.SandboxId;
-import java.io.BufferedInputStream;
+import io.stasis.http1.BodyFraming;
+import io.stasis.http1.BodyRelay;
+import io.stasis.http1.HeadReader;
+import io.stasis.http1.HttpFramingException;
+import io.stasis.http1.HttpHeaders;
+import io.stasis.http1.HttpInput;
+import io.stasis.http1.RequestHead;
+import io.stasis.http1.ResponseHead;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -48,7 +54,7 @@ final class ProxyConnection implements Runnable {
     private Admission lastAdmission;
     private volatile Socket upstream;
     private InetSocketAddress upstreamAddress;
-    private InputStream upIn;
+    private HttpInput upIn;
     private OutputStream upOut;
 
     ProxyConnection(Socket client, PreviewProxy proxy) {
@@ -59,7 +65,7 @@ final class ProxyConnection implements Runnable {
     @Override
     public void run() {
         try (client) {
-            var in = new BufferedInputStream(client.getInputStream(), BUFFER);
+            var in = new HttpInput(client.getInputStream(), BUFFER);
             var out = new BufferedOutputStream(client.getOutputStream(), BUFFER);
             while (exchange(in, out)) {
                 // one request and its response per turn, while both sides keep the connection
@@ -84,7 +90,7 @@ final class ProxyConnection implements Runnable {
     }
 
     /** Serves one request; returns whether the connection stays open for another. */
-    private boolean exchange(InputStream in, OutputStream out) throws IOException {
+    private boolean exchange(HttpInput in, OutputStream out) throws IOException {
         RequestHead head;
         BodyFraming requestBody;
         try {
@@ -164,7 +170,7 @@ final class ProxyConnection implements Runnable {
 
     /** The link form: 302 to the same URL without the token, which a cookie scoped to the preview then carries. */
     private boolean redirectWithCookie(RequestHead head, BodyFraming requestBody, PreviewRoute route, Preview preview,
-                                       PreviewCredentials credentials, InputStream in, OutputStream out) throws IOException {
+                                       PreviewCredentials credentials, HttpInput in, OutputStream out) throws IOException {
         try {
             BodyRelay.copy(requestBody, in, OutputStream.nullOutputStream(), 400);
         } catch (HttpFramingException e) {
@@ -196,7 +202,7 @@ final class ProxyConnection implements Runnable {
     }
 
     private boolean forward(RequestHead head, BodyFraming requestBody, PreviewRoute route, InetSocketAddress address,
-                            InputStream in, OutputStream out) throws IOException {
+                            HttpInput in, OutputStream out) throws IOException {
         boolean webSocket = head.isWebSocketUpgrade();
         String originalHost = head.headers().first("Host").orElse("");
         byte[] upstreamHead = rewriteRequest(head, route, webSocket, originalHost).toBytes();
@@ -256,7 +262,7 @@ final class ProxyConnection implements Runnable {
         var headers = response.headers();
         String transferEncoding = headers.first("Transfer-Encoding").orElse(null);
         dropHopByHop(headers, false);
-        if (transferEncoding != null) headers.remove("Content-Length").add("Transfer-Encoding", transferEncoding);
+        if (transferEncoding != null) headers.add("Transfer-Encoding", transferEncoding);
         if (!clientKeeps) headers.add("Connection", "close");
         else if (head.isHttp10()) headers.add("Connection", "keep-alive");
         out.write(new ResponseHead("HTTP/1.1", response.status(), response.reason(), headers).toBytes());
@@ -289,13 +295,13 @@ final class ProxyConnection implements Runnable {
     }
 
     /** Sends the request body upstream on its own thread, so a 100 Continue or an early answer can come meanwhile. */
-    private Thread pumpBody(BodyFraming body, InputStream in, AtomicReference<Exception> failure) {
+    private Thread pumpBody(BodyFraming body, HttpInput in, AtomicReference<Exception> failure) {
         var out = upOut;
         return Thread.ofVirtual().name("preview-request-body").start(() -> {
             try {
                 BodyRelay.copy(body, in, out, 400);
                 out.flush();
-            } catch (IOException | HttpFramingException e) {
+            } catch (IOException e) {
                 failure.set(e);
                 closeUpstream();
             }
@@ -338,18 +344,18 @@ final class ProxyConnection implements Runnable {
     }
 
     /** Two-way byte relay after a 101: each side's end of stream is passed on as a half-close. */
-    private void tunnel(InputStream in, OutputStream out) {
+    private void tunnel(HttpInput in, OutputStream out) {
         var up = upstream;
         var toUpstream = Thread.ofVirtual().name("preview-tunnel").start(() -> {
             try {
-                transfer(in, upOut);
+                BodyRelay.copyUntilClose(in, upOut);
                 up.shutdownOutput();
             } catch (IOException e) {
                 closeUpstream();
             }
         });
         try {
-            transfer(upIn, out);
+            BodyRelay.copyUntilClose(upIn, out);
             client.shutdownOutput();
             toUpstream.join(Duration.ofSeconds(5));
         } catch (IOException e) {
@@ -358,14 +364,6 @@ final class ProxyConnection implements Runnable {
             Thread.currentThread().interrupt();
         } finally {
             close();
-        }
-    }
-
-    private static void transfer(InputStream from, OutputStream to) throws IOException {
-        byte[] buffer = new byte[BUFFER];
-        for (int n; (n = from.read(buffer)) >= 0; ) {
-            to.write(buffer, 0, n);
-            to.flush();
         }
     }
 
@@ -378,7 +376,7 @@ final class ProxyConnection implements Runnable {
         try {
             socket.setTcpNoDelay(true);
             socket.connect(address, CONNECT_TIMEOUT_MS);
-            upIn = new BufferedInputStream(socket.getInputStream(), BUFFER);
+            upIn = new HttpInput(socket.getInputStream(), BUFFER);
             upOut = new BufferedOutputStream(socket.getOutputStream(), BUFFER);
         } catch (IOException e) {
             closeQuietly(socket);

@@ -1,6 +1,7 @@
 package io.stasis.server.preview;
 
-import java.io.BufferedInputStream;
+import io.stasis.http1.HeadReader;
+import io.stasis.http1.HttpInput;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -42,9 +43,10 @@ final class WebSocketEcho implements AutoCloseable {
 
     private void serve(Socket socket) {
         try (socket) {
-            var in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
+            var input = new HttpInput(socket.getInputStream());
+            var in = new DataInputStream(input);
             OutputStream out = socket.getOutputStream();
-            var head = HeadReader.readRequest(in);
+            var head = HeadReader.readRequest(input);
             if (head == null) return;
             lastPath = head.target();
             lastToken = head.headers().first(PreviewCredentials.HEADER).orElse(null);

@@ -1,43 +1,40 @@
 package io.stasis.network.linux.proxy;
 
-import java.nio.charset.StandardCharsets;
+import io.stasis.http1.HeadReader;
+import io.stasis.http1.HttpInput;
+import io.stasis.http1.RequestHead;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
 /**
  * Finds the host an HTTP/1.x request names: the authority of an absolute-form target, else the
- * {@code Host} header, without its port. Strict where servers disagree (RFC 9112): bare CR or LF,
- * obs-fold, whitespace before a colon, two Host headers, or a Host that differs from the target's
- * authority are refused. HTTP/2 prior knowledge ({@code PRI *}) and {@code CONNECT} are refused too:
- * their host is not in a header this parser reads.
+ * {@code Host} header, without its port. The head is read by {@link HeadReader}, the same strict
+ * reading as the proxies' (bare CR or LF, obs-fold, whitespace before a colon refused); on top of
+ * it, where servers disagree on the host: two Host headers, or a Host that differs from the
+ * target's authority, are refused. HTTP/2 prior knowledge ({@code PRI *}) and {@code CONNECT} are
+ * refused too: their host is not in a header this parser reads.
  */
 final class HttpHeadParser implements HeadParser {
     private static final String TOKEN_SPECIALS = "!#$%&'*+-.^_`|~";
 
     @Override
     public Head parse(byte[] buffer, int length) throws MalformedHeadException {
+        checkMethodPrefix(buffer, length); // refuse non-HTTP early instead of after 64 KiB or the timeout
         int end = headEnd(buffer, length);
-        if (end < 0) {
-            checkMethodPrefix(buffer, length); // refuse non-HTTP early instead of after 64 KiB or the timeout
-            return Head.PARTIAL;
+        if (end < 0) return Head.PARTIAL;
+        RequestHead head;
+        try {
+            head = HeadReader.readRequest(new HttpInput(new ByteArrayInputStream(buffer, 0, end + 4)));
+        } catch (IOException e) { // a framing fault: the bytes are in memory
+            throw MalformedHeadException.http(e.getMessage());
         }
-        // ISO-8859-1 maps each byte to one char, so obs-text in values survives and offsets stay bytes.
-        String head = new String(buffer, 0, end, StandardCharsets.ISO_8859_1);
-        String[] lines = head.split("\r\n", -1);
-        for (String line : lines)
-            if (line.indexOf('\r') >= 0 || line.indexOf('\n') >= 0) throw MalformedHeadException.http("bare CR or LF");
-        Optional<String> authority = requestTarget(lines[0]);
-        String host = null;
-        for (int i = 1; i < lines.length; i++) {
-            String line = lines[i];
-            if (line.isEmpty()) throw MalformedHeadException.http("empty line inside the head");
-            if (line.charAt(0) == ' ' || line.charAt(0) == '\t') throw MalformedHeadException.http("obs-fold");
-            int colon = line.indexOf(':');
-            if (colon <= 0 || !isToken(line.substring(0, colon))) throw MalformedHeadException.http("bad header line: " + HostNames.printable(line));
-            if (!line.substring(0, colon).toLowerCase(Locale.ROOT).equals("host")) continue;
-            if (host != null) throw MalformedHeadException.http("two Host headers");
-            host = line.substring(colon + 1).strip();
-        }
+        Optional<String> authority = requestTarget(head);
+        List<String> hosts = head.headers().all("Host");
+        if (hosts.size() > 1) throw MalformedHeadException.http("two Host headers");
+        String host = hosts.isEmpty() ? null : hosts.getFirst();
         if (authority.isPresent() && host != null && !authority.get().equalsIgnoreCase(host))
             throw MalformedHeadException.http("Host " + HostNames.printable(host) + " differs from the target's " + HostNames.printable(authority.get()));
         String named = authority.orElse(host);
@@ -60,13 +57,9 @@ final class HttpHeadParser implements HeadParser {
     }
 
     /** The authority of an absolute-form target; empty for origin-form and {@code *}. */
-    private static Optional<String> requestTarget(String requestLine) throws MalformedHeadException {
-        String[] parts = requestLine.split(" ", -1);
-        if (parts.length != 3) throw MalformedHeadException.http("request line: " + HostNames.printable(requestLine));
-        String method = parts[0], target = parts[1], version = parts[2];
-        if (!isToken(method)) throw MalformedHeadException.http("method " + HostNames.printable(method));
-        if (!version.equals("HTTP/1.1") && !version.equals("HTTP/1.0")) throw MalformedHeadException.http("version " + HostNames.printable(version));
-        if (method.equals("CONNECT")) throw MalformedHeadException.http("CONNECT");
+    private static Optional<String> requestTarget(RequestHead head) throws MalformedHeadException {
+        String target = head.target();
+        if (head.method().equals("CONNECT")) throw MalformedHeadException.http("CONNECT");
         if (target.startsWith("/") || target.equals("*")) return Optional.empty();
         String lower = target.toLowerCase(Locale.ROOT);
         int schemeEnd = lower.startsWith("http://") ? 7 : lower.startsWith("https://") ? 8 : -1;
@@ -94,12 +87,6 @@ final class HttpHeadParser implements HeadParser {
         }
         if (!port.isEmpty() && !port.matches(":[0-9]{0,5}")) throw MalformedHeadException.http("bad port in " + HostNames.printable(authority));
         return host == null ? Optional.empty() : HostNames.normalize(host, MalformedHeadException::http);
-    }
-
-    private static boolean isToken(String s) {
-        if (s.isEmpty()) return false;
-        for (int i = 0; i < s.length(); i++) if (!isTokenChar(s.charAt(i))) return false;
-        return true;
     }
 
     private static boolean isTokenChar(char c) {

@@ -1,11 +1,16 @@
 package io.stasis.network.linux.proxy;
 
 import io.stasis.core.secret.SecretInjection;
-import java.io.BufferedInputStream;
+import io.stasis.http1.BodyFraming;
+import io.stasis.http1.BodyRelay;
+import io.stasis.http1.HeadReader;
+import io.stasis.http1.HttpFramingException;
+import io.stasis.http1.HttpInput;
+import io.stasis.http1.RequestHead;
+import io.stasis.http1.ResponseHead;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -31,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An intercepted connection: TLS towards the sandbox with a leaf for the name signed by the
  * sandbox's own CA (ALPN {@code http/1.1} only), then each HTTP/1.1 request is read
- * ({@link Http1}), its rule's headers set (replacing any the sandbox sent under those names), and
+ * ({@link io.stasis.http1}), its rule's headers set (replacing any the sandbox sent under those names), and
  * sent over the proxy's own TLS connection to the upstream, verified against the trusted CAs with
  * hostname verification for the name. Responses stream back on a second thread, in order; 1xx
  * answers pass through, and a 101 turns both directions into a byte relay. The proxy answers itself
@@ -118,7 +123,7 @@ final class InterceptingCarrier implements Carrier {
             log.atDebug().addKeyValue("sandbox", flow.sandbox()).addKeyValue("name", name).addKeyValue("rule", rule.domain())
                     .log("egress connection intercepted for header rules");
 
-            InputStream fromClient = new BufferedInputStream(tls.getInputStream());
+            var fromClient = new HttpInput(tls.getInputStream());
             OutputStream toClient = new BufferedOutputStream(tls.getOutputStream());
             Thread responses = downstreamThreads.newThread(() -> responses(toClient));
             responses.start();
@@ -137,32 +142,32 @@ final class InterceptingCarrier implements Carrier {
         }
 
         /** Reads the sandbox's requests and sends them upstream, until it closes or an answer of our own ends the connection. */
-        private void requests(InputStream fromClient) throws IOException {
+        private void requests(HttpInput fromClient) throws IOException {
             OutputStream toUpstream = null;
             while (true) {
-                Optional<Http1.Head> read;
+                RequestHead head;
                 try {
-                    read = Http1.readHead(fromClient);
-                } catch (Http1.FramingException e) {
-                    answer(400, "Bad Request", "Stasis egress proxy: malformed request (" + e.getMessage() + ")");
+                    head = HeadReader.readRequest(fromClient);
+                } catch (HttpFramingException e) {
+                    answer(e.status(), e.status() == 431 ? "Request Header Fields Too Large" : "Bad Request",
+                            "Stasis egress proxy: malformed request (" + e.getMessage() + ")");
                     return;
                 }
-                if (read.isEmpty()) return;
-                Http1.Head head = read.get();
+                if (head == null) return;
                 if (!rule.missingSecrets().isEmpty()) {
                     answer(502, "Bad Gateway", "Stasis egress proxy: the header rule for " + rule.domain() + " needs secrets that do not exist: "
                             + String.join(", ", rule.missingSecrets()));
                     return;
                 }
-                var host = head.value("Host").map(InterceptingCarrier::hostPart);
+                var host = head.headers().first("Host").map(InterceptingCarrier::hostPart);
                 if (host.isPresent() && !host.get().equalsIgnoreCase(name)) {
                     answer(421, "Misdirected Request", "Stasis egress proxy: this connection is for " + name + ", not " + host.get());
                     return;
                 }
-                Http1.Body body;
+                BodyFraming body;
                 try {
-                    body = Http1.requestBody(head);
-                } catch (Http1.FramingException e) {
+                    body = BodyFraming.ofRequest(head);
+                } catch (HttpFramingException e) {
                     answer(400, "Bad Request", "Stasis egress proxy: " + e.getMessage());
                     return;
                 }
@@ -176,14 +181,13 @@ final class InterceptingCarrier implements Carrier {
                         return;
                     }
                 }
-                var upgrade = head.value("Upgrade").isPresent() ? new CompletableFuture<Boolean>() : null;
+                var upgrade = head.headers().has("Upgrade") ? new CompletableFuture<Boolean>() : null;
                 pending.add(new Exchange(head.method(), upgrade));
-                toUpstream.write(head.with(rule.headers()).bytes());
-                Http1.copyBody(body, fromClient, toUpstream);
-                toUpstream.flush();
+                rule.headers().forEach(head.headers()::set);
+                toUpstream.write(head.toBytes());
+                BodyRelay.copy(body, fromClient, toUpstream, 400);
                 if (upgrade != null && switched(upgrade)) {
-                    fromClient.transferTo(toUpstream);
-                    toUpstream.flush();
+                    BodyRelay.copyUntilClose(fromClient, toUpstream);
                     upstream.shutdownOutput(); // the sandbox's half-close, passed on
                     return;
                 }
@@ -214,7 +218,7 @@ final class InterceptingCarrier implements Carrier {
         private void responses(OutputStream toClient) {
             Exchange current = null;
             try {
-                InputStream fromUpstream = null;
+                HttpInput fromUpstream = null;
                 while (true) {
                     Pending next = pending.take();
                     switch (next) {
@@ -228,7 +232,7 @@ final class InterceptingCarrier implements Carrier {
                         }
                         case Exchange x -> {
                             current = x;
-                            if (fromUpstream == null) fromUpstream = new BufferedInputStream(upstream.getInputStream());
+                            if (fromUpstream == null) fromUpstream = new HttpInput(upstream.getInputStream());
                             if (!respond(x, fromUpstream, toClient)) {
                                 finish(toClient);
                                 return;
@@ -264,28 +268,28 @@ final class InterceptingCarrier implements Carrier {
         }
 
         /** Forwards one answer (after any 1xx); false when the connection must end after it. */
-        private boolean respond(Exchange x, InputStream fromUpstream, OutputStream toClient) throws IOException {
+        private boolean respond(Exchange x, HttpInput fromUpstream, OutputStream toClient) throws IOException {
             while (true) {
-                var read = Http1.readHead(fromUpstream);
-                if (read.isEmpty()) return false; // the upstream closed with a request outstanding
-                var head = read.get();
+                ResponseHead head = HeadReader.readResponse(fromUpstream);
+                if (head == null) return false; // the upstream closed with a request outstanding
                 int status = head.status();
-                toClient.write(head.bytes());
                 if (status == 101 && x.upgrade() != null) {
+                    toClient.write(head.toBytes());
                     toClient.flush();
                     x.upgrade().complete(true);
-                    fromUpstream.transferTo(toClient);
-                    toClient.flush();
+                    BodyRelay.copyUntilClose(fromUpstream, toClient);
                     return false;
                 }
                 if (status / 100 == 1) {
+                    toClient.write(head.toBytes());
                     toClient.flush();
                     continue;
                 }
                 if (x.upgrade() != null) x.upgrade().complete(false);
-                var body = Http1.responseBody(head, x.method());
-                Http1.copyBody(body, fromUpstream, toClient);
-                return !(body instanceof Http1.UntilClose);
+                var body = BodyFraming.ofResponse(x.method(), head); // before the head goes out: a fault ends the connection cleanly
+                toClient.write(head.toBytes());
+                BodyRelay.copy(body, fromUpstream, toClient, 502);
+                return !(body instanceof BodyFraming.UntilClose);
             }
         }
 

@@ -1,55 +1,60 @@
-package io.stasis.server.preview;
+package io.stasis.http1;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The header fields of one HTTP/1.1 head, in order, names compared without case. Not thread-safe. */
-final class HttpHeaders {
+/**
+ * The header fields of one HTTP/1.x head, in order, names compared without case. Mutable (a proxy
+ * rewrites a head before it forwards it) and not thread-safe. {@link #toString()} names the fields
+ * without their values, which may be secrets.
+ */
+public final class HttpHeaders {
     private record Field(String name, String value) {
     }
 
     private final List<Field> fields = new ArrayList<>();
 
-    HttpHeaders add(String name, String value) {
+    public HttpHeaders add(String name, String value) {
         fields.add(new Field(name, value));
         return this;
     }
 
     /** The first value of {@code name}. */
-    Optional<String> first(String name) {
+    public Optional<String> first(String name) {
         for (var f : fields) if (f.name.equalsIgnoreCase(name)) return Optional.of(f.value);
         return Optional.empty();
     }
 
-    List<String> all(String name) {
+    /** Every value of {@code name}, in order. */
+    public List<String> all(String name) {
         var out = new ArrayList<String>();
         for (var f : fields) if (f.name.equalsIgnoreCase(name)) out.add(f.value);
         return out;
     }
 
-    boolean has(String name) {
+    public boolean has(String name) {
         return first(name).isPresent();
     }
 
-    HttpHeaders remove(String name) {
+    public HttpHeaders remove(String name) {
         fields.removeIf(f -> f.name.equalsIgnoreCase(name));
         return this;
     }
 
-    /** Replaces every field of {@code name} with one. */
-    HttpHeaders set(String name, String value) {
+    /** Replaces every field of {@code name} with one, at the end. */
+    public HttpHeaders set(String name, String value) {
         return remove(name).add(name, value);
     }
 
     /** Whether a comma-separated field ({@code Connection}, {@code Transfer-Encoding}) lists {@code token}, without case. */
-    boolean hasToken(String name, String token) {
+    public boolean hasToken(String name, String token) {
         return tokens(name).contains(token.toLowerCase(Locale.ROOT));
     }
 
-    /** Every comma-separated element of every field of {@code name}, trimmed and in lowercase. */
-    List<String> tokens(String name) {
+    /** Every comma-separated element of every field of {@code name}, trimmed and in lowercase; empty elements left out. */
+    public List<String> tokens(String name) {
         var out = new ArrayList<String>();
         for (String value : all(name)) {
             for (String part : value.split(",")) {
@@ -60,7 +65,18 @@ final class HttpHeaders {
         return out;
     }
 
-    void appendTo(StringBuilder out) {
+    public int size() {
+        return fields.size();
+    }
+
+    /** The fields as they go on the wire, each {@code name: value} and CRLF. */
+    public void appendTo(StringBuilder out) {
         for (var f : fields) out.append(f.name).append(": ").append(f.value).append("\r\n");
+    }
+
+    /** The names only: values can be credentials, and this is what ends up in logs. */
+    @Override
+    public String toString() {
+        return fields.stream().map(Field::name).toList().toString();
     }
 }
