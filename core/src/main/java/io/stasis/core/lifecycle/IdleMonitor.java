@@ -39,10 +39,10 @@ public final class IdleMonitor implements AutoCloseable {
     private volatile boolean closed;
 
     /**
-     * @param tick    how often policies are checked
-     * @param busyCpu share of one core above which a sandbox counts as busy (e.g. 0.02)
+     * @param tick      how often policies are checked
+     * @param busyCpu   share of one core above which a sandbox counts as busy (e.g. 0.02)
+     * @param keptAwake whether something the monitor cannot see keeps a running sandbox awake (keepAlive processes)
      */
-    /** @param keptAwake whether something the monitor cannot see keeps a running sandbox awake (keepAlive processes) */
     public IdleMonitor(SandboxCatalog catalog, SandboxMeters runtime, LifecycleService lifecycle, SandboxService sandboxes,
                        ActivityTracker activity, Clock clock, Duration tick, double busyCpu,
                        Predicate<SandboxId> keptAwake) {
