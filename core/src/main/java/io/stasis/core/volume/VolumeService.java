@@ -12,14 +12,10 @@ import io.stasis.core.spi.VolumeStore;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -49,12 +45,11 @@ public final class VolumeService implements SandboxVolumes {
     public static final long MIN_SIZE_MB = 16;
     public static final int MAX_MOUNTS = 16;
     /** Where sync records are, under the archive's records: {@code volume-syncs/<vsync>}. */
-    public static final String SYNC_RECORDS = "volume-syncs/";
-    private static final String LATEST_RECORDS = "volume-latest/";
+    public static final String SYNC_RECORDS = VolumeSyncs.SYNC_RECORDS;
 
     private final VolumeCatalog catalog;
     private final VolumeStore store;
-    private final VolumeArchive archive;
+    private final VolumeSyncs syncs;
     private final FileOwner owner;
     private final Clock clock;
     private final long maxSizeMb;
@@ -69,7 +64,7 @@ public final class VolumeService implements SandboxVolumes {
         this.quotas = quotas;
         this.catalog = catalog;
         this.store = store;
-        this.archive = archive;
+        this.syncs = new VolumeSyncs(catalog, store, archive, clock);
         this.owner = owner;
         this.clock = clock;
         this.maxSizeMb = maxSizeMb;
@@ -104,7 +99,7 @@ public final class VolumeService implements SandboxVolumes {
                 case Source.Empty e -> sizeMb.orElse(DEFAULT_SIZE_MB);
                 case Source.FromSnapshot s -> sizeMb.orElseGet(() -> catalog.findVolume(snapshotOf(tenant, s.snapshot()).volume())
                         .orElseThrow(() -> snapshotNotFound(s.snapshot())).sizeMb());
-                case Source.FromSync s -> sizeMb.orElseGet(() -> archivedSync(s.ref()).sizeMb());
+                case Source.FromSync s -> sizeMb.orElseGet(() -> syncs.archived(s.ref()).sizeMb());
             };
             return quotas.admit(tenant, new TenantUsage(0, 0, size), () -> make(tenant, name, size, source));
         }
@@ -123,7 +118,7 @@ public final class VolumeService implements SandboxVolumes {
                 store.createFrom(id, snapshot.id(), size << 20);
                 yield new Volume(id, tenant, name, size, clock.instant(), Optional.of(snapshot.id().value()));
             }
-            case Source.FromSync s -> restore(id, tenant, name, Optional.of(size), s.ref());
+            case Source.FromSync s -> syncs.restore(id, tenant, name, size, s.ref());
         };
         try {
             catalog.insertVolume(volume);
@@ -325,7 +320,7 @@ public final class VolumeService implements SandboxVolumes {
         return snapshot;
     }
 
-    // --- syncs ---
+    // --- syncs (VolumeSyncs) ---
 
     /**
      * Makes the volume's current content durable: a read-only snapshot, its {@code btrfs send}
@@ -335,105 +330,20 @@ public final class VolumeService implements SandboxVolumes {
      */
     public VolumeSync sync(TenantId tenant, String ref) {
         var volume = get(tenant, ref);
-        return withLock(volume.id(), () -> {
-            long start = System.nanoTime();
-            var previous = catalog.volumeSyncsOf(volume.id()).stream().filter(s -> store.hasSyncSnapshot(s.id())).reduce((a, b) -> b);
-            var id = VolumeSyncId.random();
-            Path file = store.scratchDir().resolve(id.value() + ".stream");
-            store.snapshotForSync(volume.id(), id);
-            try (var upload = archive.beginUpload()) {
-                store.send(id, previous.map(VolumeSync::id), file);
-                var stored = upload.putStream(file);
-                var streams = new ArrayList<String>(previous.map(VolumeSync::streams).orElse(List.of()));
-                streams.add(stored.id());
-                var sync = new VolumeSync(id, volume.id(), volume.name(), volume.sizeMb(), streams, previous.map(VolumeSync::id),
-                        id.value(), stored.bytes(), clock.instant());
-                upload.putRecord(SYNC_RECORDS + id.value(), SyncRecord.encode(sync));
-                upload.putRecord(LATEST_RECORDS + volume.id().value(), id.value().getBytes(StandardCharsets.US_ASCII));
-                catalog.insertVolumeSync(sync);
-                // Only the newest sync snapshot is kept: it is the next sync's parent.
-                previous.ifPresent(p -> store.deleteSyncSnapshot(p.id()));
-                log.atInfo().addKeyValue("volume", volume.id()).addKeyValue("sync", id).addKeyValue("incremental", previous.isPresent())
-                        .addKeyValue("streamBytes", stored.bytes()).addKeyValue("newBytes", stored.newBytes())
-                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("volume synced");
-                return sync;
-            } catch (RuntimeException e) {
-                try {
-                    store.deleteSyncSnapshot(id);
-                } catch (RuntimeException cleanup) {
-                    e.addSuppressed(cleanup);
-                }
-                throw e;
-            } finally {
-                store.deleteScratch(file);
-            }
-        });
+        return withLock(volume.id(), () -> syncs.sync(volume));
     }
 
     public List<VolumeSync> syncs(TenantId tenant, String ref) {
         return catalog.volumeSyncsOf(get(tenant, ref).id());
     }
 
-    /**
-     * Deletes one of the volume's syncs from the blob store, so that what only it holds can be
-     * collected. Later syncs stay restorable: each names every stream of its chain. If it was the
-     * newest, the volume's newest sync becomes the one before it (what {@code fromSync: <volume id>}
-     * restores), and the next sync is a full one (its base snapshot goes too).
-     * <p>Order, for a crash in between: the record goes first (no instance can restore it any
-     * more), then the newest-sync pointer, then the catalog's row; deleting again finishes it.
-     */
+    /** Deletes one of the volume's syncs from the blob store ({@link VolumeSyncs#delete}). */
     public void deleteSync(TenantId tenant, String ref, String syncRef) {
         var volume = get(tenant, ref);
         withLock(volume.id(), () -> {
-            var syncs = catalog.volumeSyncsOf(volume.id());
-            var sync = syncs.stream().filter(s -> s.id().value().equals(syncRef)).findFirst().orElseThrow(() -> syncNotFound(syncRef));
-            archive.deleteRecord(SYNC_RECORDS + sync.id().value());
-            var rest = syncs.stream().filter(s -> !s.id().equals(sync.id())).toList();
-            String latestKey = LATEST_RECORDS + volume.id().value();
-            boolean wasLatest = newestSyncOf(volume.id().value()).filter(sync.id().value()::equals).isPresent();
-            if (wasLatest && rest.isEmpty()) archive.deleteRecord(latestKey);
-            else if (wasLatest) archive.putRecord(latestKey, rest.getLast().id().value().getBytes(StandardCharsets.US_ASCII));
-            catalog.deleteVolumeSync(sync.id());
-            store.deleteSyncSnapshot(sync.id());
-            log.atInfo().addKeyValue("volume", volume.id()).addKeyValue("sync", sync.id()).addKeyValue("wasNewest", wasLatest).log("volume sync deleted");
+            syncs.delete(volume, syncRef);
             return null;
         });
-    }
-
-    /**
-     * A sync as the archive has it, by sync id or by volume id (its newest sync). Syncs carry no
-     * tenant in the archive: any instance sharing the blob store can restore them, and the sync's
-     * random id is what grants that.
-     */
-    private VolumeSync archivedSync(String ref) {
-        String syncId = ref;
-        if (VolumeId.isValid(ref)) {
-            syncId = newestSyncOf(ref).orElseThrow(() -> syncNotFound(ref));
-        }
-        if (!VolumeSyncId.isValid(syncId)) throw syncNotFound(ref);
-        return SyncRecord.decode(archive.getRecord(SYNC_RECORDS + syncId).orElseThrow(() -> syncNotFound(ref)));
-    }
-
-    /** The id the archive's newest-sync pointer of a volume holds, if it has one. */
-    private Optional<String> newestSyncOf(String volumeId) {
-        return archive.getRecord(LATEST_RECORDS + volumeId).map(b -> new String(b, StandardCharsets.US_ASCII).strip());
-    }
-
-    private Volume restore(VolumeId id, TenantId tenant, String name, Optional<Long> sizeMb, String ref) {
-        var sync = archivedSync(ref);
-        long size = sizeMb.orElse(sync.sizeMb());
-        var files = new ArrayList<Path>();
-        try {
-            for (int i = 0; i < sync.streams().size(); i++) {
-                Path file = store.scratchDir().resolve(id.value() + "-" + i + ".stream");
-                files.add(file);
-                archive.getStream(sync.streams().get(i), file);
-            }
-            store.receive(id, files, size << 20);
-        } finally {
-            files.forEach(store::deleteScratch);
-        }
-        return new Volume(id, tenant, name, size, clock.instant(), Optional.of(sync.id().value()));
     }
 
     /**
@@ -482,51 +392,8 @@ public final class VolumeService implements SandboxVolumes {
         return new StasisException(ErrorCode.VOLUME_SNAPSHOT_NOT_FOUND, "no volume snapshot '" + ref + "'", Map.of("snapshot", ref));
     }
 
-    static StasisException syncNotFound(String ref) {
-        return new StasisException(ErrorCode.VOLUME_SYNC_NOT_FOUND, "no volume sync for '" + ref + "' in the blob store", Map.of("sync", ref));
-    }
-
     /** The stream ids a sync record names: its whole chain, oldest first. {@code internal} if it does not parse. */
     public static List<String> syncStreams(byte[] record) {
-        return SyncRecord.decode(record).streams();
-    }
-
-    /** The archive's record of a sync: {@code key=value} lines, streams comma-separated. */
-    static final class SyncRecord {
-        private SyncRecord() {
-        }
-
-        static byte[] encode(VolumeSync s) {
-            var lines = new LinkedHashMap<String, String>();
-            lines.put("format", "1");
-            lines.put("id", s.id().value());
-            lines.put("volume", s.volume().value());
-            lines.put("volumeName", s.volumeName());
-            lines.put("sizeMb", Long.toString(s.sizeMb()));
-            lines.put("streams", String.join(",", s.streams()));
-            lines.put("parent", s.parent().map(VolumeSyncId::value).orElse(""));
-            lines.put("streamBytes", Long.toString(s.streamBytes()));
-            lines.put("createdAt", s.createdAt().toString());
-            var out = new StringBuilder();
-            lines.forEach((k, v) -> out.append(k).append('=').append(v).append('\n'));
-            return out.toString().getBytes(StandardCharsets.UTF_8);
-        }
-
-        static VolumeSync decode(byte[] bytes) {
-            var map = new LinkedHashMap<String, String>();
-            for (String line : new String(bytes, StandardCharsets.UTF_8).split("\n")) {
-                int eq = line.indexOf('=');
-                if (eq > 0) map.put(line.substring(0, eq), line.substring(eq + 1));
-            }
-            try {
-                String parent = map.getOrDefault("parent", "");
-                return new VolumeSync(new VolumeSyncId(map.get("id")), new VolumeId(map.get("volume")), map.get("volumeName"),
-                        Long.parseLong(map.get("sizeMb")), List.of(map.get("streams").split(",")),
-                        parent.isEmpty() ? Optional.empty() : Optional.of(new VolumeSyncId(parent)), map.get("id"),
-                        Long.parseLong(map.get("streamBytes")), Instant.parse(map.get("createdAt")));
-            } catch (RuntimeException e) {
-                throw new StasisException(ErrorCode.INTERNAL, "unreadable volume sync record: " + e.getMessage(), Map.of(), e);
-            }
-        }
+        return VolumeSyncRecord.decode(record).streams();
     }
 }
