@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SpawnSpec;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -55,7 +55,7 @@ record DeleteObjectsRequest(List<String> keys, boolean quiet) {
         throw malformed("an Object has no Key");
     }
 
-    private static S3Routes.S3Error malformed(String message) {
-        return new S3Routes.S3Error(400, "MalformedXML", message);
+    private static S3Error malformed(String message) {
+        return new S3Error(400, "MalformedXML", message);
     }
 }

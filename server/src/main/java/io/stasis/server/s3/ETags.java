@@ -2,7 +2,10 @@ package io.stasis.server.s3;
 
 import io.stasis.core.files.FileInfo;
 import io.stasis.core.volume.VolumeId;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -32,5 +35,19 @@ final class ETags {
 
     synchronized void remember(VolumeId volume, String key, FileInfo info, String etag) {
         known.put(new Key(volume, key, info.size(), info.mtime()), etag);
+    }
+
+    /** A new MD5 digest: S3's ETag of an object uploaded in one piece is the MD5 of its bytes. */
+    static MessageDigest md5() {
+        try {
+            return MessageDigest.getInstance("MD5");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("MD5 is always there", e);
+        }
+    }
+
+    /** A digest as an ETag: quoted lowercase hex. */
+    static String quoted(MessageDigest md5) {
+        return "\"" + HexFormat.of().formatHex(md5.digest()) + "\"";
     }
 }

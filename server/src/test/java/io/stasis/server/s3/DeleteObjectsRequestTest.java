@@ -23,17 +23,17 @@ class DeleteObjectsRequestTest {
     @Test
     void refusesWhatIsNotADeleteWithKeys() {
         for (String xml : new String[] {"", "not xml", "<Other/>", "<Delete/>", "<Delete><Object/></Delete>", "<Delete><Bogus/></Delete>"})
-            assertThatThrownBy(() -> parse(xml)).as(xml).isInstanceOfSatisfying(S3Routes.S3Error.class, e -> {
+            assertThatThrownBy(() -> parse(xml)).as(xml).isInstanceOfSatisfying(S3Error.class, e -> {
                 assertThat(e.status).isEqualTo(400);
                 assertThat(e.code).isEqualTo("MalformedXML");
             });
         assertThatThrownBy(() -> parse("<Delete>" + "<Object><Key>k</Key></Object>".repeat(1001) + "</Delete>"))
-                .isInstanceOf(S3Routes.S3Error.class).hasMessageContaining("at most 1000");
+                .isInstanceOf(S3Error.class).hasMessageContaining("at most 1000");
     }
 
     @Test
     void entitiesAndDoctypesAreRefusedNotResolved() {
         String xxe = "<?xml version=\"1.0\"?><!DOCTYPE d [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><Delete><Object><Key>&x;</Key></Object></Delete>";
-        assertThatThrownBy(() -> parse(xxe)).isInstanceOf(S3Routes.S3Error.class).hasMessageContaining("DOCTYPE");
+        assertThatThrownBy(() -> parse(xxe)).isInstanceOf(S3Error.class).hasMessageContaining("DOCTYPE");
     }
 }
