@@ -26,6 +26,7 @@ import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -137,7 +138,7 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
         calls.merge(step, 1, Integer::sum);
         if (failures.getOrDefault(step, 0) > 0) {
             failures.merge(step, -1, Integer::sum);
-            throw StasisException.runtimeFailed(id.value(), step.name().toLowerCase(), "failed on purpose (FakeSandboxRuntime)", null);
+            throw StasisException.runtimeFailed(id.value(), step.name().toLowerCase(Locale.ROOT), "failed on purpose (FakeSandboxRuntime)", null);
         }
     }
 
