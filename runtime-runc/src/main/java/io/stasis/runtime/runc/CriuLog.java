@@ -1,5 +1,6 @@
 package io.stasis.runtime.runc;
 
+import io.stasis.core.error.StasisException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,6 +59,13 @@ final class CriuLog {
         } catch (IOException | RuntimeException e) {
             return false;
         }
+    }
+
+    /** {@code e} with the errors of the CRIU log {@code log} added to its message, where it is a Stasis error and the log has some. */
+    static RuntimeException withErrors(RuntimeException e, Path log) {
+        String errors = errors(log);
+        if (errors.isEmpty() || !(e instanceof StasisException s)) return e;
+        return new StasisException(s.code(), s.getMessage() + errors, s.details(), s);
     }
 
     static String errors(Path log) {

@@ -6,8 +6,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /** What the host's /proc says about a process, by host pid. */
 final class HostProcesses {
@@ -66,6 +68,16 @@ final class HostProcesses {
             return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) != 'Z' && stat.charAt(close + 2) != 'X';
         } catch (IOException e) {
             return false;
+        }
+    }
+
+    /** Waits, up to {@code timeout}, until the process has ended. */
+    static void awaitEnd(long pid, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        long pauseNanos = 100_000;
+        while (isAlive(pid) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(pauseNanos);
+            pauseNanos = Math.min(pauseNanos * 2, 10_000_000);
         }
     }
 

@@ -1,0 +1,110 @@
+package io.stasis.runtime.runc;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RuntimeSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The sandboxes' OCI bundles, {@code bundles/<id>/}: the {@code config.json} runc starts and
+ * restores from, the pid file runc writes, and the root each sandbox runs on (read back from the
+ * bundle after a restart of the service).
+ */
+final class Bundles {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final Path dir;
+    private final Path initDir;
+    private final Path criuConfig;
+    private final int idMapBase;
+    private final SandboxCgroups cgroups;
+    private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
+
+    Bundles(Path dir, Path initDir, Path criuConfig, int idMapBase, SandboxCgroups cgroups) {
+        this.dir = dir;
+        this.initDir = initDir;
+        this.criuConfig = criuConfig;
+        this.idMapBase = idMapBase;
+        this.cgroups = cgroups;
+    }
+
+    /** Where the bundles are: a directory per sandbox. */
+    Path dir() {
+        return dir;
+    }
+
+    Path pidFile(SandboxId id) {
+        return dir.resolve(id.value()).resolve("init.pid");
+    }
+
+    Path write(RuntimeSpec spec) {
+        Path bundle = dir.resolve(spec.id().value());
+        try {
+            Files.createDirectories(bundle);
+            var oci = OciSpec.build(JSON, spec.root(), initDir, criuConfig, spec.hostname(), cgroups.path(spec.id()),
+                    idMapBase, spec.resources());
+            if (spec.network().isPresent()) {
+                // The sandbox asks Stasis's resolver on its gateway, whatever its image says.
+                Path resolvConf = bundle.resolve("resolv.conf");
+                Files.writeString(resolvConf, "nameserver " + spec.network().get().gateway().getHostAddress() + "\n");
+                OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
+            }
+            for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
+            writeAtomically(bundle.resolve("config.json"), oci);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
+        }
+        roots.put(spec.id(), spec.root());
+        return bundle;
+    }
+
+    private static void writeAtomically(Path file, ObjectNode json) throws IOException {
+        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+        JSON.writeValue(tmp.toFile(), json);
+        Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    void updateResources(SandboxId id, Resources resources) {
+        CgroupLimits.apply(id, cgroups.path(id), resources);
+        // The bundle is what a later restore reads: keep it in step with the cgroups.
+        Path file = dir.resolve(id.value()).resolve("config.json");
+        try {
+            var spec = (ObjectNode) JSON.readTree(file.toFile());
+            OciSpec.setResources(spec, resources);
+            writeAtomically(file, spec);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "update bundle", e.getMessage(), e);
+        }
+    }
+
+    /** The root the sandbox runs on now (after a reroot, the new one). */
+    Path rootOf(SandboxId id) {
+        return roots.computeIfAbsent(id, this::rootFromBundle);
+    }
+
+    void moveRoot(SandboxId id, Path newRoot) {
+        roots.put(id, newRoot);
+    }
+
+    void forgetRoot(SandboxId id) {
+        roots.remove(id);
+    }
+
+    private Path rootFromBundle(SandboxId id) {
+        Path file = dir.resolve(id.value()).resolve("config.json");
+        try {
+            return Path.of(JSON.readTree(file.toFile()).path("root").path("path").asText());
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "find root", "no bundle at " + file, e);
+        }
+    }
+}

@@ -1,0 +1,93 @@
+package io.stasis.runtime.runc;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RuntimeSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Sandboxes started from a CRIU image (through runc): a hibernated one again, or a fork. */
+final class CriuRestores {
+    private static final Logger log = LoggerFactory.getLogger(CriuRestores.class);
+
+    private final Runc runc;
+    private final ImageStore images;
+    private final Bundles bundles;
+    private final SandboxInit init;
+    private final ServiceFiles serviceFiles;
+    private final ContainerCleanup cleanup;
+
+    CriuRestores(Runc runc, ImageStore images, Bundles bundles, SandboxInit init, ServiceFiles serviceFiles, ContainerCleanup cleanup) {
+        this.runc = runc;
+        this.images = images;
+        this.bundles = bundles;
+        this.init = init;
+        this.serviceFiles = serviceFiles;
+        this.cleanup = cleanup;
+    }
+
+    void restore(RuntimeSpec spec, CheckpointId image) {
+        SandboxId id = spec.id();
+        if (!images.isComplete(image))
+            throw StasisException.runtimeFailed(id.value(), "restore", "the image " + image + " is missing or incomplete", null);
+        long start = System.nanoTime();
+        Path bundle = bundles.write(spec);
+        Path work = images.workDir(image, "restore-" + id.value());
+        try {
+            Path pidFile = bundle.resolve("init.pid");
+            Files.deleteIfExists(pidFile);
+            var environment = new HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
+            spec.network().ifPresent(link -> environment.put(VethPlug.LINK_VARIABLE, VethPlug.arguments(link)));
+            long pid;
+            try {
+                runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
+                pid = SandboxInit.readPid(id, pidFile);
+            } catch (StasisException e) {
+                pid = restoredDespite(id, e);
+            }
+            init.awaitAnswer(id, spec.root(), pid, start);
+            serviceFiles.writeInstance(spec, image);
+        } catch (IOException e) {
+            var failure = StasisException.runtimeFailed(id.value(), "restore", e.getMessage(), e);
+            cleanup.destroyAfter(id, failure);
+            throw failure;
+        } catch (RuntimeException e) {
+            var failure = CriuLog.withErrors(e, work.resolve("restore.log"));
+            cleanup.destroyAfter(id, failure);
+            throw failure;
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored");
+    }
+
+    /**
+     * The init pid of a restore whose runc failed (killed) after CRIU had resumed the processes,
+     * else rethrows {@code failure}. Once runc has saved the container's state at CRIU's
+     * post-restore step, CRIU resumes the processes without it; they run and change the root, so
+     * undoing would leave a root the image no longer matches (a file a process had open, renamed
+     * meanwhile, and every later restore failed). What runc would have done at its end is done
+     * here: unmount what it mounted for CRIU.
+     */
+    private long restoredDespite(SandboxId id, StasisException failure) {
+        Optional<Runc.ContainerState> survivor;
+        try {
+            survivor = runc.state(id).filter(Runc.ContainerState::running).filter(s -> HostProcesses.isAlive(s.pid()));
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e); // runc's state is half written: nothing to keep
+            throw failure;
+        }
+        if (survivor.isEmpty()) throw failure;
+        log.atWarn().addKeyValue("sandbox", id).addKeyValue("pid", survivor.get().pid()).addKeyValue("reason", failure.getMessage())
+                .log("runc failed after CRIU had resumed the sandbox's processes; keeping them");
+        runc.unmountLeftInState(id);
+        cleanup.unmountLeftInRoot(id);
+        return survivor.get().pid();
+    }
+}

@@ -1,0 +1,89 @@
+package io.stasis.runtime.runc;
+
+import io.stasis.core.sandbox.SandboxId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Where each sandbox's cgroups are ({@code <parent>/<sandbox id>} in every controller), and their removal. */
+final class SandboxCgroups {
+    private static final Logger log = LoggerFactory.getLogger(SandboxCgroups.class);
+    private static final String CGROUP_FS = "/sys/fs/cgroup";
+
+    private final String parent;
+    private final Freezer freezer;
+
+    SandboxCgroups(String parent, Freezer freezer) {
+        this.parent = parent;
+        this.freezer = freezer;
+    }
+
+    String path(SandboxId id) {
+        return "/" + parent + "/" + id.value();
+    }
+
+    /**
+     * The sandbox's cgroups where runc's state no longer names them: a runc killed in the middle of a
+     * restore left them (empty, or with tasks CRIU had begun to restore), and runc delete then knows
+     * nothing of them. Whatever is in them is killed, then they are removed.
+     */
+    void removeLeft(SandboxId id) {
+        var left = new ArrayList<Path>();
+        try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
+            controllers.map(c -> c.resolve(parent).resolve(id.value())).filter(Files::isDirectory).forEach(left::add);
+        } catch (IOException e) {
+            log.atWarn().addKeyValue("sandbox", id).setCause(e).log("could not list cgroup controllers");
+            return;
+        }
+        if (left.isEmpty()) return;
+        try {
+            freezer.thaw(id, path(id)); // a frozen task takes its SIGKILL only once thawed
+        } catch (RuntimeException e) {
+            // no freezer cgroup left: nothing is frozen
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        for (Path cgroup : left) {
+            while (true) {
+                try {
+                    Files.delete(cgroup);
+                    break;
+                } catch (IOException e) {
+                    // Busy: tasks are in it. SIGKILL them; the kernel lets the directory go once they are gone.
+                    try (Stream<String> pids = Files.lines(cgroup.resolve("cgroup.procs"))) {
+                        pids.map(Long::parseLong).map(ProcessHandle::of).flatMap(Optional::stream).forEach(ProcessHandle::destroyForcibly);
+                    } catch (IOException | RuntimeException ignored) {
+                        // removed meanwhile
+                    }
+                    if (System.nanoTime() > deadline) {
+                        log.atWarn().addKeyValue("sandbox", id).addKeyValue("cgroup", cgroup).log("a cgroup of the sandbox could not be removed");
+                        break;
+                    }
+                    LockSupport.parkNanos(5_000_000);
+                }
+            }
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("cgroups", left.size()).log("cgroups runc no longer knew removed");
+    }
+
+    /** Removes the parent cgroups of the sandboxes where they are empty. */
+    void removeEmptyParents() {
+        try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
+            controllers.map(c -> c.resolve(parent)).filter(Files::isDirectory).forEach(parentDir -> {
+                try {
+                    Files.delete(parentDir);
+                } catch (IOException e) {
+                    log.atDebug().addKeyValue("cgroup", parentDir).log("cgroup parent still in use");
+                }
+            });
+        } catch (IOException e) {
+            log.atWarn().setCause(e).log("could not list cgroup controllers");
+        }
+    }
+}
