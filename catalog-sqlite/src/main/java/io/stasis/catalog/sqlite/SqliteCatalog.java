@@ -513,12 +513,12 @@ public final class SqliteCatalog implements Catalog, VolumeCatalog, BucketCatalo
         return db.withConnection("list tenants", TenantTable::all);
     }
 
-    /** Deletes the tenant, its keys, tokens and secrets, together, unless it has sandboxes or is the default. */
+    /** Deletes the tenant, its keys, tokens and secrets, together, unless it has sandboxes or volumes or is the default. */
     @Override
     public boolean deleteTenantIfEmpty(TenantId id) {
         return db.inTransaction("delete tenant", c -> {
             if (id.equals(TenantId.DEFAULT)) return false; // it holds the root key
-            if (SandboxTable.anyOf(c, id)) return false;
+            if (SandboxTable.anyOf(c, id) || VolumeTable.anyOf(c, id)) return false;
             ApiKeyTable.deleteOfTenant(c, id);
             TokenTable.deleteOfTenant(c, id);
             SecretTable.deleteOfTenant(c, id);

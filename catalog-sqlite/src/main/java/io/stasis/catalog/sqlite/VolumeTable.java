@@ -64,6 +64,11 @@ final class VolumeTable {
         return volumes(c, "SELECT " + VOLUME_COLUMNS + " FROM volumes ORDER BY created_at, id");
     }
 
+    /** Whether the tenant has a volume. */
+    static boolean anyOf(Connection c, TenantId tenant) throws SQLException {
+        return SqlStatements.exists(c, "SELECT 1 FROM volumes WHERE tenant_id = ?", tenant.value());
+    }
+
     static void delete(Connection c, VolumeId id) throws SQLException {
         for (String sql : List.of("DELETE FROM volumes WHERE id = ?", "DELETE FROM volume_snapshots WHERE volume_id = ?",
                 "DELETE FROM volume_syncs WHERE volume_id = ?", "DELETE FROM sandbox_volumes WHERE volume_id = ?",
