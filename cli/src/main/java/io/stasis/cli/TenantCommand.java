@@ -121,7 +121,7 @@ final class TenantCommand extends CommandGroup {
     }
 
     @Command(name = "rm", mixinStandardHelpOptions = true,
-            description = "Delete tenants with their keys, tokens and secrets (refused while one has sandboxes).")
+            description = "Delete tenants with their keys, tokens and secrets (refused while one has sandboxes or volumes).")
     static final class Rm implements Callable<Integer> {
         @ParentCommand
         TenantCommand parent;

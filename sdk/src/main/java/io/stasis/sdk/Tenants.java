@@ -52,7 +52,7 @@ public final class Tenants {
     /**
      * Deletes the tenant with its keys, tokens and secrets.
      *
-     * @throws ConflictException {@code invalid_state} while it has sandboxes, or for the default tenant
+     * @throws ConflictException {@code invalid_state} while it has sandboxes or volumes, or for the default tenant
      */
     public void delete(String tenantId) {
         transport.discard(transport.call("DELETE", path(tenantId)));

@@ -204,7 +204,7 @@ public final class Daemon implements AutoCloseable {
             var credentials = new Credentials(catalog, clock);
             rootKeyFile = config.dataDir().resolve("root.key");
             ensureRootKey(catalog, credentials);
-            var tenants = new TenantService(catalog, credentials, clock);
+            var tenants = new TenantService(catalog, catalog, credentials, clock);
             var tokens = new TokenService(catalog, clock, catalog);
             var metrics = register(new Metrics(catalog::all));
             var bearer = new BearerAuth(credentials);

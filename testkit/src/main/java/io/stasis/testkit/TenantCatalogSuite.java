@@ -31,8 +31,9 @@ import org.junit.jupiter.api.Test;
 /**
  * What every {@link Catalog} must do with tenants and what they own, as the SQLite catalog does it:
  * tenants and their quotas, usage, API keys, scoped tokens and secrets, and what a tenant's
- * deletion takes. A backend's test extends this and supplies a fresh, empty catalog per test
- * (only the default tenant in it).
+ * deletion takes (that a volume also keeps a tenant is in {@link VolumeCatalogSuite}). A
+ * backend's test extends this and supplies a fresh, empty catalog per test (only the default
+ * tenant in it).
  */
 public abstract class TenantCatalogSuite extends CatalogSuiteBase<Catalog> {
 

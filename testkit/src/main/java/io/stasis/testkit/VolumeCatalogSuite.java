@@ -28,9 +28,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What every {@link VolumeCatalog} must do, as the SQLite catalog does it: volumes per tenant,
- * their snapshots and syncs, which sandbox mounts which, and what goes with a deleted volume or
- * sandbox. A backend's test extends this and supplies a fresh, empty catalog per test (also a
- * {@link Catalog}: mounts and usage involve sandboxes); the suite closes it.
+ * their snapshots and syncs, which sandbox mounts which, what goes with a deleted volume or
+ * sandbox, and that a tenant holding a volume is not deleted. A backend's test extends this and
+ * supplies a fresh, empty catalog per test (also a {@link Catalog}: mounts, usage and tenants
+ * involve sandboxes); the suite closes it.
  */
 public abstract class VolumeCatalogSuite<C extends Catalog & VolumeCatalog> extends CatalogSuiteBase<C> {
     @Test
@@ -233,6 +234,25 @@ public abstract class VolumeCatalogSuite<C extends Catalog & VolumeCatalog> exte
         catalog().insertVolume(new Volume(VolumeId.random(), TenantId.random(), "elsewhere", 5000, T0, Optional.empty()));
         catalog().insert(CatalogFixtures.ofTenant(a, SandboxState.RUNNING, 512, 100, T0));
         assertThat(catalog().usage(a)).isEqualTo(new TenantUsage(1, 512, 420));
+    }
+
+    @Test
+    void aTenantWithAVolumeIsNotEmptyAndKeepsEverythingUntilTheVolumeGoes() {
+        var doomed = insertTenant("doomed").id();
+        var volume = CatalogFixtures.volume(doomed, "data", T0);
+        catalog().insertVolume(volume);
+        var key = CatalogFixtures.key(doomed, T0);
+        catalog().insertApiKey(key);
+
+        assertThat(catalog().deleteTenantIfEmpty(doomed)).as("a volume is something the tenant holds").isFalse();
+        assertThat(catalog().findTenant(doomed)).isPresent();
+        assertThat(catalog().volumesOf(doomed)).containsExactly(volume);
+        assertThat(catalog().apiKeysOf(doomed)).containsExactly(key);
+
+        catalog().deleteVolume(volume.id());
+        assertThat(catalog().deleteTenantIfEmpty(doomed)).isTrue();
+        assertThat(catalog().findTenant(doomed)).isEmpty();
+        assertThat(catalog().apiKeysOf(doomed)).isEmpty();
     }
 
     private static VolumeSync sync(Volume volume, Instant at, Optional<VolumeSyncId> parent) {

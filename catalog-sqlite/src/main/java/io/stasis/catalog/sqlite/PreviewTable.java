@@ -55,20 +55,14 @@ final class PreviewTable {
     }
 
     static void delete(Connection c, PreviewId id) throws SQLException {
-        update(c, "DELETE FROM previews WHERE id = ?", id.value());
+        SqlStatements.update(c, "DELETE FROM previews WHERE id = ?", id.value());
     }
 
     /** Removes every preview of a sandbox (as it is deleted). */
     static void deleteOf(Connection c, SandboxId sandbox) throws SQLException {
-        update(c, "DELETE FROM previews WHERE sandbox_id = ?", sandbox.value());
+        SqlStatements.update(c, "DELETE FROM previews WHERE sandbox_id = ?", sandbox.value());
     }
 
-    private static void update(Connection c, String sql, String key) throws SQLException {
-        try (var st = c.prepareStatement(sql)) {
-            st.setString(1, key);
-            st.executeUpdate();
-        }
-    }
 
     private static List<Preview> query(Connection c, String sql, String key) throws SQLException {
         try (var st = c.prepareStatement(sql)) {

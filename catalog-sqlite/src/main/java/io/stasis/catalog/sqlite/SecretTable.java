@@ -44,6 +44,10 @@ final class SecretTable {
         }
     }
 
+    static void deleteOfTenant(Connection c, TenantId tenant) throws SQLException {
+        SqlStatements.update(c, "DELETE FROM secrets WHERE tenant_id = ?", tenant.value());
+    }
+
     private static List<SealedSecret> query(Connection c, String sql, String... parameters) throws SQLException {
         try (var st = c.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) st.setString(i + 1, parameters[i]);

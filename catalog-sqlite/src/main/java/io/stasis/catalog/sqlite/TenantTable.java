@@ -68,23 +68,9 @@ final class TenantTable {
         return query(c, "SELECT " + COLUMNS + " FROM tenants ORDER BY created_at, id", null);
     }
 
-    /** Deletes the tenant, its keys, tokens and secrets unless it has sandboxes or is the default; the caller holds a transaction. */
-    static boolean deleteIfEmpty(Connection c, TenantId id) throws SQLException {
-        if (id.equals(TenantId.DEFAULT)) return false; // it holds the root key
-        try (var st = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM sandboxes WHERE tenant_id = ?)")) {
-            st.setString(1, id.value());
-            try (var rs = st.executeQuery()) {
-                if (rs.next() && rs.getInt(1) == 1) return false;
-            }
-        }
-        for (String table : List.of("api_keys", "tokens", "secrets", "tenants")) {
-            String column = table.equals("tenants") ? "id" : "tenant_id";
-            try (var st = c.prepareStatement("DELETE FROM " + table + " WHERE " + column + " = ?")) {
-                st.setString(1, id.value());
-                st.executeUpdate();
-            }
-        }
-        return true;
+    /** Deletes the tenant's row only; the catalog deletes what it holds in the same transaction. */
+    static void delete(Connection c, TenantId id) throws SQLException {
+        SqlStatements.update(c, "DELETE FROM tenants WHERE id = ?", id.value());
     }
 
     /**

@@ -70,6 +70,10 @@ final class TokenTable {
         }
     }
 
+    static void deleteOfTenant(Connection c, TenantId tenant) throws SQLException {
+        SqlStatements.update(c, "DELETE FROM tokens WHERE tenant_id = ?", tenant.value());
+    }
+
     /** Tokens for a sandbox that is gone can do nothing any more. */
     static void deleteOfSandbox(Connection c, SandboxId sandbox) throws SQLException {
         try (var st = c.prepareStatement("DELETE FROM tokens WHERE scope_kind = 'sandbox' AND scope_id = ?")) {

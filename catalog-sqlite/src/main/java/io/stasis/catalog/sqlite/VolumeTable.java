@@ -64,11 +64,16 @@ final class VolumeTable {
         return volumes(c, "SELECT " + VOLUME_COLUMNS + " FROM volumes ORDER BY created_at, id");
     }
 
+    /** Whether the tenant has a volume. */
+    static boolean anyOf(Connection c, TenantId tenant) throws SQLException {
+        return SqlStatements.exists(c, "SELECT 1 FROM volumes WHERE tenant_id = ?", tenant.value());
+    }
+
     static void delete(Connection c, VolumeId id) throws SQLException {
         for (String sql : List.of("DELETE FROM volumes WHERE id = ?", "DELETE FROM volume_snapshots WHERE volume_id = ?",
                 "DELETE FROM volume_syncs WHERE volume_id = ?", "DELETE FROM sandbox_volumes WHERE volume_id = ?",
                 "DELETE FROM tokens WHERE scope_kind = 'volume' AND scope_id = ?")) {
-            update(c, sql, id.value());
+            SqlStatements.update(c, sql, id.value());
         }
     }
 
@@ -88,7 +93,7 @@ final class VolumeTable {
     }
 
     static void deleteMountsOf(Connection c, SandboxId sandbox) throws SQLException {
-        update(c, "DELETE FROM sandbox_volumes WHERE sandbox_id = ?", sandbox.value());
+        SqlStatements.update(c, "DELETE FROM sandbox_volumes WHERE sandbox_id = ?", sandbox.value());
     }
 
     static List<VolumeMount> mountsOf(Connection c, SandboxId sandbox) throws SQLException {
@@ -119,7 +124,15 @@ final class VolumeTable {
         }
     }
 
-    static List<VolumeSnapshot> snapshots(Connection c, String where, String arg) throws SQLException {
+    static Optional<VolumeSnapshot> findSnapshot(Connection c, VolumeSnapshotId id) throws SQLException {
+        return snapshots(c, "id = ?", id.value()).stream().findFirst();
+    }
+
+    static List<VolumeSnapshot> snapshotsOf(Connection c, VolumeId volume) throws SQLException {
+        return snapshots(c, "volume_id = ?", volume.value());
+    }
+
+    private static List<VolumeSnapshot> snapshots(Connection c, String where, String arg) throws SQLException {
         var out = new ArrayList<VolumeSnapshot>();
         try (var st = prepare(c, "SELECT id, volume_id, created_at FROM volume_snapshots WHERE " + where + " ORDER BY created_at, id", arg);
              ResultSet rs = st.executeQuery()) {
@@ -130,11 +143,11 @@ final class VolumeTable {
     }
 
     static void deleteSnapshot(Connection c, VolumeSnapshotId id) throws SQLException {
-        update(c, "DELETE FROM volume_snapshots WHERE id = ?", id.value());
+        SqlStatements.update(c, "DELETE FROM volume_snapshots WHERE id = ?", id.value());
     }
 
     static void deleteSync(Connection c, VolumeSyncId id) throws SQLException {
-        update(c, "DELETE FROM volume_syncs WHERE id = ?", id.value());
+        SqlStatements.update(c, "DELETE FROM volume_syncs WHERE id = ?", id.value());
     }
 
     static void insertSync(Connection c, VolumeSync s) throws SQLException {
@@ -154,7 +167,15 @@ final class VolumeTable {
         }
     }
 
-    static List<VolumeSync> syncs(Connection c, String where, String arg) throws SQLException {
+    static Optional<VolumeSync> findSync(Connection c, VolumeSyncId id) throws SQLException {
+        return syncs(c, "id = ?", id.value()).stream().findFirst();
+    }
+
+    static List<VolumeSync> syncsOf(Connection c, VolumeId volume) throws SQLException {
+        return syncs(c, "volume_id = ?", volume.value());
+    }
+
+    private static List<VolumeSync> syncs(Connection c, String where, String arg) throws SQLException {
         var out = new ArrayList<VolumeSync>();
         try (var st = prepare(c, "SELECT " + SYNC_COLUMNS + " FROM volume_syncs WHERE " + where + " ORDER BY created_at, id", arg);
              ResultSet rs = st.executeQuery()) {
@@ -189,10 +210,4 @@ final class VolumeTable {
         return st;
     }
 
-    private static void update(Connection c, String sql, String arg) throws SQLException {
-        try (var st = c.prepareStatement(sql)) {
-            st.setString(1, arg);
-            st.executeUpdate();
-        }
-    }
 }

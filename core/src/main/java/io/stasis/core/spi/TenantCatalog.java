@@ -23,7 +23,8 @@ public interface TenantCatalog {
 
     /**
      * Deletes a tenant with its keys, tokens and secrets, in one transaction, unless it has
-     * sandboxes (checked in the same transaction) or is the default tenant. Returns whether it was deleted.
+     * sandboxes or volumes (checked in the same transaction) or is the default tenant. Returns
+     * whether it was deleted.
      */
     boolean deleteTenantIfEmpty(TenantId id);
 

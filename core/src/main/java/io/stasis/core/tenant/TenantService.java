@@ -4,10 +4,13 @@ import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.VolumeCatalog;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,11 +22,13 @@ public final class TenantService {
     private static final Logger log = LoggerFactory.getLogger(TenantService.class);
 
     private final Catalog catalog;
+    private final VolumeCatalog volumes;
     private final Credentials credentials;
     private final Clock clock;
 
-    public TenantService(Catalog catalog, Credentials credentials, Clock clock) {
+    public TenantService(Catalog catalog, VolumeCatalog volumes, Credentials credentials, Clock clock) {
         this.catalog = catalog;
+        this.volumes = volumes;
         this.credentials = credentials;
         this.clock = clock;
     }
@@ -56,15 +61,25 @@ public final class TenantService {
 
     /**
      * Deletes a tenant with its keys, tokens and secrets.
-     * <p>On failure: {@code invalid_state} for the default tenant, or while the tenant has sandboxes.
+     * <p>On failure: {@code invalid_state} for the default tenant, or while the tenant has sandboxes
+     * or volumes.
      */
     public void delete(String id) {
         var tenant = get(id);
         if (tenant.id().equals(TenantId.DEFAULT)) throw new StasisException(ErrorCode.INVALID_STATE, "the default tenant cannot be deleted");
-        if (!catalog.deleteTenantIfEmpty(tenant.id()))
-            throw new StasisException(ErrorCode.INVALID_STATE, "tenant " + id + " still has sandboxes; delete them first",
-                    Map.of("tenant", id));
+        if (!catalog.deleteTenantIfEmpty(tenant.id())) throw notEmpty(tenant.id());
         log.atInfo().addKeyValue("tenant", tenant.id()).log("tenant deleted");
+    }
+
+    /** The catalog only says no; naming what the tenant still holds tells the caller what to delete first. */
+    private StasisException notEmpty(TenantId tenant) {
+        boolean hasVolumes = !volumes.volumesOf(tenant).isEmpty();
+        // Without volumes it is sandboxes (those being deleted count too, and list() leaves them out).
+        boolean hasSandboxes = !hasVolumes || !catalog.list(new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), 1,
+                Optional.of(tenant))).items().isEmpty();
+        String holds = hasSandboxes && hasVolumes ? "sandboxes and volumes" : hasVolumes ? "volumes" : "sandboxes";
+        return new StasisException(ErrorCode.INVALID_STATE, "tenant " + tenant.value() + " still has " + holds + "; delete them first",
+                Map.of("tenant", tenant.value()));
     }
 
     public Credentials.Issued issueKey(String tenantId) {

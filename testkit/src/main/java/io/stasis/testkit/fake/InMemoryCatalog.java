@@ -460,12 +460,13 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
                 Comparator.comparing(Tenant::createdAt).thenComparing(t -> t.id().value())));
     }
 
-    /** Also true for a tenant with no record (nothing of it is left); its volumes stay, as in SQLite. */
+    /** Also true for a tenant with no record (nothing of it is left). */
     @Override
     public boolean deleteTenantIfEmpty(TenantId id) {
         return call(() -> {
             if (id.equals(TenantId.DEFAULT)) return false; // it holds the root key
             if (sandboxes.values().stream().anyMatch(s -> s.tenant().equals(id))) return false;
+            if (volumes.values().stream().anyMatch(v -> v.tenant().equals(id))) return false;
             apiKeys.values().removeIf(k -> k.tenant().equals(id));
             tokens.values().removeIf(t -> t.tenant().equals(id));
             secrets.remove(id);
