@@ -3,9 +3,9 @@ package io.stasis.server.http;
 import io.javalin.config.RoutesConfig;
 import io.stasis.blob.content.GcReport;
 import io.stasis.blob.content.StoreLocks;
+import io.stasis.blob.content.archive.BlobGc;
 import io.stasis.core.policy.Durations;
 import io.stasis.server.auth.Access;
-import io.stasis.server.durable.BlobGc;
 import java.time.Instant;
 import java.util.List;
 

@@ -1,19 +1,19 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.policy.Durations;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
 /**
  * The {@code lifecycle} object of the API: durations as strings ({@code "15s"}), {@code null} for
  * never. A request names only what it changes; the rest comes from the base policy (the server's
- * defaults on create, the sandbox's current policy on PATCH).
+ * defaults on create, the sandbox's current policy on PATCH). Its writer, shared with the checkpoint
+ * descriptor, is {@link PolicyJson#lifecycle}.
  */
 final class LifecycleJson {
     private static final Set<String> FIELDS = Set.of("pauseAfterIdle", "standbyAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
@@ -51,15 +51,4 @@ final class LifecycleJson {
         return Optional.of(Durations.parse("lifecycle." + field, value.textValue()));
     }
 
-    static Map<String, Object> view(LifecyclePolicy policy) {
-        var out = new LinkedHashMap<String, Object>();
-        out.put("pauseAfterIdle", policy.pauseAfterIdle().map(Durations::format).orElse(null));
-        out.put("standbyAfterIdle", policy.standbyAfterIdle().map(Durations::format).orElse(null));
-        out.put("hibernateAfterIdle", policy.hibernateAfterIdle().map(Durations::format).orElse(null));
-        out.put("stopAfterIdle", policy.stopAfterIdle().map(Durations::format).orElse(null));
-        out.put("deleteAfterIdle", policy.deleteAfterIdle().map(Durations::format).orElse(null));
-        out.put("maxAge", policy.maxAge().map(Durations::format).orElse(null));
-        out.put("autoResume", policy.autoResume());
-        return out;
-    }
 }

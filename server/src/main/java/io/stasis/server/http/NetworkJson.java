@@ -1,6 +1,7 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
@@ -19,7 +20,8 @@ import java.util.Set;
  * "deny": [...]}}}, entries being domains ({@code example.com}, {@code *.example.com}) or IPv4
  * addresses and CIDR networks. A request gives the whole policy; {@code default} is {@code deny}
  * and the lists are empty when left out. {@code rules}: headers the egress proxy sets on HTTPS
- * requests to some allowed domains, values naming secrets ({@code {{secret:NAME}}}).
+ * requests to some allowed domains, values naming secrets ({@code {{secret:NAME}}}). The policy's
+ * writer, shared with the checkpoint descriptor, is {@link PolicyJson}.
  */
 final class NetworkJson {
     private static final Set<String> FIELDS = Set.of("egress", "rules");
@@ -75,19 +77,6 @@ final class NetworkJson {
         return out;
     }
 
-    static List<Map<String, Object>> headerRules(List<HeaderRule> rules) {
-        var out = new ArrayList<Map<String, Object>>();
-        for (var rule : rules) {
-            var headers = new LinkedHashMap<String, String>();
-            rule.headers().forEach((name, value) -> headers.put(name, value.text()));
-            var view = new LinkedHashMap<String, Object>(); // ordered: Map.of's order changes from one run to the next
-            view.put("domain", rule.domain().pattern());
-            view.put("headers", headers);
-            out.add(view);
-        }
-        return out;
-    }
-
     private static List<EgressRule> rules(JsonNode array, String field) {
         if (array == null || array.isNull()) return List.of();
         if (!array.isArray()) throw StasisException.invalid(field, "must be an array of domains and CIDR networks");
@@ -110,14 +99,6 @@ final class NetworkJson {
         });
     }
 
-    static Map<String, Object> egress(EgressPolicy egress) {
-        var out = new LinkedHashMap<String, Object>();
-        out.put("default", egress.defaultAction().wireName());
-        out.put("allow", egress.allow().stream().map(Object::toString).toList());
-        out.put("deny", egress.deny().stream().map(Object::toString).toList());
-        return out;
-    }
-
     static Map<String, Object> view(String sandboxId, NetworkService.View view) {
         var out = new LinkedHashMap<String, Object>();
         out.put("sandboxId", sandboxId);
@@ -125,8 +106,8 @@ final class NetworkJson {
         out.put("address", view.address().map(InetAddress::getHostAddress).orElse(null));
         out.put("gateway", view.gateway().map(InetAddress::getHostAddress).orElse(null));
         out.put("dns", view.gateway().map(InetAddress::getHostAddress).orElse(null));
-        out.put("egress", egress(view.policy().egress()));
-        out.put("rules", headerRules(view.policy().rules()));
+        out.put("egress", PolicyJson.egress(view.policy().egress()));
+        out.put("rules", PolicyJson.headerRules(view.policy().rules()));
         out.put("deniedConnections", view.deniedConnections());
         return out;
     }

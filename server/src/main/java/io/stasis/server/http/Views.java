@@ -1,6 +1,7 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
@@ -62,7 +63,7 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    LifecycleJson.view(s.lifecycle()), s.generation(), null, null);
+                    PolicyJson.lifecycle(s.lifecycle()), s.generation(), null, null);
         }
     }
 

@@ -1,4 +1,4 @@
-package io.stasis.server.durable;
+package io.stasis.blob.content.archive;
 
 import io.stasis.blob.content.ContentStore;
 import io.stasis.blob.content.ContentStoreConfig;

@@ -1,4 +1,4 @@
-package io.stasis.server.http;
+package io.stasis.blob.content.archive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -8,6 +8,10 @@ import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
+import io.stasis.core.network.HeaderRule;
+import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
@@ -18,6 +22,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -36,12 +41,13 @@ class DescriptorJsonTest {
 
     private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets) {
         // Every field given: the golden files must not follow the server's defaults.
-        var lifecycle = LifecycleJson.merge(LifecyclePolicy.DEFAULT, Json.MAPPER.valueToTree(Map.of("pauseAfterIdle", "15s",
-                "standbyAfterIdle", "2m", "hibernateAfterIdle", "30m", "stopAfterIdle", "12h", "deleteAfterIdle", "30d", "maxAge", "7d",
-                "autoResume", true)));
-        var network = NetworkJson.parse(Json.MAPPER.valueToTree(Map.of("egress", Map.of("default", "deny",
-                "allow", List.of("pypi.org", "api.example.com", "10.1.0.0/16")), "rules", List.of(Map.of("domain", "api.example.com",
-                "headers", Map.of("Authorization", "Bearer {{secret:API_TOKEN}}"))))), "network");
+        var lifecycle = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
+                Optional.of(Duration.ofMinutes(30)), Optional.of(Duration.ofHours(12)), Optional.of(Duration.ofDays(30)),
+                Optional.of(Duration.ofDays(7)), true);
+        var allow = List.of(EgressRule.parse("pypi.org", "allow[0]"), EgressRule.parse("api.example.com", "allow[1]"),
+                EgressRule.parse("10.1.0.0/16", "allow[2]"));
+        var network = new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY, allow, List.of()),
+                List.of(HeaderRule.of("api.example.com", Map.of("Authorization", "Bearer {{secret:API_TOKEN}}"), "rules[0]")));
         var layers = List.of(
                 new CheckpointDescriptor.RootLayer(new CheckpointId("ckpt_base00000000000a"), Optional.empty(), ManifestId.parse("a".repeat(64)), 4096),
                 new CheckpointDescriptor.RootLayer(new CheckpointId("ckpt_top000000000000b"), Optional.of(new CheckpointId("ckpt_base00000000000a")),

@@ -1,4 +1,4 @@
-package io.stasis.server.durable;
+package io.stasis.blob.content.archive;
 
 import io.stasis.blob.content.ContentStore;
 import io.stasis.blob.content.GcReport;
@@ -8,7 +8,6 @@ import io.stasis.core.blob.ManifestId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.journal.FaultPoints;
-import io.stasis.server.volume.ContentVolumeArchive;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;

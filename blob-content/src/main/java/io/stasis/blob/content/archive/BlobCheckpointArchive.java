@@ -1,4 +1,4 @@
-package io.stasis.server.durable;
+package io.stasis.blob.content.archive;
 
 import io.stasis.blob.content.ContentStore;
 import io.stasis.core.blob.ManifestId;
@@ -9,7 +9,6 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.BlobInfo;
 import io.stasis.core.spi.BlobStore;
 import io.stasis.core.spi.CheckpointArchive;
-import io.stasis.server.http.DescriptorJson;
 import java.io.IOException;
 import java.io.InputStream;
 import java.security.MessageDigest;

@@ -1,12 +1,15 @@
-package io.stasis.server.http;
+package io.stasis.blob.content.archive;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.stasis.core.blob.ManifestId;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
-import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
@@ -23,9 +26,13 @@ import java.util.Optional;
 /**
  * The JSON of a checkpoint descriptor in the blob store (versions 1 and 2, see
  * {@link CheckpointDescriptor#VERSION}; golden files in the tests pin both). The sandbox's settings use
- * the API's own shapes (lifecycle and network as in a create), so a descriptor reads like one.
+ * the API's own shapes (lifecycle and network as in a create, written by {@link PolicyJson}; bucket
+ * mounts as the API shows them), so a descriptor reads like one.
  */
 public final class DescriptorJson {
+    /** Plain JSON; trailing text after the object is refused, as the API refuses it in a body. */
+    private static final ObjectMapper MAPPER = JsonMapper.builder().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).build();
+
     private DescriptorJson() {
     }
 
@@ -51,12 +58,12 @@ public final class DescriptorJson {
         sandbox.put("resources", resources);
         sandbox.put("env", d.env());
         sandbox.put("metadata", d.metadata());
-        sandbox.put("lifecycle", LifecycleJson.view(d.lifecycle()));
+        sandbox.put("lifecycle", PolicyJson.lifecycle(d.lifecycle()));
         var network = new LinkedHashMap<String, Object>();
-        network.put("egress", NetworkJson.egress(d.network().egress()));
-        network.put("rules", NetworkJson.headerRules(d.network().rules()));
+        network.put("egress", PolicyJson.egress(d.network().egress()));
+        network.put("rules", PolicyJson.headerRules(d.network().rules()));
         sandbox.put("network", network);
-        if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(Views.BucketMountView::of).toList());
+        if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(DescriptorJson::bucket).toList());
         out.put("sandbox", sandbox);
         var roots = new ArrayList<Map<String, Object>>();
         for (var layer : d.roots()) {
@@ -71,11 +78,15 @@ public final class DescriptorJson {
         out.put("image", d.image().map(ManifestId::hex).orElse(null));
         out.put("logicalBytes", d.logicalBytes());
         out.put("storedBytes", d.storedBytes());
-        return Json.write(out).getBytes(StandardCharsets.UTF_8);
+        try {
+            return MAPPER.writeValueAsString(out).getBytes(StandardCharsets.UTF_8);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialise the descriptor of " + d.checkpoint(), e);
+        }
     }
 
     public static CheckpointDescriptor decode(byte[] bytes) throws IOException {
-        JsonNode n = Json.MAPPER.readTree(bytes);
+        JsonNode n = MAPPER.readTree(bytes);
         int version = n.path("version").asInt(0);
         if (version < 1 || version > CheckpointDescriptor.VERSION)
             throw new IOException("descriptor version " + version + " is not readable by this version (knows up to " + CheckpointDescriptor.VERSION + ")");
@@ -90,9 +101,23 @@ public final class DescriptorJson {
                 Instant.parse(n.path("createdAt").asText()), s.path("template").asText(),
                 new Resources(r.path("cpus").asDouble(), r.path("memoryMb").asInt(), r.path("pids").asInt(), r.path("diskMb").asInt()),
                 strings(s.path("env")), strings(s.path("metadata")),
-                LifecycleJson.merge(LifecyclePolicy.DEFAULT, s.path("lifecycle")), NetworkJson.parse(s.path("network"), "network"),
+                DescriptorPolicies.lifecycle(s.path("lifecycle")), DescriptorPolicies.network(s.path("network")),
                 roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong(),
                 buckets(s.path("mounts")));
+    }
+
+    /** A bucket mount in the API's shape (version 2): the secret's name, never its value. */
+    private static Map<String, Object> bucket(SandboxBucket b) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("type", SandboxBucket.TYPE_S3);
+        out.put("endpoint", b.endpoint().toString());
+        out.put("region", b.region());
+        out.put("bucket", b.bucket());
+        out.put("prefix", b.prefix());
+        out.put("path", b.path());
+        out.put("readOnly", b.readOnly());
+        out.put("credentialsSecret", b.credentialsSecret());
+        return out;
     }
 
     /** Bucket mounts in the API's shape (version 2). */
@@ -120,5 +145,4 @@ public final class DescriptorJson {
         for (var p : Checkpoint.Purpose.values()) if (p.wireName().equals(wire)) return p;
         throw new IllegalArgumentException("unknown checkpoint purpose '" + wire + "'");
     }
-
 }

@@ -1,4 +1,4 @@
-package io.stasis.server.durable;
+package io.stasis.blob.content.archive;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,7 +12,6 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeSyncId;
-import io.stasis.server.volume.ContentVolumeArchive;
 import io.stasis.testkit.Await;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
