@@ -8,7 +8,6 @@ import io.stasis.core.spi.VolumeStore;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeSnapshotId;
 import io.stasis.core.volume.VolumeSyncId;
-import io.stasis.host.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -42,6 +41,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
     private static final Logger log = LoggerFactory.getLogger(BtrfsVolumeStore.class);
 
     private final Subvolumes subvolumes;
+    private final SubvolumeTrees trees;
     private final Btrfs btrfs;
     private final Path volumes;
     private final Path snapshots;
@@ -58,6 +58,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
 
     BtrfsVolumeStore(BtrfsPool pool, Path scratch, Subvolumes subvolumes) {
         this.subvolumes = subvolumes;
+        this.trees = new SubvolumeTrees(subvolumes);
         this.btrfs = pool.btrfs();
         this.volumes = pool.path().resolve("volumes");
         this.snapshots = pool.path().resolve("volume-snapshots");
@@ -69,7 +70,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
             // Quotas are what limits a volume; the root store turns them on too (idempotent).
             subvolumes.enableQuotas(pool.path());
             try (Stream<Path> leftovers = Files.list(receiving)) {
-                for (Path p : leftovers.toList()) deleteTree(p);
+                for (Path p : leftovers.toList()) trees.delete(p);
             }
             try (Stream<Path> leftovers = Files.list(scratch)) {
                 for (Path p : leftovers.toList()) Files.deleteIfExists(p);
@@ -232,7 +233,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
             throw StasisException.runtimeFailed(null, "receive volume " + id, e.toString(), e);
         } finally {
             try {
-                deleteTree(staging);
+                trees.delete(staging);
             } catch (IOException | RuntimeException e) {
                 log.atWarn().addKeyValue("path", staging).setCause(e).log("could not remove a receive staging directory; removed at next start");
             }
@@ -267,7 +268,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
         if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
         long start = System.nanoTime();
         try {
-            deleteTree(path);
+            trees.delete(path);
         } catch (StasisException e) {
             throw withVolume(e, step, subject);
         } catch (IOException e) {
@@ -276,31 +277,9 @@ public final class BtrfsVolumeStore implements VolumeStore {
         log.atInfo().addKeyValue("subject", subject).addKeyValue("step", step).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("deleted");
     }
 
-    /** A subvolume with whatever subvolumes a sandbox nested in it (deepest first), or a plain directory tree. */
-    private void deleteTree(Path path) throws IOException {
-        if (!Subvolumes.isSubvolume(path)) {
-            if (Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS)) {
-                try (Stream<Path> inner = Files.list(path)) {
-                    for (Path p : inner.toList()) if (Subvolumes.isSubvolume(p)) deleteTree(p);
-                }
-            }
-            FileTrees.deleteRecursively(path);
-            return;
-        }
-        try {
-            subvolumes.delete(path);
-        } catch (StasisException e) {
-            if (!BtrfsRootStore.isNotEmpty(e)) throw e;
-            var nested = BtrfsRootStore.nestedSubvolumes(path);
-            if (nested.isEmpty()) throw e;
-            for (Path inner : nested) deleteTree(inner);
-            subvolumes.delete(path);
-        }
-    }
-
     private void deleteQuietly(Path path, RuntimeException failure) {
         try {
-            deleteTree(path);
+            trees.delete(path);
         } catch (IOException | RuntimeException cleanup) {
             failure.addSuppressed(cleanup);
         }

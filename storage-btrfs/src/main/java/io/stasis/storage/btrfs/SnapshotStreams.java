@@ -1,0 +1,93 @@
+package io.stasis.storage.btrfs;
+
+import static io.stasis.storage.btrfs.RootStoreErrors.checkpointFailure;
+import static io.stasis.storage.btrfs.RootStoreErrors.withCheckpoint;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.spi.StreamReader;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicReference;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Checkpoints' root snapshots as {@code btrfs send} streams, and those streams received back as snapshots. */
+final class SnapshotStreams {
+    private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class); // the store's logger, as operators know it
+
+    /** A send or receive may take a while for a large root: it is bounded, but loosely. */
+    private static final Duration STREAM_LIMIT = Duration.ofHours(2);
+
+    private final BtrfsPool pool;
+    private final RootPaths paths;
+    private final Btrfs btrfs;
+    private final CheckpointSnapshots snapshots;
+    private final RunningSends sends;
+
+    SnapshotStreams(BtrfsPool pool, RootPaths paths, CheckpointSnapshots snapshots, RunningSends sends) {
+        this.pool = pool;
+        this.paths = paths;
+        this.btrfs = pool.btrfs();
+        this.snapshots = snapshots;
+        this.sends = sends;
+    }
+
+    /** {@code btrfs send}, with {@code -p} for an incremental stream. */
+    <R> R send(CheckpointId checkpoint, Optional<CheckpointId> parent, StreamReader<R> reader) {
+        String step = "send root snapshot";
+        Path source = paths.snapshot(checkpoint);
+        if (!Subvolumes.isSubvolume(source)) throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " has no root snapshot");
+        Optional<Path> parentPath = parent.map(paths::snapshot);
+        if (parentPath.isPresent() && !Subvolumes.isSubvolume(parentPath.get()))
+            throw checkpointFailure(step, null, checkpoint, "the parent snapshot " + parent.get() + " is gone");
+        long start = System.nanoTime();
+        try {
+            var started = new AtomicReference<Process>();
+            R result;
+            try {
+                result = btrfs.send(source, parentPath, STREAM_LIMIT, process -> {
+                    started.set(process);
+                    sends.started(process, checkpoint, parent);
+                }, reader);
+            } finally {
+                var process = started.get();
+                if (process != null) sends.ended(process, checkpoint, parent);
+            }
+            log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("parent", parent.map(CheckpointId::value).orElse("none"))
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot sent");
+            return result;
+        } catch (StasisException e) {
+            throw withCheckpoint(e, step, null, checkpoint);
+        }
+    }
+
+    /**
+     * {@code btrfs receive} into {@code checkpoints/}: the stream names the subvolume after the
+     * snapshot it was sent from, which is the checkpoint id.
+     */
+    void receive(CheckpointId checkpoint, InputStream stream) {
+        String step = "receive root snapshot";
+        Path target = paths.snapshot(checkpoint);
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
+            throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
+        long start = System.nanoTime();
+        try {
+            btrfs.receive(pool.checkpointsDir(), stream, STREAM_LIMIT);
+            if (!Subvolumes.isSubvolume(target))
+                throw checkpointFailure(step, null, checkpoint, "the stream did not hold the snapshot of " + checkpoint);
+        } catch (StasisException e) {
+            try {
+                snapshots.delete(checkpoint);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e.details().containsKey("checkpoint") ? e : withCheckpoint(e, step, null, checkpoint);
+        }
+        log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot received");
+    }
+}
