@@ -5,7 +5,6 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.StreamReader;
 import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
-import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -28,6 +27,8 @@ public final class Btrfs implements Subvolumes {
     private static final Logger log = LoggerFactory.getLogger(Btrfs.class);
     private static final Pattern VERSION = Pattern.compile("btrfs-progs v(\\d+)\\.(\\d+)");
     private static final Pattern UUID = Pattern.compile("uuid: ([0-9a-f-]{36})");
+    /** How long one send or receive may take: a stream of a large root or volume, through a slow store. */
+    private static final Duration STREAM_LIMIT = Duration.ofHours(2);
 
     private final Path btrfs;
     private final Path mkfs;
@@ -163,22 +164,6 @@ public final class Btrfs implements Subvolumes {
         return QuotaState.read(QuotaState.SYSFS, fsid.get()).map(QuotaState::mode).orElse("off");
     }
 
-    /**
-     * Writes the send stream of the read-only subvolume {@code snapshot} to {@code file}: all of
-     * it, or with {@code parent} (a read-only snapshot the receiver has too) only what differs.
-     */
-    void send(Path snapshot, Optional<Path> parent, Path file) {
-        var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "--quiet", "-f", file.toString()));
-        parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
-        argv.add(snapshot.toString());
-        run("btrfs send", argv);
-    }
-
-    /** Receives a send stream from {@code file} into directory {@code dir}: a read-only subvolume named as the sent one. */
-    void receive(Path file, Path dir) {
-        run("btrfs receive", List.of(btrfs.toString(), "receive", "-f", file.toString(), dir.toString()));
-    }
-
     /** Sets or clears the read-only flag of a subvolume. */
     void setReadOnly(Path subvolume, boolean readOnly) {
         run("btrfs property set ro", List.of(btrfs.toString(), "property", "set", "-ts", subvolume.toString(),
@@ -211,17 +196,16 @@ public final class Btrfs implements Subvolumes {
      * reader returned once the tool has exited successfully; fails with {@code runtime_failed}
      * (the tool's stderr tail) otherwise. The tool never outlives the call.
      */
-    public <R> R send(Path snapshot, Optional<Path> parent, Duration limit, StreamReader<R> reader) {
-        return send(snapshot, parent, limit, p -> { }, reader);
+    public <R> R send(Path snapshot, Optional<Path> parent, StreamReader<R> reader) {
+        return send(snapshot, parent, p -> { }, reader);
     }
 
-    /** As {@link #send(Path, java.util.Optional, Duration, io.stasis.core.spi.StreamReader)}, handing the started tool to {@code started} (to abort it). */
-    <R> R send(Path snapshot, Optional<Path> parent, Duration limit, Consumer<Process> started,
-               StreamReader<R> reader) {
+    /** As {@link #send(Path, java.util.Optional, io.stasis.core.spi.StreamReader)}, handing the started tool to {@code started} (to abort it). */
+    <R> R send(Path snapshot, Optional<Path> parent, Consumer<Process> started, StreamReader<R> reader) {
         var argv = new ArrayList<>(List.of(btrfs.toString(), "send", "-q"));
         parent.ifPresent(p -> argv.addAll(List.of("-p", p.toString())));
         argv.add(snapshot.toString());
-        return streaming("btrfs send", argv, limit, false, process -> {
+        return streaming("btrfs send", argv, STREAM_LIMIT, false, process -> {
             started.accept(process);
             try (var in = process.getInputStream()) {
                 return reader.read(in);
@@ -235,9 +219,9 @@ public final class Btrfs implements Subvolumes {
      * incremental stream needs its parent (found by UUID anywhere on the filesystem). On failure:
      * {@code runtime_failed}; a half-received subvolume may be left for the caller to remove.
      */
-    public void receive(Path directory, InputStream stream, Duration limit) {
+    public void receive(Path directory, InputStream stream) {
         var argv = List.of(btrfs.toString(), "receive", directory.toString());
-        streaming("btrfs receive", argv, limit, true, process -> {
+        streaming("btrfs receive", argv, STREAM_LIMIT, true, process -> {
             // A failed read of the source, or the tool stopping early (broken pipe, its stderr says why), fails the call.
             try (var out = process.getOutputStream()) {
                 stream.transferTo(out);

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -205,7 +206,7 @@ public final class BtrfsVolumeStore implements VolumeStore {
     public void send(VolumeSyncId sync, Optional<VolumeSyncId> parent, Path streamFile) {
         Path snapshot = syncs.resolve(sync.value());
         var parentPath = parent.map(p -> syncs.resolve(p.value())).filter(Subvolumes::isSubvolume);
-        btrfs.send(snapshot, parentPath, streamFile);
+        btrfs.send(snapshot, parentPath, stream -> Files.copy(stream, streamFile, StandardCopyOption.REPLACE_EXISTING));
     }
 
     @Override
@@ -218,7 +219,9 @@ public final class BtrfsVolumeStore implements VolumeStore {
             Path last = null;
             for (Path stream : streamFiles) {
                 var before = entries(staging);
-                btrfs.receive(stream, staging);
+                try (var in = Files.newInputStream(stream)) {
+                    btrfs.receive(staging, in);
+                }
                 // Each stream holds one subvolume (named as the snapshot it was sent from); the last one received is the content.
                 var added = entries(staging);
                 added.removeAll(before);

@@ -10,7 +10,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -21,7 +20,6 @@ final class SnapshotStreams {
     private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class); // the store's logger, as operators know it
 
     /** A send or receive may take a while for a large root: it is bounded, but loosely. */
-    private static final Duration STREAM_LIMIT = Duration.ofHours(2);
 
     private final BtrfsPool pool;
     private final RootPaths paths;
@@ -50,7 +48,7 @@ final class SnapshotStreams {
             var started = new AtomicReference<Process>();
             R result;
             try {
-                result = btrfs.send(source, parentPath, STREAM_LIMIT, process -> {
+                result = btrfs.send(source, parentPath, process -> {
                     started.set(process);
                     sends.started(process, checkpoint, parent);
                 }, reader);
@@ -77,7 +75,7 @@ final class SnapshotStreams {
             throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
         long start = System.nanoTime();
         try {
-            btrfs.receive(pool.checkpointsDir(), stream, STREAM_LIMIT);
+            btrfs.receive(pool.checkpointsDir(), stream);
             if (!Subvolumes.isSubvolume(target))
                 throw checkpointFailure(step, null, checkpoint, "the stream did not hold the snapshot of " + checkpoint);
         } catch (StasisException e) {
