@@ -3,10 +3,11 @@ package io.stasis.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
-import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
+import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -63,7 +64,7 @@ final class LifecycleRoutes {
     private void updatePolicy(Context ctx) {
         var sandbox = sandboxes.get(AccessGuard.sandboxId(ctx));
         JsonNode changes = Json.body(ctx, JsonNode.class);
-        var policy = LifecycleJson.merge(sandbox.lifecycle(), changes);
+        var policy = PolicyJson.mergeLifecycle(sandbox.lifecycle(), changes);
         ctx.json(SandboxView.of(lifecycle.updatePolicy(sandbox.id(), policy)));
     }
 }

@@ -1,12 +1,13 @@
 package io.stasis.server.http;
 
-import io.stasis.server.auth.Access;
-import io.stasis.server.auth.AccessGuard;
-import io.stasis.core.sandbox.SandboxId;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.network.NetworkService;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.auth.Access;
+import io.stasis.server.auth.AccessGuard;
 
 /** A sandbox's network: its addresses and egress policy, read and replaced while it runs. */
 final class NetworkRoutes {
@@ -28,7 +29,7 @@ final class NetworkRoutes {
 
     private void replace(Context ctx) {
         var id = new SandboxId(AccessGuard.sandboxId(ctx));
-        var policy = NetworkJson.parse(Json.body(ctx, JsonNode.class), "network");
+        var policy = PolicyJson.readNetwork(Json.body(ctx, JsonNode.class), "network");
         ctx.json(NetworkJson.view(id.value(), network.update(id, policy)));
     }
 }

@@ -2,6 +2,7 @@ package io.stasis.server.http;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
+import io.stasis.blob.content.archive.PolicyJson;
 import io.stasis.core.bucket.BucketMountRequest;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.bucket.SandboxBuckets;
@@ -86,8 +87,8 @@ final class SandboxRoutes {
                 EnvVars.validateEnv("env", orEmpty(body.env())),
                 EnvVars.validateMetadata(orEmpty(body.metadata())),
                 resources,
-                LifecycleJson.merge(defaultLifecycle, body.lifecycle()),
-                body.network() == null ? Optional.empty() : Optional.of(NetworkJson.parse(body.network(), "network")),
+                PolicyJson.mergeLifecycle(defaultLifecycle, body.lifecycle()),
+                body.network() == null ? Optional.empty() : Optional.of(PolicyJson.readNetwork(body.network(), "network")),
                 tenant,
                 volumeMounts,
                 bucketMounts);

@@ -10,6 +10,7 @@ import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
@@ -101,7 +102,7 @@ public final class DescriptorJson {
                 Instant.parse(n.path("createdAt").asText()), s.path("template").asText(),
                 new Resources(r.path("cpus").asDouble(), r.path("memoryMb").asInt(), r.path("pids").asInt(), r.path("diskMb").asInt()),
                 strings(s.path("env")), strings(s.path("metadata")),
-                DescriptorPolicies.lifecycle(s.path("lifecycle")), DescriptorPolicies.network(s.path("network")),
+                PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, s.path("lifecycle")), PolicyJson.readNetwork(s.path("network"), "network"),
                 roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong(),
                 buckets(s.path("mounts")));
     }

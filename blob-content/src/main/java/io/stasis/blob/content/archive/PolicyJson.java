@@ -1,22 +1,38 @@
 package io.stasis.blob.content.archive;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
+import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.Durations;
 import io.stasis.core.policy.LifecyclePolicy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 
 /**
- * The JSON shapes of a sandbox's lifecycle and network policies, as the API shows them and as a
- * checkpoint descriptor keeps them (so a descriptor reads like a create): their one writer. The
+ * The JSON shapes of a sandbox's lifecycle and network policies, as the API takes and shows them
+ * and as a checkpoint descriptor keeps them (so a descriptor reads like a create): their one reader
+ * and writer. Reading checks every field and names the wrong one ({@code invalid_request}). The
  * descriptor's golden files pin what it writes, so a change here that would change the API's shape
  * also fails them, and needs a new descriptor version. Ordered maps throughout: {@code Map.of}
  * iterates in an order that changes from one JVM run to the next.
  */
 public final class PolicyJson {
+    private static final Set<String> NETWORK_FIELDS = Set.of("egress", "rules");
+    private static final Set<String> RULE_FIELDS = Set.of("domain", "headers");
+    private static final Set<String> EGRESS_FIELDS = Set.of("default", "allow", "deny");
+    /** Entries in an egress allow or deny list. */
+    private static final int MAX_EGRESS_ENTRIES = 1000;
+    private static final Set<String> LIFECYCLE_FIELDS = Set.of("pauseAfterIdle", "standbyAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
+            "maxAge", "autoResume");
+
     private PolicyJson() {
     }
 
@@ -54,5 +70,101 @@ public final class PolicyJson {
             out.add(view);
         }
         return out;
+    }
+
+    public static LifecyclePolicy mergeLifecycle(LifecyclePolicy base, JsonNode changes) {
+        if (changes == null || changes.isNull()) return base;
+        if (!changes.isObject()) throw StasisException.invalid("lifecycle", "must be an object");
+        changes.fieldNames().forEachRemaining(f -> {
+            if (!LIFECYCLE_FIELDS.contains(f)) throw StasisException.invalid("lifecycle." + f, "unknown field; known: " + String.join(", ", LIFECYCLE_FIELDS.stream().sorted().toList()));
+        });
+        boolean autoResume = base.autoResume();
+        if (changes.has("autoResume")) {
+            if (!changes.get("autoResume").isBoolean()) throw StasisException.invalid("lifecycle.autoResume", "must be true or false");
+            autoResume = changes.get("autoResume").booleanValue();
+        }
+        return new LifecyclePolicy(
+                duration(changes, "pauseAfterIdle", base.pauseAfterIdle()),
+                duration(changes, "standbyAfterIdle", base.standbyAfterIdle()),
+                duration(changes, "hibernateAfterIdle", base.hibernateAfterIdle()),
+                duration(changes, "stopAfterIdle", base.stopAfterIdle()),
+                duration(changes, "deleteAfterIdle", base.deleteAfterIdle()),
+                duration(changes, "maxAge", base.maxAge()),
+                autoResume);
+    }
+
+    private static Optional<Duration> duration(JsonNode changes, String field, Optional<Duration> base) {
+        if (!changes.has(field)) return base;
+        JsonNode value = changes.get(field);
+        if (value.isNull()) return Optional.empty();
+        if (!value.isTextual()) throw StasisException.invalid("lifecycle." + field, "must be a duration string such as \"15s\", or null");
+        return Optional.of(Durations.parse("lifecycle." + field, value.textValue()));
+    }
+
+    public static NetworkPolicy readNetwork(JsonNode node, String field) {
+        if (node == null || !node.isObject()) throw StasisException.invalid(field, "must be an object such as {\"egress\": {\"default\": \"deny\", \"allow\": [\"example.com\"]}}");
+        unknownFields(node, NETWORK_FIELDS, field);
+        var headerRules = headerRules(node.get("rules"), field + ".rules");
+        JsonNode egress = node.get("egress");
+        if (egress == null || egress.isNull()) return new NetworkPolicy(EgressPolicy.DENY_ALL, headerRules);
+        if (!egress.isObject()) throw StasisException.invalid(field + ".egress", "must be an object");
+        unknownFields(egress, EGRESS_FIELDS, field + ".egress");
+        var action = EgressPolicy.Action.DENY;
+        if (egress.has("default")) {
+            String value = egress.get("default").asText("");
+            action = switch (value) {
+                case "allow" -> EgressPolicy.Action.ALLOW;
+                case "deny" -> EgressPolicy.Action.DENY;
+                default -> throw StasisException.invalid(field + ".egress.default", "must be \"allow\" or \"deny\"");
+            };
+        }
+        return new NetworkPolicy(new EgressPolicy(action, rules(egress.get("allow"), field + ".egress.allow"),
+                rules(egress.get("deny"), field + ".egress.deny")), headerRules);
+    }
+
+    /** {@code [{"domain": "api.example.com", "headers": {"Authorization": "Bearer {{secret:NAME}}"}}]} */
+    private static List<HeaderRule> headerRules(JsonNode array, String field) {
+        if (array == null || array.isNull()) return List.of();
+        if (!array.isArray()) throw StasisException.invalid(field, "must be an array of {\"domain\": ..., \"headers\": {...}}");
+        if (array.size() > NetworkPolicy.MAX_RULES) throw StasisException.invalid(field, "holds more than " + NetworkPolicy.MAX_RULES + " rules");
+        var out = new ArrayList<HeaderRule>();
+        for (int i = 0; i < array.size(); i++) {
+            String f = field + "[" + i + "]";
+            JsonNode item = array.get(i);
+            if (!item.isObject()) throw StasisException.invalid(f, "must be an object");
+            unknownFields(item, RULE_FIELDS, f);
+            if (!item.path("domain").isTextual()) throw StasisException.invalid(f + ".domain", "is required: a domain (api.example.com, *.example.com)");
+            JsonNode headers = item.get("headers");
+            if (headers == null || !headers.isObject()) throw StasisException.invalid(f + ".headers", "must be an object of header names to values");
+            var values = new LinkedHashMap<String, String>();
+            for (var e : headers.properties()) {
+                if (!e.getValue().isTextual()) throw StasisException.invalid(f + ".headers." + e.getKey(), "must be a string");
+                values.put(e.getKey(), e.getValue().textValue());
+            }
+            out.add(HeaderRule.of(item.get("domain").textValue(), values, f));
+        }
+        return out;
+    }
+
+    private static List<EgressRule> rules(JsonNode array, String field) {
+        if (array == null || array.isNull()) return List.of();
+        if (!array.isArray()) throw StasisException.invalid(field, "must be an array of domains and CIDR networks");
+        if (array.size() > MAX_EGRESS_ENTRIES) throw StasisException.invalid(field, "holds more than " + MAX_EGRESS_ENTRIES + " entries");
+        var out = new ArrayList<EgressRule>();
+        for (int i = 0; i < array.size(); i++) {
+            JsonNode item = array.get(i);
+            if (!item.isTextual()) throw StasisException.invalid(field + "[" + i + "]", "must be a string");
+            var rule = EgressRule.parse(item.textValue(), field + "[" + i + "]");
+            if (rule instanceof EgressRule.Network n && !n.cidr().isIpv4())
+                throw StasisException.invalid(field + "[" + i + "]", "IPv6 is off inside sandboxes; give IPv4 networks");
+            out.add(rule);
+        }
+        return out;
+    }
+
+    private static void unknownFields(JsonNode node, Set<String> known, String field) {
+        node.fieldNames().forEachRemaining(f -> {
+            if (!known.contains(f)) throw StasisException.invalid(field + "." + f, "unknown field; known: " + String.join(", ", known.stream().sorted().toList()));
+        });
     }
 }
