@@ -496,6 +496,27 @@ public abstract class RootStoreSuite {
     }
 
     @Test
+    void aStreamOfAnotherCheckpointIsRefusedAndLeavesNothing() throws Exception {
+        var sandbox = SandboxId.random();
+        Files.writeString(store.createRoot(sandbox, TEMPLATE, DISK).resolve("state"), "sent");
+        var sent = CheckpointId.random();
+        store.snapshotRoot(sandbox, sent);
+        byte[] stream = store.sendSnapshot(sent, Optional.empty(), in -> in.readAllBytes());
+
+        var there = newStore();
+        var other = CheckpointId.random();
+        assertFails(() -> there.receiveSnapshot(other, new ByteArrayInputStream(stream)), ErrorCode.RUNTIME_FAILED,
+                e -> assertThat(e.details()).containsEntry("checkpoint", other.value()));
+        assertThat(there.hasSnapshot(other)).isFalse();
+        assertThat(there.hasSnapshot(sent)).as("nothing received under the name the stream gave").isFalse();
+        assertThat(there.listSnapshots()).isEmpty();
+
+        there.receiveSnapshot(sent, new ByteArrayInputStream(stream)); // under its own name it is received
+        assertThat(there.listSnapshots()).containsExactly(sent);
+        assertThat(there.createRootFrom(SandboxId.random(), sent, DISK).resolve("state")).hasContent("sent");
+    }
+
+    @Test
     void sendingAMissingSnapshotOrFromAMissingParentFails() {
         var sandbox = SandboxId.random();
         store.createRoot(sandbox, TEMPLATE, DISK);

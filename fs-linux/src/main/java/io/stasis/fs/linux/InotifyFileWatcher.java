@@ -153,7 +153,7 @@ public final class InotifyFileWatcher implements FileWatcher, AutoCloseable {
      * is never followed: a symlink is watched as an entry. Takes {@code rootFd} over.
      */
     private InotifyWatch openWatch(Fd rootFd, Path hostRoot, List<String> comps, boolean recursive, Consumer<List<FileEvent>> listener) {
-        String display = ConfinedRoot.display(comps);
+        String display = SandboxComponents.display(comps);
         InotifyWatch.Base base;
         Optional<String> onlyName;
         try {
@@ -161,9 +161,9 @@ public final class InotifyFileWatcher implements FileWatcher, AutoCloseable {
                 base = locate(rootFd, display, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, Optional.empty());
                 onlyName = Optional.empty();
             } catch (LinuxException e) {
-                if (!e.is(Errno.ENOTDIR) || ConfinedRoot.isRootOrDotDot(comps)) throw e;
+                if (!e.is(Errno.ENOTDIR) || SandboxComponents.isRootOrDotDot(comps)) throw e;
                 // not a directory (or a symlink): its name in the parent, which must hold it now
-                display = ConfinedRoot.display(comps.subList(0, comps.size() - 1));
+                display = SandboxComponents.display(comps.subList(0, comps.size() - 1));
                 onlyName = Optional.of(comps.getLast());
                 base = locate(rootFd, display, O_PATH | O_DIRECTORY | O_CLOEXEC, onlyName);
             }
@@ -177,7 +177,7 @@ public final class InotifyFileWatcher implements FileWatcher, AutoCloseable {
 
     /** Opens {@code lookup} confined to the root once, to learn its inode (and that {@code name} is in it). */
     private static InotifyWatch.Base locate(Fd rootFd, String lookup, int flags, Optional<String> name) {
-        try (Fd dir = new Fd(Syscalls.openat2(rootFd.value(), lookup, flags, 0, ConfinedRoot.IN_ROOT))) {
+        try (Fd dir = new Fd(Syscalls.openat2(rootFd.value(), lookup, flags, 0, Confinement.IN_ROOT))) {
             name.ifPresent(n -> Syscalls.statx(dir.value(), n, AT_SYMLINK_NOFOLLOW)); // ENOENT when missing
             return new InotifyWatch.Base(lookup, flags, Syscalls.fstat(dir.value()));
         }

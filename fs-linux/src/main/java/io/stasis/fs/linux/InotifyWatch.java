@@ -577,7 +577,7 @@ public final class InotifyWatch implements FileWatcher.Watch {
      */
     private Fd base() {
         if (openBase == null) {
-            Fd fd = new Fd(Syscalls.openat2(root.value(), base.lookup(), base.openFlags(), 0, ConfinedRoot.IN_ROOT));
+            Fd fd = new Fd(Syscalls.openat2(root.value(), base.lookup(), base.openFlags(), 0, Confinement.IN_ROOT));
             try {
                 if (!Syscalls.fstat(fd.value()).sameInode(base.identity()))
                     throw new LinuxException(Errno.ENOENT, "openat2", shownBase, "the watched directory was replaced");
@@ -599,7 +599,7 @@ public final class InotifyWatch implements FileWatcher.Watch {
 
     /** Opens a path below the base: no symlink anywhere, nothing above the base, no other mount. */
     private Fd openBeneath(String path, int flags) {
-        return new Fd(Syscalls.openat2(base().value(), path.isEmpty() ? "." : path, flags, 0, ConfinedRoot.ONE_NAME));
+        return new Fd(Syscalls.openat2(base().value(), path.isEmpty() ? "." : path, flags, 0, Confinement.ONE_NAME));
     }
 
     /** What the entry at {@code path} is now, not following a symlink; {@code file} when it is gone. */

@@ -37,7 +37,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
     @Override
     public FileContent read(Path root, SandboxPath path) {
         try (ConfinedRoot confined = openRoot(root)) {
-            var file = confined.openForReading(path.components());
+            var file = confined.openForReading(path.value());
             return new FileContent(file.stat().size(), file.stream());
         } catch (LinuxException e) {
             throw FileErrors.map(e, path.normalized());
@@ -53,7 +53,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
         String shown = path.normalized();
         long started = System.nanoTime();
         try (ConfinedRoot confined = openRoot(root)) {
-            Stat stat = confined.replaceFile(path.components(), new SizeLimitedInputStream(content, maxBytes, shown), mode);
+            Stat stat = confined.writeFile(path.value(), new SizeLimitedInputStream(content, maxBytes, shown), mode, true);
             log.atDebug().addKeyValue("path", shown).addKeyValue("bytes", stat.size())
                     .addKeyValue("ms", (System.nanoTime() - started) / 1_000_000).log("file written");
             return info(shown, new ConfinedRoot.Entry(nameOf(shown), stat, Optional.empty()));
@@ -72,7 +72,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
         String shown = path.normalized();
         try (ConfinedRoot confined = openRoot(root)) {
             String base = shown.equals("/") ? "" : shown;
-            return confined.list(path.components()).stream().map(e -> info(base + "/" + e.name(), e)).toList();
+            return confined.list(path.value()).stream().map(e -> info(base + "/" + e.name(), e)).toList();
         } catch (LinuxException e) {
             throw FileErrors.map(e, shown);
         }
@@ -82,7 +82,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
     public FileInfo stat(Path root, SandboxPath path) {
         String shown = path.normalized();
         try (ConfinedRoot confined = openRoot(root)) {
-            return info(shown, confined.describe(path.components()));
+            return info(shown, confined.describe(path.value()));
         } catch (LinuxException e) {
             throw FileErrors.map(e, shown);
         }
@@ -93,7 +93,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
         mode.ifPresent(LinuxSandboxFiles::checkMode);
         String shown = path.normalized();
         try (ConfinedRoot confined = openRoot(root)) {
-            Stat stat = confined.makeDirectories(path.components(), mode.orElse(ConfinedRoot.DEFAULT_DIR_MODE));
+            Stat stat = confined.mkdirs(path.value(), mode.orElse(FileCreation.DEFAULT_DIR_MODE));
             return info(shown, new ConfinedRoot.Entry(nameOf(shown), stat, Optional.empty()));
         } catch (LinuxException e) {
             if (e.is(Errno.ENOTDIR)) // a file where a directory of the path should be: that is what file_exists means here
@@ -107,7 +107,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
         String shownFrom = from.normalized();
         String shownTo = to.normalized();
         try (ConfinedRoot confined = openRoot(root)) {
-            var moved = confined.move(from.components(), to.components(), overwrite);
+            var moved = confined.move(from.value(), to.value(), overwrite);
             log.atDebug().addKeyValue("from", shownFrom).addKeyValue("to", shownTo).log("file moved");
             return info(shownTo, moved);
         } catch (LinuxException e) {
@@ -120,7 +120,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
     public void delete(Path root, SandboxPath path, boolean recursive) {
         String shown = path.normalized();
         try (ConfinedRoot confined = openRoot(root)) {
-            confined.delete(path.components(), recursive);
+            confined.delete(path.value(), recursive);
             log.atDebug().addKeyValue("path", shown).addKeyValue("recursive", recursive).log("file deleted");
         } catch (LinuxException e) {
             throw FileErrors.map(e, shown);

@@ -40,7 +40,7 @@ final class TempFile implements AutoCloseable {
     /** A new empty file (mode 0600, owned by the caller) in {@code dir}, which stays owned by the caller. */
     static TempFile createIn(Fd dir) {
         try {
-            int fd = Syscalls.openat2(dir.value(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600, ConfinedRoot.ONE_NAME);
+            int fd = Syscalls.openat2(dir.value(), ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600, Confinement.ONE_NAME);
             return new TempFile(dir, new Fd(fd), null);
         } catch (LinuxException e) {
             if (!e.is(Errno.EOPNOTSUPP) && !e.is(Errno.EISDIR)) throw e;
@@ -49,7 +49,7 @@ final class TempFile implements AutoCloseable {
             String name = randomName();
             try {
                 int fd = Syscalls.openat2(dir.value(), name, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600,
-                        ConfinedRoot.ONE_NAME);
+                        Confinement.ONE_NAME);
                 return new TempFile(dir, new Fd(fd), name);
             } catch (LinuxException e) {
                 if (!e.is(Errno.EEXIST) || attempt >= NAME_ATTEMPTS) throw e;

@@ -103,7 +103,7 @@ class ConfinedRootIT {
 
     @Test
     void writeFileCreatesParentsAndEverythingIsOwnedByTheSandboxRoot() throws IOException {
-        root.writeFile("/.stasis/proc/7/exit", "0\n".getBytes(StandardCharsets.UTF_8), 0640);
+        ConfinedCalls.write(root, "/.stasis/proc/7/exit", "0\n".getBytes(StandardCharsets.UTF_8), 0640);
 
         Path file = layout.inRoot(".stasis/proc/7/exit");
         assertThat(Files.readString(file)).isEqualTo("0\n");
@@ -117,9 +117,9 @@ class ConfinedRootIT {
 
     @Test
     void writeFileReplacesAtomicallyAndLeavesNoTemporaryFile() throws IOException {
-        root.writeFile("/etc/conf", "one".getBytes(StandardCharsets.UTF_8), 0644);
+        ConfinedCalls.write(root, "/etc/conf", "one".getBytes(StandardCharsets.UTF_8), 0644);
         long inodeBefore = (long) Files.getAttribute(layout.inRoot("etc/conf"), "unix:ino");
-        root.writeFile("/etc/conf", "two".getBytes(StandardCharsets.UTF_8), 0600);
+        ConfinedCalls.write(root, "/etc/conf", "two".getBytes(StandardCharsets.UTF_8), 0600);
 
         assertThat(Files.readString(layout.inRoot("etc/conf"))).isEqualTo("two");
         assertThat((long) Files.getAttribute(layout.inRoot("etc/conf"), "unix:ino")).isNotEqualTo(inodeBefore);
@@ -144,33 +144,35 @@ class ConfinedRootIT {
     }
 
     @Test
-    void deleteRecursivelyRemovesTreesAndLinksButNotLinkTargets() throws IOException {
+    void deleteRemovesTreesAndLinksButNotLinkTargets() throws IOException {
         layout.write("tree/a/b/c/file", "x");
         layout.write("tree/a/other", "y");
         layout.symlink("tree/a/link-to-keep", "/keep");
         layout.write("keep/precious", "z");
         layout.symlink("dirlink", "/keep");
+        layout.write("file", "f");
 
-        root.deleteRecursively("/tree");
-        root.deleteRecursively("/dirlink");
-        root.deleteRecursively("/missing");
-        root.deleteRecursively("/missing/below");
+        root.delete("/tree", true);
+        root.delete("/dirlink", true);
+        assertErrno(() -> root.delete("/missing", true), Errno.ENOENT);
+        assertErrno(() -> root.delete("/missing/below", true), Errno.ENOENT);
+        assertErrno(() -> root.delete("/file/below", true), Errno.ENOTDIR);
 
         assertThat(layout.inRoot("tree")).doesNotExist();
         assertThat(Files.exists(layout.inRoot("dirlink"), LinkOption.NOFOLLOW_LINKS)).isFalse();
         assertThat(Files.readString(layout.inRoot("keep/precious"))).isEqualTo("z");
-        assertErrno(() -> root.deleteRecursively("/"), Errno.EBUSY);
-        assertErrno(() -> root.deleteRecursively("/keep/.."), Errno.EBUSY);
+        assertErrno(() -> root.delete("/", true), Errno.EBUSY);
+        assertErrno(() -> root.delete("/keep/..", true), Errno.EBUSY);
         assertThat(layout.inRoot("keep/precious")).exists();
     }
 
     @Test
-    void deleteRecursivelyRefusesTreesDeeperThanItsLimit() throws IOException {
+    void deleteRefusesTreesDeeperThanItsLimit() throws IOException {
         Path deep = layout.inRoot("deep");
         Files.createDirectories(deep);
         int fd = Syscalls.open(deep.toString(), Syscalls.O_PATH | Syscalls.O_DIRECTORY | Syscalls.O_CLOEXEC);
         try { // built fd-relative: the tree is deeper than any path could name
-            for (int i = 0; i <= ConfinedRoot.MAX_DELETE_DEPTH + 1; i++) {
+            for (int i = 0; i <= TreeDeletion.MAX_DELETE_DEPTH + 1; i++) {
                 Syscalls.mkdirat(fd, "d", 0755);
                 int next = Syscalls.openat2(fd, "d", Syscalls.O_PATH | Syscalls.O_DIRECTORY | Syscalls.O_CLOEXEC, 0, 0);
                 Syscalls.close(fd);
@@ -180,9 +182,9 @@ class ConfinedRootIT {
             Syscalls.close(fd);
         }
 
-        assertErrno(() -> root.deleteRecursively("/deep"), Errno.ELOOP);
-        root.deleteRecursively("/deep/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d"); // now within the limit
-        root.deleteRecursively("/deep");
+        assertErrno(() -> root.delete("/deep", true), Errno.ELOOP);
+        root.delete("/deep/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d/d", true); // now within the limit
+        root.delete("/deep", true);
         assertThat(layout.inRoot("deep")).doesNotExist();
     }
 

@@ -111,13 +111,13 @@ class EscapeFuzzIT {
             case LIST -> assertThat(files.list(root, path(p))).extracting(FileInfo::name).as(p).doesNotContain(OUTSIDE_ONLY, "deeper");
             case STAT -> files.stat(root, path(p));
             case WRITE -> files.write(root, path(p), new ByteArrayInputStream("FUZZ".getBytes(StandardCharsets.UTF_8)), OptionalInt.empty(), 100);
-            case WRITE_FILE -> confined.writeFile(p, "FUZZ".getBytes(StandardCharsets.UTF_8), 0600);
+            case WRITE_FILE -> ConfinedCalls.write(confined, p, "FUZZ".getBytes(StandardCharsets.UTF_8), 0600);
             case MKDIR -> files.mkdir(root, path(p), OptionalInt.empty());
             case MOVE_FROM -> files.move(root, path(p), path("/stolen"), true);
             case MOVE_TO -> files.move(root, path("/d/f"), path(p), true);
             case DELETE -> files.delete(root, path(p), false);
             case DELETE_TREE -> files.delete(root, path(p), true);
-            case DELETE_RECURSIVELY -> confined.deleteRecursively(p);
+            case DELETE_RECURSIVELY -> confined.delete(p, true);
             case PIN -> {
                 try (PinnedFile pinned = confined.pinSocket(p)) {
                     Stat outside = Syscalls.statx(Syscalls.AT_FDCWD, layout.outside.resolve("sock").toString(), 0);
@@ -133,7 +133,7 @@ class EscapeFuzzIT {
     private static String withoutCallersPath(String message, String p) {
         SandboxPath caller = path(p);
         return message.replace(caller.normalized(), "<path>")
-                .replace(ConfinedRoot.display(caller.components()), "<path>");
+                .replace(SandboxComponents.display(caller.components()), "<path>");
     }
 
     private static SandboxPath path(String p) {

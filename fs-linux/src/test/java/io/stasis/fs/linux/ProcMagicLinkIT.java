@@ -103,9 +103,9 @@ class ProcMagicLinkIT {
         refused(() -> files.delete(layout.root, path(dir + "/canary"), false));
         refused(() -> files.delete(layout.root, path(dir + "/m"), true));
         linuxRefused(() -> confined.readAt(dir + "/canary", 0, 100));
-        linuxRefused(() -> confined.writeFile(dir + "/new", new byte[] {1}, 0644));
+        linuxRefused(() -> ConfinedCalls.write(confined, dir + "/new", new byte[] {1}, 0644));
         linuxRefused(() -> confined.mkdirs(dir + "/newdir", 0755));
-        linuxRefused(() -> confined.deleteRecursively(dir + "/m"));
+        linuxRefused(() -> confined.delete(dir + "/m", true));
         linuxRefused(() -> confined.pinSocket(dir + "/sock").close());
         linuxRefused(() -> confined.sizeOf(dir + "/canary"));
     }

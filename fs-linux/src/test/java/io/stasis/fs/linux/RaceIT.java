@@ -143,7 +143,7 @@ class RaceIT {
                     }
                 });
                 try {
-                    confined.deleteRecursively("/t");
+                    confined.delete("/t", true);
                 } catch (LinuxException e) {
                     // ENOTEMPTY: the racer kept refilling it; allowed
                 } finally {
@@ -152,7 +152,7 @@ class RaceIT {
                 }
                 swapsTotal += swaps.get();
                 assertThat(layout.snapshotOutside()).as("round " + round).isEqualTo(before);
-                confined.deleteRecursively("/t"); // quiet now: must finish
+                ConfinedCalls.deleteIfPresent(confined, "/t"); // quiet now: must finish
                 assertThat(Files.exists(layout.inRoot("t"), LinkOption.NOFOLLOW_LINKS)).isFalse();
             }
         }
@@ -180,7 +180,7 @@ class RaceIT {
             case 4 -> files.mkdir(root, path("/d/m/n"), OptionalInt.empty());
             case 5 -> files.move(root, path("/d/w"), path("/d/w2"), true);
             case 6 -> files.delete(root, path("/d/w2"), false);
-            case 7 -> confined.deleteRecursively("/d/m");
+            case 7 -> confined.delete("/d/m", true);
             case 8 -> {
                 String got = new String(confined.readAt("/d/f", 0, 100), StandardCharsets.UTF_8);
                 if (got.contains(CANARY)) leaks.add("readAt returned the outside canary");
@@ -190,7 +190,7 @@ class RaceIT {
                     if (pinned.stat().sameInode(outsideSocket)) leaks.add("pinned the outside socket");
                 }
             }
-            default -> confined.writeFile("/d/f2", "RACE-WRITE-FILE".getBytes(StandardCharsets.UTF_8), 0644);
+            default -> ConfinedCalls.write(confined, "/d/f2", "RACE-WRITE-FILE".getBytes(StandardCharsets.UTF_8), 0644);
         }
         if (i % 11 == 3) leaks.add("stat found " + OUTSIDE_ONLY);
     }

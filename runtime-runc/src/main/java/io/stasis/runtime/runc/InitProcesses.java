@@ -56,7 +56,7 @@ final class InitProcesses implements SandboxProcesses {
                 return new RuncExecHandle(id, confined, connection, execId, reply.getLong("pid"), untrack, true, outputNotifier);
             }
             connection.close();
-            confined.deleteRecursively(RuncExecHandle.dir(execId));
+            RuncExecHandle.deleteFiles(confined, execId);
             throw spawnFailure(id, spec, reply);
         } catch (RuntimeException e) {
             if (connection != null) connection.close();
@@ -73,7 +73,7 @@ final class InitProcesses implements SandboxProcesses {
         request.with("cwd", spec.cwd().orElse("/root"));
         if (spec.cwd().isEmpty()) request.with("cwdfallback", 1);
         if (spec.stdin().isPresent()) {
-            confined.writeFile(RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600, false);
+            ServiceFiles.writeOwnFile(confined, RuncExecHandle.dir(execId) + "/in", spec.stdin().get(), 0600);
             request.with("stdin", 1);
         } else if (spec.stdinPipe()) request.with("stdin", "fifo");
         spec.terminal().ifPresent(size -> request.with("pty", size.cols() + "x" + size.rows()));
@@ -85,12 +85,12 @@ final class InitProcesses implements SandboxProcesses {
         if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner)) {
             String dir = RuncExecHandle.dir(processId);
-            confined.writeFile(dir + "/label", label, 0644, false);
-            confined.writeFile(dir + "/boot", ServiceFiles.currentBoot(confined).getBytes(StandardCharsets.US_ASCII), 0644, false);
+            ServiceFiles.writeOwnFile(confined, dir + "/label", label, 0644);
+            ServiceFiles.writeOwnFile(confined, dir + "/boot", ServiceFiles.currentBoot(confined).getBytes(StandardCharsets.US_ASCII), 0644);
             try (var connection = InitConnection.open(id, confined)) {
                 var reply = connection.call(spawnRequest(confined, processId, spec).build());
                 if (reply.verb().equals("ok")) return reply.getLong("pid");
-                confined.deleteRecursively(dir);
+                RuncExecHandle.deleteFiles(confined, processId);
                 throw spawnFailure(id, spec, reply);
             }
         }
@@ -101,7 +101,7 @@ final class InitProcesses implements SandboxProcesses {
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner)) {
             String boot = ServiceFiles.currentBoot(confined);
             var out = new ArrayList<ProcessEntry>();
-            for (String name : confined.names(PROC_DIR)) {
+            for (String name : processNames(confined)) {
                 String dir = RuncExecHandle.dir(name);
                 if (!Ids.isSuffix(name) || confined.sizeOf(dir + "/label") < 0) continue; // a run-and-wait command's
                 long pid = pidOf(confined, dir);
@@ -187,7 +187,7 @@ final class InitProcesses implements SandboxProcesses {
     public void forgetProcess(SandboxId id, String processId) {
         if (!Ids.isSuffix(processId)) return;
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner)) {
-            confined.deleteRecursively(RuncExecHandle.dir(processId));
+            RuncExecHandle.deleteFiles(confined, processId);
         }
     }
 
@@ -202,5 +202,15 @@ final class InitProcesses implements SandboxProcesses {
         if (reply.get("errno").filter(EDQUOT::equals).isPresent()) return DiskFull.inSandbox(id, step, message, null);
         if (reply.get("errno").filter(ENOSPC::equals).isPresent()) return DiskFull.inPool(id, step, null);
         return StasisException.runtimeFailed(id.value(), step, message, null);
+    }
+
+    /** The names in the processes' directory; none when it is not there yet. */
+    private static List<String> processNames(ConfinedRoot confined) {
+        try {
+            return confined.list(PROC_DIR).stream().map(ConfinedRoot.Entry::name).toList();
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR)) return List.of();
+            throw e;
+        }
     }
 }

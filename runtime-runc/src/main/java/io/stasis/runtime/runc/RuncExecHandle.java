@@ -7,6 +7,8 @@ import io.stasis.core.exec.Signal;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
 import io.stasis.fs.linux.ConfinedRoot;
+import io.stasis.fs.linux.Errno;
+import io.stasis.fs.linux.LinuxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
@@ -59,6 +61,15 @@ final class RuncExecHandle implements ExecHandle {
 
     static String dir(String execId) {
         return "/.stasis/proc/" + execId;
+    }
+
+    /** Removes a process's files ({@link #dir}), if they are there. */
+    static void deleteFiles(ConfinedRoot root, String execId) {
+        try {
+            root.delete(dir(execId), true);
+        } catch (LinuxException e) {
+            if (!e.is(Errno.ENOENT) && !e.is(Errno.ENOTDIR)) throw e;
+        }
     }
 
     private void awaitExitFrame() {
@@ -165,7 +176,7 @@ final class RuncExecHandle implements ExecHandle {
         onClose.run();
         if (connection != null) connection.close();
         try {
-            if (removeFilesOnClose) root.deleteRecursively(dir(execId));
+            if (removeFilesOnClose) deleteFiles(root, execId);
         } finally {
             root.close();
         }

@@ -199,7 +199,8 @@ public final class BtrfsRootStore implements RootStore {
 
     /**
      * {@inheritDoc} <p>{@code btrfs receive} into {@code checkpoints/}: the stream names the
-     * subvolume after the snapshot it was sent from, which is the checkpoint id.
+     * subvolume after the snapshot it was sent from, which must be the checkpoint id (a stream of
+     * another snapshot is refused before anything is received).
      */
     @Override
     public void receiveSnapshot(CheckpointId checkpoint, InputStream stream) {

@@ -6,6 +6,8 @@ import static io.stasis.storage.btrfs.RootStoreErrors.withCheckpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.StreamReader;
+import java.io.BufferedInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -66,16 +68,22 @@ final class SnapshotStreams {
 
     /**
      * {@code btrfs receive} into {@code checkpoints/}: the stream names the subvolume after the
-     * snapshot it was sent from, which is the checkpoint id.
+     * snapshot it was sent from, which must be the checkpoint id. That name is read from the
+     * stream's first command before anything is received, and a stream of another snapshot is
+     * refused: received, it would make {@code checkpoints/<its name>}, which the cleanup of
+     * {@code checkpoints/<checkpoint>} would not remove. (Received aside and renamed into place
+     * instead, a read-only subvolume cannot move to another directory: EROFS.)
      */
     void receive(CheckpointId checkpoint, InputStream stream) {
         String step = "receive root snapshot";
         Path target = paths.snapshot(checkpoint);
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS))
             throw checkpointFailure(step, null, checkpoint, "checkpoint " + checkpoint + " already has a root snapshot");
+        var buffered = new BufferedInputStream(stream, SendStreamHeader.PEEK_BYTES);
+        requireSnapshotOf(checkpoint, buffered, step);
         long start = System.nanoTime();
         try {
-            btrfs.receive(pool.checkpointsDir(), stream);
+            btrfs.receive(pool.checkpointsDir(), buffered);
             if (!Subvolumes.isSubvolume(target))
                 throw checkpointFailure(step, null, checkpoint, "the stream did not hold the snapshot of " + checkpoint);
         } catch (StasisException e) {
@@ -87,5 +95,19 @@ final class SnapshotStreams {
             throw e.details().containsKey("checkpoint") ? e : withCheckpoint(e, step, null, checkpoint);
         }
         log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot received");
+    }
+
+    /** Refuses, before anything is received, a stream that is not a send stream of {@code checkpoint}'s snapshot. */
+    private static void requireSnapshotOf(CheckpointId checkpoint, InputStream stream, String step) {
+        Optional<String> name;
+        try {
+            name = SendStreamHeader.subvolumeName(stream);
+        } catch (IOException e) {
+            throw checkpointFailure(step, null, checkpoint, "reading the stream: " + e, e);
+        }
+        if (name.isEmpty())
+            throw checkpointFailure(step, null, checkpoint, "the stream does not begin as a btrfs send stream of a snapshot");
+        if (!name.get().equals(checkpoint.value()))
+            throw checkpointFailure(step, null, checkpoint, "the stream holds the snapshot of " + name.get() + ", not of " + checkpoint);
     }
 }
