@@ -42,7 +42,7 @@ class ModuleRulesTest {
 
     private static final Map<String, Role> MODULES = Map.ofEntries(
             Map.entry("core", Role.CORE),
-            Map.entry("host", Role.LEAF), Map.entry("fs-linux", Role.LEAF), Map.entry("http1", Role.LEAF),
+            Map.entry("host", Role.LEAF), Map.entry("fs-linux", Role.LEAF), Map.entry("http1", Role.LEAF), Map.entry("json", Role.LEAF),
             Map.entry("storage-btrfs", Role.ADAPTER), Map.entry("runtime-runc", Role.ADAPTER),
             Map.entry("network-linux", Role.ADAPTER), Map.entry("catalog-sqlite", Role.ADAPTER),
             Map.entry("blob-local", Role.ADAPTER), Map.entry("blob-s3", Role.ADAPTER), Map.entry("blob-content", Role.ADAPTER),

@@ -3,7 +3,7 @@ package io.stasis.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.stasis.blob.content.archive.PolicyJson;
+import io.stasis.json.PolicyJson;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.LifecycleService.Reason;

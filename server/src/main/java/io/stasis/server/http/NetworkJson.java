@@ -1,6 +1,6 @@
 package io.stasis.server.http;
 
-import io.stasis.blob.content.archive.PolicyJson;
+import io.stasis.json.PolicyJson;
 import io.stasis.core.network.NetworkService;
 import java.net.InetAddress;
 import java.util.LinkedHashMap;

@@ -2,7 +2,7 @@ package io.stasis.server.http;
 
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
-import io.stasis.blob.content.archive.PolicyJson;
+import io.stasis.json.PolicyJson;
 import io.stasis.core.bucket.BucketMountRequest;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.bucket.SandboxBuckets;

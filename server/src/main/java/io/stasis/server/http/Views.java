@@ -1,7 +1,7 @@
 package io.stasis.server.http;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import io.stasis.blob.content.archive.PolicyJson;
+import io.stasis.json.PolicyJson;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;

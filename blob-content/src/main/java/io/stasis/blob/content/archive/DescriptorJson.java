@@ -14,6 +14,7 @@ import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.json.PolicyJson;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -60,10 +61,7 @@ public final class DescriptorJson {
         sandbox.put("env", d.env());
         sandbox.put("metadata", d.metadata());
         sandbox.put("lifecycle", PolicyJson.lifecycle(d.lifecycle()));
-        var network = new LinkedHashMap<String, Object>();
-        network.put("egress", PolicyJson.egress(d.network().egress()));
-        network.put("rules", PolicyJson.headerRules(d.network().rules()));
-        sandbox.put("network", network);
+        sandbox.put("network", PolicyJson.network(d.network()));
         if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(DescriptorJson::bucket).toList());
         out.put("sandbox", sandbox);
         var roots = new ArrayList<Map<String, Object>>();
@@ -102,7 +100,7 @@ public final class DescriptorJson {
                 Instant.parse(n.path("createdAt").asText()), s.path("template").asText(),
                 new Resources(r.path("cpus").asDouble(), r.path("memoryMb").asInt(), r.path("pids").asInt(), r.path("diskMb").asInt()),
                 strings(s.path("env")), strings(s.path("metadata")),
-                PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, s.path("lifecycle")), PolicyJson.readNetwork(s.path("network"), "network"),
+                PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, s.path("lifecycle")), PolicyJson.readStoredNetwork(s.path("network")),
                 roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong(),
                 buckets(s.path("mounts")));
     }

@@ -1,4 +1,4 @@
-package io.stasis.blob.content.archive;
+package io.stasis.json;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.core.error.StasisException;
@@ -17,10 +17,11 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The JSON shapes of a sandbox's lifecycle and network policies, as the API takes and shows them
- * and as a checkpoint descriptor keeps them (so a descriptor reads like a create): their one reader
- * and writer. Reading checks every field and names the wrong one ({@code invalid_request}). The
- * descriptor's golden files pin what it writes, so a change here that would change the API's shape
+ * The JSON shapes of a sandbox's lifecycle and network policies, as the API takes and shows them,
+ * as a checkpoint descriptor keeps them (so a descriptor reads like a create) and, for the network
+ * policy, as the catalog stores it: their one reader and writer. Reading a request checks every
+ * field and names the wrong one ({@code invalid_request}). The descriptor's golden files and the
+ * catalog's pin what it writes, so a change here that would change the API's shape
  * also fails them, and needs a new descriptor version. Ordered maps throughout: {@code Map.of}
  * iterates in an order that changes from one JVM run to the next.
  */
@@ -46,6 +47,14 @@ public final class PolicyJson {
         out.put("deleteAfterIdle", policy.deleteAfterIdle().map(Durations::format).orElse(null));
         out.put("maxAge", policy.maxAge().map(Durations::format).orElse(null));
         out.put("autoResume", policy.autoResume());
+        return out;
+    }
+
+    /** {@code {"egress": {...}, "rules": [...]}}: what {@link #readNetwork} reads back. */
+    public static Map<String, Object> network(NetworkPolicy policy) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("egress", egress(policy.egress()));
+        out.put("rules", headerRules(policy.rules()));
         return out;
     }
 
@@ -101,14 +110,33 @@ public final class PolicyJson {
         return Optional.of(Durations.parse("lifecycle." + field, value.textValue()));
     }
 
+    /**
+     * A network policy a request gives ({@code field} names it in errors): every field checked,
+     * unknown ones refused, networks IPv4 only; {@code invalid_request} naming what is wrong.
+     */
     public static NetworkPolicy readNetwork(JsonNode node, String field) {
+        return readNetwork(node, field, true);
+    }
+
+    /**
+     * A network policy Stasis stored ({@link #network}): read as written, every part of
+     * {@code egress} required, without the checks for what a request may ask (an operator's
+     * default policy is not held to them, and a row of an older or newer version keeps its meaning).
+     */
+    public static NetworkPolicy readStoredNetwork(JsonNode node) {
+        return readNetwork(node, "network", false);
+    }
+
+    private static NetworkPolicy readNetwork(JsonNode node, String field, boolean request) {
         if (node == null || !node.isObject()) throw StasisException.invalid(field, "must be an object such as {\"egress\": {\"default\": \"deny\", \"allow\": [\"example.com\"]}}");
-        unknownFields(node, NETWORK_FIELDS, field);
-        var headerRules = headerRules(node.get("rules"), field + ".rules");
+        if (request) unknownFields(node, NETWORK_FIELDS, field);
+        var headerRules = headerRules(node.get("rules"), field + ".rules", request);
         JsonNode egress = node.get("egress");
+        if (!request && (egress == null || !egress.has("default") || !egress.has("allow") || !egress.has("deny")))
+            throw StasisException.invalid(field + ".egress", "a stored policy has egress with default, allow and deny");
         if (egress == null || egress.isNull()) return new NetworkPolicy(EgressPolicy.DENY_ALL, headerRules);
         if (!egress.isObject()) throw StasisException.invalid(field + ".egress", "must be an object");
-        unknownFields(egress, EGRESS_FIELDS, field + ".egress");
+        if (request) unknownFields(egress, EGRESS_FIELDS, field + ".egress");
         var action = EgressPolicy.Action.DENY;
         if (egress.has("default")) {
             String value = egress.get("default").asText("");
@@ -118,21 +146,21 @@ public final class PolicyJson {
                 default -> throw StasisException.invalid(field + ".egress.default", "must be \"allow\" or \"deny\"");
             };
         }
-        return new NetworkPolicy(new EgressPolicy(action, rules(egress.get("allow"), field + ".egress.allow"),
-                rules(egress.get("deny"), field + ".egress.deny")), headerRules);
+        return new NetworkPolicy(new EgressPolicy(action, rules(egress.get("allow"), field + ".egress.allow", request),
+                rules(egress.get("deny"), field + ".egress.deny", request)), headerRules);
     }
 
     /** {@code [{"domain": "api.example.com", "headers": {"Authorization": "Bearer {{secret:NAME}}"}}]} */
-    private static List<HeaderRule> headerRules(JsonNode array, String field) {
+    private static List<HeaderRule> headerRules(JsonNode array, String field, boolean request) {
         if (array == null || array.isNull()) return List.of();
         if (!array.isArray()) throw StasisException.invalid(field, "must be an array of {\"domain\": ..., \"headers\": {...}}");
-        if (array.size() > NetworkPolicy.MAX_RULES) throw StasisException.invalid(field, "holds more than " + NetworkPolicy.MAX_RULES + " rules");
+        if (request && array.size() > NetworkPolicy.MAX_RULES) throw StasisException.invalid(field, "holds more than " + NetworkPolicy.MAX_RULES + " rules");
         var out = new ArrayList<HeaderRule>();
         for (int i = 0; i < array.size(); i++) {
             String f = field + "[" + i + "]";
             JsonNode item = array.get(i);
             if (!item.isObject()) throw StasisException.invalid(f, "must be an object");
-            unknownFields(item, RULE_FIELDS, f);
+            if (request) unknownFields(item, RULE_FIELDS, f);
             if (!item.path("domain").isTextual()) throw StasisException.invalid(f + ".domain", "is required: a domain (api.example.com, *.example.com)");
             JsonNode headers = item.get("headers");
             if (headers == null || !headers.isObject()) throw StasisException.invalid(f + ".headers", "must be an object of header names to values");
@@ -146,16 +174,16 @@ public final class PolicyJson {
         return out;
     }
 
-    private static List<EgressRule> rules(JsonNode array, String field) {
+    private static List<EgressRule> rules(JsonNode array, String field, boolean request) {
         if (array == null || array.isNull()) return List.of();
         if (!array.isArray()) throw StasisException.invalid(field, "must be an array of domains and CIDR networks");
-        if (array.size() > MAX_EGRESS_ENTRIES) throw StasisException.invalid(field, "holds more than " + MAX_EGRESS_ENTRIES + " entries");
+        if (request && array.size() > MAX_EGRESS_ENTRIES) throw StasisException.invalid(field, "holds more than " + MAX_EGRESS_ENTRIES + " entries");
         var out = new ArrayList<EgressRule>();
         for (int i = 0; i < array.size(); i++) {
             JsonNode item = array.get(i);
             if (!item.isTextual()) throw StasisException.invalid(field + "[" + i + "]", "must be a string");
             var rule = EgressRule.parse(item.textValue(), field + "[" + i + "]");
-            if (rule instanceof EgressRule.Network n && !n.cidr().isIpv4())
+            if (request && rule instanceof EgressRule.Network n && !n.cidr().isIpv4())
                 throw StasisException.invalid(field + "[" + i + "]", "IPv6 is off inside sandboxes; give IPv4 networks");
             out.add(rule);
         }
