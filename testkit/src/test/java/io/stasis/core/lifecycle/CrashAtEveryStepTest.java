@@ -3,16 +3,19 @@ package io.stasis.core.lifecycle;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.checkpoint.CheckpointUpload;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.host.FileTrees;
+import io.stasis.testkit.Await;
 import io.stasis.testkit.core.CoreOnFakes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -63,6 +66,8 @@ class CrashAtEveryStepTest {
             new Scenario("resume from hibernation", f -> f.core().lifecycle.hibernate(f.id(), Reason.API),
                     f -> f.core().lifecycle.resume(f.id(), Reason.API), Set.of(SandboxState.Hibernated.class, SandboxState.Running.class)),
             new Scenario("memory checkpoint", f -> { }, f -> f.core().checkpoints.create(f.id(), Optional.of("cp"), true),
+                    Set.of(SandboxState.Running.class)),
+            new Scenario("durable checkpoint", f -> { }, f -> f.core().checkpoints.create(f.id(), Optional.of("kept"), true, true),
                     Set.of(SandboxState.Running.class)),
             new Scenario("fork of 2", f -> { }, f -> f.core().checkpoints.fork(f.id(), Optional.empty(), 2, Optional.empty()),
                     Set.of(SandboxState.Running.class)),
@@ -135,6 +140,8 @@ class CrashAtEveryStepTest {
         assertRuntimeAgrees(restarted, sandbox.get());
         assertEverythingBelongsToAKnownSandbox(restarted);
 
+        assertEveryCheckpointBecomesDurable(restarted, fixture.id());
+
         // Usable again, with what it held in memory.
         restarted.lifecycle.resume(fixture.id(), Reason.API);
         assertThat(restarted.runtime.status(fixture.id())).isEqualTo(RuntimeStatus.RUNNING);
@@ -145,6 +152,16 @@ class CrashAtEveryStepTest {
             assertThat(restarted.runtime.memory(child.id())).as("a fork holds its parent's memory").containsEntry("answer", "42");
         }
         restarted.close();
+    }
+
+    /** An upload the crash cut short starts again at the start, and ends with the checkpoint in the durable store. */
+    private static void assertEveryCheckpointBecomesDurable(CoreOnFakes core, SandboxId id) {
+        for (var checkpoint : core.catalog.checkpointsOf(id)) {
+            if (core.catalog.findUpload(checkpoint.id()).isEmpty()) continue; // never asked to be durable
+            Await.until("the upload of " + checkpoint.id() + " to end", Duration.ofSeconds(10),
+                    () -> core.durable.state(checkpoint.id()).map(CheckpointUpload::durable).orElse(false));
+            assertThat(core.host.archive().descriptor(checkpoint.id())).as("its descriptor").isPresent();
+        }
     }
 
     private static void assertRuntimeAgrees(CoreOnFakes core, Sandbox sandbox) {

@@ -173,6 +173,9 @@ public final class CoreOnFakes implements AutoCloseable {
         // sandbox whose record is gone loses its rules.
         var recorded = next.network.recorded();
         for (var id : hostNetwork.listOpen()) if (!recorded.containsKey(id)) hostNetwork.close(id);
+        // Then, as the server does, the uploads a crash cut short start again, and the spares come back.
+        next.durable.resumeInterrupted();
+        next.checkpoints.restoreSpares();
         return next;
     }
 
