@@ -115,9 +115,15 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
         };
     }
 
+    /** Domains and IPv4 networks, as a request's policy may hold: IPv6 is off inside sandboxes, so an IPv6 entry could never apply. */
     private static List<EgressRule> rules(String flag, String value) {
         var out = new ArrayList<EgressRule>();
-        for (String item : list(value)) out.add(EgressRule.parse(item, flag));
+        for (String item : list(value)) {
+            var rule = EgressRule.parse(item, flag);
+            if (rule instanceof EgressRule.Network n && !n.cidr().isIpv4())
+                throw new IllegalArgumentException("'" + item + "' is an IPv6 network; IPv6 is off inside sandboxes: give IPv4 networks");
+            out.add(rule);
+        }
         return out;
     }
 

@@ -53,6 +53,9 @@ class NetworkSettingsTest {
         assertThatThrownBy(() -> ServerConfig.parse("--network-log-group", "70000")).hasMessageContaining("--network-log-group");
         assertThatThrownBy(() -> ServerConfig.parse("--egress-default", "maybe")).hasMessageContaining("--egress-default");
         assertThatThrownBy(() -> ServerConfig.parse("--egress-allow", "not a domain!")).hasMessageContaining("--egress-allow");
+        assertThatThrownBy(() -> ServerConfig.parse("--egress-allow", "example.com,fd00::/8")).hasMessageContaining("--egress-allow")
+                .hasMessageContaining("IPv6");
+        assertThatThrownBy(() -> ServerConfig.parse("--egress-deny", "::/0")).hasMessageContaining("--egress-deny");
         assertThatThrownBy(() -> ServerConfig.parse("--dns-names", "a.test=example.com")).hasMessageContaining("--dns-names");
         assertThatThrownBy(() -> ServerConfig.parse("--dns-names", "a.test")).hasMessageContaining("--dns-names");
     }
