@@ -25,7 +25,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -42,12 +41,6 @@ public abstract class CheckpointArchiveSuite {
     @BeforeEach
     void openArchive() {
         archive = newArchive();
-    }
-
-    private static byte[] randomBytes(int size, long seed) {
-        byte[] bytes = new byte[size];
-        new SplittableRandom(seed).nextBytes(bytes);
-        return bytes;
     }
 
     private static byte[] readAll(InputStream in) {
@@ -69,7 +62,7 @@ public abstract class CheckpointArchiveSuite {
 
     @Test
     void aStoredStreamReadsBackWhole() {
-        byte[] content = randomBytes(3 << 20, 1);
+        byte[] content = TestFiles.randomBytes(3 << 20, 1);
         CheckpointArchive.Stored stored;
         try (var upload = archive.beginUpload()) {
             stored = upload.put(new ByteArrayInputStream(content));
@@ -81,7 +74,7 @@ public abstract class CheckpointArchiveSuite {
 
     @Test
     void theSameContentHasTheSameIdAndIsStoredOnce() {
-        byte[] content = randomBytes(1 << 20, 2);
+        byte[] content = TestFiles.randomBytes(1 << 20, 2);
         CheckpointArchive.Stored first;
         CheckpointArchive.Stored second;
         try (var upload = archive.beginUpload()) {
@@ -121,8 +114,8 @@ public abstract class CheckpointArchiveSuite {
         CheckpointDescriptor written;
         String digest;
         try (var upload = archive.beginUpload()) {
-            var root = upload.put(new ByteArrayInputStream(randomBytes(4096, 3)));
-            var image = upload.put(new ByteArrayInputStream(randomBytes(8192, 4)));
+            var root = upload.put(new ByteArrayInputStream(TestFiles.randomBytes(4096, 3)));
+            var image = upload.put(new ByteArrayInputStream(TestFiles.randomBytes(8192, 4)));
             written = descriptor(id, root.id(), image.id());
             digest = upload.putDescriptor(written);
         }
@@ -141,12 +134,12 @@ public abstract class CheckpointArchiveSuite {
     void anIncrementalUploadKeepsWhatItBuildsOn() {
         ManifestId base;
         try (var upload = archive.beginUpload()) {
-            base = upload.put(new ByteArrayInputStream(randomBytes(4096, 5))).id();
+            base = upload.put(new ByteArrayInputStream(TestFiles.randomBytes(4096, 5))).id();
         }
         var id = CheckpointId.random();
         try (var upload = archive.beginUpload()) {
             upload.keep(base);
-            var image = upload.put(new ByteArrayInputStream(randomBytes(1024, 6)));
+            var image = upload.put(new ByteArrayInputStream(TestFiles.randomBytes(1024, 6)));
             upload.putDescriptor(descriptor(id, base, image.id()));
         }
         assertThat(archive.descriptor(id)).isPresent();

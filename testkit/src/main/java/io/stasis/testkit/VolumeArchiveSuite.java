@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,9 +31,7 @@ public abstract class VolumeArchiveSuite {
     }
 
     private Path file(String name, int size, long seed) throws IOException {
-        byte[] bytes = new byte[size];
-        new SplittableRandom(seed).nextBytes(bytes);
-        return Files.write(scratch.resolve(name), bytes);
+        return Files.write(scratch.resolve(name), TestFiles.randomBytes(size, seed));
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.StreamReader;
 import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.host.FileTrees;
 import io.stasis.testkit.fake.TreeStream.Snapshot;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -84,7 +85,7 @@ public final class DirectoryRootStore implements RootStore {
         this.work = dir.resolve("work");
         this.clock = clock;
         try {
-            Trees.delete(work); // builds and receives a previous instance left half-done
+            FileTrees.deleteRecursively(work); // builds and receives a previous instance left half-done
             for (Path d : List.of(templates, roots, checkpoints, work)) Files.createDirectories(d);
         } catch (IOException e) {
             throw StasisException.runtimeFailed(null, "open root store", e.toString(), e);
@@ -406,7 +407,7 @@ public final class DirectoryRootStore implements RootStore {
         } catch (IOException e) {
             var failure = failure(step, id, checkpoint, e.toString(), e);
             try {
-                Trees.delete(copy);
+                FileTrees.deleteRecursively(copy);
             } catch (IOException cleanup) {
                 failure.addSuppressed(cleanup);
             }
@@ -424,7 +425,7 @@ public final class DirectoryRootStore implements RootStore {
 
     private static Void delete(Path path, String step, SandboxId id, CheckpointId checkpoint) {
         try {
-            Trees.delete(path);
+            FileTrees.deleteRecursively(path);
             return null;
         } catch (IOException e) {
             throw failure(step, id, checkpoint, e.toString(), e);
@@ -433,7 +434,7 @@ public final class DirectoryRootStore implements RootStore {
 
     private static void deleteQuietly(Path path) {
         try {
-            Trees.delete(path);
+            FileTrees.deleteRecursively(path);
         } catch (IOException e) {
             // Under work/: emptied at the next start.
         }

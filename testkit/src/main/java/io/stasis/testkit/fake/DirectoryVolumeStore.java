@@ -7,6 +7,7 @@ import io.stasis.core.spi.VolumeStore;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeSnapshotId;
 import io.stasis.core.volume.VolumeSyncId;
+import io.stasis.host.FileTrees;
 import io.stasis.testkit.fake.TreeStream.Snapshot;
 import java.io.IOException;
 import java.io.InputStream;
@@ -66,8 +67,8 @@ public final class DirectoryVolumeStore implements VolumeStore {
         this.scratch = dir.resolve("scratch");
         try {
             // What a previous instance left half-done; stream files are temporary, as in BtrfsVolumeStore.
-            Trees.delete(work);
-            Trees.delete(scratch);
+            FileTrees.deleteRecursively(work);
+            FileTrees.deleteRecursively(scratch);
             for (Path d : List.of(volumes, snapshots, syncs, work, scratch)) Files.createDirectories(d);
         } catch (IOException e) {
             throw StasisException.runtimeFailed(null, "open volume store", e.toString(), e);
@@ -238,7 +239,7 @@ public final class DirectoryVolumeStore implements VolumeStore {
                 throw failure(step, id.value(), e.toString(), e);
             } finally {
                 try {
-                    Trees.delete(staging);
+                    FileTrees.deleteRecursively(staging);
                 } catch (IOException e) {
                     // Under work/: emptied at the next start.
                 }
@@ -298,7 +299,7 @@ public final class DirectoryVolumeStore implements VolumeStore {
 
     private static Void delete(Path path, String step, String subject) {
         try {
-            Trees.delete(path);
+            FileTrees.deleteRecursively(path);
             return null;
         } catch (IOException e) {
             throw failure(step, subject, e.toString(), e);
@@ -307,7 +308,7 @@ public final class DirectoryVolumeStore implements VolumeStore {
 
     private static void deleteQuietly(Path path, RuntimeException failure) {
         try {
-            Trees.delete(path);
+            FileTrees.deleteRecursively(path);
         } catch (IOException cleanup) {
             failure.addSuppressed(cleanup);
         }

@@ -11,9 +11,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -30,14 +27,6 @@ public final class InMemoryCheckpointArchive implements CheckpointArchive {
     private final Map<CheckpointId, CheckpointDescriptor> descriptors = new ConcurrentSkipListMap<>(
             (a, b) -> a.value().compareTo(b.value()));
 
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
-    }
-
     private static StasisException notFound(ManifestId id) {
         return new StasisException(ErrorCode.NOT_FOUND, "no stored stream with manifest " + id, Map.of("manifest", id.hex()));
     }
@@ -53,7 +42,7 @@ public final class InMemoryCheckpointArchive implements CheckpointArchive {
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }
-                var id = ManifestId.parse(HexFormat.of().formatHex(sha256(bytes)));
+                var id = ManifestId.of(bytes); // the SHA-256 of the bytes: a content address, as the real store's
                 boolean added = streams.putIfAbsent(id, bytes) == null;
                 return new Stored(id, bytes.length, added ? bytes.length : 0);
             }
@@ -66,7 +55,7 @@ public final class InMemoryCheckpointArchive implements CheckpointArchive {
             @Override
             public String putDescriptor(CheckpointDescriptor descriptor) {
                 descriptors.put(descriptor.checkpoint(), descriptor);
-                return "sha256:" + HexFormat.of().formatHex(sha256(descriptor.toString().getBytes(StandardCharsets.UTF_8)));
+                return "sha256:" + ManifestId.of(descriptor.toString().getBytes(StandardCharsets.UTF_8)).hex();
             }
 
             @Override

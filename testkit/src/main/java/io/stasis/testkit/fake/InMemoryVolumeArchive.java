@@ -1,5 +1,6 @@
 package io.stasis.testkit.fake;
 
+import io.stasis.core.blob.ManifestId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.VolumeArchive;
@@ -7,9 +8,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,13 +24,11 @@ public final class InMemoryVolumeArchive implements VolumeArchive {
     public Stored putStream(Path file) {
         try {
             byte[] bytes = Files.readAllBytes(file);
-            String id = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+            String id = ManifestId.of(bytes).hex(); // the SHA-256 of the bytes, as the real archive's ids are hex
             boolean added = streams.putIfAbsent(id, bytes) == null;
             return new Stored(id, bytes.length, added ? bytes.length : 0);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.stasis.testkit.fake;
 
+import io.stasis.host.FileTrees;
 import io.stasis.testkit.fake.TreeEntry.Kind;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -128,7 +129,7 @@ final class TreeStream {
                     Trees.applyDirectoryMetadata(into, directories);
                     return name;
                 }
-                case DELETE -> Trees.delete(Trees.resolve(into, checked(in.readUTF())));
+                case DELETE -> FileTrees.deleteRecursively(Trees.resolve(into, checked(in.readUTF())));
                 case ENTRY -> readEntry(in, into, directories);
                 default -> throw new IOException("corrupt stream: unknown operation " + op);
             }

@@ -1,7 +1,6 @@
 package io.stasis.testkit.fake;
 
 import io.stasis.core.spi.FileOwner;
-import io.stasis.host.FileTrees;
 import io.stasis.testkit.fake.TreeEntry.Kind;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -117,10 +116,5 @@ final class Trees {
             if (entry.kind() == Kind.FILE) bytes += Files.size(file);
         }
         return bytes;
-    }
-
-    /** Deletes a tree if it is there, never following its links. */
-    static void delete(Path top) throws IOException {
-        FileTrees.deleteRecursively(top);
     }
 }

@@ -1,10 +1,10 @@
 package io.stasis.core.checkpoint;
 
+import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
-import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
@@ -45,10 +45,6 @@ class CheckpointServiceTest {
 
     private static Path rootOf(CoreOnFakes core, SandboxId id) {
         return core.roots.root(id).orElseThrow();
-    }
-
-    private static ErrorCode codeOf(Throwable e) {
-        return ((StasisException) e).code();
     }
 
     @Test

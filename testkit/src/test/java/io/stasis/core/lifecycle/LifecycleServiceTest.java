@@ -1,5 +1,6 @@
 package io.stasis.core.lifecycle;
 
+import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -36,10 +37,6 @@ class LifecycleServiceTest {
     @AfterEach
     void stop() {
         core.close();
-    }
-
-    private static ErrorCode codeOf(Throwable e) {
-        return ((StasisException) e).code();
     }
 
     private SandboxState stateNow() {

@@ -1,10 +1,10 @@
 package io.stasis.core.lifecycle;
 
+import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
-import io.stasis.core.error.StasisException;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxSpec;
@@ -35,10 +35,6 @@ class SandboxServiceTest {
     @AfterEach
     void stop() {
         core.close();
-    }
-
-    private static ErrorCode codeOf(Throwable e) {
-        return ((StasisException) e).code();
     }
 
     @Test

@@ -1,10 +1,10 @@
 package io.stasis.core.volume;
 
+import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
-import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
@@ -40,10 +40,6 @@ class VolumeServiceTest {
     @AfterEach
     void stop() {
         core.close();
-    }
-
-    private static ErrorCode codeOf(Throwable e) {
-        return ((StasisException) e).code();
     }
 
     private Path pathOf(CoreOnFakes core, Volume volume) {

@@ -4,6 +4,8 @@ import io.stasis.core.bucket.BucketEndpoints;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.checkpoint.DurableCheckpoints;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.lifecycle.ActivityTracker;
@@ -182,6 +184,11 @@ public final class CoreOnFakes implements AutoCloseable {
     /** The reconciler a restarted service runs first, on what this one left. */
     public Reconciler.Report reconcile() {
         return new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
+    }
+
+    /** The code of a {@link StasisException} a call threw. */
+    public static ErrorCode codeOf(Throwable e) {
+        return ((StasisException) e).code();
     }
 
     public Sandbox create() {
