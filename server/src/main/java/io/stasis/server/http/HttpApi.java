@@ -87,6 +87,8 @@ public final class HttpApi implements AutoCloseable {
      * server was just closing got no answer at all ("header parser received no bytes").
      */
     private static final long IDLE_TIMEOUT_MS = 120_000;
+    /** How much of a refused request's unread body is read so its answer arrives; a larger one loses the connection. */
+    private static final long REFUSED_BODY_DRAIN = 8L << 20;
 
     private HttpApi(Javalin app, McpEndpoint mcp) {
         this.app = app;
@@ -224,6 +226,7 @@ public final class HttpApi implements AutoCloseable {
         if (status >= 500)
             log.atError().addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("code", e.code().wireName())
                     .addKeyValue("details", e.details()).setCause(e).log(e.getMessage());
+        RefusedBodies.drain(ctx, REFUSED_BODY_DRAIN);
         ctx.attribute(ERROR_WRITTEN, true);
         ctx.status(status).json(ErrorBody.of(e));
     }

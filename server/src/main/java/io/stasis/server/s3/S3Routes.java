@@ -10,6 +10,7 @@ import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.HttpApi;
+import io.stasis.server.http.RefusedBodies;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -155,7 +156,8 @@ public final class S3Routes {
     }
 
     private void writeError(Context ctx, int status, String code, String message) {
-        drain(ctx);
+        // Up to the largest object: the client, still sending, gets the error instead of a broken pipe.
+        RefusedBodies.drain(ctx, maxObjectBytes);
         var xml = new StringBuilder("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>");
         S3Xml.tag(xml, "Code", code);
         S3Xml.tag(xml, "Message", message == null ? code : message);
@@ -165,23 +167,5 @@ public final class S3Routes {
         ctx.attribute(HttpApi.ERROR_WRITTEN, true);
         ctx.status(status).contentType("application/xml");
         if (!ctx.method().name().equals("HEAD")) ctx.result(xml.toString());
-    }
-
-    /**
-     * Reads what is left of a refused upload's body (up to the largest object), so that the client,
-     * still sending, gets the error instead of a broken pipe.
-     */
-    private void drain(Context ctx) {
-        String method = ctx.method().name();
-        if (!method.equals("PUT") && !method.equals("POST")) return;
-        try {
-            var in = ctx.req().getInputStream();
-            byte[] buffer = new byte[64 << 10];
-            long left = maxObjectBytes;
-            int n;
-            while (left > 0 && (n = in.read(buffer, 0, (int) Math.min(buffer.length, left))) > 0) left -= n;
-        } catch (IOException | RuntimeException e) {
-            // the connection is going anyway
-        }
     }
 }
