@@ -27,6 +27,10 @@
  *   closestdin id=..                 -> ok   (the process reads end of file once the FIFO is drained)
  *   resize id=.. cols=N rows=N       -> ok   (the terminal's window size; its foreground job gets SIGWINCH)
  *   ping                             -> ok version=N
+ *   quiesce                          -> ok, then the socket is closed and its file removed, and every
+ *                                       connection closed (this one too); SIGUSR1 binds it again.
+ *                                       For checkpoints under gVisor, whose runsc refuses to save a
+ *                                       unix socket bound on the host.
  * A spawned process gets its own session; tree=1 signals that session and every descendant.
  *
  * Terminals: the master belongs to a relay process ("stasis-tty"), forked right after the program so
@@ -59,7 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 2
+#define PROTOCOL_VERSION 3
 #define PTY_PENDING 4096
 #define RELAY_DRAIN_MS 500
 #define EOF_AGAIN_MS 200
@@ -762,6 +766,19 @@ static void conn_close(struct conn *c) {
     c->fd = -1;
 }
 
+/* quiesce: see the header. The socket file goes before the connections, so that a host that sees
+ * its connection closed knows the file is gone. */
+static void quiesce(int fd) {
+    struct out o = {0};
+    out_add(&o, "ok");
+    send_frame(fd, &o);
+    if (listen_fd >= 0) close(listen_fd);
+    listen_fd = -1;
+    unlink(SOCKET_PATH);
+    for (int i = 0; i < MAX_CONNS; i++)
+        if (conns[i].fd >= 0) conn_close(&conns[i]);
+}
+
 static void dispatch(int fd, unsigned char *payload, size_t len) {
     char *fields[8192];
     int n = 0;
@@ -780,6 +797,7 @@ static void dispatch(int fd, unsigned char *payload, size_t len) {
     else if (!strcmp(fields[0], "kill")) handle_kill(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "closestdin")) handle_closestdin(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "resize")) handle_resize(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "quiesce")) quiesce(fd);
     else if (!strcmp(fields[0], "ping")) {
         struct out o = {0};
         out_add(&o, "ok");
@@ -865,7 +883,7 @@ static void rebind(void) {
         log_line("binding the socket again: %s", strerror(errno));
         return;
     }
-    close(listen_fd);
+    if (listen_fd >= 0) close(listen_fd);
     listen_fd = bound;
 }
 

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 
 /**
  * The sandboxes' OCI bundles, {@code bundles/<id>/}: the {@code config.json} runc starts and
@@ -27,14 +28,21 @@ final class Bundles {
     private final Path criuConfig;
     private final int idMapBase;
     private final SandboxCgroups cgroups;
+    private final UnaryOperator<ObjectNode> engineChanges;
     private final Map<SandboxId, Path> roots = new ConcurrentHashMap<>();
 
     Bundles(Path dir, Path initDir, Path criuConfig, int idMapBase, SandboxCgroups cgroups) {
+        this(dir, initDir, criuConfig, idMapBase, cgroups, UnaryOperator.identity());
+    }
+
+    /** @param engineChanges what the engine that runs the bundles (runc, runsc) needs changed in the spec {@link OciSpec} builds */
+    Bundles(Path dir, Path initDir, Path criuConfig, int idMapBase, SandboxCgroups cgroups, UnaryOperator<ObjectNode> engineChanges) {
         this.dir = dir;
         this.initDir = initDir;
         this.criuConfig = criuConfig;
         this.idMapBase = idMapBase;
         this.cgroups = cgroups;
+        this.engineChanges = engineChanges;
     }
 
     /** Where the bundles are: a directory per sandbox. */
@@ -59,7 +67,7 @@ final class Bundles {
                 OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
             }
             for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
-            writeAtomically(bundle.resolve("config.json"), oci);
+            writeAtomically(bundle.resolve("config.json"), engineChanges.apply(oci));
         } catch (IOException e) {
             throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
         }
@@ -80,7 +88,7 @@ final class Bundles {
         try {
             var spec = (ObjectNode) JSON.readTree(file.toFile());
             OciSpec.setResources(spec, resources);
-            writeAtomically(file, spec);
+            writeAtomically(file, engineChanges.apply(spec));
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "update bundle", e.getMessage(), e);
         }

@@ -33,10 +33,15 @@ final class InitConnections {
         open.remove(id);
     }
 
-    /** Closes the service's connections to the sandbox's init and waits until init has closed its ends. */
-    void quiesce(SandboxId id, long initPid) {
+    /** Closes the service's connections to the sandbox's init (its exec handles then watch the exit files). */
+    void closeAll(SandboxId id) {
         var connections = open.remove(id);
         if (connections != null) connections.forEach(InitConnection::close);
+    }
+
+    /** Closes the service's connections to the sandbox's init and waits until init has closed its ends. */
+    void quiesce(SandboxId id, long initPid) {
+        closeAll(id);
         long deadline = System.nanoTime() + QUIESCE_TIMEOUT.toNanos();
         long pause = 50_000;
         while (HostProcesses.socketCount(initPid) > 1) {

@@ -35,20 +35,14 @@ import org.slf4j.LoggerFactory;
 public final class Runc {
     private static final Logger log = LoggerFactory.getLogger(Runc.class);
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final File DEV_NULL = new File("/dev/null");
-    /** The most of runc's stdout or stderr a call reads back (a tool gone wrong could write without end). */
-    private static final int MAX_OUTPUT_BYTES = 4 << 20;
     private static final Duration CRIU_UNDO_WAIT = Duration.ofSeconds(30);
 
     /** What runc says when a sandbox's session keyring is past the key quota of the user its root maps to. */
     private static final String SESSION_KEY_QUOTA = "unable to create session key: disk quota exceeded";
 
+    private final OciCli cli;
     private final Path binary;
     private final Path stateRoot;
-    private final Path logDir;
-    private final Duration timeout;
-    private final Optional<Path> criu;
-    private final Map<String, String> criuEnvironment;
 
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
         this(binary, stateRoot, logDir, timeout, Optional.empty());
@@ -61,12 +55,10 @@ public final class Runc {
 
     /** @param criuEnvironment what runc passes on to {@code criu} (runc runs it with its own environment) */
     Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu, Map<String, String> criuEnvironment) {
+        this.cli = new OciCli("runc", binary, stateRoot, logDir, timeout,
+                criu.map(c -> List.of("--criu", c.toString())).orElse(List.of()), criuEnvironment);
         this.binary = binary;
         this.stateRoot = stateRoot;
-        this.logDir = logDir;
-        this.timeout = timeout;
-        this.criu = criu;
-        this.criuEnvironment = Map.copyOf(criuEnvironment);
     }
 
     /** runc's version line, checked at start-up. */
@@ -271,120 +263,14 @@ public final class Runc {
     }
 
     private String run(SandboxId id, String step, boolean detachedStdio, Map<String, String> environment, String... args) {
-        Path log = logFile(id, step);
-        var argv = new ArrayList<String>(List.of(binary.toString(), "--root", stateRoot.toString(),
-                "--log", log.toString(), "--log-format", "json"));
-        criu.ifPresent(c -> argv.addAll(List.of("--criu", c.toString())));
-        argv.addAll(List.of(args));
-        long start = System.nanoTime();
-        Process process = null;
-        // Output goes to files, not pipes: runc outlives a service killed mid-call (a dump goes on to
-        // its end, see SandboxRuntime#awaitEarlierWork), and a write to a pipe nobody reads would end it.
-        Path out = null;
-        Path err = null;
         try {
-            // One pair per call: calls for the same sandbox and step may run at once (state, say).
-            out = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".out");
-            err = detachedStdio ? null : Files.createTempFile(log.getParent(), "runc-" + step + "-", ".err");
-            var builder = new ProcessBuilder(argv).redirectInput(DEV_NULL);
-            builder.environment().putAll(criuEnvironment);
-            builder.environment().putAll(environment);
-            if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
-            else builder.redirectOutput(out.toFile()).redirectError(err.toFile());
-            process = builder.start();
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                ToolRunner.killTree(process); // CRIU under runc too: a timed-out call leaves no tool behind
-                throw failure(id, step, "timed out after " + timeout.toMillis() + " ms" + stderr(err), log, null);
-            }
-            if (process.exitValue() != 0)
-                throw failure(id, step, "exited with " + process.exitValue() + ": " + tail(read(err)), log, null);
-            Runc.log.atDebug().addKeyValue("sandbox", id).addKeyValue("step", step)
-                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("runc ok");
-            return detachedStdio ? "" : read(out);
-        } catch (IOException e) {
-            throw failure(id, step, "could not start " + binary + ": " + e.getMessage(), log, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw failure(id, step, "interrupted", log, e);
-        } finally {
-            if (process != null && process.isAlive()) ToolRunner.killTree(process);
-            deleteQuietly(out);
-            deleteQuietly(err);
-        }
-    }
-
-    private Path logFile(SandboxId id, String step) {
-        Path dir = id == null ? logDir : logDir.resolve(id.value());
-        try {
-            Files.createDirectories(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return dir.resolve("runc-" + step + ".log");
-    }
-
-    private static StasisException failure(SandboxId id, String step, String problem, Path log, Throwable cause) {
-        String detail = problem + logTail(log);
-        if (detail.contains(SESSION_KEY_QUOTA))
+            return cli.run(id, step, detachedStdio, environment, args);
+        } catch (StasisException e) {
+            if (!String.valueOf(e.getMessage()).contains(SESSION_KEY_QUOTA)) throw e;
             // A limit of the host, not a fault: every sandbox's session keyring counts against one user's key quota.
-            return new StasisException(ErrorCode.HOST_BUSY, "the host cannot start more sandboxes: the kernel's key "
+            throw new StasisException(ErrorCode.HOST_BUSY, "the host cannot start more sandboxes: the kernel's key "
                     + "quota of the sandboxes' user is used up (raise kernel.keys.maxkeys and kernel.keys.maxbytes, as ./stasis setup does); "
-                    + "runc " + step + ": " + detail, Map.of("step", "runc " + step, "sandbox", id == null ? "-" : id.value()), cause);
-        return StasisException.runtimeFailed(id == null ? null : id.value(), "runc " + step, detail, cause);
-    }
-
-
-    /** The last error runc logged (its log is JSON lines with a "msg" field). */
-    private static String logTail(Path log) {
-        try {
-            if (!Files.exists(log)) return "";
-            var lines = Files.readAllLines(log, StandardCharsets.UTF_8);
-            for (int i = lines.size() - 1; i >= 0; i--) {
-                JsonNode node = JSON.readTree(lines.get(i));
-                if ("error".equals(node.path("level").asText())) return "; runc: " + node.path("msg").asText();
-            }
-            return "";
-        } catch (IOException | RuntimeException e) {
-            return "";
-        }
-    }
-
-    private static String tail(String text) {
-        String t = text.strip();
-        return t.length() <= ToolRunner.TAIL_CHARS ? t : "..." + t.substring(t.length() - ToolRunner.TAIL_CHARS);
-    }
-
-    private static String stderr(Path err) {
-        String text = tail(read(err));
-        return text.isEmpty() ? "" : "; stderr: " + text;
-    }
-
-    private static void deleteQuietly(Path file) {
-        if (file == null) return;
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            // a leftover in the sandbox's log directory, removed with it
-        }
-    }
-
-    /**
-     * What runc wrote to {@code file}, its last {@value #MAX_OUTPUT_BYTES} bytes at most (runc's
-     * own answers, such as its state, are far smaller); nothing when its output went to /dev/null
-     * (a detached restore: its log tells).
-     */
-    private static String read(Path file) {
-        if (file == null) return "";
-        try (var channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            long size = channel.size();
-            var bytes = ByteBuffer.allocate((int) Math.min(size, MAX_OUTPUT_BYTES));
-            channel.position(size - bytes.capacity());
-            while (bytes.hasRemaining() && channel.read(bytes) >= 0) {
-                // until the buffer is full or the file ends
-            }
-            return new String(bytes.array(), 0, bytes.position(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "";
+                    + e.getMessage(), Map.of("step", "runc " + step, "sandbox", id == null ? "-" : id.value()), e.getCause());
         }
     }
 }

@@ -88,6 +88,14 @@ final class SandboxInit {
      * up at the start timeout counted from {@code startNanos}.
      */
     void awaitAnswer(SandboxId id, Path root, long initPid, long startNanos) {
+        awaitAnswer(id, root, rootOwner, initPid, startNanos, startTimeout);
+    }
+
+    /**
+     * {@link #awaitAnswer(SandboxId, Path, long, long)} for any runtime whose sandboxes run
+     * stasis-init: {@code initPid} is the host process whose end means the sandbox's init is gone.
+     */
+    static void awaitAnswer(SandboxId id, Path root, FileOwner rootOwner, long initPid, long startNanos, Duration startTimeout) {
         long deadline = startNanos + startTimeout.toNanos();
         try (var confined = ConfinedRoot.open(root, rootOwner)) {
             StasisException last = null;

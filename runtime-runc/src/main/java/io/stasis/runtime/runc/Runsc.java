@@ -1,0 +1,122 @@
+package io.stasis.runtime.runc;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.SandboxId;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The only class that runs gVisor's {@code runsc}: its flags, its state directory and its failures.
+ * Every sandbox runs on the systrap platform (the host's /dev/kvm is PVM, on which the KVM platform
+ * hangs), with its root as a plain host directory that both sides see at once and write safely
+ * ({@code --overlay2=none --file-access=shared}: the default overlay never writes the sandbox's
+ * changes to its root, and exclusive access serves the sandbox stale host metadata, which corrupted
+ * a file appended to), and with the unix sockets stasis-init binds in its root created on the host
+ * ({@code --host-uds=create}), so that the service reaches stasis-init as it does under runc.
+ * No network yet ({@code --network=none}).
+ */
+final class Runsc {
+    static final List<String> SANDBOX_FLAGS = List.of("--platform=systrap", "--network=none", "--overlay2=none",
+            "--file-access=shared", "--host-uds=create");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String SANDBOX_INFIX = "_sandbox:";
+    private static final String STATE_SUFFIX = ".state";
+
+    private final OciCli cli;
+
+    Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
+        this.cli = new OciCli("runsc", binary, stateRoot, logDir, timeout, SANDBOX_FLAGS, Map.of());
+    }
+
+    /** runsc's version line, checked at start-up. */
+    String version() {
+        return cli.run(null, "version", false, Map.of(), "--version").lines().findFirst().orElse("?");
+    }
+
+    /** Creates and starts the sandbox in the background, stdio /dev/null (it must not hold a pipe of the service). */
+    void runDetached(SandboxId id, Path bundle, Path pidFile) {
+        cli.run(id, "run", true, Map.of(), "run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+    }
+
+    /**
+     * Saves the sandbox whole (its tasks, memory and the sentry's state) into {@code images}; with
+     * {@code leaveRunning} it goes on, else it ends. Its root is not in the image: it stays where it is.
+     */
+    void checkpoint(SandboxId id, Path images, boolean leaveRunning) {
+        var args = new ArrayList<>(List.of("checkpoint", "--image-path", images.toString()));
+        if (leaveRunning) args.add("--leave-running");
+        args.add(id.value());
+        cli.run(id, "checkpoint", false, Map.of(), args.toArray(String[]::new));
+    }
+
+    /** Starts the sandbox {@code id} of {@code bundle} from an image of {@link #checkpoint}, in the background. */
+    void restoreDetached(SandboxId id, Path bundle, Path images, Path pidFile) {
+        cli.run(id, "restore", true, Map.of(), "restore", "--detach", "--bundle", bundle.toString(), "--image-path", images.toString(),
+                "--pid-file", pidFile.toString(), id.value());
+    }
+
+    /** Stops every task of the sandbox, the sentry keeping their state. */
+    void pause(SandboxId id) {
+        cli.run(id, "pause", false, Map.of(), "pause", id.value());
+    }
+
+    void resume(SandboxId id) {
+        cli.run(id, "resume", false, Map.of(), "resume", id.value());
+    }
+
+    /** Sends {@code signal} (a name such as TERM or KILL) to the sandbox's process 1. */
+    void kill(SandboxId id, String signal) {
+        cli.run(id, "kill", false, Map.of(), "kill", id.value(), signal);
+    }
+
+    void deleteForce(SandboxId id) {
+        cli.run(id, "delete", false, Map.of(), "delete", "--force", id.value());
+    }
+
+    /**
+     * Whether runsc has state for the sandbox: its state file, {@code <container>_sandbox:<sandbox>.state}
+     * (a sandbox here is one container of the same id). No runsc process is started.
+     */
+    boolean hasState(SandboxId id) {
+        return Files.isRegularFile(cli.stateRoot().resolve(stateFileName(id.value())));
+    }
+
+    private static String stateFileName(String id) {
+        return id + SANDBOX_INFIX + id + STATE_SUFFIX;
+    }
+
+    /** The sandbox's state, or empty if runsc does not know it. */
+    Optional<Runc.ContainerState> state(SandboxId id) {
+        if (!hasState(id)) return Optional.empty();
+        try {
+            JsonNode node = JSON.readTree(cli.run(id, "state", false, Map.of(), "state", id.value()));
+            return Optional.of(new Runc.ContainerState(node.path("status").asText(), node.path("pid").asLong()));
+        } catch (StasisException e) {
+            String message = String.valueOf(e.getMessage());
+            if (message.contains("does not exist") || message.contains("not found")) return Optional.empty();
+            throw e;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Ids of every sandbox runsc has state for, read from its state files. */
+    List<String> list() {
+        if (!Files.isDirectory(cli.stateRoot())) return List.of();
+        try (var files = Files.list(cli.stateRoot())) {
+            return files.map(f -> f.getFileName().toString()).filter(name -> name.endsWith(STATE_SUFFIX) && name.contains(SANDBOX_INFIX))
+                    .map(name -> name.substring(0, name.indexOf(SANDBOX_INFIX))).sorted().toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

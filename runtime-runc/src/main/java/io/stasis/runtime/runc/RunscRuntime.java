@@ -1,0 +1,415 @@
+package io.stasis.runtime.runc;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.FileOwner;
+import io.stasis.core.spi.ProcessEntry;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SpawnSpec;
+import io.stasis.core.spi.StreamReader;
+import io.stasis.fs.linux.ConfinedRoot;
+import io.stasis.host.FileTrees;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandboxes under gVisor: a user-space kernel (the sentry, on the systrap platform) between the
+ * sandbox's processes and the host, so that they reach the host kernel only through the sentry's
+ * own few system calls. Everything above the engine is shared with {@link RuncRuntime}: the OCI
+ * bundle, stasis-init as process 1 and its wire protocol (its socket and its processes' files are
+ * in the root, which under the flags of {@link Runsc} is the host directory itself), the cgroup
+ * meters. What differs is here and in {@link Runsc}:
+ * <ul>
+ *   <li>pause is {@code runsc pause} (the sentry stops its tasks; runsc's own calls hang on a
+ *   sandbox frozen by the cgroup freezer), and standby is a pause for now: the sentry's memory is
+ *   not paged out yet;</li>
+ *   <li>the pids limit counts host tasks (the sentry's threads, the gofer and a systrap stub per
+ *   address space: about 21 plus 2.5 per process inside), and reaching it ends the whole sandbox,
+ *   so the host limit is scaled from the one asked for ({@link #hostLimits});</li>
+ *   <li>a checkpoint has stasis-init let go of its socket first (runsc refuses to save a unix
+ *   socket bound on the host), and bind it again after;</li>
+ *   <li>no network yet.</li>
+ * </ul>
+ */
+public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(RunscRuntime.class);
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+    /** Host tasks of an idle sandbox: the sentry's threads, the gofer, the first stub. */
+    private static final int BASE_HOST_TASKS = 32;
+    private static final int HOST_TASKS_PER_PROCESS = 3;
+
+    private final OutputNotifier outputNotifier = new OutputNotifier();
+    private final Runsc runsc;
+    private final Path logs;
+    private final SandboxCgroups cgroups;
+    private final Bundles bundles;
+    private final InitConnections connections = new InitConnections();
+    private final InitProcesses processes;
+    private final ImageStore imageStore;
+    private final RuncImages images;
+    private final CgroupMeters meters;
+    private final FileOwner rootOwner;
+
+    public RunscRuntime(RunscConfig config) {
+        this.logs = config.stateDir().resolve("logs");
+        Path initDir = config.stateDir().resolve("bin");
+        HelperBinary.install(initDir, HelperBinary.INIT);
+        this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout());
+        this.rootOwner = config.rootOwner();
+        this.cgroups = new SandboxCgroups(config.cgroupParent(), new Freezer());
+        this.bundles = new Bundles(config.stateDir().resolve("bundles"), initDir, config.stateDir().resolve("no-criu.conf"),
+                config.idMapBase(), cgroups, RunscRuntime::forRunsc);
+        this.processes = new InitProcesses(bundles, rootOwner, connections, outputNotifier);
+        this.imageStore = new ImageStore(config.stateDir());
+        this.images = new RuncImages(imageStore);
+        this.meters = new CgroupMeters(new MemoryPager(), cgroups);
+        log.atInfo().addKeyValue("runsc", runsc.version()).addKeyValue("flags", Runsc.SANDBOX_FLAGS)
+                .addKeyValue("stateDir", config.stateDir()).log("gVisor runtime ready");
+    }
+
+    /**
+     * The host limits for a sandbox that asks for {@code resources}: the same CPU and memory (a
+     * sandbox past its memory is ended whole by the host, not one process in it), and a pids limit
+     * on host tasks that lets the sandbox run the processes it asked for.
+     */
+    static Resources hostLimits(Resources resources) {
+        long pids = BASE_HOST_TASKS + (long) HOST_TASKS_PER_PROCESS * resources.pids();
+        return new Resources(resources.cpus(), resources.memoryMb(), (int) Math.min(pids, Integer.MAX_VALUE), resources.diskMb());
+    }
+
+    /** What runsc needs changed in runc's spec: the sentry applies no seccomp profile of ours, and runs no CRIU. */
+    private static ObjectNode forRunsc(ObjectNode spec) {
+        ((ObjectNode) spec.get("linux")).remove("seccomp");
+        spec.remove("annotations");
+        return spec;
+    }
+
+    @Override
+    public void create(RuntimeSpec spec) {
+        if (spec.network().isPresent())
+            throw StasisException.runtimeFailed(spec.id().value(), "runsc run", "gVisor sandboxes have no network yet", null);
+        SandboxId id = spec.id();
+        long start = System.nanoTime();
+        Path bundle = bundles.write(new RuntimeSpec(id, spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+        try {
+            Path pidFile = bundle.resolve("init.pid");
+            runsc.runDetached(id, bundle, pidFile);
+            SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
+        } catch (RuntimeException e) {
+            try {
+                destroy(id);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox started");
+    }
+
+    @Override
+    public void updateResources(SandboxId id, Resources resources) {
+        bundles.updateResources(id, hostLimits(resources));
+    }
+
+    @Override
+    public ExecHandle spawn(SandboxId id, SpawnSpec spec) {
+        return processes.spawn(id, spec);
+    }
+
+    @Override
+    public long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label) {
+        return processes.startProcess(id, processId, spec, label);
+    }
+
+    @Override
+    public List<ProcessEntry> processes(SandboxId id) {
+        return processes.processes(id);
+    }
+
+    @Override
+    public ExecHandle attach(SandboxId id, String processId) {
+        return processes.attach(id, processId);
+    }
+
+    @Override
+    public void signal(SandboxId id, long pid, int signal) {
+        processes.signal(id, pid, signal);
+    }
+
+    @Override
+    public void writeStdin(SandboxId id, String processId, byte[] data) {
+        processes.writeStdin(id, processId, data);
+    }
+
+    @Override
+    public void closeStdin(SandboxId id, String processId) {
+        processes.closeStdin(id, processId);
+    }
+
+    @Override
+    public void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size) {
+        processes.resizeTerminal(id, processId, size);
+    }
+
+    @Override
+    public void forgetProcess(SandboxId id, String processId) {
+        processes.forgetProcess(id, processId);
+    }
+
+    @Override
+    public void freeze(SandboxId id) {
+        if (status(id) == RuntimeStatus.RUNNING) runsc.pause(id);
+    }
+
+    @Override
+    public void thaw(SandboxId id) {
+        if (status(id) == RuntimeStatus.FROZEN) runsc.resume(id);
+    }
+
+    /** A pause: the sentry keeps its memory (paging it out is not built for gVisor yet). */
+    @Override
+    public void standby(SandboxId id) {
+        freeze(id);
+    }
+
+    @Override
+    public long residentBytes(SandboxId id) {
+        return meters.residentBytes(id);
+    }
+
+    @Override
+    public long swappedBytes(SandboxId id) {
+        return meters.swappedBytes(id);
+    }
+
+    @Override
+    public Duration cpuUsage(SandboxId id) {
+        return meters.cpuUsage(id);
+    }
+
+    /**
+     * runsc saves the sandbox whole, but refuses a unix socket bound on the host: stasis-init lets go
+     * of its socket first ({@code quiesce}) and binds it again on SIGUSR1 afterwards, in this sandbox
+     * if it runs on, or in the one restored from the image.
+     */
+    @Override
+    public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+        var status = status(id);
+        if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN)
+            throw StasisException.runtimeFailed(id.value(), "checkpoint", "the sandbox's processes are gone", null);
+        long start = System.nanoTime();
+        boolean wasFrozen = status == RuntimeStatus.FROZEN;
+        if (wasFrozen) runsc.resume(id); // init must run to let go of its socket
+        Path dir = imageStore.create(image);
+        try {
+            quiesce(id);
+            runsc.checkpoint(id, dir, leaveRunning);
+        } catch (RuntimeException e) {
+            imageStore.delete(image);
+            try {
+                if (status(id) == RuntimeStatus.RUNNING) {
+                    rebind(id);
+                    if (wasFrozen) runsc.pause(id);
+                }
+            } catch (RuntimeException undo) {
+                e.addSuppressed(undo);
+            }
+            throw e;
+        }
+        long size = imageStore.seal(image);
+        if (leaveRunning) {
+            rebind(id);
+            if (wasFrozen) runsc.pause(id);
+        } else {
+            if (runsc.hasState(id)) runsc.deleteForce(id);
+            connections.forget(id);
+            cgroups.removeLeft(id);
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("leaveRunning", leaveRunning)
+                .addKeyValue("bytes", size).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox checkpointed");
+        return size;
+    }
+
+    /** The service's connections closed, then stasis-init's: it closes ours once its socket file is gone. */
+    private void quiesce(SandboxId id) {
+        connections.closeAll(id);
+        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
+             var connection = InitConnection.open(id, confined)) {
+            var reply = connection.call(InitFrame.of("quiesce").build());
+            if (!reply.verb().equals("ok"))
+                throw StasisException.runtimeFailed(id.value(), "quiesce stasis-init", "it answered " + reply, null);
+            try {
+                connection.call(InitFrame.of("ping").build());
+            } catch (StasisException closed) {
+                return; // the connection is closed: the socket file is gone
+            }
+            throw StasisException.runtimeFailed(id.value(), "quiesce stasis-init", "it still answers on its socket", null);
+        }
+    }
+
+    /** SIGUSR1 to stasis-init, which binds its socket again; returns once it answers there. */
+    private void rebind(SandboxId id) {
+        long start = System.nanoTime();
+        runsc.kill(id, "USR1");
+        SandboxInit.awaitAnswer(id, bundles.rootOf(id), rootOwner, SandboxInit.readPid(id, bundles.pidFile(id)), start, START_TIMEOUT);
+    }
+
+    @Override
+    public void restore(RuntimeSpec spec, CheckpointId image) {
+        SandboxId id = spec.id();
+        if (spec.network().isPresent())
+            throw StasisException.runtimeFailed(id.value(), "runsc restore", "gVisor sandboxes have no network yet", null);
+        if (!imageStore.isComplete(image))
+            throw StasisException.runtimeFailed(id.value(), "runsc restore", "there is no complete image " + image.value(), null);
+        long start = System.nanoTime();
+        Path bundle = bundles.write(new RuntimeSpec(id, spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+        try {
+            runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id));
+            rebind(id);
+        } catch (RuntimeException e) {
+            try {
+                destroy(id);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
+                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox restored");
+    }
+
+    @Override
+    public OptionalLong imageSize(CheckpointId image) {
+        return images.imageSize(image);
+    }
+
+    @Override
+    public <R> R exportImage(CheckpointId image, StreamReader<R> reader) {
+        return images.exportImage(image, reader);
+    }
+
+    @Override
+    public long importImage(CheckpointId image, InputStream stream) {
+        return images.importImage(image, stream);
+    }
+
+    @Override
+    public void deleteImage(CheckpointId image) {
+        images.deleteImage(image);
+    }
+
+    @Override
+    public Set<CheckpointId> listImages() {
+        return images.listImages();
+    }
+
+    @Override
+    public int awaitEarlierWork(Duration timeout) {
+        return 0; // no tool of this runtime goes on after the service that started it is gone
+    }
+
+    @Override
+    public OptionalLong completeInterruptedDump(CheckpointId image) {
+        return OptionalLong.empty();
+    }
+
+    @Override
+    public RuntimeStatus status(SandboxId id) {
+        var state = runsc.state(id);
+        if (state.isEmpty()) return RuntimeStatus.UNKNOWN;
+        return switch (state.get().status()) {
+            case "running" -> RuntimeStatus.RUNNING;
+            case "paused" -> RuntimeStatus.FROZEN;
+            default -> RuntimeStatus.STOPPED;
+        };
+    }
+
+    /** SIGTERM to stasis-init, which passes it to every process and ends when they have; then {@link #destroy}. */
+    @Override
+    public void stop(SandboxId id, Duration grace) {
+        var status = status(id);
+        if (status == RuntimeStatus.FROZEN) runsc.resume(id);
+        if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) {
+            runsc.kill(id, "TERM");
+            long deadline = System.nanoTime() + grace.toNanos();
+            while (status(id) == RuntimeStatus.RUNNING && System.nanoTime() < deadline) sleep(Duration.ofMillis(20));
+        }
+        destroy(id);
+    }
+
+    @Override
+    public void destroy(SandboxId id) {
+        var status = status(id);
+        if (status != RuntimeStatus.UNKNOWN) {
+            // A paused sandbox's tasks cannot die, and runsc's delete of a running one waits for them in slow steps.
+            if (status == RuntimeStatus.FROZEN) runsc.resume(id);
+            if (status != RuntimeStatus.STOPPED) {
+                try {
+                    runsc.kill(id, "KILL");
+                } catch (StasisException e) {
+                    log.atDebug().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage()).log("kill before delete failed");
+                }
+            }
+            runsc.deleteForce(id);
+        }
+        cgroups.removeLeft(id);
+        bundles.forgetRoot(id);
+        connections.forget(id);
+        deleteTree(bundles.dir().resolve(id.value()));
+        deleteTree(logs.resolve(id.value()));
+    }
+
+    @Override
+    public Set<SandboxId> listOwned() {
+        var ids = new TreeSet<SandboxId>();
+        runsc.list().stream().filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
+        for (Path dir : new Path[]{bundles.dir(), logs}) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> entries = Files.list(dir)) {
+                entries.map(p -> p.getFileName().toString()).filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return ids;
+    }
+
+    @Override
+    public void close() {
+        outputNotifier.close();
+        cgroups.removeEmptyParents();
+    }
+
+    private static void deleteTree(Path dir) {
+        try {
+            FileTrees.deleteRecursivelyUnmounting(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("removing " + dir, e);
+        }
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}
