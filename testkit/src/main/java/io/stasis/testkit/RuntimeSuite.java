@@ -12,6 +12,10 @@ import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +38,21 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
     protected void assertNothingLeft(Set<SandboxId> destroyed) {
         assertThat(HostLeaks.processesOf(destroyed)).as("processes left").isEmpty();
         assertThat(HostLeaks.cgroupsOf(destroyed)).as("cgroups left").isEmpty();
+    }
+
+    /** The root on the host is the sandbox's files, both ways at once: the files API and snapshots rely on it. */
+    @Test
+    void theRootOnTheHostIsTheSandboxsFilesBothWaysAtOnce() throws Exception {
+        var id = start();
+        for (String dir : List.of("/", "/tmp/")) {
+            Path fromHost = rootOf(id).resolve(dir.substring(1) + "from-host");
+            Files.writeString(fromHost, "written on the host");
+            assertThat(Commands.run(runtime(), id, "cat", dir + "from-host").stdout()).as(dir).isEqualTo("written on the host");
+            Files.writeString(fromHost, "changed on the host, longer");
+            assertThat(Commands.run(runtime(), id, "cat", dir + "from-host").stdout()).as(dir).isEqualTo("changed on the host, longer");
+            assertThat(Commands.sh(runtime(), id, "echo written inside > " + dir + "from-inside").code()).isZero();
+            assertThat(rootOf(id).resolve(dir.substring(1) + "from-inside")).as(dir).hasContent("written inside");
+        }
     }
 
     @Test
@@ -91,9 +110,35 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
     void updatedLimitsHoldInsideTheSandbox() {
         var id = start();
         runtime().updateResources(id, new Resources(0.5, 96, 77));
+        if (!limitsShowInside()) {
+            assertThat(hostCgroupFile(id, "memory", "memory.limit_in_bytes")).isEqualTo(Long.toString(96L << 20));
+            assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
+            assertThat(Long.parseLong(hostCgroupFile(id, "pids", "pids.max"))).isGreaterThanOrEqualTo(77);
+            return;
+        }
         var limits = Commands.sh(runtime(), id, "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max "
                 + "/sys/fs/cgroup/cpu/cpu.cfs_quota_us").stdout().lines().toList();
         assertThat(limits).containsExactly(Long.toString(96L << 20), "77", "50000");
+    }
+
+    /**
+     * Whether the sandbox's own /sys/fs/cgroup shows the host's limits on it (runc); under gVisor it
+     * shows the sentry's cgroupfs, and the limits hold on the host's cgroups of the sandbox instead.
+     */
+    protected boolean limitsShowInside() {
+        return true;
+    }
+
+    /** A file of the sandbox's cgroup in {@code controller} on the host, its content stripped. */
+    protected static String hostCgroupFile(SandboxId id, String controller, String file) {
+        var dir = HostLeaks.cgroupsOf(Set.of(id)).stream().map(Path::of)
+                .filter(p -> p.startsWith(Path.of("/sys/fs/cgroup", controller))).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + controller + " cgroup of " + id));
+        try {
+            return Files.readString(dir.resolve(file)).strip();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     @Test

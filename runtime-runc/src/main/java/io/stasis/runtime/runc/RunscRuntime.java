@@ -1,5 +1,7 @@
 package io.stasis.runtime.runc;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.StasisException;
@@ -18,6 +20,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -93,10 +96,29 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
         return new Resources(resources.cpus(), resources.memoryMb(), (int) Math.min(pids, Integer.MAX_VALUE), resources.diskMb());
     }
 
-    /** What runsc needs changed in runc's spec: the sentry applies no seccomp profile of ours, and runs no CRIU. */
+    /**
+     * What runsc needs changed in runc's spec: the sentry applies no seccomp profile of ours and runs
+     * no CRIU; and the root's own /tmp is bound on /tmp, since runsc otherwise mounts a tmpfs of the
+     * sentry's there, which the host (the files API) would never see. Only a real directory is bound:
+     * the sandbox may have made its /tmp a link, which the host would follow out of the root. A
+     * bundle is written right before each start and restore, when no process of the sandbox runs to
+     * change it after this check.
+     */
     private static ObjectNode forRunsc(ObjectNode spec) {
         ((ObjectNode) spec.get("linux")).remove("seccomp");
         spec.remove("annotations");
+        Path tmp = Path.of(spec.path("root").path("path").asText()).resolve("tmp");
+        var mounts = (ArrayNode) spec.get("mounts");
+        boolean bound = false;
+        for (var mount : mounts) bound |= mount.path("destination").asText().equals("/tmp");
+        if (!bound && Files.isDirectory(tmp, LinkOption.NOFOLLOW_LINKS)) {
+            var mount = JsonNodeFactory.instance.objectNode().put("destination", "/tmp").put("type", "bind").put("source", tmp.toString());
+            mount.putArray("options").add("rbind").add("rw").add("nosuid").add("nodev");
+            // Before the volumes, which may be mounted below /tmp.
+            int firstBind = 0;
+            while (firstBind < mounts.size() && !mounts.get(firstBind).path("type").asText().equals("bind")) firstBind++;
+            mounts.insert(firstBind, mount);
+        }
         return spec;
     }
 

@@ -2,6 +2,8 @@ package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.SandboxRuntime;
@@ -11,13 +13,18 @@ import io.stasis.storage.btrfs.BtrfsPool;
 import io.stasis.storage.btrfs.BtrfsPoolConfig;
 import io.stasis.storage.btrfs.BtrfsRootStore;
 import io.stasis.templates.TinyTemplate;
+import io.stasis.core.spi.SpawnSpec;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.Commands;
 import io.stasis.testkit.HostLeaks;
-import io.stasis.testkit.RuntimeLifecycleSuite;
+import io.stasis.testkit.IsolationSuite;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -29,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * on a real btrfs pool with the busybox template.
  */
 @Tag("root")
-class RunscRuntimeIT extends RuntimeLifecycleSuite {
+class RunscRuntimeIT extends IsolationSuite {
     private static Path dataDir;
     private static BtrfsPool pool;
     private static BtrfsRootStore roots;
@@ -69,6 +76,21 @@ class RunscRuntimeIT extends RuntimeLifecycleSuite {
     }
 
     @Override
+    protected boolean limitsShowInside() {
+        return false;
+    }
+
+    @Override
+    protected boolean hostKernelServesTheSandbox() {
+        return false;
+    }
+
+    @Override
+    protected boolean survivesItsOwnLimits() {
+        return false;
+    }
+
+    @Override
     protected Path newRoot(SandboxId id) {
         return roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes());
     }
@@ -87,6 +109,40 @@ class RunscRuntimeIT extends RuntimeLifecycleSuite {
     protected void assertNothingLeft(Set<SandboxId> destroyed) {
         assertThat(HostLeaks.cgroupsOf(destroyed)).isEmpty();
         assertThat(HostLeaks.processesOf(destroyed)).isEmpty();
+    }
+
+    @Test
+    void aSandboxPastItsMemoryEndsWholeAndTheHostIsUnharmed() {
+        var id = start(new Resources(1, 64, 512));
+        var hog = new SpawnSpec(List.of("sh", "-c", "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived"),
+                Optional.empty(), Commands.ENV, Optional.empty());
+        try {
+            assertThat(Commands.run(runtime, id, hog, Duration.ofSeconds(15)).stdout()).doesNotContain("survived");
+        } catch (StasisException ended) {
+            // the sentry ended under the call: what this test expects
+        }
+        Await.until("the sandbox to end", Duration.ofSeconds(30), () -> runtime.status(id) != SandboxRuntime.RuntimeStatus.RUNNING);
+        runtime.destroy(id);
+        assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
+    }
+
+    @Test
+    void aForkBombEndsTheSandboxWithinItsHostTasks() {
+        var id = start(new Resources(1, 256, 64));
+        var bomb = new SpawnSpec(List.of("sh", "-c", "bomb() { bomb | bomb & }; bomb; sleep 1000"), Optional.empty(), Commands.ENV, Optional.empty());
+        runtime.startProcess(id, Ids.randomSuffix(), bomb, new byte[0]);
+        Await.until("the sandbox to end", Duration.ofSeconds(60), () -> runtime.status(id) != SandboxRuntime.RuntimeStatus.RUNNING);
+        assertThat(Long.parseLong(hostCgroupFileOrZero(id))).isLessThanOrEqualTo(RunscRuntime.hostLimits(new Resources(1, 256, 64)).pids());
+        runtime.destroy(id);
+        assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
+    }
+
+    private static String hostCgroupFileOrZero(SandboxId id) {
+        try {
+            return hostCgroupFile(id, "pids", "pids.current");
+        } catch (AssertionError | RuntimeException gone) {
+            return "0";
+        }
     }
 
     @Test
