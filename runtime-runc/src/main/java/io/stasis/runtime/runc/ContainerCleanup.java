@@ -10,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -120,9 +121,14 @@ final class ContainerCleanup {
     }
 
     Set<SandboxId> listOwned() {
+        return owned(runc.list(), bundles.dir(), logs);
+    }
+
+    /** The sandboxes an engine lists, and those with a bundle or logs left: what a runtime owns. */
+    static Set<SandboxId> owned(List<String> listedByEngine, Path bundles, Path logs) {
         var ids = new TreeSet<SandboxId>();
-        runc.list().stream().filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
-        for (Path dir : new Path[]{bundles.dir(), logs}) {
+        listedByEngine.stream().filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
+        for (Path dir : new Path[]{bundles, logs}) {
             if (!Files.isDirectory(dir)) continue;
             try (Stream<Path> entries = Files.list(dir)) {
                 entries.map(p -> p.getFileName().toString()).filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
@@ -133,7 +139,7 @@ final class ContainerCleanup {
         return ids;
     }
 
-    private static void deleteTree(Path dir) {
+    static void deleteTree(Path dir) {
         try {
             FileTrees.deleteRecursivelyUnmounting(dir);
         } catch (IOException e) {

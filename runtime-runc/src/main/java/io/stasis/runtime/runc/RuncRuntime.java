@@ -3,16 +3,9 @@ package io.stasis.runtime.runc;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.ExecHandle;
-import io.stasis.core.spi.ProcessEntry;
 import io.stasis.core.spi.RuntimeSpec;
-import io.stasis.core.spi.SandboxRuntime;
-import io.stasis.core.spi.SpawnSpec;
-import io.stasis.core.spi.StreamReader;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -33,7 +26,7 @@ import org.slf4j.LoggerFactory;
  * {@link RuncImages}, {@link CgroupMeters}, {@link SandboxInit} (status) and {@link ContainerCleanup}
  * (stop, destroy, listOwned).
  */
-public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
+public final class RuncRuntime implements InitRuntime, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RuncRuntime.class);
 
     private final OutputNotifier outputNotifier = new OutputNotifier();
@@ -91,6 +84,21 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
+    public InitProcesses processesPart() {
+        return processes;
+    }
+
+    @Override
+    public RuncImages imagesPart() {
+        return images;
+    }
+
+    @Override
+    public CgroupMeters metersPart() {
+        return meters;
+    }
+
+    @Override
     public void create(RuntimeSpec spec) {
         starts.create(spec);
     }
@@ -115,51 +123,6 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public ExecHandle spawn(SandboxId id, SpawnSpec spec) {
-        return processes.spawn(id, spec);
-    }
-
-    @Override
-    public long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label) {
-        return processes.startProcess(id, processId, spec, label);
-    }
-
-    @Override
-    public List<ProcessEntry> processes(SandboxId id) {
-        return processes.processes(id);
-    }
-
-    @Override
-    public ExecHandle attach(SandboxId id, String processId) {
-        return processes.attach(id, processId);
-    }
-
-    @Override
-    public void signal(SandboxId id, long pid, int signal) {
-        processes.signal(id, pid, signal);
-    }
-
-    @Override
-    public void writeStdin(SandboxId id, String processId, byte[] data) {
-        processes.writeStdin(id, processId, data);
-    }
-
-    @Override
-    public void closeStdin(SandboxId id, String processId) {
-        processes.closeStdin(id, processId);
-    }
-
-    @Override
-    public void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size) {
-        processes.resizeTerminal(id, processId, size);
-    }
-
-    @Override
-    public void forgetProcess(SandboxId id, String processId) {
-        processes.forgetProcess(id, processId);
-    }
-
-    @Override
     public void freeze(SandboxId id) {
         standby.freeze(id);
     }
@@ -175,21 +138,6 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public long residentBytes(SandboxId id) {
-        return meters.residentBytes(id);
-    }
-
-    @Override
-    public long swappedBytes(SandboxId id) {
-        return meters.swappedBytes(id);
-    }
-
-    @Override
-    public Duration cpuUsage(SandboxId id) {
-        return meters.cpuUsage(id);
-    }
-
-    @Override
     public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
         return dumps.checkpoint(id, image, leaveRunning);
     }
@@ -197,31 +145,6 @@ public final class RuncRuntime implements SandboxRuntime, AutoCloseable {
     @Override
     public void restore(RuntimeSpec spec, CheckpointId image) {
         restores.restore(spec, image);
-    }
-
-    @Override
-    public OptionalLong imageSize(CheckpointId image) {
-        return images.imageSize(image);
-    }
-
-    @Override
-    public <R> R exportImage(CheckpointId image, StreamReader<R> reader) {
-        return images.exportImage(image, reader);
-    }
-
-    @Override
-    public long importImage(CheckpointId image, InputStream stream) {
-        return images.importImage(image, stream);
-    }
-
-    @Override
-    public void deleteImage(CheckpointId image) {
-        images.deleteImage(image);
-    }
-
-    @Override
-    public Set<CheckpointId> listImages() {
-        return images.listImages();
     }
 
     @Override

@@ -7,27 +7,15 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.FileOwner;
-import io.stasis.core.spi.ProcessEntry;
 import io.stasis.core.spi.RuntimeSpec;
-import io.stasis.core.spi.SandboxRuntime;
-import io.stasis.core.spi.SpawnSpec;
-import io.stasis.core.spi.StreamReader;
 import io.stasis.fs.linux.ConfinedRoot;
-import io.stasis.host.FileTrees;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *   <li>no network yet.</li>
  * </ul>
  */
-public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
+public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RunscRuntime.class);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
     /** Host tasks of an idle sandbox: the sentry's threads, the gofer, the first stub. */
@@ -123,6 +111,21 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
+    public InitProcesses processesPart() {
+        return processes;
+    }
+
+    @Override
+    public RuncImages imagesPart() {
+        return images;
+    }
+
+    @Override
+    public CgroupMeters metersPart() {
+        return meters;
+    }
+
+    @Override
     public void create(RuntimeSpec spec) {
         if (spec.network().isPresent())
             throw StasisException.runtimeFailed(spec.id().value(), "runsc run", "gVisor sandboxes have no network yet", null);
@@ -150,51 +153,6 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public ExecHandle spawn(SandboxId id, SpawnSpec spec) {
-        return processes.spawn(id, spec);
-    }
-
-    @Override
-    public long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label) {
-        return processes.startProcess(id, processId, spec, label);
-    }
-
-    @Override
-    public List<ProcessEntry> processes(SandboxId id) {
-        return processes.processes(id);
-    }
-
-    @Override
-    public ExecHandle attach(SandboxId id, String processId) {
-        return processes.attach(id, processId);
-    }
-
-    @Override
-    public void signal(SandboxId id, long pid, int signal) {
-        processes.signal(id, pid, signal);
-    }
-
-    @Override
-    public void writeStdin(SandboxId id, String processId, byte[] data) {
-        processes.writeStdin(id, processId, data);
-    }
-
-    @Override
-    public void closeStdin(SandboxId id, String processId) {
-        processes.closeStdin(id, processId);
-    }
-
-    @Override
-    public void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size) {
-        processes.resizeTerminal(id, processId, size);
-    }
-
-    @Override
-    public void forgetProcess(SandboxId id, String processId) {
-        processes.forgetProcess(id, processId);
-    }
-
-    @Override
     public void freeze(SandboxId id) {
         if (status(id) == RuntimeStatus.RUNNING) runsc.pause(id);
     }
@@ -208,21 +166,6 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
     @Override
     public void standby(SandboxId id) {
         freeze(id);
-    }
-
-    @Override
-    public long residentBytes(SandboxId id) {
-        return meters.residentBytes(id);
-    }
-
-    @Override
-    public long swappedBytes(SandboxId id) {
-        return meters.swappedBytes(id);
-    }
-
-    @Override
-    public Duration cpuUsage(SandboxId id) {
-        return meters.cpuUsage(id);
     }
 
     /**
@@ -317,31 +260,6 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
     }
 
     @Override
-    public OptionalLong imageSize(CheckpointId image) {
-        return images.imageSize(image);
-    }
-
-    @Override
-    public <R> R exportImage(CheckpointId image, StreamReader<R> reader) {
-        return images.exportImage(image, reader);
-    }
-
-    @Override
-    public long importImage(CheckpointId image, InputStream stream) {
-        return images.importImage(image, stream);
-    }
-
-    @Override
-    public void deleteImage(CheckpointId image) {
-        images.deleteImage(image);
-    }
-
-    @Override
-    public Set<CheckpointId> listImages() {
-        return images.listImages();
-    }
-
-    @Override
     public int awaitEarlierWork(Duration timeout) {
         return 0; // no tool of this runtime goes on after the service that started it is gone
     }
@@ -393,37 +311,19 @@ public final class RunscRuntime implements SandboxRuntime, AutoCloseable {
         cgroups.removeLeft(id);
         bundles.forgetRoot(id);
         connections.forget(id);
-        deleteTree(bundles.dir().resolve(id.value()));
-        deleteTree(logs.resolve(id.value()));
+        ContainerCleanup.deleteTree(bundles.dir().resolve(id.value()));
+        ContainerCleanup.deleteTree(logs.resolve(id.value()));
     }
 
     @Override
     public Set<SandboxId> listOwned() {
-        var ids = new TreeSet<SandboxId>();
-        runsc.list().stream().filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
-        for (Path dir : new Path[]{bundles.dir(), logs}) {
-            if (!Files.isDirectory(dir)) continue;
-            try (Stream<Path> entries = Files.list(dir)) {
-                entries.map(p -> p.getFileName().toString()).filter(SandboxId::isValid).map(SandboxId::new).forEach(ids::add);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-        return ids;
+        return ContainerCleanup.owned(runsc.list(), bundles.dir(), logs);
     }
 
     @Override
     public void close() {
         outputNotifier.close();
         cgroups.removeEmptyParents();
-    }
-
-    private static void deleteTree(Path dir) {
-        try {
-            FileTrees.deleteRecursivelyUnmounting(dir);
-        } catch (IOException e) {
-            throw new UncheckedIOException("removing " + dir, e);
-        }
     }
 
     private static void sleep(Duration duration) {

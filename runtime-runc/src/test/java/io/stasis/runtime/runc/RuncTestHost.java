@@ -20,22 +20,37 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.function.Function;
 
-/** A real btrfs pool with the busybox template and a runc runtime with CRIU, in a scratch directory. */
+/**
+ * A real btrfs pool with the busybox template and a runtime on it, in a scratch directory: runc
+ * with CRIU, or gVisor's runsc ({@link #gvisor}).
+ */
 final class RuncTestHost implements AutoCloseable {
     final Path dataDir;
     final BtrfsPool pool;
     final BtrfsRootStore roots;
-    final RuncRuntime runtime;
+    final InitRuntime runtime;
 
     RuncTestHost() throws IOException {
+        this(defaults -> new RuncRuntime(new RuncConfig(defaults.runc(), criu(), defaults.stateDir(), defaults.cgroupParent(),
+                defaults.idMapBase(), defaults.toolTimeout())));
+    }
+
+    /** A host whose runtime is gVisor's: the runsc `./stasis setup` installs, or the one named by STASIS_RUNSC. */
+    static RuncTestHost gvisor() throws IOException {
+        String env = System.getenv("STASIS_RUNSC");
+        Path runsc = env != null && !env.isBlank() ? Path.of(env) : RunscConfig.INSTALLED;
+        return new RuncTestHost(defaults -> new RunscRuntime(new RunscConfig(runsc, defaults.stateDir(), defaults.cgroupParent(),
+                defaults.idMapBase(), defaults.toolTimeout())));
+    }
+
+    private RuncTestHost(Function<RuncConfig, InitRuntime> runtimeOn) throws IOException {
         // Root inside the sandbox is an unprivileged host uid: it must be able to traverse to its root.
         dataDir = Files.createTempDirectory("stasis-runc-it", PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx--x--x")));
         pool = BtrfsPool.open(BtrfsPoolConfig.image(dataDir, 4L << 30));
         roots = new BtrfsRootStore(pool);
         var defaults = RuncConfig.defaults(dataDir.resolve("runtime"));
-        var config = new RuncConfig(defaults.runc(), criu(), defaults.stateDir(), defaults.cgroupParent(), defaults.idMapBase(), defaults.toolTimeout());
-        runtime = new RuncRuntime(config);
-        roots.installTemplate(new TinyTemplate(), config.rootOwner(), TemplateRecipe.Progress.NONE);
+        runtime = runtimeOn.apply(defaults);
+        roots.installTemplate(new TinyTemplate(), defaults.rootOwner(), TemplateRecipe.Progress.NONE);
     }
 
     /** The CRIU that `./stasis setup` installs, or the one named by STASIS_CRIU. */
