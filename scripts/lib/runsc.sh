@@ -60,9 +60,10 @@ runsc_step() {
     ((release >= RUNSC_MIN_RELEASE)) ||
         die "Debian $RUNSC_SUITE carries runsc $release, older than $RUNSC_MIN_RELEASE"
     local verified=1
-    if in_chroot; then
-        # The kernel refuses a user namespace to a chrooted process, and runsc's file server makes
-        # one: no sandbox can run here, so the install is left unstamped and checked again later.
+    if ! unshare --user true 2>/dev/null; then
+        # runsc's file server makes a user namespace, which the kernel refuses here (to a chrooted
+        # process, as in the fresh-machine test, or where they are turned off): no sandbox can run,
+        # so the install is left unstamped and checked again by the next run.
         verified=0
     else
         runsc_verify "$work/root/usr/bin/runsc" "$work" "$log" || die "runsc $release failed verification (see $log)"
@@ -74,7 +75,7 @@ runsc_step() {
     rm -rf -- "$work"
     if ((verified == 0)); then
         rm -f -- "$RUNSC_PREFIX/.verified"
-        say "runsc: installed, not verified ($release at $bin: this root is a chroot, where the kernel refuses the user namespace runsc needs; no gVisor sandbox can run here)"
+        say "runsc: installed, not verified ($release at $bin: the kernel refuses this process the user namespace runsc needs, as in a chroot; no gVisor sandbox can run here)"
         return 0
     fi
     runsc_version_line "$bin" >"$RUNSC_PREFIX/.verified.tmp"
@@ -82,25 +83,3 @@ runsc_step() {
     say "runsc: ok ($release at $bin, installed and verified in $(elapsed "$start"))"
 }
 
-# in_chroot: whether this process's root is not process 1's (a chroot; a container has its own process 1).
-in_chroot() {
-    local own init
-    own=$(stat -c %d:%i / 2>/dev/null) || return 1
-    init=$(stat -L -c %d:%i /proc/1/root 2>/dev/null) || return 1
-    [[ $own != "$init" ]]
-}
-
-# runsc_verify BIN WORK LOG: a sandbox of the host's static busybox, no network, no cgroups of its
-# own, must print the word it is given; its state directory is removed afterwards.
-runsc_verify() {
-    local bin=$1 bundle=$2/verify state=$2/verify-state word=stasis-runsc-ok out rc=0
-    mkdir -p -- "$bundle/rootfs/bin" "$state"
-    cp -- /bin/busybox "$bundle/rootfs/bin/busybox" || { printf 'no /bin/busybox (busybox-static)\n' >>"$3"; return 1; }
-    (cd "$bundle" && "$bin" spec -- /bin/busybox echo "$word") >>"$3" 2>&1 || return 1
-    jq '.process.terminal = false' "$bundle/config.json" >"$bundle/config.json.new" && mv -f -- "$bundle/config.json.new" "$bundle/config.json"
-    out=$(timeout -k 5 60 "$bin" --root="$state" --platform="$RUNSC_PLATFORM" --network=none --ignore-cgroups \
-        run --bundle "$bundle" "stasis-verify-$$" </dev/null 2>>"$3") || rc=$?
-    "$bin" --root="$state" delete --force "stasis-verify-$$" >/dev/null 2>&1 || true
-    printf 'verify: exit %s, output %q\n' "$rc" "$out" >>"$3"
-    [[ $rc -eq 0 && $out == "$word" ]]
-}
