@@ -7,30 +7,24 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.MountInfo;
 import io.stasis.host.Mounts;
-import io.stasis.host.ToolRunner;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The only class that runs {@code runc}. It owns the state directory ({@code --root}), the per
- * sandbox log files, timeouts and the mapping of failures to errors that quote runc's own words.
- * Public for the benchmark, which measures runc itself as the floor under a sandbox.
+ * The only class that runs {@code runc} (through {@link OciCli}, which runs runsc too): its flags and
+ * verbs, what it leaves in its state directory ({@code --root}) when it dies, and what its failures
+ * mean (a key quota used up is the host's limit, not a fault). Public for the benchmark, which
+ * measures runc itself as the floor under a sandbox.
  */
 public final class Runc {
     private static final Logger log = LoggerFactory.getLogger(Runc.class);
@@ -41,8 +35,6 @@ public final class Runc {
     private static final String SESSION_KEY_QUOTA = "unable to create session key: disk quota exceeded";
 
     private final OciCli cli;
-    private final Path binary;
-    private final Path stateRoot;
 
     public Runc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
         this(binary, stateRoot, logDir, timeout, Optional.empty());
@@ -57,8 +49,6 @@ public final class Runc {
     Runc(Path binary, Path stateRoot, Path logDir, Duration timeout, Optional<Path> criu, Map<String, String> criuEnvironment) {
         this.cli = new OciCli("runc", binary, stateRoot, logDir, timeout,
                 criu.map(c -> List.of("--criu", c.toString())).orElse(List.of()), criuEnvironment);
-        this.binary = binary;
-        this.stateRoot = stateRoot;
     }
 
     /** runc's version line, checked at start-up. */
@@ -163,7 +153,7 @@ public final class Runc {
      * it made for CRIU, criu-root, still there). Nothing happens when there is no such directory.
      */
     void removeLeftState(SandboxId id) {
-        Path dir = stateRoot.resolve(id.value());
+        Path dir = cli.stateRoot().resolve(id.value());
         if (!Files.isDirectory(dir)) return;
         try {
             // Its caller has unmounted what runc left in it (unmountLeftInState). Never a recursive delete: criu-root is a bind mount of the sandbox's root, and a walk
@@ -185,7 +175,7 @@ public final class Runc {
      * recursively, and would delete the sandbox's files through it.
      */
     void unmountLeftInState(SandboxId id) {
-        Path dir = stateRoot.resolve(id.value());
+        Path dir = cli.stateRoot().resolve(id.value());
         if (!Files.isDirectory(dir)) return;
         try {
             if (MountInfo.read().below(dir.toRealPath()).isEmpty()) return;
@@ -198,12 +188,12 @@ public final class Runc {
 
     /** Whether runc wrote the container's state.json, without which it knows nothing of the container. */
     boolean hasWholeState(SandboxId id) {
-        return Files.isRegularFile(stateRoot.resolve(id.value()).resolve("state.json"));
+        return Files.isRegularFile(cli.stateRoot().resolve(id.value()).resolve("state.json"));
     }
 
     /** Whether runc has state for the container (its directory under {@code --root}); no runc process is started. */
     boolean hasState(SandboxId id) {
-        return Files.isDirectory(stateRoot.resolve(id.value()));
+        return Files.isDirectory(cli.stateRoot().resolve(id.value()));
     }
 
     /** The container's state, or empty if runc does not know it. */
@@ -232,8 +222,8 @@ public final class Runc {
                 if (!name.chars().allMatch(Character::isDigit)) continue;
                 List<String> argv = HostProcesses.commandLine(Long.parseLong(name));
                 int root = argv.indexOf("--root");
-                if (!argv.isEmpty() && argv.getFirst().equals(binary.toString()) && root >= 0 && root + 1 < argv.size()
-                        && argv.get(root + 1).equals(stateRoot.toString()))
+                if (!argv.isEmpty() && argv.getFirst().equals(cli.binary().toString()) && root >= 0 && root + 1 < argv.size()
+                        && argv.get(root + 1).equals(cli.stateRoot().toString()))
                     pids.add(Long.parseLong(name));
             }
         } catch (IOException e) {
@@ -244,8 +234,8 @@ public final class Runc {
 
     /** Ids of every container in the state directory. */
     List<String> list() {
-        if (!Files.isDirectory(stateRoot)) return List.of();
-        try (var dirs = Files.list(stateRoot)) {
+        if (!Files.isDirectory(cli.stateRoot())) return List.of();
+        try (var dirs = Files.list(cli.stateRoot())) {
             return dirs.filter(Files::isDirectory).map(p -> p.getFileName().toString()).sorted().toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -127,21 +127,16 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public void create(RuntimeSpec spec) {
-        if (spec.network().isPresent())
-            throw StasisException.runtimeFailed(spec.id().value(), "runsc run", "gVisor sandboxes have no network yet", null);
+        refuseNetwork(spec, "run");
         SandboxId id = spec.id();
         long start = System.nanoTime();
-        Path bundle = bundles.write(new RuntimeSpec(id, spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+        Path bundle = writeBundle(spec);
         try {
             Path pidFile = bundle.resolve("init.pid");
             runsc.runDetached(id, bundle, pidFile);
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
         } catch (RuntimeException e) {
-            try {
-                destroy(id);
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
+            destroyAfter(id, e);
             throw e;
         }
         log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox started");
@@ -238,21 +233,16 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     @Override
     public void restore(RuntimeSpec spec, CheckpointId image) {
         SandboxId id = spec.id();
-        if (spec.network().isPresent())
-            throw StasisException.runtimeFailed(id.value(), "runsc restore", "gVisor sandboxes have no network yet", null);
+        refuseNetwork(spec, "restore");
         if (!imageStore.isComplete(image))
             throw StasisException.runtimeFailed(id.value(), "runsc restore", "there is no complete image " + image.value(), null);
         long start = System.nanoTime();
-        Path bundle = bundles.write(new RuntimeSpec(id, spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+        Path bundle = writeBundle(spec);
         try {
             runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id));
             rebind(id);
         } catch (RuntimeException e) {
-            try {
-                destroy(id);
-            } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
-            }
+            destroyAfter(id, e);
             throw e;
         }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
@@ -278,6 +268,25 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             case "paused" -> RuntimeStatus.FROZEN;
             default -> RuntimeStatus.STOPPED;
         };
+    }
+
+    /** The sandbox's bundle, with the host limits for what it asks ({@link #hostLimits}). */
+    private Path writeBundle(RuntimeSpec spec) {
+        return bundles.write(new RuntimeSpec(spec.id(), spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+    }
+
+    private static void refuseNetwork(RuntimeSpec spec, String step) {
+        if (spec.network().isPresent())
+            throw StasisException.runtimeFailed(spec.id().value(), "runsc " + step, "gVisor sandboxes have no network yet", null);
+    }
+
+    /** After a failed start or restore: nothing of the sandbox stays; what goes wrong here is told with {@code failure}. */
+    private void destroyAfter(SandboxId id, RuntimeException failure) {
+        try {
+            destroy(id);
+        } catch (RuntimeException cleanup) {
+            failure.addSuppressed(cleanup);
+        }
     }
 
     /** SIGTERM to stasis-init, which passes it to every process and ends when they have; then {@link #destroy}. */
