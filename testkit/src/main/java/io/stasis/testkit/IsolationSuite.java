@@ -7,6 +7,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.SpawnSpec;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -145,17 +146,13 @@ public abstract class IsolationSuite extends RuntimeSuite {
 
     /** How often the sandbox's pids cgroup refused a fork (the "max" count of pids.events). */
     private static long forksRefused(SandboxId id) {
-        for (String cgroup : HostLeaks.cgroupsOf(Set.of(id))) {
-            Path events = Path.of(cgroup, "pids.events");
-            if (!Files.exists(events)) continue;
-            try {
-                return Files.readAllLines(events).stream().filter(l -> l.startsWith("max "))
-                        .mapToLong(l -> Long.parseLong(l.substring(4).strip())).sum();
-            } catch (IOException e) {
-                return 0;
-            }
+        String events;
+        try {
+            events = hostCgroupFile(id, "pids", "pids.events");
+        } catch (UncheckedIOException e) {
+            return 0;
         }
-        throw new AssertionError("no pids cgroup found for " + id);
+        return events.lines().filter(l -> l.startsWith("max ")).mapToLong(l -> Long.parseLong(l.substring(4).strip())).sum();
     }
 
     /** Host pids of the processes in the sandbox's cgroup. */

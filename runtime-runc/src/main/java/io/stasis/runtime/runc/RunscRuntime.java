@@ -132,7 +132,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         long start = System.nanoTime();
         Path bundle = writeBundle(spec);
         try {
-            Path pidFile = bundle.resolve("init.pid");
+            Path pidFile = bundles.pidFile(id);
             runsc.runDetached(id, bundle, pidFile);
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
         } catch (RuntimeException e) {
@@ -296,8 +296,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         if (status == RuntimeStatus.FROZEN) runsc.resume(id);
         if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) {
             runsc.kill(id, "TERM");
-            long deadline = System.nanoTime() + grace.toNanos();
-            while (status(id) == RuntimeStatus.RUNNING && System.nanoTime() < deadline) sleep(Duration.ofMillis(20));
+            // The sandbox's process ends with its init; /proc tells without starting a runsc per look.
+            HostProcesses.awaitEnd(SandboxInit.readPid(id, bundles.pidFile(id)), grace);
         }
         destroy(id);
     }
@@ -333,14 +333,5 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     public void close() {
         outputNotifier.close();
         cgroups.removeEmptyParents();
-    }
-
-    private static void sleep(Duration duration) {
-        try {
-            Thread.sleep(duration);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
     }
 }
