@@ -15,14 +15,6 @@ RUNSC_SUITE=${STASIS_RUNSC_SUITE:-bookworm-backports}
 RUNSC_MIN_RELEASE=20240729 # the date in "runsc version 0.0~20240729.0"
 RUNSC_PLATFORM=systrap
 
-# runsc_release_of BIN: "20240729", or fails when BIN does not run.
-runsc_release_of() {
-    local out
-    out=$("$1" --version 2>/dev/null) || return 1
-    [[ ${out%%$'\n'*} =~ ^runsc\ version\ .*([0-9]{8}) ]] || return 1
-    printf '%s\n' "${BASH_REMATCH[1]}"
-}
-
 # runsc_version_line BIN: the first line of `runsc --version` (read whole: with pipefail, a `head`
 # closing the pipe early would fail the call).
 runsc_version_line() {
@@ -31,11 +23,25 @@ runsc_version_line() {
     printf '%s\n' "${out%%$'\n'*}"
 }
 
+# runsc_release_in LINE: "20240729" from a version line, or fails when LINE is not runsc's.
+runsc_release_in() {
+    [[ $1 =~ ^runsc\ version\ .*([0-9]{8}) ]] || return 1
+    printf '%s\n' "${BASH_REMATCH[1]}"
+}
+
+# runsc_release_of BIN: "20240729", or fails when BIN does not run or is not runsc.
+runsc_release_of() {
+    local line
+    line=$(runsc_version_line "$1") || return 1
+    runsc_release_in "$line"
+}
+
 runsc_step() {
-    local bin=$RUNSC_PREFIX/runsc release log work deb start=${EPOCHREALTIME//[!0-9]/}
+    local bin=$RUNSC_PREFIX/runsc release line log work deb start=${EPOCHREALTIME//[!0-9]/}
     if [[ -x $bin && -r $RUNSC_PREFIX/.verified ]]; then
-        release=$(runsc_release_of "$bin" || true)
-        if [[ -n $release && "$(runsc_version_line "$bin")" == "$(head -n 1 -- "$RUNSC_PREFIX/.verified")" ]]; then
+        line=$(runsc_version_line "$bin" || true)
+        release=$(runsc_release_in "$line" || true)
+        if [[ -n $release && $line == "$(head -n 1 -- "$RUNSC_PREFIX/.verified")" ]]; then
             say "runsc: ok (cached, $release at $bin)"
             return 0
         fi
