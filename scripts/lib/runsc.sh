@@ -89,3 +89,18 @@ runsc_step() {
     say "runsc: ok ($release at $bin, installed and verified in $(elapsed "$start"))"
 }
 
+
+# runsc_verify BIN WORK LOG: a sandbox of the host's static busybox, no network, no cgroups of its
+# own, must print the word it is given; its state directory is removed afterwards.
+runsc_verify() {
+    local bin=$1 bundle=$2/verify state=$2/verify-state word=stasis-runsc-ok out rc=0
+    mkdir -p -- "$bundle/rootfs/bin" "$state"
+    cp -- /bin/busybox "$bundle/rootfs/bin/busybox" || { printf 'no /bin/busybox (busybox-static)\n' >>"$3"; return 1; }
+    (cd "$bundle" && "$bin" spec -- /bin/busybox echo "$word") >>"$3" 2>&1 || return 1
+    jq '.process.terminal = false' "$bundle/config.json" >"$bundle/config.json.new" && mv -f -- "$bundle/config.json.new" "$bundle/config.json"
+    out=$(timeout -k 5 60 "$bin" --root="$state" --platform="$RUNSC_PLATFORM" --network=none --ignore-cgroups \
+        run --bundle "$bundle" "stasis-verify-$$" </dev/null 2>>"$3") || rc=$?
+    "$bin" --root="$state" delete --force "stasis-verify-$$" >/dev/null 2>&1 || true
+    printf 'verify: exit %s, output %q\n' "$rc" "$out" >>"$3"
+    [[ $rc -eq 0 && $out == "$word" ]]
+}

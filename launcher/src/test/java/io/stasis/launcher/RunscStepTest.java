@@ -1,6 +1,7 @@
 package io.stasis.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,8 +11,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The set-up step of gVisor's runsc (scripts/lib/runsc.sh): how it reads a runsc's release, and
- * that a verified install is taken as it is, with no root, network or apt. The install itself runs
- * on a fresh root in {@code ./stasis test-fresh}.
+ * that a verified install is taken as it is, with no root, network or apt, and that the verification
+ * a new install goes through runs a real gVisor sandbox (a commit once removed that function, and
+ * only a machine without runsc noticed: the install itself runs on a fresh root in
+ * {@code ./stasis test-fresh}, where no gVisor sandbox can run).
  */
 class RunscStepTest {
     private static final String LIBS = "source \"$STASIS_ROOT/scripts/lib/setup.sh\"\nsource \"$STASIS_ROOT/scripts/lib/debian.sh\"\n"
@@ -51,5 +54,18 @@ class RunscStepTest {
                 + "\nrunsc_step");
         assertThat(result.code()).as(result.err()).isZero();
         assertThat(result.err()).contains("runsc: ok (cached, 20240729 at " + tmp.resolve("runsc") + ")");
+    }
+
+    @Test
+    void theVerificationOfANewInstallRunsARealSandbox() throws Exception {
+        Path installed = Path.of("/opt/stasis/runsc/runsc");
+        assumeTrue(Files.isExecutable(installed) && Files.isReadable(Path.of("/proc/self/ns/user"))
+                && new ProcessBuilder("unshare", "--user", "true").start().waitFor() == 0, "runsc installed and user namespaces allowed");
+        assumeTrue("root".equals(System.getProperty("user.name")), "root");
+        Path log = tmp.resolve("verify.log");
+        var result = Bash.run(LIBS + "runsc_verify " + Bash.quote(installed.toString()) + " " + Bash.quote(tmp.toString()) + " "
+                + Bash.quote(log.toString()));
+        assertThat(result.code()).as(result.err() + Files.readString(log)).isZero();
+        assertThat(Files.readString(log)).contains("verify: exit 0, output stasis-runsc-ok");
     }
 }

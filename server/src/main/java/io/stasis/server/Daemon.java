@@ -301,7 +301,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** Where the host-wide names of running instances are claimed (gone with a reboot, like the claims). */
-    private static final Path HOST_CLAIMS = Path.of("/run/stasis/claims");
+    static final Path HOST_CLAIMS = Path.of("/run/stasis/claims");
 
     /**
      * Claims this instance's host-wide network names for as long as it runs. Another instance

@@ -1,13 +1,19 @@
 package io.stasis.server;
 
+import io.stasis.host.HostClaim;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Network flags of a test service, derived from its data directory, so that services alive at the
- * same time on this host use their own nftables table, interface names and address range, and a
- * restarted service gets the same ones (the NFLOG group too). Test hosts (see TestNetnsHost) live in 10.254.0.0/16,
- * which these services let policies open.
+ * Network flags of a test service, one set per data directory for the life of the test JVM, so
+ * that a restarted service gets the same ones (the NFLOG group too) and services alive at the same
+ * time on this host use their own nftables table, interface names, address range and log group.
+ * A set is picked from the data directory's hash, skipping any set with a name another live
+ * service has claimed on this host (in this JVM or another): the hash alone gave two live
+ * services the same table once in a few hundred runs. Test hosts (see TestNetnsHost) live in
+ * 10.254.0.0/16, which these services let policies open.
  */
 final class TestNetworkFlags {
     private TestNetworkFlags() {
@@ -16,12 +22,53 @@ final class TestNetworkFlags {
     /** The tests' S3 servers (s3proxy) listen on loopback, which bucket mounts may not reach unless opened. */
     static final List<String> BUCKET_ENDPOINTS = List.of("--bucket-endpoints-allow", "127.0.0.0/8");
 
-    static List<String> forDataDir(Path dataDir) {
-        int h = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26 * 64);
-        String letters = "" + (char) ('a' + h % 26) + (char) ('a' + (h / 26) % 26);
-        int second = 128 + (h / (26 * 26)) % 64;
+    private static final int LETTER_PAIRS = 26 * 26;
+    private static final int RANGES = 64;
+    private static final int SETS = LETTER_PAIRS * RANGES;
+    private static final Map<Path, Integer> ASSIGNED = new ConcurrentHashMap<>();
+
+    static synchronized List<String> forDataDir(Path dataDir) {
+        return flags(ASSIGNED.computeIfAbsent(dataDir.toAbsolutePath(), TestNetworkFlags::freeSet));
+    }
+
+    /**
+     * The first set after the directory's hash that no live service holds a name of; sets sharing
+     * no name with one handed out earlier in this JVM come first, as that directory may start again.
+     */
+    private static int freeSet(Path dataDir) {
+        int start = Math.floorMod(dataDir.toString().hashCode(), SETS);
+        for (boolean avoidEarlier : new boolean[] {true, false}) {
+            for (int i = 0; i < SETS; i++) {
+                int set = (start + i) % SETS;
+                if (avoidEarlier && ASSIGNED.values().stream().anyMatch(other -> sharesAName(set, other))) continue;
+                if (noneClaimed(flags(set))) return set;
+            }
+        }
+        throw new IllegalStateException("every test network set is claimed on this host");
+    }
+
+    private static boolean sharesAName(int set, int other) {
+        return set % LETTER_PAIRS == other % LETTER_PAIRS || set / LETTER_PAIRS == other / LETTER_PAIRS;
+    }
+
+    private static boolean noneClaimed(List<String> flags) {
+        for (int i = 0; i + 1 < flags.size(); i += 2) {
+            if (flags.get(i).equals("--network-allow-private")) continue;
+            switch (HostClaim.take(Daemon.HOST_CLAIMS, flags.get(i).substring(2), flags.get(i + 1), "a test probing")) {
+                case HostClaim.Result.Claimed claimed -> claimed.claim().close();
+                case HostClaim.Result.Taken taken -> {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    private static List<String> flags(int set) {
+        int pair = set % LETTER_PAIRS;
+        String letters = "" + (char) ('a' + pair % 26) + (char) ('a' + pair / 26);
         return List.of("--network-table", "stasis_t" + letters, "--network-interface-prefix", "t" + letters,
-                "--network-range", "10." + second + ".0.0/16", "--network-allow-private", "10.254.0.0/16",
-                "--network-log-group", Integer.toString(20_000 + h));
+                "--network-range", "10." + (128 + set / LETTER_PAIRS) + ".0.0/16", "--network-allow-private", "10.254.0.0/16",
+                "--network-log-group", Integer.toString(20_000 + set));
     }
 }
