@@ -11,6 +11,20 @@
  *       its processes had) and a default route via GATEWAY. Idempotent: a HOST_IF left from an
  *       earlier try is deleted first (CRIU may run a step twice).
  *
+ *       PID may be the path of a network namespace instead (gVisor's sandboxes: see netns).
+ *
+ *   stasis-net netns PATH
+ *       A new network namespace, held by a bind mount at PATH (a new file): gVisor's sentry takes
+ *       its interfaces from the namespace it starts in, so they are plugged before it starts.
+ *
+ *   stasis-net release PATH
+ *       PATH unmounted (lazily) and removed, if there; the namespace lives on while a process is in it.
+ *
+ *   stasis-net sysnet-masked PROGRAM [ARGS...]
+ *       PROGRAM run in a private mount namespace with an empty tmpfs over /proc/sys/net: runsc
+ *       refuses to start or restore a networked sandbox where it sees the host's (PLATFORM facts
+ *       in docs/HOST.md); what it starts keeps the private namespace.
+ *
  *   stasis-net            (as CRIU's action script: the step in $CRTOOLS_SCRIPT_ACTION)
  *       setup-namespaces: loopback up in the restored sandbox ($CRTOOLS_INIT_PID), and the plug
  *       above with the arguments in $STASIS_NET_LINK, before any socket comes back;
@@ -32,7 +46,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_ARGS 8
@@ -214,9 +230,11 @@ static void add_veth(int fd, const char *host_if, int netns_fd) {
 
 /* ---- namespaces ------------------------------------------------------------------------------- */
 
+/* The namespace of a pid, or the network namespace bound at an absolute path. */
 static int open_namespace(const char *pid, const char *kind) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%s/ns/%s", pid, kind);
+    char path[4096];
+    if (pid[0] == '/') snprintf(path, sizeof path, "%s", pid);
+    else snprintf(path, sizeof path, "/proc/%s/ns/%s", pid, kind);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail("opening", path);
     return fd;
@@ -285,6 +303,33 @@ static void plug(int argc, char **argv) {
     close(host_ns);
 }
 
+static void new_netns(const char *path) {
+    int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) fail("creating", path);
+    close(fd);
+    if (unshare(CLONE_NEWNET) != 0) fail("making a network namespace for", path);
+    if (mount("/proc/self/ns/net", path, NULL, MS_BIND, NULL) != 0) {
+        int saved = errno;
+        unlink(path);
+        errno = saved;
+        fail("binding the network namespace at", path);
+    }
+}
+
+static void release_netns(const char *path) {
+    if (umount2(path, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) fail("unmounting", path);
+    if (unlink(path) != 0 && errno != ENOENT) fail("removing", path);
+}
+
+static void sysnet_masked(char **argv) {
+    if (unshare(CLONE_NEWNS) != 0) fail("making", "a mount namespace");
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("making private", "the mounts");
+    if (mount("stasis-sysnet", "/proc/sys/net", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0555") != 0)
+        fail("mounting a tmpfs over", "/proc/sys/net");
+    execv(argv[0], argv);
+    fail("running", argv[0]);
+}
+
 /* CRIU's action script: the step is in the environment. */
 static int criu_action(void) {
     const char *action = getenv("CRTOOLS_SCRIPT_ACTION");
@@ -329,5 +374,14 @@ int main(int argc, char **argv) {
         plug(argc - 1, argv + 1);
         return 0;
     }
+    if (argc == 3 && !strcmp(argv[1], "netns")) {
+        new_netns(argv[2]);
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "release")) {
+        release_netns(argv[2]);
+        return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "sysnet-masked")) sysnet_masked(argv + 2);
     return criu_action();
 }

@@ -6,14 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.OutputKind;
+import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
+import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,6 +43,7 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
     protected void assertNothingLeft(Set<SandboxId> destroyed) {
         assertThat(HostLeaks.processesOf(destroyed)).as("processes left").isEmpty();
         assertThat(HostLeaks.cgroupsOf(destroyed)).as("cgroups left").isEmpty();
+        assertThat(HostLeaks.interfaces(testLink().hostInterface(), Duration.ofSeconds(15))).as("links left").isEmpty();
     }
 
     /** The root on the host is the sandbox's files, both ways at once: the files API and snapshots rely on it. */
@@ -52,6 +58,65 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
             assertThat(Commands.run(runtime(), id, "cat", dir + "from-host").stdout()).as(dir).isEqualTo("changed on the host, longer");
             assertThat(Commands.sh(runtime(), id, "echo written inside > " + dir + "from-inside").code()).isZero();
             assertThat(rootOf(id).resolve(dir.substring(1) + "from-inside")).as(dir).hasContent("written inside");
+        }
+    }
+
+    /**
+     * A sandbox plugged into a link reaches the host at its gateway, and does again after a
+     * hibernation (restored into a new network namespace, plugged into the same link): what the
+     * host-side egress enforcement and the resolver rely on.
+     */
+    @Test
+    void aLinkedSandboxReachesTheHostAtItsGatewayAndAgainAfterARestore() throws Exception {
+        var link = testLink();
+        var id = SandboxId.random();
+        track(id);
+        var spec = new RuntimeSpec(id, newRoot(id), id.hostname(), Resources.DEFAULT, Optional.of(link));
+        runtime().create(spec);
+        try (var server = new ServerSocket(0)) {
+            var answering = Thread.ofVirtual().start(() -> answerHttp(server, "hello from the host\n"));
+            String fetch = "wget -T 10 -q -O - http://" + link.gateway().getHostAddress() + ":" + server.getLocalPort() + "/";
+            var first = Commands.sh(runtime(), id, fetch);
+            assertThat(first.stdout()).as(first.stderr()).isEqualTo("hello from the host\n");
+            assertThat(Commands.sh(runtime(), id, "cat /etc/resolv.conf").stdout()).contains(link.gateway().getHostAddress());
+            if (checkpoints()) {
+                var image = newImage();
+                runtime().checkpoint(id, image, false);
+                runtime().restore(spec, image);
+                var again = Commands.sh(runtime(), id, fetch);
+                assertThat(again.stdout()).as(again.stderr()).isEqualTo("hello from the host\n");
+            }
+            server.close();
+            answering.join();
+        }
+    }
+
+    /**
+     * The link {@link #aLinkedSandboxReachesTheHostAtItsGatewayAndAgainAfterARestore} plugs: a host
+     * interface and a /30 that no other test on this host uses at the same time (named after this JVM).
+     */
+    protected NetworkAttachment testLink() {
+        long pid = ProcessHandle.current().pid();
+        try {
+            var base = new byte[] {10, (byte) 253, (byte) (pid % 256), (byte) (4 * ((pid / 256) % 64))};
+            var gateway = InetAddress.getByAddress(new byte[] {base[0], base[1], base[2], (byte) (base[3] + 1)});
+            var address = InetAddress.getByAddress(new byte[] {base[0], base[1], base[2], (byte) (base[3] + 2)});
+            return new NetworkAttachment(0, "strt" + pid, gateway, address, 30, Optional.empty());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Answers every connection with {@code body} as HTTP/1.0 until the socket is closed. */
+    private static void answerHttp(ServerSocket server, String body) {
+        while (!server.isClosed()) {
+            try (var connection = server.accept()) {
+                connection.getInputStream().read(new byte[4096]);
+                connection.getOutputStream().write(("HTTP/1.0 200 OK\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                        .getBytes(StandardCharsets.US_ASCII));
+            } catch (IOException closed) {
+                return;
+            }
         }
     }
 

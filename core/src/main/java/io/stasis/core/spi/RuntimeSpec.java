@@ -2,6 +2,7 @@ package io.stasis.core.spi;
 
 import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import java.nio.file.Path;
 import java.util.List;
@@ -17,9 +18,10 @@ import java.util.Optional;
  * @param resources the cgroup limits
  * @param network   the link to plug into its network namespace; without one it has only loopback
  * @param mounts    host directories (volumes) bind-mounted into it, in order
+ * @param runtime   which runtime runs it (a runtime given another kind's spec refuses it)
  */
 public record RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network,
-                          List<Mount> mounts) {
+                          List<Mount> mounts, RuntimeKind runtime) {
 
     /** A host directory that appears at {@code destination} inside the sandbox (absolute, normalized, validated by the caller). */
     public record Mount(Path source, String destination, boolean readOnly) {
@@ -31,6 +33,12 @@ public record RuntimeSpec(SandboxId id, Path root, String hostname, Resources re
 
     public RuntimeSpec {
         mounts = List.copyOf(mounts);
+        Objects.requireNonNull(runtime);
+    }
+
+    /** A runc sandbox (the tests' and the runtimes' own shorthand). */
+    public RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network, List<Mount> mounts) {
+        this(id, root, hostname, resources, network, mounts, RuntimeKind.RUNC);
     }
 
     public RuntimeSpec(SandboxId id, Path root, String hostname, Resources resources, Optional<NetworkAttachment> network) {
@@ -42,10 +50,18 @@ public record RuntimeSpec(SandboxId id, Path root, String hostname, Resources re
     }
 
     public RuntimeSpec withNetwork(NetworkAttachment attachment) {
-        return new RuntimeSpec(id, root, hostname, resources, Optional.of(attachment), mounts);
+        return new RuntimeSpec(id, root, hostname, resources, Optional.of(attachment), mounts, runtime);
     }
 
     public RuntimeSpec withMounts(List<Mount> more) {
-        return new RuntimeSpec(id, root, hostname, resources, network, more);
+        return new RuntimeSpec(id, root, hostname, resources, network, more, runtime);
+    }
+
+    public RuntimeSpec withResources(Resources other) {
+        return new RuntimeSpec(id, root, hostname, other, network, mounts, runtime);
+    }
+
+    public RuntimeSpec withRuntime(RuntimeKind kind) {
+        return new RuntimeSpec(id, root, hostname, resources, network, mounts, kind);
     }
 }

@@ -54,7 +54,17 @@ final class Bundles {
         return dir.resolve(id.value()).resolve("init.pid");
     }
 
+    /** Where a sandbox's network namespace is bound while it starts in one made for it (gVisor). */
+    Path networkNamespaceFile(SandboxId id) {
+        return dir.resolve(id.value()).resolve("netns");
+    }
+
     Path write(RuntimeSpec spec) {
+        return write(spec, false);
+    }
+
+    /** The bundle; with {@code madeNetworkNamespace}, the sandbox joins the one at {@link #networkNamespaceFile}. */
+    Path write(RuntimeSpec spec, boolean madeNetworkNamespace) {
         Path bundle = dir.resolve(spec.id().value());
         try {
             Files.createDirectories(bundle);
@@ -66,6 +76,7 @@ final class Bundles {
                 Files.writeString(resolvConf, "nameserver " + spec.network().get().gateway().getHostAddress() + "\n");
                 OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
             }
+            if (madeNetworkNamespace) OciSpec.joinNetworkNamespace(oci, networkNamespaceFile(spec.id()));
             for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
             writeAtomically(bundle.resolve("config.json"), engineChanges.apply(oci));
         } catch (IOException e) {

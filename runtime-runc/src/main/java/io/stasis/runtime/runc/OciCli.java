@@ -72,8 +72,14 @@ final class OciCli {
      * to a sandbox it starts must not tie the sandbox to a pipe of the service.
      */
     String run(SandboxId id, String step, boolean detachedStdio, Map<String, String> environment, String... args) {
+        return run(List.of(), id, step, detachedStdio, environment, args);
+    }
+
+    /** The same, the tool started by {@code launcher} (a program that runs the rest of its command line). */
+    String run(List<String> launcher, SandboxId id, String step, boolean detachedStdio, Map<String, String> environment, String... args) {
         Path log = logFile(id, step);
-        var argv = new ArrayList<String>(List.of(binary.toString(), "--root", stateRoot.toString(),
+        var argv = new ArrayList<String>(launcher);
+        argv.addAll(List.of(binary.toString(), "--root", stateRoot.toString(),
                 "--log", log.toString(), "--log-format", "json"));
         argv.addAll(globalFlags);
         argv.addAll(List.of(args));

@@ -36,6 +36,12 @@ final class OciSpec {
     private OciSpec() {
     }
 
+    /** The sandbox joins the network namespace bound at {@code netns} instead of getting a new one (gVisor: see RunscRuntime). */
+    static void joinNetworkNamespace(ObjectNode spec, Path netns) {
+        for (var ns : spec.path("linux").path("namespaces"))
+            if (ns.path("type").asText().equals("network")) ((ObjectNode) ns).put("path", netns.toString());
+    }
+
     /**
      * @param root       the sandbox's root filesystem on the host
      * @param initDir    host directory holding the stasis-init binary

@@ -22,11 +22,13 @@ import java.util.Optional;
  * changes to its root, and exclusive access serves the sandbox stale host metadata, which corrupted
  * a file appended to), and with the unix sockets stasis-init binds in its root created on the host
  * ({@code --host-uds=create}), so that the service reaches stasis-init as it does under runc.
- * No network yet ({@code --network=none}).
+ * A networked sandbox runs gVisor's own network stack ({@code --network=sandbox}) on the interfaces
+ * of the namespace it starts in; its open connections are dropped when it is saved
+ * ({@code --net-disconnect-ok}: runsc otherwise refuses to save a sandbox that has one).
  */
 final class Runsc {
-    static final List<String> SANDBOX_FLAGS = List.of("--platform=systrap", "--network=none", "--overlay2=none",
-            "--file-access=shared", "--host-uds=create");
+    static final List<String> SANDBOX_FLAGS = List.of("--platform=systrap", "--overlay2=none",
+            "--file-access=shared", "--host-uds=create", "--net-disconnect-ok");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SANDBOX_INFIX = "_sandbox:";
     private static final String STATE_SUFFIX = ".state";
@@ -42,9 +44,18 @@ final class Runsc {
         return cli.run(null, "version", false, Map.of(), "--version").lines().findFirst().orElse("?");
     }
 
-    /** Creates and starts the sandbox in the background, stdio /dev/null (it must not hold a pipe of the service). */
-    void runDetached(SandboxId id, Path bundle, Path pidFile) {
-        cli.run(id, "run", true, Map.of(), "run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+    /**
+     * Creates and starts the sandbox in the background, stdio /dev/null (it must not hold a pipe of
+     * the service); networked, it takes the interfaces of the network namespace its bundle names, and
+     * runsc is started by {@code launcher} (see {@link VethPlug#sysnetMasked}).
+     */
+    void runDetached(SandboxId id, Path bundle, Path pidFile, Optional<List<String>> networkedLauncher) {
+        cli.run(networkedLauncher.orElse(List.of()), id, "run", true, Map.of(), networkFlag(networkedLauncher), "run", "--detach",
+                "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
+    }
+
+    private static String networkFlag(Optional<List<String>> networkedLauncher) {
+        return networkedLauncher.isPresent() ? "--network=sandbox" : "--network=none";
     }
 
     /**
@@ -58,10 +69,10 @@ final class Runsc {
         cli.run(id, "checkpoint", false, Map.of(), args.toArray(String[]::new));
     }
 
-    /** Starts the sandbox {@code id} of {@code bundle} from an image of {@link #checkpoint}, in the background. */
-    void restoreDetached(SandboxId id, Path bundle, Path images, Path pidFile) {
-        cli.run(id, "restore", true, Map.of(), "restore", "--detach", "--bundle", bundle.toString(), "--image-path", images.toString(),
-                "--pid-file", pidFile.toString(), id.value());
+    /** Starts the sandbox {@code id} of {@code bundle} from an image of {@link #checkpoint}, in the background, as {@link #runDetached}. */
+    void restoreDetached(SandboxId id, Path bundle, Path images, Path pidFile, Optional<List<String>> networkedLauncher) {
+        cli.run(networkedLauncher.orElse(List.of()), id, "restore", true, Map.of(), networkFlag(networkedLauncher), "restore", "--detach",
+                "--bundle", bundle.toString(), "--image-path", images.toString(), "--pid-file", pidFile.toString(), id.value());
     }
 
     /** Stops every task of the sandbox, the sentry keeping their state. */

@@ -14,8 +14,11 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,7 +38,11 @@ import org.slf4j.LoggerFactory;
  *   so the host limit is scaled from the one asked for ({@link #hostLimits});</li>
  *   <li>a checkpoint has stasis-init let go of its socket first (runsc refuses to save a unix
  *   socket bound on the host), and bind it again after;</li>
- *   <li>no network yet.</li>
+ *   <li>the network: the sentry runs its own network stack on the interfaces of the namespace it
+ *   starts in, so the namespace is made and plugged into the sandbox's link before each start and
+ *   restore (runsc takes the kernel's address off eth0 as it starts, so a namespace serves one
+ *   start); the same host end, address and host-side enforcement as under runc. Connections open
+ *   at a checkpoint are dropped.</li>
  * </ul>
  */
 public final class RunscRuntime implements InitRuntime, AutoCloseable {
@@ -56,6 +63,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private final RuncImages images;
     private final CgroupMeters meters;
     private final FileOwner rootOwner;
+    private final VethPlug vethPlug;
 
     public RunscRuntime(RunscConfig config) {
         this.logs = config.stateDir().resolve("logs");
@@ -63,6 +71,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         HelperBinary.install(initDir, HelperBinary.INIT);
         this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout());
         this.rootOwner = config.rootOwner();
+        this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.cgroups = new SandboxCgroups(config.cgroupParent(), new Freezer());
         this.bundles = new Bundles(config.stateDir().resolve("bundles"), initDir, config.stateDir().resolve("no-criu.conf"),
                 config.idMapBase(), cgroups, RunscRuntime::forRunsc);
@@ -127,13 +136,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public void create(RuntimeSpec spec) {
-        refuseNetwork(spec, "run");
         SandboxId id = spec.id();
         long start = System.nanoTime();
         Path bundle = writeBundle(spec);
         try {
             Path pidFile = bundles.pidFile(id);
-            runsc.runDetached(id, bundle, pidFile);
+            withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher));
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
         } catch (RuntimeException e) {
             destroyAfter(id, e);
@@ -233,13 +241,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     @Override
     public void restore(RuntimeSpec spec, CheckpointId image) {
         SandboxId id = spec.id();
-        refuseNetwork(spec, "restore");
         if (!imageStore.isComplete(image))
             throw StasisException.runtimeFailed(id.value(), "runsc restore", "there is no complete image " + image.value(), null);
         long start = System.nanoTime();
         Path bundle = writeBundle(spec);
         try {
-            runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id));
+            withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
             rebind(id);
         } catch (RuntimeException e) {
             destroyAfter(id, e);
@@ -270,14 +277,34 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         };
     }
 
-    /** The sandbox's bundle, with the host limits for what it asks ({@link #hostLimits}). */
+    /** The sandbox's bundle, with the host limits for what it asks ({@link #hostLimits}), networked in a namespace made for it. */
     private Path writeBundle(RuntimeSpec spec) {
-        return bundles.write(new RuntimeSpec(spec.id(), spec.root(), spec.hostname(), hostLimits(spec.resources()), spec.network(), spec.mounts()));
+        return bundles.write(spec.withResources(hostLimits(spec.resources())), spec.network().isPresent());
     }
 
-    private static void refuseNetwork(RuntimeSpec spec, String step) {
-        if (spec.network().isPresent())
-            throw StasisException.runtimeFailed(spec.id().value(), "runsc " + step, "gVisor sandboxes have no network yet", null);
+    /**
+     * Runs a start or restore of {@code spec}: networked, in a namespace made and plugged for it
+     * first, whose file goes once runsc has started (the sentry holds the namespace from then on);
+     * else with none.
+     */
+    private void withNetwork(RuntimeSpec spec, Consumer<Optional<List<String>>> start) {
+        if (spec.network().isEmpty()) {
+            start.accept(Optional.empty());
+            return;
+        }
+        Path netns = bundles.networkNamespaceFile(spec.id());
+        releaseNetworkNamespace(spec.id()); // left by a start the service did not see end
+        vethPlug.plugNew(spec.id(), netns, spec.network().get());
+        try {
+            start.accept(Optional.of(vethPlug.sysnetMasked()));
+        } finally {
+            releaseNetworkNamespace(spec.id());
+        }
+    }
+
+    private void releaseNetworkNamespace(SandboxId id) {
+        Path netns = bundles.networkNamespaceFile(id);
+        if (Files.exists(netns, LinkOption.NOFOLLOW_LINKS)) vethPlug.release(id, netns);
     }
 
     /** After a failed start or restore: nothing of the sandbox stays; what goes wrong here is told with {@code failure}. */
@@ -318,6 +345,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             runsc.deleteForce(id);
         }
         cgroups.removeLeft(id);
+        releaseNetworkNamespace(id);
         bundles.forgetRoot(id);
         connections.forget(id);
         ContainerCleanup.deleteTree(bundles.dir().resolve(id.value()));

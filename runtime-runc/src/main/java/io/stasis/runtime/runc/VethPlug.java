@@ -46,7 +46,40 @@ final class VethPlug {
 
     /** Plugs the sandbox whose process 1 has host pid {@code initPid}. */
     void plug(SandboxId id, long initPid, NetworkAttachment link) {
-        var argv = new ArrayList<>(List.of(binary.toString(), "plug", Long.toString(initPid)));
+        plug(id, Long.toString(initPid), link);
+    }
+
+    /**
+     * A new network namespace, bound at {@code netns} (a new file), plugged into {@code link}: for
+     * gVisor, whose sentry takes the interfaces of the namespace it starts in. Released with
+     * {@link #release}; on failure nothing is left bound.
+     */
+    void plugNew(SandboxId id, Path netns, NetworkAttachment link) {
+        HelperBinary.run(id, "make network namespace", List.of(binary.toString(), "netns", netns.toString()), timeout);
+        try {
+            plug(id, netns.toString(), link);
+        } catch (RuntimeException e) {
+            try {
+                release(id, netns);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw e;
+        }
+    }
+
+    /** The namespace file of {@link #plugNew} unbound and removed, if there: the namespace lives on in what runs in it. */
+    void release(SandboxId id, Path netns) {
+        HelperBinary.run(id, "release network namespace", List.of(binary.toString(), "release", netns.toString()), timeout);
+    }
+
+    /** What runs runsc where it accepts a networked sandbox: the helper masks /proc/sys/net, then runs the rest of the line. */
+    List<String> sysnetMasked() {
+        return List.of(binary.toString(), "sysnet-masked");
+    }
+
+    private void plug(SandboxId id, String namespace, NetworkAttachment link) {
+        var argv = new ArrayList<>(List.of(binary.toString(), "plug", namespace));
         argv.addAll(List.of(arguments(link).split(" ")));
         HelperBinary.run(id, "plug network " + link.hostInterface(), argv, timeout);
     }
