@@ -28,6 +28,10 @@ final class CreateCommand implements Callable<Integer> {
     @Option(names = "--name", paramLabel = "N", description = "Unique name: 1-63 of a-z 0-9 . _ -")
     String name;
 
+    @Option(names = "--runtime", paramLabel = "runc|gvisor", description = "What runs the sandbox: runc (a container on "
+            + "the host's kernel) or gvisor (gVisor's user-space kernel in between; default: the server's, runc). Its forks keep it.")
+    String runtime;
+
     @Option(names = "--env", paramLabel = "K=V", description = "Environment for every command (repeatable).")
     Map<String, String> env = new LinkedHashMap<>();
 
@@ -85,7 +89,7 @@ final class CreateCommand implements Callable<Integer> {
             else root.io().out().println(restored.id());
             return ExitCodes.OK;
         }
-        var request = CreateSandboxRequest.builder().template(template).name(name).env(env).metadata(metadata);
+        var request = CreateSandboxRequest.builder().template(template).name(name).env(env).metadata(metadata).runtime(runtime);
         if (cpus != null) request.cpus(cpus);
         if (memoryMb != null) request.memoryMb(memoryMb);
         if (pids != null) request.pids(pids);

@@ -37,6 +37,7 @@ final class InfoCommand implements Callable<Integer> {
                 .row("ID", s.id())
                 .row("NAME", s.name())
                 .row("TEMPLATE", s.template())
+                .row("RUNTIME", s.runtime())
                 .row("STATE", state(s))
                 .row("GENERATION", s.generation() > 0 ? s.generation() : null) // 0: a server from before generations
                 .row("DURABLE", s.durableImage() == null ? null

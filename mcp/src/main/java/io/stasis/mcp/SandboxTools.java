@@ -69,6 +69,8 @@ final class SandboxTools {
                         + "are listed by the API at GET /v1/templates."))
                 .optional("name", string("A unique name to address the sandbox by instead of its id: 1-63 of a-z 0-9 . _ -, "
                         + "not starting with sbx_."))
+                .optional("runtime", string("What runs the sandbox: 'runc' (a container on the host's kernel) or 'gvisor' "
+                        + "(gVisor's user-space kernel in between: a stronger boundary for untrusted code); default: the server's."))
                 .optional("env", stringMap("Environment variables for every command run in the sandbox."))
                 .optional("metadata", stringMap("Labels to find the sandbox by with sandbox_list."))
                 .optional("cpus", number("CPU limit in cores (default 1).", 0.1, 64))
@@ -96,7 +98,7 @@ final class SandboxTools {
                         return ToolResult.of("created " + Texts.sandbox(restored) + " from " + from, restored);
                     }
                     var request = CreateSandboxRequest.builder().template(args.optString("template")).name(args.optString("name"))
-                            .env(args.stringMap("env")).metadata(args.stringMap("metadata"));
+                            .env(args.stringMap("env")).metadata(args.stringMap("metadata")).runtime(args.optString("runtime"));
                     Double cpus = args.optNumber("cpus", 0.1, 64);
                     if (cpus != null) request.cpus(cpus);
                     if (args.has("memoryMb")) request.memoryMb((int) args.integer("memoryMb", 0, 16, 1_048_576));

@@ -19,10 +19,11 @@ import java.time.Instant;
  * @param storedBytes  once durable, what its upload added to the blob store after dedup and compression (null before)
  * @param uploadError  why the last upload attempt failed, or null
  * @param spares    forks of it kept restored ahead (null for a copy only in the blob store)
+ * @param runtime   the runtime of the sandbox it was taken of, which its forks run in ({@code runc}, {@code gvisor})
  */
 public record CheckpointInfo(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes,
                              Instant createdAt, boolean durable, String upload, Long logicalBytes, Long storedBytes,
-                             String uploadError, Spares spares) {
+                             String uploadError, Spares spares, String runtime) {
 
     /**
      * @param wanted how many the checkpoint asks for

@@ -22,17 +22,19 @@ import java.util.Objects;
  *         .lifecycle(LifecycleUpdate.builder().hibernateAfterIdle(Duration.ofMinutes(1)).build())
  *         .network(NetworkPolicy.builder().denyByDefault().allow("pypi.org", "*.pythonhosted.org").build())
  *         .mount(BucketMount.s3("https://s3.amazonaws.com", "datasets", "/data", "DATA_KEY").asReadOnly())
+ *         .runtime("gvisor")
  *         .build());
  * }</pre>
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
-                                   NetworkPolicy network, List<VolumeMount> volumes, List<BucketMount> mounts, String fromCheckpoint) {
+                                   NetworkPolicy network, List<VolumeMount> volumes, List<BucketMount> mounts, String fromCheckpoint,
+                                   String runtime) {
 
     public CreateSandboxRequest(String template, String name, Map<String, String> env, Map<String, String> metadata, Resources resources,
                                 LifecycleUpdate lifecycle, NetworkPolicy network) {
-        this(template, name, env, metadata, resources, lifecycle, network, null, null, null);
+        this(template, name, env, metadata, resources, lifecycle, network, null, null, null, null);
     }
 
     /**
@@ -41,7 +43,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
      */
     public static CreateSandboxRequest fromCheckpoint(String checkpointId, String name) {
         return new CreateSandboxRequest(null, name, null, null, null, null, null, null, null,
-                Objects.requireNonNull(checkpointId, "checkpointId"));
+                Objects.requireNonNull(checkpointId, "checkpointId"), null);
     }
 
     public CreateSandboxRequest {
@@ -74,8 +76,18 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private NetworkPolicy network;
         private final List<VolumeMount> volumes = new ArrayList<>();
         private final List<BucketMount> mounts = new ArrayList<>();
+        private String runtime;
 
         private Builder() {
+        }
+
+        /**
+         * What runs the sandbox: {@code runc} (a container on the host's kernel) or {@code gvisor}
+         * (gVisor's user-space kernel between the sandbox and the host's); unset, the server's default.
+         */
+        public Builder runtime(String runtime) {
+            this.runtime = runtime;
+            return this;
         }
 
         public Builder template(String template) {
@@ -177,7 +189,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
 
         public CreateSandboxRequest build() {
             return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network,
-                    volumes, mounts, null);
+                    volumes, mounts, null, runtime);
         }
     }
 }

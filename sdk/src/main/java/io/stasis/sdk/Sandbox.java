@@ -73,6 +73,11 @@ public final class Sandbox {
         return info.template();
     }
 
+    /** What runs it: {@code runc} or {@code gvisor} (its forks keep it). */
+    public String runtime() {
+        return info.runtime() == null ? "runc" : info.runtime();
+    }
+
     /** {@code running}, {@code paused}, {@code standby}, {@code hibernated} or {@code stopped} when fetched. */
     public String state() {
         return info.state();

@@ -30,6 +30,9 @@ import java.util.Map;
  * @param durableImage its newest durable checkpoint and its digest, in the answers of get and resume
  *                     (null elsewhere, and when none of its checkpoints is durable)
  * @param mounts       its bucket mounts, in the answers of create and get (empty elsewhere)
+ * @param runtime      what runs it: {@code runc} (containers on the host kernel) or {@code gvisor}
+ *                     (gVisor's user-space kernel in between); its forks keep it (null from a server
+ *                     that predates the choice: runc)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
@@ -38,7 +41,9 @@ public record SandboxInfo(String id, String name, String template, String state,
                           @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                           DurableImage durableImage,
                           @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_EMPTY)
-                          List<BucketMount> mounts) {
+                          List<BucketMount> mounts,
+                          @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
+                          String runtime) {
     public SandboxInfo {
         mounts = mounts == null ? List.of() : List.copyOf(mounts);
         env = copy(env);

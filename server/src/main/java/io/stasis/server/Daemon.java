@@ -35,6 +35,7 @@ import io.stasis.core.network.NetworkService;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.OutputLimiter;
 import io.stasis.core.process.ProcessService;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
@@ -46,6 +47,7 @@ import io.stasis.core.spi.BucketMounts;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.HostNetwork;
+import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
@@ -65,6 +67,8 @@ import io.stasis.network.linux.tls.SandboxAuthorities;
 import io.stasis.network.linux.tls.UpstreamTls;
 import io.stasis.runtime.runc.RuncConfig;
 import io.stasis.runtime.runc.RuncRuntime;
+import io.stasis.runtime.runc.RunscConfig;
+import io.stasis.runtime.runc.RunscRuntime;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.HttpApi;
 import io.stasis.server.metrics.Metrics;
@@ -89,6 +93,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
@@ -128,7 +133,7 @@ public final class Daemon implements AutoCloseable {
             var roots = new BtrfsRootStore(pool);
             var runtimeConfig = new RuncConfig(config.runc(), config.criu(), config.dataDir().resolve("runtime"),
                     "stasis", 100_000, Duration.ofSeconds(30), config.forkPageSharing());
-            var runtime = register(new RuncRuntime(runtimeConfig));
+            var runtime = openRuntimes(config, runtimeConfig);
             openStandbySwap(config, catalog);
             var owner = runtimeConfig.rootOwner();
             List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
@@ -175,7 +180,8 @@ public final class Daemon implements AutoCloseable {
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
                     UpstreamTls.context(config.network().upstreamCa()))));
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
-            var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.warmPool()));
+            var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.runtimes().defaultRuntime(),
+                    config.warmPool()));
             var forkSpares = register(new ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
             var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,
                     quotas, volumes, buckets, config.maxDiskMb());
@@ -217,7 +223,8 @@ public final class Daemon implements AutoCloseable {
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
-                            new PreviewUrls(config.previews().domain(), previewProxy.port())),
+                            new PreviewUrls(config.previews().domain(), previewProxy.port()), config.runtimes().defaultRuntime(),
+                            config.runtimes().allowed()),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
@@ -298,6 +305,21 @@ public final class Daemon implements AutoCloseable {
 
     public Path rootKeyFile() {
         return rootKeyFile;
+    }
+
+    /**
+     * The runtimes behind one router: runc always; gVisor wherever runsc is there, even when new
+     * sandboxes may not ask for it (--runtimes-allowed), so that the ones made before keep running.
+     * gVisor keeps its images in runc's store: one store holds every image (see RuntimeRouter).
+     */
+    private RuntimeRouter openRuntimes(ServerConfig config, RuncConfig runc) {
+        var engines = new EnumMap<RuntimeKind, SandboxRuntime>(RuntimeKind.class);
+        engines.put(RuntimeKind.RUNC, register(new RuncRuntime(runc)));
+        Path runsc = config.runtimes().runsc();
+        if (Files.isExecutable(runsc))
+            engines.put(RuntimeKind.GVISOR, register(new RunscRuntime(new RunscConfig(runsc, config.dataDir().resolve("runtime-gvisor"),
+                    runc.cgroupParent(), runc.idMapBase(), runc.toolTimeout(), runc.stateDir()))));
+        return new RuntimeRouter(engines, config.runtimes().defaultRuntime());
     }
 
     /** Where the host-wide names of running instances are claimed (gone with a reboot, like the claims). */

@@ -50,13 +50,15 @@ import java.util.function.Consumer;
  *                         (a standby then only freezes and drops the page cache)
  * @param warmUp           whether the start ends with one pass through the common calls ({@link WarmUp}), so
  *                         that the first calls after a start are not the slow ones (never with a fault point)
+ * @param runtimes         which runtimes sandboxes run in (runc, gVisor)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
-                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp) {
+                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
+                           RuntimeSettings runtimes) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -66,7 +68,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of(), 8L << 30, true);
+                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults());
     }
 
     private static Optional<Path> defaultCriu() {
@@ -129,6 +131,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 c = c.with(b -> b.blobs = blobs.get());
                 continue;
             }
+            var runtimes = c.runtimes().with(name, value);
+            if (runtimes.isPresent()) {
+                c = c.with(b -> b.runtimes = runtimes.get());
+                continue;
+            }
             var preview = c.previews().with(name, value);
             if (preview.isPresent()) {
                 c = c.with(b -> b.previews = preview.get());
@@ -171,6 +178,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             throw new UsageException("--blob-store s3 needs --s3-bucket");
         if (c.defaultResources().diskMb() > c.maxDiskMb())
             throw new UsageException("--default-disk-mb " + c.defaultResources().diskMb() + " is above --max-disk-mb " + c.maxDiskMb());
+        c.runtimes().checked();
         return c;
     }
 
@@ -218,6 +226,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --bucket-endpoints-allow LIST  non-public ranges (CIDRs, comma-separated) that bucket
                                            mounts' S3 endpoints may resolve to; by default only public
                                            addresses (the FUSE client connects from this host)
+                """ + RuntimeSettings.USAGE + """
                 """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
                 """ + BlobSettings.USAGE + """
@@ -333,6 +342,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         List<Cidr> bucketEndpointsAllow;
         long standbySwapBytes;
         boolean warmUp;
+        RuntimeSettings runtimes;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -363,12 +373,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             bucketEndpointsAllow = c.bucketEndpointsAllow;
             standbySwapBytes = c.standbySwapBytes;
             warmUp = c.warmUp;
+            runtimes = c.runtimes;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes);
         }
     }
 }

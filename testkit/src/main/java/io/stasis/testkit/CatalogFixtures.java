@@ -1,5 +1,6 @@
 package io.stasis.testkit;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Permission;
 import io.stasis.core.auth.ScopedToken;
@@ -39,7 +40,7 @@ public final class CatalogFixtures {
     public static Sandbox sandbox(Optional<String> name, String template, SandboxState state, Instant createdAt, Resources resources,
                                   Map<String, String> env, Map<String, String> metadata) {
         return new Sandbox(SandboxId.random(), name, template, state, createdAt, resources, env, metadata,
-                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT, RuntimeKind.RUNC);
     }
 
     public static Sandbox running(Instant createdAt) {
@@ -57,25 +58,25 @@ public final class CatalogFixtures {
     /** A running fork of {@code parent} from {@code checkpoint}. */
     public static Sandbox forkOf(SandboxId parent, CheckpointId checkpoint, Instant createdAt) {
         return new Sandbox(SandboxId.random(), Optional.empty(), "tiny", SandboxState.RUNNING, createdAt, Resources.DEFAULT,
-                Map.of(), Map.of(), Optional.of(parent), Optional.of(checkpoint), LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                Map.of(), Map.of(), Optional.of(parent), Optional.of(checkpoint), LifecyclePolicy.DEFAULT, TenantId.DEFAULT, RuntimeKind.RUNC);
     }
 
     /** Every field of {@code s}, with {@code id} instead of its own. */
     public static Sandbox withId(Sandbox s, SandboxId id) {
         return new Sandbox(id, s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant(), s.generation());
+                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant(), s.generation(), RuntimeKind.RUNC);
     }
 
     /** Every field of {@code s}, with {@code name} instead of its own. */
     public static Sandbox withName(Sandbox s, Optional<String> name) {
         return new Sandbox(s.id(), name, s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant(), s.generation());
+                s.parentId(), s.checkpointId(), s.lifecycle(), s.tenant(), s.generation(), RuntimeKind.RUNC);
     }
 
     /** Every field of {@code s}, with {@code tenant} instead of its own. */
     public static Sandbox inTenant(Sandbox s, TenantId tenant) {
         return new Sandbox(s.id(), s.name(), s.template(), s.state(), s.createdAt(), s.resources(), s.env(), s.metadata(),
-                s.parentId(), s.checkpointId(), s.lifecycle(), tenant, s.generation());
+                s.parentId(), s.checkpointId(), s.lifecycle(), tenant, s.generation(), RuntimeKind.RUNC);
     }
 
     /** A sandbox of {@code tenant} in {@code state} with these limits. */
@@ -85,12 +86,12 @@ public final class CatalogFixtures {
     }
 
     public static Checkpoint checkpoint(SandboxId sandbox, Instant createdAt) {
-        return new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), true, Checkpoint.Purpose.USER, 4096, createdAt);
+        return new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), true, Checkpoint.Purpose.USER, 4096, createdAt, RuntimeKind.RUNC);
     }
 
     /** A checkpoint with a fixed id (for orders that ties on the creation time decide by id). */
     public static Checkpoint checkpoint(String id, SandboxId sandbox, Instant createdAt) {
-        return new Checkpoint(new CheckpointId(id), sandbox, Optional.empty(), false, Checkpoint.Purpose.USER, 0, createdAt);
+        return new Checkpoint(new CheckpointId(id), sandbox, Optional.empty(), false, Checkpoint.Purpose.USER, 0, createdAt, RuntimeKind.RUNC);
     }
 
     /** A tenant with no limits and a fresh id. */

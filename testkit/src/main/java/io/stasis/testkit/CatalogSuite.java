@@ -1,5 +1,6 @@
 package io.stasis.testkit;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static io.stasis.testkit.CatalogFixtures.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -198,7 +199,7 @@ public abstract class CatalogSuite extends CatalogSuiteBase<Catalog> {
                 T0.plusSeconds(5), new Resources(0.5, 256, 64, 128), Map.of("A", "1"), Map.of("k", "v"),
                 Optional.of(SandboxId.random()), Optional.of(CheckpointId.random()),
                 new LifecyclePolicy(Optional.empty(), Optional.of(Duration.ofSeconds(30)), Optional.of(Duration.ofMinutes(1)), Optional.empty(),
-                        Optional.empty(), Optional.of(Duration.ofDays(2)), false), TenantId.random(), 42);
+                        Optional.empty(), Optional.of(Duration.ofDays(2)), false), TenantId.random(), 42, RuntimeKind.RUNC);
 
         catalog().update(after);
 

@@ -1,5 +1,6 @@
 package io.stasis.testkit;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -57,7 +58,7 @@ public abstract class CheckpointArchiveSuite {
         return new CheckpointDescriptor(id, TenantId.DEFAULT, SandboxId.random(), Optional.of("before-deploy"), true,
                 Checkpoint.Purpose.USER, Instant.now().truncatedTo(ChronoUnit.MILLIS), "tiny", Resources.DEFAULT,
                 Map.of("LANG", "C.UTF-8"), Map.of("owner", "suite"), LifecyclePolicy.DEFAULT,
-                new NetworkPolicy(EgressPolicy.DENY_ALL), layers, Optional.of(image), 8192, 8192, List.of());
+                new NetworkPolicy(EgressPolicy.DENY_ALL), layers, Optional.of(image), 8192, 8192, List.of(), RuntimeKind.RUNC);
     }
 
     @Test

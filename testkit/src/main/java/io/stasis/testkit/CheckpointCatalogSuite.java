@@ -1,5 +1,6 @@
 package io.stasis.testkit;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static io.stasis.testkit.CatalogFixtures.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -35,14 +36,14 @@ public abstract class CheckpointCatalogSuite extends CatalogSuiteBase<Catalog> {
     void checkpointsRoundTripEveryField() {
         var sandbox = SandboxId.random();
         var named = new Checkpoint(CheckpointId.random(), sandbox, Optional.of("before upgrade ✓"), true,
-                Checkpoint.Purpose.USER, 5_000_000_000L, Instant.parse("2026-01-02T03:04:05.000000007Z"));
+                Checkpoint.Purpose.USER, 5_000_000_000L, Instant.parse("2026-01-02T03:04:05.000000007Z"), RuntimeKind.RUNC);
         var hibernation = new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), true,
-                Checkpoint.Purpose.HIBERNATION, 1, T0);
+                Checkpoint.Purpose.HIBERNATION, 1, T0, RuntimeKind.RUNC);
         var rootOnly = new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), false,
-                Checkpoint.Purpose.FORK, 0, Instant.EPOCH);
+                Checkpoint.Purpose.FORK, 0, Instant.EPOCH, RuntimeKind.RUNC);
         var all = new ArrayList<Checkpoint>(List.of(named, hibernation, rootOnly));
         for (var purpose : Checkpoint.Purpose.values())
-            all.add(new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), false, purpose, 2, T0.plusSeconds(1)));
+            all.add(new Checkpoint(CheckpointId.random(), sandbox, Optional.empty(), false, purpose, 2, T0.plusSeconds(1), RuntimeKind.RUNC));
 
         all.forEach(catalog()::insertCheckpoint);
 
@@ -71,8 +72,8 @@ public abstract class CheckpointCatalogSuite extends CatalogSuiteBase<Catalog> {
     @Test
     void checkpointNamesNeedNotBeUnique() {
         var s = SandboxId.random();
-        var first = new Checkpoint(CheckpointId.random(), s, Optional.of("same"), true, Checkpoint.Purpose.USER, 1, T0);
-        var second = new Checkpoint(CheckpointId.random(), s, Optional.of("same"), true, Checkpoint.Purpose.USER, 2, T0.plusSeconds(1));
+        var first = new Checkpoint(CheckpointId.random(), s, Optional.of("same"), true, Checkpoint.Purpose.USER, 1, T0, RuntimeKind.RUNC);
+        var second = new Checkpoint(CheckpointId.random(), s, Optional.of("same"), true, Checkpoint.Purpose.USER, 2, T0.plusSeconds(1), RuntimeKind.RUNC);
         catalog().insertCheckpoint(first);
         catalog().insertCheckpoint(second);
         assertThat(catalog().checkpointsOf(s)).containsExactly(first, second);
@@ -82,7 +83,7 @@ public abstract class CheckpointCatalogSuite extends CatalogSuiteBase<Catalog> {
     void aDuplicateCheckpointIdIsInternalAndKeepsTheFirst() {
         var c = CatalogFixtures.checkpoint(SandboxId.random(), T0);
         catalog().insertCheckpoint(c);
-        var clash = new Checkpoint(c.id(), SandboxId.random(), Optional.empty(), false, Checkpoint.Purpose.FORK, 0, T0);
+        var clash = new Checkpoint(c.id(), SandboxId.random(), Optional.empty(), false, Checkpoint.Purpose.FORK, 0, T0, RuntimeKind.RUNC);
 
         assertThatThrownBy(() -> catalog().insertCheckpoint(clash))
                 .isInstanceOfSatisfying(StasisException.class, e -> {

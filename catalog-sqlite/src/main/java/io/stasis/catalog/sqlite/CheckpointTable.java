@@ -4,6 +4,7 @@ import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -18,7 +19,7 @@ import org.sqlite.SQLiteException;
 
 /** The SQL of the {@code checkpoints} table. Callers hold the catalog's lock. */
 final class CheckpointTable {
-    private static final String COLUMNS = "id, sandbox_id, name, memory, purpose, size_bytes, created_at";
+    private static final String COLUMNS = "id, sandbox_id, name, memory, purpose, size_bytes, created_at, runtime";
     /** Oldest first; the id breaks ties so the order is total. */
     private static final String ORDER = " ORDER BY created_at, id";
 
@@ -26,7 +27,7 @@ final class CheckpointTable {
     }
 
     static void insert(Connection c, Checkpoint checkpoint) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO checkpoints (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+        try (var st = c.prepareStatement("INSERT INTO checkpoints (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, checkpoint.id().value());
             st.setString(2, checkpoint.sandboxId().value());
             st.setString(3, checkpoint.name().orElse(null));
@@ -34,6 +35,7 @@ final class CheckpointTable {
             st.setString(5, checkpoint.purpose().wireName());
             st.setLong(6, checkpoint.sizeBytes());
             st.setString(7, CatalogTime.format(checkpoint.createdAt()));
+            st.setString(8, checkpoint.runtime().wireName());
             st.executeUpdate();
         } catch (SQLiteException e) {
             if (e.getResultCode() == SQLiteErrorCode.SQLITE_CONSTRAINT_PRIMARYKEY)
@@ -98,7 +100,7 @@ final class CheckpointTable {
             return new Checkpoint(new CheckpointId(id), new SandboxId(rs.getString("sandbox_id")),
                     Optional.ofNullable(rs.getString("name")), rs.getInt("memory") == 1,
                     purpose(rs.getString("purpose")), rs.getLong("size_bytes"),
-                    CatalogTime.parse(rs.getString("created_at")));
+                    CatalogTime.parse(rs.getString("created_at")), RuntimeKind.parse("runtime", rs.getString("runtime")));
         } catch (RuntimeException e) {
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of checkpoint " + id + " is unreadable: " + e.getMessage(),
                     Map.of("checkpoint", String.valueOf(id)), e);

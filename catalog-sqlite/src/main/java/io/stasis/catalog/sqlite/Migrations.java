@@ -45,7 +45,8 @@ final class Migrations {
             "V10__bucket_mounts.sql",
             "V11__generation.sql",
             "V12__durable_images.sql",
-            "V13__fork_spares.sql");
+            "V13__fork_spares.sql",
+            "V14__runtimes.sql");
 
     static final String RESOURCE_DIR = "db/migration/";
     private static final Pattern SCRIPT_NAME = Pattern.compile("V([1-9][0-9]*)__([A-Za-z0-9_]+)\\.sql");

@@ -6,6 +6,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
@@ -28,11 +29,11 @@ import org.sqlite.SQLiteException;
  */
 final class SandboxTable {
     private static final String COLUMNS = "id, name, template, " + StateColumns.NAMES
-            + ", created_at, cpus, memory_mb, pids, disk_mb, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id, generation";
+            + ", created_at, cpus, memory_mb, pids, disk_mb, env, metadata, parent_id, checkpoint_id, lifecycle, tenant_id, generation, runtime";
     private static final String PLACEHOLDERS = placeholders(COLUMNS.split(",").length);
     /** Every column but id, in {@link #bindFields} order. */
     private static final String ASSIGNMENTS = "name = ?, template = ?, " + StateColumns.ASSIGNMENTS
-            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, disk_mb = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?, generation = ?";
+            + ", created_at = ?, cpus = ?, memory_mb = ?, pids = ?, disk_mb = ?, env = ?, metadata = ?, parent_id = ?, checkpoint_id = ?, lifecycle = ?, tenant_id = ?, generation = ?, runtime = ?";
 
     private SandboxTable() {
     }
@@ -81,6 +82,7 @@ final class SandboxTable {
         st.setString(index++, LifecycleJson.toJson(s.lifecycle()));
         st.setString(index++, s.tenant().value());
         st.setLong(index++, s.generation());
+        st.setString(index++, s.runtime().wireName());
         return index;
     }
 
@@ -190,7 +192,8 @@ final class SandboxTable {
                     Optional.ofNullable(rs.getString("checkpoint_id")).map(CheckpointId::new),
                     LifecycleJson.fromJson(rs.getString("lifecycle")),
                     new TenantId(rs.getString("tenant_id")),
-                    rs.getLong("generation"));
+                    rs.getLong("generation"),
+                    RuntimeKind.parse("runtime", rs.getString("runtime")));
         } catch (JsonProcessingException | RuntimeException e) {
             // A row this code cannot read means a damaged file or a schema mismatch, not a bad request.
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of sandbox " + id + " is unreadable: " + e.getMessage(),

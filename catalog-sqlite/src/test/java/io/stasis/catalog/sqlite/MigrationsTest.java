@@ -1,5 +1,6 @@
 package io.stasis.catalog.sqlite;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -124,11 +125,11 @@ class MigrationsTest {
             var running = new Sandbox(runningId, Optional.of("web"), "base", SandboxState.RUNNING,
                     Instant.parse("2026-01-02T03:04:05.987654321Z"), new Resources(2.5, 2048, 1000),
                     Map.of("PATH", "/usr/bin", "UNICODE", "héllo ✓"), Map.of("owner", "alice", "team.name/x", "infra"),
-                    Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
+                    Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT, RuntimeKind.RUNC);
             var stopped = v2Default(stoppedId, Optional.empty(), new SandboxState.Stopped("processes_lost"), "2026-01-02T03:04:06Z", Map.of());
             var reasonless = v2Default(reasonlessId, Optional.empty(), new SandboxState.Stopped(null), "2026-01-02T03:04:07Z", Map.of("owner", "alice"));
             var deleted = new Sandbox(deletedId, Optional.of("gone"), "tiny", SandboxState.DELETED, Instant.parse("2026-01-02T03:04:08Z"),
-                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
+                    new Resources(0.1, 16, 16), Map.of(), Map.of(), Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT, RuntimeKind.RUNC);
 
             assertThat(catalog.all()).containsExactly(running, stopped, reasonless, deleted);
             assertThat(catalog.findByName(TenantId.DEFAULT, "web")).contains(running);
@@ -218,11 +219,11 @@ class MigrationsTest {
         try (var catalog = SqliteCatalog.open(db)) {
             var web = new Sandbox(webId, Optional.of("web"), "base", SandboxState.RUNNING, Instant.parse("2026-01-02T03:04:05.000000001Z"),
                     new Resources(2.0, 2048, 1000), Map.of("A", "1"), Map.of("owner", "alice"), Optional.empty(), Optional.empty(),
-                    LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+                    LifecyclePolicy.DEFAULT, TenantId.DEFAULT, RuntimeKind.RUNC);
             var hibernated = new Sandbox(hibernatedId, Optional.empty(), "tiny",
                     new SandboxState.Hibernated(image, 4096, Instant.parse("2026-01-03T00:00:00Z")), Instant.parse("2026-01-02T03:04:06Z"),
                     new Resources(1.0, 512, 512), Map.of(), Map.of(), Optional.of(webId), Optional.of(parentCheckpoint),
-                    LifecycleJson.fromJson(lifecycle), TenantId.DEFAULT);
+                    LifecycleJson.fromJson(lifecycle), TenantId.DEFAULT, RuntimeKind.RUNC);
             var other = TenantId.random();
 
             assertThat(catalog.allTenants()).singleElement().satisfies(t -> {
@@ -301,7 +302,7 @@ class MigrationsTest {
 
     private static Sandbox v2Default(SandboxId id, Optional<String> name, SandboxState state, String createdAt, Map<String, String> metadata) {
         return new Sandbox(id, name, "tiny", state, Instant.parse(createdAt), Resources.DEFAULT, Map.of(), metadata,
-                Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT);
+                Optional.empty(), Optional.empty(), V2_POLICY, TenantId.DEFAULT, RuntimeKind.RUNC);
     }
 
     private static String resource(String script) throws IOException {
@@ -334,7 +335,7 @@ class MigrationsTest {
             assertThat(migrated.resources().diskMb()).isEqualTo(Resources.DEFAULT_DISK_MB);
             catalog.update(new Sandbox(id, migrated.name(), migrated.template(), migrated.state(), migrated.createdAt(),
                     migrated.resources().withDiskMb(512), migrated.env(), migrated.metadata(), migrated.parentId(),
-                    migrated.checkpointId(), migrated.lifecycle(), migrated.tenant()));
+                    migrated.checkpointId(), migrated.lifecycle(), migrated.tenant(), RuntimeKind.RUNC));
             assertThat(catalog.find(id).orElseThrow().resources().diskMb()).isEqualTo(512);
         }
     }

@@ -1,5 +1,6 @@
 package io.stasis.catalog.sqlite;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.checkpoint.Checkpoint;
@@ -103,7 +104,7 @@ class RecordRoundTripPropertyTest {
                         Arbitraries.create(SandboxId::random).optional(0.5), checkpointIds().optional(0.5), lifecycles(), tenants())
                 .as((name, state, createdAt, maps, parent, checkpoint, lifecycle, tenant) -> new Sandbox(SandboxId.random(), name,
                         "tiny", state, createdAt, new Resources(0.5, 256, 64, 64 + (int) (createdAt.getNano() % 100_000)), maps.get1(),
-                        maps.get2(), parent, checkpoint, lifecycle, tenant, maps.get3()));
+                        maps.get2(), parent, checkpoint, lifecycle, tenant, maps.get3(), RuntimeKind.RUNC));
     }
 
     /** The default tenant or a random one: the catalog does not require a tenant's row for its sandboxes or events. */
@@ -138,7 +139,7 @@ class RecordRoundTripPropertyTest {
     Arbitrary<Checkpoint> checkpoints() {
         return Combinators.combine(checkpointIds(), texts().optional(0.5), Arbitraries.of(true, false),
                         Arbitraries.of(Checkpoint.Purpose.class), Arbitraries.longs().greaterOrEqual(0), instants())
-                .as((id, name, memory, purpose, size, at) -> new Checkpoint(id, SandboxId.random(), name, memory, purpose, size, at));
+                .as((id, name, memory, purpose, size, at) -> new Checkpoint(id, SandboxId.random(), name, memory, purpose, size, at, RuntimeKind.RUNC));
     }
 
     @Provide

@@ -1,5 +1,6 @@
 package io.stasis.core.checkpoint;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import java.time.Instant;
 import java.util.Locale;
@@ -13,9 +14,11 @@ import java.util.Optional;
  * @param purpose   who made it: a caller, or the service for a hibernation or a fork of the current state
  * @param sizeBytes bytes held by the process image (0 without memory); the root snapshot shares
  *                  its blocks with the sandbox and costs only what changes afterwards
+ * @param runtime   the runtime of the sandbox it was taken of: its image restores only there, and
+ *                  its forks run there
  */
 public record Checkpoint(CheckpointId id, SandboxId sandboxId, Optional<String> name, boolean memory,
-                         Purpose purpose, long sizeBytes, Instant createdAt) {
+                         Purpose purpose, long sizeBytes, Instant createdAt, RuntimeKind runtime) {
 
     public enum Purpose {
         /** Asked for through the API; listed and deleted by callers. */
@@ -36,5 +39,6 @@ public record Checkpoint(CheckpointId id, SandboxId sandboxId, Optional<String> 
         Objects.requireNonNull(name);
         Objects.requireNonNull(purpose);
         Objects.requireNonNull(createdAt);
+        Objects.requireNonNull(runtime);
     }
 }

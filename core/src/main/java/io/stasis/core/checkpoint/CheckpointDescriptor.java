@@ -5,6 +5,7 @@ import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
 import java.time.Instant;
@@ -25,23 +26,26 @@ import java.util.Optional;
  * @param storedBytes  bytes its upload added to the store (after dedup and compression)
  * @param buckets      the sandbox's bucket mounts (secret names only): a restore mounts them again with the
  *                     restoring tenant's secrets of those names
+ * @param runtime      the sandbox's runtime, which a restore keeps (an image restores only there)
  */
 public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, SandboxId sandbox, Optional<String> name,
                                    boolean memory, Checkpoint.Purpose purpose, Instant createdAt, String template,
                                    Resources resources, Map<String, String> env, Map<String, String> metadata,
                                    LifecyclePolicy lifecycle, NetworkPolicy network, List<RootLayer> roots,
                                    Optional<ManifestId> image, long logicalBytes, long storedBytes,
-                                   List<SandboxBucket> buckets) {
+                                   List<SandboxBucket> buckets, RuntimeKind runtime) {
 
     /**
      * The newest format version this reads; a reader refuses newer ones. 2 adds bucket mounts and is
      * written only by descriptors that have some, so that a reader knowing only 1 refuses them
-     * rather than restore a sandbox without its buckets.
+     * rather than restore a sandbox without its buckets. 3 adds the runtime and is written only by
+     * descriptors of a runtime other than runc, which a reader knowing less must not restore into runc.
      */
-    public static final int VERSION = 2;
+    public static final int VERSION = 3;
 
     /** The version a descriptor is written with: the oldest that holds everything it has. */
     public int formatVersion() {
+        if (runtime != RuntimeKind.RUNC) return 3;
         return buckets.isEmpty() ? 1 : 2;
     }
 
@@ -66,6 +70,7 @@ public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, San
         Objects.requireNonNull(lifecycle);
         Objects.requireNonNull(network);
         Objects.requireNonNull(image);
+        Objects.requireNonNull(runtime);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
         roots = List.copyOf(roots);

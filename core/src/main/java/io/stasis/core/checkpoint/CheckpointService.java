@@ -179,7 +179,8 @@ public final class CheckpointService {
     }
 
     private ForkSpares.Source sparesSource(Checkpoint checkpoint, Sandbox sandbox) {
-        return new ForkSpares.Source(checkpoint.id(), sandbox.id(), sandbox.tenant(), sandbox.resources(), network.policyOf(sandbox.id()));
+        return new ForkSpares.Source(checkpoint.id(), sandbox.id(), sandbox.tenant(), sandbox.resources(), network.policyOf(sandbox.id()),
+                checkpoint.runtime());
     }
 
     /** Where the checkpoint's upload stands; empty if none was asked for. */
@@ -255,12 +256,13 @@ public final class CheckpointService {
             var link = network.open(id, d.network(), Optional.empty());
             // Its buckets are mounted here with this instance's secrets of the same names (the keys never travel in the store).
             buckets.record(id, d.buckets());
-            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link).withMounts(buckets.mount(id, d.tenant(), d.buckets()));
+            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link).withMounts(buckets.mount(id, d.tenant(), d.buckets()))
+                    .withRuntime(d.runtime());
             if (d.memory()) runtime.restore(spec, d.checkpoint());
             else runtime.create(spec);
             network.record(id);
             var sandbox = new Sandbox(id, name, d.template(), SandboxState.RUNNING, clock.instant(), d.resources(), d.env(), d.metadata(),
-                    Optional.of(d.sandbox()), Optional.of(d.checkpoint()), d.lifecycle(), d.tenant());
+                    Optional.of(d.sandbox()), Optional.of(d.checkpoint()), d.lifecycle(), d.tenant(), d.runtime());
             catalog.insert(sandbox);
             activity.touch(id);
             events.lifecycle(id, "none", "running", "restore");
@@ -304,7 +306,7 @@ public final class CheckpointService {
         } finally {
             if (thawAfter) runtime.thaw(id);
         }
-        var made = new Checkpoint(checkpoint, id, name, memory, purpose, bytes, clock.instant());
+        var made = new Checkpoint(checkpoint, id, name, memory, purpose, bytes, clock.instant(), sandbox.runtime());
         catalog.insertCheckpoint(made);
         faults.reach("checkpoint.after-record");
         catalog.completeOperation(sandbox.nextGeneration());
@@ -479,7 +481,7 @@ public final class CheckpointService {
 
     private Sandbox branch(Sandbox parent, Checkpoint checkpoint, Optional<String> name) {
         // A fork without processes, which mounts nothing, is a warm sandbox given the checkpoint's root.
-        if (!checkpoint.memory() && runtime.canReroot() && volumes.mountsOf(parent.id()).isEmpty()
+        if (!checkpoint.memory() && checkpoint.runtime() == pool.runtime() && runtime.canReroot() && volumes.mountsOf(parent.id()).isEmpty()
                 && buckets.bucketsOf(parent.id()).isEmpty()) {
             var warm = pool.takeAny(parent.template());
             if (warm.isPresent()) {
@@ -502,7 +504,7 @@ public final class CheckpointService {
             var hostMounts = new ArrayList<>(volumes.hostMounts(mounts));
             buckets.record(id, bucketList);
             hostMounts.addAll(buckets.mount(id, parent.tenant(), bucketList));
-            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, hostMounts);
+            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, hostMounts, checkpoint.runtime());
             if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
             if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
             else runtime.create(spec);
@@ -561,7 +563,7 @@ public final class CheckpointService {
     private Sandbox recordChild(Sandbox parent, Checkpoint checkpoint, Optional<String> name, SandboxId id) {
         var child = new Sandbox(id, name, parent.template(), SandboxState.RUNNING, clock.instant(), parent.resources(),
                 parent.env(), parent.metadata(), Optional.of(parent.id()), Optional.of(checkpoint.id()), parent.lifecycle(),
-                parent.tenant());
+                parent.tenant(), checkpoint.runtime());
         catalog.insert(child);
         activity.touch(id);
         events.lifecycle(id, "none", "running", "fork");

@@ -221,7 +221,7 @@ public final class DurableCheckpoints implements AutoCloseable {
             var descriptor = new CheckpointDescriptor(id, sandbox.tenant(), sandbox.id(), checkpoint.name(), checkpoint.memory(),
                     checkpoint.purpose(), checkpoint.createdAt(), sandbox.template(), sandbox.resources(), sandbox.env(), sandbox.metadata(),
                     sandbox.lifecycle(), policies.apply(sandbox.id()), layers, image.map(CheckpointArchive.Stored::id), logical, stored,
-                    buckets.apply(sandbox.id()));
+                    buckets.apply(sandbox.id()), checkpoint.runtime());
             String digest = upload.putDescriptor(descriptor);
             faults.reach("upload.after-descriptor");
             var done = new CheckpointUpload(id, State.DURABLE, parent.map(CheckpointDescriptor::checkpoint), Optional.of(root.id()),

@@ -4,6 +4,7 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
@@ -39,7 +40,8 @@ public final class ForkSpares implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
 
     /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
-    public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy) {
+    public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy,
+                         RuntimeKind runtime) {
     }
 
     /**
@@ -252,7 +254,7 @@ public final class ForkSpares implements AutoCloseable {
         try {
             var root = roots.createRootFrom(id, source.checkpoint(), source.resources().diskBytes());
             var link = network.open(id, source.policy(), Optional.of(source.parent()));
-            runtime.restore(new RuntimeSpec(id, root, id.hostname(), source.resources(), link), source.checkpoint());
+            runtime.restore(new RuntimeSpec(id, root, id.hostname(), source.resources(), link, List.of(), source.runtime()), source.checkpoint());
             runtime.standby(id);
             log.atDebug().addKeyValue("checkpoint", source.checkpoint()).addKeyValue("sandbox", id)
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("fork spare ready");

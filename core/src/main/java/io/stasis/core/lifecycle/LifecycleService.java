@@ -282,7 +282,7 @@ public final class LifecycleService {
         }
         faults.reach("hibernate.after-dump");
         var now = clock.instant();
-        var image = new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now);
+        var image = new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now, sandbox.runtime());
         catalog.insertCheckpoint(image);
         faults.reach("hibernate.after-record");
         var hibernated = sandbox.withState(new SandboxState.Hibernated(checkpoint, bytes, now));
@@ -378,7 +378,8 @@ public final class LifecycleService {
                 "resume", "the sandbox's root filesystem is missing", null));
         var mounts = new ArrayList<>(volumes.hostMountsOf(sandbox.id()));
         mounts.addAll(buckets.mountRecorded(sandbox));
-        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()), mounts);
+        return new RuntimeSpec(sandbox.id(), root, sandbox.id().hostname(), sandbox.resources(), network.linkOf(sandbox.id()), mounts,
+                sandbox.runtime());
     }
 
     private Sandbox transition(Sandbox sandbox, Operation.Kind kind, Optional<CheckpointId> checkpoint, SandboxState target,

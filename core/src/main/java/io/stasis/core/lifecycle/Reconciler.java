@@ -163,7 +163,7 @@ public final class Reconciler {
                 var at = clock.instant();
                 if (catalog.findCheckpoint(checkpoint).isEmpty())
                     catalog.insertCheckpoint(new Checkpoint(checkpoint, sandbox.id(), Optional.empty(), true,
-                            Checkpoint.Purpose.HIBERNATION, size.getAsLong(), at));
+                            Checkpoint.Purpose.HIBERNATION, size.getAsLong(), at, sandbox.runtime()));
                 return sandbox.withState(new SandboxState.Hibernated(checkpoint, size.getAsLong(), at));
             }
         }

@@ -99,8 +99,9 @@ public final class SandboxService {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.template(), templateWait);
                 requireDiskRoom(spec);
-                // Warm sandboxes mount nothing: one that asks for volumes or buckets starts fresh.
-                var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() ? pool.take(spec.template()) : Optional.<SandboxId>empty();
+                // Warm sandboxes mount nothing: one that asks for volumes or buckets, or another runtime, starts fresh.
+                var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() && spec.runtime() == pool.runtime()
+                        ? pool.take(spec.template()) : Optional.<SandboxId>empty();
                 if (warm.isPresent()) {
                     try {
                         return locks.exclusive(warm.get(), () -> adoptWarm(warm.get(), spec));
@@ -131,7 +132,7 @@ public final class SandboxService {
             var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
             var mounts = new ArrayList<>(volumes.hostMounts(spec.volumes()));
             mounts.addAll(buckets.mount(id, spec.tenant(), spec.buckets()));
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, mounts));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, mounts, spec.runtime()));
             // Before the sandbox's record: a crash in between leaves rows of no sandbox, which nothing reads.
             if (!spec.volumes().isEmpty()) volumes.setMounts(id, spec.volumes());
             buckets.record(id, spec.buckets());
@@ -180,7 +181,7 @@ public final class SandboxService {
 
     private Sandbox record(SandboxId id, SandboxSpec spec, long start, boolean warm) {
         var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(),
-                spec.resources(), spec.env(), spec.metadata(), Optional.empty(), Optional.empty(), spec.lifecycle(), spec.tenant());
+                spec.resources(), spec.env(), spec.metadata(), Optional.empty(), Optional.empty(), spec.lifecycle(), spec.tenant(), spec.runtime());
         catalog.insert(sandbox);
         activity.touch(id);
         events.lifecycle(id, "none", "running", "api");

@@ -4,6 +4,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
@@ -40,6 +41,7 @@ public final class WarmPool implements AutoCloseable {
     private final SandboxRuntime runtime;
     private final NetworkService network;
     private final Resources resources;
+    private final RuntimeKind kind;
     private final int perTemplate;
     private final UnrecordedSandbox unrecorded;
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
@@ -50,13 +52,15 @@ public final class WarmPool implements AutoCloseable {
 
     /**
      * @param resources   the resources warm sandboxes start with; whoever takes one applies others
+     * @param kind        the runtime warm sandboxes run in: only a sandbox of that runtime takes one
      * @param perTemplate how many started sandboxes to keep ready per template (0: none)
      */
-    public WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, int perTemplate) {
+    public WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, RuntimeKind kind, int perTemplate) {
         this.roots = roots;
         this.runtime = runtime;
         this.network = network;
         this.resources = resources;
+        this.kind = kind;
         this.perTemplate = perTemplate;
         this.unrecorded = new UnrecordedSandbox(roots, runtime, network);
     }
@@ -64,6 +68,11 @@ public final class WarmPool implements AutoCloseable {
     /** The resources warm sandboxes run with. */
     public Resources resources() {
         return resources;
+    }
+
+    /** The runtime warm sandboxes run in. */
+    public RuntimeKind runtime() {
+        return kind;
     }
 
     /** A sandbox taken from the pool, and the template whose pool it came from (to {@link #refill}). */
@@ -146,7 +155,7 @@ public final class WarmPool implements AutoCloseable {
             var root = roots.createRoot(id, template, resources.diskBytes());
             // Warm sandboxes reach nothing until handed out with their owner's policy.
             var link = network.open(id, new NetworkPolicy(EgressPolicy.DENY_ALL), Optional.empty());
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link));
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link, List.of(), kind));
             return Optional.of(new Warm(id, version.get()));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("template", template).setCause(e).log("could not start a warm sandbox");

@@ -20,6 +20,7 @@ import java.util.Optional;
  *                     the idle policy or a restart's reconciliation) and every checkpoint of it
  *                     (forks included) adds one. It never goes down, so a caller that remembers it
  *                     can tell an older state from the one it left.
+ * @param runtime      which runtime runs it (its forks and checkpoints keep it)
  */
 public record Sandbox(
         SandboxId id,
@@ -34,13 +35,14 @@ public record Sandbox(
         Optional<CheckpointId> checkpointId,
         LifecyclePolicy lifecycle,
         TenantId tenant,
-        long generation) {
+        long generation,
+        RuntimeKind runtime) {
 
     /** A sandbox as first recorded: generation 1. */
     public Sandbox(SandboxId id, Optional<String> name, String template, SandboxState state, Instant createdAt, Resources resources,
                    Map<String, String> env, Map<String, String> metadata, Optional<SandboxId> parentId,
-                   Optional<CheckpointId> checkpointId, LifecyclePolicy lifecycle, TenantId tenant) {
-        this(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, 1);
+                   Optional<CheckpointId> checkpointId, LifecyclePolicy lifecycle, TenantId tenant, RuntimeKind runtime) {
+        this(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, 1, runtime);
     }
 
     public Sandbox {
@@ -54,6 +56,7 @@ public record Sandbox(
         Objects.requireNonNull(checkpointId);
         Objects.requireNonNull(lifecycle);
         Objects.requireNonNull(tenant);
+        Objects.requireNonNull(runtime);
         if (generation < 1) throw new IllegalArgumentException("generation must be 1 or more, was " + generation);
         env = Map.copyOf(env);
         metadata = Map.copyOf(metadata);
@@ -62,16 +65,16 @@ public record Sandbox(
     /** In {@code newState}; a new generation unless it already was in that state. */
     public Sandbox withState(SandboxState newState) {
         long next = newState.equals(state) ? generation : generation + 1;
-        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, next);
+        return new Sandbox(id, name, template, newState, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, next, runtime);
     }
 
     /** The next generation, in the same state: a checkpoint was taken of it. */
     public Sandbox nextGeneration() {
-        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, generation + 1);
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, lifecycle, tenant, generation + 1, runtime);
     }
 
     public Sandbox withLifecycle(LifecyclePolicy policy) {
-        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy, tenant, generation);
+        return new Sandbox(id, name, template, state, createdAt, resources, env, metadata, parentId, checkpointId, policy, tenant, generation, runtime);
     }
 
     /** How the sandbox is shown in messages: its name if it has one, else its id. */

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class SandboxGenerationPropertyTest {
     private static final Sandbox MADE = new Sandbox(SandboxId.random(), Optional.empty(), "tiny", SandboxState.RUNNING,
             Instant.parse("2026-12-02T00:00:00Z"), Resources.DEFAULT, Map.of(), Map.of(), Optional.empty(), Optional.empty(),
-            LifecyclePolicy.DEFAULT, TenantId.DEFAULT);
+            LifecyclePolicy.DEFAULT, TenantId.DEFAULT, RuntimeKind.RUNC);
 
     @Property
     void itCountsTheChangesOfStateAndTheCheckpoints(@ForAll("steps") List<Optional<SandboxState>> steps) {
@@ -55,7 +55,7 @@ class SandboxGenerationPropertyTest {
     void aNewSandboxIsAtGenerationOneAndNoneIsBelow() {
         assertThat(MADE.generation()).isEqualTo(1);
         assertThatThrownBy(() -> new Sandbox(MADE.id(), MADE.name(), MADE.template(), MADE.state(), MADE.createdAt(), MADE.resources(),
-                MADE.env(), MADE.metadata(), MADE.parentId(), MADE.checkpointId(), MADE.lifecycle(), MADE.tenant(), 0))
+                MADE.env(), MADE.metadata(), MADE.parentId(), MADE.checkpointId(), MADE.lifecycle(), MADE.tenant(), 0, RuntimeKind.RUNC))
                 .hasMessageContaining("generation");
     }
 }

@@ -76,7 +76,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         this.bundles = new Bundles(config.stateDir().resolve("bundles"), initDir, config.stateDir().resolve("no-criu.conf"),
                 config.idMapBase(), cgroups, RunscRuntime::forRunsc);
         this.processes = new InitProcesses(bundles, rootOwner, connections, outputNotifier);
-        this.imageStore = new ImageStore(config.stateDir());
+        this.imageStore = new ImageStore(config.imageStateDir());
         this.images = new RuncImages(imageStore);
         this.meters = new CgroupMeters(new MemoryPager(), cgroups);
         log.atInfo().addKeyValue("runsc", runsc.version()).addKeyValue("flags", Runsc.SANDBOX_FLAGS)

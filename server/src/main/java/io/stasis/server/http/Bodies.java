@@ -13,7 +13,7 @@ final class Bodies {
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
                          JsonNode lifecycle, JsonNode network,
-                         List<MountBody> volumes, List<BucketMountBody> mounts, String fromCheckpoint) {
+                         List<MountBody> volumes, List<BucketMountBody> mounts, String fromCheckpoint, String runtime) {
     }
 
     record BucketMountBody(String type, String endpoint, String region, String bucket, String prefix, String path, Boolean readOnly,

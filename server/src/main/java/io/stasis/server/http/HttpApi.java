@@ -25,6 +25,7 @@ import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.preview.PreviewService;
 import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.secret.SecretService;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
@@ -71,9 +72,10 @@ public final class HttpApi implements AutoCloseable {
                            S3Routes s3, BlobGc blobGc) {
     }
 
-    /** Settings of the API itself. */
+    /** Settings of the API itself ({@code defaultRuntime}: of a create that names none; {@code allowedRuntimes}: those a create may name). */
     public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
-                           long maxUploadBytes, long maxJsonBytes, PreviewUrls previewUrls) {
+                           long maxUploadBytes, long maxJsonBytes, PreviewUrls previewUrls, RuntimeKind defaultRuntime,
+                           Set<RuntimeKind> allowedRuntimes) {
     }
 
     private final Javalin app;
@@ -156,7 +158,8 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(),
-                settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets()).register(routes);
+                settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
+                settings.allowedRuntimes()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);

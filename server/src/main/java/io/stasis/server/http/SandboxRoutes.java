@@ -13,6 +13,7 @@ import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 
 /** Create, list, get and delete sandboxes. */
 final class SandboxRoutes {
@@ -42,10 +44,14 @@ final class SandboxRoutes {
     private final VolumeService volumes;
     private final CheckpointService checkpoints;
     private final SandboxBuckets buckets;
+    private final RuntimeKind defaultRuntime;
+    private final Set<RuntimeKind> allowedRuntimes;
 
     SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, String defaultTemplate,
                   Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
-                  VolumeService volumes, SandboxBuckets buckets) {
+                  VolumeService volumes, SandboxBuckets buckets, RuntimeKind defaultRuntime, Set<RuntimeKind> allowedRuntimes) {
+        this.defaultRuntime = defaultRuntime;
+        this.allowedRuntimes = Set.copyOf(allowedRuntimes);
         this.volumes = volumes;
         this.buckets = buckets;
         this.checkpoints = checkpoints;
@@ -91,7 +97,8 @@ final class SandboxRoutes {
                 body.network() == null ? Optional.empty() : Optional.of(PolicyJson.readNetwork(body.network(), "network")),
                 tenant,
                 volumeMounts,
-                bucketMounts);
+                bucketMounts,
+                runtimeOf(body.runtime()));
         long start = System.nanoTime();
         var sandbox = sandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
@@ -105,7 +112,7 @@ final class SandboxRoutes {
      */
     private void createFrom(Context ctx, Bodies.CreateSandbox body) {
         if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
-                || body.network() != null || body.volumes() != null || body.mounts() != null)
+                || body.network() != null || body.volumes() != null || body.mounts() != null || body.runtime() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();
         if (!CheckpointId.isValid(raw)) throw CheckpointService.notFound(raw);
@@ -114,6 +121,16 @@ final class SandboxRoutes {
                 Optional.ofNullable(body.name()));
         metrics.sandboxCreated(sandbox.template(), System.nanoTime() - start);
         ctx.status(201).json(withMounts(sandbox));
+    }
+
+    /** The runtime a create asks for, or the default; {@code invalid_request} for one this service does not allow. */
+    private RuntimeKind runtimeOf(String asked) {
+        if (asked == null) return defaultRuntime;
+        var kind = RuntimeKind.parse("runtime", asked);
+        if (!allowedRuntimes.contains(kind))
+            throw StasisException.invalid("runtime", kind + " is not allowed on this service; allowed: "
+                    + String.join(", ", allowedRuntimes.stream().map(RuntimeKind::wireName).sorted().toList()));
+        return kind;
     }
 
     private SandboxView withMounts(Sandbox sandbox) {

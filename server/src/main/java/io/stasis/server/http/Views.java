@@ -37,7 +37,7 @@ final class Views {
 
     record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
-                       String parentId, String checkpointId, Map<String, Object> lifecycle, long generation,
+                       String parentId, String checkpointId, Map<String, Object> lifecycle, long generation, String runtime,
                        @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                        DurableImageView durableImage,
                        @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
@@ -46,14 +46,14 @@ final class Views {
         static SandboxView of(Sandbox s, List<SandboxBucket> buckets) {
             var v = of(s);
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
-                    v.parentId, v.checkpointId, v.lifecycle, v.generation, null, buckets.stream().map(BucketMountView::of).toList());
+                    v.parentId, v.checkpointId, v.lifecycle, v.generation, v.runtime, null, buckets.stream().map(BucketMountView::of).toList());
         }
 
         /** With its newest durable checkpoint ({@code durableImage}: the answers of get and resume), {@code null} if none. */
         SandboxView withDurableImage(Optional<DurableImage> image) {
             var view = image.map(i -> new DurableImageView(i.checkpoint().value(), i.digest(), i.takenAt())).orElse(null);
             return new SandboxView(id, name, template, state, stateReason, hibernation, createdAt, resources, env, metadata, parentId,
-                    checkpointId, lifecycle, generation, view, mounts);
+                    checkpointId, lifecycle, generation, runtime, view, mounts);
         }
 
         static SandboxView of(Sandbox s) {
@@ -63,7 +63,7 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    PolicyJson.lifecycle(s.lifecycle()), s.generation(), null, null);
+                    PolicyJson.lifecycle(s.lifecycle()), s.generation(), s.runtime().wireName(), null, null);
         }
     }
 
@@ -85,12 +85,13 @@ final class Views {
     }
 
     record CheckpointView(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes, Instant createdAt,
-                          boolean durable, String upload, Long logicalBytes, Long storedBytes, String uploadError, SparesView spares) {
+                          boolean durable, String upload, Long logicalBytes, Long storedBytes, String uploadError, SparesView spares,
+                          String runtime) {
         /** A durable checkpoint as its descriptor in the blob store tells it ({@code sizeBytes}: its image stream's length). */
         static CheckpointView of(CheckpointDescriptor d) {
             return new CheckpointView(d.checkpoint().value(), d.sandbox().value(), d.name().orElse(null), d.memory(), d.purpose().wireName(),
                     d.memory() ? d.logicalBytes() - d.roots().getLast().bytes() : 0, d.createdAt(), true, "durable", d.logicalBytes(),
-                    d.storedBytes(), null, null);
+                    d.storedBytes(), null, null, d.runtime().wireName());
         }
 
         static CheckpointView of(Checkpoint c, Optional<CheckpointUpload> upload, SparesView spares) {
@@ -99,7 +100,7 @@ final class Views {
             return new CheckpointView(c.id().value(), c.sandboxId().value(), c.name().orElse(null), c.memory(), c.purpose().wireName(),
                     c.sizeBytes(), c.createdAt(), durable, u == null ? "none" : u.state().wireName(),
                     durable ? u.logicalBytes() : null, durable ? u.storedBytes() : null,
-                    u == null ? null : u.error().orElse(null), spares);
+                    u == null ? null : u.error().orElse(null), spares, c.runtime().wireName());
         }
     }
 

@@ -1,5 +1,6 @@
 package io.stasis.server.preview;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
@@ -102,7 +103,7 @@ class PreviewProxyTest {
         previews = new PreviewService(catalog, clock);
         sandbox = SandboxId.random();
         catalog.insert(new Sandbox(sandbox, Optional.empty(), "tiny", SandboxState.RUNNING, clock.instant(), Resources.DEFAULT,
-                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT));
+                Map.of(), Map.of(), Optional.empty(), Optional.empty(), LifecyclePolicy.DEFAULT, TenantId.DEFAULT, RuntimeKind.RUNC));
 
         upstream = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
         upstream.createContext("/", this::echo);

@@ -1,5 +1,6 @@
 package io.stasis.core.volume;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -96,7 +97,7 @@ class VolumeServiceTest {
         volumeWithAFile("data");
         var mounts = core.volumes.resolveMounts(TENANT, List.of(new VolumeService.MountRequest("data", "/data", false)));
         var sandbox = core.sandboxes.create(new SandboxSpec(CoreOnFakes.TEMPLATE, Optional.empty(), Map.of(), Map.of(),
-                Resources.DEFAULT, LifecyclePolicy.DEFAULT, Optional.empty(), TENANT, mounts, List.of()));
+                Resources.DEFAULT, LifecyclePolicy.DEFAULT, Optional.empty(), TENANT, mounts, List.of(), RuntimeKind.RUNC));
         assertThat(core.runtime.spec(sandbox.id()).orElseThrow().mounts()).extracting(m -> m.destination()).contains("/data");
 
         assertThatThrownBy(() -> core.volumes.delete(TENANT, "data", false, id -> { }))

@@ -1,5 +1,6 @@
 package io.stasis.testkit.core;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.bucket.BucketEndpoints;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
@@ -153,7 +154,7 @@ public final class CoreOnFakes implements AutoCloseable {
                 new BucketEndpoints(List.of(), Set::of, name -> List.of()));
         templates = new TemplateService(roots, List.of(TestRecipe.of(TEMPLATE, "1")), OWNER);
         templates.ensureInstalled(TemplateService.SlowBuilds.ON_DEMAND);
-        pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, warmPerTemplate);
+        pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, RuntimeKind.RUNC, warmPerTemplate);
         spares = new ForkSpares(roots, runtime, network, quotas, 100);
         var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets,
                 MAX_DISK_MB);

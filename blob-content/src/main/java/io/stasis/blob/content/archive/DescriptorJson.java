@@ -12,6 +12,7 @@ import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.json.PolicyJson;
@@ -26,7 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The JSON of a checkpoint descriptor in the blob store (versions 1 and 2, see
+ * The JSON of a checkpoint descriptor in the blob store (versions 1 to 3, see
  * {@link CheckpointDescriptor#VERSION}; golden files in the tests pin both). The sandbox's settings use
  * the API's own shapes (lifecycle and network as in a create, written by {@link PolicyJson}; bucket
  * mounts as the API shows them), so a descriptor reads like one.
@@ -63,6 +64,7 @@ public final class DescriptorJson {
         sandbox.put("lifecycle", PolicyJson.lifecycle(d.lifecycle()));
         sandbox.put("network", PolicyJson.network(d.network()));
         if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(DescriptorJson::bucket).toList());
+        if (d.runtime() != RuntimeKind.RUNC) sandbox.put("runtime", d.runtime().wireName());
         out.put("sandbox", sandbox);
         var roots = new ArrayList<Map<String, Object>>();
         for (var layer : d.roots()) {
@@ -102,7 +104,7 @@ public final class DescriptorJson {
                 strings(s.path("env")), strings(s.path("metadata")),
                 PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, s.path("lifecycle")), PolicyJson.readStoredNetwork(s.path("network")),
                 roots, text(n, "image").map(ManifestId::parse), n.path("logicalBytes").asLong(), n.path("storedBytes").asLong(),
-                buckets(s.path("mounts")));
+                buckets(s.path("mounts")), s.has("runtime") ? RuntimeKind.parse("runtime", s.path("runtime").asText()) : RuntimeKind.RUNC);
     }
 
     /** A bucket mount in the API's shape (version 2): the secret's name, never its value. */

@@ -1,5 +1,6 @@
 package io.stasis.blob.content.archive;
 
+import io.stasis.core.sandbox.RuntimeKind;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -32,14 +33,18 @@ import org.junit.jupiter.api.Test;
 /**
  * The durable checkpoint descriptor is a persisted format: descriptors written by any earlier
  * version sit in blob stores and must stay readable, and a change to what this version writes must
- * be deliberate. The golden files under {@code descriptors/} pin both: version 1 (no bucket mounts)
- * and version 2 (with some). Regenerate them only with a new format version
+ * be deliberate. The golden files under {@code descriptors/} pin both: version 1 (no bucket mounts),
+ * version 2 (with some) and version 3 (a runtime other than runc). Regenerate them only with a new format version
  * ({@code -Dstasis.golden.write=true} writes them into the source tree).
  */
 class DescriptorJsonTest {
     private static final Path GOLDEN_DIR = Path.of("src", "test", "resources", "descriptors");
 
     private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets) {
+        return descriptor(buckets, RuntimeKind.RUNC);
+    }
+
+    private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets, RuntimeKind runtime) {
         // Every field given: the golden files must not follow the server's defaults.
         var lifecycle = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
                 Optional.of(Duration.ofMinutes(30)), Optional.of(Duration.ofHours(12)), Optional.of(Duration.ofDays(30)),
@@ -55,37 +60,43 @@ class DescriptorJsonTest {
         return new CheckpointDescriptor(new CheckpointId("ckpt_top000000000000b"), TenantId.DEFAULT, new SandboxId("sbx_golden0000000001"),
                 Optional.of("before-deploy"), true, Checkpoint.Purpose.USER, Instant.parse("2026-11-02T10:15:30Z"), "python",
                 new Resources(1.5, 2048, 512, 10240), Map.of("LANG", "C.UTF-8"), Map.of("owner", "agent-7"), lifecycle, network, layers,
-                Optional.of(ManifestId.parse("c".repeat(64))), 123_456_789L, 45_678_901L, buckets);
+                Optional.of(ManifestId.parse("c".repeat(64))), 123_456_789L, 45_678_901L, buckets, runtime);
     }
 
     private static final List<SandboxBucket> BUCKETS = List.of(new SandboxBucket("/mnt/data", URI.create("http://127.0.0.1:9000"),
             "us-east-1", "datasets", "team-a/", true, "S3_KEYS"));
 
     @Test
-    void writesVersion1WithoutBucketsAndVersion2WithThem() throws IOException {
+    void writesVersion1WithoutBucketsVersion2WithThemAndVersion3ForGvisor() throws IOException {
         assertThat(new String(DescriptorJson.encode(descriptor(List.of())), StandardCharsets.UTF_8)).isEqualTo(golden("v1.json"));
         assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS)), StandardCharsets.UTF_8)).isEqualTo(golden("v2.json"));
+        assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS, RuntimeKind.GVISOR)), StandardCharsets.UTF_8)).isEqualTo(golden("v3.json"));
     }
 
     @Test
     void readsEveryVersionWrittenBefore() throws IOException {
         assertThat(DescriptorJson.decode(golden("v1.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(List.of()));
         assertThat(DescriptorJson.decode(golden("v2.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(BUCKETS));
+        assertThat(DescriptorJson.decode(golden("v3.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(BUCKETS, RuntimeKind.GVISOR));
     }
 
     @Test
     void refusesAVersionItDoesNotKnow() {
-        String future = golden("v2.json").replace("\"version\":2", "\"version\":3");
-        assertThat(future).isNotEqualTo(golden("v2.json"));
+        String future = golden("v3.json").replace("\"version\":3", "\"version\":4");
+        assertThat(future).isNotEqualTo(golden("v3.json"));
         assertThatThrownBy(() -> DescriptorJson.decode(future.getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 3").hasMessageContaining("knows up to 2");
+                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 4").hasMessageContaining("knows up to 3");
         assertThatThrownBy(() -> DescriptorJson.decode("{\"checkpointId\": \"ckpt_x\"}".getBytes(StandardCharsets.UTF_8)))
                 .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 0");
     }
 
     private static String golden(String name) {
         if (Boolean.getBoolean("stasis.golden.write")) {
-            var d = descriptor(name.equals("v1.json") ? List.of() : BUCKETS);
+            var d = switch (name) {
+                case "v1.json" -> descriptor(List.of());
+                case "v2.json" -> descriptor(BUCKETS);
+                default -> descriptor(BUCKETS, RuntimeKind.GVISOR);
+            };
             try {
                 Files.createDirectories(GOLDEN_DIR);
                 Files.write(GOLDEN_DIR.resolve(name), DescriptorJson.encode(d));

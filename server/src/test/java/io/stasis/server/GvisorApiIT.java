@@ -1,0 +1,132 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stasis.runtime.runc.RunscConfig;
+import io.stasis.sdk.CreateSandboxRequest;
+import io.stasis.sdk.ForkRequest;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.CounterLoop;
+import io.stasis.testkit.TestNetnsHost;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sandboxes under gVisor through the API, next to runc ones on the same service: the runtime is
+ * chosen at create, shown, and kept by forks; commands, the files API both ways, the egress policy
+ * and the resolver, hibernation and forks with running processes work as under runc.
+ */
+@Tag("root")
+class GvisorApiIT {
+    private static TestNetnsHost upstream;
+    private static Path served;
+    private static ServiceFixture service;
+    private static RawApi api;
+
+    @BeforeAll
+    static void start() throws Exception {
+        assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
+        served = Files.createTempDirectory("stasis-upstream");
+        Files.writeString(served.resolve("index.html"), "hello from upstream\n");
+        upstream.serve(served, "python3", "-m", "http.server", "80", "--bind", upstream.address());
+        upstream.awaitListening(80);
+        service = ServiceFixture.start("--runtimes-allowed", "runc,gvisor", "--dns-names", "allowed.test=" + upstream.address());
+        api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (api != null) api.close();
+            if (service != null) service.close();
+        } finally {
+            if (upstream != null) upstream.close();
+            if (served != null) ServiceFixture.deleteTree(served);
+        }
+    }
+
+    private static String create(String extra) {
+        return api.post("/v1/sandboxes", "{\"template\":\"tiny\",\"runtime\":\"gvisor\"" + extra + "}").get("id").asText();
+    }
+
+    @Test
+    void aGvisorSandboxRunsBehindGvisorsKernelAndSharesItsFilesWithTheApi() {
+        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").runtime("gvisor").build());
+        var runc = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").build());
+        assertThat(sandbox.runtime()).isEqualTo("gvisor");
+        assertThat(service.client.sandboxes().get(sandbox.id()).runtime()).isEqualTo("gvisor");
+        assertThat(runc.runtime()).isEqualTo("runc");
+        // gVisor's sentry answers for the kernel: not the host's version string.
+        String kernel = sandbox.exec("cat", "/proc/version").stdout();
+        assertThat(kernel).isNotEqualTo(runc.exec("cat", "/proc/version").stdout());
+        assertThat(sandbox.exec("dmesg").stdout()).contains("gVisor");
+
+        sandbox.files().write("/tmp/from-api.txt", "written through the API");
+        assertThat(sandbox.exec("cat", "/tmp/from-api.txt").stdout()).isEqualTo("written through the API");
+        assertThat(sandbox.exec("sh", "-c", "echo written inside > /root/inside.txt").exitCode()).isZero();
+        assertThat(new String(sandbox.files().read("/root/inside.txt"))).isEqualTo("written inside\n");
+        sandbox.delete();
+        runc.delete();
+    }
+
+    @Test
+    void theEgressPolicyAndTheResolverHoldAsUnderRunc() {
+        String denied = create("");
+        assertThat(api.sh(denied, "wget -T 3 -q -O - http://" + upstream.address() + "/ 2>&1; true")).doesNotContain("hello from upstream");
+        assertThat(api.sh(denied, "cat /etc/resolv.conf")).contains("nameserver " + api.get("/v1/sandboxes/" + denied + "/network").get("gateway").asText());
+
+        String allowed = create(",\"network\":{\"egress\":{\"default\":\"deny\",\"allow\":[\"allowed.test\",\"" + upstream.address() + "/32\"]}}");
+        assertThat(api.sh(allowed, "wget -T 5 -q -O - http://" + upstream.address() + "/")).isEqualTo("hello from upstream\n");
+        assertThat(api.sh(allowed, "nslookup allowed.test 2>&1; true")).contains(upstream.address());
+        api.call("DELETE", "/v1/sandboxes/" + denied, null);
+        api.call("DELETE", "/v1/sandboxes/" + allowed, null);
+    }
+
+    @Test
+    void hibernationAndForksKeepTheRunningProcessesAndTheRuntime() {
+        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").runtime("gvisor")
+                .build());
+        api.sh(sandbox.id(), CounterLoop.SCRIPT);
+        Await.until("counting", Duration.ofSeconds(10), () -> count(sandbox.id()) > 3);
+
+        long before = count(sandbox.id());
+        assertThat(sandbox.hibernate().state()).isEqualTo("hibernated");
+        assertThat(sandbox.resume().state()).isEqualTo("running");
+        Await.until("counting on after the resume", Duration.ofSeconds(10), () -> count(sandbox.id()) > before + 3);
+
+        var forks = sandbox.fork(ForkRequest.builder().count(1).build());
+        var child = forks.getFirst();
+        assertThat(child.runtime()).isEqualTo("gvisor");
+        long at = count(child.id());
+        Await.until("the fork counting on its own", Duration.ofSeconds(10), () -> count(child.id()) > at + 3);
+        assertThat(sandbox.checkpoints()).allSatisfy(c -> assertThat(c.info().runtime()).isEqualTo("gvisor"));
+        child.delete();
+        sandbox.delete();
+    }
+
+    @Test
+    void aRuntimeTheServiceDoesNotKnowIsRefusedAndARestoreKeepsTheCheckpointsOwn() {
+        var unknown = api.call("POST", "/v1/sandboxes", "{\"runtime\":\"kata\"}");
+        assertThat(unknown.status()).isEqualTo(422);
+        assertThat(unknown.errorCode()).isEqualTo("invalid_request");
+        assertThat(unknown.body().at("/error/message").asText()).contains("kata").contains("runc, gvisor");
+        var withCheckpoint = api.call("POST", "/v1/sandboxes", "{\"runtime\":\"gvisor\",\"fromCheckpoint\":\"ckpt_0000000000000000\"}");
+        assertThat(withCheckpoint.status()).isEqualTo(422);
+        assertThat(withCheckpoint.errorCode()).isEqualTo("invalid_request");
+    }
+
+    /** The counter's value, read through the files API (-1 before the loop first wrote it). */
+    private static long count(String id) {
+        var response = api.call("GET", "/v1/sandboxes/" + id + "/files?path=/tmp/count", null);
+        String text = response.status() == 200 ? response.body().asText().strip() : "";
+        return text.isEmpty() ? -1 : Long.parseLong(text);
+    }
+}
