@@ -6,6 +6,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -105,18 +106,24 @@ final class Runsc {
         return id + SANDBOX_INFIX + id + STATE_SUFFIX;
     }
 
-    /** The sandbox's state, or empty if runsc does not know it. */
+    /**
+     * The sandbox's state as runsc last wrote it in its state file ({@code status}: created,
+     * running, paused or stopped; {@code pid}: the sandbox process), or empty if runsc has none. Read
+     * from the file, not asked of {@code runsc state}: that is a process per look, and it hangs
+     * while the sandbox's cgroup is frozen. Whether the process still lives is the caller's to check.
+     */
     Optional<Runc.ContainerState> state(SandboxId id) {
-        if (!hasState(id)) return Optional.empty();
-        try {
-            JsonNode node = JSON.readTree(cli.run(id, "state", false, Map.of(), "state", id.value()));
-            return Optional.of(new Runc.ContainerState(node.path("status").asText(), node.path("pid").asLong()));
-        } catch (StasisException e) {
-            String message = String.valueOf(e.getMessage());
-            if (message.contains("does not exist") || message.contains("not found")) return Optional.empty();
-            throw e;
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        Path file = cli.stateRoot().resolve(stateFileName(id.value()));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                JsonNode node = JSON.readTree(Files.readAllBytes(file));
+                return Optional.of(new Runc.ContainerState(node.path("status").asText(), node.path("sandbox").path("pid").asLong()));
+            } catch (NoSuchFileException e) {
+                return Optional.empty();
+            } catch (IOException e) {
+                // runsc rewrites the file during its own calls: a torn read is read again.
+                if (attempt == 3) throw StasisException.runtimeFailed(id.value(), "read runsc state", e.getMessage(), e);
+            }
         }
     }
 
