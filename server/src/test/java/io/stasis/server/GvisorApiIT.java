@@ -78,6 +78,30 @@ class GvisorApiIT {
     }
 
     @Test
+    void backgroundProcessesRunAVolumeIsSharedWithARuncSandboxAndStdinIsRefusedWithItsReason() {
+        var volume = service.client.volumes().create("gvisor-shared", 64);
+        var sandbox = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").runtime("gvisor")
+                .volume(volume.id(), "/data").build());
+        var runc = service.client.sandboxes().create(CreateSandboxRequest.builder().template("tiny").volume(volume.id(), "/data").build());
+
+        var writer = sandbox.processes().start("sh", "-c", "echo from-gvisor > /data/note; echo out; exit 3");
+        assertThat(writer.waitFor(Duration.ofSeconds(20)).exitCode()).isEqualTo(3);
+        assertThat(writer.output().stdout()).isEqualTo("out\n");
+        assertThat(runc.exec("cat", "/data/note").stdout()).isEqualTo("from-gvisor\n");
+
+        // Input to a background process, or a terminal, is not there yet under gVisor: refused, saying so.
+        for (String body : new String[] {"{\"cmd\":[\"sh\"],\"stdin\":true}", "{\"cmd\":[\"sh\"],\"pty\":{\"cols\":80,\"rows\":24}}"}) {
+            var refused = api.call("POST", "/v1/sandboxes/" + sandbox.id() + "/processes", body);
+            assertThat(refused.status()).as(body).isEqualTo(422);
+            assertThat(refused.errorCode()).isEqualTo("invalid_request");
+            assertThat(refused.body().at("/error/message").asText()).contains("gvisor");
+        }
+        sandbox.delete();
+        runc.delete();
+        service.client.volumes().delete(volume.id(), true);
+    }
+
+    @Test
     void theEgressPolicyAndTheResolverHoldAsUnderRunc() {
         String denied = create("");
         assertThat(api.sh(denied, "wget -T 3 -q -O - http://" + upstream.address() + "/ 2>&1; true")).doesNotContain("hello from upstream");
