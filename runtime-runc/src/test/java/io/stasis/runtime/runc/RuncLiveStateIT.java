@@ -2,62 +2,14 @@ package io.stasis.runtime.runc;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stasis.core.sandbox.Resources;
-import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.SandboxRuntime;
-import io.stasis.testkit.LiveStateSuite;
 import java.io.IOException;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Freeze, checkpoint and restore against runc and a real CRIU (>= 4.2, as `./stasis setup` installs). */
-class RuncLiveStateIT extends LiveStateSuite {
-    private static RuncTestHost host;
-
+class RuncLiveStateIT extends LiveStateOnHost {
     @BeforeAll
     static void setUp() throws IOException {
         assumeTrue(RuncTestHost.criu().isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
         host = new RuncTestHost();
-    }
-
-    @AfterAll
-    static void tearDown() throws IOException {
-        if (host != null) host.close();
-    }
-
-    @Override
-    protected SandboxRuntime runtime() {
-        return host.runtime;
-    }
-
-    @Override
-    protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes());
-    }
-
-    @Override
-    protected void deleteRoot(SandboxId id) {
-        host.roots.deleteRoot(id);
-    }
-
-    @Override
-    protected Path copyRoot(SandboxId source, SandboxId copy) {
-        return host.copyRoot(source, copy);
-    }
-
-    @Override
-    protected Path rootOf(SandboxId id) {
-        return host.root(id);
-    }
-
-    @Override
-    protected Path replaceRoot(SandboxId id, SandboxId source) {
-        return host.replaceRoot(id, source);
-    }
-
-    @Override
-    protected void deleteReplacedRoot(SandboxId id) {
-        host.roots.deleteReplacedRoot(id);
     }
 }

@@ -1,31 +1,13 @@
 package io.stasis.runtime.runc;
 
-import io.stasis.core.sandbox.Resources;
-import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.spi.SandboxRuntime;
-import io.stasis.testkit.LiveStateSuite;
 import java.io.IOException;
-import java.nio.file.Path;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /** Freeze, checkpoint and restore against gVisor's runsc (as `./stasis setup` installs it): the live state suite runc passes. */
-class RunscLiveStateIT extends LiveStateSuite {
-    private static RuncTestHost host;
-
+class RunscLiveStateIT extends LiveStateOnHost {
     @BeforeAll
     static void setUp() throws IOException {
         host = RuncTestHost.gvisor();
-    }
-
-    @AfterAll
-    static void tearDown() throws IOException {
-        if (host != null) host.close();
-    }
-
-    @Override
-    protected SandboxRuntime runtime() {
-        return host.runtime;
     }
 
     @Override
@@ -36,35 +18,5 @@ class RunscLiveStateIT extends LiveStateSuite {
     @Override
     protected boolean restoresTakeTheirOwnHostname() {
         return false;
-    }
-
-    @Override
-    protected Path newRoot(SandboxId id) {
-        return host.roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes());
-    }
-
-    @Override
-    protected void deleteRoot(SandboxId id) {
-        host.roots.deleteRoot(id);
-    }
-
-    @Override
-    protected Path copyRoot(SandboxId source, SandboxId copy) {
-        return host.copyRoot(source, copy);
-    }
-
-    @Override
-    protected Path rootOf(SandboxId id) {
-        return host.root(id);
-    }
-
-    @Override
-    protected Path replaceRoot(SandboxId id, SandboxId source) {
-        return host.replaceRoot(id, source);
-    }
-
-    @Override
-    protected void deleteReplacedRoot(SandboxId id) {
-        host.roots.deleteReplacedRoot(id);
     }
 }
