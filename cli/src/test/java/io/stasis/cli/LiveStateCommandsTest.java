@@ -109,6 +109,7 @@ class LiveStateCommandsTest {
                 ID           sbx_2
                 NAME         demo
                 TEMPLATE     tiny
+                RUNTIME      runc
                 STATE        hibernated (image 4.2 MiB, 2026-11-29T10:05:00Z)
                 GENERATION   5
                 DURABLE      ckpt_d sha256:0000000000000000000000000000000000000000000000000000000000000000 (2026-11-29T10:04:00Z)

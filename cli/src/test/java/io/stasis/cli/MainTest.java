@@ -200,6 +200,7 @@ class MainTest {
                 ID           sbx_1
                 NAME         demo
                 TEMPLATE     tiny
+                RUNTIME      runc
                 STATE        running
                 GENERATION   -
                 DURABLE      -

@@ -23,7 +23,9 @@ import java.time.Instant;
  */
 public record CheckpointInfo(String id, String sandboxId, String name, boolean memory, String purpose, long sizeBytes,
                              Instant createdAt, boolean durable, String upload, Long logicalBytes, Long storedBytes,
-                             String uploadError, Spares spares, String runtime) {
+                             String uploadError, Spares spares,
+                             @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+                             String runtime) {
 
     /**
      * @param wanted how many the checkpoint asks for

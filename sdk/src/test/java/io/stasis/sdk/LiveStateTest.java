@@ -31,7 +31,8 @@ class LiveStateTest {
     static final String CHECKPOINT = """
             {"id": "ckpt_1", "sandboxId": "sbx_1", "name": "before-tests", "memory": true, "purpose": "user",
              "sizeBytes": 421033, "createdAt": "2026-11-29T10:00:00Z", "durable": true, "upload": "durable",
-             "logicalBytes": 900000, "storedBytes": 300000, "uploadError": null, "spares": {"wanted": 2, "ready": 1}}""";
+             "logicalBytes": 900000, "storedBytes": 300000, "uploadError": null, "spares": {"wanted": 2, "ready": 1},
+             "runtime": "gvisor"}""";
 
     private FakeApi api;
     private StasisClient client;
@@ -211,6 +212,7 @@ class LiveStateTest {
         assertThat(c.storedBytes()).isEqualTo(300000L);
         assertThat(c.logicalBytes()).isEqualTo(900000L);
         assertThat(c.spares()).isEqualTo(new CheckpointInfo.Spares(2, 1));
+        assertThat(c.info().runtime()).isEqualTo("gvisor");
         assertThat(StasisJson.write(c).replaceAll("\\s", "")).isEqualTo(CHECKPOINT.replaceAll("\\s", ""));
 
         sandbox.checkpoint(CheckpointRequest.builder().memory(false).build());

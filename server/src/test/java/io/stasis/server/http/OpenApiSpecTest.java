@@ -62,7 +62,8 @@ class OpenApiSpecTest {
                  "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
                  "env": {}, "metadata": {"team": "x"}, "parentId": null, "checkpointId": null,
                  "lifecycle": {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
-                               "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}, "generation": 3}
+                               "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}, "generation": 3,
+                 "runtime": "runc"}
                 """);
         assertThat(SPEC.errors("Sandbox", sandbox)).isEmpty();
         assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("unnamed", 1))).as("an unknown field").isNotEmpty();
@@ -71,6 +72,7 @@ class OpenApiSpecTest {
         var hibernation = sandbox.deepCopy();
         ((ObjectNode) hibernation.get("hibernation")).put("extra", true);
         assertThat(SPEC.errors("Sandbox", hibernation)).as("an unknown field of a nested nullable object").isNotEmpty();
+        assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("runtime", "kata"))).as("a runtime outside the enum").isNotEmpty();
         assertThat(SPEC.errors("Sandbox", sandbox.deepCopy().put("state", "deleted"))).as("a state outside the enum").isNotEmpty();
         assertThat(SPEC.errors("Error404", mapper.readTree("""
                 {"error": {"code": "invalid_request", "message": "m", "details": {}}}"""))).as("a code of another status").isNotEmpty();
