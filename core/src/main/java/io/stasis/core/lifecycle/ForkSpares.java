@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,9 +36,16 @@ import org.slf4j.LoggerFactory;
  * a crash the reconciler removes them as orphans, and the service restores them again from the
  * wanted counts the catalog keeps. Each spare holds its tenant's quota (a running sandbox, its
  * memory and disk) until it is handed out or discarded; the host's total is bounded.
+ *
+ * <p>Spares are restored a few at a time, host-wide: a restore is mostly CPU, so a hundred at
+ * once on two cores are ready no sooner than in turn, and each takes so long that it outlasts
+ * its tool's timeout (100 spares at once failed so). A spare waiting for its turn has not started
+ * its restore, so its timeout is not running.
  */
 public final class ForkSpares implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
+    /** Spare restores at once: enough to keep every core busy while others wait on the disk. */
+    static final int RESTORES_AT_ONCE = Math.max(4, 3 * Runtime.getRuntime().availableProcessors());
 
     /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
     public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy,
@@ -67,6 +75,7 @@ public final class ForkSpares implements AutoCloseable {
     private final Map<CheckpointId, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger held = new AtomicInteger();
     private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
+    private final Semaphore restores = new Semaphore(RESTORES_AT_ONCE, true);
     private final UnrecordedSandbox unrecorded;
     private volatile boolean closed;
 
@@ -207,9 +216,13 @@ public final class ForkSpares implements AutoCloseable {
             if (missing <= 0) return;
             var starts = new ArrayList<Thread>();
             var made = new ConcurrentLinkedQueue<Spare>();
+            boolean limited = false;
             for (int i = 0; i < missing; i++) {
                 Optional<Runnable> quota = reserve(source);
-                if (quota.isEmpty()) break;
+                if (quota.isEmpty()) {
+                    limited = true;
+                    break;
+                }
                 starts.add(Thread.ofVirtual().start(() -> make(source, quota.get()).ifPresent(made::add)));
             }
             for (Thread t : starts) {
@@ -228,7 +241,9 @@ public final class ForkSpares implements AutoCloseable {
                 }
             }
             unwanted.forEach(this::drop);
-            if (made.size() < missing) return; // a limit or a failure: the next fork refills again
+            // A limit, or not one restore that worked: the next fork refills again. Some failed among
+            // others that worked (a restore timed out on a busy host): the next round tries them again.
+            if (limited || made.isEmpty()) return;
         }
     }
 
@@ -249,6 +264,25 @@ public final class ForkSpares implements AutoCloseable {
     }
 
     private Optional<Spare> make(Source source, Runnable quota) {
+        try {
+            restores.acquire();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            unreserve(quota);
+            return Optional.empty();
+        }
+        try {
+            if (closed || !pools.containsKey(source.checkpoint())) {
+                unreserve(quota);
+                return Optional.empty();
+            }
+            return restore(source, quota);
+        } finally {
+            restores.release();
+        }
+    }
+
+    private Optional<Spare> restore(Source source, Runnable quota) {
         var id = SandboxId.random();
         long start = System.nanoTime();
         try {
@@ -274,9 +308,14 @@ public final class ForkSpares implements AutoCloseable {
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("sandbox", spare.id()).setCause(e).log("could not end a fork spare (the reconciler will)");
         } finally {
-            held.decrementAndGet();
-            spare.releaseQuota().run();
+            unreserve(spare.releaseQuota());
         }
+    }
+
+    /** Gives back what {@link #reserve} took for a spare. */
+    private void unreserve(Runnable quota) {
+        held.decrementAndGet();
+        quota.run();
     }
 
     /** Ends every spare, once refills under way have finished. */

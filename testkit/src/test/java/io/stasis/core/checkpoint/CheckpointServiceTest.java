@@ -141,4 +141,15 @@ class CheckpointServiceTest {
         assertThatThrownBy(() -> core.checkpoints.createFrom(other, checkpoint.id(), Optional.empty()))
                 .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.CHECKPOINT_NOT_FOUND));
     }
+
+    @Test
+    void sparesWhoseRestoresFailAmongOthersAreRestoredAgainUntilAllAreReady() throws InterruptedException {
+        core.runtime.failNext(Step.RESTORE);
+        core.runtime.failNext(Step.RESTORE);
+        var checkpoint = core.checkpoints.create(parent.id(), Optional.empty(), true, false, 5);
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (core.checkpoints.spares(checkpoint.id()).ready() < 5 && System.nanoTime() < deadline) Thread.sleep(10);
+        assertThat(core.checkpoints.spares(checkpoint.id()).ready()).isEqualTo(5);
+        assertThat(core.runtime.calls(Step.RESTORE)).isEqualTo(7);
+    }
 }
