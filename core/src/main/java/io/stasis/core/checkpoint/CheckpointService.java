@@ -506,7 +506,7 @@ public final class CheckpointService {
             hostMounts.addAll(buckets.mount(id, parent.tenant(), bucketList));
             var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, hostMounts, checkpoint.runtime());
             if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
-            if (checkpoint.memory()) runtime.restore(spec, checkpoint.id());
+            if (checkpoint.memory()) spares.inRestoreTurn(id, () -> runtime.restore(spec, checkpoint.id()));
             else runtime.create(spec);
             network.record(id);
             faults.reach("fork.after-start");

@@ -1,6 +1,7 @@
 package io.stasis.core.lifecycle;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Resources;
@@ -22,6 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,14 +39,15 @@ import org.slf4j.LoggerFactory;
  * wanted counts the catalog keeps. Each spare holds its tenant's quota (a running sandbox, its
  * memory and disk) until it is handed out or discarded; the host's total is bounded.
  *
- * <p>Spares are restored a few at a time, host-wide: a restore is mostly CPU, so a hundred at
- * once on two cores are ready no sooner than in turn, and each takes so long that it outlasts
- * its tool's timeout (100 spares at once failed so). A spare waiting for its turn has not started
- * its restore, so its timeout is not running.
+ * <p>Memory forks, spares or not, are restored a few at a time, host-wide ({@link #inRestoreTurn}):
+ * a restore is mostly CPU, so a hundred at once on two cores are ready no sooner than in turn,
+ * and each takes so long that it outlasts its tool's timeout (100 spares at once, and a fork of
+ * 100, failed so). One waiting for its turn has not started its restore, so its timeout is not
+ * running.
  */
 public final class ForkSpares implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
-    /** Spare restores at once: enough to keep every core busy while others wait on the disk. */
+    /** Memory fork restores at once: enough to keep every core busy while others wait on the disk. */
     static final int RESTORES_AT_ONCE = Math.max(4, 3 * Runtime.getRuntime().availableProcessors());
 
     /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
@@ -263,27 +266,40 @@ public final class ForkSpares implements AutoCloseable {
         }
     }
 
-    private Optional<Spare> make(Source source, Runnable quota) {
+    /** Runs the restore of a memory fork when its turn comes (see the class comment); the fork's sandbox names the failure. */
+    public void inRestoreTurn(SandboxId fork, Runnable restore) {
         try {
             restores.acquire();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            unreserve(quota);
-            return Optional.empty();
+            throw StasisException.runtimeFailed(fork.value(), "restore", "interrupted while waiting for its turn", e);
         }
         try {
-            if (closed || !pools.containsKey(source.checkpoint())) {
-                unreserve(quota);
-                return Optional.empty();
-            }
-            return restore(source, quota);
+            restore.run();
         } finally {
             restores.release();
         }
     }
 
-    private Optional<Spare> restore(Source source, Runnable quota) {
+    /** A spare, restored in its turn; none if its checkpoint went meanwhile or the restore failed (its reservation given back). */
+    private Optional<Spare> make(Source source, Runnable quota) {
         var id = SandboxId.random();
+        var made = new AtomicReference<Optional<Spare>>();
+        try {
+            inRestoreTurn(id, () -> {
+                if (!closed && pools.containsKey(source.checkpoint())) made.set(restore(id, source, quota));
+            });
+        } catch (StasisException e) {
+            log.atDebug().addKeyValue("checkpoint", source.checkpoint()).log("a fork spare cut short while waiting for its turn");
+        }
+        if (made.get() == null) { // never restored: only its reservation to give back
+            unreserve(quota);
+            return Optional.empty();
+        }
+        return made.get();
+    }
+
+    private Optional<Spare> restore(SandboxId id, Source source, Runnable quota) {
         long start = System.nanoTime();
         try {
             var root = roots.createRootFrom(id, source.checkpoint(), source.resources().diskBytes());
