@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
 public final class ForkSpares implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
     /** Memory fork restores at once: enough to keep every core busy while others wait on the disk. */
-    static final int RESTORES_AT_ONCE = Math.max(4, 3 * Runtime.getRuntime().availableProcessors());
+    private static final int RESTORES_AT_ONCE = Math.max(4, 3 * Runtime.getRuntime().availableProcessors());
 
     /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
     public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy,
@@ -268,6 +268,13 @@ public final class ForkSpares implements AutoCloseable {
 
     /** Runs the restore of a memory fork when its turn comes (see the class comment); the fork's sandbox names the failure. */
     public void inRestoreTurn(SandboxId fork, Runnable restore) {
+        inRestoreTurn(fork, () -> {
+            restore.run();
+            return null;
+        });
+    }
+
+    private <T> T inRestoreTurn(SandboxId fork, Supplier<T> restore) {
         try {
             restores.acquire();
         } catch (InterruptedException e) {
@@ -275,7 +282,7 @@ public final class ForkSpares implements AutoCloseable {
             throw StasisException.runtimeFailed(fork.value(), "restore", "interrupted while waiting for its turn", e);
         }
         try {
-            restore.run();
+            return restore.get();
         } finally {
             restores.release();
         }
@@ -284,19 +291,21 @@ public final class ForkSpares implements AutoCloseable {
     /** A spare, restored in its turn; none if its checkpoint went meanwhile or the restore failed (its reservation given back). */
     private Optional<Spare> make(Source source, Runnable quota) {
         var id = SandboxId.random();
-        var made = new AtomicReference<Optional<Spare>>();
         try {
-            inRestoreTurn(id, () -> {
-                if (!closed && pools.containsKey(source.checkpoint())) made.set(restore(id, source, quota));
+            return inRestoreTurn(id, () -> {
+                if (closed || !pools.containsKey(source.checkpoint())) return unreserved(quota);
+                return restore(id, source, quota);
             });
-        } catch (StasisException e) {
+        } catch (StasisException e) { // interrupted while waiting: restore never called
             log.atDebug().addKeyValue("checkpoint", source.checkpoint()).log("a fork spare cut short while waiting for its turn");
+            return unreserved(quota);
         }
-        if (made.get() == null) { // never restored: only its reservation to give back
-            unreserve(quota);
-            return Optional.empty();
-        }
-        return made.get();
+    }
+
+    /** No spare: its reservation given back. */
+    private Optional<Spare> unreserved(Runnable quota) {
+        unreserve(quota);
+        return Optional.empty();
     }
 
     private Optional<Spare> restore(SandboxId id, Source source, Runnable quota) {
