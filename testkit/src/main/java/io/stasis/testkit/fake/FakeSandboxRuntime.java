@@ -33,7 +33,9 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
  * A {@link SandboxRuntime} without processes, for fast tests of core: it keeps each sandbox's
@@ -60,6 +62,7 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     private final Map<Step, Integer> failures = new EnumMap<>(Step.class);
     private final Map<Step, Integer> calls = new EnumMap<>(Step.class);
     private Function<SpawnSpec, Outcome> exec = spec -> Outcome.SUCCESS;
+    private final Map<Step, Consumer<SandboxId>> observers = new EnumMap<>(Step.class);
 
     private static final class Box {
         RuntimeSpec spec;
@@ -93,6 +96,17 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     /** How many times {@code step} was called, failed calls included. */
     public synchronized int calls(Step step) {
         return calls.getOrDefault(step, 0);
+    }
+
+    /** Calls {@code observer} at the start of every {@code step} from now on, with the fake's lock held. */
+    public synchronized void onStep(Step step, Consumer<SandboxId> observer) {
+        observers.put(step, observer);
+    }
+
+    /** The sandboxes whose processes run now: neither frozen nor dead. */
+    public synchronized Set<SandboxId> running() {
+        return sandboxes.entrySet().stream().filter(e -> !e.getValue().frozen && !e.getValue().dead).map(Map.Entry::getKey)
+                .collect(Collectors.toUnmodifiableSet());
     }
 
     /** What commands spawned from now on do. */
@@ -136,6 +150,7 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
 
     private void step(Step step, SandboxId id) {
         calls.merge(step, 1, Integer::sum);
+        observers.getOrDefault(step, s -> { }).accept(id);
         if (failures.getOrDefault(step, 0) > 0) {
             failures.merge(step, -1, Integer::sum);
             throw StasisException.runtimeFailed(id.value(), step.name().toLowerCase(Locale.ROOT), "failed on purpose (FakeSandboxRuntime)", null);

@@ -15,6 +15,7 @@ import io.stasis.testkit.fake.FakeSandboxRuntime.Step;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -64,6 +65,18 @@ class CheckpointServiceTest {
         Files.writeString(rootOf(core, forks.getFirst().id()).resolve("notes"), "changed in a fork");
         assertThat(rootOf(core, parent.id()).resolve("notes")).hasContent("from the parent");
         assertThat(core.checkpoints.forks(parent.id())).hasSize(3);
+    }
+
+    @Test
+    void severalMemoryForksStayFrozenUntilTheLastIsRestoredThenAllRun() {
+        var checkpoint = core.checkpoints.create(parent.id(), Optional.empty(), true);
+        var runningAtRestores = new ArrayList<Set<SandboxId>>();
+        core.runtime.onStep(Step.RESTORE, id -> runningAtRestores.add(core.runtime.running()));
+
+        var forks = core.checkpoints.fork(parent.id(), Optional.of(checkpoint.id()), 6, Optional.empty());
+
+        assertThat(runningAtRestores).hasSize(6).allSatisfy(running -> assertThat(running).containsExactly(parent.id()));
+        assertThat(forks).allSatisfy(f -> assertThat(core.runtime.status(f.id())).isEqualTo(RuntimeStatus.RUNNING));
     }
 
     @Test
