@@ -27,6 +27,7 @@ import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.IdleMonitor;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
+import io.stasis.core.lifecycle.RestoreTurns;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.lifecycle.SandboxService;
@@ -182,7 +183,8 @@ public final class Daemon implements AutoCloseable {
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
             var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.runtimes().defaultRuntime(),
                     config.warmPool()));
-            var forkSpares = register(new ForkSpares(roots, runtime, network, quotas, config.forkSparesMax()));
+            var restoreTurns = RestoreTurns.forThisHost();
+            var forkSpares = register(new ForkSpares(roots, runtime, network, quotas, restoreTurns, config.forkSparesMax()));
             var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,
                     quotas, volumes, buckets, config.maxDiskMb());
             sandboxes = new SandboxService(parts, templates, config.templateWait(), warmPool, forkSpares);
@@ -194,7 +196,7 @@ public final class Daemon implements AutoCloseable {
             BiConsumer<Checkpoint, Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
             var lifecycle = new LifecycleService(parts, afterHibernate);
-            var checkpoints = new CheckpointService(parts, lifecycle, durable, warmPool, forkSpares);
+            var checkpoints = new CheckpointService(parts, lifecycle, durable, warmPool, forkSpares, restoreTurns);
             durable.resumeInterrupted();
             checkpoints.restoreSpares();
             var blobGc = register(new BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),

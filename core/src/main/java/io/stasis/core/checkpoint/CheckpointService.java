@@ -10,6 +10,7 @@ import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
+import io.stasis.core.lifecycle.RestoreTurns;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.lifecycle.SandboxService;
@@ -70,14 +71,16 @@ public final class CheckpointService {
     private final DurableCheckpoints durable;
     private final WarmPool pool;
     private final ForkSpares spares;
+    private final RestoreTurns turns;
     private final SandboxParts parts;
     /** One restore of a given durable checkpoint at a time here: they would receive the same snapshots. */
     private final KeyedLock<CheckpointId> restoring = new KeyedLock<>();
 
     public CheckpointService(SandboxParts parts, LifecycleService lifecycle, DurableCheckpoints durable,
-                             WarmPool pool, ForkSpares spares) {
+                             WarmPool pool, ForkSpares spares, RestoreTurns turns) {
         this.pool = pool;
         this.spares = spares;
+        this.turns = turns;
         this.parts = parts;
         this.volumes = parts.volumes();
         this.buckets = parts.buckets();
@@ -535,7 +538,7 @@ public final class CheckpointService {
     private void restoreFork(RuntimeSpec spec, Checkpoint checkpoint, Optional<Siblings.Sibling> sibling) {
         var id = spec.id();
         try {
-            spares.inRestoreTurn(id, () -> {
+            turns.run(id, () -> {
                 runtime.restore(spec, checkpoint.id());
                 if (sibling.isPresent()) runtime.freeze(id);
             });
@@ -548,7 +551,7 @@ public final class CheckpointService {
     }
 
     /**
-     * Memory forks of one call restored in turn ({@link ForkSpares#inRestoreTurn}): each is frozen
+     * Memory forks of one call restored in turn ({@link RestoreTurns}): each is frozen
      * once restored and all thaw when the last has arrived (restored, or failed). Those restored
      * first would otherwise run their parent's work meanwhile and take the cores from the restores
      * still to come: a fork of 100 took 99 s so on two cores, where all at once took 27 s.

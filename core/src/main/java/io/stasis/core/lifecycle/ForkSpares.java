@@ -21,9 +21,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,16 +37,10 @@ import org.slf4j.LoggerFactory;
  * wanted counts the catalog keeps. Each spare holds its tenant's quota (a running sandbox, its
  * memory and disk) until it is handed out or discarded; the host's total is bounded.
  *
- * <p>Memory forks, spares or not, are restored a few at a time, host-wide ({@link #inRestoreTurn}):
- * a restore is mostly CPU, so a hundred at once on two cores are ready no sooner than in turn,
- * and each takes so long that it outlasts its tool's timeout (100 spares at once, and a fork of
- * 100, failed so). One waiting for its turn has not started its restore, so its timeout is not
- * running.
+ * <p>Spares are restored in the host's {@link RestoreTurns}, which ordinary memory forks share.
  */
 public final class ForkSpares implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(ForkSpares.class);
-    /** Memory fork restores at once: enough to keep every core busy while others wait on the disk. */
-    private static final int RESTORES_AT_ONCE = Math.max(4, 3 * Runtime.getRuntime().availableProcessors());
 
     /** What spares of a checkpoint are made from: its image and root, and its sandbox's settings now. */
     public record Source(CheckpointId checkpoint, SandboxId parent, TenantId tenant, Resources resources, NetworkPolicy policy,
@@ -78,13 +70,14 @@ public final class ForkSpares implements AutoCloseable {
     private final Map<CheckpointId, Pool> pools = new ConcurrentHashMap<>();
     private final AtomicInteger held = new AtomicInteger();
     private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
-    private final Semaphore restores = new Semaphore(RESTORES_AT_ONCE, true);
+    private final RestoreTurns turns;
     private final UnrecordedSandbox unrecorded;
     private volatile boolean closed;
 
     /** @param hostMax spares kept on this host in all (0: none) */
-    public ForkSpares(RootStore roots, SandboxRuntime runtime, NetworkService network, QuotaGuard quotas, int hostMax) {
+    public ForkSpares(RootStore roots, SandboxRuntime runtime, NetworkService network, QuotaGuard quotas, RestoreTurns turns, int hostMax) {
         this.roots = roots;
+        this.turns = turns;
         this.runtime = runtime;
         this.network = network;
         this.quotas = quotas;
@@ -266,33 +259,11 @@ public final class ForkSpares implements AutoCloseable {
         }
     }
 
-    /** Runs the restore of a memory fork when its turn comes (see the class comment); the fork's sandbox names the failure. */
-    public void inRestoreTurn(SandboxId fork, Runnable restore) {
-        inRestoreTurn(fork, () -> {
-            restore.run();
-            return null;
-        });
-    }
-
-    private <T> T inRestoreTurn(SandboxId fork, Supplier<T> restore) {
-        try {
-            restores.acquire();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw StasisException.runtimeFailed(fork.value(), "restore", "interrupted while waiting for its turn", e);
-        }
-        try {
-            return restore.get();
-        } finally {
-            restores.release();
-        }
-    }
-
     /** A spare, restored in its turn; none if its checkpoint went meanwhile or the restore failed (its reservation given back). */
     private Optional<Spare> make(Source source, Runnable quota) {
         var id = SandboxId.random();
         try {
-            return inRestoreTurn(id, () -> {
+            return turns.call(id, () -> {
                 if (closed || !pools.containsKey(source.checkpoint())) return unreserved(quota);
                 return restore(id, source, quota);
             });

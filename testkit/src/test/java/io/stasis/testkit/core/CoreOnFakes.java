@@ -13,6 +13,7 @@ import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
+import io.stasis.core.lifecycle.RestoreTurns;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.lifecycle.SandboxService;
@@ -155,14 +156,15 @@ public final class CoreOnFakes implements AutoCloseable {
         templates = new TemplateService(roots, List.of(TestRecipe.of(TEMPLATE, "1")), OWNER);
         templates.ensureInstalled(TemplateService.SlowBuilds.ON_DEMAND);
         pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, RuntimeKind.RUNC, warmPerTemplate);
-        spares = new ForkSpares(roots, runtime, network, quotas, 100);
+        var restoreTurns = RestoreTurns.forThisHost();
+        spares = new ForkSpares(roots, runtime, network, quotas, restoreTurns, 100);
         var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets,
                 MAX_DISK_MB);
         sandboxes = new SandboxService(parts, templates, Duration.ofSeconds(5), pool, spares);
         durable = new DurableCheckpoints(catalog, roots, runtime, host.archive(), network::policyOf, buckets::bucketsOf, faults, clock,
                 2, false);
         lifecycle = new LifecycleService(parts);
-        checkpoints = new CheckpointService(parts, lifecycle, durable, pool, spares);
+        checkpoints = new CheckpointService(parts, lifecycle, durable, pool, spares, restoreTurns);
     }
 
     /**
