@@ -68,10 +68,12 @@ final class ContainerCleanup {
                 ProcessHandle.of(pid.getAsLong()).ifPresent(ProcessHandle::destroyForcibly);
                 HostProcesses.awaitEnd(pid.getAsLong(), Duration.ofSeconds(5));
             }
-            // Before runc delete: it removes its state directory recursively, and through a criu-root
-            // a killed restore left mounted it deleted the sandbox's own files.
+            // Before any removal: runc delete removes its state directory recursively, and through a
+            // criu-root a killed restore left mounted it deleted the sandbox's own files.
             runc.unmountLeftInState(id);
-            if (runc.hasWholeState(id)) {
+            // With its init gone, all runc delete would do is remove the cgroups and the state, as the
+            // steps below do, at the cost of a runc process (~8 ms of CPU, ~22 ms here) per delete.
+            if (pid.isPresent() && HostProcesses.isAlive(pid.getAsLong()) && runc.hasWholeState(id)) {
                 try {
                     runc.deleteForce(id);
                 } catch (StasisException e) {
@@ -79,10 +81,10 @@ final class ContainerCleanup {
                     log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage()).log("runc delete failed; removing what it left");
                 }
             }
-            runc.removeLeftState(id);
+            runc.removeState(id);
         }
         unmountLeftInRoot(id);
-        cgroups.removeLeft(id);
+        cgroups.remove(id);
         bundles.forgetRoot(id);
         connections.forget(id);
         deleteTree(bundles.dir().resolve(id.value()));

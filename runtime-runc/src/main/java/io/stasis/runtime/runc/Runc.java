@@ -148,11 +148,12 @@ public final class Runc {
     }
 
     /**
-     * Removes what runc left of the container's state when it died before the state was whole (a
-     * restore killed midway: no state.json, which runc delete needs, and the bind mount of the root
-     * it made for CRIU, criu-root, still there). Nothing happens when there is no such directory.
+     * Removes runc's state of a container whose processes are gone, as runc delete would, and also
+     * when runc died before the state was whole (a restore killed midway: no state.json, which runc
+     * delete needs, and the bind mount of the root it made for CRIU, criu-root, still there).
+     * Nothing happens when there is no such directory.
      */
-    void removeLeftState(SandboxId id) {
+    void removeState(SandboxId id) {
         Path dir = cli.stateRoot().resolve(id.value());
         if (!Files.isDirectory(dir)) return;
         try {
@@ -163,7 +164,7 @@ public final class Runc {
                 for (Path entry : entries.toList()) Files.delete(entry);
             }
             Files.delete(dir);
-            log.atInfo().addKeyValue("sandbox", id).log("runc state left by a runc that died removed");
+            log.atDebug().addKeyValue("sandbox", id).log("runc state removed");
         } catch (IOException e) {
             throw StasisException.runtimeFailed(id.value(), "remove runc's leftover state", e.toString(), e);
         }

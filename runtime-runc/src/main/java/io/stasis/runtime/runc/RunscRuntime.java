@@ -240,7 +240,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         } else {
             if (runsc.hasState(id)) runsc.deleteForce(id);
             connections.forget(id);
-            cgroups.removeLeft(id);
+            cgroups.remove(id);
         }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("leaveRunning", leaveRunning)
                 .addKeyValue("bytes", size).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox checkpointed");
@@ -380,7 +380,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             }
             runsc.deleteForce(id);
         }
-        cgroups.removeLeft(id);
+        cgroups.remove(id);
         releaseNetworkNamespace(id);
         bundles.forgetRoot(id);
         connections.forget(id);

@@ -3,9 +3,12 @@ package io.stasis.runtime.runc;
 import io.stasis.core.sandbox.SandboxId;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
@@ -30,14 +33,22 @@ final class SandboxCgroups {
     }
 
     /**
-     * The sandbox's cgroups where runc's state no longer names them: a runc killed in the middle of a
-     * restore left them (empty, or with tasks CRIU had begun to restore), and runc delete then knows
-     * nothing of them. Whatever is in them is killed, then they are removed.
+     * Removes the sandbox's cgroups in every controller, as runc delete would, and also those runc's
+     * state no longer names: a runc killed in the middle of a restore left them (empty, or with tasks
+     * CRIU had begun to restore), and runc delete then knows nothing of them. Whatever is in them is
+     * killed, then they are removed, cgroups below them first.
      */
-    void removeLeft(SandboxId id) {
-        var left = new ArrayList<Path>();
+    void remove(SandboxId id) {
+        var left = new LinkedHashSet<Path>(); // a controller mounted under two names (cpu, cpu,cpuacct) is one directory
         try (Stream<Path> controllers = Files.list(Path.of(CGROUP_FS))) {
-            controllers.map(c -> c.resolve(parent).resolve(id.value())).filter(Files::isDirectory).forEach(left::add);
+            for (Path controller : controllers.toList()) {
+                Path cgroup = controller.resolve(parent).resolve(id.value());
+                try {
+                    if (Files.isDirectory(cgroup)) left.add(cgroup.toRealPath());
+                } catch (IOException e) {
+                    // removed meanwhile
+                }
+            }
         } catch (IOException e) {
             log.atWarn().addKeyValue("sandbox", id).setCause(e).log("could not list cgroup controllers");
             return;
@@ -52,7 +63,9 @@ final class SandboxCgroups {
         for (Path cgroup : left) {
             while (true) {
                 try {
-                    Files.delete(cgroup);
+                    deleteTree(cgroup);
+                    break;
+                } catch (NoSuchFileException e) {
                     break;
                 } catch (IOException e) {
                     // Busy: tasks are in it. SIGKILL them; the kernel lets the directory go once they are gone.
@@ -69,7 +82,17 @@ final class SandboxCgroups {
                 }
             }
         }
-        log.atInfo().addKeyValue("sandbox", id).addKeyValue("cgroups", left.size()).log("cgroups runc no longer knew removed");
+        log.atDebug().addKeyValue("sandbox", id).addKeyValue("cgroups", left.size()).log("cgroups removed");
+    }
+
+    /** A cgroup and those below it (rmdir: a cgroup's files go with it; one with tasks or children is busy). */
+    private static void deleteTree(Path cgroup) throws IOException {
+        List<Path> children;
+        try (Stream<Path> entries = Files.list(cgroup)) {
+            children = entries.filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)).toList();
+        }
+        for (Path child : children) deleteTree(child);
+        Files.delete(cgroup);
     }
 
     /** Removes the parent cgroups of the sandboxes where they are empty. */
