@@ -24,6 +24,10 @@
  *          (a program that cannot be executed starts anyway and ends with 127 or 126, as in a shell)
  *          then, with wait=1, when it ends: exit code=N | exit signal=N
  *   kill   pid=N signal=N [tree=1]   -> ok | error errno=N msg=..
+ *   stdin  id=.. data=<hex>          -> ok n=N (the bytes init wrote into the process's stdin FIFO through
+ *                                       its keeper: fewer, down to 0, while the FIFO is full, and the host
+ *                                       sends the rest again) | error errno=N msg=..  For gVisor, whose
+ *                                       FIFOs made inside exist only in the sentry, out of the host's reach.
  *   closestdin id=..                 -> ok   (the process reads end of file once the FIFO is drained)
  *   resize id=.. cols=N rows=N       -> ok   (the terminal's window size; its foreground job gets SIGWINCH)
  *   ping                             -> ok version=N
@@ -63,7 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 3
+#define PROTOCOL_VERSION 4
 #define PTY_PENDING 4096
 #define RELAY_DRAIN_MS 500
 #define EOF_AGAIN_MS 200
@@ -283,6 +287,23 @@ static void run_relay(void) {
     }
 }
 
+/*
+ * Closes every descriptor from 3 up. gVisor's sentry has no close_range: there, through the list in
+ * /proc/self/fd (its own descriptor found in that list is closed last, by closedir).
+ */
+static void close_from_3(void) {
+    if (close_range(3, ~0U, 0) == 0) return;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return;
+    int own = dirfd(dir);
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        int fd = atoi(entry->d_name);
+        if (fd >= 3 && fd != own) close(fd);
+    }
+    closedir(dir);
+}
+
 /* Forks the relay; it keeps nothing of init but the three fds it needs. */
 static pid_t start_relay(int master, int fifo, int out) {
     pid_t pid = fork();
@@ -294,7 +315,8 @@ static pid_t start_relay(int master, int fifo, int out) {
     prctl(PR_SET_NAME, "stasis-tty");
     /* init's own 0, 1 and 2 are taken, so none of the three is among them and no move clobbers another */
     if (dup2(master, 0) < 0 || dup2(fifo, 1) < 0 || dup2(out, 2) < 0) _exit(1);
-    close_range(3, ~0U, 0);
+    /* Under gVisor, a socket init has bound would also keep runsc from saving the sandbox. */
+    close_from_3();
     /* The FIFO again, read-only: the inherited descriptor also writes, and would hide the end of input. */
     int reader = open("/proc/self/fd/1", O_RDONLY | O_NONBLOCK);
     if (reader < 0 || dup2(reader, 1) < 0) _exit(1);
@@ -557,6 +579,71 @@ static void handle_closestdin(int fd, char **fields, int nfields) {
     send_frame(fd, &o);
 }
 
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static void handle_stdin(int fd, char **fields, int nfields) {
+    struct proc *p = NULL;
+    const char *hex = NULL;
+    int named = 0;
+    for (int i = 0; i < nfields; i++) {
+        if (!strncmp(fields[i], "id=", 3)) {
+            named = 1;
+            p = proc_by_id(fields[i] + 3);
+        } else if (!strncmp(fields[i], "data=", 5)) hex = fields[i] + 5;
+    }
+    size_t hex_len = hex ? strlen(hex) : 0;
+    if (!named || !hex || hex_len % 2) {
+        reply_error(fd, "request", EINVAL, "stdin needs id= and data= (hex)");
+        return;
+    }
+    if (!p) {
+        reply_error(fd, "request", ESRCH, "no such running process");
+        return;
+    }
+    if (p->keeper_fd < 0) {
+        reply_error(fd, "request", EPIPE, "the process's standard input is not open");
+        return;
+    }
+    unsigned char *bytes = malloc(hex_len / 2 + 1);
+    if (!bytes) {
+        reply_error(fd, "stdin", ENOMEM, strerror(ENOMEM));
+        return;
+    }
+    size_t len = 0;
+    for (; len < hex_len / 2; len++) {
+        int high = hex_digit(hex[2 * len]), low = hex_digit(hex[2 * len + 1]);
+        if (high < 0 || low < 0) {
+            free(bytes);
+            reply_error(fd, "request", EINVAL, "data= is not hex");
+            return;
+        }
+        bytes[len] = (unsigned char)(high << 4 | low);
+    }
+    /* The keeper is non-blocking: a full FIFO takes part of it or nothing, never holds init up. */
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(p->keeper_fd, bytes + done, len - done);
+        if (n > 0) done += n;
+        else if (n < 0 && errno == EINTR) continue;
+        else break;
+    }
+    int err = errno;
+    free(bytes);
+    if (done == 0 && len > 0 && err != EAGAIN) {
+        reply_error(fd, "stdin", err, strerror(err));
+        return;
+    }
+    struct out o = {0};
+    out_add(&o, "ok");
+    out_add(&o, "n=%zu", done);
+    send_frame(fd, &o);
+}
+
 static void handle_resize(int fd, char **fields, int nfields) {
     struct proc *p = NULL;
     int cols = 0, rows = 0;
@@ -795,6 +882,7 @@ static void dispatch(int fd, unsigned char *payload, size_t len) {
     }
     if (!strcmp(fields[0], "spawn")) handle_spawn(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "kill")) handle_kill(fd, fields + 1, n - 1);
+    else if (!strcmp(fields[0], "stdin")) handle_stdin(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "closestdin")) handle_closestdin(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "resize")) handle_resize(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "quiesce")) quiesce(fd);

@@ -7,6 +7,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.OutputKind;
 import io.stasis.core.network.NetworkAttachment;
+import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.ExecHandle;
@@ -23,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -136,6 +138,53 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
                 Map.of("PATH", "/bin:/usr/bin", "GREETING", "hello"), Optional.of("from stdin".getBytes()));
         var result = Commands.run(runtime(), id, spec, Duration.ofSeconds(10));
         assertThat(result.stdout()).isEqualTo("/tmp\nhello\nfrom stdin");
+    }
+
+    /** More than a pipe holds: the writes wait for the process to read, and all of it arrives in order. */
+    @Test
+    void aBackgroundProcessReadsWhatIsWrittenToItsStdinUntilItIsClosed() throws Exception {
+        var id = start();
+        String processId = Ids.randomSuffix();
+        var spec = new SpawnSpec(List.of("sh", "-c", "read line; echo $line; wc -c"), Optional.empty(), Commands.ENV, Optional.empty(), true, Optional.empty());
+        runtime().startProcess(id, processId, spec, new byte[0]);
+        byte[] bulk = new byte[300_000];
+        Arrays.fill(bulk, (byte) 'x');
+        runtime().writeStdin(id, processId, "first line\n".getBytes(StandardCharsets.US_ASCII));
+        runtime().writeStdin(id, processId, bulk);
+        runtime().closeStdin(id, processId);
+        try (var handle = runtime().attach(id, processId)) {
+            assertThat(handle.awaitExit(Duration.ofSeconds(30))).hasValueSatisfying(exit -> assertThat(exit.exitCode()).isZero());
+            assertThat(Commands.readAll(handle, OutputKind.STDOUT).lines().map(String::strip).toList())
+                    .containsExactly("first line", Integer.toString(bulk.length));
+        }
+        assertThatThrownBy(() -> runtime().writeStdin(id, processId, "late".getBytes(StandardCharsets.US_ASCII)))
+                .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_STATE));
+    }
+
+    @Test
+    void aProcessOnATerminalSeesItsSizeAndReadsWhatIsTyped() throws Exception {
+        var id = start();
+        String processId = Ids.randomSuffix();
+        var spec = new SpawnSpec(List.of("sh", "-c", "stty size; read line; echo got:$line; stty size"), Optional.empty(), Commands.ENV,
+                Optional.empty(), false, Optional.of(new SpawnSpec.TerminalSize(100, 30)));
+        runtime().startProcess(id, processId, spec, new byte[0]);
+        try (var handle = runtime().attach(id, processId)) {
+            Await.until("its size", Duration.ofSeconds(10), () -> Commands.readAll(handle, OutputKind.STDOUT).contains("30 100"));
+            runtime().resizeTerminal(id, processId, new SpawnSpec.TerminalSize(120, 40));
+            runtime().writeStdin(id, processId, "typed\n".getBytes(StandardCharsets.US_ASCII));
+            assertThat(handle.awaitExit(Duration.ofSeconds(10))).hasValueSatisfying(exit -> assertThat(exit.exitCode()).isZero());
+            assertThat(Commands.readAll(handle, OutputKind.STDOUT)).contains("got:typed").contains("40 120");
+        }
+    }
+
+    @Test
+    void stdinOfAProcessStartedWithoutItIsNotOpen() {
+        var id = start();
+        String processId = Ids.randomSuffix();
+        runtime().startProcess(id, processId, new SpawnSpec(List.of("sleep", "1000"), Optional.empty(), Commands.ENV, Optional.empty()),
+                new byte[0]);
+        assertThatThrownBy(() -> runtime().writeStdin(id, processId, "x".getBytes(StandardCharsets.US_ASCII)))
+                .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_STATE));
     }
 
     @Test

@@ -15,8 +15,10 @@ import io.stasis.fs.linux.LinuxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The processes of running sandboxes, through each sandbox's stasis-init: it spawns them, and
@@ -27,6 +29,8 @@ final class InitProcesses implements SandboxProcesses {
     private static final String PROC_DIR = "/.stasis/proc";
     /** How long a write to a process's stdin may wait for the process to read. */
     private static final Duration STDIN_WRITE_TIMEOUT = Duration.ofSeconds(30);
+    /** Bytes per stdin frame to stasis-init (sent as hex): as much as a pipe holds. */
+    private static final int STDIN_FRAME_BYTES = 64 << 10;
     private static final String EDQUOT = "122";
     private static final String ENOSPC = "28";
 
@@ -34,12 +38,25 @@ final class InitProcesses implements SandboxProcesses {
     private final FileOwner rootOwner;
     private final InitConnections connections;
     private final OutputNotifier outputNotifier;
+    private final StdinPath stdinPath;
 
-    InitProcesses(Bundles bundles, FileOwner rootOwner, InitConnections connections, OutputNotifier outputNotifier) {
+    /** How bytes for a process's stdin reach its FIFO inside the sandbox. */
+    enum StdinPath {
+        /** Written to the FIFO through the root on the host (runc: the FIFO is the kernel's, seen from both sides). */
+        HOST_FIFO,
+        /**
+         * Sent to stasis-init, which writes them into the FIFO it keeps open (gVisor: a FIFO made
+         * inside exists only in the sentry, and a host write never reaches its reader).
+         */
+        INIT_SOCKET
+    }
+
+    InitProcesses(Bundles bundles, FileOwner rootOwner, InitConnections connections, OutputNotifier outputNotifier, StdinPath stdinPath) {
         this.bundles = bundles;
         this.rootOwner = rootOwner;
         this.connections = connections;
         this.outputNotifier = outputNotifier;
+        this.stdinPath = stdinPath;
     }
 
     @Override
@@ -148,17 +165,50 @@ final class InitProcesses implements SandboxProcesses {
     public void writeStdin(SandboxId id, String processId, byte[] data) {
         if (!Ids.isSuffix(processId)) throw new IllegalArgumentException("not a process id: " + processId);
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner)) {
-            confined.writeToFifo(RuncExecHandle.dir(processId) + "/in", data, STDIN_WRITE_TIMEOUT);
+            if (stdinPath == StdinPath.INIT_SOCKET) writeThroughInit(id, confined, processId, data);
+            else confined.writeToFifo(RuncExecHandle.dir(processId) + "/in", data, STDIN_WRITE_TIMEOUT);
         } catch (LinuxException e) {
             if (e.is(Errno.ENOENT) || e.is(Errno.ENXIO) || e.is(Errno.EPIPE)
                     || e.is(Errno.EINVAL))
-                throw new StasisException(ErrorCode.INVALID_STATE, "the process's standard input is not open (it ended, stdin was closed, "
-                        + "or it was started without \"stdin\": true)", Map.of("sandbox", id.value()));
-            if (e.is(Errno.EAGAIN))
-                throw new StasisException(ErrorCode.HOST_BUSY, "the process does not read its standard input; "
-                        + (e.problem().orElse("part of the data was written")), Map.of("sandbox", id.value()));
+                throw stdinNotOpen(id);
+            if (e.is(Errno.EAGAIN)) throw stdinNotRead(id, e.problem().orElse("part of the data was written"));
             throw StasisException.runtimeFailed(id.value(), "write stdin", e.getMessage(), e);
         }
+    }
+
+    /** The bytes in frames to stasis-init, each part it could not take yet sent again until the timeout. */
+    private static void writeThroughInit(SandboxId id, ConfinedRoot confined, String processId, byte[] data) {
+        long deadline = System.nanoTime() + STDIN_WRITE_TIMEOUT.toNanos();
+        var hex = HexFormat.of();
+        try (var connection = InitConnection.open(id, confined)) {
+            int done = 0;
+            while (done < data.length) {
+                int len = Math.min(STDIN_FRAME_BYTES, data.length - done);
+                var reply = connection.call(InitFrame.of("stdin").with("id", processId)
+                        .with("data", hex.formatHex(data, done, done + len)).build());
+                if (!reply.verb().equals("ok")) {
+                    // ESRCH: no such running process; EPIPE: its stdin closed or never open.
+                    if (reply.get("errno").map(e -> e.equals("3") || e.equals("32")).orElse(false)) throw stdinNotOpen(id);
+                    throw StasisException.runtimeFailed(id.value(), "write stdin", reply.get("msg").orElse("unknown error"), null);
+                }
+                int taken = (int) reply.getLong("n");
+                done += taken;
+                if (taken < len) {
+                    if (System.nanoTime() > deadline) throw stdinNotRead(id, "wrote " + done + " of " + data.length + " bytes");
+                    LockSupport.parkNanos(2_000_000);
+                }
+            }
+        }
+    }
+
+    private static StasisException stdinNotOpen(SandboxId id) {
+        return new StasisException(ErrorCode.INVALID_STATE, "the process's standard input is not open (it ended, stdin was closed, "
+                + "or it was started without \"stdin\": true)", Map.of("sandbox", id.value()));
+    }
+
+    private static StasisException stdinNotRead(SandboxId id, String progress) {
+        return new StasisException(ErrorCode.HOST_BUSY, "the process does not read its standard input; " + progress,
+                Map.of("sandbox", id.value()));
     }
 
     @Override

@@ -70,7 +70,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         this.cgroups = new SandboxCgroups(config.cgroupParent(), freezer);
         this.bundles = new Bundles(config.stateDir().resolve("bundles"), initDir, criuConfig, config.idMapBase(), cgroups);
         this.init = new SandboxInit(runc, bundles, cgroups, freezer, config.rootOwner(), startTimeout());
-        this.processes = new InitProcesses(bundles, config.rootOwner(), connections, outputNotifier);
+        this.processes = new InitProcesses(bundles, config.rootOwner(), connections, outputNotifier, InitProcesses.StdinPath.HOST_FIFO);
         this.standby = new StandbyControl(freezer, pager, cgroups, init, connections);
         this.cleanup = new ContainerCleanup(runc, bundles, logs, cgroups, freezer, init, standby, connections);
         this.starts = new ContainerStarts(runc, bundles, vethPlug, reroot, init, serviceFiles, cleanup);

@@ -9,7 +9,6 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RuntimeSpec;
-import io.stasis.core.spi.SpawnSpec;
 import io.stasis.fs.linux.ConfinedRoot;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -81,7 +80,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         this.cgroups = new SandboxCgroups(config.cgroupParent(), freezer);
         this.bundles = new Bundles(config.stateDir().resolve("bundles"), initDir, config.stateDir().resolve("no-criu.conf"),
                 config.idMapBase(), cgroups, RunscRuntime::forRunsc);
-        this.processes = new InitProcesses(bundles, rootOwner, connections, outputNotifier);
+        this.processes = new InitProcesses(bundles, rootOwner, connections, outputNotifier, InitProcesses.StdinPath.INIT_SOCKET);
         this.imageStore = new ImageStore(config.imageStateDir());
         this.images = new RuncImages(imageStore);
         this.meters = new CgroupMeters(new MemoryPager(), cgroups);
@@ -138,20 +137,6 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     @Override
     public CgroupMeters metersPart() {
         return meters;
-    }
-
-    /**
-     * A process whose stdin stays open (a pipe or a terminal) is refused: its input reaches it
-     * through a FIFO in the root, and a FIFO made inside exists only in the sentry, which no host
-     * write reaches (a FIFO made on the host and opened inside with --host-fifo=open hung the open).
-     */
-    @Override
-    public long startProcess(SandboxId id, String processId, SpawnSpec spec, byte[] label) {
-        if (spec.terminal().isPresent())
-            throw StasisException.invalid("pty", "a gvisor sandbox runs no process on a terminal yet (a runc one does)");
-        if (spec.stdinPipe())
-            throw StasisException.invalid("stdin", "a gvisor sandbox's background processes take no stdin yet (a runc one's do)");
-        return processes.startProcess(id, processId, spec, label);
     }
 
     @Override
