@@ -1,9 +1,11 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -23,6 +25,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Standard input, terminals and the terminal WebSocket, and that they survive hibernation. */
 @Tag("root")
@@ -177,9 +181,12 @@ class InteractiveIT {
         assertThat(terminal.received.toString()).contains("over-the-socket");
     }
 
-    @Test
-    void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches() throws Exception {
-        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+    /** Under gVisor too: its input goes through stasis-init's socket instead of the FIFO in the root. */
+    @ParameterizedTest
+    @ValueSource(strings = {"runc", "gvisor"})
+    void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches(String runtime) throws Exception {
+        if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        String id = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", " + CALM.substring(1)).get("id").asText();
         var first = new Terminal();
         var received = first.received;
         var control = first.control;
