@@ -1,9 +1,11 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.S3TestServer;
@@ -71,7 +73,12 @@ class BucketMountsIT {
     }
 
     private static RawApi.Response create(RawApi to, String mountsJson) {
-        return to.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"mounts\": [" + mountsJson + "], " + CALM + "}");
+        return create(to, mountsJson, "runc");
+    }
+
+    private static RawApi.Response create(RawApi to, String mountsJson, String runtime) {
+        return to.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"runtime\": \"" + runtime + "\", \"mounts\": [" + mountsJson + "], "
+                + CALM + "}");
     }
 
     private static RawApi.Response exec(String sandbox, String script) {
@@ -200,6 +207,23 @@ class BucketMountsIT {
         } finally {
             api.call("DELETE", "/v1/sandboxes/" + id, null);
         }
+    }
+
+    /**
+     * Not yet under gVisor: a sandbox there read its bucket, but what it wrote never reached the
+     * bucket within 30 s (rclone uploads a file after its last close, which the mount on the host
+     * did not see; the cause is not found yet). Refused with the reason, rather than losing the writes.
+     */
+    @Test
+    void aGvisorSandboxWithABucketIsRefusedAndLeavesNothing() {
+        assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        String bucket = s3.newBucket();
+        var refused = create(api, mount(bucket, "/data", ""), "gvisor");
+        assertThat(refused.status()).as(refused.body().toString()).isEqualTo(422);
+        assertThat(refused.errorCode()).isEqualTo("invalid_request");
+        assertThat(refused.body().at("/error/message").asText()).contains("gvisor").contains("bucket");
+        assertThat(HostLeaks.mountsUnder(mountsDir())).isEmpty();
+        assertThat(HostLeaks.processesWorkingUnder(mountsDir())).isEmpty();
     }
 
     @Test

@@ -4,16 +4,20 @@ import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.testkit.core.CoreOnFakes;
 import io.stasis.testkit.fake.FakeSandboxRuntime.Step;
+import java.net.URI;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -110,6 +114,19 @@ class SandboxServiceTest {
         assertThatThrownBy(() -> core.sandboxes.create(spec)).satisfies(e -> {
             assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_REQUEST);
             assertThat(e).hasMessageContaining("--max-disk-mb");
+        });
+        assertThat(core.roots.listRoots()).isEmpty();
+    }
+
+    @Test
+    void aGvisorSandboxWithABucketIsRefusedBeforeAnythingIsMade() {
+        var bucket = new SandboxBucket("/data", URI.create("http://127.0.0.1:9000"), "us-east-1", "data", "", false, "S3_KEY");
+        var spec = new SandboxSpec(CoreOnFakes.TEMPLATE, Optional.empty(), Map.of(), Map.of(), Resources.DEFAULT, LifecyclePolicy.DEFAULT,
+                Optional.empty(), TenantId.DEFAULT, List.of(), List.of(bucket), RuntimeKind.GVISOR);
+
+        assertThatThrownBy(() -> core.sandboxes.create(spec)).satisfies(e -> {
+            assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(e).hasMessageContaining("gvisor");
         });
         assertThat(core.roots.listRoots()).isEmpty();
     }
