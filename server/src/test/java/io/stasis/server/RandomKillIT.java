@@ -70,9 +70,13 @@ class RandomKillIT {
     private static final int MAX_ATTEMPTS_PER_KILL = 3;
     /** No warm-up pass: a restart per kill, and what is measured is recovery, not the first calls' speed. */
     private static final String[] SERVICE_FLAGS = {"--warm-pool", "0", "--no-warm-up"};
-    /** The operations that run runc or CRIU, and those tools. */
+    /**
+     * The operations that run runc or CRIU, and those tools. Not stop and delete: once the sandbox's
+     * init has ended they remove runc's state and cgroups themselves, and no tool runs (a CI run found
+     * nothing to kill in 18 trials of each).
+     */
     private static final List<String> TOOL_OPERATIONS = List.of("create", "resume", "hibernate", "checkpoint-memory", "fork", "fork-10",
-            "restore-durable", "stop", "start", "delete");
+            "restore-durable", "start");
     private static final Set<String> TOOLS = Set.of("runc", "criu");
     private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null}}";
