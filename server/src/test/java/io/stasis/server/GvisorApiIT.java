@@ -102,43 +102,34 @@ class GvisorApiIT {
     void standardInputAndTerminalsWorkAndSurviveHibernation() {
         String id = create(",\"lifecycle\":{\"pauseAfterIdle\":null,\"hibernateAfterIdle\":null}");
         long cat = api.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\":[\"cat\"],\"stdin\":true}").get("pid").asLong();
-        stdin(id, cat, "hello\n");
-        stdin(id, cat, "world\n");
-        Await.until("the echo", Duration.ofSeconds(10), () -> stdout(id, cat).equals("hello\nworld\n"));
+        api.processStdin(id, cat, "hello\n");
+        api.processStdin(id, cat, "world\n");
+        Await.until("the echo", Duration.ofSeconds(10), () -> api.processStdout(id, cat).equals("hello\nworld\n"));
         api.post("/v1/sandboxes/" + id + "/processes/" + cat + "/stdin/close", null);
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + cat + "/wait?timeoutMs=10000").get("exitCode").asInt()).isZero();
         var closed = api.call("POST", "/v1/sandboxes/" + id + "/processes/" + cat + "/stdin", "late");
         assertThat(closed.errorCode()).isEqualTo("invalid_state");
 
         long shell = api.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\":[\"sh\"],\"stdin\":true}").get("pid").asLong();
-        stdin(id, shell, "x=41\n");
+        api.processStdin(id, shell, "x=41\n");
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
-        stdin(id, shell, "echo answer $((x + 1))\n"); // wakes it
-        Await.until("the shell's answer after hibernation", Duration.ofSeconds(15), () -> stdout(id, shell).contains("answer 42"));
+        api.processStdin(id, shell, "echo answer $((x + 1))\n"); // wakes it
+        Await.until("the shell's answer after hibernation", Duration.ofSeconds(15), () -> api.processStdout(id, shell).contains("answer 42"));
 
         long tty = api.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\":[\"sh\"],\"pty\":{\"cols\":80,\"rows\":24}}")
                 .get("pid").asLong();
-        stdin(id, tty, "stty size; tty\n");
+        api.processStdin(id, tty, "stty size; tty\n");
         Await.until("the size and the tty", Duration.ofSeconds(10),
-                () -> stdout(id, tty).contains("24 80") && stdout(id, tty).contains("/dev/pts/"));
+                () -> api.processStdout(id, tty).contains("24 80") && api.processStdout(id, tty).contains("/dev/pts/"));
         api.post("/v1/sandboxes/" + id + "/processes/" + tty + "/resize", "{\"cols\":100,\"rows\":30}");
-        stdin(id, tty, "stty size; export KEPT=yes\n");
-        Await.until("the new size", Duration.ofSeconds(10), () -> stdout(id, tty).contains("30 100"));
+        api.processStdin(id, tty, "stty size; export KEPT=yes\n");
+        Await.until("the new size", Duration.ofSeconds(10), () -> api.processStdout(id, tty).contains("30 100"));
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
-        stdin(id, tty, "echo kept=$KEPT\n");
-        Await.until("the terminal after hibernation", Duration.ofSeconds(15), () -> stdout(id, tty).contains("kept=yes"));
-        stdin(id, tty, "exit 5\n");
+        api.processStdin(id, tty, "echo kept=$KEPT\n");
+        Await.until("the terminal after hibernation", Duration.ofSeconds(15), () -> api.processStdout(id, tty).contains("kept=yes"));
+        api.processStdin(id, tty, "exit 5\n");
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + tty + "/wait?timeoutMs=10000").get("exitCode").asInt()).isEqualTo(5);
         api.call("DELETE", "/v1/sandboxes/" + id, null);
-    }
-
-    private static void stdin(String sandbox, long pid, String text) {
-        var written = api.call("POST", "/v1/sandboxes/" + sandbox + "/processes/" + pid + "/stdin", text);
-        assertThat(written.status()).as(written.body().toString()).isEqualTo(200);
-    }
-
-    private static String stdout(String sandbox, long pid) {
-        return api.get("/v1/sandboxes/" + sandbox + "/processes/" + pid + "/output").get("stdout").asText();
     }
 
     @Test

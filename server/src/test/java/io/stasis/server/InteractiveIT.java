@@ -9,8 +9,6 @@ import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
@@ -55,24 +53,13 @@ class InteractiveIT {
         return api.post("/v1/sandboxes/" + sandbox + "/processes", body).get("pid").asLong();
     }
 
-    private static void stdin(String sandbox, long pid, String text) throws Exception {
-        var request = HttpRequest.newBuilder(URI.create(service.url + "/v1/sandboxes/" + sandbox + "/processes/" + pid + "/stdin"))
-                .header("Authorization", "Bearer " + service.rootKey).POST(HttpRequest.BodyPublishers.ofString(text)).build();
-        var response = http.send(request, HttpResponse.BodyHandlers.ofString());
-        assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
-    }
-
-    private static String stdout(String sandbox, long pid) {
-        return api.get("/v1/sandboxes/" + sandbox + "/processes/" + pid + "/output").get("stdout").asText();
-    }
-
     @Test
     void standardInputReachesAProcessUntilClosed() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"cat\"], \"stdin\": true}");
-        stdin(id, pid, "hello\n");
-        stdin(id, pid, "world\n");
-        Await.until("the echo", Duration.ofSeconds(10), () -> stdout(id, pid).equals("hello\nworld\n"));
+        api.processStdin(id, pid, "hello\n");
+        api.processStdin(id, pid, "world\n");
+        Await.until("the echo", Duration.ofSeconds(10), () -> api.processStdout(id, pid).equals("hello\nworld\n"));
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).as("no end of file yet").isEqualTo("running");
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/stdin/close", null);
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isZero();
@@ -85,32 +72,32 @@ class InteractiveIT {
     void aPythonReplKeepsItsStateAcrossHibernationAndFork() throws Exception {
         String id = api.post("/v1/sandboxes", "{\"template\": \"base\", " + CALM.substring(1)).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"python3\", \"-u\", \"-i\", \"-q\"], \"stdin\": true}");
-        stdin(id, pid, "x = 41\n");
+        api.processStdin(id, pid, "x = 41\n");
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
-        stdin(id, pid, "print('answer', x + 1)\n"); // wakes it
-        Await.until("the REPL's answer", Duration.ofSeconds(15), () -> stdout(id, pid).contains("answer 42"));
+        api.processStdin(id, pid, "print('answer', x + 1)\n"); // wakes it
+        Await.until("the REPL's answer", Duration.ofSeconds(15), () -> api.processStdout(id, pid).contains("answer 42"));
         String fork = api.post("/v1/sandboxes/" + id + "/fork", "{}").get("items").get(0).get("id").asText();
-        stdin(fork, pid, "print('fork', x * 2)\n");
-        Await.until("the fork's REPL", Duration.ofSeconds(15), () -> stdout(fork, pid).contains("fork 82"));
-        assertThat(stdout(id, pid)).doesNotContain("fork 82");
+        api.processStdin(fork, pid, "print('fork', x * 2)\n");
+        Await.until("the fork's REPL", Duration.ofSeconds(15), () -> api.processStdout(fork, pid).contains("fork 82"));
+        assertThat(api.processStdout(id, pid)).doesNotContain("fork 82");
     }
 
     @Test
     void aProcessOnATerminalSeesItsSizeAndResizes() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
-        stdin(id, pid, "stty size; tty\n");
+        api.processStdin(id, pid, "stty size; tty\n");
         // Both lines, not just the first: `tty` may print a moment after `stty size`.
-        Await.until("the size and the tty", Duration.ofSeconds(10), () -> stdout(id, pid).contains("24 80")
-                && stdout(id, pid).contains("/dev/pts/"));
+        Await.until("the size and the tty", Duration.ofSeconds(10), () -> api.processStdout(id, pid).contains("24 80")
+                && api.processStdout(id, pid).contains("/dev/pts/"));
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/resize", "{\"cols\": 100, \"rows\": 30}");
-        stdin(id, pid, "stty size\n");
-        Await.until("the new size", Duration.ofSeconds(10), () -> stdout(id, pid).contains("30 100"));
-        stdin(id, pid, "export KEPT=yes\n");
+        api.processStdin(id, pid, "stty size\n");
+        Await.until("the new size", Duration.ofSeconds(10), () -> api.processStdout(id, pid).contains("30 100"));
+        api.processStdin(id, pid, "export KEPT=yes\n");
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
-        stdin(id, pid, "echo kept=$KEPT\n");
-        Await.until("the shell after hibernation", Duration.ofSeconds(15), () -> stdout(id, pid).contains("kept=yes"));
-        stdin(id, pid, "exit 5\n");
+        api.processStdin(id, pid, "echo kept=$KEPT\n");
+        Await.until("the shell after hibernation", Duration.ofSeconds(15), () -> api.processStdout(id, pid).contains("kept=yes"));
+        api.processStdin(id, pid, "exit 5\n");
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isEqualTo(5);
     }
 
@@ -118,12 +105,12 @@ class InteractiveIT {
     void aBashTerminalHibernatesWhileAForegroundJobRuns() throws Exception {
         String id = api.post("/v1/sandboxes", "{\"template\": \"base\", " + CALM.substring(1)).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"bash\", \"-i\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
-        stdin(id, pid, "sleep 3; echo slept-$((6*7))\n");
+        api.processStdin(id, pid, "sleep 3; echo slept-$((6*7))\n");
         Thread.sleep(500);
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
         api.post("/v1/sandboxes/" + id + "/resume", null);
-        Await.until("the job after hibernation", Duration.ofSeconds(15), () -> stdout(id, pid).contains("slept-42"));
-        stdin(id, pid, "exit 4\n");
+        Await.until("the job after hibernation", Duration.ofSeconds(15), () -> api.processStdout(id, pid).contains("slept-42"));
+        api.processStdin(id, pid, "exit 4\n");
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=10000").get("exitCode").asInt()).isEqualTo(4);
     }
 
@@ -131,14 +118,14 @@ class InteractiveIT {
     void anAshTerminalWithAForegroundJobRefusesHibernationAndKeepsRunning() throws Exception {
         String id = api.post("/v1/sandboxes", CALM).get("id").asText();
         long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
-        stdin(id, pid, "sleep 2; echo slept-$((6*7))\n");
+        api.processStdin(id, pid, "sleep 2; echo slept-$((6*7))\n");
         Thread.sleep(300);
         var refused = api.call("POST", "/v1/sandboxes/" + id + "/hibernate", null);
         assertThat(refused.status()).isEqualTo(409);
         assertThat(refused.errorCode()).isEqualTo("checkpoint_unsupported");
         assertThat(refused.body().toString()).contains("/dev/tty");
         assertThat(api.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("running");
-        Await.until("the job, uninterrupted", Duration.ofSeconds(15), () -> stdout(id, pid).contains("slept-42"));
+        Await.until("the job, uninterrupted", Duration.ofSeconds(15), () -> api.processStdout(id, pid).contains("slept-42"));
         api.post("/v1/sandboxes/" + id + "/hibernate", null); // the shell alone is fine
         api.post("/v1/sandboxes/" + id + "/resume", null);
     }
@@ -148,12 +135,12 @@ class InteractiveIT {
         String id = api.post("/v1/sandboxes", "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": \"1s\"}}")
                 .get("id").asText();
         long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
-        stdin(id, pid, "sleep 4; echo done-$((1+1))\n");
-        Await.until("the job, never interrupted by the idle policy", Duration.ofSeconds(20), () -> stdout(id, pid).contains("done-2"));
+        api.processStdin(id, pid, "sleep 4; echo done-$((1+1))\n");
+        Await.until("the job, never interrupted by the idle policy", Duration.ofSeconds(20), () -> api.processStdout(id, pid).contains("done-2"));
         Await.until("idle hibernation once the shell alone is left", Duration.ofSeconds(20),
                 () -> api.get("/v1/sandboxes/" + id).get("state").asText().equals("hibernated"));
-        stdin(id, pid, "echo woke-$((3+4))\n");
-        Await.until("the shell after the resume", Duration.ofSeconds(15), () -> stdout(id, pid).contains("woke-7"));
+        api.processStdin(id, pid, "echo woke-$((3+4))\n");
+        Await.until("the shell after the resume", Duration.ofSeconds(15), () -> api.processStdout(id, pid).contains("woke-7"));
     }
 
     @Test
@@ -162,12 +149,12 @@ class InteractiveIT {
         long pid = start(id, "{\"cmd\": [\"sh\"], \"pty\": {\"cols\": 80, \"rows\": 24}}");
         // The Ctrl-D arrives while `sleep` runs, with the terminal in canonical mode: the shell's
         // line editor would read it as a NUL at its next prompt and wait forever.
-        stdin(id, pid, "sleep 0.5; echo slept-$((3+4))\n");
+        api.processStdin(id, pid, "sleep 0.5; echo slept-$((3+4))\n");
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/stdin/close", null);
         var ended = api.get("/v1/sandboxes/" + id + "/processes/" + pid + "/wait?timeoutMs=15000");
         assertThat(ended.path("status").asText()).as(ended.toString()).isEqualTo("exited");
         assertThat(ended.get("exitCode").asInt()).isZero();
-        assertThat(stdout(id, pid)).contains("slept-7");
+        assertThat(api.processStdout(id, pid)).contains("slept-7");
         assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + pid + "/stdin", "x").errorCode()).isEqualTo("invalid_state");
 
         var terminal = new Terminal();

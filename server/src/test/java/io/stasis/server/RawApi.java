@@ -71,6 +71,17 @@ final class RawApi implements AutoCloseable {
         }
     }
 
+    /** Writes {@code text} to a background process's stdin, which must answer 200. */
+    void processStdin(String sandbox, long pid, String text) {
+        var written = call("POST", "/v1/sandboxes/" + sandbox + "/processes/" + pid + "/stdin", text);
+        if (written.status() != 200) throw new AssertionError("stdin of " + pid + ": HTTP " + written.status() + ": " + written.body());
+    }
+
+    /** What a background process has written to its stdout so far. */
+    String processStdout(String sandbox, long pid) {
+        return get("/v1/sandboxes/" + sandbox + "/processes/" + pid + "/output").get("stdout").asText();
+    }
+
     /** Runs {@code sh -c script} and returns its stdout. */
     String sh(String sandbox, String script) {
         var body = JSON.createObjectNode();
