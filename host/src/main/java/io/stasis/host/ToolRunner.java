@@ -13,6 +13,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -33,7 +34,8 @@ import java.util.function.Consumer;
  *       tool); each keeps at most its last {@value #MAX_CAPTURE_CHARS} characters, the rest is read
  *       and dropped;</li>
  *   <li>a tool that outlives its timeout is killed with all its descendants, and so is one whose
- *       caller is interrupted: a tool is never leaked.</li>
+ *       caller is interrupted: a tool is never leaked;</li>
+ *   <li>it runs in the {@linkplain #runToolsIn tools' cgroup}, at a lower CPU weight than the API.</li>
  * </ul>
  * Lines end at {@code \n}, {@code \r} or {@code \r\n}, as {@link java.io.BufferedReader#readLine()}
  * splits them.
@@ -86,7 +88,25 @@ public final class ToolRunner {
         }
     }
 
+    /** Where tools run, once the service has set it; empty: in the service's own cgroup. */
+    private static volatile Optional<ToolCgroup> cgroup = Optional.empty();
+
     private ToolRunner() {
+    }
+
+    /** From now on, every tool started here and by {@link #start} runs in {@code cgroup} (empty: the service's). */
+    public static void runToolsIn(Optional<ToolCgroup> cgroup) {
+        ToolRunner.cgroup = cgroup;
+    }
+
+    /**
+     * Starts a tool's process built by its caller (a tool whose output goes to files, say), as every
+     * tool here is started: in the {@linkplain #runToolsIn tools' cgroup}.
+     */
+    public static Process start(ProcessBuilder builder) throws IOException {
+        Process process = builder.start();
+        cgroup.ifPresent(c -> c.enter(process.pid()));
+        return process;
     }
 
     /**
@@ -164,7 +184,7 @@ public final class ToolRunner {
         var builder = builder(argv);
         if (feedsStdin) builder.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         else builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Process process = builder.start();
+        Process process = start(builder);
         try {
             var err = new Capture(MAX_CAPTURE_CHARS);
             var errDone = drain(process.getErrorStream(), err, line -> { });
@@ -211,7 +231,7 @@ public final class ToolRunner {
         long start = System.nanoTime();
         var builder = builder(argv);
         if (input == null) builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Process process = builder.start();
+        Process process = start(builder);
         try {
             var out = new Capture(MAX_CAPTURE_CHARS);
             var err = new Capture(MAX_CAPTURE_CHARS);

@@ -60,6 +60,8 @@ import io.stasis.fs.linux.LinuxSandboxFiles;
 import io.stasis.host.HostAddresses;
 import io.stasis.host.HostClaim;
 import io.stasis.host.SwapFile;
+import io.stasis.host.ToolCgroup;
+import io.stasis.host.ToolRunner;
 import io.stasis.mounts.fuse.FuseBucketMounts;
 import io.stasis.network.linux.LinuxHostNetwork;
 import io.stasis.network.linux.LinuxNetworking;
@@ -124,6 +126,7 @@ public final class Daemon implements AutoCloseable {
         try {
             requireRoot();
             claimHostNames(config);
+            runToolsInTheirCgroup();
             Files.createDirectories(config.dataDir());
             Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
             var catalog = register(SqliteCatalog.open(config.dataDir().resolve("stasis.db")));
@@ -350,6 +353,16 @@ public final class Daemon implements AutoCloseable {
                         + " --network-range and --network-log-group)");
             }
         }
+    }
+
+    /** Host tools at a fraction of the service's CPU weight (see ToolCgroup); back to the service's cgroup at close. */
+    private void runToolsInTheirCgroup() {
+        var tools = ToolCgroup.open(Long.toString(ProcessHandle.current().pid()), ToolCgroup.DEFAULT_SHARES);
+        ToolRunner.runToolsIn(tools);
+        tools.ifPresent(cgroup -> register(() -> {
+            ToolRunner.runToolsIn(Optional.empty());
+            cgroup.close();
+        }));
     }
 
     /** The crash tests' fault point: the process dies on the spot, as with SIGKILL (no shutdown hook runs). */

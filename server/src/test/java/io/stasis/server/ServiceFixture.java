@@ -63,12 +63,14 @@ final class ServiceFixture implements AutoCloseable {
 
     @Override
     public void close() {
+        var misplaced = HostLeaks.sandboxProcessesInToolCgroups(); // while the sandboxes still run
         try {
             daemon.deleteAllSandboxes();
         } finally {
             client.close();
             daemon.close();
         }
+        assertThat(misplaced).as("sandbox processes left at the host tools' CPU weight").isEmpty();
         assertThat(HostLeaks.mountsUnder(dataDir)).as("mounts left (bucket mounts' FUSE ones included)").isEmpty();
         assertThat(HostLeaks.processesWorkingUnder(dataDir)).as("bucket mount daemons left").isEmpty();
         assertThat(HostLeaks.swapFilesUnder(dataDir)).as("standby swap file left on").isEmpty();

@@ -198,6 +198,34 @@ public final class HostLeaks {
     }
 
     /**
+     * Live processes of sandboxes (in a sandbox's memory cgroup, {@code /stasis/<id>}) whose cpu
+     * cgroup is a host tools' one ({@code stasis-tools-*}): a sandbox's processes must run at the
+     * sandbox's weight, not at the tools' lower one, whether runc started them or CRIU restored them.
+     */
+    public static List<String> sandboxProcessesInToolCgroups() {
+        var out = new ArrayList<String>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+                try {
+                    if (isZombie(proc)) continue;
+                    var lines = Files.readAllLines(proc.resolve("cgroup"));
+                    boolean ofASandbox = lines.stream().anyMatch(l -> l.matches("\\d+:memory:/stasis/.+"));
+                    boolean inToolsCgroup = lines.stream().anyMatch(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*/stasis-tools-[^/]*"));
+                    // runc's and runsc's own stages join the sandbox's cgroups one controller after another: not yet done
+                    String comm = Files.readString(proc.resolve("comm")).strip();
+                    if (ofASandbox && inToolsCgroup && !comm.startsWith("runc") && !comm.equals("runsc") && !comm.equals("exe"))
+                        out.add(proc.getFileName() + " (" + comm + "): " + String.join(" ", lines));
+                } catch (IOException e) {
+                    // the process ended meanwhile
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /**
      * A zombie has ended and holds nothing but its pid until its parent reaps it. A sandbox's init
      * is re-parented to the host's process 1, which may reap it only seconds later.
      */

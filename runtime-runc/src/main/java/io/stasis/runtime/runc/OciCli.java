@@ -98,7 +98,7 @@ final class OciCli {
             builder.environment().putAll(environment);
             if (detachedStdio) builder.redirectOutput(DEV_NULL).redirectError(DEV_NULL);
             else builder.redirectOutput(out.toFile()).redirectError(err.toFile());
-            process = builder.start();
+            process = ToolRunner.start(builder);
             if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 ToolRunner.killTree(process); // what the tool started (CRIU under runc) too: a timed-out call leaves no tool behind
                 throw failure(id, step, "timed out after " + timeout.toMillis() + " ms" + stderr(err), log, null);

@@ -1,0 +1,143 @@
+package io.stasis.host;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A cpu cgroup below the service's own, at a fraction of its weight, for the host tools it starts
+ * ({@code runc}, {@code nft}, {@code stasis-net}, {@code btrfs}, ...). Under load the tools of
+ * creates and deletes fill every core; in this cgroup they take what the API's threads and the
+ * sandboxes leave, so a GET or an exec does not wait behind another sandbox's {@code runc run}.
+ * Nothing is slower when the host is idle: weights only divide contended time.
+ * <p>
+ * Only with cgroup v1's cpu controller, where a cgroup may hold tasks beside its children; under
+ * cgroup v2 the service's cgroup would first have to become a leaf, so there it is not made
+ * ({@link #open} answers empty). A tool is moved in right after its start: what it runs before
+ * that (a few microseconds of its exec) runs at the service's weight, and everything it starts
+ * later (runc's init stages until they join the sandbox's cgroup, CRIU) inherits the cgroup.
+ * The sandboxes' own processes are not here: runc and CRIU put them in their sandbox's cgroup.
+ */
+public final class ToolCgroup implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(ToolCgroup.class);
+    private static final Path CPU_V1 = Path.of("/sys/fs/cgroup/cpu");
+    /**
+     * A nice-0 task weighs 1,024: the tools together weigh half of one of the service's busy
+     * threads. At 256, lifecycles per second fell by 10-15% (runc, preempted more often, holds the
+     * kernel's locks longer); at 512 they did not, and the crowd's GET p99 still fell by about half
+     * (see docs/BENCHMARKS.md).
+     */
+    public static final int DEFAULT_SHARES = 512;
+    /** Every instance's tools' cgroup is named this and then its own part. */
+    static final String PREFIX = "stasis-tools-";
+
+    private final Path dir;
+    private final Path procs;
+    private final AtomicBoolean broken = new AtomicBoolean();
+
+    private final int shares;
+
+    private ToolCgroup(Path dir, int shares) {
+        this.dir = dir;
+        this.procs = dir.resolve("cgroup.procs");
+        this.shares = shares;
+    }
+
+    private void make() throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("cpu.shares"), Integer.toString(shares));
+    }
+
+    /**
+     * Removes the tools' cgroups of instances killed before they could (a cgroup holding no task
+     * is idle): each instance has its own, named after its data directory, so these pile up
+     * otherwise. One that belongs to a live instance and is idle just now is made again by it at
+     * its next tool ({@link #enter}).
+     */
+    private static void removeIdleSiblings(Path parent) {
+        try (var siblings = Files.list(parent)) {
+            for (Path sibling : siblings.filter(p -> p.getFileName().toString().startsWith(PREFIX)).toList()) {
+                try {
+                    if (Files.readString(sibling.resolve("cgroup.procs")).isBlank()) Files.deleteIfExists(sibling);
+                } catch (IOException e) {
+                    // busy again, or removed meanwhile
+                }
+            }
+        } catch (IOException e) {
+            log.atDebug().addKeyValue("reason", e.toString()).log("could not list the tools' cgroups");
+        }
+    }
+
+    /**
+     * Makes (or takes over, after a killed run) the cgroup {@value #PREFIX}{@code instance} below
+     * the service's cpu cgroup with {@code shares}; empty where the host has no cgroup v1 cpu controller.
+     */
+    public static Optional<ToolCgroup> open(String instance, int shares) {
+        if (!Files.isRegularFile(CPU_V1.resolve("cpu.shares"))) {
+            log.atInfo().log("no cgroup v1 cpu controller: host tools run at the service's CPU weight");
+            return Optional.empty();
+        }
+        try {
+            Path parent = CPU_V1.resolve(ownCpuCgroup().substring(1));
+            removeIdleSiblings(parent);
+            var cgroup = new ToolCgroup(parent.resolve(PREFIX + instance), shares);
+            cgroup.make();
+            log.atInfo().addKeyValue("cgroup", cgroup.dir).addKeyValue("shares", shares).log("host tools run in a cgroup of their own");
+            return Optional.of(cgroup);
+        } catch (IOException e) {
+            log.atWarn().addKeyValue("reason", e.toString()).log("could not make the host tools' cgroup: they run at the service's CPU weight");
+            return Optional.empty();
+        }
+    }
+
+    /** The service's cgroup in the cpu hierarchy, from {@code /proc/self/cgroup} ({@code /} at the root). */
+    private static String ownCpuCgroup() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+            String[] fields = line.split(":", 3);
+            if (fields.length == 3 && List.of(fields[1].split(",")).contains("cpu")) return fields[2];
+        }
+        throw new IOException("no cpu controller in /proc/self/cgroup");
+    }
+
+    /** Moves the process {@code pid} (a tool just started) into this cgroup; one that has already ended is skipped. */
+    public void enter(long pid) {
+        if (broken.get()) return;
+        try {
+            try {
+                Files.writeString(procs, Long.toString(pid));
+            } catch (NoSuchFileException e) { // removed as idle by another instance's start
+                make();
+                Files.writeString(procs, Long.toString(pid));
+            }
+        } catch (IOException e) {
+            // ESRCH: the tool ended already (a `true`-fast one). Anything else would repeat for every tool.
+            if (!String.valueOf(e.getMessage()).contains("No such process")) disable(e);
+        }
+    }
+
+    private void disable(IOException e) {
+        if (broken.compareAndSet(false, true))
+            log.atWarn().addKeyValue("cgroup", dir).addKeyValue("reason", e.toString())
+                    .log("could not move a host tool into its cgroup: tools run at the service's CPU weight from now on");
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    /** Removes the cgroup, unless a tool still runs in it (then it stays, and the next start takes it over). */
+    @Override
+    public void close() {
+        try {
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            log.atInfo().addKeyValue("cgroup", dir).addKeyValue("reason", e.toString()).log("host tools' cgroup left in place");
+        }
+    }
+}
