@@ -34,7 +34,8 @@ public final class Benchmark {
         Map<String, String> errors = new LinkedHashMap<>();
         // A stream's writer outruns its follower: keep all it writes (and the service's default 64 MiB at least).
         long outputLimit = Math.max(64L << 20, Math.min(options.outputSize(), options.maxSize()) + (64L << 20));
-        try (var service = PrivateService.start(progress, outputLimit)) {
+        try (var service = PrivateService.start(progress, outputLimit, List.of("--runtime", options.runtime()))) {
+            details.put("service", Map.of("runtime", options.runtime()));
             var hook = ShutdownHook.closing(service);
             try {
                 // base is unpacked from the host's cache in the background at start: wait, so that

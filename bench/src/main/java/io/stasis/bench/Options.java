@@ -20,13 +20,19 @@ import java.util.Set;
  * @param followersInFlight streams the followers scenario may have requested and not yet seen open at once
  * @param blobRootSize the file tree whose two checkpoints the blob-dedup scenario stores, bytes (at most {@code maxSize})
  * @param blobDataSize what each blob-throughput sample stores and reads back, bytes (at most {@code maxSize})
+ * @param runtime     the runtime of the sandboxes the scenarios make (the service's {@code --runtime}): runc or gvisor
  * @param help        whether only the usage was asked for
  */
 public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
-                      long blobRootSize, long blobDataSize, boolean help) {
+                      long blobRootSize, long blobDataSize, String runtime, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "seed", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
             "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd");
+    /**
+     * What runs under {@code --runtime gvisor}: the others time runc's and CRIU's floors on the
+     * sandbox's own bundle, or write a host FIFO in its root, which a gVisor sandbox does not see.
+     */
+    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "checkpoint");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -53,7 +59,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
 
     /** The same options, writing the JSON elsewhere. */
     public Options withJson(Path file) {
-        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, help);
+        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtime, help);
     }
 
     /**
@@ -114,6 +120,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
     }
 
     public boolean runs(String scenario) {
+        if (runtime.equals("gvisor") && !GVISOR_SCENARIOS.contains(scenario)) return false;
         return only.isEmpty() || only.contains(scenario);
     }
 
@@ -140,6 +147,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         long maxSize = DEFAULT_MAX_SIZE;
         long outputSize = DEFAULT_OUTPUT_SIZE;
         int followersInFlight = DEFAULT_FOLLOWERS_IN_FLIGHT;
+        String runtime = "runc";
         boolean help = false;
         var rest = new ArrayList<>(List.of(args));
         while (!rest.isEmpty()) {
@@ -165,6 +173,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--only" -> only.addAll(scenarios(value));
                 case "--json" -> json = Path.of(value);
                 case "--max-size" -> maxSize = size(name, value);
+                case "--runtime" -> runtime = runtime(value);
                 case "--create-n" -> create = count(name, value, 1);
                 case "--exec-n" -> exec = count(name, value, 1);
                 case "--file-1mb-n" -> file1mb = count(name, value, 1);
@@ -197,9 +206,20 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
+        if (runtime.equals("gvisor")) {
+            var refused = only.stream().filter(s -> !GVISOR_SCENARIOS.contains(s)).toList();
+            if (!refused.isEmpty())
+                throw new UsageException("--runtime gvisor runs only " + String.join(",", GVISOR_SCENARIOS) + ", not " + String.join(",", refused)
+                        + " (they time runc's and CRIU's floors on the sandbox's own bundle)");
+        }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
                 outputLatency, fileEvents, followers, preview, egress, blob, cli, lifecycles, crowd, crowdProbes, warmup);
-        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, help);
+        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtime, help);
+    }
+
+    private static String runtime(String value) {
+        if (!value.equals("runc") && !value.equals("gvisor")) throw new UsageException("--runtime must be runc or gvisor, was '" + value + "'");
+        return value;
     }
 
     private static List<String> scenarios(String value) {
@@ -264,6 +284,8 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --only a,b            run only these scenarios: %s
                   --json PATH           where to write the JSON (default %s)
                   --max-size SIZE       skip memory and root sizes above SIZE (e.g. 100M; default 5G: all)
+                  --runtime NAME        the scenarios' sandboxes run under NAME: runc (default) or gvisor
+                                        (gvisor: create, exec and checkpoint only)
                   --create-n N          create -> first output samples per template (default %d)
                   --exec-n N            exec round trips of `true` (default %d)
                   --file-1mb-n N        1 MB writes and reads (default %d)

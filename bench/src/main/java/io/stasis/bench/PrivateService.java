@@ -184,9 +184,10 @@ final class PrivateService implements AutoCloseable {
         return dataDir.resolve("btrfs/templates").resolve(template);
     }
 
-    /** The OCI bundle configuration the runtime wrote for a sandbox. */
+    /** The OCI bundle configuration the runtime wrote for a sandbox: runc's, or gVisor's (the same shape). */
     Path bundleConfig(String sandboxId) {
-        return dataDir.resolve("runtime/bundles").resolve(sandboxId).resolve("config.json");
+        Path gvisor = dataDir.resolve("runtime-gvisor/bundles").resolve(sandboxId).resolve("config.json");
+        return Files.exists(gvisor) ? gvisor : dataDir.resolve("runtime/bundles").resolve(sandboxId).resolve("config.json");
     }
 
     /** A sandbox's root subvolume. */

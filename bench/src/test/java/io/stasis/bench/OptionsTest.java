@@ -86,6 +86,19 @@ class OptionsTest {
     }
 
     @Test
+    void underGvisorOnlyTheScenariosWithoutRuncFloorsRun() {
+        assertThat(Options.parse().runtime()).isEqualTo("runc");
+        var gvisor = Options.parse("--runtime", "gvisor");
+        assertThat(gvisor.runtime()).isEqualTo("gvisor");
+        assertThat(gvisor.runs("create")).isTrue();
+        assertThat(gvisor.runs("hibernate")).isFalse();
+        assertThat(Options.parse("--runtime", "gvisor", "--only", "exec,checkpoint").runs("checkpoint")).isTrue();
+        assertThatThrownBy(() -> Options.parse("--runtime", "gvisor", "--only", "exec,pause"))
+                .hasMessageContaining("--runtime gvisor runs only create,exec,checkpoint, not pause");
+        assertThatThrownBy(() -> Options.parse("--runtime", "kata")).hasMessageContaining("--runtime must be runc or gvisor");
+    }
+
+    @Test
     void badCommandLinesSayWhatIsWrong() {
         assertThatThrownBy(() -> Options.parse("--only", "nope")).hasMessageContaining("unknown scenario 'nope'");
         assertThatThrownBy(() -> Options.parse("--iterations-scale", "0")).hasMessageContaining("positive");

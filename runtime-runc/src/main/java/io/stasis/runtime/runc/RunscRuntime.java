@@ -15,9 +15,12 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -68,6 +71,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private final VethPlug vethPlug;
     private final Freezer freezer = new Freezer();
     private final ServiceFiles serviceFiles;
+    /** Sandboxes saved and ended whose runsc state is still being removed: see {@link #tearDownAfterSave}. */
+    private final Map<SandboxId, CompletableFuture<Void>> teardowns = new ConcurrentHashMap<>();
 
     public RunscRuntime(RunscConfig config) {
         this.logs = config.stateDir().resolve("logs");
@@ -223,13 +228,47 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             rebind(id);
             if (wasFrozen) pause(id);
         } else {
-            if (runsc.hasState(id)) runsc.deleteForce(id);
-            connections.forget(id);
-            cgroups.remove(id);
+            tearDownAfterSave(id);
         }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("leaveRunning", leaveRunning)
                 .addKeyValue("bytes", size).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox checkpointed");
         return size;
+    }
+
+    /**
+     * The sandbox is in its image: its sentry and gofer are ended at once with its cgroups, and
+     * runsc's state of it is removed in the background. runsc's delete takes 1.2-1.8 s here even
+     * for a sandbox whose processes are gone: it waits until the ended sentry is no longer a zombie,
+     * and the host's process 1 reaps it only that late. The hibernating call need not wait; until
+     * it is done, {@link #status} says UNKNOWN, as after any end, and a restore or destroy of the
+     * same sandbox waits for it ({@link #awaitTeardown}), as does {@link #close}. A service killed
+     * meanwhile leaves runsc's state of a sandbox without processes, which the next start's
+     * reconciler finds STOPPED and destroys (the catalog keeps it hibernated).
+     */
+    private void tearDownAfterSave(SandboxId id) {
+        connections.forget(id);
+        var done = new CompletableFuture<Void>();
+        teardowns.put(id, done);
+        cgroups.remove(id);
+        Thread.ofVirtual().name("gvisor-teardown-" + id.value()).start(() -> {
+            long start = System.nanoTime();
+            try {
+                if (runsc.hasState(id)) runsc.deleteForce(id);
+                log.atDebug().addKeyValue("sandbox", id).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
+                        .log("saved gVisor sandbox's runsc state removed");
+            } catch (RuntimeException e) {
+                log.atWarn().addKeyValue("sandbox", id).setCause(e).log("removing a saved gVisor sandbox's runsc state failed; its restore or delete retries");
+            } finally {
+                teardowns.remove(id, done);
+                done.complete(null);
+            }
+        });
+    }
+
+    /** Waits for the background teardown of the sandbox, if one is under way. */
+    private void awaitTeardown(SandboxId id) {
+        var pending = teardowns.get(id);
+        if (pending != null) pending.join();
     }
 
     /** The service's connections closed, then stasis-init's: it closes ours once its socket file is gone. */
@@ -262,6 +301,11 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         if (!imageStore.isComplete(image))
             throw StasisException.runtimeFailed(id.value(), "runsc restore", "the image " + image + " is missing or incomplete", null);
         long start = System.nanoTime();
+        awaitTeardown(id);
+        if (runsc.hasState(id)) { // a teardown that failed
+            runsc.deleteForce(id);
+            cgroups.remove(id);
+        }
         Path bundle = writeBundle(spec);
         try {
             withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
@@ -287,6 +331,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public RuntimeStatus status(SandboxId id) {
+        if (teardowns.containsKey(id)) return RuntimeStatus.UNKNOWN; // saved and ended: only runsc's bookkeeping is left
         var state = runsc.state(id);
         if (state.isEmpty()) return RuntimeStatus.UNKNOWN;
         // runsc's file still says running when the sandbox ended by itself (its memory limit ends it whole).
@@ -352,6 +397,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public void destroy(SandboxId id) {
+        awaitTeardown(id);
         var status = status(id);
         if (status != RuntimeStatus.UNKNOWN) {
             // A paused sandbox's tasks cannot die, and runsc's delete of a running one waits for them in slow steps.
@@ -380,6 +426,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public void close() {
+        teardowns.values().forEach(CompletableFuture::join);
         outputNotifier.close();
         cgroups.removeEmptyParents();
     }
