@@ -39,9 +39,8 @@ public final class ToolCgroup implements AutoCloseable {
 
     private final Path dir;
     private final Path procs;
-    private final AtomicBoolean broken = new AtomicBoolean();
-
     private final int shares;
+    private final AtomicBoolean broken = new AtomicBoolean();
 
     private ToolCgroup(Path dir, int shares) {
         this.dir = dir;
@@ -56,7 +55,7 @@ public final class ToolCgroup implements AutoCloseable {
 
     /**
      * Removes the tools' cgroups of instances killed before they could (a cgroup holding no task
-     * is idle): each instance has its own, named after its data directory, so these pile up
+     * is idle): each instance has its own, named after its process id, so these pile up
      * otherwise. One that belongs to a live instance and is idle just now is made again by it at
      * its next tool ({@link #enter}).
      */
@@ -131,7 +130,7 @@ public final class ToolCgroup implements AutoCloseable {
         return dir;
     }
 
-    /** Removes the cgroup, unless a tool still runs in it (then it stays, and the next start takes it over). */
+    /** Removes the cgroup, unless a tool still runs in it (then it stays, until a later start finds it idle). */
     @Override
     public void close() {
         try {
