@@ -1,11 +1,9 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.S3TestServer;
@@ -216,7 +214,7 @@ class BucketMountsIT {
      */
     @Test
     void aGvisorSandboxWithABucketIsRefusedAndLeavesNothing() {
-        assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        ServiceFixture.assumeRuntime("gvisor");
         String bucket = s3.newBucket();
         var refused = create(api, mount(bucket, "/data", ""), "gvisor");
         assertThat(refused.status()).as(refused.body().toString()).isEqualTo(422);

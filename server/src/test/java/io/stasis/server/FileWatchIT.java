@@ -1,11 +1,9 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stasis.runtime.runc.RunscConfig;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -101,7 +99,7 @@ class FileWatchIT {
 
     /** A calm sandbox under {@code runtime} (gVisor only where setup verified runsc). */
     private static String create(String runtime) {
-        if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        ServiceFixture.assumeRuntime(runtime);
         return api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", " + CALM.substring(1)).get("id").asText();
     }
 

@@ -1,9 +1,7 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ForkRequest;
 import io.stasis.testkit.Await;
@@ -32,7 +30,7 @@ class GvisorApiIT {
 
     @BeforeAll
     static void start() throws Exception {
-        assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        ServiceFixture.assumeRuntime("gvisor");
         upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
         served = Files.createTempDirectory("stasis-upstream");
         Files.writeString(served.resolve("index.html"), "hello from upstream\n");

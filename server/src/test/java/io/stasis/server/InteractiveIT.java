@@ -1,11 +1,9 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.Await;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -172,7 +170,7 @@ class InteractiveIT {
     @ParameterizedTest
     @ValueSource(strings = {"runc", "gvisor"})
     void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches(String runtime) throws Exception {
-        if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        ServiceFixture.assumeRuntime(runtime);
         String id = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", " + CALM.substring(1)).get("id").asText();
         var first = new Terminal();
         var received = first.received;

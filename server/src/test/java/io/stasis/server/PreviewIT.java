@@ -1,9 +1,7 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.Preview;
@@ -89,7 +87,7 @@ class PreviewIT {
     @ParameterizedTest
     @ValueSource(strings = {"runc", "gvisor"})
     void aPrivatePreviewOfAHibernatedSandboxResumesItAndAnswers(String runtime) throws Exception {
-        if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
+        ServiceFixture.assumeRuntime(runtime);
         var sandbox = sandboxServing(CreateSandboxRequest.builder().template("tiny").runtime(runtime).build());
         var preview = sandbox.previews().create(8000);
         assertThat(get(preview.pathUrl(), null).statusCode()).isEqualTo(401);

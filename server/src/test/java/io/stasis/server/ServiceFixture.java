@@ -1,7 +1,9 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.sdk.StasisClient;
 import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
@@ -32,6 +34,11 @@ final class ServiceFixture implements AutoCloseable {
         this.url = "http://127.0.0.1:" + daemon.port();
         this.rootKey = Files.readString(daemon.rootKeyFile()).strip();
         this.client = StasisClient.connect(url, rootKey);
+    }
+
+    /** Skips the calling test where {@code runtime} is gvisor and ./stasis setup has not installed and verified runsc. */
+    static void assumeRuntime(String runtime) {
+        if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
     }
 
     static ServiceFixture start(String... extraFlags) throws IOException {

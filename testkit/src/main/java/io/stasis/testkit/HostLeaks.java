@@ -126,23 +126,11 @@ public final class HostLeaks {
      * mounts run in their mount's private directory under the data directory.
      */
     public static List<String> processesWorkingUnder(Path dir) {
-        var out = new ArrayList<String>();
         String prefix = dir.toAbsolutePath().normalize().toString();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
-                String cwd;
-                try {
-                    if (isZombie(proc)) continue;
-                    cwd = Files.readSymbolicLink(proc.resolve("cwd")).toString();
-                } catch (IOException e) {
-                    continue; // ended meanwhile, or a kernel thread
-                }
-                if (cwd.equals(prefix) || cwd.startsWith(prefix + "/")) out.add(proc.getFileName() + " in " + cwd);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out;
+        return ofLiveProcesses(proc -> {
+            String cwd = Files.readSymbolicLink(proc.resolve("cwd")).toString(); // fails for a kernel thread: skipped
+            return cwd.equals(prefix) || cwd.startsWith(prefix + "/") ? List.of(proc.getFileName() + " in " + cwd) : List.of();
+        });
     }
 
     /** Cgroups, in any controller, named after one of these sandboxes. */
@@ -178,23 +166,10 @@ public final class HostLeaks {
 
     /** Live (not zombie) processes whose cgroup path names one of these sandboxes. */
     public static List<String> processesOf(Set<SandboxId> sandboxes) {
-        var out = new ArrayList<String>();
-        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
-            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
-                String cgroups;
-                try {
-                    if (isZombie(proc)) continue;
-                    cgroups = Files.readString(proc.resolve("cgroup"));
-                } catch (IOException e) {
-                    continue; // the process ended meanwhile
-                }
-                for (SandboxId id : sandboxes)
-                    if (cgroups.contains("/" + id.value())) out.add(proc.getFileName() + " in " + id);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return out;
+        return ofLiveProcesses(proc -> {
+            String cgroups = Files.readString(proc.resolve("cgroup"));
+            return sandboxes.stream().filter(id -> cgroups.contains("/" + id.value())).map(id -> proc.getFileName() + " in " + id).toList();
+        });
     }
 
     /**
@@ -203,18 +178,30 @@ public final class HostLeaks {
      * sandbox's weight, not at the tools' lower one, whether runc started them or CRIU restored them.
      */
     public static List<String> sandboxProcessesInToolCgroups() {
+        return ofLiveProcesses(proc -> {
+            var lines = Files.readAllLines(proc.resolve("cgroup"));
+            boolean ofASandbox = lines.stream().anyMatch(l -> l.matches("\\d+:memory:/stasis/.+"));
+            boolean inToolsCgroup = lines.stream().anyMatch(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*/stasis-tools-[^/]*"));
+            // runc's and runsc's own stages join the sandbox's cgroups one controller after another: not yet done
+            String comm = Files.readString(proc.resolve("comm")).strip();
+            boolean misplaced = ofASandbox && inToolsCgroup && !comm.startsWith("runc") && !comm.equals("runsc") && !comm.equals("exe");
+            return misplaced ? List.of(proc.getFileName() + " (" + comm + "): " + String.join(" ", lines)) : List.of();
+        });
+    }
+
+    /** What a look at one process found: nothing, or lines for the report. */
+    @FunctionalInterface
+    private interface ProcessLook {
+        List<String> at(Path proc) throws IOException;
+    }
+
+    /** {@code look} at every live (not zombie) process; one that ends meanwhile is skipped. */
+    private static List<String> ofLiveProcesses(ProcessLook look) {
         var out = new ArrayList<String>();
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
             for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
                 try {
-                    if (isZombie(proc)) continue;
-                    var lines = Files.readAllLines(proc.resolve("cgroup"));
-                    boolean ofASandbox = lines.stream().anyMatch(l -> l.matches("\\d+:memory:/stasis/.+"));
-                    boolean inToolsCgroup = lines.stream().anyMatch(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*/stasis-tools-[^/]*"));
-                    // runc's and runsc's own stages join the sandbox's cgroups one controller after another: not yet done
-                    String comm = Files.readString(proc.resolve("comm")).strip();
-                    if (ofASandbox && inToolsCgroup && !comm.startsWith("runc") && !comm.equals("runsc") && !comm.equals("exe"))
-                        out.add(proc.getFileName() + " (" + comm + "): " + String.join(" ", lines));
+                    if (!isZombie(proc)) out.addAll(look.at(proc));
                 } catch (IOException e) {
                     // the process ended meanwhile
                 }

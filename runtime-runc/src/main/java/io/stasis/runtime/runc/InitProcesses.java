@@ -33,6 +33,8 @@ final class InitProcesses implements SandboxProcesses {
     private static final int STDIN_FRAME_BYTES = 64 << 10;
     private static final String EDQUOT = "122";
     private static final String ENOSPC = "28";
+    private static final String ESRCH = "3";
+    private static final String EPIPE = "32";
 
     private final Bundles bundles;
     private final FileOwner rootOwner;
@@ -188,7 +190,7 @@ final class InitProcesses implements SandboxProcesses {
                         .with("data", hex.formatHex(data, done, done + len)).build());
                 if (!reply.verb().equals("ok")) {
                     // ESRCH: no such running process; EPIPE: its stdin closed or never open.
-                    if (reply.get("errno").map(e -> e.equals("3") || e.equals("32")).orElse(false)) throw stdinNotOpen(id);
+                    if (reply.get("errno").filter(e -> e.equals(ESRCH) || e.equals(EPIPE)).isPresent()) throw stdinNotOpen(id);
                     throw StasisException.runtimeFailed(id.value(), "write stdin", reply.get("msg").orElse("unknown error"), null);
                 }
                 int taken = (int) reply.getLong("n");
