@@ -23,11 +23,11 @@ import org.slf4j.LoggerFactory;
 public final class BaseTemplate implements TemplateRecipe {
     private static final Logger log = LoggerFactory.getLogger(BaseTemplate.class);
     /** Bump when the recipe (suite, packages, slimming) changes: caches and templates are then rebuilt. */
-    public static final String VERSION = "bookworm-1";
+    public static final String VERSION = "bookworm-2";
     public static final Path DEFAULT_CACHE_DIR = Path.of("/var/cache/stasis/templates");
     static final String SUITE = "bookworm";
     static final String VARIANT = "minbase";
-    static final List<String> PACKAGES = List.of("python3", "procps", "iproute2", "ca-certificates", "curl");
+    static final List<String> PACKAGES = List.of("python3", "procps", "iproute2", "ca-certificates", "curl", "git");
     /** What a usable tree has; a cache that restores without them is broken. */
     static final List<String> REQUIRED_PROGRAMS = List.of("sh", "python3", "curl", "ps", "ip");
 
@@ -63,7 +63,7 @@ public final class BaseTemplate implements TemplateRecipe {
 
     @Override
     public String description() {
-        return "Debian 12 (bookworm) minbase with python3, curl, ca-certificates, procps and iproute2";
+        return "Debian 12 (bookworm) minbase with python3, git, curl, ca-certificates, procps and iproute2";
     }
 
     @Override

@@ -9,6 +9,8 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.TemplateConfig;
+import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Files;
@@ -18,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
@@ -226,6 +229,61 @@ public abstract class RootStoreSuite {
                 ErrorCode.RUNTIME_FAILED);
         assertThat(store.template("fresh")).isEmpty();
         assertFails(() -> store.createRoot(SandboxId.random(), "fresh", DISK), ErrorCode.TEMPLATE_NOT_FOUND);
+    }
+
+    @Test
+    void aSandboxsRootBecomesATemplateWithItsFilesOwnersAndRecordedSettings() throws Exception {
+        var builder = SandboxId.random();
+        Path root = store.createRoot(builder, TEMPLATE, DISK);
+        Files.writeString(root.resolve("etc/built"), "by a step");
+        Files.delete(root.resolve("bin/blob"));
+        var config = new TemplateConfig(Optional.of("ten_a"), Optional.of(TEMPLATE), Map.of("K", "v"), Optional.of("/srv"),
+                Optional.of("root"), Optional.of(List.of("sh", "-c", "serve")), Optional.empty());
+        Instant builtAt = Instant.parse("2026-12-04T10:00:00Z");
+        var image = store.installTemplateFromRoot(builder, new TemplateImage("built", "1", builtAt, 0, config));
+
+        assertThat(image.sizeBytes()).isPositive().isLessThan(TestRecipe.BLOB_BYTES);
+        assertThat(store.template("built")).contains(image);
+        assertThat(image.config()).isEqualTo(config);
+        Files.writeString(root.resolve("etc/built"), "changed after the install");
+        Path child = store.createRoot(SandboxId.random(), "built", DISK);
+        assertThat(child.resolve("etc/built")).hasContent("by a step");
+        assertThat(child.resolve("bin/blob")).doesNotExist();
+        assertThat(child.resolve("etc/version")).hasContent("1");
+        assertThat(Files.getAttribute(child.resolve("etc/built"), "unix:uid")).isEqualTo(Files.getAttribute(root.resolve("etc/built"), "unix:uid"));
+
+        // A second install is a new version; the roots of the first keep their files.
+        Files.writeString(root.resolve("etc/built"), "version 2");
+        store.installTemplateFromRoot(builder, new TemplateImage("built", "2", builtAt, 0, config));
+        assertThat(store.template("built").orElseThrow().version()).isEqualTo("2");
+        assertThat(child.resolve("etc/built")).hasContent("by a step");
+        assertThat(store.createRoot(SandboxId.random(), "built", DISK).resolve("etc/built")).hasContent("version 2");
+
+        // A hidden name (a build's cached step) is a valid template name too.
+        store.installTemplateFromRoot(builder, new TemplateImage("_0123abcd", "1", builtAt, 0, TemplateConfig.NONE));
+        assertThat(store.template("_0123abcd")).isPresent();
+    }
+
+    @Test
+    void aRootInstalledUnderABadNameOrOfNoSandboxLeavesNoTemplate() {
+        var builder = SandboxId.random();
+        store.createRoot(builder, TEMPLATE, DISK);
+        for (String name : List.of("../escape", "Upper", "", "a/b"))
+            assertFails(() -> store.installTemplateFromRoot(builder, new TemplateImage(name, "1", Instant.now(), 0)), ErrorCode.INVALID_REQUEST);
+        assertFails(() -> store.installTemplateFromRoot(SandboxId.random(), new TemplateImage("orphan", "1", Instant.now(), 0)),
+                ErrorCode.RUNTIME_FAILED);
+        assertThat(store.templates()).extracting(TemplateImage::name).containsExactly(TEMPLATE);
+    }
+
+    @Test
+    void aDeletedTemplateIsGoneAndItsRootsStay() {
+        Path root = store.createRoot(SandboxId.random(), TEMPLATE, DISK);
+        assertThat(store.deleteTemplate(TEMPLATE)).isTrue();
+        assertThat(store.deleteTemplate(TEMPLATE)).isFalse();
+        assertThat(store.deleteTemplate("never")).isFalse();
+        assertThat(store.templates()).isEmpty();
+        assertFails(() -> store.createRoot(SandboxId.random(), TEMPLATE, DISK), ErrorCode.TEMPLATE_NOT_FOUND);
+        assertThat(root.resolve("etc/version")).hasContent("1");
     }
 
     @Test

@@ -5,8 +5,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.regex.Pattern;
 
-/** SHA-256 and its lowercase hex form, shared by chunk and manifest ids. */
-final class Sha256 {
+/** SHA-256 and its lowercase hex form, shared by chunk and manifest ids and the template build cache's keys. */
+public final class Sha256 {
     static final int BYTES = 32;
     static final Pattern HEX = Pattern.compile("[0-9a-f]{64}");
     private static final HexFormat FORMAT = HexFormat.of();
@@ -22,7 +22,13 @@ final class Sha256 {
         }
     }
 
-    static String hex(byte[] data, int offset, int length) {
+    /** The hex digest of {@code text}'s UTF-8 bytes. */
+    public static String ofText(String text) {
+        byte[] bytes = text.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        return hex(bytes, 0, bytes.length);
+    }
+
+    public static String hex(byte[] data, int offset, int length) {
         var md = digest();
         md.update(data, offset, length);
         return FORMAT.formatHex(md.digest());

@@ -30,6 +30,8 @@ public enum ErrorCode {
     /** A resume with {@code expectGeneration} found the sandbox at an older generation than the caller had seen. */
     GENERATION_MISMATCH,
     NAME_TAKEN,
+    /** A template that sandboxes were made from, which they still need to be deleted first. */
+    TEMPLATE_IN_USE,
     FILE_EXISTS,
     NOT_A_DIRECTORY,
     IS_A_DIRECTORY,

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
 /** Runs a command in a sandbox and waits for it: the {@code exec} call. */
 public final class ExecService {
     private static final Logger log = LoggerFactory.getLogger(ExecService.class);
-    private static final Map<String, String> DEFAULT_ENV = Map.of(
+    /** What every command's environment starts with. */
+    public static final Map<String, String> DEFAULT_ENV = Map.of(
             "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             "HOME", "/root",
             "LANG", "C.UTF-8");

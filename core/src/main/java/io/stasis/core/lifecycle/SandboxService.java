@@ -28,6 +28,9 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -93,7 +96,9 @@ public final class SandboxService {
      * <p>On failure: nothing of it remains (root, runtime state, catalog row); {@code quota_exceeded}
      * if the tenant would hold more than its quota.
      */
-    public Sandbox create(SandboxSpec spec) {
+    public Sandbox create(SandboxSpec request) {
+        templates.requireVisible(request.tenant(), request.template());
+        var spec = withTemplateEnv(request);
         parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
         // Measured: a gVisor sandbox reads its buckets, but what it writes never reached the bucket
         // within 30 s (BucketMountsIT), so refuse rather than lose the writes.
@@ -103,7 +108,7 @@ public final class SandboxService {
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
-                templates.awaitReady(spec.template(), templateWait);
+                templates.awaitReady(spec.tenant(), spec.template(), templateWait);
                 requireDiskRoom(spec);
                 // Warm sandboxes mount nothing: one that asks for volumes or buckets, or another runtime, starts fresh.
                 var warm = spec.volumes().isEmpty() && spec.buckets().isEmpty() && spec.runtime() == pool.runtime()
@@ -119,6 +124,26 @@ public final class SandboxService {
                 return locks.exclusive(id, () -> createLocked(id, spec));
             });
         }
+    }
+
+    /** The spec with its template's variables under its own (a built template records what its ENV steps set). */
+    private SandboxSpec withTemplateEnv(SandboxSpec spec) {
+        var templateEnv = roots.template(spec.template()).map(t -> t.config().env()).orElse(Map.of());
+        if (templateEnv.isEmpty()) return spec;
+        var env = new LinkedHashMap<>(templateEnv);
+        env.putAll(spec.env());
+        return new SandboxSpec(spec.template(), spec.name(), env, spec.metadata(), spec.resources(), spec.lifecycle(), spec.network(),
+                spec.tenant(), spec.volumes(), spec.buckets(), spec.runtime());
+    }
+
+    /** The sandboxes made from a template, in every tenant (what stops its deletion). */
+    public List<Sandbox> usingTemplate(String template) {
+        return catalog.all().stream().filter(s -> s.template().equals(template)).toList();
+    }
+
+    /** The sandboxes with a metadata key, in every tenant. */
+    public List<Sandbox> withMetadataKey(String key) {
+        return catalog.all().stream().filter(s -> s.metadata().containsKey(key)).toList();
     }
 
     /** What a new running sandbox with these resources adds to its tenant's usage: a running sandbox, its memory, its disk. */

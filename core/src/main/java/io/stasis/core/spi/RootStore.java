@@ -147,4 +147,21 @@ public interface RootStore {
      * <p>On failure: no partial template is visible; the previous version, if any, stays.
      */
     TemplateImage installTemplate(TemplateRecipe recipe, FileOwner owner, TemplateRecipe.Progress progress);
+
+    /**
+     * Installs a read-only snapshot of a sandbox's root as template {@code image.name()}: a step of
+     * a template build, or its result. Replaces an older version as {@link #installTemplate} does;
+     * the files keep their owners (they are the sandbox's already).
+     * <p>Prerequisites: the sandbox has a root; nothing writes into it meanwhile (a build's step has ended).
+     * <p>Effects on success: returns {@code image} with the size of the files; roots can be created from it.
+     * <p>On failure: {@code invalid_request} for a bad name, else {@code runtime_failed}; no
+     * partial template is visible; the previous version, if any, stays.
+     */
+    TemplateImage installTemplateFromRoot(SandboxId id, TemplateImage image);
+
+    /**
+     * Deletes an installed template. Roots made from it are independent and stay. Returns false
+     * if there was none. Idempotent.
+     */
+    boolean deleteTemplate(String name);
 }

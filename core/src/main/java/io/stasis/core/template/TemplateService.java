@@ -6,6 +6,7 @@ import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
+import io.stasis.core.tenant.TenantId;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -109,12 +110,67 @@ public final class TemplateService {
 
     /** Every template: installed ones and those being built. */
     public List<TemplateStatus> list() {
+        return list(Optional.empty());
+    }
+
+    /** The templates {@code tenant} sees: the service's own and those it built. */
+    public List<TemplateStatus> list(TenantId tenant) {
+        return list(Optional.of(tenant));
+    }
+
+    private List<TemplateStatus> list(Optional<TenantId> tenant) {
         var out = new LinkedHashMap<String, TemplateStatus>();
         var installed = store.templates();
         for (var recipe : recipes.values()) out.put(recipe.name(), statusOf(recipe.name(), recipe.description(), installed));
         for (var image : installed)
-            out.computeIfAbsent(image.name(), n -> statusOf(n, "", installed));
+            if (image.config().layerOf().isEmpty() && tenant.map(t -> visibleTo(image, t)).orElse(true))
+                out.computeIfAbsent(image.name(), n -> statusOf(n, "", installed));
         return List.copyOf(out.values());
+    }
+
+    /** The status of one template {@code tenant} sees; {@code template_not_found} for any other. */
+    public TemplateStatus status(TenantId tenant, String name) {
+        return list(tenant).stream().filter(t -> t.name().equals(name)).findFirst().orElseThrow(() -> StasisException.templateNotFound(name));
+    }
+
+    /**
+     * As {@link #status(TenantId, String)}, but a template whose first build runs (none installed
+     * yet) is {@code building}.
+     */
+    public TemplateStatus statusOrBuilding(TenantId tenant, String name, boolean built) {
+        return list(tenant).stream().filter(t -> t.name().equals(name)).findFirst().orElseGet(() -> {
+            if (!built) throw StasisException.templateNotFound(name);
+            return new TemplateStatus(name, "", "building", Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+                    Optional.empty());
+        });
+    }
+
+    /** Whether a tenant may use a template: the service's own are everyone's, a built one its tenant's. */
+    public static boolean visibleTo(TemplateImage image, TenantId tenant) {
+        return image.config().tenant().map(t -> t.equals(tenant.value())).orElse(true);
+    }
+
+    /** Whether {@code name} is one of the service's own templates (made by a recipe). */
+    public boolean isRecipe(String name) {
+        return recipes.containsKey(name);
+    }
+
+    /** {@code template_not_found} unless {@code tenant} may use template {@code name} (installed, or a recipe's). */
+    public void requireVisible(TenantId tenant, String name) {
+        if (recipes.containsKey(name)) return;
+        if (store.template(name).filter(i -> visibleTo(i, tenant)).isEmpty()) throw StasisException.templateNotFound(name);
+    }
+
+    /** As {@link #awaitReady(TenantId, String, Duration)}, then the installed template. */
+    public TemplateImage awaitReadyImage(TenantId tenant, String name, Duration timeout) {
+        awaitReady(tenant, name, timeout);
+        return store.template(name).orElseThrow(() -> StasisException.templateNotFound(name));
+    }
+
+    /** As {@link #awaitReady(String, Duration)}, for a template {@code tenant} may use. */
+    public void awaitReady(TenantId tenant, String name, Duration timeout) {
+        requireVisible(tenant, name);
+        awaitReady(name, timeout);
     }
 
     private TemplateStatus statusOf(String name, String description, List<TemplateImage> installed) {
@@ -124,7 +180,8 @@ public final class TemplateService {
         boolean current = image.isPresent() && recipe.map(r -> r.version().equals(image.get().version())).orElse(true);
         if (current)
             return new TemplateStatus(name, description, "ready", image.map(TemplateImage::version),
-                    image.map(TemplateImage::builtAt), image.map(TemplateImage::sizeBytes), Optional.empty(), Optional.empty());
+                    image.map(TemplateImage::builtAt), image.map(TemplateImage::sizeBytes), Optional.empty(), Optional.empty(),
+                    image.map(TemplateImage::config));
         if (build != null && build.done.isCompletedExceptionally())
             return new TemplateStatus(name, description, "failed", recipe.map(TemplateRecipe::version),
                     Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(build.message));

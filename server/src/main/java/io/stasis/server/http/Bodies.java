@@ -23,6 +23,10 @@ final class Bodies {
     record MountBody(String volume, String path, Boolean readOnly) {
     }
 
+    record BuildTemplate(String name, String from, JsonNode steps, String dockerfile, String context, List<String> cmd,
+                         ResourcesBody resources, JsonNode network) {
+    }
+
     record CreateVolume(String name, Long sizeMb, Long sizeGb, String fromSnapshot, String fromSync) {
     }
 

@@ -27,6 +27,7 @@ import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.secret.SecretService;
+import io.stasis.core.template.TemplateBuilds;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantService;
@@ -63,7 +64,7 @@ public final class HttpApi implements AutoCloseable {
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
-                           ProcessService processes, FileService files, TemplateService templates, EventLog events,
+                           ProcessService processes, FileService files, TemplateService templates, TemplateBuilds templateBuilds, EventLog events,
                            ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            PreviewService previews, NetworkService network,
                            SecretService secrets, TenantService tenants,
@@ -168,7 +169,7 @@ public final class HttpApi implements AutoCloseable {
         new ProcessRoutes(services.processes()).register(routes);
         new TerminalRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
-        new TemplateRoutes(services.templates()).register(routes);
+        new TemplateRoutes(services.templates(), services.templateBuilds(), settings.defaultResources()).register(routes);
         new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
         new TenantRoutes(services.tenants(), services.quotas()).register(routes);

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  */
 final class TemplateImages {
     private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class); // the store's logger, as operators know it
-    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+    /** A leading {@code _} names a build's cached step, which callers never name (the API's names start otherwise). */
+    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._-]{0,62}");
     private static final String RANDOM = "[0-9a-z]{" + Ids.SUFFIX_LENGTH + "}";
     private static final Pattern BUILD = Pattern.compile("\\.build-(.+)-" + RANDOM);
     private static final Pattern OLD = Pattern.compile("\\.old-(.+)-" + RANDOM);
@@ -90,6 +91,35 @@ final class TemplateImages {
         if (name == null || !TEMPLATE_NAME.matcher(name).matches())
             throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
         return installs.exclusive(name, () -> build(recipe, owner, progress));
+    }
+
+    /** A read-only snapshot of {@code root} installed as {@code image}. */
+    TemplateImage installFromRoot(Path root, TemplateImage image) {
+        String name = image.name();
+        if (!TEMPLATE_NAME.matcher(name).matches())
+            throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
+        return installs.exclusive(name, () -> {
+            long start = System.nanoTime();
+            Path build = pool.templatesDir().resolve(".build-" + name + "-" + Ids.randomSuffix());
+            Path sidecarTemp = pool.templatesDir().resolve(".build-" + name + "-" + Ids.randomSuffix() + SIDECAR);
+            try {
+                subvolumes.snapshot(root, build, true);
+                var installed = image.withSize(TreeOwnership.measure(build).sizeBytes());
+                TemplateSidecar.of(installed).writeTo(sidecarTemp);
+                Path old = swapIn(name, build, sidecarTemp);
+                if (old != null) trees.deleteQuietly(old, "replaced template");
+                log.atInfo().addKeyValue("template", name).addKeyValue("version", image.version())
+                        .addKeyValue("sizeBytes", installed.sizeBytes())
+                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("template installed from a root");
+                return installed;
+            } catch (Throwable failure) {
+                cleanUpFailedBuild(build, sidecarTemp, failure);
+                if (failure instanceof StasisException e) throw e;
+                if (failure instanceof Error e) throw e;
+                throw new StasisException(ErrorCode.RUNTIME_FAILED, "install template " + name + " from a root failed: " + failure.getMessage(),
+                        Map.of("step", "install template from root", "template", name), failure);
+            }
+        });
     }
 
     /** See {@link BtrfsRootStore#deleteTemplate}. */
@@ -221,7 +251,7 @@ final class TemplateImages {
         Path file = sidecarPath(name);
         try {
             var image = TemplateSidecar.read(file).toImage();
-            return Optional.of(new TemplateImage(name, image.version(), image.builtAt(), image.sizeBytes()));
+            return Optional.of(new TemplateImage(name, image.version(), image.builtAt(), image.sizeBytes(), image.config()));
         } catch (NoSuchFileException e) {
             log.atWarn().addKeyValue("template", name).log("template has no metadata file; ignored until rebuilt");
             return Optional.empty();

@@ -1,7 +1,9 @@
 package io.stasis.storage.btrfs;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.spi.TemplateConfig;
 import io.stasis.core.spi.TemplateImage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,21 +13,31 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 
 /**
  * The JSON file next to a template subvolume ({@code templates/<name>.json}) that says which
  * recipe version it holds. Written to a temporary name, synced, then renamed: a reader sees the
  * old file or the new one, never half of one.
  */
-record TemplateSidecar(String name, String version, String builtAt, long sizeBytes) {
-    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+record TemplateSidecar(String name, String version, String builtAt, long sizeBytes, String tenant, String from, Map<String, String> env,
+                       String workdir, String user, List<String> cmd, String layerOf) {
+    private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
+            .setSerializationInclusion(JsonInclude.Include.NON_NULL);
 
     static TemplateSidecar of(TemplateImage image) {
-        return new TemplateSidecar(image.name(), image.version(), image.builtAt().toString(), image.sizeBytes());
+        var c = image.config();
+        return new TemplateSidecar(image.name(), image.version(), image.builtAt().toString(), image.sizeBytes(), c.tenant().orElse(null),
+                c.from().orElse(null), c.env().isEmpty() ? null : c.env(), c.workdir().orElse(null), c.user().orElse(null),
+                c.cmd().orElse(null), c.layerOf().orElse(null));
     }
 
     TemplateImage toImage() {
-        return new TemplateImage(name, version, Instant.parse(builtAt), sizeBytes);
+        var config = new TemplateConfig(Optional.ofNullable(tenant), Optional.ofNullable(from), env == null ? Map.of() : env,
+                Optional.ofNullable(workdir), Optional.ofNullable(user), Optional.ofNullable(cmd), Optional.ofNullable(layerOf));
+        return new TemplateImage(name, version, Instant.parse(builtAt), sizeBytes, config);
     }
 
     static TemplateSidecar read(Path file) throws IOException {

@@ -36,6 +36,15 @@ final class TreeOwnership {
      * descend into other filesystems or nested subvolumes. Returns the sum of regular file sizes.
      */
     static Result chown(Path root, FileOwner owner) throws IOException {
+        return walk(root, owner);
+    }
+
+    /** What {@link #chown} would count, changing nothing: a tree whose files belong to the sandbox already. */
+    static Result measure(Path root) throws IOException {
+        return walk(root, null);
+    }
+
+    private static Result walk(Path root, FileOwner owner) throws IOException {
         long[] totals = new long[2];
         Object rootDevice = Files.getAttribute(root, "unix:dev", LinkOption.NOFOLLOW_LINKS);
         Files.walkFileTree(root, new SimpleFileVisitor<>() {
@@ -57,6 +66,8 @@ final class TreeOwnership {
             }
 
             private void give(Path p) throws IOException {
+                totals[0]++;
+                if (owner == null) return;
                 Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,gid", LinkOption.NOFOLLOW_LINKS);
                 int mode = (Integer) a.get("mode");
                 if ((Integer) a.get("uid") != owner.uid()) Files.setAttribute(p, "unix:uid", owner.uid(), LinkOption.NOFOLLOW_LINKS);
@@ -65,7 +76,6 @@ final class TreeOwnership {
                 int type = mode & 0170000;
                 boolean fileOrDir = type == 0100000 || type == 0040000;
                 if (fileOrDir && (mode & SETUID_SETGID) != 0) Files.setAttribute(p, "unix:mode", mode & 07777, LinkOption.NOFOLLOW_LINKS);
-                totals[0]++;
             }
         });
         return new Result(totals[0], totals[1]);

@@ -7,6 +7,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.StreamReader;
+import io.stasis.core.spi.TemplateConfig;
 import io.stasis.core.spi.TemplateImage;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.host.FileTrees;
@@ -61,7 +62,7 @@ import java.util.stream.Stream;
  * Thread-safe: every change takes one lock; a recipe's build and a stream's reader run outside it.
  */
 public final class DirectoryRootStore implements RootStore {
-    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._-]{0,62}");
     private static final String SIDECAR = ".properties";
     private static final String REPLACED = ".replaced";
 
@@ -341,6 +342,51 @@ public final class DirectoryRootStore implements RootStore {
         }
     }
 
+    @Override
+    public TemplateImage installTemplateFromRoot(SandboxId id, TemplateImage image) {
+        String name = image.name();
+        if (!TEMPLATE_NAME.matcher(name).matches())
+            throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
+        String step = "install template from root";
+        Path build = workPath("build-" + name);
+        try {
+            Path root = root(id).orElseThrow(() -> failure(step, id, null, "the sandbox has no root"));
+            Trees.copy(root, build);
+            long size = 0;
+            for (var entry : Trees.entries(build))
+                if (entry.kind() == TreeEntry.Kind.FILE) size += Files.size(Trees.resolve(build, entry.path()));
+            var installed = image.withSize(size);
+            Path old = workPath("old-" + name);
+            locked(() -> {
+                swapIn(installed, build, old);
+                return null;
+            });
+            deleteQuietly(old);
+            return installed;
+        } catch (IOException e) {
+            deleteQuietly(build);
+            throw failure(step, id, null, e.toString(), e);
+        } catch (RuntimeException e) {
+            deleteQuietly(build);
+            throw e;
+        }
+    }
+
+    @Override
+    public boolean deleteTemplate(String name) {
+        return locked(() -> {
+            Path path = templatePath(name).orElse(null);
+            if (path == null || !exists(path)) return false;
+            delete(path, "delete template", null, null);
+            try {
+                Files.deleteIfExists(sidecarPath(name));
+            } catch (IOException e) {
+                throw failure("delete template", null, null, e.toString(), e);
+            }
+            return true;
+        });
+    }
+
     private void swapIn(TemplateImage image, Path build, Path old) {
         Path target = templates.resolve(image.name());
         try {
@@ -363,6 +409,17 @@ public final class DirectoryRootStore implements RootStore {
         properties.setProperty("version", image.version());
         properties.setProperty("builtAt", image.builtAt().toString());
         properties.setProperty("sizeBytes", Long.toString(image.sizeBytes()));
+        var c = image.config();
+        c.tenant().ifPresent(v -> properties.setProperty("tenant", v));
+        c.from().ifPresent(v -> properties.setProperty("from", v));
+        c.workdir().ifPresent(v -> properties.setProperty("workdir", v));
+        c.user().ifPresent(v -> properties.setProperty("user", v));
+        c.layerOf().ifPresent(v -> properties.setProperty("layerOf", v));
+        c.env().forEach((k, v) -> properties.setProperty("env." + k, v));
+        c.cmd().ifPresent(cmd -> {
+            properties.setProperty("cmd", Integer.toString(cmd.size()));
+            for (int i = 0; i < cmd.size(); i++) properties.setProperty("cmd." + i, cmd.get(i));
+        });
         Path temp = workPath("sidecar");
         try (Writer out = Files.newBufferedWriter(temp)) {
             properties.store(out, "template " + image.name());
@@ -374,8 +431,19 @@ public final class DirectoryRootStore implements RootStore {
         var properties = new Properties();
         try (Reader in = Files.newBufferedReader(sidecarPath(name))) {
             properties.load(in);
+            var env = new LinkedHashMap<String, String>();
+            for (String key : properties.stringPropertyNames())
+                if (key.startsWith("env.")) env.put(key.substring(4), properties.getProperty(key));
+            Optional<List<String>> cmd = Optional.ofNullable(properties.getProperty("cmd")).map(n -> {
+                var argv = new ArrayList<String>();
+                for (int i = 0; i < Integer.parseInt(n); i++) argv.add(properties.getProperty("cmd." + i));
+                return argv;
+            });
+            var config = new TemplateConfig(Optional.ofNullable(properties.getProperty("tenant")), Optional.ofNullable(properties.getProperty("from")),
+                    env, Optional.ofNullable(properties.getProperty("workdir")), Optional.ofNullable(properties.getProperty("user")), cmd,
+                    Optional.ofNullable(properties.getProperty("layerOf")));
             return Optional.of(new TemplateImage(name, properties.getProperty("version"), Instant.parse(properties.getProperty("builtAt")),
-                    Long.parseLong(properties.getProperty("sizeBytes"))));
+                    Long.parseLong(properties.getProperty("sizeBytes")), config));
         } catch (IOException | RuntimeException e) {
             return Optional.empty(); // as btrfs: a template without readable metadata is not listed
         }

@@ -1,0 +1,66 @@
+package io.stasis.core.template;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * The output of one template build: every step's header and its command's stdout and stderr, in
+ * the order they came. It keeps the last {@code capacity} bytes; offsets count from the build's
+ * first byte, so a reader that follows with the offset it was given never sees a byte twice.
+ * Thread-safe; readers may wait for more.
+ */
+public final class BuildLog {
+    /** A piece of the log: its bytes start at {@code start}; {@code next} is where to read on; {@code done} once the build ended. */
+    public record Slice(long start, byte[] data, long next, boolean done) {
+    }
+
+    private final byte[] ring;
+    private long written;
+    private boolean done;
+
+    public BuildLog(int capacity) {
+        this.ring = new byte[capacity];
+    }
+
+    public synchronized void append(byte[] data) {
+        for (byte b : data) ring[(int) (written++ % ring.length)] = b;
+        notifyAll();
+    }
+
+    public void line(String text) {
+        append((text + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+
+    public synchronized void finish() {
+        done = true;
+        notifyAll();
+    }
+
+    /** The log from {@code offset} (or from the oldest byte still kept), at most {@code maxBytes}. */
+    public synchronized Slice read(long offset, int maxBytes) {
+        long start = Math.max(Math.max(offset, 0), written - ring.length);
+        start = Math.min(start, written);
+        int length = (int) Math.min(maxBytes, written - start);
+        byte[] out = new byte[length];
+        for (int i = 0; i < length; i++) out[i] = ring[(int) ((start + i) % ring.length)];
+        return new Slice(start, out, start + length, done && start + length == written);
+    }
+
+    /** As {@link #read}, first waiting up to {@code wait} for bytes past {@code offset} or for the end. */
+    public synchronized Slice await(long offset, int maxBytes, Duration wait) throws InterruptedException {
+        long deadline = System.nanoTime() + wait.toNanos();
+        while (written <= offset && !done) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) break;
+            wait(Math.max(1, left / 1_000_000));
+        }
+        return read(offset, maxBytes);
+    }
+
+    /** The last {@code maxBytes} of the log as text, for an error report. */
+    public synchronized String tail(int maxBytes) {
+        var slice = read(written - maxBytes, maxBytes);
+        return new String(Arrays.copyOf(slice.data(), slice.data().length), StandardCharsets.UTF_8);
+    }
+}

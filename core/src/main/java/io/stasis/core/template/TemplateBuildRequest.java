@@ -1,0 +1,50 @@
+package io.stasis.core.template;
+
+import io.stasis.core.error.StasisException;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.tenant.TenantId;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * A template to build: {@code steps} run on template {@code from} in a sandbox with these resources
+ * and this egress policy (empty: the service's default), for {@code tenant}.
+ *
+ * @param cmd     the command its sandboxes are meant to start (a Dockerfile's CMD), recorded with the template
+ * @param context a tar archive (plain or gzip) that {@link BuildStep.Copy} steps copy from
+ */
+public record TemplateBuildRequest(String name, String from, List<BuildStep> steps, Optional<List<String>> cmd, Optional<byte[]> context,
+                                   Resources resources, Optional<NetworkPolicy> network, TenantId tenant) {
+    /** The names callers give; a leading {@code _} is kept for a build's cached steps. */
+    public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+    public static final int MAX_STEPS = 256;
+    public static final int MAX_CONTEXT_BYTES = 32 << 20;
+    private static final java.util.Set<String> ROOT = java.util.Set.of("root", "0", "root:root", "0:0");
+
+    public TemplateBuildRequest {
+        requireName("name", name);
+        requireName("from", from);
+        steps = List.copyOf(steps);
+        if (steps.size() > MAX_STEPS) throw StasisException.invalid("steps", "at most " + MAX_STEPS + " steps");
+        cmd = cmd.map(List::copyOf);
+        if (cmd.isPresent() && cmd.get().isEmpty()) throw StasisException.invalid("cmd", "must name a program");
+        if (context.isPresent() && context.get().length > MAX_CONTEXT_BYTES)
+            throw StasisException.invalid("context", "must be at most " + MAX_CONTEXT_BYTES + " bytes");
+        if (context.isEmpty() && steps.stream().anyMatch(s -> s instanceof BuildStep.Copy))
+            throw StasisException.invalid("context", "a copy step copies from the build's context: send one (a tar archive)");
+        for (var step : steps)
+            if (step instanceof BuildStep.User user && !ROOT.contains(user.user()))
+                throw StasisException.invalid("steps.user", "a build's steps run as root for now ('" + user.user() + "' was asked for)");
+        Objects.requireNonNull(resources);
+        Objects.requireNonNull(network);
+        Objects.requireNonNull(tenant);
+    }
+
+    static void requireName(String field, String name) {
+        if (name == null || !NAME.matcher(name).matches())
+            throw StasisException.invalid(field, "'" + name + "' is not a template name (" + NAME.pattern() + ")");
+    }
+}
