@@ -51,6 +51,7 @@ import io.stasis.core.spi.HostNetwork;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.template.TemplateBuilds;
+import io.stasis.core.template.TemplateSandboxes;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
@@ -207,10 +208,11 @@ public final class Daemon implements AutoCloseable {
                     faults, clock));
             blobGc.start();
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
-            var templateBuilds = new TemplateBuilds(roots, templates, sandboxes, exec, clock, config.runtimes().defaultRuntime());
+            var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
+            var templateBuilds = new TemplateBuilds(new TemplateBuilds.Services(sandboxes, exec, processes, checkpoints, lifecycle), roots,
+                    templates, clock, config.runtimes().defaultRuntime());
             templateBuilds.removeInterruptedBuilds();
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
-            var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
                     processes::keepsAwake));
             idle.start();
@@ -233,7 +235,8 @@ public final class Daemon implements AutoCloseable {
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port()), config.runtimes().defaultRuntime(),
                             config.runtimes().allowed()),
-                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, templateBuilds, events, activity,
+                    new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, templateBuilds,
+                            new TemplateSandboxes(sandboxes, checkpoints, roots), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc)));

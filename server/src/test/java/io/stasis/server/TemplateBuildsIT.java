@@ -225,6 +225,74 @@ class TemplateBuildsIT {
     }
 
     @Test
+    void aPrebootedTemplatesSandboxesStartWithItsProcessRunningAndReady() {
+        var ready = build("""
+                {"name": "served", "from": "tiny", "steps": [{"run": "mkdir -p /srv && echo pong > /srv/ping"}],
+                 "startCmd": "date +%%s%%N > /tmp/started; (i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done) & exec httpd -f -p 8080 -h /srv",
+                 "readyCmd": "wget -q -O- http://127.0.0.1:8080/ping"}""".formatted());
+        assertThat(ready.get("status").asText()).as(ready.toString()).isEqualTo("ready");
+        assertThat(ready.get("startCmd").asText()).contains("httpd");
+        assertThat(api.get("/v1/templates/served/logs").get("output").asText()).contains("waiting until ready", "keeping its running state");
+
+        String a = api.post("/v1/sandboxes", "{\"template\": \"served\", \"name\": \"fork-a\", \"env\": {\"MINE\": \"a\"}, "
+                + "\"metadata\": {\"who\": \"a\"}}").get("id").asText();
+        String b = sandbox("served");
+        // Nobody started the server in these sandboxes: it runs from the build's checkpoint, ready at once.
+        assertThat(api.sh(a, "wget -q -O- http://127.0.0.1:8080/ping")).isEqualTo("pong\n");
+        assertThat(api.sh(b, "wget -q -O- http://127.0.0.1:8080/ping")).isEqualTo("pong\n");
+        assertThat(api.sh(a, "cat /tmp/started")).isEqualTo(api.sh(b, "cat /tmp/started"));
+        long before = Long.parseLong(api.sh(a, "cat /tmp/count").strip());
+        Await.until("the counter started by the build counts on in the fork", Duration.ofSeconds(10),
+                () -> Long.parseLong(api.sh(a, "cat /tmp/count").strip()) > before);
+        // Each is its own copy, with the create's own settings.
+        api.sh(a, "echo changed > /srv/ping");
+        assertThat(api.sh(b, "cat /srv/ping")).isEqualTo("pong\n");
+        assertThat(api.sh(a, "echo $MINE")).isEqualTo("a\n");
+        var shown = api.get("/v1/sandboxes/" + a);
+        assertThat(shown.get("template").asText()).isEqualTo("served");
+        assertThat(shown.get("name").asText()).isEqualTo("fork-a");
+        assertThat(shown.get("metadata").get("who").asText()).isEqualTo("a");
+        api.post("/v1/volumes", "{\"name\": \"pv\", \"sizeMb\": 64}");
+        var withVolume = api.call("POST", "/v1/sandboxes", "{\"template\": \"served\", \"volumes\": [{\"volume\": \"pv\", \"path\": \"/v\"}]}");
+        assertThat(withVolume.status()).isEqualTo(422);
+        assertThat(withVolume.body().get("error").get("message").asText()).contains("pre-booted");
+        api.call("DELETE", "/v1/volumes/pv", null);
+        api.call("DELETE", "/v1/sandboxes/" + a, null);
+        api.call("DELETE", "/v1/sandboxes/" + b, null);
+
+        // Deleting the template deletes the sandbox that held its running state.
+        String holder = holderOf("served");
+        assertThat(api.get("/v1/sandboxes/" + holder).get("state").asText()).isEqualTo("stopped");
+        assertThat(api.call("DELETE", "/v1/templates/served", null).status()).isEqualTo(204);
+        assertThat(api.call("GET", "/v1/sandboxes/" + holder, null).status()).isEqualTo(404);
+    }
+
+    /** The stopped sandbox a pre-booted template's build left (its build's, with its checkpoint). */
+    private static String holderOf(String template) {
+        for (JsonNode s : api.get("/v1/sandboxes?state=stopped").get("items"))
+            if (s.path("metadata").path("stasis.build").asText().equals(template)) return s.get("id").asText();
+        throw new AssertionError("no holder sandbox of " + template);
+    }
+
+    @Test
+    void aPrebootThatNeverGetsReadyOrWhoseProcessExitsFailsTheBuild() {
+        var never = build("{\"name\": \"never\", \"from\": \"tiny\", \"startCmd\": \"sleep 600\", "
+                + "\"readyCmd\": \"echo not yet; false\", \"readyTimeoutMs\": 2000}");
+        assertThat(never.get("status").asText()).isEqualTo("failed");
+        assertThat(never.get("build").get("failure").get("message").asText()).contains("not ready after 2 s");
+        assertThat(never.get("build").get("failure").get("output").asText()).contains("not yet");
+        var exits = build("{\"name\": \"exits\", \"from\": \"tiny\", \"startCmd\": \"echo giving up >&2; exit 4\", "
+                + "\"readyCmd\": \"false\"}");
+        assertThat(exits.get("status").asText()).isEqualTo("failed");
+        assertThat(exits.get("build").get("failure").get("message").asText()).contains("exited (code 4)");
+        assertThat(exits.get("build").get("failure").get("output").asText()).contains("giving up");
+        assertThat(api.get("/v1/sandboxes").get("items")).extracting(s -> s.path("metadata").path("stasis.build").asText(""))
+                .doesNotContain("never", "exits");
+        assertThat(api.call("POST", "/v1/templates", "{\"name\": \"n\", \"from\": \"tiny\", \"readyCmd\": \"true\"}").status())
+                .isEqualTo(422);
+    }
+
+    @Test
     void aTemplateInUseIsNotDeletedAndDeletingItRemovesItsCachedSteps() throws IOException {
         assertThat(layersOf("gone")).isZero();
         build("{\"name\": \"gone\", \"from\": \"tiny\", \"steps\": [{\"run\": \"touch /x\"}, {\"run\": \"touch /y\"}]}");

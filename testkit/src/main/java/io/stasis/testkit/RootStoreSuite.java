@@ -238,7 +238,8 @@ public abstract class RootStoreSuite {
         Files.writeString(root.resolve("etc/built"), "by a step");
         Files.delete(root.resolve("bin/blob"));
         var config = new TemplateConfig(Optional.of("ten_a"), Optional.of(TEMPLATE), Map.of("K", "v"), Optional.of("/srv"),
-                Optional.of("root"), Optional.of(List.of("sh", "-c", "serve")), Optional.empty());
+                Optional.of("root"), Optional.of(List.of("sh", "-c", "serve")), Optional.empty(),
+                Optional.of(new TemplateConfig.Preboot("serve", "ready", "ckp_x", "sbx_y")));
         Instant builtAt = Instant.parse("2026-12-04T10:00:00Z");
         var image = store.installTemplateFromRoot(builder, new TemplateImage("built", "1", builtAt, 0, config));
 

@@ -19,6 +19,7 @@ import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxName;
+import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.RootStore;
@@ -251,6 +252,52 @@ public final class CheckpointService {
                 }
             }));
         }
+    }
+
+    /**
+     * A sandbox of a pre-booted template: a memory fork of the template's checkpoint, whose holder
+     * (the template build's sandbox, stopped) gives the network it is forked from; the rest is the
+     * create's own: name, template, resources, env, metadata, lifecycle and network policy.
+     * <p>On failure: nothing of the new sandbox is left; {@code template_unavailable} if the
+     * checkpoint or its holder is gone.
+     */
+    public Sandbox createFromTemplate(SandboxSpec spec, CheckpointId checkpointId) {
+        var checkpoint = catalog.findCheckpoint(checkpointId).filter(c -> c.memory() && runtime.imageSize(c.id()).isPresent())
+                .orElseThrow(() -> templateGone(spec.template(), "its checkpoint " + checkpointId + " is gone"));
+        var holder = catalog.find(checkpoint.sandboxId()).filter(s -> !(s.state() instanceof SandboxState.Deleted))
+                .orElseThrow(() -> templateGone(spec.template(), "the sandbox holding its checkpoint is gone"));
+        parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
+        spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy));
+        try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
+            return quotas.admit(spec.tenant(), SandboxService.demandOfNew(spec.resources()), () -> {
+                var id = SandboxId.random();
+                long start = System.nanoTime();
+                var root = roots.createRootFrom(id, checkpoint.id(), spec.resources().diskBytes());
+                try {
+                    var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.of(holder.id()));
+                    restoreFork(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, List.of(), checkpoint.runtime()), checkpoint,
+                            Optional.empty());
+                    network.record(id);
+                    var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(), spec.resources(),
+                            spec.env(), spec.metadata(), Optional.empty(), Optional.of(checkpoint.id()), spec.lifecycle(), spec.tenant(),
+                            checkpoint.runtime());
+                    catalog.insert(sandbox);
+                    activity.touch(id);
+                    events.lifecycle(id, "none", "running", "api");
+                    log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", spec.template()).addKeyValue("checkpoint", checkpoint.id())
+                            .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("sandbox created from a pre-booted template");
+                    return sandbox;
+                } catch (RuntimeException e) {
+                    removeChild(id, e);
+                    throw e;
+                }
+            });
+        }
+    }
+
+    private static StasisException templateGone(String template, String why) {
+        return new StasisException(ErrorCode.TEMPLATE_UNAVAILABLE, "template '" + template + "' is pre-booted but " + why
+                + "; build it again", Map.of("template", template));
     }
 
     private Sandbox restoreFrom(CheckpointDescriptor d, Optional<String> name) {

@@ -127,7 +127,7 @@ public final class SandboxService {
     }
 
     /** The spec with its template's variables under its own (a built template records what its ENV steps set). */
-    private SandboxSpec withTemplateEnv(SandboxSpec spec) {
+    public SandboxSpec withTemplateEnv(SandboxSpec spec) {
         var templateEnv = roots.template(spec.template()).map(t -> t.config().env()).orElse(Map.of());
         if (templateEnv.isEmpty()) return spec;
         var env = new LinkedHashMap<>(templateEnv);

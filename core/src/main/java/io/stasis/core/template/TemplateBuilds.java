@@ -5,8 +5,12 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecRequest;
 import io.stasis.core.exec.ExecResult;
 import io.stasis.core.exec.ExecService;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.policy.LifecyclePolicy;
+import io.stasis.core.process.ProcessRequest;
+import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxSpec;
@@ -46,22 +50,38 @@ public final class TemplateBuilds {
     private static final LifecyclePolicy BUILD_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
             Optional.empty(), Optional.of(Duration.ofHours(1)), Optional.of(Duration.ofHours(12)), false);
 
+    /** How often a pre-booted build asks its ready command. */
+    private static final Duration READY_POLL = Duration.ofMillis(250);
+    /** A holder sandbox waits stopped, with nothing on its idle ladder: its checkpoint is the template's running state. */
+    private static final LifecyclePolicy HOLDER_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
+            Optional.empty(), Optional.empty(), Optional.empty(), false);
+
+    /** The services a build drives. */
+    public record Services(SandboxService sandboxes, ExecService exec, ProcessService processes, CheckpointService checkpoints,
+                           LifecycleService lifecycle) {
+    }
+
     private final RootStore store;
     private final TemplateService templates;
     private final SandboxService sandboxes;
     private final ExecService exec;
+    private final ProcessService processes;
+    private final CheckpointService checkpoints;
+    private final LifecycleService lifecycle;
     private final Clock clock;
     private final RuntimeKind runtime;
     private final Map<String, Build> builds = new ConcurrentHashMap<>();
 
     /** @param runtime what runs the builds' sandboxes */
-    public TemplateBuilds(RootStore store, TemplateService templates, SandboxService sandboxes, ExecService exec, Clock clock,
-                          RuntimeKind runtime) {
+    public TemplateBuilds(Services services, RootStore store, TemplateService templates, Clock clock, RuntimeKind runtime) {
         this.runtime = runtime;
         this.store = store;
         this.templates = templates;
-        this.sandboxes = sandboxes;
-        this.exec = exec;
+        this.sandboxes = services.sandboxes();
+        this.exec = services.exec();
+        this.processes = services.processes();
+        this.checkpoints = services.checkpoints();
+        this.lifecycle = services.lifecycle();
         this.clock = clock;
     }
 
@@ -170,6 +190,7 @@ public final class TemplateBuilds {
                     + users.stream().limit(5).map(s -> s.id().value()).collect(Collectors.joining(", "))
                     + (users.size() > 5 ? ", ..." : "") + "; delete them first", Map.of("template", name, "sandboxes", users.size()));
         store.deleteTemplate(name);
+        image.get().config().preboot().ifPresent(this::deleteHolder);
         BuildCache.deleteLayersOf(store, name, Set.of());
         build.ifPresent(b -> builds.remove(name, b));
         log.atInfo().addKeyValue("template", name).addKeyValue("tenant", tenant).log("template deleted");
@@ -177,7 +198,10 @@ public final class TemplateBuilds {
 
     /** After a restart: sandboxes of builds the stop cut short are deleted (their builds failed). */
     public void removeInterruptedBuilds() {
+        var holders = new java.util.HashSet<String>();
+        for (var image : store.templates()) image.config().preboot().ifPresent(p -> holders.add(p.holder()));
         for (Sandbox s : sandboxes.withMetadataKey(BUILD_METADATA)) {
+            if (holders.contains(s.id().value())) continue;
             log.atWarn().addKeyValue("sandbox", s.id()).addKeyValue("template", s.metadata().get(BUILD_METADATA))
                     .log("deleting the sandbox of a template build the service's stop interrupted");
             try {
@@ -192,6 +216,7 @@ public final class TemplateBuilds {
         var request = build.request;
         long start = System.nanoTime();
         Optional<Sandbox> sandbox = Optional.empty();
+        boolean keepSandbox = false;
         try {
             var from = templates.awaitReadyImage(request.tenant(), request.from(), FROM_WAIT);
             var plan = BuildCache.plan(request, from, store);
@@ -217,9 +242,14 @@ public final class TemplateBuilds {
             }
             build.step = request.steps().size();
             var previous = store.template(request.name());
-            var image = store.installTemplateFromRoot(sandbox.get().id(), new TemplateImage(request.name(), nextVersion(previous),
+            String version = nextVersion(previous);
+            Optional<TemplateConfig.Preboot> preboot = Optional.empty();
+            if (request.preboot().isPresent()) preboot = Optional.of(preboot(build, sandbox.get(), settings, version));
+            var image = store.installTemplateFromRoot(sandbox.get().id(), new TemplateImage(request.name(), version,
                     clock.instant(), 0, new TemplateConfig(Optional.of(request.tenant().value()), Optional.of(request.from()),
-                    settings.env, settings.workdir, settings.user, request.cmd(), Optional.empty())));
+                    settings.env, settings.workdir, settings.user, request.cmd(), Optional.empty(), preboot)));
+            keepSandbox = preboot.isPresent();
+            previous.flatMap(p -> p.config().preboot()).ifPresent(this::deleteHolder);
             BuildCache.deleteLayersOf(store, request.name(), plan.layerNames());
             build.result = image;
             build.log.line("# template " + request.name() + " version " + image.version() + " ready (" + image.sizeBytes() + " bytes of files)");
@@ -235,7 +265,7 @@ public final class TemplateBuilds {
                     Optional.empty(), message, build.log.tail(FAILURE_OUTPUT_BYTES));
             log.atWarn().addKeyValue("template", request.name()).setCause(e).log("template build failed");
         } finally {
-            sandbox.ifPresent(s -> {
+            if (!keepSandbox) sandbox.ifPresent(s -> {
                 try {
                     sandboxes.delete(s.id().value());
                 } catch (RuntimeException e) {
@@ -244,6 +274,70 @@ public final class TemplateBuilds {
             });
             build.endedAt = clock.instant();
             build.log.finish();
+        }
+    }
+
+    /**
+     * Starts the pre-boot command, waits until the ready command exits 0, and keeps the sandbox's
+     * running state as a memory checkpoint; the sandbox is then stopped and kept as the checkpoint's holder.
+     */
+    private TemplateConfig.Preboot preboot(Build build, Sandbox sandbox, StepSettings settings, String version) {
+        var asked = build.request.preboot().orElseThrow();
+        build.log.line("# starting: " + asked.startCmd());
+        var process = processes.start(sandbox.id().value(), new ProcessRequest(List.of("/bin/sh", "-c", asked.startCmd()),
+                Optional.of(settings.cwd()), settings.env, false, Optional.empty(), Optional.of("template-start"), false, Optional.empty()));
+        build.log.line("# waiting until ready: " + asked.readyCmd());
+        long deadline = System.nanoTime() + asked.readyTimeout().toNanos();
+        ExecResult last = null;
+        while (true) {
+            last = exec.exec(sandbox.id().value(), new ExecRequest(List.of("/bin/sh", "-c", asked.readyCmd()), Optional.of(settings.cwd()),
+                    settings.env, Optional.empty(), Duration.ofSeconds(30)));
+            if (!last.timedOut() && last.exit().exitCode() == 0) break;
+            var info = processes.list(sandbox.id().value()).stream().filter(p -> p.pid() == process.pid()).findFirst();
+            boolean exited = info.isPresent() && !info.get().running();
+            if (exited || System.nanoTime() > deadline) {
+                var output = processes.output(sandbox.id().value(), process.pid(), 0, 0, FAILURE_OUTPUT_BYTES);
+                String started = new String(output.stdout(), java.nio.charset.StandardCharsets.UTF_8)
+                        + new String(output.stderr(), java.nio.charset.StandardCharsets.UTF_8);
+                String ready = new String(last.stdout(), java.nio.charset.StandardCharsets.UTF_8)
+                        + new String(last.stderr(), java.nio.charset.StandardCharsets.UTF_8);
+                build.log.append(started.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                String why = exited ? "the start command exited (" + info.get().exit().map(e -> "code " + e.exitCode()).orElse("?")
+                        + ") before it was ready" : "not ready after " + asked.readyTimeout().toSeconds() + " s";
+                build.log.line("# pre-boot failed: " + why);
+                throw new StepFailed(new BuildReport.Failure(build.request.steps().size() + 1, "START " + asked.startCmd(),
+                        Optional.of(last.exit().exitCode()), "the pre-boot failed: " + why + "; the ready command last exited "
+                        + last.exit().exitCode(), tail("start command output:\n" + started + "\nready command output:\n" + ready)));
+            }
+            sleep(READY_POLL);
+        }
+        build.log.line("# ready; keeping its running state");
+        var checkpoint = checkpoints.create(sandbox.id(), Optional.of("template " + build.request.name() + " v" + version), true);
+        lifecycle.stop(sandbox.id(), LifecycleService.Reason.API);
+        lifecycle.updatePolicy(sandbox.id(), HOLDER_LIFECYCLE);
+        return new TemplateConfig.Preboot(asked.startCmd(), asked.readyCmd(), checkpoint.id().value(), sandbox.id().value());
+    }
+
+    private static String tail(String text) {
+        return text.length() <= FAILURE_OUTPUT_BYTES ? text : text.substring(text.length() - FAILURE_OUTPUT_BYTES);
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StasisException(ErrorCode.INTERNAL, "interrupted while waiting for the pre-boot to be ready");
+        }
+    }
+
+    /** Deletes the sandbox that held an older version's running state (its checkpoint goes with it). */
+    private void deleteHolder(TemplateConfig.Preboot preboot) {
+        try {
+            sandboxes.delete(preboot.holder());
+        } catch (StasisException e) {
+            if (e.code() != ErrorCode.SANDBOX_NOT_FOUND)
+                log.atWarn().addKeyValue("sandbox", preboot.holder()).setCause(e).log("could not delete a pre-booted template's holder");
         }
     }
 

@@ -24,7 +24,7 @@ final class Bodies {
     }
 
     record BuildTemplate(String name, String from, JsonNode steps, String dockerfile, String context, List<String> cmd,
-                         ResourcesBody resources, JsonNode network) {
+                         ResourcesBody resources, JsonNode network, String startCmd, String readyCmd, Long readyTimeoutMs) {
     }
 
     record CreateVolume(String name, Long sizeMb, Long sizeGb, String fromSnapshot, String fromSync) {

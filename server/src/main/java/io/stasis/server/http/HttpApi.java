@@ -28,6 +28,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.secret.SecretService;
 import io.stasis.core.template.TemplateBuilds;
+import io.stasis.core.template.TemplateSandboxes;
 import io.stasis.core.template.TemplateService;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantService;
@@ -64,7 +65,8 @@ public final class HttpApi implements AutoCloseable {
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
-                           ProcessService processes, FileService files, TemplateService templates, TemplateBuilds templateBuilds, EventLog events,
+                           ProcessService processes, FileService files, TemplateService templates, TemplateBuilds templateBuilds,
+                           TemplateSandboxes templateSandboxes, EventLog events,
                            ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            PreviewService previews, NetworkService network,
                            SecretService secrets, TenantService tenants,
@@ -158,7 +160,7 @@ public final class HttpApi implements AutoCloseable {
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
-        new SandboxRoutes(services.sandboxes(), services.checkpoints(), settings.defaultTemplate(), settings.defaultResources(),
+        new SandboxRoutes(services.sandboxes(), services.checkpoints(), services.templateSandboxes(), settings.defaultTemplate(), settings.defaultResources(),
                 settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
                 settings.allowedRuntimes()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);

@@ -17,6 +17,7 @@ import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
+import io.stasis.core.template.TemplateSandboxes;
 import io.stasis.core.volume.VolumeMount;
 import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
@@ -46,11 +47,13 @@ final class SandboxRoutes {
     private final SandboxBuckets buckets;
     private final RuntimeKind defaultRuntime;
     private final Set<RuntimeKind> allowedRuntimes;
+    private final TemplateSandboxes templateSandboxes;
 
-    SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, String defaultTemplate,
+    SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, TemplateSandboxes templateSandboxes, String defaultTemplate,
                   Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
                   VolumeService volumes, SandboxBuckets buckets, RuntimeKind defaultRuntime, Set<RuntimeKind> allowedRuntimes) {
         this.defaultRuntime = defaultRuntime;
+        this.templateSandboxes = templateSandboxes;
         this.allowedRuntimes = Set.copyOf(allowedRuntimes);
         this.volumes = volumes;
         this.buckets = buckets;
@@ -100,7 +103,7 @@ final class SandboxRoutes {
                 bucketMounts,
                 runtimeOf(body.runtime()));
         long start = System.nanoTime();
-        var sandbox = sandboxes.create(spec);
+        var sandbox = templateSandboxes.create(spec);
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
         ctx.status(201).json(SandboxView.of(sandbox, spec.buckets()));
     }

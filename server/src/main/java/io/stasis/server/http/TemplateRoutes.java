@@ -49,7 +49,7 @@ final class TemplateRoutes {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record TemplateDetailView(String name, String description, String status, String version, Instant builtAt, Long sizeBytes,
                               Double progress, String message, String from, Map<String, String> env, String workdir, List<String> cmd,
-                              BuildView build) {
+                              String startCmd, String readyCmd, BuildView build) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -121,9 +121,22 @@ final class TemplateRoutes {
         var r = body.resources();
         var resources = r == null ? defaultResources : Resources.of(r.cpus(), r.memoryMb(), r.pids(), r.diskMb(), defaultResources);
         var request = new TemplateBuildRequest(body.name(), from, steps, cmd, context, resources,
-                body.network() == null ? Optional.empty() : Optional.of(PolicyJson.readNetwork(body.network(), "network")), tenant);
+                body.network() == null ? Optional.empty() : Optional.of(PolicyJson.readNetwork(body.network(), "network")), tenant,
+                preboot(body));
         builds.start(request);
         ctx.status(202).json(view(tenant, request.name()));
+    }
+
+    private static Optional<TemplateBuildRequest.Preboot> preboot(Bodies.BuildTemplate body) {
+        if (body.startCmd() == null) {
+            if (body.readyCmd() != null || body.readyTimeoutMs() != null)
+                throw StasisException.invalid("startCmd", "readyCmd and readyTimeoutMs go with a startCmd");
+            return Optional.empty();
+        }
+        if (body.readyCmd() == null) throw StasisException.invalid("readyCmd", "a startCmd needs a readyCmd: the command that exits 0 once it is ready");
+        if (body.readyTimeoutMs() != null && body.readyTimeoutMs() <= 0) throw StasisException.invalid("readyTimeoutMs", "must be positive");
+        return Optional.of(new TemplateBuildRequest.Preboot(body.startCmd(), body.readyCmd(), body.readyTimeoutMs() == null
+                ? TemplateBuildRequest.Preboot.DEFAULT_READY_TIMEOUT : Duration.ofMillis(body.readyTimeoutMs())));
     }
 
     private static byte[] decodeContext(String base64) {
@@ -190,6 +203,8 @@ final class TemplateRoutes {
                 t.sizeBytes().orElse(null), t.progress().orElse(null), t.message().orElse(null),
                 config.flatMap(c -> c.from()).orElse(null), config.map(c -> c.env()).filter(e -> !e.isEmpty()).orElse(null),
                 config.flatMap(c -> c.workdir()).orElse(null), config.flatMap(c -> c.cmd()).orElse(null),
+                config.flatMap(c -> c.preboot()).map(p -> p.startCmd()).orElse(null),
+                config.flatMap(c -> c.preboot()).map(p -> p.readyCmd()).orElse(null),
                 build.map(b -> buildView(b.running(), b.report())).orElse(null));
     }
 

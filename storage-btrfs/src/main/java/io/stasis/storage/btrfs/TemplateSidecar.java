@@ -23,7 +23,7 @@ import java.util.Optional;
  * old file or the new one, never half of one.
  */
 record TemplateSidecar(String name, String version, String builtAt, long sizeBytes, String tenant, String from, Map<String, String> env,
-                       String workdir, String user, List<String> cmd, String layerOf) {
+                       String workdir, String user, List<String> cmd, String layerOf, TemplateConfig.Preboot preboot) {
     private static final ObjectMapper JSON = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
             .setSerializationInclusion(JsonInclude.Include.NON_NULL);
 
@@ -31,12 +31,13 @@ record TemplateSidecar(String name, String version, String builtAt, long sizeByt
         var c = image.config();
         return new TemplateSidecar(image.name(), image.version(), image.builtAt().toString(), image.sizeBytes(), c.tenant().orElse(null),
                 c.from().orElse(null), c.env().isEmpty() ? null : c.env(), c.workdir().orElse(null), c.user().orElse(null),
-                c.cmd().orElse(null), c.layerOf().orElse(null));
+                c.cmd().orElse(null), c.layerOf().orElse(null), c.preboot().orElse(null));
     }
 
     TemplateImage toImage() {
         var config = new TemplateConfig(Optional.ofNullable(tenant), Optional.ofNullable(from), env == null ? Map.of() : env,
-                Optional.ofNullable(workdir), Optional.ofNullable(user), Optional.ofNullable(cmd), Optional.ofNullable(layerOf));
+                Optional.ofNullable(workdir), Optional.ofNullable(user), Optional.ofNullable(cmd), Optional.ofNullable(layerOf),
+                Optional.ofNullable(preboot));
         return new TemplateImage(name, version, Instant.parse(builtAt), sizeBytes, config);
     }
 

@@ -415,6 +415,12 @@ public final class DirectoryRootStore implements RootStore {
         c.workdir().ifPresent(v -> properties.setProperty("workdir", v));
         c.user().ifPresent(v -> properties.setProperty("user", v));
         c.layerOf().ifPresent(v -> properties.setProperty("layerOf", v));
+        c.preboot().ifPresent(p -> {
+            properties.setProperty("preboot.startCmd", p.startCmd());
+            properties.setProperty("preboot.readyCmd", p.readyCmd());
+            properties.setProperty("preboot.checkpoint", p.checkpoint());
+            properties.setProperty("preboot.holder", p.holder());
+        });
         c.env().forEach((k, v) -> properties.setProperty("env." + k, v));
         c.cmd().ifPresent(cmd -> {
             properties.setProperty("cmd", Integer.toString(cmd.size()));
@@ -441,7 +447,10 @@ public final class DirectoryRootStore implements RootStore {
             });
             var config = new TemplateConfig(Optional.ofNullable(properties.getProperty("tenant")), Optional.ofNullable(properties.getProperty("from")),
                     env, Optional.ofNullable(properties.getProperty("workdir")), Optional.ofNullable(properties.getProperty("user")), cmd,
-                    Optional.ofNullable(properties.getProperty("layerOf")));
+                    Optional.ofNullable(properties.getProperty("layerOf")),
+                    Optional.ofNullable(properties.getProperty("preboot.checkpoint")).map(cp -> new TemplateConfig.Preboot(
+                            properties.getProperty("preboot.startCmd"), properties.getProperty("preboot.readyCmd"), cp,
+                            properties.getProperty("preboot.holder"))));
             return Optional.of(new TemplateImage(name, properties.getProperty("version"), Instant.parse(properties.getProperty("builtAt")),
                     Long.parseLong(properties.getProperty("sizeBytes")), config));
         } catch (IOException | RuntimeException e) {

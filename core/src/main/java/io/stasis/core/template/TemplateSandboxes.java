@@ -1,0 +1,36 @@
+package io.stasis.core.template;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxSpec;
+import io.stasis.core.spi.RootStore;
+
+/**
+ * Creates sandboxes from templates, as callers ask for them: a pre-booted template's sandbox is a
+ * memory fork of its checkpoint (its process already running and ready), any other's starts fresh.
+ */
+public final class TemplateSandboxes {
+    private final SandboxService sandboxes;
+    private final CheckpointService checkpoints;
+    private final RootStore store;
+
+    public TemplateSandboxes(SandboxService sandboxes, CheckpointService checkpoints, RootStore store) {
+        this.sandboxes = sandboxes;
+        this.checkpoints = checkpoints;
+        this.store = store;
+    }
+
+    public Sandbox create(SandboxSpec spec) {
+        var preboot = store.template(spec.template()).filter(i -> TemplateService.visibleTo(i, spec.tenant()))
+                .flatMap(i -> i.config().preboot());
+        if (preboot.isEmpty()) return sandboxes.create(spec);
+        // A fork restores its parent's mounts as they were: it can take no others.
+        if (!spec.volumes().isEmpty() || !spec.buckets().isEmpty())
+            throw StasisException.invalid(spec.volumes().isEmpty() ? "mounts" : "volumes", "template '" + spec.template()
+                    + "' is pre-booted: its sandboxes are forks of its running process and mount no volumes or buckets");
+        return checkpoints.createFromTemplate(sandboxes.withTemplateEnv(spec), new CheckpointId(preboot.get().checkpoint()));
+    }
+}
