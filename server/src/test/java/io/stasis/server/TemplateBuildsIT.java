@@ -333,6 +333,37 @@ class TemplateBuildsIT {
     }
 
     @Test
+    void aRestartDeletesTheSandboxOfABuildItCutShortAndKeepsAPrebootedTemplatesHolder() throws Exception {
+        var first = ServiceFixture.start();
+        Path dataDir = first.dataDir;
+        String building;
+        String holder;
+        try (var own = new RawApi(first.url, first.rootKey)) {
+            own.post("/v1/templates", "{\"name\": \"kept\", \"from\": \"tiny\", \"startCmd\": \"exec sleep 600\", \"readyCmd\": \"true\"}");
+            Await.until("the pre-booted build", BUILD_WAIT, () -> own.get("/v1/templates/kept").get("status").asText().equals("ready"));
+            own.post("/v1/templates", "{\"name\": \"cut\", \"from\": \"tiny\", \"steps\": [{\"run\": \"sleep 600\"}]}");
+            Await.until("the build's step to start", BUILD_WAIT, () -> own.get("/v1/templates/cut/logs").get("output").asText().contains("step 1/1"));
+            building = null;
+            holder = null;
+            for (JsonNode s : own.get("/v1/sandboxes?state=running").get("items"))
+                if (s.path("metadata").path("stasis.build").asText().equals("cut")) building = s.get("id").asText();
+            for (JsonNode s : own.get("/v1/sandboxes?state=stopped").get("items"))
+                if (s.path("metadata").path("stasis.build").asText().equals("kept")) holder = s.get("id").asText();
+            assertThat(building).isNotNull();
+            assertThat(holder).isNotNull();
+        } finally {
+            first.stopKeepingSandboxes();
+        }
+        try (var second = ServiceFixture.startIn(dataDir); var own = new RawApi(second.url, second.rootKey)) {
+            assertThat(own.call("GET", "/v1/sandboxes/" + building, null).status()).isEqualTo(404);
+            assertThat(own.get("/v1/sandboxes/" + holder).get("state").asText()).isEqualTo("stopped");
+            assertThat(own.call("GET", "/v1/templates/cut", null).status()).isEqualTo(404); // its first build never ended
+            String forked = own.post("/v1/sandboxes", "{\"template\": \"kept\"}").get("id").asText();
+            assertThat(own.sh(forked, "ps | grep -q '[s]leep 600' && echo running")).isEqualTo("running\n");
+        }
+    }
+
+    @Test
     void badBuildRequestsAreRefusedClearly() {
         Map<String, String> cases = new LinkedHashMap<>();
         cases.put("{\"name\": \"Bad Name\", \"from\": \"tiny\"}", "invalid_request");

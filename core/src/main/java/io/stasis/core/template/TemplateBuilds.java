@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * base and the same first steps starts from the last cached one. The result is installed as a new
  * version of the template, which only its tenant sees.
  */
-public final class TemplateBuilds {
+public final class TemplateBuilds implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(TemplateBuilds.class);
     /** The metadata key that marks a build's sandbox, with the template's name as its value. */
     public static final String BUILD_METADATA = "stasis.build";
@@ -71,6 +71,8 @@ public final class TemplateBuilds {
     private final Clock clock;
     private final RuntimeKind runtime;
     private final Map<String, Build> builds = new ConcurrentHashMap<>();
+    private final Set<Thread> buildThreads = ConcurrentHashMap.newKeySet();
+    private volatile boolean closing;
 
     /** @param runtime what runs the builds' sandboxes */
     public TemplateBuilds(Services services, RootStore store, TemplateService templates, Clock clock, RuntimeKind runtime) {
@@ -139,7 +141,16 @@ public final class TemplateBuilds {
         if (running != build)
             throw new StasisException(ErrorCode.INVALID_STATE, "template '" + request.name() + "' is being built; wait for that build to end",
                     Map.of("template", request.name()));
-        Thread.ofVirtual().name("template-build-" + request.name()).start(() -> run(build));
+        if (closing) throw new StasisException(ErrorCode.HOST_BUSY, "the service is stopping");
+        var thread = Thread.ofVirtual().name("template-build-" + request.name()).unstarted(() -> {
+            try {
+                run(build);
+            } finally {
+                buildThreads.remove(Thread.currentThread());
+            }
+        });
+        buildThreads.add(thread);
+        thread.start();
         return build;
     }
 
@@ -194,6 +205,24 @@ public final class TemplateBuilds {
         BuildCache.deleteLayersOf(store, name, Set.of());
         build.ifPresent(b -> builds.remove(name, b));
         log.atInfo().addKeyValue("template", name).addKeyValue("tenant", tenant).log("template deleted");
+    }
+
+    /**
+     * Stops the builds under way (their commands are killed with their sandboxes' output readers let
+     * go), as a stop of the service would; their sandboxes stay for the next start to delete.
+     */
+    @Override
+    public void close() {
+        closing = true;
+        for (Thread t : buildThreads) t.interrupt();
+        for (Thread t : buildThreads) {
+            try {
+                t.join(Duration.ofSeconds(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     /** After a restart: sandboxes of builds the stop cut short are deleted (their builds failed). */
@@ -265,7 +294,8 @@ public final class TemplateBuilds {
                     Optional.empty(), message, build.log.tail(FAILURE_OUTPUT_BYTES));
             log.atWarn().addKeyValue("template", request.name()).setCause(e).log("template build failed");
         } finally {
-            if (!keepSandbox) sandbox.ifPresent(s -> {
+            // A build the service's stop cuts short leaves its sandbox as a crash would: the next start deletes it.
+            if (!keepSandbox && !closing) sandbox.ifPresent(s -> {
                 try {
                     sandboxes.delete(s.id().value());
                 } catch (RuntimeException e) {
