@@ -210,7 +210,7 @@ public final class Daemon implements AutoCloseable {
             var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
             var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
             var templateBuilds = register(new TemplateBuilds(new TemplateBuilds.Services(sandboxes, exec, processes, checkpoints, lifecycle), roots,
-                    templates, clock, config.runtimes().defaultRuntime()));
+                    templates, clock, config.runtimes().defaultRuntime(), config.network().buildPolicy(BaseTemplate.hostAptMirrors())));
             templateBuilds.removeInterruptedBuilds();
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,

@@ -27,14 +27,25 @@ import java.util.Optional;
  *                      names, besides the JDK's (internal CAs; tests)
  */
 public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames,
-                              Optional<Path> upstreamCa) {
+                              Optional<Path> upstreamCa, Optional<List<EgressRule>> buildAllow) {
 
     public NetworkSettings {
         dnsNames = Map.copyOf(dnsNames);
+        buildAllow = buildAllow.map(List::copyOf);
     }
 
     public NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames) {
-        this(host, defaultPolicy, dnsNames, Optional.empty());
+        this(host, defaultPolicy, dnsNames, Optional.empty(), Optional.empty());
+    }
+
+    /**
+     * The egress policy of a template build that names none: deny, but for {@code --build-egress-allow},
+     * by default the hosts of this host's apt sources (apt in a build on base works where it works
+     * on the host).
+     */
+    public NetworkPolicy buildPolicy(List<String> hostAptMirrors) {
+        var allow = buildAllow.orElseGet(() -> hostAptMirrors.stream().map(h -> EgressRule.parse(h, "--build-egress-allow")).toList());
+        return new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY, allow, List.of()));
     }
 
     /** Sandboxes get a network; new ones reach nothing until their policy says otherwise. */
@@ -49,8 +60,8 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
         try {
             return Optional.ofNullable(switch (flag) {
                 case "--network" -> switch (value) {
-                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames, upstreamCa);
-                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames, upstreamCa);
+                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow);
+                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames, upstreamCa, buildAllow);
                     default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
                 };
                 case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
@@ -66,8 +77,9 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                 case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
-                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa);
-                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)));
+                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa, buildAllow);
+                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)), buildAllow);
+                case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)));
                 default -> null;
             });
         } catch (IllegalArgumentException e) {
@@ -89,14 +101,16 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
               --egress-deny LIST       domains and CIDRs new sandboxes may not reach
               --dns-names NAME=IP[,IP];...  names the sandboxes' resolver answers itself
               --egress-upstream-ca FILE  PEM CA certificates trusted for upstreams of secret header rules, besides the JDK's
+              --build-egress-allow LIST  domains and CIDRs a template build that names no policy may reach
+                                       (default: the hosts of this host's apt sources; '' for none)
             """;
 
     private NetworkSettings withHost(NetworkConfig config) {
-        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa);
+        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow);
     }
 
     private NetworkSettings withEgress(EgressPolicy egress) {
-        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa);
+        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa, buildAllow);
     }
 
     private static int logGroup(String value) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.network.EgressPolicy;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The network flags of the service: defaults, each flag, and clear refusals. */
@@ -36,6 +37,18 @@ class NetworkSettingsTest {
         assertThat(egress.allow()).extracting(Object::toString).containsExactly("pypi.org");
         assertThat(network.dnsNames()).containsOnlyKeys("a.test", "b.test");
         assertThat(network.dnsNames().get("a.test")).extracting(a -> a.getHostAddress()).containsExactly("10.254.0.2", "10.254.0.6");
+    }
+
+    @Test
+    void aBuildReachesTheHostsAptMirrorsUnlessTheOperatorSaysOtherwise() {
+        var byDefault = ServerConfig.parse().network().buildPolicy(List.of("mirror.example", "security.example")).egress();
+        assertThat(byDefault.defaultAction()).isEqualTo(EgressPolicy.Action.DENY);
+        assertThat(byDefault.allow()).extracting(Object::toString).containsExactly("mirror.example", "security.example");
+        var given = ServerConfig.parse("--build-egress-allow", "pypi.org,*.pythonhosted.org").network().buildPolicy(List.of("mirror.example"))
+                .egress();
+        assertThat(given.allow()).extracting(Object::toString).containsExactly("pypi.org", "*.pythonhosted.org");
+        assertThat(ServerConfig.parse("--build-egress-allow", "").network().buildPolicy(List.of("mirror.example")).egress().allow()).isEmpty();
+        assertThatThrownBy(() -> ServerConfig.parse("--build-egress-allow", "not a domain!")).hasMessageContaining("--build-egress-allow");
     }
 
     @Test

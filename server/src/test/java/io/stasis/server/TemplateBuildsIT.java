@@ -1,6 +1,7 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
@@ -29,13 +31,14 @@ import org.junit.jupiter.api.Test;
 @Tag("root")
 class TemplateBuildsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Duration BUILD_WAIT = Duration.ofMinutes(2);
+    /** A first build on base waits for base itself: a Debian bootstrap, minutes on a fresh host. */
+    private static final Duration BUILD_WAIT = Duration.ofMinutes(15);
     private static ServiceFixture service;
     private static RawApi api;
 
     @BeforeAll
     static void start() throws Exception {
-        service = ServiceFixture.start();
+        service = ServiceFixture.start(AptMirror.ofHost().map(AptMirror::dnsFlags).orElse(List.of()).toArray(String[]::new));
         api = new RawApi(service.url, service.rootKey);
     }
 
@@ -161,6 +164,23 @@ class TemplateBuildsIT {
         assertThat(third.get("build").get("cachedSteps").asInt()).isEqualTo(3);
         assertThat(third.get("version").asText()).isEqualTo("3");
         for (String id : new String[] {v1, v2}) api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    /** A real build: Debian's apt from the mirror the host uses (the one address outside this host a test reaches), on base with git. */
+    @Test
+    void aBuildOnBaseInstallsPackagesWithAptAndBaseHasGit() {
+        assumeTrue(AptMirror.ofHost().isPresent(), "this host's apt names a mirror it can resolve");
+        var ready = build(JSON.createObjectNode().put("name", "with-jq").put("dockerfile", """
+                FROM base
+                RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jq \\
+                 && rm -rf /var/lib/apt/lists/*
+                RUN git --version > /git-version
+                """).toString());
+        assertThat(ready.get("status").asText()).as(ready.toString()).isEqualTo("ready");
+        String id = sandbox("with-jq");
+        assertThat(api.sh(id, "echo '{\"a\": 42}' | jq .a")).isEqualTo("42\n");
+        assertThat(api.sh(id, "cat /git-version")).startsWith("git version 2.");
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
     }
 
     @Test

@@ -39,6 +39,32 @@ final class AptSources {
                 .or(() -> read(oneLine).flatMap(text -> fromOneLine(text, suite)));
     }
 
+    /** The hosts of every {@code deb} source, in both files (the mirror, its security and update suites). */
+    List<String> hosts() {
+        var hosts = new java.util.LinkedHashSet<String>();
+        read(deb822).ifPresent(text -> {
+            for (Map<String, String> stanza : stanzas(text))
+                if (!stanza.getOrDefault("enabled", "yes").equalsIgnoreCase("no") && words(stanza.get("types")).contains("deb"))
+                    words(stanza.get("uris")).forEach(uri -> hostOf(uri).ifPresent(hosts::add));
+        });
+        read(oneLine).ifPresent(text -> {
+            for (String raw : text.split("\n")) {
+                var fields = words(raw.contains("#") ? raw.substring(0, raw.indexOf('#')) : raw);
+                if (fields.isEmpty() || !fields.getFirst().equals("deb")) continue;
+                fields.stream().skip(1).filter(f -> f.contains("://")).findFirst().flatMap(AptSources::hostOf).ifPresent(hosts::add);
+            }
+        });
+        return List.copyOf(hosts);
+    }
+
+    private static Optional<String> hostOf(String uri) {
+        try {
+            return Optional.ofNullable(java.net.URI.create(uri).getHost());
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
     /** Describes where it looked, for error messages. */
     String searched() {
         return deb822 + " and " + oneLine;

@@ -71,6 +71,14 @@ public final class BaseTemplate implements TemplateRecipe {
         return true;
     }
 
+    /**
+     * The hosts of this host's apt sources: what a template build may reach by default, so that apt
+     * in a build on base works where apt on the host does (no mirror is named in code).
+     */
+    public static List<String> hostAptMirrors() {
+        return AptSources.system().hosts();
+    }
+
     /** The cache file for this version (it may not exist). */
     public Path cacheFile() {
         return cacheDir.resolve("base-" + VERSION + tar.extension());

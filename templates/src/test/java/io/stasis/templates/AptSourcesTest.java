@@ -68,6 +68,15 @@ class AptSourcesTest {
     }
 
     @Test
+    void hostsAreThoseOfEveryEnabledDebSourceInBothFiles(@TempDir Path dir) throws Exception {
+        Path deb822 = Files.writeString(dir.resolve("debian.sources"), DEB822);
+        Path list = Files.writeString(dir.resolve("sources.list"), ONE_LINE.replace("mirror.example", "list.example"));
+        assertThat(new AptSources(deb822, list).hosts())
+                .containsExactly("security.example", "mirror.example", "second.example", "list.example");
+        assertThat(new AptSources(dir.resolve("none"), dir.resolve("none.list")).hosts()).isEmpty();
+    }
+
+    @Test
     void thisHostHasAMirrorForBookworm() {
         Assumptions.assumeTrue(Files.exists(AptSources.DEB822) || Files.exists(AptSources.ONE_LINE));
         assertThat(AptSources.system().mirrorFor("bookworm")).get().asString().startsWith("http");

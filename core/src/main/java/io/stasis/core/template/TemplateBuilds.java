@@ -8,6 +8,7 @@ import io.stasis.core.exec.ExecService;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.process.ProcessRequest;
 import io.stasis.core.process.ProcessService;
@@ -70,13 +71,19 @@ public final class TemplateBuilds implements AutoCloseable {
     private final LifecycleService lifecycle;
     private final Clock clock;
     private final RuntimeKind runtime;
+    private final NetworkPolicy buildPolicy;
     private final Map<String, Build> builds = new ConcurrentHashMap<>();
     private final Set<Thread> buildThreads = ConcurrentHashMap.newKeySet();
     private volatile boolean closing;
 
-    /** @param runtime what runs the builds' sandboxes */
-    public TemplateBuilds(Services services, RootStore store, TemplateService templates, Clock clock, RuntimeKind runtime) {
+    /**
+     * @param runtime     what runs the builds' sandboxes
+     * @param buildPolicy the egress policy of a build that names none
+     */
+    public TemplateBuilds(Services services, RootStore store, TemplateService templates, Clock clock, RuntimeKind runtime,
+                          NetworkPolicy buildPolicy) {
         this.runtime = runtime;
+        this.buildPolicy = buildPolicy;
         this.store = store;
         this.templates = templates;
         this.sandboxes = services.sandboxes();
@@ -255,7 +262,8 @@ public final class TemplateBuilds implements AutoCloseable {
             for (int i = 0; i < plan.cachedSteps(); i++) build.log.line("# step " + (i + 1) + " (cached): " + request.steps().get(i).describe());
             var env = new LinkedHashMap<String, String>();
             sandbox = Optional.of(sandboxes.create(new SandboxSpec(plan.startTemplate(), Optional.empty(), Map.of(),
-                    Map.of(BUILD_METADATA, request.name()), request.resources(), BUILD_LIFECYCLE, request.network(), request.tenant(),
+                    Map.of(BUILD_METADATA, request.name()), request.resources(), BUILD_LIFECYCLE, Optional.of(request.network().orElse(buildPolicy)),
+                    request.tenant(),
                     List.of(), List.of(), runtime)));
             var settings = new StepSettings();
             for (int i = 0; i < request.steps().size(); i++) {
