@@ -16,6 +16,7 @@
  * Wire format, both directions: a frame is a 32-bit little-endian payload length, then the payload:
  * NUL-terminated strings, the first a verb, the rest "key=value" fields (keys may repeat).
  *   spawn  id=<[a-z0-9]{1,40}> arg=.. (1+) env=K=V (0+) [cwd=/dir] [cwdfallback=1] [stdin=1|fifo]
+ *          [user=UID:GID[:G1,G2,...]] (run as that user, with those supplementary groups; else as root)
  *          [pty=COLSxROWS] [wait=1]
  *          stdin=1: the file in; stdin=fifo: a FIFO "in" that the host writes to, kept open by init
  *          (so the reader sees no end of file until closestdin); pty: a terminal, stdin is then always
@@ -61,6 +62,7 @@
 #include <sys/types.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <termios.h>
@@ -391,8 +393,41 @@ static int open_output(const char *id, const char *name) {
     return open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0640);
 }
 
+#define MAX_GROUPS 64
+
+/* Who a process runs as: set, or root (init's own ids). */
+struct run_as {
+    int set;
+    uid_t uid;
+    gid_t gid;
+    int ngroups;
+    gid_t groups[MAX_GROUPS];
+};
+
+/* "UID:GID[:G1,G2,...]"; 0 if malformed. */
+static int parse_run_as(const char *text, struct run_as *as) {
+    char *end;
+    unsigned long uid = strtoul(text, &end, 10);
+    if (end == text || *end != ':' || uid > 65535) return 0;
+    const char *g = end + 1;
+    unsigned long gid = strtoul(g, &end, 10);
+    if (end == g || (*end != ':' && *end != '\0') || gid > 65535) return 0;
+    as->uid = (uid_t) uid;
+    as->gid = (gid_t) gid;
+    as->ngroups = 0;
+    while (*end == ':' || *end == ',') {
+        g = end + 1;
+        unsigned long extra = strtoul(g, &end, 10);
+        if (end == g || extra > 65535 || as->ngroups == MAX_GROUPS) return 0;
+        as->groups[as->ngroups++] = (gid_t) extra;
+    }
+    if (*end != '\0') return 0;
+    as->set = 1;
+    return 1;
+}
+
 static void child_exec(int status_fd, const char *id, char **argv, char **envp, const char *cwd, int cwd_fallback,
-                       int stdin_mode, int tty) {
+                       int stdin_mode, int tty, const struct run_as *as) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -418,6 +453,11 @@ static void child_exec(int status_fd, const char *id, char **argv, char **envp, 
         if (err > 2) close(err);
     }
 
+    /* After its files are open (they belong to root), before the working directory (which the user must be able to enter). */
+    if (as->set) {
+        if (setgroups(as->ngroups, as->groups) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)
+            child_fail(status_fd, "setuid", errno);
+    }
     if (cwd && chdir(cwd) != 0) {
         if (!cwd_fallback || chdir("/") != 0) child_fail(status_fd, "chdir", errno);
     }
@@ -453,7 +493,8 @@ static int open_pty(int cols, int rows, char *slave, size_t slave_len) {
 
 static void handle_spawn(int fd, char **fields, int nfields) {
     const char *id = NULL, *cwd = NULL;
-    int cwd_fallback = 0, stdin_mode = 0, waits = 0, nargs = 0, nenv = 0, cols = 0, rows = 0;
+    int cwd_fallback = 0, stdin_mode = 0, waits = 0, nargs = 0, nenv = 0, cols = 0, rows = 0, bad_user = 0;
+    struct run_as as = {0};
     for (int i = 0; i < nfields; i++) {
         if (!strncmp(fields[i], "arg=", 4)) nargs++;
         else if (!strncmp(fields[i], "env=", 4)) nenv++;
@@ -478,6 +519,7 @@ static void handle_spawn(int fd, char **fields, int nfields) {
         else if (!strcmp(f, "stdin=fifo")) stdin_mode = 2;
         else if (!strncmp(f, "pty=", 4) && sscanf(f + 4, "%dx%d", &cols, &rows) == 2) stdin_mode = 2;
         else if (!strcmp(f, "wait=1")) waits = 1;
+        else if (!strncmp(f, "user=", 5) && !parse_run_as(f + 5, &as)) bad_user = 1;
     }
     struct proc *p = NULL;
     int pipefd[2] = {-1, -1};
@@ -487,6 +529,10 @@ static void handle_spawn(int fd, char **fields, int nfields) {
     }
     if (nargs == 0) {
         reply_error(fd, "request", EINVAL, "no arguments");
+        goto done;
+    }
+    if (bad_user) {
+        reply_error(fd, "request", EINVAL, "invalid user (UID:GID[:G1,G2,...], ids up to 65535)");
         goto done;
     }
     p = proc_alloc();
@@ -528,7 +574,7 @@ static void handle_spawn(int fd, char **fields, int nfields) {
     }
     if (pid == 0) {
         close(pipefd[0]);
-        child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, stdin_mode, tty);
+        child_exec(pipefd[1], id, argv, envp, cwd, cwd_fallback, stdin_mode, tty, &as);
     }
     close(pipefd[1]);
     write_pid_file(id, pid);

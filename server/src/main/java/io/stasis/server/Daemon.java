@@ -20,6 +20,7 @@ import io.stasis.core.checkpoint.DurableCheckpoints;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
+import io.stasis.core.exec.SandboxUsers;
 import io.stasis.core.files.FileService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.lifecycle.ActivityTracker;
@@ -207,8 +208,9 @@ public final class Daemon implements AutoCloseable {
             var blobGc = register(new BlobGc(content, blobHolder, archive, volumeArchive, config.blobs().gcInterval(),
                     faults, clock));
             blobGc.start();
-            var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit());
-            var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100);
+            var users = new SandboxUsers(new LinuxSandboxFiles(owner));
+            var exec = new ExecService(sandboxes, lifecycle, activity, runtime, config.execOutputLimit(), users);
+            var processes = new ProcessService(sandboxes, lifecycle, activity, runtime, clock, 100, users);
             var templateBuilds = register(new TemplateBuilds(new TemplateBuilds.Services(sandboxes, exec, processes, checkpoints, lifecycle), roots,
                     templates, clock, config.runtimes().defaultRuntime(), config.network().buildPolicy(BaseTemplate.hostAptMirrors())));
             templateBuilds.removeInterruptedBuilds();

@@ -245,6 +245,37 @@ class TemplateBuildsIT {
     }
 
     @Test
+    void stepsAfterUserRunAsThatUserAndExecsCanAskForOne() {
+        var ready = build(JSON.createObjectNode().put("name", "with-user").put("dockerfile", """
+                FROM tiny
+                RUN echo 'app:x:1000:1000::/home/app:/bin/sh' >> /etc/passwd && echo 'app:x:1000:' >> /etc/group \\
+                 && mkdir -p /home/app && chown 1000:1000 /home/app
+                USER app
+                WORKDIR /home/app
+                RUN id -u > uid && touch mine && echo $HOME > home
+                """).toString());
+        assertThat(ready.get("status").asText()).as(ready.toString()).isEqualTo("ready");
+        assertThat(ready.get("user").asText()).isEqualTo("app");
+        String id = sandbox("with-user");
+        assertThat(api.sh(id, "cat /home/app/uid /home/app/home; stat -c %u:%g /home/app/mine")).isEqualTo("1000\n/home/app\n1000:1000\n");
+
+        var asApp = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"id -un; pwd; echo $HOME $USER\"], \"user\": \"app\"}");
+        assertThat(asApp.get("stdout").asText()).isEqualTo("app\n/home/app\n/home/app app\n");
+        var byUid = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"id -u; id -g\"], \"user\": \"4242:1000\"}");
+        assertThat(byUid.get("stdout").asText()).isEqualTo("4242\n1000\n");
+        var denied = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"echo x > /root/x\"], \"user\": \"app\"}");
+        assertThat(denied.get("exitCode").asInt()).isNotZero();
+        var unknown = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"id\"], \"user\": \"nosuch\"}");
+        assertThat(unknown.status()).isEqualTo(422);
+        assertThat(unknown.body().get("error").get("message").asText()).contains("nosuch");
+        assertThat(api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"id\"], \"user\": \"../etc\"}").status()).isEqualTo(422);
+        var process = api.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"id -un > /tmp/who; sleep 60\"], \"user\": \"app\"}");
+        Await.until("the process as app", Duration.ofSeconds(10), () -> api.sh(id, "cat /tmp/who 2>/dev/null").equals("app\n"));
+        assertThat(process.get("pid").asLong()).isPositive();
+        api.call("DELETE", "/v1/sandboxes/" + id, null);
+    }
+
+    @Test
     void aPrebootedTemplatesSandboxesStartWithItsProcessRunningAndReady() {
         var ready = build("""
                 {"name": "served", "from": "tiny", "steps": [{"run": "mkdir -p /srv && echo pong > /srv/ping"}],
@@ -395,7 +426,7 @@ class TemplateBuildsIT {
         cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"steps\": [{\"copy\": {\"src\": \"a\", \"dest\": \"/b\"}}]}", "invalid_request");
         cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"context\": \"eA==\", \"steps\": [{\"copy\": {\"src\": \"../a\", \"dest\": \"/b\"}}]}",
                 "invalid_request");
-        cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"steps\": [{\"user\": \"nobody\"}]}", "invalid_request");
+        cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"steps\": [{\"user\": \"no body\"}]}", "invalid_request");
         cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"steps\": \"run\"}", "invalid_request");
         cases.put("{\"name\": \"n\", \"from\": \"tiny\", \"context\": \"***\"}", "invalid_request");
         cases.put("{\"name\": \"n\", \"dockerfile\": \"RUN true\"}", "invalid_request");

@@ -14,6 +14,7 @@ import io.stasis.core.spi.ExecHandle;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.spi.ProcessUser;
 import io.stasis.core.spi.SpawnSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -193,6 +194,20 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
         var result = Commands.run(runtime(), id, "no-such-program");
         assertThat(result.code()).isEqualTo(127);
         assertThat(result.stderr()).contains("no-such-program");
+    }
+
+    /** A process run as a user has its ids and groups, and writes files as them; root's are root's. */
+    @Test
+    void aProcessRunsAsTheUserItIsGiven() {
+        var id = start();
+        var spec = new SpawnSpec(List.of("sh", "-c", "id -u; id -g; id -G; touch /tmp/by-user; stat -c %u:%g /tmp/by-user"),
+                Optional.of("/tmp"), Commands.ENV, Optional.empty()).as(Optional.of(new ProcessUser(1000, 1001, List.of(27, 100))));
+        var result = Commands.run(runtime(), id, spec, Duration.ofSeconds(10));
+        assertThat(result.stdout()).as(result.stderr()).isEqualTo("1000\n1001\n1001 27 100\n1000:1001\n");
+        var denied = Commands.run(runtime(), id, new SpawnSpec(List.of("sh", "-c", "echo no > /root/x"), Optional.of("/tmp"), Commands.ENV,
+                Optional.empty()).as(Optional.of(new ProcessUser(1000, 1000, List.of()))), Duration.ofSeconds(10));
+        assertThat(denied.code()).isNotZero();
+        assertThat(Commands.sh(runtime(), id, "id -u").stdout()).isEqualTo("0\n");
     }
 
     @Test

@@ -16,8 +16,10 @@ import java.util.Optional;
  * @param env     variables added to the sandbox's own for this command
  * @param stdin   bytes fed to standard input, then end of file; none means {@code /dev/null}
  * @param timeout after it the command's whole process tree is killed
+ * @param user    who it runs as: a user name or uid of the sandbox, optionally {@code :group}; empty: root
  */
-public record ExecRequest(List<String> cmd, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin, Duration timeout) {
+public record ExecRequest(List<String> cmd, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin, Duration timeout,
+                          Optional<String> user) {
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
     public static final Duration MAX_TIMEOUT = Duration.ofHours(24);
     public static final int MAX_ARGS = 4096;
@@ -41,6 +43,14 @@ public record ExecRequest(List<String> cmd, Optional<String> cwd, Map<String, St
         });
         if (timeout.isNegative() || timeout.isZero() || timeout.compareTo(MAX_TIMEOUT) > 0)
             throw StasisException.invalid("timeoutMs", "must be between 1 and " + MAX_TIMEOUT.toMillis());
+        user.ifPresent(u -> {
+            if (!SandboxUsers.SPEC.matcher(u).matches())
+                throw StasisException.invalid("user", "must be a user name or uid, optionally :group, was '" + u + "'");
+        });
+    }
+
+    public ExecRequest(List<String> cmd, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin, Duration timeout) {
+        this(cmd, cwd, env, stdin, timeout, Optional.empty());
     }
 
     public static ExecRequest of(String... cmd) {

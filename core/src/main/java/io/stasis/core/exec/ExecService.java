@@ -32,10 +32,12 @@ public final class ExecService {
     private final ActivityTracker activity;
     private final SandboxRuntime runtime;
     private final long outputLimit;
+    private final SandboxUsers users;
 
     /** @param outputLimit most bytes of each output kept for the result; more is dropped and flagged */
     public ExecService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxRuntime runtime,
-                       long outputLimit) {
+                       long outputLimit, SandboxUsers users) {
+        this.users = users;
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.activity = activity;
@@ -58,8 +60,11 @@ public final class ExecService {
         ExecHandle handle;
         try {
             // Auto-resume: a paused or hibernated sandbox is woken first.
-            handle = lifecycle.withRunning(sandbox.id(), "exec",
-                    s -> runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd(), environment(s, request.env()), request.stdin())));
+            handle = lifecycle.withRunning(sandbox.id(), "exec", s -> {
+                var user = request.user().map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
+                return runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd().or(() -> user.map(SandboxUsers.Resolved::home)),
+                        environment(s, user, request.env()), request.stdin()).as(user.map(SandboxUsers.Resolved::ids)));
+            });
         } catch (StasisException e) {
             var status = runtime.status(sandbox.id());
             if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN) {
@@ -103,7 +108,17 @@ public final class ExecService {
 
     /** The environment of a command: the defaults, the sandbox's own, then the call's. */
     public static Map<String, String> environment(Sandbox sandbox, Map<String, String> extra) {
+        return environment(sandbox, Optional.empty(), extra);
+    }
+
+    /** The environment of a command run as {@code user}: its HOME, USER and LOGNAME among the defaults. */
+    public static Map<String, String> environment(Sandbox sandbox, Optional<SandboxUsers.Resolved> user, Map<String, String> extra) {
         var env = new LinkedHashMap<>(DEFAULT_ENV);
+        user.filter(u -> !u.isRoot()).ifPresent(u -> {
+            env.put("HOME", u.home());
+            env.put("USER", u.name());
+            env.put("LOGNAME", u.name());
+        });
         env.put("HOSTNAME", sandbox.id().hostname());
         env.putAll(sandbox.env());
         env.putAll(extra);

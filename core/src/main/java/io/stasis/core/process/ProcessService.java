@@ -4,6 +4,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecListener;
 import io.stasis.core.exec.ExecService;
+import io.stasis.core.exec.SandboxUsers;
 import io.stasis.core.exec.ExitStatus;
 import io.stasis.core.exec.KeptOutput;
 import io.stasis.core.exec.OutputFeeds;
@@ -46,11 +47,13 @@ public final class ProcessService {
     private final SandboxProcesses runtime;
     private final Clock clock;
     private final int keepExited;
+    private final SandboxUsers users;
     private final OutputFeeds feeds = new OutputFeeds();
 
     /** @param keepExited how many ended processes a sandbox keeps (with their output) before the oldest are forgotten */
     public ProcessService(SandboxService sandboxes, LifecycleService lifecycle, ActivityTracker activity, SandboxProcesses runtime,
-                          Clock clock, int keepExited) {
+                          Clock clock, int keepExited, SandboxUsers users) {
+        this.users = users;
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.activity = activity;
@@ -67,10 +70,11 @@ public final class ProcessService {
         var label = new ProcessLabel(request.cmd(), request.cwd(), request.tag(), now, request.keepAlive(),
                 request.keepAliveFor().map(now::plus), stdinOpen, request.terminal().isPresent());
         long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> {
-            var env = ExecService.environment(s, request.env());
+            var user = request.user().map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
+            var env = ExecService.environment(s, user, request.env());
             if (request.terminal().isPresent()) env.putIfAbsent("TERM", "xterm-256color");
-            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), request.cwd(), env, Optional.empty(),
-                    request.stdin(), request.terminal()), label.encode());
+            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), request.cwd().or(() -> user.map(SandboxUsers.Resolved::home)),
+                    env, Optional.empty(), request.stdin(), request.terminal(), user.map(SandboxUsers.Resolved::ids)), label.encode());
         });
         return new ProcessInfo(ID_PREFIX + processId, pid, request.cmd(), request.cwd(), request.tag(), now, "running",
                 Optional.empty(), request.keepAlive(), label.keepAliveUntil(), 0, 0, stdinOpen, request.terminal().isPresent());

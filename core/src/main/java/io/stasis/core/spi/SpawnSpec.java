@@ -15,9 +15,10 @@ import java.util.Optional;
  * @param stdinPipe standard input stays open for writes through the runtime until closed
  * @param terminal  run it on a terminal of this size (stdout and stderr are then one stream, and
  *                  standard input is always a pipe)
+ * @param user      who it runs as; empty: root
  */
 public record SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin,
-                        boolean stdinPipe, Optional<TerminalSize> terminal) {
+                        boolean stdinPipe, Optional<TerminalSize> terminal, Optional<ProcessUser> user) {
     public SpawnSpec {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
@@ -26,7 +27,16 @@ public record SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, Str
     }
 
     public SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin) {
-        this(argv, cwd, env, stdin, false, Optional.empty());
+        this(argv, cwd, env, stdin, false, Optional.empty(), Optional.empty());
+    }
+
+    public SpawnSpec(List<String> argv, Optional<String> cwd, Map<String, String> env, Optional<byte[]> stdin,
+                     boolean stdinPipe, Optional<TerminalSize> terminal) {
+        this(argv, cwd, env, stdin, stdinPipe, terminal, Optional.empty());
+    }
+
+    public SpawnSpec as(Optional<ProcessUser> user) {
+        return new SpawnSpec(argv, cwd, env, stdin, stdinPipe, terminal, user);
     }
 
     /** A terminal's size in characters. */

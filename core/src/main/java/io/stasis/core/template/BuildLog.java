@@ -44,18 +44,32 @@ public final class BuildLog {
         int length = (int) Math.min(maxBytes, written - start);
         byte[] out = new byte[length];
         for (int i = 0; i < length; i++) out[i] = ring[(int) ((start + i) % ring.length)];
+        // A character cut by the end of the slice waits for the next read, so that text readers never see half of one.
+        if (start + length < written || !done) length -= incompleteTail(out);
+        if (length < out.length) out = Arrays.copyOf(out, length);
         return new Slice(start, out, start + length, done && start + length == written);
+    }
+
+    /** How many bytes at the end of {@code data} begin a UTF-8 sequence that is not complete in it. */
+    static int incompleteTail(byte[] data) {
+        for (int back = 1; back <= Math.min(3, data.length); back++) {
+            int b = data[data.length - back] & 0xff;
+            if ((b & 0xc0) == 0x80) continue; // a continuation byte: look further back for the lead
+            int needed = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+            return needed > back ? back : 0;
+        }
+        return 0;
     }
 
     /** As {@link #read}, first waiting up to {@code wait} for bytes past {@code offset} or for the end. */
     public synchronized Slice await(long offset, int maxBytes, Duration wait) throws InterruptedException {
         long deadline = System.nanoTime() + wait.toNanos();
-        while (written <= offset && !done) {
+        while (true) {
+            var slice = read(offset, maxBytes);
             long left = deadline - System.nanoTime();
-            if (left <= 0) break;
+            if (slice.data().length > 0 || done || left <= 0) return slice;
             wait(Math.max(1, left / 1_000_000));
         }
-        return read(offset, maxBytes);
     }
 
     /** The last {@code maxBytes} of the log as text, for an error report. */

@@ -15,6 +15,7 @@ final class CopyScript {
             set -e
             t=$(mktemp -d)
             trap 'rm -rf "$t"' EXIT
+            chmod 755 "$t" # an archive without a ./ entry leaves it as mktemp made it, which "cp -a $t/." would copy
             tar -x $STASIS_COPY_GZIP -f - -C "$t"
             s="$t/$STASIS_COPY_SRC"
             if [ ! -e "$s" ] && [ ! -L "$s" ]; then echo "COPY: '$STASIS_COPY_SRC' is not in the build's context" >&2; exit 1; fi

@@ -1,11 +1,13 @@
 package io.stasis.core.template;
 
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.tenant.TenantId;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -43,7 +45,6 @@ public record TemplateBuildRequest(String name, String from, List<BuildStep> ste
     public static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
     public static final int MAX_STEPS = 256;
     public static final int MAX_CONTEXT_BYTES = 32 << 20;
-    private static final java.util.Set<String> ROOT = java.util.Set.of("root", "0", "root:root", "0:0");
 
     public TemplateBuildRequest {
         requireName("name", name);
@@ -53,12 +54,10 @@ public record TemplateBuildRequest(String name, String from, List<BuildStep> ste
         cmd = cmd.map(List::copyOf);
         if (cmd.isPresent() && cmd.get().isEmpty()) throw StasisException.invalid("cmd", "must name a program");
         if (context.isPresent() && context.get().length > MAX_CONTEXT_BYTES)
-            throw StasisException.invalid("context", "must be at most " + MAX_CONTEXT_BYTES + " bytes");
+            throw new StasisException(ErrorCode.PAYLOAD_TOO_LARGE, "the context is larger than " + MAX_CONTEXT_BYTES + " bytes",
+                    Map.of("field", "context", "limitBytes", MAX_CONTEXT_BYTES));
         if (context.isEmpty() && steps.stream().anyMatch(s -> s instanceof BuildStep.Copy))
             throw StasisException.invalid("context", "a copy step copies from the build's context: send one (a tar archive)");
-        for (var step : steps)
-            if (step instanceof BuildStep.User user && !ROOT.contains(user.user()))
-                throw StasisException.invalid("steps.user", "a build's steps run as root for now ('" + user.user() + "' was asked for)");
         Objects.requireNonNull(resources);
         Objects.requireNonNull(network);
         Objects.requireNonNull(tenant);

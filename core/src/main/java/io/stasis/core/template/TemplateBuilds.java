@@ -323,13 +323,14 @@ public final class TemplateBuilds implements AutoCloseable {
         var asked = build.request.preboot().orElseThrow();
         build.log.line("# starting: " + asked.startCmd());
         var process = processes.start(sandbox.id().value(), new ProcessRequest(List.of("/bin/sh", "-c", asked.startCmd()),
-                Optional.of(settings.cwd()), settings.env, false, Optional.empty(), Optional.of("template-start"), false, Optional.empty()));
+                Optional.of(settings.cwd()), settings.env, false, Optional.empty(), Optional.of("template-start"), false, Optional.empty(),
+                settings.user));
         build.log.line("# waiting until ready: " + asked.readyCmd());
         long deadline = System.nanoTime() + asked.readyTimeout().toNanos();
         ExecResult last = null;
         while (true) {
             last = exec.exec(sandbox.id().value(), new ExecRequest(List.of("/bin/sh", "-c", asked.readyCmd()), Optional.of(settings.cwd()),
-                    settings.env, Optional.empty(), Duration.ofSeconds(30)));
+                    settings.env, Optional.empty(), Duration.ofSeconds(30), settings.user));
             if (!last.timedOut() && last.exit().exitCode() == 0) break;
             var info = processes.list(sandbox.id().value()).stream().filter(p -> p.pid() == process.pid()).findFirst();
             boolean exited = info.isPresent() && !info.get().running();
@@ -387,7 +388,7 @@ public final class TemplateBuilds implements AutoCloseable {
     private void runStep(Build build, Sandbox sandbox, int index, BuildStep step, StepSettings settings) {
         ExecRequest command = switch (step) {
             case BuildStep.Run run -> new ExecRequest(List.of("/bin/sh", "-c", run.command()), Optional.of(settings.cwd()),
-                    settings.env, Optional.empty(), run.timeout());
+                    settings.env, Optional.empty(), run.timeout(), settings.user);
             case BuildStep.Copy copy -> CopyScript.request(copy, settings, build.request.context().orElseThrow());
             case BuildStep.Workdir workdir -> new ExecRequest(List.of("mkdir", "-p", "--", workdir.path()), Optional.of("/"),
                     Map.of(), Optional.empty(), ExecRequest.DEFAULT_TIMEOUT);

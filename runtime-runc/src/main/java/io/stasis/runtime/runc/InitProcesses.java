@@ -96,6 +96,8 @@ final class InitProcesses implements SandboxProcesses {
             request.with("stdin", 1);
         } else if (spec.stdinPipe()) request.with("stdin", "fifo");
         spec.terminal().ifPresent(size -> request.with("pty", size.cols() + "x" + size.rows()));
+        spec.user().ifPresent(user -> request.with("user", user.uid() + ":" + user.gid()
+                + user.groups().stream().map(String::valueOf).reduce((a, b) -> a + "," + b).map(g -> ":" + g).orElse("")));
         return request;
     }
 
@@ -249,6 +251,9 @@ final class InitProcesses implements SandboxProcesses {
         if (stage.equals("chdir"))
             return new StasisException(ErrorCode.INVALID_REQUEST, "cwd '" + spec.cwd().orElse("/root") + "': " + message,
                     Map.of("field", "cwd", "sandbox", id.value()));
+        if (stage.equals("setuid"))
+            return new StasisException(ErrorCode.INVALID_REQUEST, "user " + spec.user().map(Object::toString).orElse("?") + ": " + message,
+                    Map.of("field", "user", "sandbox", id.value()));
         // The process's output files are on the sandbox's disk: a full one cannot take them.
         String step = "spawn (" + stage + ")";
         if (reply.get("errno").filter(EDQUOT::equals).isPresent()) return DiskFull.inSandbox(id, step, message, null);

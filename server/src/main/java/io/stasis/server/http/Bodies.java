@@ -42,14 +42,15 @@ final class Bodies {
     record ResourcesBody(Double cpus, Integer memoryMb, Integer pids, Integer diskMb) {
     }
 
-    record Exec(List<String> cmd, String cwd, Map<String, String> env, String stdin, String stdinEncoding, String encoding, Long timeoutMs) {
+    record Exec(List<String> cmd, String cwd, Map<String, String> env, String stdin, String stdinEncoding, String encoding, Long timeoutMs,
+                String user) {
     }
 
     record Move(String from, String to, Boolean overwrite) {
     }
 
     record StartProcess(List<String> cmd, String cwd, Map<String, String> env, Boolean background, TerminalBody pty,
-                        Boolean keepAlive, String keepAliveFor, String tag, Boolean stdin) {
+                        Boolean keepAlive, String keepAliveFor, String tag, Boolean stdin, String user) {
     }
 
     record TerminalBody(Integer cols, Integer rows) {

@@ -43,7 +43,7 @@ final class ExecRoutes {
         Duration timeout = body.timeoutMs() == null ? ExecRequest.DEFAULT_TIMEOUT : Duration.ofMillis(body.timeoutMs());
         if (body.timeoutMs() != null && body.timeoutMs() <= 0) throw StasisException.invalid("timeoutMs", "must be positive");
         var request = new ExecRequest(body.cmd(), Optional.ofNullable(body.cwd()),
-                EnvVars.validateEnv("env", body.env() == null ? Map.of() : body.env()), stdin, timeout);
+                EnvVars.validateEnv("env", body.env() == null ? Map.of() : body.env()), stdin, timeout, Optional.ofNullable(body.user()));
         String sandbox = AccessGuard.sandboxId(ctx);
         if (SseStream.wanted(ctx)) stream(ctx, sandbox, request, output);
         else {

@@ -74,7 +74,8 @@ final class ProcessRoutes {
             throw StasisException.invalid("background", "processes started here always run in the background; use POST .../exec to run and wait");
         var request = new ProcessRequest(body.cmd(), Optional.ofNullable(body.cwd()), body.env() == null ? Map.of() : body.env(),
                 Boolean.TRUE.equals(body.keepAlive()), Optional.ofNullable(body.keepAliveFor()).map(d -> Durations.parse("keepAliveFor", d)),
-                Optional.ofNullable(body.tag()), Boolean.TRUE.equals(body.stdin()), Optional.ofNullable(body.pty()).map(Bodies.TerminalBody::size));
+                Optional.ofNullable(body.tag()), Boolean.TRUE.equals(body.stdin()), Optional.ofNullable(body.pty()).map(Bodies.TerminalBody::size),
+                Optional.ofNullable(body.user()));
         ctx.status(201).json(ProcessView.of(processes.start(AccessGuard.sandboxId(ctx), request)));
     }
 

@@ -48,8 +48,8 @@ final class TemplateRoutes {
     /** A template, with its latest build when one ran since the service started. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record TemplateDetailView(String name, String description, String status, String version, Instant builtAt, Long sizeBytes,
-                              Double progress, String message, String from, Map<String, String> env, String workdir, List<String> cmd,
-                              String startCmd, String readyCmd, BuildView build) {
+                              Double progress, String message, String from, Map<String, String> env, String workdir, String user,
+                              List<String> cmd, String startCmd, String readyCmd, BuildView build) {
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -156,7 +156,8 @@ final class TemplateRoutes {
         String name = ctx.pathParam("name");
         var build = builds.latest(tenant, name).orElseThrow(() -> {
             templates.status(tenant, name); // template_not_found if it does not exist at all
-            return StasisException.invalid("name", "template '" + name + "' has no build since the service started");
+            return new StasisException(ErrorCode.NOT_FOUND, "template '" + name + "' has had no build since the service started",
+                    Map.of("template", name));
         });
         long offset = Query.integer(ctx, "offset", 0);
         if (offset < 0) throw StasisException.invalid("offset", "must not be negative");
@@ -202,7 +203,8 @@ final class TemplateRoutes {
         return new TemplateDetailView(t.name(), t.description(), status, t.version().orElse(null), t.builtAt().orElse(null),
                 t.sizeBytes().orElse(null), t.progress().orElse(null), t.message().orElse(null),
                 config.flatMap(c -> c.from()).orElse(null), config.map(c -> c.env()).filter(e -> !e.isEmpty()).orElse(null),
-                config.flatMap(c -> c.workdir()).orElse(null), config.flatMap(c -> c.cmd()).orElse(null),
+                config.flatMap(c -> c.workdir()).orElse(null), config.flatMap(c -> c.user()).orElse(null),
+                config.flatMap(c -> c.cmd()).orElse(null),
                 config.flatMap(c -> c.preboot()).map(p -> p.startCmd()).orElse(null),
                 config.flatMap(c -> c.preboot()).map(p -> p.readyCmd()).orElse(null),
                 build.map(b -> buildView(b.running(), b.report())).orElse(null));
