@@ -46,6 +46,7 @@ import picocli.CommandLine.Spec;
                 "  stasis events demo --follow",
                 "  stasis preview create demo 8000                  # URLs of port 8000, and its token",
                 "  stasis network set demo --allow pypi.org         # replaces the whole egress policy",
+                "  stasis template build web -f Dockerfile --context # a template of your own; then create --template web",
                 "  stasis mcp                                       # MCP server on stdio, for agent hosts",
                 "  stasis rm demo",
                 "  source <(stasis completion bash)                 # tab completion (zsh: completion zsh)"},
@@ -71,7 +72,7 @@ final class StasisCommand implements Callable<Integer>, AutoCloseable {
      */
     static final List<Class<?>> SUBCOMMANDS = List.of(CreateCommand.class, ListCommand.class, InfoCommand.class, ExecCommand.class,
             ShellCommand.class, SpawnCommand.class, PsCommand.class, LogsCommand.class, KillCommand.class, ForgetCommand.class,
-            WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class,
+            WaitCommand.class, RmCommand.class, CpCommand.class, WatchCommand.class, TemplatesCommand.class, TemplateCommand.class,
             PauseCommand.class, StandbyCommand.class, ResumeCommand.class, HibernateCommand.class, StopCommand.class,
             StartCommand.class, LifecycleCommand.class,
             CheckpointCommand.class, CheckpointsCommand.class, CheckpointInfoCommand.class, RmCheckpointCommand.class,

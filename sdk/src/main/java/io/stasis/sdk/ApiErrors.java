@@ -79,8 +79,8 @@ final class ApiErrors {
             case "forbidden" -> 403;
             case "not_found", "sandbox_not_found", "file_not_found", "checkpoint_not_found", "process_not_found",
                  "preview_not_found" -> 404;
-            case "invalid_state", "checkpoint_unsupported", "generation_mismatch", "name_taken", "file_exists", "directory_not_empty",
-                 "store_busy" -> 409;
+            case "invalid_state", "checkpoint_unsupported", "generation_mismatch", "name_taken", "template_in_use", "file_exists",
+                 "directory_not_empty", "store_busy" -> 409;
             case "payload_too_large" -> 413;
             case "invalid_request", "template_not_found", "not_a_directory", "is_a_directory" -> 422;
             case "quota_exceeded" -> 429;

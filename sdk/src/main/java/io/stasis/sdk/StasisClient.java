@@ -109,6 +109,7 @@ public final class StasisClient implements AutoCloseable {
         return sandboxes;
     }
 
+    /** Templates: the service's and the tenant's own, built from steps or a Dockerfile; their builds' output. */
     public Templates templates() {
         return templates;
     }
@@ -282,8 +283,9 @@ public final class StasisClient implements AutoCloseable {
 
         /**
          * How long to wait for calls whose work on the host takes its time: create (the first
-         * create of a template builds it), pause, resume, hibernate, stop, start, checkpoint and
-         * fork (default 10 min; never shorter than {@link #requestTimeout}); null for no limit.
+         * create of a template builds it), pause, resume, hibernate, stop, start, checkpoint,
+         * fork and starting a template build with its context (default 10 min; never shorter
+         * than {@link #requestTimeout}); null for no limit.
          */
         public Builder operationTimeout(Duration timeout) {
             this.operationTimeout = timeout == null ? null : positive(timeout, "operationTimeout");

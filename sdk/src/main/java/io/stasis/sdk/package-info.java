@@ -3,9 +3,11 @@
  * {@link io.stasis.sdk.Sandboxes} the sandbox calls by id or name, {@link io.stasis.sdk.Sandbox}
  * one sandbox with its {@linkplain io.stasis.sdk.Sandbox#files() files},
  * {@linkplain io.stasis.sdk.Sandbox#processes() processes} and
- * {@linkplain io.stasis.sdk.Sandbox#previews() previews}. Larger requests have builders
+ * {@linkplain io.stasis.sdk.Sandbox#previews() previews}, {@link io.stasis.sdk.Templates} the
+ * templates sandboxes are made from, built from steps or a Dockerfile. Larger requests have builders
  * ({@link io.stasis.sdk.CreateSandboxRequest}, {@link io.stasis.sdk.ExecRequest},
- * {@link io.stasis.sdk.ProcessRequest}, {@link io.stasis.sdk.NetworkPolicy}, ...).
+ * {@link io.stasis.sdk.ProcessRequest}, {@link io.stasis.sdk.NetworkPolicy},
+ * {@link io.stasis.sdk.TemplateBuildRequest}, ...).
  *
  * <pre>{@code
  * try (StasisClient client = StasisClient.connect(System.getenv("STASIS_URL"), System.getenv("STASIS_API_KEY"))) {

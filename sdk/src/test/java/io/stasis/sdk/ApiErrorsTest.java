@@ -30,6 +30,7 @@ class ApiErrorsTest {
             "409, invalid_state, ConflictException",
             "409, checkpoint_unsupported, ConflictException",
             "409, name_taken, ConflictException",
+            "409, template_in_use, ConflictException",
             "409, file_exists, ConflictException",
             "409, directory_not_empty, ConflictException",
             "413, payload_too_large, PayloadTooLargeException",
@@ -50,6 +51,7 @@ class ApiErrorsTest {
         assertThat(e.code()).isEqualTo(code);
         assertThat(e.errorMessage()).isEqualTo("m");
         assertThat(e.requestId()).isEqualTo("req_1");
+        assertThat(ApiErrors.documentedStatus(code)).as("the status of an error that comes inside a stream").isEqualTo(status);
     }
 
     @ParameterizedTest

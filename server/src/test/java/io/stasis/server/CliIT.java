@@ -339,6 +339,36 @@ class CliIT {
     }
 
     @Test
+    void aTemplateIsBuiltFromADockerfileAndItsContextThenShownLoggedUsedAndRemoved(@TempDir Path project) throws Exception {
+        Files.writeString(project.resolve("Dockerfile"), """
+                FROM tiny
+                WORKDIR /app
+                COPY . .
+                RUN cat greeting.txt > built.txt && echo built from the cli
+                CMD ["cat", "/app/built.txt"]
+                """);
+        Files.writeString(project.resolve("greeting.txt"), "hello from the context\n");
+        var built = cli("", "template", "build", "-f", project.resolve("Dockerfile").toString(), "--context", project.toString(), "cli-tpl");
+        assertThat(built.code()).as(built.err()).isZero();
+        assertThat(built.err()).contains("step 3/3", "built from the cli");
+        assertThat(cli("", "template", "ls").out()).contains("cli-tpl");
+        assertThat(cli("", "template", "show", "cli-tpl").out()).contains("ready");
+        assertThat(cli("", "template", "logs", "cli-tpl").out()).contains("built from the cli");
+        var created = cli("", "create", "--template", "cli-tpl");
+        String id = created.out().strip();
+        assertThat(cli("", "exec", id, "--", "cat", "/app/built.txt").out()).isEqualTo("hello from the context\n");
+        var inUse = cli("", "template", "rm", "cli-tpl");
+        assertThat(inUse.code()).isEqualTo(5);
+        assertThat(cli("", "rm", id).code()).isZero();
+        assertThat(cli("", "template", "rm", "cli-tpl").code()).isZero();
+
+        Files.writeString(project.resolve("Dockerfile"), "FROM tiny\nRUN echo failing on purpose >&2; exit 9\n");
+        var failed = cli("", "template", "build", "-f", project.resolve("Dockerfile").toString(), "cli-bad");
+        assertThat(failed.code()).isEqualTo(1);
+        assertThat(failed.err()).contains("exit code 9", "failing on purpose");
+    }
+
+    @Test
     void unreachableServiceExitsWith3() {
         var out = new ByteArrayOutputStream();
         int code = Main.run(new String[]{"--url", "http://127.0.0.1:9", "--api-key", "sk_x", "list"},
