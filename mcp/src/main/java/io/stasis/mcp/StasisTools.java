@@ -18,6 +18,7 @@ public final class StasisTools {
         tools.addAll(SandboxTools.all());
         tools.addAll(ProcessTools.all());
         tools.addAll(FileTools.all());
+        tools.addAll(TemplateTools.all());
         return List.copyOf(tools);
     }
 

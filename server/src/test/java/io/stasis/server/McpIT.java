@@ -159,6 +159,26 @@ class McpIT {
     }
 
     @Test
+    void aModelBuildsATemplateUsesItAndDeletesIt() {
+        try (McpSyncClient client = Transport.STREAMABLE_HTTP.connect()) {
+            client.initialize();
+            var built = ok(call(client, "template_build", Map.of("name", "mcp-tpl", "from", "tiny",
+                    "run", List.of("echo made by a model > /made"), "env", Map.of("WHO", "mcp"))));
+            assertThat(text(built)).contains("template mcp-tpl version 1 is ready");
+            assertThat(text(ok(call(client, "template_list", Map.of())))).contains("mcp-tpl  ready");
+            var failed = call(client, "template_build", Map.of("name", "mcp-bad", "dockerfile", "FROM tiny\nRUN echo nope >&2; exit 4\n"));
+            assertThat(failed.isError()).isTrue();
+            assertThat(text(failed)).contains("failed at step 1", "exit code 4", "nope");
+            var created = ok(call(client, "sandbox_create", Map.of("template", "mcp-tpl")));
+            String id = (String) json(created).get("id");
+            assertThat(text(ok(call(client, "sandbox_exec", Map.of("sandbox", id, "command", "cat /made; echo $WHO")))))
+                    .contains("made by a model\nmcp");
+            ok(call(client, "sandbox_delete", Map.of("sandbox", id)));
+            assertThat(text(ok(call(client, "template_delete", Map.of("name", "mcp-tpl"))))).isEqualTo("deleted template mcp-tpl");
+        }
+    }
+
+    @Test
     void theHttpEndpointNeedsAnApiKey() throws Exception {
         String initialize = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
                 + "\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}";
