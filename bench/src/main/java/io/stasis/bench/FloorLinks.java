@@ -34,7 +34,9 @@ final class FloorLinks {
             Map.entry("fork1_memory_call", List.of("floor.btrfs_snapshot.tiny", "floor.criu_restore.fork_tiny")),
             Map.entry("output_stream.follow", List.of("floor.output_write")),
             Map.entry("output_stream.exec", List.of("floor.output_write")),
-            Map.entry("output_stream.exec_sdk", List.of("floor.output_write")));
+            Map.entry("output_stream.exec_sdk", List.of("floor.output_write")),
+            Map.entry("template_build.cold", List.of("floor.template_steps_by_hand")),
+            Map.entry("template_build.warm", List.of("floor.template_steps_by_hand")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
     static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(

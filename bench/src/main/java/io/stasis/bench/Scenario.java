@@ -3,7 +3,8 @@ package io.stasis.bench;
 /** One thing the issue asks to measure; its {@link #name()} is what {@code --only} takes. */
 sealed interface Scenario permits CreateToFirstOutput, ExecRoundTrip, FileThroughput, IdleMemory, RawFloors, PauseResume,
         HibernateResume, ForkTen, CheckpointFork, OutputThroughput, OutputLatency, FileEventLatency, ConcurrentFollowers,
-        PreviewOverhead, EgressOverhead, BlobThroughput, BlobDedup, BlobRestore, CliCalls, FirstCalls, StandbyResume, SeedScenario, Lifecycles, Crowd {
+        PreviewOverhead, EgressOverhead, BlobThroughput, BlobDedup, BlobRestore, CliCalls, FirstCalls, StandbyResume, SeedScenario, Lifecycles, Crowd,
+        TemplateBench {
     String name();
 
     /** Runs against the private service. Every sandbox it creates is deleted before it returns. */
