@@ -124,7 +124,7 @@ final class TemplateBuildCommand implements Callable<Integer> {
         String workdir;
 
         @Option(names = "--user", required = true, paramLabel = "USER",
-                description = "Run later steps as USER (the server takes root only, for now).")
+                description = "Run later steps as USER: a user of the template (name or uid, optionally :group).")
         String user;
 
         // One value, not two: a repeating exclusive group ends its instance only after single-value options.

@@ -58,7 +58,7 @@ public sealed interface BuildStep permits BuildStep.Run, BuildStep.Env, BuildSte
         }
     }
 
-    /** The user later steps run as; the server accepts only {@code root} for now. */
+    /** The user later run steps and the pre-boot run as: a user of the template (name or uid, optionally {@code :group}). */
     record User(String user) implements BuildStep {
         public User {
             requireText(user, "user");

@@ -30,8 +30,10 @@ public final class ExecRequest {
     private final byte[] stdin;
     private final Duration timeout;
     private final boolean base64Output;
+    private final String user;
 
     private ExecRequest(Builder b) {
+        this.user = b.user;
         this.cmd = List.copyOf(b.cmd);
         this.cwd = b.cwd;
         this.env = Collections.unmodifiableMap(new LinkedHashMap<>(b.env));
@@ -76,6 +78,11 @@ public final class ExecRequest {
         return timeout;
     }
 
+    /** Who the command runs as (a user name or uid of the sandbox, optionally {@code :group}), or null for root. */
+    public String user() {
+        return user;
+    }
+
     /** Whether the server should send output as base64 (byte-exact) instead of UTF-8 text. */
     public boolean base64Output() {
         return base64Output;
@@ -94,7 +101,7 @@ public final class ExecRequest {
             }
         }
         return new ExecWire.Body(cmd, cwd, env.isEmpty() ? null : env, stdinText, stdinEncoding,
-                base64Output ? "base64" : null, timeout == null ? null : Math.max(1, timeout.toMillis()));
+                base64Output ? "base64" : null, timeout == null ? null : Math.max(1, timeout.toMillis()), user);
     }
 
     @Override
@@ -108,6 +115,7 @@ public final class ExecRequest {
         private String cwd;
         private final Map<String, String> env = new LinkedHashMap<>();
         private byte[] stdin;
+        private String user;
         private Duration timeout;
         private boolean base64Output;
 
@@ -162,6 +170,15 @@ public final class ExecRequest {
         }
 
         /** Asks for output as base64 so that non-UTF-8 bytes survive exactly. */
+        /**
+         * Runs the command as a user of the sandbox: a name of its {@code /etc/passwd} or a uid, optionally
+         * {@code :group}; its HOME, USER and LOGNAME are set and the working directory defaults to its home.
+         */
+        public Builder user(String user) {
+            this.user = user;
+            return this;
+        }
+
         public Builder base64Output(boolean base64) {
             this.base64Output = base64;
             return this;

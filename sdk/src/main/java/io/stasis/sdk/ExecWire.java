@@ -12,7 +12,7 @@ final class ExecWire {
     /** The request body; null fields are left out. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Body(List<String> cmd, String cwd, Map<String, String> env, String stdin, String stdinEncoding,
-                String encoding, Long timeoutMs) {
+                String encoding, Long timeoutMs, String user) {
     }
 
     /** The non-streaming result. */
