@@ -14,6 +14,9 @@ STASIS_APT_PACKAGES=(
     gcc libc6-dev make patch bzip2 xz-utils tar zstd curl jq util-linux procps unzip ca-certificates python3 openssl
     rclone fuse3
 )
+# What only the tests need, installed by ./stasis test: docker-registry, the loopback registry image
+# pulls are tested against; libcap2-bin (setcap/getcap), file capabilities in imported images.
+STASIS_TEST_APT_PACKAGES=(docker-registry libcap2-bin)
 
 STASIS_JAVA_HOME_DEFAULT=/usr/lib/jvm/temurin-25-jdk-amd64
 STASIS_JAVA_MAJOR=25

@@ -60,6 +60,7 @@ import io.stasis.core.tenant.TenantService;
 import io.stasis.core.volume.VolumeService;
 import io.stasis.fs.linux.InotifyFileWatcher;
 import io.stasis.fs.linux.LinuxSandboxFiles;
+import io.stasis.host.FileTrees;
 import io.stasis.host.HostAddresses;
 import io.stasis.host.HostClaim;
 import io.stasis.host.SwapFile;
@@ -87,6 +88,7 @@ import io.stasis.storage.btrfs.BtrfsPoolConfig;
 import io.stasis.storage.btrfs.BtrfsRootStore;
 import io.stasis.storage.btrfs.BtrfsVolumeStore;
 import io.stasis.templates.BaseTemplate;
+import io.stasis.templates.oci.OciImports;
 import io.stasis.templates.TinyTemplate;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -116,6 +118,9 @@ import org.slf4j.LoggerFactory;
 public final class Daemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Daemon.class);
     private static final Duration OUTPUT_LIMIT_TICK = Duration.ofSeconds(5);
+    /** The largest image an import takes (its layers, uncompressed), and how long a registry may stay silent. */
+    private static final long IMAGE_LIMIT_BYTES = 8L << 30;
+    private static final Duration IMAGE_PULL_TIMEOUT = Duration.ofSeconds(60);
 
     private final List<AutoCloseable> closeInReverse = new ArrayList<>();
     private final BtrfsPool pool;
@@ -238,7 +243,8 @@ public final class Daemon implements AutoCloseable {
                             new PreviewUrls(config.previews().domain(), previewProxy.port()), config.runtimes().defaultRuntime(),
                             config.runtimes().allowed()),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, templateBuilds,
-                            new TemplateSandboxes(sandboxes, checkpoints, roots), events, activity,
+                            new TemplateSandboxes(sandboxes, checkpoints, roots),
+                            register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc)));
@@ -413,6 +419,17 @@ public final class Daemon implements AutoCloseable {
                 .addKeyValue("bucket", s3.bucket()).addKeyValue("credentials", credentials.isPresent() ? "access key" : "default chain")
                 .log("blob store");
         return new S3BlobStore(s3);
+    }
+
+    /**
+     * Where imported images wait while their layers are applied: on the data dir's disk (an image can
+     * be gigabytes), emptied at every start (a spool a stop left is garbage).
+     */
+    private static Path imageSpool(ServerConfig config) throws IOException {
+        Path spool = config.dataDir().resolve("image-spool");
+        if (Files.exists(spool)) FileTrees.deleteRecursively(spool);
+        Files.createDirectories(spool);
+        return spool;
     }
 
     private <T extends AutoCloseable> T register(T resource) {

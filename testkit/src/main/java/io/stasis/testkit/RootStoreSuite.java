@@ -266,6 +266,47 @@ public abstract class RootStoreSuite {
     }
 
     @Test
+    void aRecipesSettingsAreRecordedWithItsTemplate() {
+        var config = new TemplateConfig(Optional.of("ten_a"), Optional.of("upload"), Map.of("PATH", "/bin"), Optional.of("/app"),
+                Optional.of("app"), Optional.of(List.of("sh")), Optional.empty());
+        var recipe = new TemplateRecipe() {
+            @Override
+            public String name() {
+                return "image";
+            }
+
+            @Override
+            public String version() {
+                return "1";
+            }
+
+            @Override
+            public String description() {
+                return "an imported image";
+            }
+
+            @Override
+            public void populate(Path dir, Progress progress) throws Exception {
+                Files.writeString(Files.createDirectories(dir.resolve("app")).resolve("hello"), "hi");
+            }
+
+            @Override
+            public boolean keepsOwners() {
+                return true;
+            }
+
+            @Override
+            public TemplateConfig config() {
+                return config;
+            }
+        };
+        var image = store.installTemplate(recipe, owner(), TemplateRecipe.Progress.NONE);
+        assertThat(image.config()).isEqualTo(config);
+        assertThat(store.template("image").orElseThrow().config()).isEqualTo(config);
+        assertThat(store.createRoot(SandboxId.random(), "image", DISK).resolve("app/hello")).hasContent("hi");
+    }
+
+    @Test
     void aRootInstalledUnderABadNameOrOfNoSandboxLeavesNoTemplate() {
         var builder = SandboxId.random();
         store.createRoot(builder, TEMPLATE, DISK);

@@ -24,6 +24,20 @@ public interface TemplateRecipe {
      */
     void populate(Path dir, Progress progress) throws Exception;
 
+    /**
+     * Whether the files {@link #populate} writes already belong to the sandbox's ids (an image's
+     * layers, owners shifted into the sandbox's range, setuid bits and file capabilities kept): the
+     * store then keeps them as they are instead of giving the whole tree to the sandbox's root.
+     */
+    default boolean keepsOwners() {
+        return false;
+    }
+
+    /** What the template records beside its files ({@link TemplateImage#config()}). */
+    default TemplateConfig config() {
+        return TemplateConfig.NONE;
+    }
+
     /** Progress of a long step, for people watching. */
     @FunctionalInterface
     interface Progress {

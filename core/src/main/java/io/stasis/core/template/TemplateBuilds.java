@@ -1,16 +1,15 @@
 package io.stasis.core.template;
 
+import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.exec.ExecRequest;
 import io.stasis.core.exec.ExecResult;
 import io.stasis.core.exec.ExecService;
-import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.LifecyclePolicy;
-import io.stasis.core.process.ProcessRequest;
 import io.stasis.core.process.ProcessService;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
@@ -18,11 +17,11 @@ import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.TemplateConfig;
 import io.stasis.core.spi.TemplateImage;
+import io.stasis.core.spi.TemplateRecipe;
 import io.stasis.core.tenant.TenantId;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,15 +46,9 @@ public final class TemplateBuilds implements AutoCloseable {
     private static final int LOG_BYTES = 4 << 20;
     /** How long a build waits for its base template's first build (a Debian bootstrap takes minutes). */
     private static final Duration FROM_WAIT = Duration.ofMinutes(30);
-    private static final int FAILURE_OUTPUT_BYTES = 4096;
+    static final int FAILURE_OUTPUT_BYTES = 4096;
     private static final LifecyclePolicy BUILD_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
             Optional.empty(), Optional.of(Duration.ofHours(1)), Optional.of(Duration.ofHours(12)), false);
-
-    /** How often a pre-booted build asks its ready command. */
-    private static final Duration READY_POLL = Duration.ofMillis(250);
-    /** A holder sandbox waits stopped, with nothing on its idle ladder: its checkpoint is the template's running state. */
-    private static final LifecyclePolicy HOLDER_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.empty(), Optional.empty(), false);
 
     /** The services a build drives. */
     public record Services(SandboxService sandboxes, ExecService exec, ProcessService processes, CheckpointService checkpoints,
@@ -66,9 +59,7 @@ public final class TemplateBuilds implements AutoCloseable {
     private final TemplateService templates;
     private final SandboxService sandboxes;
     private final ExecService exec;
-    private final ProcessService processes;
-    private final CheckpointService checkpoints;
-    private final LifecycleService lifecycle;
+    private final Prebooter prebooter;
     private final Clock clock;
     private final RuntimeKind runtime;
     private final NetworkPolicy buildPolicy;
@@ -88,15 +79,17 @@ public final class TemplateBuilds implements AutoCloseable {
         this.templates = templates;
         this.sandboxes = services.sandboxes();
         this.exec = services.exec();
-        this.processes = services.processes();
-        this.checkpoints = services.checkpoints();
-        this.lifecycle = services.lifecycle();
+        this.prebooter = new Prebooter(services);
         this.clock = clock;
     }
 
-    /** One build: its request, output and progress. */
+    /** One build (from steps, or an image's import): what it makes, its output and progress. */
     public static final class Build {
-        private final TemplateBuildRequest request;
+        private final String name;
+        private final TenantId tenant;
+        private final String from;
+        private final int steps;
+        private final Optional<TemplateBuildRequest> request;
         private final BuildLog log = new BuildLog(LOG_BYTES);
         private final Instant startedAt;
         private volatile int step;
@@ -105,13 +98,17 @@ public final class TemplateBuilds implements AutoCloseable {
         private volatile BuildReport.Failure failure;
         private volatile TemplateImage result;
 
-        Build(TemplateBuildRequest request, Instant startedAt) {
+        private Build(String name, TenantId tenant, String from, int steps, Optional<TemplateBuildRequest> request, Instant startedAt) {
+            this.name = name;
+            this.tenant = tenant;
+            this.from = from;
+            this.steps = steps;
             this.request = request;
             this.startedAt = startedAt;
         }
 
-        public TemplateBuildRequest request() {
-            return request;
+        public String name() {
+            return name;
         }
 
         public BuildLog log() {
@@ -127,9 +124,23 @@ public final class TemplateBuilds implements AutoCloseable {
         }
 
         public BuildReport report() {
-            return new BuildReport(request.from(), step, request.steps().size(), cachedSteps, startedAt, Optional.ofNullable(endedAt),
-                    Optional.ofNullable(failure));
+            return new BuildReport(from, step, steps, cachedSteps, startedAt, Optional.ofNullable(endedAt), Optional.ofNullable(failure));
         }
+    }
+
+    /** An image to import: opened (pulled, or read from an upload) by the import, closed once it ended. */
+    @FunctionalInterface
+    public interface ImageSource {
+        /** The image's files as a recipe that keeps its owners, with the image's settings as its config. */
+        ImportedImage open(BuildLog log) throws Exception;
+    }
+
+    /** An opened image: its recipe, and what closing it frees (a spool of its layers). */
+    public interface ImportedImage extends AutoCloseable {
+        TemplateRecipe recipe();
+
+        @Override
+        void close();
     }
 
     /**
@@ -138,20 +149,42 @@ public final class TemplateBuilds implements AutoCloseable {
      * {@code template_not_found} for an unknown {@code from}.
      */
     public Build start(TemplateBuildRequest request) {
-        if (templates.isRecipe(request.name())) throw StasisException.nameTaken(request.name());
-        store.template(request.name()).ifPresent(existing -> {
-            if (!existing.config().tenant().equals(Optional.of(request.tenant().value()))) throw StasisException.nameTaken(request.name());
-        });
+        requireFreeName(request.tenant(), request.name());
         templates.requireVisible(request.tenant(), request.from());
-        var build = new Build(request, clock.instant());
-        var running = builds.compute(request.name(), (name, previous) -> previous != null && previous.running() ? previous : build);
+        var build = new Build(request.name(), request.tenant(), request.from(), request.steps().size(), Optional.of(request), clock.instant());
+        return begin(build, () -> run(build));
+    }
+
+    /**
+     * Starts importing an image as template {@code name} of {@code tenant} in the background: its
+     * layers applied as they are (owners, setuid bits and file capabilities kept), its Env,
+     * WorkingDir, User and command recorded as the template's. Errors as {@link #start}.
+     *
+     * @param source what the image is, as the template shows it ({@code oci://...}, {@code upload})
+     */
+    public Build startImport(TenantId tenant, String name, String source, ImageSource image) {
+        TemplateBuildRequest.requireName("name", name);
+        requireFreeName(tenant, name);
+        var build = new Build(name, tenant, source, 0, Optional.empty(), clock.instant());
+        return begin(build, () -> runImport(build, image));
+    }
+
+    private void requireFreeName(TenantId tenant, String name) {
+        if (templates.isRecipe(name)) throw StasisException.nameTaken(name);
+        store.template(name).ifPresent(existing -> {
+            if (!existing.config().tenant().equals(Optional.of(tenant.value()))) throw StasisException.nameTaken(name);
+        });
+    }
+
+    private Build begin(Build build, Runnable work) {
+        var running = builds.compute(build.name, (name, previous) -> previous != null && previous.running() ? previous : build);
         if (running != build)
-            throw new StasisException(ErrorCode.INVALID_STATE, "template '" + request.name() + "' is being built; wait for that build to end",
-                    Map.of("template", request.name()));
+            throw new StasisException(ErrorCode.INVALID_STATE, "template '" + build.name + "' is being built; wait for that build to end",
+                    Map.of("template", build.name));
         if (closing) throw new StasisException(ErrorCode.HOST_BUSY, "the service is stopping");
-        var thread = Thread.ofVirtual().name("template-build-" + request.name()).unstarted(() -> {
+        var thread = Thread.ofVirtual().name("template-build-" + build.name).unstarted(() -> {
             try {
-                run(build);
+                work.run();
             } finally {
                 buildThreads.remove(Thread.currentThread());
             }
@@ -159,6 +192,56 @@ public final class TemplateBuilds implements AutoCloseable {
         buildThreads.add(thread);
         thread.start();
         return build;
+    }
+
+    private void runImport(Build build, ImageSource source) {
+        long start = System.nanoTime();
+        build.log.line("# importing " + build.from + " as template " + build.name);
+        try (var image = source.open(build.log)) {
+            var inner = image.recipe();
+            var previous = store.template(build.name);
+            var config = inner.config();
+            var recipe = new ImportRecipe(build.name, nextVersion(previous), new TemplateConfig(Optional.of(build.tenant.value()),
+                    Optional.of(build.from), config.env(), config.workdir(), config.user(), config.cmd(), Optional.empty()), inner);
+            var installed = templates.install(recipe, (fraction, message) -> build.log.line("# " + message));
+            previous.flatMap(p -> p.config().preboot()).ifPresent(prebooter::deleteHolder);
+            build.result = installed;
+            build.log.line("# template " + build.name + " version " + installed.version() + " ready (" + installed.sizeBytes()
+                    + " bytes of files)");
+            log.atInfo().addKeyValue("template", build.name).addKeyValue("source", build.from).addKeyValue("version", installed.version())
+                    .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("image imported");
+        } catch (Exception | Error e) {
+            String message = e instanceof StasisException se ? se.getMessage() : String.valueOf(e.getMessage());
+            build.log.line("# import failed: " + message);
+            build.failure = new BuildReport.Failure(0, "IMPORT " + build.from, Optional.empty(), message, build.log.tail(FAILURE_OUTPUT_BYTES));
+            log.atWarn().addKeyValue("template", build.name).setCause(e).log("image import failed");
+        } finally {
+            build.endedAt = clock.instant();
+            build.log.finish();
+        }
+    }
+
+    /** An image's recipe under the template's name and next version, with the tenant's settings. */
+    private record ImportRecipe(String name, String version, TemplateConfig config, TemplateRecipe image) implements TemplateRecipe {
+        @Override
+        public String description() {
+            return image.description();
+        }
+
+        @Override
+        public boolean slow() {
+            return true;
+        }
+
+        @Override
+        public void populate(java.nio.file.Path dir, Progress progress) throws Exception {
+            image.populate(dir, progress);
+        }
+
+        @Override
+        public boolean keepsOwners() {
+            return image.keepsOwners();
+        }
     }
 
     /**
@@ -173,12 +256,12 @@ public final class TemplateBuilds implements AutoCloseable {
 
     /** The latest build of a template this tenant sees, if one ran since the service started. */
     public Optional<Build> latest(TenantId tenant, String name) {
-        return Optional.ofNullable(builds.get(name)).filter(b -> b.request.tenant().equals(tenant));
+        return Optional.ofNullable(builds.get(name)).filter(b -> b.tenant.equals(tenant));
     }
 
     /** Every build of the tenant's that ran since the service started, latest of each template. */
     public List<Build> of(TenantId tenant) {
-        return builds.values().stream().filter(b -> b.request.tenant().equals(tenant)).toList();
+        return builds.values().stream().filter(b -> b.tenant.equals(tenant)).toList();
     }
 
     /**
@@ -208,7 +291,7 @@ public final class TemplateBuilds implements AutoCloseable {
                     + users.stream().limit(5).map(s -> s.id().value()).collect(Collectors.joining(", "))
                     + (users.size() > 5 ? ", ..." : "") + "; delete them first", Map.of("template", name, "sandboxes", users.size()));
         store.deleteTemplate(name);
-        image.get().config().preboot().ifPresent(this::deleteHolder);
+        image.get().config().preboot().ifPresent(prebooter::deleteHolder);
         BuildCache.deleteLayersOf(store, name, Set.of());
         build.ifPresent(b -> builds.remove(name, b));
         log.atInfo().addKeyValue("template", name).addKeyValue("tenant", tenant).log("template deleted");
@@ -249,7 +332,7 @@ public final class TemplateBuilds implements AutoCloseable {
     }
 
     private void run(Build build) {
-        var request = build.request;
+        var request = build.request.orElseThrow();
         long start = System.nanoTime();
         Optional<Sandbox> sandbox = Optional.empty();
         boolean keepSandbox = false;
@@ -281,19 +364,20 @@ public final class TemplateBuilds implements AutoCloseable {
             var previous = store.template(request.name());
             String version = nextVersion(previous);
             Optional<TemplateConfig.Preboot> preboot = Optional.empty();
-            if (request.preboot().isPresent()) preboot = Optional.of(preboot(build, sandbox.get(), settings, version));
+            if (request.preboot().isPresent())
+                preboot = Optional.of(prebooter.boot(request, build.log, sandbox.get(), settings, version));
             var image = store.installTemplateFromRoot(sandbox.get().id(), new TemplateImage(request.name(), version,
                     clock.instant(), 0, new TemplateConfig(Optional.of(request.tenant().value()), Optional.of(request.from()),
                     settings.env, settings.workdir, settings.user, request.cmd(), Optional.empty(), preboot)));
             keepSandbox = preboot.isPresent();
-            previous.flatMap(p -> p.config().preboot()).ifPresent(this::deleteHolder);
+            previous.flatMap(p -> p.config().preboot()).ifPresent(prebooter::deleteHolder);
             BuildCache.deleteLayersOf(store, request.name(), plan.layerNames());
             build.result = image;
             build.log.line("# template " + request.name() + " version " + image.version() + " ready (" + image.sizeBytes() + " bytes of files)");
             log.atInfo().addKeyValue("template", request.name()).addKeyValue("version", image.version())
                     .addKeyValue("cachedSteps", plan.cachedSteps()).addKeyValue("steps", request.steps().size())
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("template built");
-        } catch (StepFailed e) {
+        } catch (BuildFailed e) {
             build.failure = e.failure;
         } catch (RuntimeException | Error e) {
             String message = e instanceof StasisException se ? se.getMessage() : String.valueOf(e);
@@ -315,71 +399,6 @@ public final class TemplateBuilds implements AutoCloseable {
         }
     }
 
-    /**
-     * Starts the pre-boot command, waits until the ready command exits 0, and keeps the sandbox's
-     * running state as a memory checkpoint; the sandbox is then stopped and kept as the checkpoint's holder.
-     */
-    private TemplateConfig.Preboot preboot(Build build, Sandbox sandbox, StepSettings settings, String version) {
-        var asked = build.request.preboot().orElseThrow();
-        build.log.line("# starting: " + asked.startCmd());
-        var process = processes.start(sandbox.id().value(), new ProcessRequest(List.of("/bin/sh", "-c", asked.startCmd()),
-                Optional.of(settings.cwd()), settings.env, false, Optional.empty(), Optional.of("template-start"), false, Optional.empty(),
-                settings.user));
-        build.log.line("# waiting until ready: " + asked.readyCmd());
-        long deadline = System.nanoTime() + asked.readyTimeout().toNanos();
-        ExecResult last = null;
-        while (true) {
-            last = exec.exec(sandbox.id().value(), new ExecRequest(List.of("/bin/sh", "-c", asked.readyCmd()), Optional.of(settings.cwd()),
-                    settings.env, Optional.empty(), Duration.ofSeconds(30), settings.user));
-            if (!last.timedOut() && last.exit().exitCode() == 0) break;
-            var info = processes.list(sandbox.id().value()).stream().filter(p -> p.pid() == process.pid()).findFirst();
-            boolean exited = info.isPresent() && !info.get().running();
-            if (exited || System.nanoTime() > deadline) {
-                var output = processes.output(sandbox.id().value(), process.pid(), 0, 0, FAILURE_OUTPUT_BYTES);
-                String started = new String(output.stdout(), java.nio.charset.StandardCharsets.UTF_8)
-                        + new String(output.stderr(), java.nio.charset.StandardCharsets.UTF_8);
-                String ready = new String(last.stdout(), java.nio.charset.StandardCharsets.UTF_8)
-                        + new String(last.stderr(), java.nio.charset.StandardCharsets.UTF_8);
-                build.log.append(started.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                String why = exited ? "the start command exited (" + info.get().exit().map(e -> "code " + e.exitCode()).orElse("?")
-                        + ") before it was ready" : "not ready after " + asked.readyTimeout().toSeconds() + " s";
-                build.log.line("# pre-boot failed: " + why);
-                throw new StepFailed(new BuildReport.Failure(build.request.steps().size() + 1, "START " + asked.startCmd(),
-                        Optional.of(last.exit().exitCode()), "the pre-boot failed: " + why + "; the ready command last exited "
-                        + last.exit().exitCode(), tail("start command output:\n" + started + "\nready command output:\n" + ready)));
-            }
-            sleep(READY_POLL);
-        }
-        build.log.line("# ready; keeping its running state");
-        var checkpoint = checkpoints.create(sandbox.id(), Optional.of("template " + build.request.name() + " v" + version), true);
-        lifecycle.stop(sandbox.id(), LifecycleService.Reason.API);
-        lifecycle.updatePolicy(sandbox.id(), HOLDER_LIFECYCLE);
-        return new TemplateConfig.Preboot(asked.startCmd(), asked.readyCmd(), checkpoint.id().value(), sandbox.id().value());
-    }
-
-    private static String tail(String text) {
-        return text.length() <= FAILURE_OUTPUT_BYTES ? text : text.substring(text.length() - FAILURE_OUTPUT_BYTES);
-    }
-
-    private static void sleep(Duration d) {
-        try {
-            Thread.sleep(d);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new StasisException(ErrorCode.INTERNAL, "interrupted while waiting for the pre-boot to be ready");
-        }
-    }
-
-    /** Deletes the sandbox that held an older version's running state (its checkpoint goes with it). */
-    private void deleteHolder(TemplateConfig.Preboot preboot) {
-        try {
-            sandboxes.delete(preboot.holder());
-        } catch (StasisException e) {
-            if (e.code() != ErrorCode.SANDBOX_NOT_FOUND)
-                log.atWarn().addKeyValue("sandbox", preboot.holder()).setCause(e).log("could not delete a pre-booted template's holder");
-        }
-    }
-
     private static TemplateConfig layerConfig(TemplateBuildRequest request) {
         return new TemplateConfig(Optional.of(request.tenant().value()), Optional.of(request.from()), Map.of(), Optional.empty(),
                 Optional.empty(), Optional.empty(), Optional.of(request.name()));
@@ -389,7 +408,7 @@ public final class TemplateBuilds implements AutoCloseable {
         ExecRequest command = switch (step) {
             case BuildStep.Run run -> new ExecRequest(List.of("/bin/sh", "-c", run.command()), Optional.of(settings.cwd()),
                     settings.env, Optional.empty(), run.timeout(), settings.user);
-            case BuildStep.Copy copy -> CopyScript.request(copy, settings, build.request.context().orElseThrow());
+            case BuildStep.Copy copy -> CopyScript.request(copy, settings, build.request.orElseThrow().context().orElseThrow());
             case BuildStep.Workdir workdir -> new ExecRequest(List.of("mkdir", "-p", "--", workdir.path()), Optional.of("/"),
                     Map.of(), Optional.empty(), ExecRequest.DEFAULT_TIMEOUT);
             case BuildStep.Env env -> null;
@@ -401,7 +420,7 @@ public final class TemplateBuilds implements AutoCloseable {
             String why = result.timedOut() ? "timed out" : result.exit().signal().map(s -> "was killed by " + s)
                     .orElse("exited with " + result.exit().exitCode());
             build.log.line("# step " + (index + 1) + " failed: " + why);
-            throw new StepFailed(new BuildReport.Failure(index + 1, step.describe(), Optional.of(result.exit().exitCode()),
+            throw new BuildFailed(new BuildReport.Failure(index + 1, step.describe(), Optional.of(result.exit().exitCode()),
                     "step " + (index + 1) + " (" + step.describe() + ") " + why, build.log.tail(FAILURE_OUTPUT_BYTES)));
         }
     }
@@ -440,15 +459,6 @@ public final class TemplateBuilds implements AutoCloseable {
             if (path.startsWith("/")) return path;
             String dir = cwd();
             return (dir.endsWith("/") ? dir : dir + "/") + path;
-        }
-    }
-
-    private static final class StepFailed extends RuntimeException {
-        final BuildReport.Failure failure;
-
-        StepFailed(BuildReport.Failure failure) {
-            super(failure.message(), null, false, false);
-            this.failure = failure;
         }
     }
 }

@@ -108,6 +108,11 @@ public final class TemplateService {
         return build;
     }
 
+    /** Installs a recipe that is not one of the service's (an imported image), its files given to the sandboxes' root unless it keeps its owners. */
+    public TemplateImage install(TemplateRecipe recipe, TemplateRecipe.Progress progress) {
+        return store.installTemplate(recipe, owner, progress);
+    }
+
     /** Every template: installed ones and those being built. */
     public List<TemplateStatus> list() {
         return list(Optional.empty());

@@ -19,6 +19,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -26,6 +27,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -297,6 +299,306 @@ public final class ConfinedRoot implements AutoCloseable {
             if (!Syscalls.fstat(dir.value()).isDirectory()) throw new LinuxException(Errno.ENOTDIR, "inotify_add_watch", path);
             return Syscalls.inotifyAddWatch(inotifyFd, dir.procPath(), mask | Syscalls.IN_ONLYDIR);
         }
+    }
+
+    // --- building a tree (a template from image layers) ---
+    //
+    // These take a path inside the root as an archive names it and act on that very entry: its
+    // last component is never followed (a symlink there is created, changed or removed itself),
+    // while the directories above it are resolved confined to the root (RESOLVE_IN_ROOT: a symlink
+    // among them, planted by an earlier entry, is followed as inside the root, never out of it).
+    // They are for a tree no sandbox runs on yet: /proc, /sys and /dev are plain directories of the
+    // tree here, not refused as kernel views. '..' in a path is refused (EINVAL). Missing parent
+    // directories are created (0755, owned by owner()); a dangling symlink in their place is
+    // refused (ENOENT), not followed to create its target.
+
+    /**
+     * What is at {@code path} itself ({@code lstat}), or empty when nothing is; the root for
+     * {@code /}.
+     *
+     * @throws LinuxException ENOTDIR when a parent is not a directory
+     */
+    public Optional<Stat> lstat(String path) {
+        var comps = treeComponents(path);
+        if (comps.isEmpty()) {
+            try (Fd root = rootDirectory()) {
+                return Optional.of(Syscalls.fstat(root.value()));
+            }
+        }
+        try (Fd parent = openParent(comps, false)) {
+            return Confinement.lstat(parent, comps.getLast());
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENOENT)) return Optional.empty();
+            throw e;
+        }
+    }
+
+    /** The names in the directory at {@code path} (a symlink there is not followed: ENOTDIR), unsorted. */
+    public List<String> names(String path) {
+        var comps = treeComponents(path);
+        try (Fd parent = comps.isEmpty() ? rootDirectory() : openParent(comps, false);
+             Fd dir = Confinement.openChildDirectory(parent, comps.isEmpty() ? "." : comps.getLast())) {
+            return Syscalls.readDirectory(dir.value()).stream().map(Syscalls.DirEntry::name).toList();
+        }
+    }
+
+    /**
+     * Removes whatever is at {@code path}, a directory with its whole tree (never following a
+     * symlink, never crossing a mount), and does nothing when nothing is there. The root is refused (EBUSY).
+     */
+    public void removeEntry(String path) {
+        var comps = treeComponents(path);
+        refuseRootOrDotDot(comps, "remove", display(comps));
+        Fd parent;
+        try {
+            parent = openParent(comps, false);
+        } catch (LinuxException e) {
+            if (e.is(Errno.ENOENT)) return;
+            throw e;
+        }
+        try (parent) {
+            TreeDeletion.removeEntry(parent, comps.getLast(), 0);
+        }
+    }
+
+    /**
+     * Creates a directory with exactly {@code mode} (the umask does not narrow it) owned by
+     * {@code owner}.
+     *
+     * @throws LinuxException EEXIST when anything (a symlink included) is at {@code path}
+     */
+    public void createDirectory(String path, int mode, FileOwner owner) {
+        checkMode(mode);
+        var comps = creatableComponents(path, "mkdir");
+        try (Fd parent = openParent(comps, true)) {
+            Syscalls.mkdirat(parent.value(), comps.getLast(), 0700);
+            try (Fd created = Confinement.openChildDirectory(parent, comps.getLast())) {
+                Syscalls.fchown(created.value(), owner.uid(), owner.gid());
+                Syscalls.fchmod(created.value(), mode);
+            }
+        }
+    }
+
+    /**
+     * Creates a regular file from {@code content}, owned by {@code owner}, then gives it exactly
+     * {@code mode} (setuid and setgid bits included: they are set after the owner, which would
+     * clear them). If {@code content} throws, the partial file is removed.
+     *
+     * @return the bytes written
+     * @throws LinuxException EEXIST when anything (a symlink included) is at {@code path}
+     */
+    public long createFile(String path, InputStream content, int mode, FileOwner owner) throws IOException {
+        checkMode(mode);
+        var comps = creatableComponents(path, "create");
+        try (Fd parent = openParent(comps, true)) {
+            String name = comps.getLast();
+            try (Fd file = new Fd(Syscalls.openat2(parent.value(), name,
+                    Syscalls.O_CREAT | Syscalls.O_EXCL | Syscalls.O_WRONLY | Syscalls.O_NOFOLLOW | O_CLOEXEC, 0600, Confinement.ONE_NAME))) {
+                try {
+                    Syscalls.fchown(file.value(), owner.uid(), owner.gid());
+                    long written = 0;
+                    byte[] buffer = new byte[64 * 1024];
+                    for (int n; (n = content.read(buffer)) != -1; written += n) Syscalls.write(file.value(), buffer, 0, n);
+                    Syscalls.fchmod(file.value(), mode);
+                    return written;
+                } catch (IOException | RuntimeException e) {
+                    try {
+                        Syscalls.unlinkat(parent.value(), name, 0); // created by this call (O_EXCL): no partial file stays
+                    } catch (LinuxException cleanup) {
+                        e.addSuppressed(cleanup);
+                    }
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * Creates a symlink holding {@code target} exactly as given (absolute or relative; it is
+     * never resolved here), owned by {@code owner}.
+     *
+     * @throws LinuxException EEXIST when anything is at {@code path}; EINVAL for an empty target or one with NUL
+     */
+    public void createSymlink(String path, String target, FileOwner owner) {
+        if (target.isEmpty() || target.indexOf('\0') >= 0)
+            throw new LinuxException(Errno.EINVAL, "symlinkat", path, "a symlink target must be non-empty and free of NUL");
+        var comps = creatableComponents(path, "symlink");
+        try (Fd parent = openParent(comps, true)) {
+            Syscalls.symlinkat(target, parent.value(), comps.getLast());
+            Syscalls.fchownat(parent.value(), comps.getLast(), owner.uid(), owner.gid(), AT_SYMLINK_NOFOLLOW);
+        }
+    }
+
+    /**
+     * Creates {@code path} as another name of the inode at {@code existing} (a symlink there is
+     * linked itself, not followed, so the inode is always one inside the root).
+     *
+     * @throws LinuxException EEXIST when anything is at {@code path}; ENOENT when nothing is at
+     *                        {@code existing}; EPERM when it is a directory
+     */
+    public void createHardLink(String path, String existing) {
+        var comps = creatableComponents(path, "link");
+        var from = creatableComponents(existing, "link to");
+        try (Fd fromParent = openParent(from, false); Fd parent = openParent(comps, true)) {
+            Syscalls.linkat(fromParent.value(), from.getLast(), parent.value(), comps.getLast(), 0);
+        }
+    }
+
+    /** Creates a FIFO with exactly {@code mode}, owned by {@code owner}; EEXIST when anything is at {@code path}. */
+    public void createFifo(String path, int mode, FileOwner owner) {
+        checkMode(mode);
+        var comps = creatableComponents(path, "mkfifo");
+        try (Fd parent = openParent(comps, true)) {
+            Syscalls.mknodat(parent.value(), comps.getLast(), Syscalls.S_IFIFO | 0600, 0);
+            Syscalls.fchownat(parent.value(), comps.getLast(), owner.uid(), owner.gid(), AT_SYMLINK_NOFOLLOW);
+        }
+        setMode(path, mode);
+    }
+
+    /** Sets the owner of the entry itself ({@code fchownat} with AT_SYMLINK_NOFOLLOW); this clears setuid bits and file capabilities. */
+    public void setOwner(String path, FileOwner owner) {
+        withEntry(path, (parent, name) -> Syscalls.fchownat(parent.value(), name, owner.uid(), owner.gid(), AT_SYMLINK_NOFOLLOW));
+    }
+
+    /**
+     * Sets the permission bits (setuid, setgid and sticky included) of the entry at {@code path}.
+     *
+     * @throws LinuxException EOPNOTSUPP for a symlink, which has no mode of its own
+     */
+    public void setMode(String path, int mode) {
+        checkMode(mode);
+        withEntry(path, (parent, name) -> {
+            try (Fd entry = new Fd(Syscalls.openat2(parent.value(), name, O_PATH | Syscalls.O_NOFOLLOW | O_CLOEXEC, 0, Confinement.ONE_NAME))) {
+                if (Syscalls.fstat(entry.value()).isSymlink())
+                    throw new LinuxException(Errno.EOPNOTSUPP, "fchmodat", path, "a symlink has no mode of its own");
+                Syscalls.fchmodat(Syscalls.AT_FDCWD, entry.procPath(), mode, 0); // the magic link leads to this inode only
+            }
+        });
+    }
+
+    /**
+     * Sets an extended attribute of the entry itself (a symlink is not followed; Linux allows
+     * only {@code security.*} and {@code trusted.*} ones on symlinks). Kernel rules apply: a
+     * {@code security.capability} value is checked, and cleared again by a later owner change or write.
+     */
+    public void setXattr(String path, String name, byte[] value) {
+        withEntry(path, (parent, entry) -> Syscalls.lsetxattr(below(parent, entry), name, value, 0));
+    }
+
+    /** An extended attribute of the entry itself, or empty when it has none of that name. */
+    public Optional<byte[]> xattr(String path, String name) {
+        var value = new AtomicReference<byte[]>();
+        withEntry(path, (parent, entry) -> {
+            try {
+                value.set(Syscalls.lgetxattr(below(parent, entry), name));
+            } catch (LinuxException e) {
+                if (!e.is(Syscalls.ENODATA)) throw e;
+            }
+        });
+        return Optional.ofNullable(value.get());
+    }
+
+    /** The names of the extended attributes of the entry itself. */
+    public List<String> xattrNames(String path) {
+        var names = new AtomicReference<List<String>>();
+        withEntry(path, (parent, entry) -> names.set(Syscalls.llistxattr(below(parent, entry))));
+        return names.get();
+    }
+
+    /** Sets the modification time, and the access time to the same, of the entry itself (a symlink's own times). */
+    public void setMtime(String path, Instant mtime) {
+        withEntry(path, (parent, name) -> Syscalls.utimensat(parent.value(), name, mtime, mtime, AT_SYMLINK_NOFOLLOW));
+    }
+
+    private interface EntryAction {
+        void apply(Fd parent, String name);
+    }
+
+    /** Runs {@code action} on the directory holding the entry and its name ({@code .} in the root for the root). */
+    private void withEntry(String path, EntryAction action) {
+        var comps = treeComponents(path);
+        try (Fd parent = comps.isEmpty() ? rootDirectory() : openParent(comps, false)) {
+            action.apply(parent, comps.isEmpty() ? "." : comps.getLast());
+        }
+    }
+
+    /** The path of a name in a confined directory fd that the *xattr calls take: the magic link leads to that directory only. */
+    private static String below(Fd dir, String name) {
+        return dir.procPath() + "/" + name;
+    }
+
+    private static List<String> treeComponents(String path) {
+        var comps = SandboxComponents.of(path);
+        if (comps.contains(".."))
+            throw new LinuxException(Errno.EINVAL, "resolve", display(comps), "'..' is refused in a path of a tree being built");
+        return comps;
+    }
+
+    private static List<String> creatableComponents(String path, String action) {
+        var comps = treeComponents(path);
+        refuseRootOrDotDot(comps, action, display(comps));
+        return comps;
+    }
+
+    private Fd rootDirectory() {
+        return confinement.openDirectory(List.of());
+    }
+
+    /**
+     * The directory holding the last component, opened confined ({@code O_PATH}); with
+     * {@code create} missing directories on the way are made (0755, owned by {@link #owner()}).
+     */
+    private Fd openParent(List<String> comps, boolean create) {
+        var parentComps = comps.subList(0, comps.size() - 1);
+        try (Fd root = rootDirectory()) {
+            try {
+                return openConfinedDirectory(root, parentComps);
+            } catch (LinuxException e) {
+                if (!create || !e.is(Errno.ENOENT)) throw e;
+            }
+            Fd dir = new Fd(Syscalls.openat2(root.value(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, Confinement.ONE_NAME));
+            for (int i = 0; i < parentComps.size(); i++) {
+                var prefix = parentComps.subList(0, i + 1);
+                Fd next;
+                try {
+                    next = openConfinedDirectory(root, prefix);
+                } catch (LinuxException e) {
+                    if (!e.is(Errno.ENOENT)) {
+                        dir.close();
+                        throw e;
+                    }
+                    next = makeParent(dir, prefix);
+                }
+                dir.close();
+                dir = next;
+            }
+            return dir;
+        }
+    }
+
+    private Fd makeParent(Fd dir, List<String> prefix) {
+        String name = prefix.getLast();
+        try {
+            Syscalls.mkdirat(dir.value(), name, 0700);
+        } catch (LinuxException e) {
+            dir.close();
+            if (e.is(Errno.EEXIST))
+                throw new LinuxException(Errno.ENOENT, "mkdirat", display(prefix), "a dangling symlink is in the place of a directory");
+            throw e;
+        }
+        try (Fd created = Confinement.openChildDirectory(dir, name)) {
+            Syscalls.fchown(created.value(), owner.uid(), owner.gid());
+            Syscalls.fchmod(created.value(), FileCreation.DEFAULT_DIR_MODE);
+            return new Fd(Syscalls.openat2(created.value(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC, 0, Confinement.ONE_NAME));
+        } catch (RuntimeException e) {
+            dir.close();
+            throw e;
+        }
+    }
+
+    /** openat2 of directories below the root, confined to it (no kernel-view rule: see "building a tree"). */
+    private static Fd openConfinedDirectory(Fd root, List<String> comps) {
+        return new Fd(Syscalls.openat2(root.value(), display(comps), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, Confinement.IN_ROOT));
     }
 
     @Override

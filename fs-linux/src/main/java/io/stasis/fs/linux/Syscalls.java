@@ -58,6 +58,15 @@ public final class Syscalls {
     public static final int SEEK_SET = 0;
     public static final int SEEK_DATA = 3;
 
+    /** File type bits of a mode for {@link #mknodat}: a FIFO. */
+    public static final int S_IFIFO = 0010000;
+    /** {@code utimensat}'s "leave this time as it is". */
+    public static final long UTIME_OMIT = (1L << 30) - 2;
+    /** The errno of {@code getxattr} for an attribute the file does not have (not in {@link Errno}'s table). */
+    public static final int ENODATA = 61;
+    /** The largest value one extended attribute can have (XATTR_SIZE_MAX). */
+    public static final int XATTR_SIZE_MAX = 65536;
+
     public static final int FALLOC_FL_KEEP_SIZE = 0x01;
     public static final int FALLOC_FL_PUNCH_HOLE = 0x02;
 
@@ -126,6 +135,20 @@ public final class Syscalls {
     private static final MethodHandle FCHOWNAT = Libc.function("fchownat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FCHMOD = Libc.function("fchmod", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FCHMODAT = Libc.function("fchmodat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final MethodHandle SYMLINKAT = Libc.function("symlinkat",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle MKNODAT = Libc.function("mknodat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle UTIMENSAT = Libc.function("utimensat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+    private static final MethodHandle LSETXATTR = Libc.function("lsetxattr",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle LGETXATTR = Libc.function("lgetxattr",
+            FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, ADDRESS, JAVA_LONG));
+    private static final MethodHandle LLISTXATTR = Libc.function("llistxattr",
+            FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle READLINKAT = Libc.function("readlinkat",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
     private static final MethodHandle GETDENTS64 = Libc.function("getdents64",
@@ -281,6 +304,93 @@ public final class Syscalls {
     public static void fchmod(int fd, int mode) {
         try (Arena arena = Arena.ofConfined()) {
             call(arena, "fchmod", "fd " + fd, s -> (int) FCHMOD.invokeExact(s, fd, mode));
+        }
+    }
+
+    /** Changes permission bits of a name; {@code flags} 0 (Linux refuses AT_SYMLINK_NOFOLLOW here), so pass a path that is no symlink. */
+    public static void fchmodat(int dirfd, String path, int mode, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            call(arena, "fchmodat", path, s -> (int) FCHMODAT.invokeExact(s, dirfd, p, mode, flags));
+        }
+    }
+
+    /** Creates the symlink {@code linkPath} (in {@code newDirfd}) holding {@code target} as given; never follows an existing name. */
+    public static void symlinkat(String target, int newDirfd, String linkPath) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment t = arena.allocateFrom(target);
+            MemorySegment p = arena.allocateFrom(linkPath);
+            call(arena, "symlinkat", linkPath + " -> " + target, s -> (int) SYMLINKAT.invokeExact(s, t, newDirfd, p));
+        }
+    }
+
+    /** Creates a special file; {@code mode} holds its type (e.g. {@link #S_IFIFO}) and permission bits, which the umask narrows. */
+    public static void mknodat(int dirfd, String path, int mode, long device) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            call(arena, "mknodat", path, s -> (int) MKNODAT.invokeExact(s, dirfd, p, mode, device));
+        }
+    }
+
+    /**
+     * Sets the access and modification times of a name; with {@link #AT_SYMLINK_NOFOLLOW} those of
+     * a symlink itself. A null time is left as it is ({@link #UTIME_OMIT}).
+     */
+    public static void utimensat(int dirfd, String path, Instant atime, Instant mtime, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment times = arena.allocate(32, 8); // struct timespec[2] { s64 tv_sec; s64 tv_nsec; }
+            int i = 0;
+            for (Instant t : new Instant[] {atime, mtime}) {
+                times.set(JAVA_LONG, 16L * i, t == null ? 0 : t.getEpochSecond());
+                times.set(JAVA_LONG, 16L * i + 8, t == null ? UTIME_OMIT : t.getNano());
+                i++;
+            }
+            call(arena, "utimensat", path, s -> (int) UTIMENSAT.invokeExact(s, dirfd, p, times, flags));
+        }
+    }
+
+    /**
+     * Sets an extended attribute of what {@code path} names without following a final symlink
+     * ({@code lsetxattr}); {@code flags} 0 creates or replaces. Pass {@code /proc/self/fd/N/name}
+     * with N a confined directory fd to stay below it.
+     */
+    public static void lsetxattr(String path, String name, byte[] value, int flags) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment n = arena.allocateFrom(name);
+            MemorySegment v = arena.allocate(Math.max(1, value.length));
+            MemorySegment.copy(value, 0, v, JAVA_BYTE, 0, value.length);
+            call(arena, "lsetxattr", path + " " + name, s -> (int) LSETXATTR.invokeExact(s, p, n, v, (long) value.length, flags));
+        }
+    }
+
+    /** The value of an extended attribute ({@code lgetxattr}: a final symlink is not followed); {@link #ENODATA} when absent. */
+    public static byte[] lgetxattr(String path, String name) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            MemorySegment n = arena.allocateFrom(name);
+            MemorySegment v = arena.allocate(XATTR_SIZE_MAX);
+            long size = call(arena, "lgetxattr", path + " " + name, s -> (long) LGETXATTR.invokeExact(s, p, n, v, (long) XATTR_SIZE_MAX));
+            return v.asSlice(0, size).toArray(JAVA_BYTE);
+        }
+    }
+
+    /** The names of the extended attributes of what {@code path} names ({@code llistxattr}: a final symlink is not followed). */
+    public static List<String> llistxattr(String path) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment p = arena.allocateFrom(path);
+            long size = call(arena, "llistxattr", path, s -> (long) LLISTXATTR.invokeExact(s, p, MemorySegment.NULL, 0L));
+            if (size == 0) return List.of();
+            MemorySegment buf = arena.allocate(size + 64); // room for one added meanwhile; ERANGE if more
+            long n = call(arena, "llistxattr", path, s -> (long) LLISTXATTR.invokeExact(s, p, buf, buf.byteSize()));
+            var names = new ArrayList<String>();
+            for (long at = 0; at < n; ) {
+                String name = buf.getString(at, StandardCharsets.UTF_8);
+                names.add(name);
+                at += name.getBytes(StandardCharsets.UTF_8).length + 1;
+            }
+            return names;
         }
     }
 

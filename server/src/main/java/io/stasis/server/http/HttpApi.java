@@ -30,6 +30,7 @@ import io.stasis.core.secret.SecretService;
 import io.stasis.core.template.TemplateBuilds;
 import io.stasis.core.template.TemplateSandboxes;
 import io.stasis.core.template.TemplateService;
+import io.stasis.templates.oci.OciImports;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantService;
 import io.stasis.core.volume.VolumeService;
@@ -66,7 +67,7 @@ public final class HttpApi implements AutoCloseable {
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
                            ProcessService processes, FileService files, TemplateService templates, TemplateBuilds templateBuilds,
-                           TemplateSandboxes templateSandboxes, EventLog events,
+                           TemplateSandboxes templateSandboxes, OciImports images, EventLog events,
                            ActivityTracker activity, BearerAuth auth, Metrics metrics,
                            PreviewService previews, NetworkService network,
                            SecretService secrets, TenantService tenants,
@@ -171,7 +172,7 @@ public final class HttpApi implements AutoCloseable {
         new ProcessRoutes(services.processes()).register(routes);
         new TerminalRoutes(services.processes()).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
-        new TemplateRoutes(services.templates(), services.templateBuilds(), settings.defaultResources()).register(routes);
+        new TemplateRoutes(services.templates(), services.templateBuilds(), services.images(), settings.defaultResources()).register(routes);
         new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
         new TenantRoutes(services.tenants(), services.quotas()).register(routes);

@@ -18,6 +18,7 @@ import io.stasis.json.PolicyJson;
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
+import io.stasis.templates.oci.OciImports;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -33,15 +34,18 @@ import java.util.function.Supplier;
  */
 final class TemplateRoutes {
     private static final int LOG_CHUNK = 64 * 1024;
+    private static final String OCI_PREFIX = "oci://";
     private static final Duration FOLLOW_WAIT = Duration.ofSeconds(10);
 
     private final TemplateService templates;
     private final TemplateBuilds builds;
+    private final OciImports images;
     private final Resources defaultResources;
 
-    TemplateRoutes(TemplateService templates, TemplateBuilds builds, Resources defaultResources) {
+    TemplateRoutes(TemplateService templates, TemplateBuilds builds, OciImports images, Resources defaultResources) {
         this.templates = templates;
         this.builds = builds;
+        this.images = images;
         this.defaultResources = defaultResources;
     }
 
@@ -68,10 +72,11 @@ final class TemplateRoutes {
             var tenant = BearerAuth.caller(ctx).tenant();
             var views = new java.util.ArrayList<>(templates.list(tenant).stream().map(t -> view(tenant, t)).toList());
             for (var build : builds.of(tenant))
-                if (views.stream().noneMatch(v -> v.name().equals(build.request().name()))) views.add(view(tenant, build.request().name()));
+                if (views.stream().noneMatch(v -> v.name().equals(build.name()))) views.add(view(tenant, build.name()));
             ctx.json(new ListView<>(views, null));
         }, Access.TENANT);
         routes.post("/v1/templates", this::build, Access.TENANT);
+        routes.post("/v1/templates/import", this::importArchive, Access.TENANT);
         routes.get("/v1/templates/{name}", ctx -> ctx.json(asResource(() -> view(BearerAuth.caller(ctx).tenant(), ctx.pathParam("name")))),
                 Access.TENANT);
         routes.get("/v1/templates/{name}/logs", ctx -> asResource(() -> {
@@ -100,9 +105,29 @@ final class TemplateRoutes {
         }
     }
 
+    /** An image archive as the body (an OCI image layout or a docker-archive; plain, gzip or zstd): read now, applied in the background. */
+    private void importArchive(Context ctx) throws java.io.IOException {
+        var tenant = BearerAuth.caller(ctx).tenant();
+        String name = Query.required(ctx, "name");
+        if (!TemplateBuildRequest.NAME.matcher(name).matches())
+            throw StasisException.invalid("name", "'" + name + "' is not a template name (" + TemplateBuildRequest.NAME.pattern() + ")");
+        try (var body = ctx.bodyInputStream()) {
+            builds.startImport(tenant, name, "upload", images.upload(name, body));
+        }
+        ctx.status(202).json(view(tenant, name));
+    }
+
     private void build(Context ctx) {
         var body = Json.body(ctx, Bodies.BuildTemplate.class);
         var tenant = BearerAuth.caller(ctx).tenant();
+        if (body.from() != null && body.from().startsWith(OCI_PREFIX)) {
+            if (body.steps() != null || body.dockerfile() != null || body.startCmd() != null || body.context() != null || body.cmd() != null)
+                throw StasisException.invalid("from", "an image (oci://...) is imported as it is: import it under a name first, "
+                        + "then build steps FROM that name");
+            builds.startImport(tenant, body.name(), body.from(), images.pull(body.name(), body.from()));
+            ctx.status(202).json(view(tenant, body.name()));
+            return;
+        }
         String from = body.from();
         List<BuildStep> steps;
         Optional<List<String>> cmd = Optional.ofNullable(body.cmd());

@@ -151,11 +151,11 @@ final class TemplateImages {
         try {
             recipe.populate(build, progress);
             unmountLeftovers(build);
-            progress.report(0.98, "setting file owners");
-            var tree = TreeOwnership.chown(build, owner);
+            progress.report(0.98, recipe.keepsOwners() ? "measuring the files" : "setting file owners");
+            var tree = recipe.keepsOwners() ? TreeOwnership.measure(build) : TreeOwnership.chown(build, owner);
             btrfs.sync(build);
             btrfs.setReadOnly(build, true);
-            var image = new TemplateImage(name, recipe.version(), clock.instant(), tree.sizeBytes());
+            var image = new TemplateImage(name, recipe.version(), clock.instant(), tree.sizeBytes(), recipe.config());
             TemplateSidecar.of(image).writeTo(sidecarTemp);
             progress.report(0.99, "installing");
             Path old = swapIn(name, build, sidecarTemp);

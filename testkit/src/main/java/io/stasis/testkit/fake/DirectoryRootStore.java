@@ -318,9 +318,9 @@ public final class DirectoryRootStore implements RootStore {
         try {
             Files.createDirectory(build);
             recipe.populate(build, progress);
-            progress.report(0.98, "setting file owners");
-            long size = Trees.chown(build, owner);
-            var image = new TemplateImage(name, recipe.version(), clock.instant(), size);
+            progress.report(0.98, recipe.keepsOwners() ? "measuring the files" : "setting file owners");
+            long size = recipe.keepsOwners() ? sizeOf(build) : Trees.chown(build, owner);
+            var image = new TemplateImage(name, recipe.version(), clock.instant(), size, recipe.config());
             progress.report(0.99, "installing");
             Path old = workPath("old-" + name);
             locked(() -> {
@@ -352,10 +352,7 @@ public final class DirectoryRootStore implements RootStore {
         try {
             Path root = root(id).orElseThrow(() -> failure(step, id, null, "the sandbox has no root"));
             Trees.copy(root, build);
-            long size = 0;
-            for (var entry : Trees.entries(build))
-                if (entry.kind() == TreeEntry.Kind.FILE) size += Files.size(Trees.resolve(build, entry.path()));
-            var installed = image.withSize(size);
+            var installed = image.withSize(sizeOf(build));
             Path old = workPath("old-" + name);
             locked(() -> {
                 swapIn(installed, build, old);
@@ -370,6 +367,13 @@ public final class DirectoryRootStore implements RootStore {
             deleteQuietly(build);
             throw e;
         }
+    }
+
+    private static long sizeOf(Path tree) throws IOException {
+        long size = 0;
+        for (var entry : Trees.entries(tree))
+            if (entry.kind() == TreeEntry.Kind.FILE) size += Files.size(Trees.resolve(tree, entry.path()));
+        return size;
     }
 
     @Override
