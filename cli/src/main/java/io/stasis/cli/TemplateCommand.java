@@ -8,7 +8,7 @@ import picocli.CommandLine.ParentCommand;
         description = {"Build templates of your own and manage them; sandboxes are then created from them with `stasis create --template NAME`.",
                 "A build runs in a sandbox of its own; each step that changes files is cached, so a later build with the same "
                         + "first steps starts after them. Each successful build installs a new version, seen by your tenant alone."},
-        subcommands = {TemplateBuildCommand.class, TemplateListCommand.class, TemplateShowCommand.class, TemplateLogsCommand.class,
+        subcommands = {TemplateBuildCommand.class, TemplateImportCommand.class, TemplateListCommand.class, TemplateShowCommand.class, TemplateLogsCommand.class,
                 TemplateRmCommand.class})
 final class TemplateCommand extends CommandGroup {
     @ParentCommand

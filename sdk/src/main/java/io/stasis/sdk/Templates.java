@@ -1,8 +1,10 @@
 package io.stasis.sdk;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
@@ -68,6 +70,37 @@ public final class Templates {
         // Up to 43 MiB of JSON to send and decode: more than an ordinary call's wait.
         var call = transport.jsonCall("POST", "/v1/templates", request.toBody()).timeout(transport.operationTimeout());
         return transport.json(call, TemplateInfo.class);
+    }
+
+    /**
+     * Imports a container image archive (an OCI image layout or a {@code docker save} archive; plain,
+     * gzip or zstd), streamed from {@code archive}: the server checks it before answering and applies
+     * its layers in the background; follow it as a build ({@link #awaitBuild}).
+     *
+     * @throws InvalidRequestException a bad name, a broken archive, a blob that is not what its digest says
+     */
+    public TemplateInfo importArchive(String name, Path archive) {
+        Objects.requireNonNull(name, "name");
+        java.net.http.HttpRequest.BodyPublisher body;
+        try {
+            body = java.net.http.HttpRequest.BodyPublishers.ofFile(archive);
+        } catch (java.io.FileNotFoundException e) {
+            throw new java.io.UncheckedIOException("cannot read " + archive + ": no such file", e);
+        }
+        // No timeout: the answer comes once the whole archive is read and checked.
+        var call = HttpTransport.Call.of("POST", "/v1/templates/import").query(Query.of().add("name", name))
+                .body(body, "application/octet-stream");
+        return transport.json(call, TemplateInfo.class);
+    }
+
+    /**
+     * Imports {@code oci://REGISTRY/REPO[:TAG][@sha256:...]} from its registry, in the background;
+     * follow it as a build ({@link #awaitBuild}).
+     */
+    public TemplateInfo importImage(String name, String reference) {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(reference, "reference");
+        return transport.json(transport.jsonCall("POST", "/v1/templates", Map.of("name", name, "from", reference)), TemplateInfo.class);
     }
 
     /**

@@ -178,6 +178,26 @@ class TemplateImportIT {
     }
 
     @Test
+    void theCliImportsAnArchiveAndSaysWhyABrokenOneIsRefused(@TempDir Path work) throws Exception {
+        Path archive = Files.write(work.resolve("image.tar"), imageLayout(Files.createDirectories(work.resolve("image")), false));
+        var out = new java.io.ByteArrayOutputStream();
+        var err = new java.io.ByteArrayOutputStream();
+        int code = io.stasis.cli.Main.run(new String[] {"--url", service.url, "template", "import", "cli-image", archive.toString()},
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8), new java.io.PrintStream(err, true, StandardCharsets.UTF_8),
+                new java.io.ByteArrayInputStream(new byte[0]), Map.of("STASIS_DATA_DIR", service.dataDir.toString()));
+        assertThat(code).as(err.toString(StandardCharsets.UTF_8)).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8)).startsWith("cli-image version 1 ready");
+        Path garbage = Files.writeString(work.resolve("garbage.tar"), "no archive");
+        err.reset();
+        code = io.stasis.cli.Main.run(new String[] {"--url", service.url, "template", "import", "cli-bad", garbage.toString()},
+                new java.io.PrintStream(out, true, StandardCharsets.UTF_8), new java.io.PrintStream(err, true, StandardCharsets.UTF_8),
+                new java.io.ByteArrayInputStream(new byte[0]), Map.of("STASIS_DATA_DIR", service.dataDir.toString()));
+        assertThat(code).isEqualTo(6);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("error");
+        assertThat(api.call("DELETE", "/v1/templates/cli-image", null).status()).isEqualTo(204);
+    }
+
+    @Test
     void brokenOrLyingArchivesAndUnreachableRegistriesAreRefusedClearly(@TempDir Path work) throws Exception {
         var garbage = upload("bad", "this is no tar archive at all, not even close".repeat(20).getBytes(StandardCharsets.UTF_8));
         assertThat(garbage.status()).as(garbage.body().toString()).isBetween(400, 499);
