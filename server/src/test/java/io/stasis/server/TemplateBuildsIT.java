@@ -259,6 +259,17 @@ class TemplateBuildsIT {
         String id = sandbox("with-user");
         assertThat(api.sh(id, "cat /home/app/uid /home/app/home; stat -c %u:%g /home/app/mine")).isEqualTo("1000\n/home/app\n1000:1000\n");
 
+        // The template's USER and WORKDIR are its sandboxes' defaults, as docker exec's; "root" on request.
+        assertThat(api.sh(id, "id -un; pwd")).isEqualTo("app\n/home/app\n");
+        var asRoot = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"id -un\"], \"user\": \"root\"}");
+        assertThat(asRoot.get("stdout").asText()).isEqualTo("root\n");
+        // A build on it starts as its build ended: user, working directory and variables.
+        var derived = build("{\"name\": \"on-user\", \"from\": \"with-user\", \"steps\": [{\"run\": \"id -un > who; pwd >> who\"}]}");
+        assertThat(derived.get("status").asText()).as(derived.toString()).isEqualTo("ready");
+        assertThat(derived.get("user").asText()).isEqualTo("app");
+        String onUser = sandbox("on-user");
+        assertThat(api.sh(onUser, "cat /home/app/who")).isEqualTo("app\n/home/app\n");
+        api.call("DELETE", "/v1/sandboxes/" + onUser, null);
         var asApp = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"id -un; pwd; echo $HOME $USER\"], \"user\": \"app\"}");
         assertThat(asApp.get("stdout").asText()).isEqualTo("app\n/home/app\n/home/app app\n");
         var byUid = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"id -u; id -g\"], \"user\": \"4242:1000\"}");

@@ -61,9 +61,11 @@ public final class ExecService {
         try {
             // Auto-resume: a paused or hibernated sandbox is woken first.
             handle = lifecycle.withRunning(sandbox.id(), "exec", s -> {
-                var user = request.user().map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
-                return runtime.spawn(s.id(), new SpawnSpec(request.cmd(), request.cwd().or(() -> user.map(SandboxUsers.Resolved::home)),
-                        environment(s, user, request.env()), request.stdin()).as(user.map(SandboxUsers.Resolved::ids)));
+                var defaults = sandboxes.execDefaults(s);
+                var user = request.user().or(defaults::user).map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
+                var cwd = request.cwd().or(defaults::cwd).or(() -> user.map(SandboxUsers.Resolved::home));
+                return runtime.spawn(s.id(), new SpawnSpec(request.cmd(), cwd, environment(s, user, request.env()), request.stdin())
+                        .as(user.map(SandboxUsers.Resolved::ids)));
             });
         } catch (StasisException e) {
             var status = runtime.status(sandbox.id());

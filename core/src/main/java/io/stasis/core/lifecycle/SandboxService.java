@@ -136,6 +136,19 @@ public final class SandboxService {
                 spec.tenant(), spec.volumes(), spec.buckets(), spec.runtime());
     }
 
+    /**
+     * The user and working directory a command runs with in this sandbox when its call names none:
+     * what its template's build ended with (a Dockerfile's USER and WORKDIR), as {@code docker exec} does.
+     */
+    public ExecDefaults execDefaults(Sandbox sandbox) {
+        var config = roots.template(sandbox.template()).filter(t -> TemplateService.visibleTo(t, sandbox.tenant())).map(t -> t.config());
+        return new ExecDefaults(config.flatMap(c -> c.user()), config.flatMap(c -> c.workdir()));
+    }
+
+    /** See {@link #execDefaults}. */
+    public record ExecDefaults(Optional<String> user, Optional<String> cwd) {
+    }
+
     /** The sandboxes made from a template, in every tenant (what stops its deletion). */
     public List<Sandbox> usingTemplate(String template) {
         return catalog.all().stream().filter(s -> s.template().equals(template)).toList();

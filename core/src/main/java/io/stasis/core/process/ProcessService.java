@@ -70,10 +70,12 @@ public final class ProcessService {
         var label = new ProcessLabel(request.cmd(), request.cwd(), request.tag(), now, request.keepAlive(),
                 request.keepAliveFor().map(now::plus), stdinOpen, request.terminal().isPresent());
         long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> {
-            var user = request.user().map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
+            var defaults = sandboxes.execDefaults(s);
+            var user = request.user().or(defaults::user).map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
             var env = ExecService.environment(s, user, request.env());
             if (request.terminal().isPresent()) env.putIfAbsent("TERM", "xterm-256color");
-            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), request.cwd().or(() -> user.map(SandboxUsers.Resolved::home)),
+            var cwd = request.cwd().or(defaults::cwd).or(() -> user.map(SandboxUsers.Resolved::home));
+            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), cwd,
                     env, Optional.empty(), request.stdin(), request.terminal(), user.map(SandboxUsers.Resolved::ids)), label.encode());
         });
         return new ProcessInfo(ID_PREFIX + processId, pid, request.cmd(), request.cwd(), request.tag(), now, "running",

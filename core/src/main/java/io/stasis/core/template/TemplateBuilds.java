@@ -348,7 +348,7 @@ public final class TemplateBuilds implements AutoCloseable {
                     Map.of(BUILD_METADATA, request.name()), request.resources(), BUILD_LIFECYCLE, Optional.of(request.network().orElse(buildPolicy)),
                     request.tenant(),
                     List.of(), List.of(), runtime)));
-            var settings = new StepSettings();
+            var settings = new StepSettings(from.config());
             for (int i = 0; i < request.steps().size(); i++) {
                 var step = request.steps().get(i);
                 settings.apply(step);
@@ -437,8 +437,15 @@ public final class TemplateBuilds implements AutoCloseable {
     /** The environment, working directory and user the steps so far have set. */
     static final class StepSettings {
         final Map<String, String> env = new LinkedHashMap<>();
-        Optional<String> workdir = Optional.empty();
-        Optional<String> user = Optional.empty();
+        Optional<String> workdir;
+        Optional<String> user;
+
+        /** Starting from what the base template's own build ended with, as a Dockerfile's FROM does. */
+        StepSettings(TemplateConfig base) {
+            env.putAll(base.env());
+            workdir = base.workdir();
+            user = base.user();
+        }
 
         void apply(BuildStep step) {
             switch (step) {
