@@ -1,11 +1,13 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.DockerRegistry;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -85,8 +87,27 @@ class TemplateImportIT {
         Files.setAttribute(file, "unix:gid", uid);
     }
 
-    /** An OCI image layout: busybox and a minimal /etc in one layer, the app (and a whiteout of the first layer's README) in the next. */
+    /** An image's blobs. */
+    private record Image(Blob config, List<Blob> layers, Blob manifest) {
+    }
+
+    /** An OCI image layout of {@link #image}. */
     private static byte[] imageLayout(Path work, boolean lie) throws Exception {
+        var image = image(work);
+        var index = JSON.createObjectNode().put("schemaVersion", 2);
+        index.putArray("manifests").add(image.manifest().descriptor());
+        Path layout = Files.createDirectories(work.resolve("layout"));
+        Files.writeString(layout.resolve("oci-layout"), "{\"imageLayoutVersion\": \"1.0.0\"}");
+        Files.write(layout.resolve("index.json"), JSON.writeValueAsBytes(index));
+        Path blobs = Files.createDirectories(layout.resolve("blobs/sha256"));
+        for (Blob blob : List.of(image.config(), image.manifest(), image.layers().get(0), image.layers().get(1)))
+            Files.write(blobs.resolve(blob.hex()), blob.bytes());
+        if (lie) Files.write(blobs.resolve(image.layers().get(1).hex()), "not the layer it claims to be".getBytes(StandardCharsets.UTF_8));
+        return tar(layout);
+    }
+
+    /** Busybox and a minimal /etc in one layer, the app (and a whiteout of the first layer's README) in the next. */
+    private static Image image(Path work) throws Exception {
         Path base = Files.createDirectories(work.resolve("layer1"));
         Files.createDirectories(base.resolve("bin"));
         Files.copy(Path.of("/bin/busybox"), base.resolve("bin/busybox"));
@@ -119,17 +140,7 @@ class TemplateImportIT {
         manifest.set("config", configBlob.descriptor());
         var layerList = manifest.putArray("layers");
         for (Blob layer : layers) layerList.add(layer.descriptor());
-        var manifestBlob = new Blob("application/vnd.oci.image.manifest.v1+json", JSON.writeValueAsBytes(manifest));
-        var index = JSON.createObjectNode().put("schemaVersion", 2);
-        index.putArray("manifests").add(manifestBlob.descriptor());
-
-        Path layout = Files.createDirectories(work.resolve("layout"));
-        Files.writeString(layout.resolve("oci-layout"), "{\"imageLayoutVersion\": \"1.0.0\"}");
-        Files.write(layout.resolve("index.json"), JSON.writeValueAsBytes(index));
-        Path blobs = Files.createDirectories(layout.resolve("blobs/sha256"));
-        for (Blob blob : List.of(configBlob, manifestBlob, layers.get(0), layers.get(1))) Files.write(blobs.resolve(blob.hex()), blob.bytes());
-        if (lie) Files.write(blobs.resolve(layers.get(1).hex()), "not the layer it claims to be".getBytes(StandardCharsets.UTF_8));
-        return tar(layout);
+        return new Image(configBlob, layers, new Blob("application/vnd.oci.image.manifest.v1+json", JSON.writeValueAsBytes(manifest)));
     }
 
     private static RawApi.Response upload(String name, byte[] body) throws Exception {
@@ -175,6 +186,33 @@ class TemplateImportIT {
         Await.until("build on the image", IMPORT_WAIT, () -> api.get("/v1/templates/on-image").get("status").asText().equals("ready"));
         assertThat(api.call("DELETE", "/v1/templates/on-image", null).status()).isEqualTo(204);
         assertThat(api.call("DELETE", "/v1/templates/imported", null).status()).isEqualTo(204);
+    }
+
+    /** The same image from a registry: Debian's docker-registry on loopback, filled through its push API. */
+    @Test
+    void anImageIsPulledFromARegistry(@TempDir Path work) throws Exception {
+        assumeTrue(DockerRegistry.installed(), "./stasis test installs docker-registry");
+        try (var registry = DockerRegistry.start(Files.createDirectories(work.resolve("registry")))) {
+            var image = image(Files.createDirectories(work.resolve("image")));
+            registry.pushBlob("team/app", image.config().bytes());
+            for (Blob layer : image.layers()) registry.pushBlob("team/app", layer.bytes());
+            registry.pushManifest("team/app", "1.0", image.manifest().mediaType(), image.manifest().bytes());
+
+            String reference = "oci://" + registry.host() + "/team/app:1.0";
+            var started = api.call("POST", "/v1/templates", "{\"name\": \"pulled\", \"from\": \"" + reference + "\"}");
+            assertThat(started.status()).as(started.body().toString()).isEqualTo(202);
+            var ready = awaitEnd("pulled");
+            assertThat(ready.get("status").asText()).as(ready.toString()).isEqualTo("ready");
+            assertThat(ready.get("from").asText()).isEqualTo(reference);
+            assertThat(api.get("/v1/templates/pulled/logs").get("output").asText()).contains("pulling " + reference, "2 layer(s)");
+            String id = api.post("/v1/sandboxes", "{\"template\": \"pulled\"}").get("id").asText();
+            assertThat(api.sh(id, "cat /app/hello; id -un; pwd")).isEqualTo("hello from the image\napp\n/app\n");
+            api.call("DELETE", "/v1/sandboxes/" + id, null);
+            var missing = api.call("POST", "/v1/templates", "{\"name\": \"missing\", \"from\": \"oci://" + registry.host() + "/team/none:1\"}");
+            assertThat(missing.status()).isEqualTo(202);
+            assertThat(awaitEnd("missing").get("build").get("failure").get("message").asText()).contains("team/none");
+            assertThat(api.call("DELETE", "/v1/templates/pulled", null).status()).isEqualTo(204);
+        }
     }
 
     @Test

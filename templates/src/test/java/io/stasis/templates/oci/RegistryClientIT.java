@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.stasis.testkit.DockerRegistry;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@link RegistryClient} against a real registry: Debian's docker-registry (distribution 2.8) on
  * 127.0.0.1, filled by this test through the v2 push API. Skipped where the package is not
- * installed ({@code apt-get install docker-registry}; ./stasis setup should install it).
+ * installed ({@code apt-get install docker-registry}; ./stasis test installs it).
  */
 @Tag("root")
 class RegistryClientIT {
@@ -31,7 +32,7 @@ class RegistryClientIT {
     static void start() throws Exception {
         assumeTrue(DockerRegistry.installed(), "docker-registry is not installed (apt-get install docker-registry)");
         registry = DockerRegistry.start(Files.createDirectories(dir.resolve("registry")));
-        registry.push("team/app", "1.0", IMAGE);
+        push("team/app", "1.0", IMAGE);
     }
 
     @AfterAll
@@ -62,9 +63,10 @@ class RegistryClientIT {
     @Test
     void aMultiPlatformIndexGivesTheLinuxAmd64Image() throws Exception {
         var arm = TestImages.image("arm64", TestImages.Packing.GZIP, TestImages.defaults(), ImageArchiveTest.APP);
-        registry.push("team/multi", arm.manifest().digest().toString(), arm);
-        registry.push("team/multi", IMAGE.manifest().digest().toString(), IMAGE);
-        registry.pushManifest("team/multi", "2.0", TestImages.index(platforms(arm.manifest(), "linux/arm64", IMAGE.manifest(), "linux/amd64")));
+        push("team/multi", arm.manifest().digest().toString(), arm);
+        push("team/multi", IMAGE.manifest().digest().toString(), IMAGE);
+        var index = TestImages.index(platforms(arm.manifest(), "linux/arm64", IMAGE.manifest(), "linux/amd64"));
+        registry.pushManifest("team/multi", "2.0", index.mediaType(), index.bytes());
 
         try (var client = client(); var image = client.pull(ref("team/multi:2.0"), Optional.empty())) {
             assertThat(image.manifestDigest()).hasValue(IMAGE.manifest().digest());
@@ -82,5 +84,12 @@ class RegistryClientIT {
             assertThatThrownBy(() -> client.pull(ref("nobody/here:1"), Optional.empty())).isInstanceOfSatisfying(ImageException.class,
                     e -> assertThat(e.reason()).isEqualTo(ImageException.Reason.NOT_FOUND));
         }
+    }
+
+    /** Every blob of the image, then its manifest under {@code tag}. */
+    private static void push(String repository, String tag, TestImages.Image image) throws Exception {
+        registry.pushBlob(repository, image.config().bytes());
+        for (var layer : image.layers()) registry.pushBlob(repository, layer.bytes());
+        registry.pushManifest(repository, tag, image.manifest().mediaType(), image.manifest().bytes());
     }
 }

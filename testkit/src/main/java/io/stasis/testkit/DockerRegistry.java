@@ -1,4 +1,4 @@
-package io.stasis.templates.oci;
+package io.stasis.testkit;
 
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
@@ -21,8 +21,8 @@ import java.util.concurrent.locks.LockSupport;
  * v2 API the tests fill it with (monolithic blob uploads, then manifests). The only class that
  * starts the registry; {@link #close()} stops it (killing it if it lingers).
  */
-final class DockerRegistry implements AutoCloseable {
-    static final Path BINARY = Path.of("/usr/bin/docker-registry");
+public final class DockerRegistry implements AutoCloseable {
+    public static final Path BINARY = Path.of("/usr/bin/docker-registry");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
 
     private final Process process;
@@ -36,11 +36,11 @@ final class DockerRegistry implements AutoCloseable {
         this.log = log;
     }
 
-    static boolean installed() {
+    public static boolean installed() {
         return Files.isExecutable(BINARY);
     }
 
-    static DockerRegistry start(Path dir) throws IOException, InterruptedException {
+    public static DockerRegistry start(Path dir) throws IOException, InterruptedException {
         int port;
         try (var probe = new ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
             port = probe.getLocalPort();
@@ -76,7 +76,7 @@ final class DockerRegistry implements AutoCloseable {
     }
 
     /** {@code 127.0.0.1:port}. */
-    String host() {
+    public String host() {
         return "127.0.0.1:" + port;
     }
 
@@ -95,29 +95,33 @@ final class DockerRegistry implements AutoCloseable {
         }
     }
 
-    /** Uploads a blob in one PUT (POST for an upload URL, then PUT with the digest). */
-    void pushBlob(String repository, TestImages.Blob blob) throws IOException, InterruptedException {
+    /** Uploads a blob in one PUT (POST for an upload URL, then PUT with the digest); returns its digest. */
+    public String pushBlob(String repository, byte[] blob) throws IOException, InterruptedException {
+        String digest = digest(blob);
         var start = send(HttpRequest.newBuilder(uri("/v2/" + repository + "/blobs/uploads/")).POST(HttpRequest.BodyPublishers.noBody()));
-        expect(start, 202, "start an upload of " + blob.digest());
+        expect(start, 202, "start an upload of " + digest);
         URI location = uri("/").resolve(start.headers().firstValue("Location").orElseThrow());
         String sep = location.getQuery() == null ? "?" : "&";
-        var put = send(HttpRequest.newBuilder(URI.create(location + sep + "digest=" + blob.digest()))
-                .header("Content-Type", "application/octet-stream").PUT(HttpRequest.BodyPublishers.ofByteArray(blob.bytes())));
-        expect(put, 201, "upload " + blob.digest());
+        var put = send(HttpRequest.newBuilder(URI.create(location + sep + "digest=" + digest))
+                .header("Content-Type", "application/octet-stream").PUT(HttpRequest.BodyPublishers.ofByteArray(blob)));
+        expect(put, 201, "upload " + digest);
+        return digest;
     }
 
-    /** Puts a manifest or index under {@code reference} (a tag or its digest). */
-    void pushManifest(String repository, String reference, TestImages.Blob manifest) throws IOException, InterruptedException {
-        var put = send(HttpRequest.newBuilder(uri("/v2/" + repository + "/manifests/" + reference)).header("Content-Type", manifest.mediaType())
-                .PUT(HttpRequest.BodyPublishers.ofByteArray(manifest.bytes())));
+    /** Puts a manifest or index of {@code mediaType} under {@code reference} (a tag or its digest). */
+    public void pushManifest(String repository, String reference, String mediaType, byte[] manifest) throws IOException, InterruptedException {
+        var put = send(HttpRequest.newBuilder(uri("/v2/" + repository + "/manifests/" + reference)).header("Content-Type", mediaType)
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(manifest)));
         expect(put, 201, "put manifest " + reference);
     }
 
-    /** Every blob of the image, then its manifest under {@code tag}. */
-    void push(String repository, String tag, TestImages.Image image) throws IOException, InterruptedException {
-        pushBlob(repository, image.config());
-        for (var layer : image.layers()) pushBlob(repository, layer);
-        pushManifest(repository, tag, image.manifest());
+    /** {@code sha256:} and the hex SHA-256 of {@code bytes}, as the registry names a blob. */
+    public static String digest(byte[] bytes) {
+        try {
+            return "sha256:" + java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(bytes));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {
