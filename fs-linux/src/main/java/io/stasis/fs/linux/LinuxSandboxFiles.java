@@ -53,7 +53,7 @@ public final class LinuxSandboxFiles implements SandboxFiles {
         String shown = path.normalized();
         long started = System.nanoTime();
         try (ConfinedRoot confined = openRoot(root)) {
-            Stat stat = confined.writeFile(path.value(), new SizeLimitedInputStream(content, maxBytes, shown), mode, true);
+            Stat stat = confined.writeFile(path.value(), SizeLimitedInputStream.forPath(content, maxBytes, shown), mode, true);
             log.atDebug().addKeyValue("path", shown).addKeyValue("bytes", stat.size())
                     .addKeyValue("ms", (System.nanoTime() - started) / 1_000_000).log("file written");
             return info(shown, new ConfinedRoot.Entry(nameOf(shown), stat, Optional.empty()));

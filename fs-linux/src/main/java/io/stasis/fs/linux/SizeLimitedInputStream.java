@@ -6,17 +6,27 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Map;
+import java.util.function.Supplier;
 
-/** Passes bytes through until more than {@code maxBytes} arrive, then fails with {@code payload_too_large}. */
-final class SizeLimitedInputStream extends FilterInputStream {
+/**
+ * Passes bytes through until more than {@code maxBytes} arrive, then throws what {@code tooLarge}
+ * makes: an upload, or a compressed archive as it inflates (a bomb stops here).
+ */
+public final class SizeLimitedInputStream extends FilterInputStream {
     private final long maxBytes;
-    private final String path;
+    private final Supplier<? extends RuntimeException> tooLarge;
     private long seen;
 
-    SizeLimitedInputStream(InputStream in, long maxBytes, String path) {
+    public SizeLimitedInputStream(InputStream in, long maxBytes, Supplier<? extends RuntimeException> tooLarge) {
         super(in);
         this.maxBytes = maxBytes;
-        this.path = path;
+        this.tooLarge = tooLarge;
+    }
+
+    /** Fails with {@code payload_too_large} naming the sandbox path the content is for. */
+    static SizeLimitedInputStream forPath(InputStream in, long maxBytes, String path) {
+        return new SizeLimitedInputStream(in, maxBytes, () -> new StasisException(ErrorCode.PAYLOAD_TOO_LARGE,
+                "content for " + path + " is larger than the limit of " + maxBytes + " bytes", Map.of("path", path, "maxBytes", maxBytes)));
     }
 
     @Override
@@ -40,9 +50,6 @@ final class SizeLimitedInputStream extends FilterInputStream {
 
     private void count(int n) {
         seen += n;
-        if (seen > maxBytes)
-            throw new StasisException(ErrorCode.PAYLOAD_TOO_LARGE,
-                    "content for " + path + " is larger than the limit of " + maxBytes + " bytes",
-                    Map.of("path", path, "maxBytes", maxBytes));
+        if (seen > maxBytes) throw tooLarge.get();
     }
 }

@@ -13,14 +13,14 @@ class SizeLimitedInputStreamTest {
 
     @Test
     void passesContentUpToTheLimit() throws IOException {
-        var in = new SizeLimitedInputStream(new ByteArrayInputStream(new byte[10]), 10, "/a");
+        var in = SizeLimitedInputStream.forPath(new ByteArrayInputStream(new byte[10]), 10, "/a");
 
         assertThat(in.readAllBytes()).hasSize(10);
     }
 
     @Test
     void failsWithPayloadTooLargeOneBytePastTheLimit() {
-        var in = new SizeLimitedInputStream(new ByteArrayInputStream(new byte[11]), 10, "/a");
+        var in = SizeLimitedInputStream.forPath(new ByteArrayInputStream(new byte[11]), 10, "/a");
 
         assertThatThrownBy(in::readAllBytes).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE);
@@ -30,7 +30,7 @@ class SizeLimitedInputStreamTest {
 
     @Test
     void countsSingleByteReadsToo() throws IOException {
-        var in = new SizeLimitedInputStream(new ByteArrayInputStream(new byte[3]), 2, "/a");
+        var in = SizeLimitedInputStream.forPath(new ByteArrayInputStream(new byte[3]), 2, "/a");
 
         in.read();
         in.read();

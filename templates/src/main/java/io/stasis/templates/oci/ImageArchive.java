@@ -1,7 +1,7 @@
 package io.stasis.templates.oci;
 
+import io.stasis.fs.linux.SizeLimitedInputStream;
 import java.io.BufferedInputStream;
-import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -131,7 +131,9 @@ public final class ImageArchive {
         var members = new Members(source);
         // what a tar of `limit` bytes of files can add: a header per member and padding
         long bound = limit + (long) MAX_MEMBERS * 1024 + (1 << 20);
-        InputStream in = new Bounded(Compression.decompressed(body, source), bound, source);
+        // A compressed tar bomb stops here as it inflates.
+        InputStream in = new SizeLimitedInputStream(Compression.decompressed(body, source), bound,
+                () -> ImageException.tooLarge(source, "more than " + bound + " bytes"));
         var reader = new TarReader(in, limit);
         int count = 0;
         for (var next = reader.next(); next.isPresent(); next = reader.next()) {
@@ -259,31 +261,5 @@ public final class ImageArchive {
             throw ImageException.io(subject, "cannot read the spooled layer: " + e.getMessage(), e);
         }
         return Digest.of(sha);
-    }
-
-    /** Refuses more than {@code bound} bytes of the decompressed body: a compressed tar bomb stops here as it inflates. */
-    private static final class Bounded extends FilterInputStream {
-        private final long bound;
-        private final String source;
-        private long read;
-
-        Bounded(InputStream in, long bound, String source) {
-            super(in);
-            this.bound = bound;
-            this.source = source;
-        }
-
-        @Override
-        public int read() throws IOException {
-            byte[] one = new byte[1];
-            return read(one, 0, 1) == 1 ? one[0] & 0xff : -1;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-            int n = in.read(b, off, len);
-            if (n > 0 && (read += n) > bound) throw ImageException.tooLarge(source, "more than " + bound + " bytes");
-            return n;
-        }
     }
 }
