@@ -75,15 +75,15 @@ final class ExecCommand implements Callable<Integer> {
         if (tty || interactive) root.io().requireLocal("-t and -i need this process's terminal and signals");
         if (tty) {
             refuse("-t", "a terminal starts the command as given (use sh -c 'cd DIR && X=1 CMD')",
-                    "--cwd", "--env", "--timeout", "--stdin", "--json");
+                    "--cwd", "--env", "--user", "--timeout", "--stdin", "--json");
             return new TerminalSession(root, id, argv, interactive).run();
         }
         if (interactive) {
             refuse("-i", "the command runs as a background process fed from stdin, without a time limit",
                     "--timeout", "--stdin", "--json");
-            return new InteractiveExec(root, id).run(ProcessRequest.builder(argv).cwd(where.cwd).env(where.env));
+            return new InteractiveExec(root, id).run(ProcessRequest.builder(argv).cwd(where.cwd).env(where.env).user(where.user));
         }
-        var request = ExecRequest.builder(argv).cwd(where.cwd).env(where.env).timeout(timeout);
+        var request = ExecRequest.builder(argv).cwd(where.cwd).env(where.env).user(where.user).timeout(timeout);
         if (stdin) request.stdin(readStdin());
         CliIo io = root.io();
         if (root.json()) {
@@ -106,6 +106,7 @@ final class ExecCommand implements Callable<Integer> {
         var given = new LinkedHashMap<String, Boolean>();
         given.put("--cwd", where.cwd != null);
         given.put("--env", !where.env.isEmpty());
+        given.put("--user", where.user != null);
         given.put("--timeout", timeout != null);
         given.put("--stdin", stdin);
         given.put("--json", root.json());

@@ -61,7 +61,7 @@ final class SpawnCommand implements Callable<Integer> {
     public Integer call() {
         List<String> argv = cmd;
         if (argv.isEmpty()) throw new ParameterException(spec.commandLine(), "Missing the command to run after ID");
-        var request = ProcessRequest.builder(argv).cwd(where.cwd).env(where.env).tag(tag).keepAlive(keepAlive)
+        var request = ProcessRequest.builder(argv).cwd(where.cwd).env(where.env).user(where.user).tag(tag).keepAlive(keepAlive)
                 .keepAliveFor(keepAliveFor).stdin(stdin);
         BackgroundProcess process = root.client().sandboxes().processes(id).start(request.build());
         if (root.json()) {

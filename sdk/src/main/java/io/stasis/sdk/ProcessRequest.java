@@ -31,8 +31,10 @@ public final class ProcessRequest {
     private final Duration keepAliveFor;
     private final boolean stdin;
     private final TerminalSize pty;
+    private final String user;
 
     private ProcessRequest(Builder b) {
+        this.user = b.user;
         this.cmd = List.copyOf(b.cmd);
         this.cwd = b.cwd;
         this.env = Collections.unmodifiableMap(new LinkedHashMap<>(b.env));
@@ -93,9 +95,14 @@ public final class ProcessRequest {
         return pty;
     }
 
+    /** Who it runs as (a user name or uid of the sandbox, optionally {@code :group}), or null for the template's user (else root). */
+    public String user() {
+        return user;
+    }
+
     ProcessWire.Start toBody() {
         return new ProcessWire.Start(cmd, cwd, env.isEmpty() ? null : env, tag, keepAlive ? true : null, keepAliveFor,
-                stdin ? true : null, pty);
+                stdin ? true : null, pty, user);
     }
 
     @Override
@@ -108,6 +115,13 @@ public final class ProcessRequest {
         private final List<String> cmd = new ArrayList<>();
         private String cwd;
         private final Map<String, String> env = new LinkedHashMap<>();
+        private String user;
+
+        /** Runs it as a user of the sandbox: a name of its {@code /etc/passwd} or a uid, optionally {@code :group}. */
+        public Builder user(String user) {
+            this.user = user;
+            return this;
+        }
         private String tag;
         private boolean keepAlive;
         private Duration keepAliveFor;

@@ -13,7 +13,7 @@ final class ProcessWire {
     /** {@code POST .../processes}; null fields are left out. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record Start(List<String> cmd, String cwd, Map<String, String> env, String tag, Boolean keepAlive,
-                 Duration keepAliveFor, Boolean stdin, TerminalSize pty) {
+                 Duration keepAliveFor, Boolean stdin, TerminalSize pty, String user) {
     }
 
     /**

@@ -357,6 +357,7 @@ class CliIT {
         var created = cli("", "create", "--template", "cli-tpl");
         String id = created.out().strip();
         assertThat(cli("", "exec", id, "--", "cat", "/app/built.txt").out()).isEqualTo("hello from the context\n");
+        assertThat(cli("", "exec", "--user", "4242:4242", id, "--", "id", "-u").out()).isEqualTo("4242\n");
         var inUse = cli("", "template", "rm", "cli-tpl");
         assertThat(inUse.code()).isEqualTo(5);
         assertThat(cli("", "rm", id).code()).isZero();
