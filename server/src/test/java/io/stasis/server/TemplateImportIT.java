@@ -244,6 +244,9 @@ class TemplateImportIT {
         assertThat(lying.body().get("error").get("message").asText()).containsIgnoringCase("sha256");
         assertThat(api.call("GET", "/v1/templates/lying", null).status()).isEqualTo(404);
         assertThat(upload("BadName", new byte[0]).status()).isEqualTo(422);
+        var taken = upload("tiny", imageLayout(Files.createDirectories(work.resolve("taken")), false));
+        assertThat(taken.status()).isEqualTo(409);
+        assertThat(taken.body().get("error").get("code").asText()).isEqualTo("name_taken");
 
         assertThat(api.call("POST", "/v1/templates", "{\"name\": \"x\", \"from\": \"oci://\"}").status()).isEqualTo(422);
         assertThat(api.call("POST", "/v1/templates", "{\"name\": \"x\", \"from\": \"oci://127.0.0.1:1/none:1\", \"steps\": [{\"run\": \"true\"}]}")

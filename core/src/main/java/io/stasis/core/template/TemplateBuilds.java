@@ -130,9 +130,14 @@ public final class TemplateBuilds implements AutoCloseable {
 
     /** An image to import: opened (pulled, or read from an upload) by the import, closed once it ended. */
     @FunctionalInterface
-    public interface ImageSource {
+    public interface ImageSource extends AutoCloseable {
         /** The image's files as a recipe that keeps its owners, with the image's settings as its config. */
         ImportedImage open(BuildLog log) throws Exception;
+
+        /** Frees what the source holds already (an upload's spool) when the import is refused before it opens it. */
+        @Override
+        default void close() {
+        }
     }
 
     /** An opened image: its recipe, and what closing it frees (a spool of its layers). */
@@ -163,10 +168,21 @@ public final class TemplateBuilds implements AutoCloseable {
      * @param source what the image is, as the template shows it ({@code oci://...}, {@code upload})
      */
     public Build startImport(TenantId tenant, String name, String source, ImageSource image) {
+        try {
+            TemplateBuildRequest.requireName("name", name);
+            requireFreeName(tenant, name);
+            var build = new Build(name, tenant, source, 0, Optional.empty(), clock.instant());
+            return begin(build, () -> runImport(build, image));
+        } catch (RuntimeException refused) {
+            image.close();
+            throw refused;
+        }
+    }
+
+    /** {@code name_taken} unless {@code tenant} may build or import template {@code name}: checked before an upload is read. */
+    public void requireBuildable(TenantId tenant, String name) {
         TemplateBuildRequest.requireName("name", name);
         requireFreeName(tenant, name);
-        var build = new Build(name, tenant, source, 0, Optional.empty(), clock.instant());
-        return begin(build, () -> runImport(build, image));
     }
 
     private void requireFreeName(TenantId tenant, String name) {

@@ -109,8 +109,7 @@ final class TemplateRoutes {
     private void importArchive(Context ctx) throws java.io.IOException {
         var tenant = BearerAuth.caller(ctx).tenant();
         String name = Query.required(ctx, "name");
-        if (!TemplateBuildRequest.NAME.matcher(name).matches())
-            throw StasisException.invalid("name", "'" + name + "' is not a template name (" + TemplateBuildRequest.NAME.pattern() + ")");
+        builds.requireBuildable(tenant, name); // before the body is read
         try (var body = ctx.bodyInputStream()) {
             builds.startImport(tenant, name, "upload", images.upload(name, body));
         }

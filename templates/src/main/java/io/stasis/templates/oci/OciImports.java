@@ -40,9 +40,17 @@ public final class OciImports implements AutoCloseable {
         } catch (ImageException e) {
             throw e.toStasisException();
         }
-        return log -> {
-            log.line("# " + image.layers().size() + " layer(s), image " + image.id());
-            return imported(name, image);
+        return new TemplateBuilds.ImageSource() {
+            @Override
+            public TemplateBuilds.ImportedImage open(io.stasis.core.template.BuildLog log) {
+                log.line("# " + image.layers().size() + " layer(s), image " + image.id());
+                return imported(name, image);
+            }
+
+            @Override
+            public void close() {
+                image.close();
+            }
         };
     }
 
