@@ -45,6 +45,11 @@ public final class Templates {
         return all;
     }
 
+    /** The kept versions of a template, newest first ({@code app@3}, {@code app@2}, ...). */
+    public List<TemplateVersion> versions(String name) {
+        return transport.page(transport.call("GET", path(name) + "/versions"), TemplateVersion.class).items();
+    }
+
     private Page<TemplateInfo> page(String cursor) {
         Page.Body<TemplateInfo> body = transport.page(
                 transport.call("GET", "/v1/templates").query(Query.of().add("cursor", cursor)), TemplateInfo.class);

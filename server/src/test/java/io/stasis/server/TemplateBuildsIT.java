@@ -184,6 +184,39 @@ class TemplateBuildsIT {
     }
 
     @Test
+    void versionsAreKeptSandboxesRecordTheirsAndAnOlderOneCanBeNamed() {
+        String steps = "{\"name\": \"versioned\", \"from\": \"tiny\", \"steps\": [{\"run\": \"echo %d > /v\"}]}";
+        assertThat(build(steps.formatted(1)).get("version").asText()).isEqualTo("1");
+        String first = sandbox("versioned");
+        assertThat(api.get("/v1/sandboxes/" + first).get("template").asText()).isEqualTo("versioned@1");
+        assertThat(build(steps.formatted(2)).get("version").asText()).isEqualTo("2");
+        String second = sandbox("versioned");
+        assertThat(api.get("/v1/sandboxes/" + second).get("template").asText()).isEqualTo("versioned@2");
+        assertThat(api.sh(second, "cat /v")).isEqualTo("2\n");
+        String older = sandbox("versioned@1");
+        assertThat(api.sh(older, "cat /v")).isEqualTo("1\n");
+        var versions = api.get("/v1/templates/versioned/versions").get("items");
+        assertThat(versions).extracting(v -> v.get("template").asText()).containsExactly("versioned@2", "versioned@1");
+        assertThat(versions).extracting(v -> v.get("sandboxes").asInt()).containsExactly(1, 2);
+        assertThat(service.client.templates().versions("versioned")).extracting(io.stasis.sdk.TemplateVersion::template)
+                .containsExactly("versioned@2", "versioned@1");
+        assertThat(api.get("/v1/templates").get("items")).extracting(t -> t.get("name").asText()).contains("versioned")
+                .doesNotContain("versioned@1", "versioned@2");
+        assertThat(api.call("DELETE", "/v1/templates/versioned", null).errorCode()).isEqualTo("template_in_use");
+
+        // The newest five are kept, and an older one while a sandbox was made from it.
+        api.call("DELETE", "/v1/sandboxes/" + second, null);
+        api.call("DELETE", "/v1/sandboxes/" + older, null);
+        for (int v = 3; v <= 8; v++) assertThat(build(steps.formatted(v)).get("version").asText()).isEqualTo(Integer.toString(v));
+        assertThat(api.get("/v1/templates/versioned/versions").get("items")).extracting(v -> v.get("template").asText())
+                .containsExactly("versioned@8", "versioned@7", "versioned@6", "versioned@5", "versioned@4", "versioned@1");
+        api.call("DELETE", "/v1/sandboxes/" + first, null);
+        assertThat(api.call("DELETE", "/v1/templates/versioned", null).status()).isEqualTo(204);
+        assertThat(api.call("GET", "/v1/templates/versioned/versions", null).status()).isEqualTo(404);
+        assertThat(api.call("POST", "/v1/sandboxes", "{\"template\": \"versioned@8\"}").errorCode()).isEqualTo("template_not_found");
+    }
+
+    @Test
     void aFailingStepIsReportedWithItsExitCodeAndOutputAndThePreviousVersionStays() {
         assertThat(build("{\"name\": \"flaky\", \"from\": \"tiny\", \"steps\": [{\"run\": \"echo good > /ok\"}]}").get("status").asText())
                 .isEqualTo("ready");
@@ -311,7 +344,7 @@ class TemplateBuildsIT {
         assertThat(api.sh(b, "cat /srv/ping")).isEqualTo("pong\n");
         assertThat(api.sh(a, "echo $MINE")).isEqualTo("a\n");
         var shown = api.get("/v1/sandboxes/" + a);
-        assertThat(shown.get("template").asText()).isEqualTo("served");
+        assertThat(shown.get("template").asText()).isEqualTo("served@1");
         assertThat(shown.get("name").asText()).isEqualTo("fork-a");
         assertThat(shown.get("metadata").get("who").asText()).isEqualTo("a");
         api.post("/v1/volumes", "{\"name\": \"pv\", \"sizeMb\": 64}");

@@ -318,6 +318,16 @@ public abstract class RootStoreSuite {
     }
 
     @Test
+    void aTemplateIsCopiedUnderAVersionedNameAndTheCopyOutlivesANewVersion() {
+        var copy = store.copyTemplate(TEMPLATE, new TemplateImage(TEMPLATE + "@1", "1", Instant.now(), 0));
+        assertThat(copy.sizeBytes()).isEqualTo(store.template(TEMPLATE).orElseThrow().sizeBytes());
+        store.installTemplate(TestRecipe.of(TEMPLATE, "2"), owner(), TemplateRecipe.Progress.NONE);
+        assertThat(store.createRoot(SandboxId.random(), TEMPLATE + "@1", DISK).resolve("etc/version")).hasContent("1");
+        assertThat(store.createRoot(SandboxId.random(), TEMPLATE, DISK).resolve("etc/version")).hasContent("2");
+        assertFails(() -> store.copyTemplate("nope", new TemplateImage("nope@1", "1", Instant.now(), 0)), ErrorCode.TEMPLATE_NOT_FOUND);
+    }
+
+    @Test
     void aDeletedTemplateIsGoneAndItsRootsStay() {
         Path root = store.createRoot(SandboxId.random(), TEMPLATE, DISK);
         assertThat(store.deleteTemplate(TEMPLATE)).isTrue();

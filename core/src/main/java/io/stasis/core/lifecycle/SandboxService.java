@@ -19,6 +19,7 @@ import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.template.TemplateService;
+import io.stasis.core.template.TemplateVersions;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
@@ -98,7 +99,7 @@ public final class SandboxService {
      */
     public Sandbox create(SandboxSpec request) {
         templates.requireVisible(request.tenant(), request.template());
-        var spec = withTemplateEnv(request);
+        var spec = withTemplateEnv(pinned(request));
         parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
         // Measured: a gVisor sandbox reads its buckets, but what it writes never reached the bucket
         // within 30 s (BucketMountsIT), so refuse rather than lose the writes.
@@ -126,6 +127,17 @@ public final class SandboxService {
         }
     }
 
+    /**
+     * The spec with its template named at its current version ({@code app@3}) where the template keeps
+     * versions: the sandbox records the version it was made from, and is made from that version's copy.
+     */
+    public SandboxSpec pinned(SandboxSpec spec) {
+        String pinned = templates.pin(spec.template());
+        if (pinned.equals(spec.template())) return spec;
+        return new SandboxSpec(pinned, spec.name(), spec.env(), spec.metadata(), spec.resources(), spec.lifecycle(), spec.network(),
+                spec.tenant(), spec.volumes(), spec.buckets(), spec.runtime());
+    }
+
     /** The spec with its template's variables under its own (a built template records what its ENV steps set). */
     public SandboxSpec withTemplateEnv(SandboxSpec spec) {
         var templateEnv = roots.template(spec.template()).map(t -> t.config().env()).orElse(Map.of());
@@ -151,7 +163,7 @@ public final class SandboxService {
 
     /** The sandboxes made from a template, in every tenant (what stops its deletion). */
     public List<Sandbox> usingTemplate(String template) {
-        return catalog.all().stream().filter(s -> s.template().equals(template)).toList();
+        return catalog.all().stream().filter(s -> TemplateVersions.isOf(s.template(), template)).toList();
     }
 
     /** The sandboxes with a metadata key, in every tenant. */

@@ -160,6 +160,13 @@ public interface RootStore {
     TemplateImage installTemplateFromRoot(SandboxId id, TemplateImage image);
 
     /**
+     * Installs a read-only copy of installed template {@code source} as {@code image.name()} (a kept
+     * version): as cheap as a root's snapshot. The files are the source's, as they are.
+     * <p>On failure: {@code template_not_found} if there is no {@code source}; no partial template is visible.
+     */
+    TemplateImage copyTemplate(String source, TemplateImage image);
+
+    /**
      * Deletes an installed template. Roots made from it are independent and stay. Returns false
      * if there was none. Idempotent.
      */

@@ -220,6 +220,7 @@ public final class TemplateBuilds implements AutoCloseable {
             var recipe = new ImportRecipe(build.name, nextVersion(previous), new TemplateConfig(Optional.of(build.tenant.value()),
                     Optional.of(build.from), config.env(), config.workdir(), config.user(), config.cmd(), Optional.empty()), inner);
             var installed = templates.install(recipe, (fraction, message) -> build.log.line("# " + message));
+            TemplateVersions.keep(store, sandboxes, installed);
             previous.flatMap(p -> p.config().preboot()).ifPresent(prebooter::deleteHolder);
             build.result = installed;
             build.log.line("# template " + build.name + " version " + installed.version() + " ready (" + installed.sizeBytes()
@@ -270,6 +271,17 @@ public final class TemplateBuilds implements AutoCloseable {
         return env;
     }
 
+    /** One kept version of a template: its pinned name ({@code app@3}), and how many sandboxes were made from it. */
+    public record Version(String template, String version, Instant builtAt, long sizeBytes, int sandboxes) {
+    }
+
+    /** The kept versions of a template {@code tenant} sees, newest first; {@code template_not_found} for any other. */
+    public List<Version> versions(TenantId tenant, String name) {
+        templates.status(tenant, name);
+        return TemplateVersions.of(store, name).stream().filter(v -> TemplateService.visibleTo(v, tenant))
+                .map(v -> new Version(v.name(), v.version(), v.builtAt(), v.sizeBytes(), sandboxes.usingTemplate(v.name()).size())).toList();
+    }
+
     /** The latest build of a template this tenant sees, if one ran since the service started. */
     public Optional<Build> latest(TenantId tenant, String name) {
         return Optional.ofNullable(builds.get(name)).filter(b -> b.tenant.equals(tenant));
@@ -307,6 +319,7 @@ public final class TemplateBuilds implements AutoCloseable {
                     + users.stream().limit(5).map(s -> s.id().value()).collect(Collectors.joining(", "))
                     + (users.size() > 5 ? ", ..." : "") + "; delete them first", Map.of("template", name, "sandboxes", users.size()));
         store.deleteTemplate(name);
+        for (var version : TemplateVersions.of(store, name)) store.deleteTemplate(version.name());
         image.get().config().preboot().ifPresent(prebooter::deleteHolder);
         BuildCache.deleteLayersOf(store, name, Set.of());
         build.ifPresent(b -> builds.remove(name, b));
@@ -386,6 +399,7 @@ public final class TemplateBuilds implements AutoCloseable {
                     clock.instant(), 0, new TemplateConfig(Optional.of(request.tenant().value()), Optional.of(request.from()),
                     settings.env, settings.workdir, settings.user, request.cmd(), Optional.empty(), preboot)));
             keepSandbox = preboot.isPresent();
+            TemplateVersions.keep(store, sandboxes, image);
             previous.flatMap(p -> p.config().preboot()).ifPresent(prebooter::deleteHolder);
             BuildCache.deleteLayersOf(store, request.name(), plan.layerNames());
             build.result = image;

@@ -7,6 +7,8 @@ import io.stasis.core.lifecycle.SandboxService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.TemplateConfig;
+import java.util.Optional;
 
 /**
  * Creates sandboxes from templates, as callers ask for them: a pre-booted template's sandbox is a
@@ -23,10 +25,15 @@ public final class TemplateSandboxes {
         this.store = store;
     }
 
-    public Sandbox create(SandboxSpec spec) {
-        var preboot = store.template(spec.template()).filter(i -> TemplateService.visibleTo(i, spec.tenant()))
-                .flatMap(i -> i.config().preboot());
-        if (preboot.isEmpty()) return sandboxes.create(spec);
+    public Sandbox create(SandboxSpec request) {
+        var spec = sandboxes.pinned(request);
+        // The pre-boot is the current version's: an older one's sandboxes start from its files.
+        String base = TemplateVersions.baseName(spec.template());
+        var current = store.template(base).filter(i -> TemplateService.visibleTo(i, spec.tenant()));
+        boolean isCurrent = current.map(c -> spec.template().equals(base) || spec.template().equals(TemplateVersions.pinned(base, c.version())))
+                .orElse(false);
+        var preboot = isCurrent ? current.flatMap(i -> i.config().preboot()) : Optional.<TemplateConfig.Preboot>empty();
+        if (preboot.isEmpty()) return sandboxes.create(request);
         // A fork restores its parent's mounts as they were: it can take no others.
         if (!spec.volumes().isEmpty() || !spec.buckets().isEmpty())
             throw StasisException.invalid(spec.volumes().isEmpty() ? "mounts" : "volumes", "template '" + spec.template()

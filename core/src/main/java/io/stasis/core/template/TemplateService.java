@@ -128,7 +128,8 @@ public final class TemplateService {
         var installed = store.templates();
         for (var recipe : recipes.values()) out.put(recipe.name(), statusOf(recipe.name(), recipe.description(), installed));
         for (var image : installed)
-            if (image.config().layerOf().isEmpty() && tenant.map(t -> visibleTo(image, t)).orElse(true))
+            if (image.config().layerOf().isEmpty() && image.name().equals(TemplateVersions.baseName(image.name()))
+                    && tenant.map(t -> visibleTo(image, t)).orElse(true))
                 out.computeIfAbsent(image.name(), n -> statusOf(n, "", installed));
         return List.copyOf(out.values());
     }
@@ -153,6 +154,11 @@ public final class TemplateService {
     /** Whether a tenant may use a template: the service's own are everyone's, a built one its tenant's. */
     public static boolean visibleTo(TemplateImage image, TenantId tenant) {
         return image.config().tenant().map(t -> t.equals(tenant.value())).orElse(true);
+    }
+
+    /** {@code template} at its current version ({@code app@3}) if it keeps versions, else as it is. */
+    public String pin(String template) {
+        return TemplateVersions.current(store, template).orElse(template);
     }
 
     /** Whether {@code name} is one of the service's own templates (made by a recipe). */

@@ -79,6 +79,8 @@ final class TemplateRoutes {
         routes.post("/v1/templates/import", this::importArchive, Access.TENANT);
         routes.get("/v1/templates/{name}", ctx -> ctx.json(asResource(() -> view(BearerAuth.caller(ctx).tenant(), ctx.pathParam("name")))),
                 Access.TENANT);
+        routes.get("/v1/templates/{name}/versions", ctx -> ctx.json(new ListView<>(asResource(() -> builds.versions(
+                BearerAuth.caller(ctx).tenant(), ctx.pathParam("name"))), null)), Access.TENANT);
         routes.get("/v1/templates/{name}/logs", ctx -> asResource(() -> {
             logs(ctx);
             return null;

@@ -228,6 +228,12 @@ public final class BtrfsRootStore implements RootStore {
         return templates.installFromRoot(root, image);
     }
 
+    /** {@inheritDoc} <p>A snapshot of the template's subvolume. */
+    @Override
+    public TemplateImage copyTemplate(String source, TemplateImage image) {
+        return templates.copy(source, image);
+    }
+
     @Override
     public boolean deleteTemplate(String name) {
         return templates.delete(name);

@@ -33,8 +33,11 @@ import org.slf4j.LoggerFactory;
  */
 final class TemplateImages {
     private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class); // the store's logger, as operators know it
-    /** A leading {@code _} names a build's cached step, which callers never name (the API's names start otherwise). */
-    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._-]{0,62}");
+    /**
+     * A leading {@code _} names a build's cached step, {@code name@N} a kept version: the API's own
+     * names have neither.
+     */
+    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._@-]{0,70}");
     private static final String RANDOM = "[0-9a-z]{" + Ids.SUFFIX_LENGTH + "}";
     private static final Pattern BUILD = Pattern.compile("\\.build-(.+)-" + RANDOM);
     private static final Pattern OLD = Pattern.compile("\\.old-(.+)-" + RANDOM);
@@ -120,6 +123,13 @@ final class TemplateImages {
                         Map.of("step", "install template from root", "template", name), failure);
             }
         });
+    }
+
+    /** A read-only snapshot of installed template {@code source} installed as {@code image} (the source's size). */
+    TemplateImage copy(String source, TemplateImage image) {
+        Path path = templatePath(source).filter(Subvolumes::isSubvolume).orElseThrow(() -> StasisException.templateNotFound(source));
+        long size = readSidecar(source).map(TemplateImage::sizeBytes).orElse(0L);
+        return installFromRoot(path, image).withSize(size);
     }
 
     /** See {@link BtrfsRootStore#deleteTemplate}. */

@@ -62,7 +62,7 @@ import java.util.stream.Stream;
  * Thread-safe: every change takes one lock; a recipe's build and a stream's reader run outside it.
  */
 public final class DirectoryRootStore implements RootStore {
-    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._-]{0,62}");
+    private static final Pattern TEMPLATE_NAME = Pattern.compile("[a-z0-9_][a-z0-9._@-]{0,70}");
     private static final String SIDECAR = ".properties";
     private static final String REPLACED = ".replaced";
 
@@ -374,6 +374,30 @@ public final class DirectoryRootStore implements RootStore {
         for (var entry : Trees.entries(tree))
             if (entry.kind() == TreeEntry.Kind.FILE) size += Files.size(Trees.resolve(tree, entry.path()));
         return size;
+    }
+
+    @Override
+    public TemplateImage copyTemplate(String source, TemplateImage image) {
+        Path from = templatePath(source).filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
+                .filter(p -> Files.isRegularFile(sidecarPath(source))).orElseThrow(() -> StasisException.templateNotFound(source));
+        String name = image.name();
+        if (!TEMPLATE_NAME.matcher(name).matches())
+            throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
+        Path build = workPath("build-" + name);
+        try {
+            Trees.copy(from, build);
+            var installed = image.withSize(sizeOf(build));
+            Path old = workPath("old-" + name);
+            locked(() -> {
+                swapIn(installed, build, old);
+                return null;
+            });
+            deleteQuietly(old);
+            return installed;
+        } catch (IOException e) {
+            deleteQuietly(build);
+            throw failure("copy template", null, null, e.toString(), e);
+        }
     }
 
     @Override
