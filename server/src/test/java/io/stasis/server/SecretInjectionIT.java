@@ -185,6 +185,29 @@ class SecretInjectionIT {
         assertThat(service.dataDir.resolve("egress-ca/" + id)).doesNotExist();
     }
 
+    /** A template build's steps get the secret through the same header rules, and it lands in no file of the template. */
+    @Test
+    void aBuildStepUsesTheSecretAndTheTemplateNeverHoldsIt() throws Exception {
+        assertThat(call("POST", "/v1/secrets", "{\"name\": \"API_TOKEN\", \"value\": \"" + SECRET + "\"}").status()).isBetween(200, 201);
+        var body = new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode().put("name", "with-secret").put("from", "base");
+        body.putArray("steps").addObject().put("run", "curl -sS --fail --max-time 10 -H 'Authorization: Bearer sandbox-own' "
+                + "https://api.allowed.test/from-build > /from-build");
+        body.set("network", new com.fasterxml.jackson.databind.ObjectMapper().readTree(POLICY));
+        Files.deleteIfExists(served.resolve("seen.log"));
+        assertThat(call("POST", "/v1/templates", body.toString()).status()).isEqualTo(202);
+        io.stasis.testkit.Await.until("the build", java.time.Duration.ofMinutes(15),
+                () -> !call("GET", "/v1/templates/with-secret", null).body().path("build").path("status").asText().equals("building"));
+        var built = call("GET", "/v1/templates/with-secret", null).body();
+        assertThat(built.get("status").asText()).as(built.toString()).isEqualTo("ready");
+        assertThat(Files.readString(served.resolve("seen.log"))).contains("/from-build", "Authorization: Bearer " + SECRET)
+                .doesNotContain("sandbox-own");
+        Path template = service.dataDir.resolve("btrfs/templates/with-secret");
+        assertThat(template.resolve("from-build")).content().contains("ok GET");
+        assertThat(SecretSearch.filesHolding(template, SECRET)).as("files of the template holding the secret").isEmpty();
+        assertThat(call("GET", "/v1/templates/with-secret/logs", null).body().toString()).doesNotContain(SECRET);
+        assertThat(call("DELETE", "/v1/templates/with-secret", null).status()).isEqualTo(204);
+    }
+
     private static String curl(int pid, Path ca, String... args) {
         var argv = new ArrayList<>(List.of("nsenter", "-t", Integer.toString(pid), "-n", "curl", "-sS", "--fail-with-body", "--max-time", "10",
                 "--cacert", ca.toString(), "--resolve", "api.allowed.test:443:" + upstream.address(),
