@@ -344,14 +344,18 @@ public final class DirectoryRootStore implements RootStore {
 
     @Override
     public TemplateImage installTemplateFromRoot(SandboxId id, TemplateImage image) {
+        String step = "install template from root";
+        return installCopy(step, id, image, () -> root(id).orElseThrow(() -> failure(step, id, null, "the sandbox has no root")));
+    }
+
+    /** A copy of the tree {@code source} gives, installed whole as {@code image} (as the btrfs store's snapshot). */
+    private TemplateImage installCopy(String step, SandboxId id, TemplateImage image, Supplier<Path> source) {
         String name = image.name();
         if (!TEMPLATE_NAME.matcher(name).matches())
             throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
-        String step = "install template from root";
         Path build = workPath("build-" + name);
         try {
-            Path root = root(id).orElseThrow(() -> failure(step, id, null, "the sandbox has no root"));
-            Trees.copy(root, build);
+            Trees.copy(source.get(), build);
             var installed = image.withSize(sizeOf(build));
             Path old = workPath("old-" + name);
             locked(() -> {
@@ -380,24 +384,7 @@ public final class DirectoryRootStore implements RootStore {
     public TemplateImage copyTemplate(String source, TemplateImage image) {
         Path from = templatePath(source).filter(p -> Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS))
                 .filter(p -> Files.isRegularFile(sidecarPath(source))).orElseThrow(() -> StasisException.templateNotFound(source));
-        String name = image.name();
-        if (!TEMPLATE_NAME.matcher(name).matches())
-            throw StasisException.invalid("template", "'" + name + "' is not a template name (" + TEMPLATE_NAME.pattern() + ")");
-        Path build = workPath("build-" + name);
-        try {
-            Trees.copy(from, build);
-            var installed = image.withSize(sizeOf(build));
-            Path old = workPath("old-" + name);
-            locked(() -> {
-                swapIn(installed, build, old);
-                return null;
-            });
-            deleteQuietly(old);
-            return installed;
-        } catch (IOException e) {
-            deleteQuietly(build);
-            throw failure("copy template", null, null, e.toString(), e);
-        }
+        return installCopy("copy template", null, image, () -> from);
     }
 
     @Override
