@@ -61,11 +61,9 @@ public final class ExecService {
         try {
             // Auto-resume: a paused or hibernated sandbox is woken first.
             handle = lifecycle.withRunning(sandbox.id(), "exec", s -> {
-                var defaults = sandboxes.execDefaults(s);
-                var user = request.user().or(defaults::user).map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
-                var cwd = request.cwd().or(defaults::cwd).or(() -> user.map(SandboxUsers.Resolved::home));
-                return runtime.spawn(s.id(), new SpawnSpec(request.cmd(), cwd, environment(s, user, request.env()), request.stdin())
-                        .as(user.map(SandboxUsers.Resolved::ids)));
+                var as = users.runAs(sandboxes, s, request.user(), request.cwd());
+                return runtime.spawn(s.id(), new SpawnSpec(request.cmd(), as.cwd(), environment(s, as.user(), request.env()), request.stdin())
+                        .as(as.ids()));
             });
         } catch (StasisException e) {
             var status = runtime.status(sandbox.id());

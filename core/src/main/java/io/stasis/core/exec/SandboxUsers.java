@@ -3,6 +3,8 @@ package io.stasis.core.exec;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.files.SandboxPath;
+import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.spi.ProcessUser;
 import io.stasis.core.spi.SandboxFiles;
 import java.io.IOException;
@@ -39,6 +41,20 @@ public final class SandboxUsers {
         public boolean isRoot() {
             return ids.uid() == 0;
         }
+    }
+
+    /** Who a command runs as, and where: the call's choice, else its template's (see {@link SandboxService#execDefaults}). */
+    public record RunAs(Optional<Resolved> user, Optional<String> cwd) {
+        public Optional<ProcessUser> ids() {
+            return user.map(Resolved::ids);
+        }
+    }
+
+    /** The user and working directory of a command in {@code sandbox}; the cwd defaults to the user's home last. */
+    public RunAs runAs(SandboxService sandboxes, Sandbox sandbox, Optional<String> user, Optional<String> cwd) {
+        var defaults = sandboxes.execDefaults(sandbox);
+        var resolved = user.or(defaults::user).map(u -> resolve(sandboxes.rootOf(sandbox), u, "user"));
+        return new RunAs(resolved, cwd.or(defaults::cwd).or(() -> resolved.map(Resolved::home)));
     }
 
     /** {@code invalid_request} on {@code field} if the sandbox has no such user or group. */

@@ -70,13 +70,11 @@ public final class ProcessService {
         var label = new ProcessLabel(request.cmd(), request.cwd(), request.tag(), now, request.keepAlive(),
                 request.keepAliveFor().map(now::plus), stdinOpen, request.terminal().isPresent());
         long pid = lifecycle.withRunning(sandbox.id(), "start a process", s -> {
-            var defaults = sandboxes.execDefaults(s);
-            var user = request.user().or(defaults::user).map(u -> users.resolve(sandboxes.rootOf(s), u, "user"));
-            var env = ExecService.environment(s, user, request.env());
+            var as = users.runAs(sandboxes, s, request.user(), request.cwd());
+            var env = ExecService.environment(s, as.user(), request.env());
             if (request.terminal().isPresent()) env.putIfAbsent("TERM", "xterm-256color");
-            var cwd = request.cwd().or(defaults::cwd).or(() -> user.map(SandboxUsers.Resolved::home));
-            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), cwd,
-                    env, Optional.empty(), request.stdin(), request.terminal(), user.map(SandboxUsers.Resolved::ids)), label.encode());
+            return runtime.startProcess(s.id(), processId, new SpawnSpec(request.cmd(), as.cwd(),
+                    env, Optional.empty(), request.stdin(), request.terminal(), as.ids()), label.encode());
         });
         return new ProcessInfo(ID_PREFIX + processId, pid, request.cmd(), request.cwd(), request.tag(), now, "running",
                 Optional.empty(), request.keepAlive(), label.keepAliveUntil(), 0, 0, stdinOpen, request.terminal().isPresent());
