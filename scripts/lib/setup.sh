@@ -15,8 +15,10 @@ STASIS_APT_PACKAGES=(
     rclone fuse3
 )
 # What only the tests need, installed by ./stasis test: docker-registry, the loopback registry image
-# pulls are tested against; libcap2-bin (setcap/getcap), file capabilities in imported images.
-STASIS_TEST_APT_PACKAGES=(docker-registry libcap2-bin)
+# pulls are tested against; libcap2-bin (setcap/getcap), file capabilities in imported images;
+# postgresql, the server the PostgreSQL catalog's tests start on private ports (no cluster of the
+# package's own: see no_default_postgresql_cluster).
+STASIS_TEST_APT_PACKAGES=(docker-registry libcap2-bin postgresql)
 
 STASIS_JAVA_HOME_DEFAULT=/usr/lib/jvm/temurin-25-jdk-amd64
 STASIS_JAVA_MAJOR=25
@@ -29,6 +31,15 @@ missing_apt_packages() {
     for pkg in "${STASIS_APT_PACKAGES[@]}"; do
         grep -qxE "${pkg//./\\.}(:[a-z0-9]+)? ii ?" <<<"$installed" || printf '%s\n' "$pkg"
     done
+}
+
+# no_default_postgresql_cluster: before postgresql is first installed, tells its postgresql-common not to
+# create and start a "main" cluster on port 5432 (Debian's documented switch); the tests run their own.
+no_default_postgresql_cluster() {
+    local conf=/etc/postgresql-common/createcluster.conf
+    [[ -e $conf ]] && return 0
+    mkdir -p "${conf%/*}"
+    printf '# Written by Stasis before installing postgresql: its tests start their own clusters.\ncreate_main_cluster = false\n' >"$conf"
 }
 
 apt_step() {
@@ -48,6 +59,7 @@ apt_step() {
     log=$(setup_log_dir)/apt.log
     say "apt packages: installing ${missing[*]} (log: $log)"
     export DEBIAN_FRONTEND=noninteractive
+    [[ " ${missing[*]} " == *" postgresql "* ]] && no_default_postgresql_cluster
     run_logged "apt packages: apt-get update" "$log" \
         apt-get -o DPkg::Lock::Timeout=300 update || die "apt-get update failed (see $log)"
     run_logged "apt packages: apt-get install" "$log" \

@@ -8,7 +8,9 @@ import io.stasis.blob.content.archive.ContentVolumeArchive;
 import io.stasis.blob.local.LocalBlobStore;
 import io.stasis.blob.s3.S3BlobStore;
 import io.stasis.blob.s3.S3BlobStoreConfig;
-import io.stasis.catalog.sqlite.SqliteCatalog;
+import io.stasis.catalog.sql.EventRetention;
+import io.stasis.catalog.sql.SqlCatalog;
+import io.stasis.catalog.sql.SqliteToPostgres;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.auth.TokenService;
@@ -137,7 +139,7 @@ public final class Daemon implements AutoCloseable {
             runToolsInTheirCgroup();
             Files.createDirectories(config.dataDir());
             Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
-            var catalog = register(SqliteCatalog.open(config.dataDir().resolve("stasis.db")));
+            var catalog = register(openCatalog(config));
             var poolConfig = config.btrfsMount()
                     .map(mount -> BtrfsPoolConfig.existingMount(config.dataDir(), mount))
                     .orElseGet(() -> BtrfsPoolConfig.image(config.dataDir(), config.poolSizeBytes()));
@@ -482,6 +484,23 @@ public final class Daemon implements AutoCloseable {
         }
         closeInReverse.clear();
         if (failure != null) throw failure;
+    }
+
+    /**
+     * The catalog: the SQLite file in the data directory, or the PostgreSQL database of
+     * {@code --catalog}, into which the data directory's SQLite file (if any) moves at this start.
+     */
+    private static SqlCatalog openCatalog(ServerConfig config) {
+        Path file = config.dataDir().resolve("stasis.db");
+        if (config.catalog().isEmpty()) return SqlCatalog.openSqlite(file);
+        var catalog = SqlCatalog.openPostgres(config.catalog().get(), EventRetention.DEFAULT);
+        try {
+            SqliteToPostgres.moveIfPresent(file, catalog);
+            return catalog;
+        } catch (RuntimeException e) {
+            catalog.close();
+            throw e;
+        }
     }
 
     /** Deletes every sandbox; for tests and the benchmark, which must leave nothing behind. */

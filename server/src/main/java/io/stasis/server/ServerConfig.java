@@ -1,5 +1,6 @@
 package io.stasis.server;
 
+import io.stasis.catalog.sql.PostgresLocation;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.policy.Durations;
@@ -51,6 +52,7 @@ import java.util.function.Consumer;
  * @param warmUp           whether the start ends with one pass through the common calls ({@link WarmUp}), so
  *                         that the first calls after a start are not the slow ones (never with a fault point)
  * @param runtimes         which runtimes sandboxes run in (runc, gVisor)
+ * @param catalog          a PostgreSQL database for the catalog; empty: the SQLite file data-dir/stasis.db
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -58,7 +60,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
-                           RuntimeSettings runtimes) {
+                           RuntimeSettings runtimes, Optional<PostgresLocation> catalog) {
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -68,7 +70,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults());
+                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty());
     }
 
     private static Optional<Path> defaultCriu() {
@@ -171,6 +173,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--delete-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "deleteAfterIdle", optionalDuration(flag, v)));
                 case "--max-age" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "maxAge", optionalDuration(flag, v)));
                 case "--idle-check" -> c.with(b -> b.idleCheck = duration(flag, v));
+                case "--catalog" -> c.with(b -> b.catalog = catalog(v));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -188,6 +191,10 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --port N                 HTTP port (default 7070; 0 picks a free port)
                   --bind ADDR              address to listen on (default 127.0.0.1)
                   --data-dir DIR           data directory (default /var/lib/stasis)
+                  --catalog URL            keep the catalog in PostgreSQL: postgresql://USER[:PASSWORD]@HOST[:PORT]/DB
+                                           (the password may come from $PGPASSWORD instead); default: the SQLite
+                                           file DATA-DIR/stasis.db, which the first start on PostgreSQL moves into
+                                           an empty database (kept as stasis.db.moved-to-postgresql)
                   --btrfs-mount DIR        keep sandbox roots on this existing btrfs filesystem
                   --pool-size SIZE         size of the sparse btrfs image otherwise (default 64G)
                   --runc PATH              runc binary (default /usr/sbin/runc)
@@ -245,6 +252,15 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             return Arrays.stream(v.split(",")).map(String::strip).filter(x -> !x.isEmpty()).map(x -> Cidr.parse(x, flag)).toList();
         } catch (StasisException e) {
             throw new UsageException(e.getMessage());
+        }
+    }
+
+    private static Optional<PostgresLocation> catalog(String v) {
+        if (v.isEmpty() || v.equals("sqlite")) return Optional.empty();
+        try {
+            return Optional.of(PostgresLocation.parse(v, Optional.ofNullable(System.getenv("PGPASSWORD"))));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--catalog: " + e.getMessage());
         }
     }
 
@@ -343,6 +359,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         long standbySwapBytes;
         boolean warmUp;
         RuntimeSettings runtimes;
+        Optional<PostgresLocation> catalog;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -374,12 +391,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             standbySwapBytes = c.standbySwapBytes;
             warmUp = c.warmUp;
             runtimes = c.runtimes;
+            catalog = c.catalog;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog);
         }
     }
 }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.stasis.catalog.sqlite.SqliteCatalog;
+import io.stasis.catalog.sql.SqlCatalog;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.preview.PreviewService;
@@ -65,7 +65,7 @@ class PreviewProxyTest {
 
     @TempDir
     Path dir;
-    SqliteCatalog catalog;
+    SqlCatalog catalog;
     MutableClock clock;
     PreviewService previews;
     HttpServer upstream;
@@ -98,7 +98,7 @@ class PreviewProxyTest {
 
     @BeforeEach
     void start() throws IOException {
-        catalog = SqliteCatalog.open(dir.resolve("stasis.db"));
+        catalog = SqlCatalog.openSqlite(dir.resolve("stasis.db"));
         clock = new MutableClock();
         previews = new PreviewService(catalog, clock);
         sandbox = SandboxId.random();

@@ -55,7 +55,7 @@ import java.util.stream.Stream;
 
 /**
  * The catalog in maps, for tests of core's services: it passes the same contract suites as
- * {@code SqliteCatalog} (testkit's {@code CatalogSuite}, {@code CheckpointCatalogSuite},
+ * {@code SqlCatalog} (testkit's {@code CatalogSuite}, {@code CheckpointCatalogSuite},
  * {@code EventCatalogSuite}, {@code TenantCatalogSuite}, {@code VolumeCatalogSuite} and
  * {@code BucketCatalogSuite}), so it orders every list, refuses every clash and cascades every
  * delete as SQLite does, and throws the same error codes. Records are immutable, so the maps hold

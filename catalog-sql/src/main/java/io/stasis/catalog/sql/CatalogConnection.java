@@ -1,0 +1,180 @@
+package io.stasis.catalog.sql;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The only way to the catalog's database: every call borrows a connection from its
+ * {@link ConnectionSource}, optionally runs in one transaction, gives the connection back, and turns
+ * SQL errors into {@code internal} errors naming the step and the database. The {@code *Table}
+ * classes hold the SQL and take the connection this lends them, so a change spanning tables is one
+ * transaction.
+ */
+final class CatalogConnection {
+    /** Tries per call when connections turn out lost: the pool may hold several sessions the server ended at once. */
+    private static final int ATTEMPTS = 4;
+
+    private final String database;
+    private final ConnectionSource source;
+    private volatile boolean closed;
+
+    CatalogConnection(String database, ConnectionSource source) {
+        this.database = database;
+        this.source = source;
+    }
+
+    /** Where connections come from, and what lending one means (a lock, a pool). */
+    interface ConnectionSource {
+        /** A connection in auto-commit mode that the caller alone uses until {@link #giveBack}. */
+        Connection borrow() throws SQLException;
+
+        void giveBack(Connection connection) throws SQLException;
+
+        /** Whether {@code e} says the connection was lost, so the work may run again on another. */
+        default boolean lost(SQLException e) {
+            return false;
+        }
+
+        /** Closes every connection; called once. */
+        void close() throws SQLException;
+    }
+
+    /**
+     * SQLite's source: one connection, lent to one caller at a time under a {@link ReentrantLock}
+     * (not {@code synchronized}, which the server's virtual threads would have to queue on a monitor
+     * for). Catalog calls are sub-millisecond, and one connection gives every caller a consistent view.
+     */
+    static final class OneConnection implements ConnectionSource {
+        private final Connection connection;
+        private final ReentrantLock lock = new ReentrantLock();
+
+        OneConnection(Connection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        public Connection borrow() {
+            lock.lock();
+            return connection;
+        }
+
+        @Override
+        public void giveBack(Connection lent) {
+            lock.unlock();
+        }
+
+        @Override
+        public void close() throws SQLException {
+            lock.lock();
+            try {
+                connection.close();
+            } finally {
+                lock.unlock();
+            }
+        }
+    }
+
+    /** Work on the connection that gives a result. */
+    @FunctionalInterface
+    interface SqlWork<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /** Work on the connection that gives nothing back. */
+    @FunctionalInterface
+    interface SqlAction {
+        void run(Connection connection) throws SQLException;
+    }
+
+    /** Runs {@code work} alone on a connection; SQL errors become {@code internal} naming the step. */
+    <T> T withConnection(String step, SqlWork<T> work) {
+        if (closed) throw new StasisException(ErrorCode.INTERNAL, "the catalog " + database + " is closed", Map.of("step", step));
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return once(work);
+            } catch (SQLException e) {
+                // A pooled session the server ended (a restart, a failover, an idle timeout) fails, and the
+                // pool discards it. PostgreSQL rolled back what the session had not committed, so the work
+                // runs again on another; only a loss during the commit itself leaves its outcome unknown.
+                if (attempt == ATTEMPTS || !source.lost(e)) throw failure(step, e);
+            }
+        }
+    }
+
+    private <T> T once(SqlWork<T> work) throws SQLException {
+        Connection connection = source.borrow();
+        try {
+            return work.run(connection);
+        } finally {
+            try {
+                source.giveBack(connection);
+            } catch (SQLException e) {
+                // The work's outcome stands; a connection that cannot be returned is the pool's to discard.
+            }
+        }
+    }
+
+    /** {@link #withConnection} for work without a result. */
+    void run(String step, SqlAction action) {
+        withConnection(step, c -> {
+            action.run(c);
+            return null;
+        });
+    }
+
+    /**
+     * Runs {@code work} alone on the connection in one transaction: all of it is committed, or on
+     * any exception none of it.
+     */
+    <T> T inTransaction(String step, SqlWork<T> work) {
+        return withConnection(step, c -> {
+            c.setAutoCommit(false);
+            try {
+                T result = work.run(c);
+                c.commit();
+                return result;
+            } catch (SQLException | RuntimeException e) {
+                try {
+                    c.rollback();
+                } catch (SQLException rollbackFailure) {
+                    e.addSuppressed(rollbackFailure);
+                }
+                throw e;
+            } finally {
+                c.setAutoCommit(true);
+            }
+        });
+    }
+
+    /** {@link #inTransaction} for work without a result. */
+    void runInTransaction(String step, SqlAction action) {
+        inTransaction(step, c -> {
+            action.run(c);
+            return null;
+        });
+    }
+
+    /** Closes the source; false if it was already closed. Later calls fail with {@code internal}. */
+    synchronized boolean close() {
+        if (closed) return false;
+        closed = true;
+        try {
+            source.close();
+            return true;
+        } catch (SQLException e) {
+            throw failure("close", e);
+        }
+    }
+
+    private StasisException failure(String step, SQLException e) {
+        var details = new LinkedHashMap<String, Object>();
+        details.put("step", "catalog " + step);
+        details.put("database", database);
+        return new StasisException(ErrorCode.INTERNAL, "catalog " + step + " failed: " + e.getMessage(), details, e);
+    }
+}

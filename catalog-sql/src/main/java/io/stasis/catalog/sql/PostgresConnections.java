@@ -1,0 +1,131 @@
+package io.stasis.catalog.sql;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * PostgreSQL's {@link CatalogConnection.ConnectionSource}: a HikariCP pool, and one connection of
+ * its own that holds the catalog lock for as long as the catalog is open.
+ *
+ * <p><b>The catalog lock</b> is a session-level advisory lock in the catalog's database. A second
+ * service pointed at the same database is refused at start, with who holds it: until sandboxes have
+ * owner nodes, two services would each reconcile the other's sandboxes as their own. The lock goes
+ * with its session, so a killed service frees it as soon as PostgreSQL notices the connection is gone.
+ */
+final class PostgresConnections implements CatalogConnection.ConnectionSource {
+    private static final long CATALOG_LOCK = 0x5354_4153_0000L;
+    private static final int POOL_SIZE = 16;
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+    private final PostgresLocation location;
+    private final HikariDataSource pool;
+    private Connection lockHolder; // set by claim, closed by close
+
+    private PostgresConnections(PostgresLocation location, HikariDataSource pool) {
+        this.location = location;
+        this.pool = pool;
+    }
+
+    /** Opens the pool; fails (a runtime exception naming the cause) when no connection can be made. */
+    static PostgresConnections open(PostgresLocation location) {
+        var config = new HikariConfig();
+        config.setPoolName("stasis-catalog");
+        config.setJdbcUrl(location.jdbcUrl());
+        config.setUsername(location.user());
+        location.password().ifPresent(config::setPassword);
+        config.setMaximumPoolSize(POOL_SIZE);
+        config.setMinimumIdle(2);
+        config.setConnectionTimeout(CONNECT_TIMEOUT.toMillis());
+        config.addDataSourceProperty("ApplicationName", applicationName());
+        config.addDataSourceProperty("connectTimeout", String.valueOf(CONNECT_TIMEOUT.toSeconds()));
+        return new PostgresConnections(location, new HikariDataSource(config));
+    }
+
+    /** Takes the catalog lock, or refuses naming who holds it. */
+    void claim() throws SQLException {
+        var properties = new Properties();
+        properties.setProperty("user", location.user());
+        location.password().ifPresent(p -> properties.setProperty("password", p));
+        properties.setProperty("ApplicationName", applicationName());
+        properties.setProperty("connectTimeout", String.valueOf(CONNECT_TIMEOUT.toSeconds()));
+        Connection connection = DriverManager.getConnection(location.jdbcUrl(), properties);
+        try (var st = connection.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+            st.setLong(1, CATALOG_LOCK);
+            try (var rs = st.executeQuery()) {
+                rs.next();
+                if (!rs.getBoolean(1)) {
+                    String holder = holder(connection);
+                    connection.close();
+                    throw new StasisException(ErrorCode.INTERNAL, "the catalog " + location + " is in use by another Stasis service ("
+                            + holder + "); one catalog serves one service", Map.of("database", location.toString(), "holder", holder));
+                }
+            }
+        } catch (SQLException | RuntimeException e) {
+            if (!connection.isClosed()) connection.close();
+            throw e;
+        }
+        lockHolder = connection;
+    }
+
+    /** Who holds the catalog lock, as PostgreSQL knows the session. */
+    private static String holder(Connection connection) throws SQLException {
+        try (var st = connection.prepareStatement("""
+                SELECT a.application_name, coalesce(host(a.client_addr), 'local'), a.backend_start
+                FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                  AND l.classid::bigint = ? AND l.objid::bigint = ? AND l.objsubid = 1""")) {
+            st.setLong(1, CATALOG_LOCK >>> 32);
+            st.setLong(2, CATALOG_LOCK & 0xFFFF_FFFFL);
+            try (var rs = st.executeQuery()) {
+                if (!rs.next()) return "a session that has just ended";
+                return rs.getString(1) + " from " + rs.getString(2) + " since " + rs.getString(3);
+            }
+        }
+    }
+
+    private static String applicationName() {
+        return "stasis " + ProcessHandle.current().pid() + "@" + hostName();
+    }
+
+    private static String hostName() {
+        try {
+            return java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            return "unknown-host";
+        }
+    }
+
+    @Override
+    public Connection borrow() throws SQLException {
+        return pool.getConnection();
+    }
+
+    @Override
+    public void giveBack(Connection connection) throws SQLException {
+        connection.close();
+    }
+
+    /** SQLSTATE class 08 (connection exception) or 57P01-57P03 (the server ended or is not yet taking sessions). */
+    @Override
+    public boolean lost(SQLException e) {
+        String state = e.getSQLState();
+        return state != null && (state.startsWith("08") || state.equals("57P01") || state.equals("57P02") || state.equals("57P03"));
+    }
+
+    @Override
+    public void close() throws SQLException {
+        try {
+            pool.close();
+        } finally {
+            if (lockHolder != null) lockHolder.close();
+        }
+    }
+}

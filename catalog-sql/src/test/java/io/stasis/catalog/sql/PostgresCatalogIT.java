@@ -1,0 +1,254 @@
+package io.stasis.catalog.sql;
+
+import static io.stasis.testkit.CatalogFixtures.T0;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stasis.core.auth.ApiKey;
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.events.Event;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.testkit.CatalogFixtures;
+import io.stasis.testkit.PostgresTestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What the PostgreSQL catalog adds to the shared contract: its schema, its lock, its credentials, concurrency, and the move from SQLite. */
+@Tag("root")
+class PostgresCatalogIT {
+    static PostgresTestServer server;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        assumeTrue(PostgresTestServer.installed(), "PostgreSQL is not installed");
+        server = PostgresTestServer.start();
+    }
+
+    @AfterAll
+    static void stopServer() {
+        if (server != null) server.close();
+    }
+
+    private static PostgresLocation newDatabase() {
+        return PostgresLocation.parse(server.newDatabase(), Optional.empty());
+    }
+
+    private static SqlCatalog open(PostgresLocation location) {
+        return SqlCatalog.openPostgres(location, EventRetention.DEFAULT);
+    }
+
+    @Test
+    void theSchemaHasSqlitesTablesAndColumns() throws Exception {
+        var location = newDatabase();
+        open(location).close();
+        SqlCatalog.openSqlite(dir.resolve("c.db")).close();
+
+        var postgres = new TreeMap<String, TreeSet<String>>();
+        try (var c = server.connect(location.database());
+             var rs = c.createStatement().executeQuery(
+                     "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")) {
+            while (rs.next()) postgres.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getString(2));
+        }
+        var sqlite = new TreeMap<String, TreeSet<String>>();
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("c.db"));
+             var rs = c.createStatement().executeQuery(
+                     "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name <> 'sqlite_sequence'")) {
+            while (rs.next()) sqlite.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getString(2));
+        }
+        assertThat(postgres).isEqualTo(sqlite);
+        assertThat(postgres.keySet()).containsAll(SqliteToPostgres.TABLES);
+        assertThat(postgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 1); // and schema_version
+    }
+
+    @Test
+    void reopeningKeepsEverythingAndMigratesNothingTwice() {
+        var location = newDatabase();
+        var s = CatalogFixtures.sandbox(Optional.of("keep"), "base", new SandboxState.Hibernated(CheckpointId.random(), 1234, T0),
+                T0, new Resources(1.5, 512, 128, 2048), Map.of("K", "v"), Map.of("m.n/o", "p"));
+        var key = new ApiKey("key_0123456789abcdef", TenantId.DEFAULT, "ab".repeat(32), true, T0);
+        var secret = new SealedSecret("token", T0, new byte[] {0, 1, (byte) 0xff, 0x7f});
+        try (var catalog = open(location)) {
+            catalog.insert(s);
+            catalog.insertApiKey(key);
+            catalog.putSecret(TenantId.DEFAULT, secret);
+        }
+        try (var catalog = open(location)) {
+            assertThat(catalog.find(s.id())).contains(s);
+            assertThat(catalog.findApiKeyByHash(key.secretHash())).contains(key);
+            assertThat(catalog.findSecret(TenantId.DEFAULT, "token").orElseThrow().sealed()).containsExactly(0, 1, 0xff, 0x7f);
+            assertThat(catalog.hasRootKey()).isTrue();
+        }
+    }
+
+    @Test
+    void aSecondServiceOnTheSameDatabaseIsRefusedNamingTheHolderUntilTheFirstCloses() {
+        var location = newDatabase();
+        try (var first = open(location)) {
+            assertThatThrownBy(() -> open(location))
+                    .isInstanceOfSatisfying(StasisException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL);
+                        assertThat(e.getMessage()).contains("in use by another Stasis service", "stasis " + ProcessHandle.current().pid());
+                    });
+            first.insert(CatalogFixtures.named("still-mine"));
+        }
+        try (var second = open(location)) {
+            assertThat(second.findByName(TenantId.DEFAULT, "still-mine")).isPresent();
+        }
+    }
+
+    @Test
+    void aWrongPasswordOrAMissingDatabaseIsAClearErrorThatNeverShowsThePassword() {
+        var location = newDatabase();
+        var wrong = new PostgresLocation(location.host(), location.port(), location.database(), location.user(), Optional.of("not-it-0xSECRET"));
+        assertThatThrownBy(() -> open(wrong))
+                .isInstanceOfSatisfying(StasisException.class, e -> {
+                    assertThat(e.getMessage()).contains("cannot open the catalog", location.toString(), "password authentication failed")
+                            .doesNotContain("not-it-0xSECRET").doesNotContain(server.password());
+                    assertThat(e.details().toString()).doesNotContain("not-it-0xSECRET");
+                });
+        var missing = new PostgresLocation(location.host(), location.port(), "no_such_db", location.user(), location.password());
+        assertThatThrownBy(() -> open(missing))
+                .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("no_such_db")
+                        .doesNotContain(server.password()));
+    }
+
+    /**
+     * Eight writers append while a reader polls "after the last id it saw", as an event stream does:
+     * with turns, ids become visible in order, so the reader misses none.
+     */
+    @Test
+    void aReaderPollingAfterTheLastIdSeesEveryConcurrentAppend() throws Exception {
+        try (var catalog = open(newDatabase()); var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            var appended = new ConcurrentSkipListSet<Long>();
+            var done = new AtomicBoolean();
+            var seen = new ArrayList<Long>();
+            var reader = pool.submit(() -> {
+                long after = 0;
+                while (true) {
+                    boolean last = done.get();
+                    var page = catalog.eventsAfter(after, Optional.empty(), Optional.empty(), 1000);
+                    for (Event e : page) seen.add(e.id());
+                    if (!page.isEmpty()) after = page.getLast().id();
+                    if (last && page.isEmpty()) return null;
+                }
+            });
+            var writers = IntStream.range(0, 8).mapToObj(w -> pool.submit(() -> {
+                for (int i = 0; i < 100; i++)
+                    appended.add(catalog.appendEvent(new Event(0, T0, "test.append", Optional.empty(), Map.of("w", w, "i", i), Optional.empty())).id());
+                return null;
+            })).toList();
+            for (var writer : writers) writer.get();
+            done.set(true);
+            reader.get();
+            assertThat(seen).containsExactlyElementsOf(appended);
+            assertThat(appended).hasSize(800);
+        }
+    }
+
+    @Test
+    void aSqliteCatalogMovesIntoAFreshDatabaseOnceAndIsKeptAsABackup() throws Exception {
+        Path file = dir.resolve("stasis.db");
+        var s = CatalogFixtures.named("moved");
+        var key = new ApiKey("key_0123456789abcdef", TenantId.DEFAULT, "cd".repeat(32), true, T0);
+        var tenant = CatalogFixtures.tenant("acme", T0);
+        long lastEvent;
+        try (var sqlite = SqlCatalog.openSqlite(file)) {
+            sqlite.insertTenant(tenant);
+            sqlite.insert(CatalogFixtures.inTenant(s, tenant.id()));
+            sqlite.insertApiKey(key);
+            sqlite.insertCheckpoint(CatalogFixtures.checkpoint(s.id(), T0));
+            sqlite.putSecret(tenant.id(), new SealedSecret("k", T0, new byte[] {9, 8, 7}));
+            for (int i = 0; i < 3; i++) sqlite.appendEvent(new Event(0, T0, "test", Optional.of(s.id()), Map.of("i", i), Optional.of(tenant.id())));
+            lastEvent = sqlite.eventsAfter(0, Optional.empty(), Optional.empty(), 10).getLast().id();
+        }
+        var location = newDatabase();
+        try (var postgres = open(location)) {
+            var moved = SqliteToPostgres.moveIfPresent(file, postgres).orElseThrow();
+            assertThat(moved).containsEntry("sandboxes", 1).containsEntry("tenants", 2).containsEntry("events", 3).containsEntry("api_keys", 1);
+            assertThat(postgres.findByName(tenant.id(), "moved")).isPresent();
+            assertThat(postgres.findApiKeyByHash(key.secretHash())).contains(key);
+            assertThat(postgres.checkpointsOf(s.id())).hasSize(1);
+            assertThat(postgres.findSecret(tenant.id(), "k").orElseThrow().sealed()).containsExactly(9, 8, 7);
+            assertThat(postgres.findTenant(TenantId.DEFAULT)).isPresent();
+            // Event ids go on after the copied ones.
+            assertThat(postgres.appendEvent(new Event(0, T0, "after", Optional.empty(), Map.of(), Optional.empty())).id()).isGreaterThan(lastEvent);
+
+            assertThat(file).doesNotExist();
+            assertThat(dir.resolve("stasis.db" + SqliteToPostgres.MOVED)).exists();
+            assertThat(SqliteToPostgres.moveIfPresent(file, postgres)).isEmpty();
+        }
+    }
+
+    @Test
+    void aMoveIsRefusedIntoADatabaseThatHoldsACatalogAlready() {
+        Path file = dir.resolve("stasis.db");
+        try (var sqlite = SqlCatalog.openSqlite(file)) {
+            sqlite.insert(CatalogFixtures.named("file-side"));
+        }
+        try (var postgres = open(newDatabase())) {
+            postgres.insert(CatalogFixtures.named("database-side"));
+            assertThatThrownBy(() -> SqliteToPostgres.moveIfPresent(file, postgres))
+                    .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("is not empty"));
+            assertThat(file).exists();
+            assertThat(postgres.findByName(TenantId.DEFAULT, "file-side")).isEmpty();
+        }
+    }
+
+    /** A move killed after its copy committed but before its last rename finishes by renaming only. */
+    @Test
+    void aMoveKilledAfterItsCopyFinishesByRenamingAndOneKilledBeforeCopiesAgain() throws Exception {
+        Path file = dir.resolve("stasis.db");
+        try (var sqlite = SqlCatalog.openSqlite(file)) {
+            sqlite.insert(CatalogFixtures.named("interrupted"));
+        }
+        Files.move(file, dir.resolve("stasis.db" + SqliteToPostgres.MOVING));
+        try (var postgres = open(newDatabase())) {
+            // killed before the copy: the database is fresh, so the copy runs
+            assertThat(SqliteToPostgres.moveIfPresent(file, postgres).orElseThrow()).containsEntry("sandboxes", 1);
+            // killed after the copy, before the last rename
+            Files.move(dir.resolve("stasis.db" + SqliteToPostgres.MOVED), dir.resolve("stasis.db" + SqliteToPostgres.MOVING));
+            assertThat(SqliteToPostgres.moveIfPresent(file, postgres).orElseThrow()).isEmpty();
+            assertThat(postgres.all()).hasSize(1);
+            assertThat(dir.resolve("stasis.db" + SqliteToPostgres.MOVED)).exists();
+        }
+    }
+
+    @Test
+    void sessionsEndedUnderTheCatalogAreReplacedByThePool() {
+        var location = newDatabase();
+        try (var catalog = open(location)) {
+            catalog.insert(CatalogFixtures.named("before"));
+            server.dropConnections(location.database());
+            // The pool still holds the ended sessions; a call that meets one retries on a new connection.
+            for (int i = 0; i < 20; i++) assertThat(catalog.findByName(TenantId.DEFAULT, "before")).isPresent();
+            catalog.insert(CatalogFixtures.named("after"));
+            assertThat(catalog.findByName(TenantId.DEFAULT, "after")).isPresent();
+        }
+    }
+}
