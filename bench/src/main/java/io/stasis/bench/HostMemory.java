@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import io.stasis.host.MemInfo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileSystemException;
@@ -7,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -23,19 +23,7 @@ final class HostMemory {
 
     /** Every field of /proc/meminfo, in bytes where the kernel gives kB. */
     static Map<String, Long> meminfo() {
-        var fields = new LinkedHashMap<String, Long>();
-        try {
-            for (String line : Files.readAllLines(PROC.resolve("meminfo"))) {
-                int colon = line.indexOf(':');
-                if (colon < 0) continue;
-                String[] parts = line.substring(colon + 1).strip().split("\\s+");
-                long value = Long.parseLong(parts[0]);
-                fields.put(line.substring(0, colon), parts.length > 1 && parts[1].equals("kB") ? value * 1024 : value);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return fields;
+        return MemInfo.read();
     }
 
     /**

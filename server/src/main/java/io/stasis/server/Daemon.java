@@ -11,6 +11,7 @@ import io.stasis.blob.s3.S3BlobStoreConfig;
 import io.stasis.catalog.sql.EventRetention;
 import io.stasis.catalog.sql.SqlCatalog;
 import io.stasis.catalog.sql.SqliteToPostgres;
+import io.stasis.core.node.NodeService;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.auth.TokenService;
@@ -19,6 +20,7 @@ import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.checkpoint.DurableCheckpoints;
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.exec.ExecService;
@@ -94,6 +96,7 @@ import io.stasis.templates.oci.OciImports;
 import io.stasis.templates.TinyTemplate;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -106,8 +109,10 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -227,8 +232,8 @@ public final class Daemon implements AutoCloseable {
             idle.start();
             register(new OutputLimiter(catalog, processes, config.processOutputLimit(), OUTPUT_LIMIT_TICK)).start();
             var credentials = new Credentials(catalog, clock);
-            rootKeyFile = config.dataDir().resolve("root.key");
-            ensureRootKey(catalog, credentials);
+            rootKeyFile = config.rootKeyFile().orElse(config.dataDir().resolve("root.key"));
+            ensureRootKey(catalog, credentials, config.catalog().isPresent());
             var tenants = new TenantService(catalog, catalog, credentials, clock);
             var tokens = new TokenService(catalog, clock, catalog);
             var metrics = register(new Metrics(catalog::all));
@@ -239,6 +244,8 @@ public final class Daemon implements AutoCloseable {
                     NetworkService.noNetwork(id, "serve a preview"));
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
+            var advertised = new AtomicReference<URI>();
+            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), NodeService.DEFAULT_LEASE);
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
@@ -249,9 +256,11 @@ public final class Daemon implements AutoCloseable {
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
-                                    clock, 5L << 30), blobGc)));
+                                    clock, 5L << 30), blobGc, nodes)));
+            advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
+            register(nodes).start();
             if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
-                WarmUp.run(loopbackUrl(config.bind(), http.port()), tenants, sandboxes, "tiny");
+                WarmUp.run(loopbackUrl(config.bind(), http.port()), config.nodeName(), tenants, sandboxes, "tiny");
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -443,9 +452,18 @@ public final class Daemon implements AutoCloseable {
      * Issues the root key on the first start, and again when its file is gone: deleting the file and
      * restarting is how an operator replaces the root key, so the old one is revoked then.
      */
-    private void ensureRootKey(Catalog catalog, Credentials credentials) throws IOException {
+    /**
+     * Makes the root key if the catalog has none, and writes its secret to {@link #rootKeyFile}. On
+     * a catalog of this node alone, a lost file means a new key (the old one is revoked); on a shared
+     * catalog the other nodes use the key, so a node without the file refuses to start instead.
+     */
+    private void ensureRootKey(Catalog catalog, Credentials credentials, boolean shared) throws IOException {
         boolean exists = catalog.hasRootKey();
         if (exists && Files.exists(rootKeyFile)) return;
+        if (exists && shared)
+            throw new StasisException(ErrorCode.INTERNAL, "the catalog has a root key, and " + rootKeyFile + " is missing: copy root.key from the"
+                    + " node that made it (its data directory), or name it with --root-key-file; a new one would lock the other nodes out",
+                    Map.of("file", rootKeyFile.toString()));
         if (exists) {
             log.atWarn().addKeyValue("file", rootKeyFile).log("a root key exists but its file is gone; revoking it and issuing another");
             catalog.apiKeysOf(TenantId.DEFAULT).stream().filter(ApiKey::root).forEach(k -> catalog.deleteApiKey(k.id()));
@@ -492,8 +510,8 @@ public final class Daemon implements AutoCloseable {
      */
     private static SqlCatalog openCatalog(ServerConfig config) {
         Path file = config.dataDir().resolve("stasis.db");
-        if (config.catalog().isEmpty()) return SqlCatalog.openSqlite(file);
-        var catalog = SqlCatalog.openPostgres(config.catalog().get(), EventRetention.DEFAULT);
+        if (config.catalog().isEmpty()) return SqlCatalog.openSqlite(file, EventRetention.DEFAULT, config.nodeName());
+        var catalog = SqlCatalog.openPostgres(config.catalog().get(), EventRetention.DEFAULT, config.nodeName());
         try {
             SqliteToPostgres.moveIfPresent(file, catalog);
             return catalog;

@@ -6,6 +6,8 @@ import io.stasis.core.network.Cidr;
 import io.stasis.core.policy.Durations;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 /**
  * Every setting of the service, each with its default. Parsed from command-line flags
@@ -53,6 +56,9 @@ import java.util.function.Consumer;
  *                         that the first calls after a start are not the slow ones (never with a fault point)
  * @param runtimes         which runtimes sandboxes run in (runc, gVisor)
  * @param catalog          a PostgreSQL database for the catalog; empty: the SQLite file data-dir/stasis.db
+ * @param nodeName         this service's name among those sharing the catalog (the host name by default)
+ * @param advertiseUrl     where the other nodes reach this one; empty: http://BIND:PORT once listening
+ * @param rootKeyFile      where the root API key's secret is kept; empty: data-dir/root.key
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -60,7 +66,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
-                           RuntimeSettings runtimes, Optional<PostgresLocation> catalog) {
+                           RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
+                           Optional<Path> rootKeyFile) {
+    private static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
     public static final int DEFAULT_MAX_DISK_MB = 64 * 1024;
@@ -70,7 +78,20 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty());
+                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
+                Optional.empty(), Optional.empty());
+    }
+
+    /** The host name, as a node name may spell it. */
+    private static String defaultNodeName() {
+        String host;
+        try {
+            host = java.net.InetAddress.getLocalHost().getHostName();
+        } catch (java.net.UnknownHostException e) {
+            host = "stasis";
+        }
+        String name = host.replaceAll("[^A-Za-z0-9._-]", "-");
+        return NODE_NAME.matcher(name).matches() ? name : "stasis";
     }
 
     private static Optional<Path> defaultCriu() {
@@ -174,6 +195,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--max-age" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "maxAge", optionalDuration(flag, v)));
                 case "--idle-check" -> c.with(b -> b.idleCheck = duration(flag, v));
                 case "--catalog" -> c.with(b -> b.catalog = catalog(v));
+                case "--node-name" -> c.with(b -> b.nodeName = nodeName(v));
+                case "--advertise-url" -> c.with(b -> b.advertiseUrl = Optional.of(advertiseUrl(v)));
+                case "--root-key-file" -> c.with(b -> b.rootKeyFile = Optional.of(Path.of(v).toAbsolutePath()));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -195,6 +219,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                                            (the password may come from $PGPASSWORD instead); default: the SQLite
                                            file DATA-DIR/stasis.db, which the first start on PostgreSQL moves into
                                            an empty database (kept as stasis.db.moved-to-postgresql)
+                  --node-name NAME         this service's name among the nodes sharing a catalog (default: the host
+                                           name); each node's sandboxes stay its own across restarts
+                  --advertise-url URL      where the other nodes reach this one (default http://BIND:PORT)
+                  --root-key-file PATH     the root API key's secret (default DATA-DIR/root.key); on a shared
+                                           catalog, every node needs the copy the first node wrote
                   --btrfs-mount DIR        keep sandbox roots on this existing btrfs filesystem
                   --pool-size SIZE         size of the sparse btrfs image otherwise (default 64G)
                   --runc PATH              runc binary (default /usr/sbin/runc)
@@ -261,6 +290,24 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             return Optional.of(PostgresLocation.parse(v, Optional.ofNullable(System.getenv("PGPASSWORD"))));
         } catch (IllegalArgumentException e) {
             throw new UsageException("--catalog: " + e.getMessage());
+        }
+    }
+
+    private static String nodeName(String v) {
+        if (!NODE_NAME.matcher(v).matches())
+            throw new UsageException("--node-name must be 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit, was '" + v + "'");
+        return v;
+    }
+
+    private static URI advertiseUrl(String v) {
+        try {
+            var uri = new URI(v);
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null
+                    || (uri.getPath() != null && !uri.getPath().isEmpty() && !uri.getPath().equals("/")) || uri.getQuery() != null)
+                throw new URISyntaxException(v, "not http(s)://HOST[:PORT]");
+            return URI.create(uri.getScheme() + "://" + uri.getRawAuthority());
+        } catch (URISyntaxException e) {
+            throw new UsageException("--advertise-url must be http://HOST[:PORT] (or https), was '" + v + "'");
         }
     }
 
@@ -360,6 +407,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         boolean warmUp;
         RuntimeSettings runtimes;
         Optional<PostgresLocation> catalog;
+        String nodeName;
+        Optional<URI> advertiseUrl;
+        Optional<Path> rootKeyFile;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -392,12 +442,15 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             warmUp = c.warmUp;
             runtimes = c.runtimes;
             catalog = c.catalog;
+            nodeName = c.nodeName;
+            advertiseUrl = c.advertiseUrl;
+            rootKeyFile = c.rootKeyFile;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile);
         }
     }
 }

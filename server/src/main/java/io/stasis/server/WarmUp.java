@@ -29,21 +29,31 @@ import org.slf4j.LoggerFactory;
  */
 final class WarmUp {
     private static final Logger log = LoggerFactory.getLogger(WarmUp.class);
-    /** The tenant of the pass; no other tenant may take this name while a pass runs. */
-    static final String TENANT = "stasis-warm-up";
+    private static final String TENANT_PREFIX = "stasis-warm-up-";
+
+    /**
+     * The tenant of a node's pass, one per node, so that nodes starting together on a shared catalog
+     * leave each other's alone; no other tenant may take this name while a pass runs.
+     */
+    static String tenantOf(String node) {
+        String name = TENANT_PREFIX + node.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9-]", "-");
+        // A tenant's name has at most 63 characters: a long node name keeps its start and a hash of the whole.
+        return name.length() <= 63 ? name : name.substring(0, 54) + "-" + "%08x".formatted(node.hashCode());
+    }
 
     private WarmUp() {
     }
 
-    static void run(String url, TenantService tenants, SandboxService sandboxes, String template) {
+    static void run(String url, String node, TenantService tenants, SandboxService sandboxes, String template) {
         long start = System.nanoTime();
+        String tenantName = tenantOf(node);
         try {
-            removeLeftovers(tenants, sandboxes);
-            Tenant tenant = tenants.create(TENANT, TenantQuota.UNLIMITED);
+            removeLeftovers(tenantName, tenants, sandboxes);
+            Tenant tenant = tenants.create(tenantName, TenantQuota.UNLIMITED);
             try {
                 pass(url, tenants.issueKey(tenant.id().value()).secret(), template);
             } finally {
-                removeLeftovers(tenants, sandboxes);
+                removeLeftovers(tenantName, tenants, sandboxes);
             }
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("warm-up done");
         } catch (RuntimeException e) {
@@ -75,9 +85,9 @@ final class WarmUp {
     }
 
     /** The pass's tenant and its sandboxes, from this start or one that was killed during its pass. */
-    private static void removeLeftovers(TenantService tenants, SandboxService sandboxes) {
+    private static void removeLeftovers(String tenantName, TenantService tenants, SandboxService sandboxes) {
         for (Tenant tenant : tenants.list()) {
-            if (!tenant.name().equals(TENANT)) continue;
+            if (!tenant.name().equals(tenantName)) continue;
             var query = new SandboxQuery(Optional.empty(), Map.of(), Optional.empty(), SandboxQuery.MAX_LIMIT, Optional.of(tenant.id()));
             for (var sandbox : sandboxes.list(query).items()) sandboxes.delete(sandbox.id().value());
             tenants.delete(tenant.id().value());

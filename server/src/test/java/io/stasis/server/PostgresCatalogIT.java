@@ -69,11 +69,11 @@ class PostgresCatalogIT {
                 api.post("/v1/sandboxes/" + hibernated + "/hibernate", "{}");
                 assertThat(api.get("/v1/sandboxes/" + hibernated).get("state").asText()).isEqualTo("hibernated");
 
-                // 3. A second service on the same database is refused, naming the first.
+                // 3. A second service of the same node name (the host name) on the same database is refused, naming the first.
                 var refused = ServiceProcess.launch(otherDataDir, log, Map.of(), "--catalog", catalog);
                 assertThat(refused.process().waitFor(120, TimeUnit.SECONDS)).as("the refused service ends").isTrue();
                 assertThat(refused.process().exitValue()).isEqualTo(1);
-                assertThat(ServiceProcess.logTail(log, 40)).contains("is in use by another Stasis service");
+                assertThat(ServiceProcess.logTail(log, 40)).contains("is already running on the catalog");
 
                 second.kill();
             }

@@ -21,7 +21,7 @@ class WarmUpIT {
             assertThat(tenantNames(api)).containsExactly("default");
             assertThat(api.get("/v1/sandboxes").get("items")).isEmpty();
             // What a start killed during its pass leaves: the pass's tenant, with a sandbox.
-            String tenant = api.post("/v1/tenants", "{\"name\":\"" + WarmUp.TENANT + "\"}").get("id").asText();
+            String tenant = api.post("/v1/tenants", "{\"name\":\"" + WarmUp.tenantOf(ServerConfig.defaults().nodeName()) + "\"}").get("id").asText();
             String key = api.post("/v1/tenants/" + tenant + "/keys", "{}").get("secret").asText();
             try (var asTenant = new RawApi(first.url, key)) {
                 leftover = asTenant.post("/v1/sandboxes", "{\"template\":\"tiny\",\"name\":\"warm-up\"}").get("id").asText();

@@ -6,6 +6,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantId;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -24,8 +25,8 @@ final class CheckpointTable {
     private CheckpointTable() {
     }
 
-    static void insert(Connection c, Checkpoint checkpoint) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO checkpoints (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+    static void insert(Connection c, Checkpoint checkpoint, String node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO checkpoints (" + COLUMNS + ", node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, checkpoint.id().value());
             st.setString(2, checkpoint.sandboxId().value());
             st.setString(3, checkpoint.name().orElse(null));
@@ -34,6 +35,7 @@ final class CheckpointTable {
             st.setLong(6, checkpoint.sizeBytes());
             st.setString(7, CatalogTime.format(checkpoint.createdAt()));
             st.setString(8, checkpoint.runtime().wireName());
+            st.setString(9, node);
             st.executeUpdate();
         } catch (SQLException e) {
             if (SqlConflict.of(e).filter(SqlConflict::primaryKey).isPresent())
@@ -52,8 +54,15 @@ final class CheckpointTable {
         return query(c, "SELECT " + COLUMNS + " FROM checkpoints WHERE sandbox_id = ?" + ORDER, sandbox.value());
     }
 
-    static List<Checkpoint> all(Connection c) throws SQLException {
-        return query(c, "SELECT " + COLUMNS + " FROM checkpoints" + ORDER, null);
+    /** The checkpoints of {@code node}: their files are on its disk. */
+    static List<Checkpoint> all(Connection c, String node) throws SQLException {
+        return query(c, "SELECT " + COLUMNS + " FROM checkpoints WHERE node = ?" + ORDER, node);
+    }
+
+    /** A tenant's checkpoints, on every node: those of its sandboxes (also of sandboxes deleted since, which the tenant no longer owns, are not). */
+    static List<Checkpoint> ofTenant(Connection c, TenantId tenant) throws SQLException {
+        return query(c, "SELECT " + COLUMNS + " FROM checkpoints WHERE sandbox_id IN (SELECT id FROM sandboxes WHERE tenant_id = ?)" + ORDER,
+                tenant.value());
     }
 
     static void delete(Connection c, CheckpointId id) throws SQLException {
@@ -72,12 +81,14 @@ final class CheckpointTable {
     }
 
     /** Oldest first. */
-    static Map<CheckpointId, Integer> spares(Connection c) throws SQLException {
-        try (var st = c.prepareStatement("SELECT id, spares FROM checkpoints WHERE spares > 0" + ORDER);
-             var rs = st.executeQuery()) {
-            var out = new LinkedHashMap<CheckpointId, Integer>();
-            while (rs.next()) out.put(new CheckpointId(rs.getString("id")), rs.getInt("spares"));
-            return out;
+    static Map<CheckpointId, Integer> spares(Connection c, String node) throws SQLException {
+        try (var st = c.prepareStatement("SELECT id, spares FROM checkpoints WHERE spares > 0 AND node = ?" + ORDER)) {
+            st.setString(1, node);
+            try (var rs = st.executeQuery()) {
+                var out = new LinkedHashMap<CheckpointId, Integer>();
+                while (rs.next()) out.put(new CheckpointId(rs.getString("id")), rs.getInt("spares"));
+                return out;
+            }
         }
     }
 

@@ -16,11 +16,13 @@ final class NetworkTable {
     private NetworkTable() {
     }
 
-    static void insert(Connection c, SandboxNetwork network) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO sandbox_networks (sandbox_id, slot, policy) VALUES (?, ?, ?)")) {
+    /** Records the network of a sandbox on {@code node}; slots are per node (each is an address range of its host). */
+    static void insert(Connection c, SandboxNetwork network, String node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO sandbox_networks (sandbox_id, slot, policy, node) VALUES (?, ?, ?, ?)")) {
             st.setString(1, network.id().value());
             st.setInt(2, network.slot());
             st.setString(3, NetworkJson.toJson(network.policy()));
+            st.setString(4, node);
             st.executeUpdate();
         } catch (SQLException e) {
             if (SqlConflict.of(e).isPresent())
@@ -43,8 +45,8 @@ final class NetworkTable {
         return rows.isEmpty() ? Optional.empty() : Optional.of(rows.getFirst());
     }
 
-    static List<SandboxNetwork> all(Connection c) throws SQLException {
-        return query(c, "SELECT sandbox_id, slot, policy FROM sandbox_networks ORDER BY slot", null);
+    static List<SandboxNetwork> all(Connection c, String node) throws SQLException {
+        return query(c, "SELECT sandbox_id, slot, policy FROM sandbox_networks WHERE node = ? ORDER BY slot", node);
     }
 
     static void delete(Connection c, SandboxId id) throws SQLException {

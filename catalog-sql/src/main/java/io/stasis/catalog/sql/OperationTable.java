@@ -23,15 +23,16 @@ final class OperationTable {
     }
 
     /** Records {@code operation}, replacing any row the sandbox had. */
-    static void begin(Connection c, Operation operation) throws SQLException {
+    static void begin(Connection c, Operation operation, String node) throws SQLException {
         try (var st = c.prepareStatement("""
-                INSERT INTO operations (sandbox_id, kind, checkpoint_id, started_at) VALUES (?, ?, ?, ?)
+                INSERT INTO operations (sandbox_id, kind, checkpoint_id, started_at, node) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (sandbox_id) DO UPDATE SET
-                    kind = excluded.kind, checkpoint_id = excluded.checkpoint_id, started_at = excluded.started_at""")) {
+                    kind = excluded.kind, checkpoint_id = excluded.checkpoint_id, started_at = excluded.started_at, node = excluded.node""")) {
             st.setString(1, operation.sandbox().value());
             st.setString(2, operation.kind().name().toLowerCase(Locale.ROOT));
             st.setString(3, operation.checkpoint().map(CheckpointId::value).orElse(null));
             st.setString(4, CatalogTime.format(operation.startedAt()));
+            st.setString(5, node);
             st.executeUpdate();
         }
     }
@@ -44,13 +45,15 @@ final class OperationTable {
     }
 
     /** Oldest first, the sandbox id breaking ties. */
-    static List<Operation> all(Connection c) throws SQLException {
+    static List<Operation> all(Connection c, String node) throws SQLException {
         try (var st = c.prepareStatement(
-                "SELECT sandbox_id, kind, checkpoint_id, started_at FROM operations ORDER BY started_at, sandbox_id");
-             var rs = st.executeQuery()) {
-            var out = new ArrayList<Operation>();
-            while (rs.next()) out.add(read(rs));
-            return out;
+                "SELECT sandbox_id, kind, checkpoint_id, started_at FROM operations WHERE node = ? ORDER BY started_at, sandbox_id")) {
+            st.setString(1, node);
+            try (var rs = st.executeQuery()) {
+                var out = new ArrayList<Operation>();
+                while (rs.next()) out.add(read(rs));
+                return out;
+            }
         }
     }
 

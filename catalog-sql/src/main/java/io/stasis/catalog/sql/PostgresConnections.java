@@ -13,15 +13,17 @@ import java.util.Properties;
 
 /**
  * PostgreSQL's {@link CatalogConnection.ConnectionSource}: a HikariCP pool, and one connection of
- * its own that holds the catalog lock for as long as the catalog is open.
+ * its own that holds the node's lock for as long as the catalog is open.
  *
- * <p><b>The catalog lock</b> is a session-level advisory lock in the catalog's database. A second
- * service pointed at the same database is refused at start, with who holds it: until sandboxes have
- * owner nodes, two services would each reconcile the other's sandboxes as their own. The lock goes
- * with its session, so a killed service frees it as soon as PostgreSQL notices the connection is gone.
+ * <p><b>The node's lock</b> is a session-level advisory lock in the catalog's database, keyed by the
+ * node's name. A second service with the same node name is refused at start, with who holds it: two
+ * services would each reconcile the node's sandboxes as their own. Services of other names share the
+ * catalog. The lock goes with its session, so a killed service frees it as soon as PostgreSQL notices
+ * the connection is gone.
  */
 final class PostgresConnections implements CatalogConnection.ConnectionSource {
-    private static final long CATALOG_LOCK = 0x5354_4153_0000L;
+    /** The advisory locks' first key ("STAS"); the second is the hash of the node's name. */
+    private static final int NODE_LOCK_CLASS = 0x5354_4153;
     private static final int POOL_SIZE = 16;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
@@ -49,23 +51,25 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
         return new PostgresConnections(location, new HikariDataSource(config));
     }
 
-    /** Takes the catalog lock, or refuses naming who holds it. */
-    void claim() throws SQLException {
+    /** Takes the lock of {@code node}, or refuses naming who holds it. */
+    void claim(String node) throws SQLException {
         var properties = new Properties();
         properties.setProperty("user", location.user());
         location.password().ifPresent(p -> properties.setProperty("password", p));
         properties.setProperty("ApplicationName", applicationName());
         properties.setProperty("connectTimeout", String.valueOf(CONNECT_TIMEOUT.toSeconds()));
         Connection connection = DriverManager.getConnection(location.jdbcUrl(), properties);
-        try (var st = connection.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
-            st.setLong(1, CATALOG_LOCK);
+        try (var st = connection.prepareStatement("SELECT pg_try_advisory_lock(?, hashtext(?))")) {
+            st.setInt(1, NODE_LOCK_CLASS);
+            st.setString(2, node);
             try (var rs = st.executeQuery()) {
                 rs.next();
                 if (!rs.getBoolean(1)) {
-                    String holder = holder(connection);
+                    String holder = holder(connection, node);
                     connection.close();
-                    throw new StasisException(ErrorCode.INTERNAL, "the catalog " + location + " is in use by another Stasis service ("
-                            + holder + "); one catalog serves one service", Map.of("database", location.toString(), "holder", holder));
+                    throw new StasisException(ErrorCode.INTERNAL, "node '" + node + "' is already running on the catalog " + location + " ("
+                            + holder + "); give this service another --node-name", Map.of("database", location.toString(), "node", node,
+                            "holder", holder));
                 }
             }
         } catch (SQLException | RuntimeException e) {
@@ -75,15 +79,15 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
         lockHolder = connection;
     }
 
-    /** Who holds the catalog lock, as PostgreSQL knows the session. */
-    private static String holder(Connection connection) throws SQLException {
+    /** Who holds the node's lock, as PostgreSQL knows the session. */
+    private static String holder(Connection connection, String node) throws SQLException {
         try (var st = connection.prepareStatement("""
                 SELECT a.application_name, coalesce(host(a.client_addr), 'local'), a.backend_start
                 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                 WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                  AND l.classid::bigint = ? AND l.objid::bigint = ? AND l.objsubid = 1""")) {
-            st.setLong(1, CATALOG_LOCK >>> 32);
-            st.setLong(2, CATALOG_LOCK & 0xFFFF_FFFFL);
+                  AND l.classid::bigint = ? AND l.objid::bigint = hashtext(?)::bigint & 4294967295 AND l.objsubid = 2""")) {
+            st.setLong(1, NODE_LOCK_CLASS);
+            st.setString(2, node);
             try (var rs = st.executeQuery()) {
                 if (!rs.next()) return "a session that has just ended";
                 return rs.getString(1) + " from " + rs.getString(2) + " since " + rs.getString(3);

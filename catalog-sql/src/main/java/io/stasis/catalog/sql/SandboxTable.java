@@ -36,11 +36,12 @@ final class SandboxTable {
     private SandboxTable() {
     }
 
-    /** Records a new sandbox; {@code name_taken} if its name is in use. */
-    static void insert(Connection c, Sandbox sandbox) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO sandboxes (" + COLUMNS + ") VALUES (" + PLACEHOLDERS + ")")) {
+    /** Records a new sandbox of {@code node}; {@code name_taken} if its name is in use. */
+    static void insert(Connection c, Sandbox sandbox, String node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO sandboxes (" + COLUMNS + ", node) VALUES (" + PLACEHOLDERS + ", ?)")) {
             st.setString(1, sandbox.id().value());
-            bindFields(st, 2, sandbox);
+            int next = bindFields(st, 2, sandbox);
+            st.setString(next, node);
             st.executeUpdate();
         } catch (SQLException e) {
             throwIfConstraint(e, sandbox);
@@ -144,8 +145,19 @@ final class SandboxTable {
         return new Page<>(items, Optional.of(ListCursor.after(items.getLast()).encode()));
     }
 
-    static List<Sandbox> all(Connection c) throws SQLException {
-        return queryMany(c, "SELECT " + COLUMNS + " FROM sandboxes ORDER BY created_at, id", List.of());
+    /** Every sandbox of {@code node}, in any state. */
+    static List<Sandbox> all(Connection c, String node) throws SQLException {
+        return queryMany(c, "SELECT " + COLUMNS + " FROM sandboxes WHERE node = ? ORDER BY created_at, id", List.of(node));
+    }
+
+    /** The node that runs the sandbox. */
+    static Optional<String> nodeOf(Connection c, SandboxId id) throws SQLException {
+        try (var st = c.prepareStatement("SELECT node FROM sandboxes WHERE id = ?")) {
+            st.setString(1, id.value());
+            try (var rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
     }
 
     static List<Sandbox> children(Connection c, SandboxId parent) throws SQLException {

@@ -11,6 +11,8 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
 import io.stasis.core.journal.Operation;
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewId;
@@ -95,30 +97,40 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     private final String database;
     private final SqlEngine engine;
+    private final String node;
     private final CatalogConnection db;
     private final EventAppender events;
 
-    private SqlCatalog(String database, SqlEngine engine, CatalogConnection.ConnectionSource source, EventRetention retention) {
+    private SqlCatalog(String database, SqlEngine engine, String node, CatalogConnection.ConnectionSource source, EventRetention retention) {
         this.database = database;
         this.engine = engine;
+        this.node = node;
         this.db = new CatalogConnection(database, source);
         this.events = new EventAppender(engine, retention);
     }
 
-    /** Opens the catalog with the {@link EventRetention#DEFAULT default event retention}; see {@link #openSqlite(Path, EventRetention)}. */
+    /** The node name of a catalog opened without one: a SQLite file is one node's, whatever its name. */
+    public static final String LOCAL_NODE = "local";
+
+    /** Opens the catalog with the {@link EventRetention#DEFAULT default event retention}; see {@link #openSqlite(Path, EventRetention, String)}. */
     public static SqlCatalog openSqlite(Path dbFile) {
-        return openSqlite(dbFile, EventRetention.DEFAULT);
+        return openSqlite(dbFile, EventRetention.DEFAULT, LOCAL_NODE);
+    }
+
+    /** {@link #openSqlite(Path, EventRetention, String)} for the {@link #LOCAL_NODE}. */
+    public static SqlCatalog openSqlite(Path dbFile, EventRetention retention) {
+        return openSqlite(dbFile, retention, LOCAL_NODE);
     }
 
     /**
      * Opens (creating if needed) the catalog in {@code dbFile} and migrates its schema.
      * <p>Effects on success: the parent directories exist; the file exists with mode 0600; the
-     * schema is current.
+     * schema is current; every record is {@code node}'s (a SQLite file is one node's: renaming it loses nothing).
      * Events past {@code retention} are trimmed now and as events are appended.
      * <p>On failure: an {@code internal} error, e.g. when the file was written by a newer Stasis;
      * no connection is left open.
      */
-    public static SqlCatalog openSqlite(Path dbFile, EventRetention retention) {
+    public static SqlCatalog openSqlite(Path dbFile, EventRetention retention, String node) {
         Path file = dbFile.toAbsolutePath().normalize();
         createOwnerOnly(file);
         var config = new SQLiteConfig();
@@ -133,7 +145,8 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
         try {
             connection = config.createConnection("jdbc:sqlite:" + file);
             prepare(SqlEngine.SQLITE, connection, file.toString(), retention);
-            return new SqlCatalog(file.toString(), SqlEngine.SQLITE, new CatalogConnection.OneConnection(connection), retention);
+            NodeTable.claim(connection, node, true);
+            return new SqlCatalog(file.toString(), SqlEngine.SQLITE, node, new CatalogConnection.OneConnection(connection), retention);
         } catch (SQLException | RuntimeException e) {
             if (connection != null) {
                 try {
@@ -149,16 +162,16 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     }
 
     /**
-     * Opens the catalog in the PostgreSQL database at {@code location} and migrates its schema.
-     * <p>Effects on success: the schema is current; this service holds the database's catalog lock
-     * until {@link #close}, so a second service pointed at the same database is refused until sandboxes
-     * have owner nodes (one service per catalog, as with a SQLite file); a pool of connections is open.
+     * Opens the catalog in the PostgreSQL database at {@code location} for {@code node}, and migrates its schema.
+     * <p>Effects on success: the schema is current; this service holds the node's lock until
+     * {@link #close}, so a second service with the same node name is refused (services of other names
+     * share the catalog); records of no node (moved from SQLite) are this node's; a pool of connections is open.
      * Events past {@code retention} are trimmed now and as events are appended.
      * <p>On failure: an {@code internal} error naming the database (never its password), e.g. when it
-     * cannot be reached, refuses the credentials, is in use by another service, or was written by a
+     * cannot be reached, refuses the credentials, has the node running already, or was written by a
      * newer Stasis; nothing is left open.
      */
-    public static SqlCatalog openPostgres(PostgresLocation location, EventRetention retention) {
+    public static SqlCatalog openPostgres(PostgresLocation location, EventRetention retention, String node) {
         PostgresConnections connections;
         try {
             connections = PostgresConnections.open(location);
@@ -167,14 +180,15 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
                     Map.of("database", location.toString()), e);
         }
         try {
-            connections.claim();
+            connections.claim(node);
             var connection = connections.borrow();
             try {
                 prepare(SqlEngine.POSTGRESQL, connection, location.toString(), retention);
+                NodeTable.claim(connection, node, false);
             } finally {
                 connections.giveBack(connection);
             }
-            return new SqlCatalog(location.toString(), SqlEngine.POSTGRESQL, connections, retention);
+            return new SqlCatalog(location.toString(), SqlEngine.POSTGRESQL, node, connections, retention);
         } catch (SQLException | RuntimeException e) {
             try {
                 connections.close();
@@ -244,7 +258,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public void insert(Sandbox sandbox) {
-        db.run("insert sandbox", c -> SandboxTable.insert(c, sandbox));
+        db.run("insert sandbox", c -> SandboxTable.insert(c, sandbox, node));
     }
 
     @Override
@@ -269,7 +283,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<Sandbox> all() {
-        return db.withConnection("list all sandboxes", SandboxTable::all);
+        return db.withConnection("list all sandboxes", c -> SandboxTable.all(c, node));
     }
 
     @Override
@@ -308,7 +322,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public void insertVolume(Volume volume) {
-        db.run("insert volume", c -> VolumeTable.insert(c, volume));
+        db.run("insert volume", c -> VolumeTable.insert(c, volume, node));
     }
 
     @Override
@@ -328,7 +342,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<Volume> allVolumes() {
-        return db.withConnection("list volumes", VolumeTable::all);
+        return db.withConnection("list volumes", c -> VolumeTable.all(c, node));
     }
 
     @Override
@@ -395,7 +409,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public void insertNetwork(SandboxNetwork network) {
-        db.run("insert network", c -> NetworkTable.insert(c, network));
+        db.run("insert network", c -> NetworkTable.insert(c, network, node));
     }
 
     @Override
@@ -410,7 +424,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<SandboxNetwork> allNetworks() {
-        return db.withConnection("list networks", NetworkTable::all);
+        return db.withConnection("list networks", c -> NetworkTable.all(c, node));
     }
 
     @Override
@@ -422,7 +436,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public void beginOperation(Operation operation) {
-        db.run("begin operation", c -> OperationTable.begin(c, operation));
+        db.run("begin operation", c -> OperationTable.begin(c, operation, node));
     }
 
     /**
@@ -449,7 +463,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     /** Every operation in progress, oldest first. */
     @Override
     public List<Operation> pendingOperations() {
-        return db.withConnection("list pending operations", OperationTable::all);
+        return db.withConnection("list pending operations", c -> OperationTable.all(c, node));
     }
 
     // --- checkpoints ---
@@ -457,7 +471,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     /** Records a checkpoint; {@code internal} if its id is already recorded. */
     @Override
     public void insertCheckpoint(Checkpoint checkpoint) {
-        db.run("insert checkpoint", c -> CheckpointTable.insert(c, checkpoint));
+        db.run("insert checkpoint", c -> CheckpointTable.insert(c, checkpoint, node));
     }
 
     @Override
@@ -474,7 +488,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     /** Oldest first, the id breaking ties. */
     @Override
     public List<Checkpoint> allCheckpoints() {
-        return db.withConnection("list checkpoints", CheckpointTable::all);
+        return db.withConnection("list checkpoints", c -> CheckpointTable.all(c, node));
+    }
+
+    @Override
+    public List<Checkpoint> checkpointsOfTenant(TenantId tenant) {
+        return db.withConnection("list checkpoints of a tenant", c -> CheckpointTable.ofTenant(c, tenant));
     }
 
     @Override
@@ -489,12 +508,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Map<CheckpointId, Integer> checkpointSpares() {
-        return db.withConnection("list checkpoint spares", CheckpointTable::spares);
+        return db.withConnection("list checkpoint spares", c -> CheckpointTable.spares(c, node));
     }
 
     @Override
     public void recordUpload(CheckpointUpload upload) {
-        db.run("record checkpoint upload", c -> UploadTable.upsert(c, upload));
+        db.run("record checkpoint upload", c -> UploadTable.upsert(c, upload, node));
     }
 
     @Override
@@ -514,7 +533,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<CheckpointUpload> allUploads() {
-        return db.withConnection("list checkpoint uploads", UploadTable::all);
+        return db.withConnection("list checkpoint uploads", c -> UploadTable.all(c, node));
     }
 
     @Override
@@ -689,7 +708,39 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
         return db.withConnection("delete secret", c -> SecretTable.delete(c, tenant, name));
     }
 
-    /** Closes the connections (and, on PostgreSQL, gives up the catalog lock). Idempotent; later calls fail with {@code internal}. */
+    // --- nodes ---
+
+    @Override
+    public String localNode() {
+        return node;
+    }
+
+    @Override
+    public void putNode(Node record) {
+        db.run("register node", c -> NodeTable.put(c, record));
+    }
+
+    @Override
+    public boolean renewNode(String name, Instant leaseUntil, NodeCapacity capacity) {
+        return db.withConnection("renew node lease", c -> NodeTable.renew(c, name, leaseUntil, capacity));
+    }
+
+    @Override
+    public List<Node> nodes() {
+        return db.withConnection("list nodes", NodeTable::all);
+    }
+
+    @Override
+    public Optional<String> nodeOf(SandboxId sandbox) {
+        return db.withConnection("find the node of a sandbox", c -> SandboxTable.nodeOf(c, sandbox));
+    }
+
+    @Override
+    public Map<String, Integer> sandboxCountsByNode() {
+        return db.withConnection("count sandboxes by node", NodeTable::sandboxCounts);
+    }
+
+    /** Closes the connections (and, on PostgreSQL, gives up the node's lock). Idempotent; later calls fail with {@code internal}. */
     @Override
     public void close() {
         if (db.close()) log.atInfo().addKeyValue("database", database).log("catalog closed");

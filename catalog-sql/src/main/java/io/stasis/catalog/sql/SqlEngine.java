@@ -25,7 +25,8 @@ enum SqlEngine {
             "V11__generation.sql",
             "V12__durable_images.sql",
             "V13__fork_spares.sql",
-            "V14__runtimes.sql")) {
+            "V14__runtimes.sql",
+            "V15__nodes.sql")) {
         @Override
         String metadataMatch(String column) {
             // json_each compares keys as plain strings: no JSON-path quoting of keys with '.' or '/'.
@@ -39,7 +40,7 @@ enum SqlEngine {
     },
 
     /** A pool of connections, possibly from several services: turns are transaction-scoped advisory locks. */
-    POSTGRESQL("postgresql", List.of("V1__init.sql")) {
+    POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql")) {
         @Override
         String metadataMatch(String column) {
             return "EXISTS (SELECT 1 FROM jsonb_each_text(" + column + "::jsonb) m WHERE m.key = ? AND m.value = ?)";

@@ -84,7 +84,11 @@ public final class SqliteToPostgres {
     private static Map<String, Integer> copy(Path sqliteFile, SqlCatalog postgres) {
         try (var sqlite = SqlCatalog.openSqlite(sqliteFile, EventRetention.UNBOUNDED)) {
             return sqlite.connection().withConnection("read for the move to PostgreSQL",
-                    from -> postgres.connection().inTransaction("copy from SQLite", to -> copyTables(from, to)));
+                    from -> postgres.connection().inTransaction("copy from SQLite", to -> {
+                        var counts = copyTables(from, to);
+                        NodeTable.claim(to, postgres.localNode(), true); // the file was one node's: it is now this one's
+                        return counts;
+                    }));
         }
     }
 

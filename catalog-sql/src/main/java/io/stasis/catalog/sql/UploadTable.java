@@ -20,12 +20,12 @@ final class UploadTable {
     private UploadTable() {
     }
 
-    static void upsert(Connection c, CheckpointUpload u) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO checkpoint_uploads (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    static void upsert(Connection c, CheckpointUpload u, String node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO checkpoint_uploads (" + COLUMNS + ", node) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 + " ON CONFLICT (checkpoint_id) DO UPDATE SET state = excluded.state, parent_id = excluded.parent_id,"
                 + " root_manifest = excluded.root_manifest, image_manifest = excluded.image_manifest,"
                 + " logical_bytes = excluded.logical_bytes, stored_bytes = excluded.stored_bytes, error = excluded.error,"
-                + " updated_at = excluded.updated_at")) {
+                + " updated_at = excluded.updated_at, node = excluded.node")) {
             st.setString(1, u.checkpoint().value());
             st.setString(2, u.state().wireName());
             st.setString(3, u.parent().map(CheckpointId::value).orElse(null));
@@ -35,6 +35,7 @@ final class UploadTable {
             st.setLong(7, u.storedBytes());
             st.setString(8, u.error().orElse(null));
             st.setString(9, CatalogTime.format(u.updatedAt()));
+            st.setString(10, node);
             st.executeUpdate();
         }
     }
@@ -44,8 +45,9 @@ final class UploadTable {
         return rows.isEmpty() ? Optional.empty() : Optional.of(rows.getFirst());
     }
 
-    static List<CheckpointUpload> all(Connection c) throws SQLException {
-        return query(c, "SELECT " + COLUMNS + " FROM checkpoint_uploads ORDER BY checkpoint_id", null);
+    /** The uploads {@code node} runs (from its disk). */
+    static List<CheckpointUpload> all(Connection c, String node) throws SQLException {
+        return query(c, "SELECT " + COLUMNS + " FROM checkpoint_uploads WHERE node = ? ORDER BY checkpoint_id", node);
     }
 
     static void delete(Connection c, CheckpointId id) throws SQLException {

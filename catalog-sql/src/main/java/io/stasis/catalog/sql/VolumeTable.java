@@ -31,14 +31,15 @@ final class VolumeTable {
     private VolumeTable() {
     }
 
-    static void insert(Connection c, Volume v) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO volumes (" + VOLUME_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?)")) {
+    static void insert(Connection c, Volume v, String node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO volumes (" + VOLUME_COLUMNS + ", node) VALUES (?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, v.id().value());
             st.setString(2, v.tenant().value());
             st.setString(3, v.name());
             st.setLong(4, v.sizeMb());
             st.setString(5, CatalogTime.format(v.createdAt()));
             st.setString(6, v.origin().orElse(null));
+            st.setString(7, node);
             st.executeUpdate();
         } catch (SQLException e) {
             if (SqlConflict.of(e).filter(conflict -> !conflict.primaryKey()).isPresent()) throw StasisException.nameTaken(v.name());
@@ -58,8 +59,9 @@ final class VolumeTable {
         return volumes(c, "SELECT " + VOLUME_COLUMNS + " FROM volumes WHERE tenant_id = ? ORDER BY created_at, id", tenant.value());
     }
 
-    static List<Volume> all(Connection c) throws SQLException {
-        return volumes(c, "SELECT " + VOLUME_COLUMNS + " FROM volumes ORDER BY created_at, id");
+    /** The volumes of {@code node}: their files are on its disk. */
+    static List<Volume> all(Connection c, String node) throws SQLException {
+        return volumes(c, "SELECT " + VOLUME_COLUMNS + " FROM volumes WHERE node = ? ORDER BY created_at, id", node);
     }
 
     /** Whether the tenant has a volume. */

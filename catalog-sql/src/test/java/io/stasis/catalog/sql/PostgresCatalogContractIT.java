@@ -7,6 +7,7 @@ import io.stasis.testkit.BucketCatalogSuite;
 import io.stasis.testkit.CatalogSuite;
 import io.stasis.testkit.CheckpointCatalogSuite;
 import io.stasis.testkit.EventCatalogSuite;
+import io.stasis.testkit.NodeCatalogSuite;
 import io.stasis.testkit.PostgresTestServer;
 import io.stasis.testkit.TenantCatalogSuite;
 import io.stasis.testkit.VolumeCatalogSuite;
@@ -33,7 +34,7 @@ class PostgresCatalogContractIT {
     }
 
     static SqlCatalog open() {
-        return SqlCatalog.openPostgres(PostgresLocation.parse(server.newDatabase(), Optional.empty()), EventRetention.DEFAULT);
+        return SqlCatalog.openPostgres(PostgresLocation.parse(server.newDatabase(), Optional.empty()), EventRetention.DEFAULT, "node-a");
     }
 
     @Nested
@@ -62,6 +63,14 @@ class PostgresCatalogContractIT {
 
     @Nested
     class Tenants extends TenantCatalogSuite {
+        @Override
+        protected Catalog newCatalog() {
+            return open();
+        }
+    }
+
+    @Nested
+    class Nodes extends NodeCatalogSuite {
         @Override
         protected Catalog newCatalog() {
             return open();

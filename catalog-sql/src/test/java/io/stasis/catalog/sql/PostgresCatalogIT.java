@@ -10,6 +10,10 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.Event;
+import io.stasis.core.journal.Operation;
+import io.stasis.core.network.EgressPolicy;
+import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.secret.SealedSecret;
@@ -60,7 +64,7 @@ class PostgresCatalogIT {
     }
 
     private static SqlCatalog open(PostgresLocation location) {
-        return SqlCatalog.openPostgres(location, EventRetention.DEFAULT);
+        return SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-a");
     }
 
     @Test
@@ -83,7 +87,7 @@ class PostgresCatalogIT {
         }
         assertThat(postgres).isEqualTo(sqlite);
         assertThat(postgres.keySet()).containsAll(SqliteToPostgres.TABLES);
-        assertThat(postgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 1); // and schema_version
+        assertThat(postgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 2); // and schema_version, nodes
     }
 
     @Test
@@ -107,18 +111,46 @@ class PostgresCatalogIT {
     }
 
     @Test
-    void aSecondServiceOnTheSameDatabaseIsRefusedNamingTheHolderUntilTheFirstCloses() {
+    void aSecondServiceWithTheSameNodeNameIsRefusedNamingTheHolderUntilTheFirstCloses() {
         var location = newDatabase();
         try (var first = open(location)) {
             assertThatThrownBy(() -> open(location))
                     .isInstanceOfSatisfying(StasisException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.INTERNAL);
-                        assertThat(e.getMessage()).contains("in use by another Stasis service", "stasis " + ProcessHandle.current().pid());
+                        assertThat(e.getMessage()).contains("node 'node-a' is already running", "stasis " + ProcessHandle.current().pid());
                     });
             first.insert(CatalogFixtures.named("still-mine"));
         }
         try (var second = open(location)) {
             assertThat(second.findByName(TenantId.DEFAULT, "still-mine")).isPresent();
+        }
+    }
+
+    /** Two nodes on one catalog: each reconciles its own records, and both see every record by id, name and listing. */
+    @Test
+    void nodesShareTheCatalogAndEachListsItsOwnRecordsForReconciliation() {
+        var location = newDatabase();
+        try (var a = open(location); var b = SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-b")) {
+            var onA = CatalogFixtures.named("on-a");
+            var onB = CatalogFixtures.named("on-b");
+            a.insert(onA);
+            b.insert(onB);
+            a.insertNetwork(new SandboxNetwork(onA.id(), 0, new NetworkPolicy(EgressPolicy.ALLOW_ALL, java.util.List.of())));
+            b.insertNetwork(new SandboxNetwork(onB.id(), 0, new NetworkPolicy(EgressPolicy.ALLOW_ALL, java.util.List.of()))); // slots are per node
+            a.insertCheckpoint(CatalogFixtures.checkpoint(onA.id(), T0));
+            a.beginOperation(new Operation(onA.id(), Operation.Kind.HIBERNATE, Optional.empty(), T0));
+
+            assertThat(a.all()).extracting(s -> s.id()).containsExactly(onA.id());
+            assertThat(b.all()).extracting(s -> s.id()).containsExactly(onB.id());
+            assertThat(b.allNetworks()).hasSize(1);
+            assertThat(b.allCheckpoints()).isEmpty();
+            assertThat(b.pendingOperations()).isEmpty();
+            assertThat(a.pendingOperations()).hasSize(1);
+            assertThat(b.find(onA.id())).isPresent();
+            assertThat(b.nodeOf(onA.id())).contains("node-a");
+            assertThat(b.list(io.stasis.core.sandbox.SandboxQuery.all()).items()).hasSize(2);
+            assertThat(b.checkpointsOfTenant(TenantId.DEFAULT)).hasSize(1);
+            assertThat(a.sandboxCountsByNode()).containsEntry("node-a", 1).containsEntry("node-b", 1);
         }
     }
 

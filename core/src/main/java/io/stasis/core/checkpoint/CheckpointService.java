@@ -33,7 +33,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -208,11 +207,7 @@ public final class CheckpointService {
 
     /** A tenant's checkpoints (hibernation images excluded), oldest first. */
     public List<Checkpoint> listOfTenant(TenantId tenant) {
-        var owners = new HashMap<SandboxId, Boolean>();
-        return catalog.allCheckpoints().stream()
-                .filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION)
-                .filter(c -> owners.computeIfAbsent(c.sandboxId(), s -> catalog.find(s).map(Sandbox::tenant).filter(tenant::equals).isPresent()))
-                .toList();
+        return catalog.checkpointsOfTenant(tenant).stream().filter(c -> c.purpose() != Checkpoint.Purpose.HIBERNATION).toList();
     }
 
     /**

@@ -45,6 +45,8 @@ public enum ErrorCode {
     /** The blob store is held by another instance's garbage collection or uploads; try again later. */
     STORE_BUSY,
     TEMPLATE_UNAVAILABLE,
+    /** The sandbox is on another node sharing the catalog, whose lease has lapsed: it answers again when that node is back. */
+    NODE_UNAVAILABLE,
     RUNTIME_FAILED,
     INTERNAL;
 

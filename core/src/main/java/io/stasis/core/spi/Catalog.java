@@ -15,6 +15,7 @@ public interface Catalog
                 TenantCatalog,
                 PreviewCatalog,
                 SecretCatalog,
+                NodeCatalog,
                 AutoCloseable {
     @Override
     void close();

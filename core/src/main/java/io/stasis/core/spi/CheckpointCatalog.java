@@ -5,6 +5,7 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.checkpoint.CheckpointUpload;
 import io.stasis.core.checkpoint.DurableImage;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantId;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,7 +22,11 @@ public interface CheckpointCatalog {
     /** A sandbox's checkpoints, oldest first. */
     List<Checkpoint> checkpointsOf(SandboxId sandbox);
 
+    /** This node's checkpoints (see {@link NodeCatalog}), oldest first. */
     List<Checkpoint> allCheckpoints();
+
+    /** A tenant's checkpoints on every node: those of its sandboxes that have a record, oldest first. */
+    List<Checkpoint> checkpointsOfTenant(TenantId tenant);
 
     /** Forgets a checkpoint. Idempotent. */
     void deleteCheckpoint(CheckpointId id);

@@ -16,6 +16,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.volume.VolumeService;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 
@@ -146,6 +147,16 @@ public final class AccessGuard {
         } catch (StasisException e) {
             ctx.attribute(REFUSAL_ATTRIBUTE, e);
         }
+    }
+
+    /** The sandbox the guard resolved for the request, if its route names one. */
+    public static Optional<String> resolvedSandbox(Context ctx) {
+        return Optional.ofNullable(ctx.attribute(SANDBOX_ATTRIBUTE));
+    }
+
+    /** Keeps {@code refusal} for the socket's connect handler to report, as {@link #checkUpgrade} does with its own. */
+    public static void refuseUpgrade(Context ctx, StasisException refusal) {
+        if (ctx.attribute(REFUSAL_ATTRIBUTE) == null) ctx.attribute(REFUSAL_ATTRIBUTE, refusal);
     }
 
     /** The id of the sandbox the route's {@code {id}} names, as the guard resolved it in the caller's tenant. */

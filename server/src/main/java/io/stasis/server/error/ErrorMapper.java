@@ -18,7 +18,7 @@ public final class ErrorMapper {
             case PAYLOAD_TOO_LARGE -> 413;
             case INVALID_REQUEST, BUCKET_MOUNT_FAILED, TEMPLATE_NOT_FOUND, NOT_A_DIRECTORY, IS_A_DIRECTORY -> 422;
             case QUOTA_EXCEEDED -> 429;
-            case HOST_BUSY, TEMPLATE_UNAVAILABLE -> 503;
+            case HOST_BUSY, TEMPLATE_UNAVAILABLE, NODE_UNAVAILABLE -> 503;
             case RUNTIME_FAILED, INTERNAL -> 500;
         };
     }

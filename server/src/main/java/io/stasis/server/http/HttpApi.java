@@ -12,6 +12,7 @@ import io.stasis.blob.content.archive.BlobGc;
 import io.stasis.core.auth.TokenService;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.node.NodeService;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
@@ -73,7 +74,7 @@ public final class HttpApi implements AutoCloseable {
                            SecretService secrets, TenantService tenants,
                            TokenService tokens, QuotaGuard quotas,
                            VolumeService volumes, SandboxBuckets buckets,
-                           S3Routes s3, BlobGc blobGc) {
+                           S3Routes s3, BlobGc blobGc, NodeService nodes) {
     }
 
     /** Settings of the API itself ({@code defaultRuntime}: of a create that names none; {@code allowedRuntimes}: those a create may name). */
@@ -84,6 +85,7 @@ public final class HttpApi implements AutoCloseable {
 
     private final Javalin app;
     private final McpEndpoint mcp;
+    private final NodeForwarder forwarder;
 
     private static final int ACCEPT_QUEUE = 1024;
     /**
@@ -96,32 +98,35 @@ public final class HttpApi implements AutoCloseable {
     /** How much of a refused request's unread body is read so its answer arrives; a larger one loses the connection. */
     private static final long REFUSED_BODY_DRAIN = 8L << 20;
 
-    private HttpApi(Javalin app, McpEndpoint mcp) {
+    private HttpApi(Javalin app, McpEndpoint mcp, NodeForwarder forwarder) {
         this.app = app;
         this.mcp = mcp;
+        this.forwarder = forwarder;
     }
 
     public static HttpApi start(Settings settings, Services services) {
         var mcp = new McpEndpoint(services.auth());
+        var forwarder = new NodeForwarder(services.nodes());
         Javalin app = Javalin.create(config -> {
-            configure(config, settings, services);
+            configure(config, settings, services, forwarder);
             config.jetty.modifyServletContextHandler(mcp::mount);
         });
         try {
             app.start();
         } catch (RuntimeException e) {
             mcp.close();
+            forwarder.close();
             throw e;
         }
         mcp.apiListensOn(settings.bind(), app.port());
-        return new HttpApi(app, mcp);
+        return new HttpApi(app, mcp, forwarder);
     }
 
     public int port() {
         return app.port();
     }
 
-    private static void configure(JavalinConfig config, Settings settings, Services services) {
+    private static void configure(JavalinConfig config, Settings settings, Services services, NodeForwarder forwarder) {
         config.startup.showJavalinBanner = false;
         config.startup.showOldJavalinVersionWarning = false;
         config.concurrency.useVirtualThreads = true;
@@ -156,8 +161,12 @@ public final class HttpApi implements AutoCloseable {
             if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
         });
         routes.beforeMatched(guard::check);
+        routes.beforeMatched(forwarder::forwardIfElsewhere); // a sandbox of another node: after the guard, so the caller is checked here
         routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
-        routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> guard.checkUpgrade(ctx, Access.EXEC));
+        routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> {
+            guard.checkUpgrade(ctx, Access.EXEC);
+            forwarder.refuseUpgradeIfElsewhere(ctx);
+        });
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
@@ -180,6 +189,7 @@ public final class HttpApi implements AutoCloseable {
         new EventRoutes(services.events()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new BlobRoutes(services.blobGc()).register(routes);
+        new NodeRoutes(services.nodes()).register(routes);
         new OpenApiRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
@@ -269,7 +279,11 @@ public final class HttpApi implements AutoCloseable {
         try {
             mcp.close();
         } finally {
-            app.stop();
+            try {
+                app.stop();
+            } finally {
+                forwarder.close();
+            }
         }
     }
 }

@@ -15,6 +15,8 @@ import io.stasis.core.journal.Operation;
 import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.preview.Preview;
 import io.stasis.core.preview.PreviewId;
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
@@ -95,6 +97,9 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
     private final Map<VolumeSnapshotId, VolumeSnapshot> volumeSnapshots = new HashMap<>();
     private final Map<VolumeSyncId, VolumeSync> volumeSyncs = new HashMap<>();
     private final Map<SandboxId, List<SandboxBucket>> buckets = new HashMap<>();
+    private final TreeMap<String, Node> nodes = new TreeMap<>();
+    /** The one node of this catalog, named as SQL's catalog names a node opened without a name. */
+    public static final String LOCAL_NODE = "local";
 
     /** An empty catalog but for the default tenant, made now (to the second, as SQLite's migration stamps it). */
     public InMemoryCatalog() {
@@ -301,6 +306,54 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
     @Override
     public List<Checkpoint> allCheckpoints() {
         return call(() -> sorted(checkpoints.values().stream(), CHECKPOINT_ORDER));
+    }
+
+    @Override
+    public List<Checkpoint> checkpointsOfTenant(TenantId tenant) {
+        return call(() -> sorted(checkpoints.values().stream().filter(c -> {
+            var sandbox = sandboxes.get(c.sandboxId());
+            return sandbox != null && sandbox.tenant().equals(tenant);
+        }), CHECKPOINT_ORDER));
+    }
+
+    // --- nodes: one node holds every record, as on a SQLite file ---
+
+    @Override
+    public String localNode() {
+        return LOCAL_NODE;
+    }
+
+    @Override
+    public void putNode(Node node) {
+        call(() -> nodes.put(node.name(), node));
+    }
+
+    @Override
+    public boolean renewNode(String name, Instant leaseUntil, NodeCapacity capacity) {
+        return call(() -> {
+            var node = nodes.get(name);
+            if (node == null) return false;
+            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), leaseUntil, capacity));
+            return true;
+        });
+    }
+
+    @Override
+    public List<Node> nodes() {
+        return call(() -> List.copyOf(nodes.values()));
+    }
+
+    @Override
+    public Optional<String> nodeOf(SandboxId sandbox) {
+        return call(() -> sandboxes.containsKey(sandbox) ? Optional.of(LOCAL_NODE) : Optional.<String>empty());
+    }
+
+    @Override
+    public Map<String, Integer> sandboxCountsByNode() {
+        return call(() -> {
+            int count = (int) sandboxes.values().stream().filter(s -> !(s.state() instanceof SandboxState.Deleted)).count();
+            return count == 0 ? Map.<String, Integer>of() : Map.of(LOCAL_NODE, count);
+        });
     }
 
     /** Its spares go with it; its upload stays (the service removes that itself). */

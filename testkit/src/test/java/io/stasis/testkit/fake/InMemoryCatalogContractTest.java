@@ -5,6 +5,7 @@ import io.stasis.testkit.BucketCatalogSuite;
 import io.stasis.testkit.CatalogSuite;
 import io.stasis.testkit.CheckpointCatalogSuite;
 import io.stasis.testkit.EventCatalogSuite;
+import io.stasis.testkit.NodeCatalogSuite;
 import io.stasis.testkit.TenantCatalogSuite;
 import io.stasis.testkit.VolumeCatalogSuite;
 import org.junit.jupiter.api.Nested;
@@ -37,6 +38,14 @@ class InMemoryCatalogContractTest {
 
     @Nested
     class Tenants extends TenantCatalogSuite {
+        @Override
+        protected Catalog newCatalog() {
+            return new InMemoryCatalog();
+        }
+    }
+
+    @Nested
+    class Nodes extends NodeCatalogSuite {
         @Override
         protected Catalog newCatalog() {
             return new InMemoryCatalog();

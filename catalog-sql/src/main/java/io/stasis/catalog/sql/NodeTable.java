@@ -1,0 +1,107 @@
+package io.stasis.catalog.sql;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeCapacity;
+import java.net.URI;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The SQL of the {@code nodes} table, and of which node holds what. */
+final class NodeTable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String COLUMNS = "name, advertise_url, started_at, lease_until, capacity";
+    /** The tables whose rows belong to a node: their files or processes are on its host. */
+    static final List<String> OWNED = List.of("sandboxes", "checkpoints", "volumes", "sandbox_networks", "checkpoint_uploads", "operations");
+
+    private NodeTable() {
+    }
+
+    static void put(Connection c, Node node) throws SQLException {
+        try (var st = c.prepareStatement("INSERT INTO nodes (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                + " advertise_url = excluded.advertise_url, started_at = excluded.started_at, lease_until = excluded.lease_until,"
+                + " capacity = excluded.capacity")) {
+            st.setString(1, node.name());
+            st.setString(2, node.advertiseUrl().toString());
+            st.setString(3, CatalogTime.format(node.startedAt()));
+            st.setString(4, CatalogTime.format(node.leaseUntil()));
+            st.setString(5, capacityJson(node.capacity()));
+            st.executeUpdate();
+        }
+    }
+
+    static boolean renew(Connection c, String name, Instant leaseUntil, NodeCapacity capacity) throws SQLException {
+        try (var st = c.prepareStatement("UPDATE nodes SET lease_until = ?, capacity = ? WHERE name = ?")) {
+            st.setString(1, CatalogTime.format(leaseUntil));
+            st.setString(2, capacityJson(capacity));
+            st.setString(3, name);
+            return st.executeUpdate() == 1;
+        }
+    }
+
+    static List<Node> all(Connection c) throws SQLException {
+        try (var st = c.prepareStatement("SELECT " + COLUMNS + " FROM nodes ORDER BY name"); var rs = st.executeQuery()) {
+            var out = new ArrayList<Node>();
+            while (rs.next()) out.add(read(rs));
+            return out;
+        }
+    }
+
+    static Map<String, Integer> sandboxCounts(Connection c) throws SQLException {
+        try (var st = c.prepareStatement("SELECT node, count(*) FROM sandboxes WHERE state <> 'deleted' GROUP BY node ORDER BY node");
+             var rs = st.executeQuery()) {
+            var out = new LinkedHashMap<String, Integer>();
+            while (rs.next()) out.put(rs.getString(1), rs.getInt(2));
+            return out;
+        }
+    }
+
+    /**
+     * Gives {@code node} the rows no node holds yet (written before nodes existed, or moved from a
+     * SQLite file); with {@code everything}, every row, as on a SQLite file, which only one node ever
+     * uses (so renaming that node loses nothing). Returns how many rows changed.
+     */
+    static int claim(Connection c, String node, boolean everything) throws SQLException {
+        int changed = 0;
+        for (String table : OWNED) {
+            try (var st = c.prepareStatement("UPDATE " + table + " SET node = ? WHERE " + (everything ? "node <> ?" : "node = ''"))) {
+                st.setString(1, node);
+                if (everything) st.setString(2, node);
+                changed += st.executeUpdate();
+            }
+        }
+        return changed;
+    }
+
+    private static String capacityJson(NodeCapacity capacity) {
+        try {
+            return JSON.writeValueAsString(Map.of("memoryTotalMb", capacity.memoryTotalMb(), "memoryAvailableMb", capacity.memoryAvailableMb(),
+                    "diskFreeMb", capacity.diskFreeMb(), "runningSandboxes", capacity.runningSandboxes()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Node read(ResultSet rs) throws SQLException {
+        String name = rs.getString("name");
+        try {
+            var capacity = JSON.readTree(rs.getString("capacity"));
+            return new Node(name, URI.create(rs.getString("advertise_url")), CatalogTime.parse(rs.getString("started_at")),
+                    CatalogTime.parse(rs.getString("lease_until")),
+                    new NodeCapacity(capacity.path("memoryTotalMb").asLong(), capacity.path("memoryAvailableMb").asLong(),
+                            capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt()));
+        } catch (JsonProcessingException | RuntimeException e) {
+            throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of node " + name + " is unreadable: " + e.getMessage(),
+                    Map.of("node", String.valueOf(name)), e);
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package io.stasis.core.spi;
+
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.sandbox.SandboxId;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The nodes sharing a catalog, and which node each sandbox is on.
+ *
+ * <p><b>This node.</b> A catalog is opened for one node, its {@link #localNode()}: every sandbox,
+ * checkpoint, volume, network and operation it inserts is that node's, and the {@code all*} listings
+ * of the other roles ({@code all()}, {@code allNetworks()}, {@code allCheckpoints()}, ...), which the
+ * service reconciles its host against, return that node's records only. Lookups by id or name, and
+ * the API's listings, see every node's. On a catalog only one node uses, that is every record.
+ */
+public interface NodeCatalog {
+    /** The node this catalog was opened for. */
+    String localNode();
+
+    /** Records the node, replacing its earlier record (a restart registers again). */
+    void putNode(Node node);
+
+    /** Extends the node's lease and records its capacity; false if the node has no record (it must register again). */
+    boolean renewNode(String name, Instant leaseUntil, NodeCapacity capacity);
+
+    /** Every node ever registered, by name. */
+    List<Node> nodes();
+
+    /** The node the sandbox is on; empty if there is no such sandbox. */
+    Optional<String> nodeOf(SandboxId sandbox);
+
+    /** How many sandboxes (not being deleted) each node has, by node name; nodes without any are absent. */
+    Map<String, Integer> sandboxCountsByNode();
+}

@@ -1,0 +1,147 @@
+package io.stasis.server.http;
+
+import io.javalin.http.Context;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeService;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.server.auth.AccessGuard;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Any node answers for any sandbox: a request for a sandbox on another node sharing the catalog is
+ * passed to that node, after this one has authenticated the caller and checked its access, and the
+ * answer streams back as it comes (event streams, process output and file downloads included).
+ *
+ * <p>The request goes as it came, credentials included (the other node checks them against the
+ * same catalog), with {@value #FORWARDED_BY} naming this node: a node never passes on a request
+ * another node passed to it, so a catalog that moved a sandbox meanwhile cannot make a loop. A
+ * sandbox whose node's lease has lapsed answers {@code node_unavailable} (503) until that node is
+ * back; so does one whose node does not take the connection. A terminal's WebSocket is not passed
+ * on: it is refused with the URL of the node to open it at.
+ */
+public final class NodeForwarder implements AutoCloseable {
+    public static final String FORWARDED_BY = "Stasis-Forwarded-By";
+    /** Headers about one connection, or that the client sets itself from the request it sends. */
+    private static final Set<String> NOT_PASSED = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
+            "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+    private final NodeService nodes;
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
+            .followRedirects(HttpClient.Redirect.NEVER).build();
+
+    public NodeForwarder(NodeService nodes) {
+        this.nodes = nodes;
+    }
+
+    /** For a matched route, after the access guard: serves the request from the sandbox's node if that is another one. */
+    void forwardIfElsewhere(Context ctx) throws IOException, InterruptedException {
+        var remote = remoteOf(ctx);
+        if (remote.isEmpty()) return;
+        forward(ctx, remote.get());
+        ctx.skipRemainingHandlers();
+    }
+
+    /** For a WebSocket upgrade, after the access guard: a sandbox of another node is refused with where to connect. */
+    void refuseUpgradeIfElsewhere(Context ctx) {
+        try {
+            remoteOf(ctx).ifPresent(node -> {
+                throw new StasisException(ErrorCode.INVALID_REQUEST, "sandbox " + AccessGuard.resolvedSandbox(ctx).orElseThrow()
+                        + " is on node " + node.name() + ": open its terminal at " + node.advertiseUrl(),
+                        Map.of("node", node.name(), "advertiseUrl", node.advertiseUrl().toString()));
+            });
+        } catch (StasisException e) {
+            AccessGuard.refuseUpgrade(ctx, e);
+        }
+    }
+
+    private Optional<Node> remoteOf(Context ctx) {
+        var sandbox = AccessGuard.resolvedSandbox(ctx);
+        if (sandbox.isEmpty()) return Optional.empty();
+        var remote = nodes.remoteOf(new SandboxId(sandbox.get()));
+        if (remote.isEmpty()) return Optional.empty();
+        String by = ctx.header(FORWARDED_BY);
+        if (by != null)
+            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + by + " passed on a request for sandbox " + sandbox.get()
+                    + ", which the catalog places on node " + remote.get().name() + ", not on " + nodes.name() + "; try again",
+                    Map.of("sandbox", sandbox.get(), "node", remote.get().name()));
+        return Optional.of(remote.get().alive().orElseThrow(() -> unavailable(sandbox.get(), remote.get().name(),
+                "its lease has lapsed (it stopped, or lost the catalog)")));
+    }
+
+    private void forward(Context ctx, Node node) throws IOException, InterruptedException {
+        String query = ctx.queryString();
+        URI target = URI.create(node.advertiseUrl() + ctx.req().getRequestURI() + (query == null ? "" : "?" + query));
+        var request = HttpRequest.newBuilder(target).method(ctx.method().name(), body(ctx));
+        for (String name : Collections.list(ctx.req().getHeaderNames())) {
+            if (NOT_PASSED.contains(name.toLowerCase(Locale.ROOT)) || name.equalsIgnoreCase(FORWARDED_BY)) continue;
+            for (String value : Collections.list(ctx.req().getHeaders(name))) request.header(name, value);
+        }
+        request.header(FORWARDED_BY, nodes.name());
+        HttpResponse<InputStream> response;
+        try {
+            response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        } catch (IOException e) {
+            throw unavailable(AccessGuard.resolvedSandbox(ctx).orElseThrow(), node.name(), "it did not answer at " + node.advertiseUrl() + ": " + e);
+        }
+        var res = ctx.res();
+        res.setStatus(response.statusCode());
+        response.headers().map().forEach((name, values) -> {
+            if (NOT_PASSED.contains(name.toLowerCase(Locale.ROOT)) || name.startsWith(":")) return;
+            // The servlet keeps the type apart from other headers (Javalin set a default before this ran).
+            if (name.equalsIgnoreCase("content-type")) res.setContentType(values.getFirst());
+            else for (String value : values) res.addHeader(name, value);
+        });
+        response.headers().firstValueAsLong("content-length").ifPresent(res::setContentLengthLong);
+        ctx.attribute(HttpApi.ERROR_WRITTEN, true); // the answer is the other node's, errors included
+        try (InputStream in = response.body(); var out = res.getOutputStream()) {
+            byte[] buffer = new byte[16 * 1024];
+            int n;
+            while ((n = in.read(buffer)) >= 0) {
+                out.write(buffer, 0, n);
+                out.flush(); // streams (events, process output) reach the caller as they come
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static HttpRequest.BodyPublisher body(Context ctx) {
+        long length = ctx.req().getContentLengthLong();
+        if (length == 0) return HttpRequest.BodyPublishers.noBody();
+        boolean chunked = "chunked".equalsIgnoreCase(ctx.header("Transfer-Encoding"));
+        if (length < 0 && !chunked) return HttpRequest.BodyPublishers.noBody();
+        var stream = HttpRequest.BodyPublishers.ofInputStream(() -> {
+            try {
+                return ctx.req().getInputStream();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        });
+        return length > 0 ? HttpRequest.BodyPublishers.fromPublisher(stream, length) : stream;
+    }
+
+    private static StasisException unavailable(String sandbox, String node, String why) {
+        return new StasisException(ErrorCode.NODE_UNAVAILABLE, "sandbox " + sandbox + " is on node " + node + ", which is not available: " + why
+                + "; it answers again when that node is back", Map.of("sandbox", sandbox, "node", node));
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

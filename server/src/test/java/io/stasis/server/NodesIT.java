@@ -1,0 +1,159 @@
+package io.stasis.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.testkit.Await;
+import io.stasis.testkit.HostLeaks;
+import io.stasis.testkit.PostgresTestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.StreamSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Two nodes on one PostgreSQL catalog, on one host (own data directories and ports): each answers
+ * for every sandbox, passing requests to the sandbox's node; a restart of one leaves the other's
+ * sandboxes alone; a node that is gone makes its sandboxes answer {@code node_unavailable} until it
+ * is back, processes and files intact.
+ */
+@Tag("root")
+class NodesIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    static PostgresTestServer postgres;
+
+    @BeforeAll
+    static void startPostgres() throws Exception {
+        assumeTrue(PostgresTestServer.installed(), "PostgreSQL is not installed");
+        postgres = PostgresTestServer.start();
+    }
+
+    @AfterAll
+    static void stopPostgres() {
+        if (postgres != null) postgres.close();
+    }
+
+    @Test
+    void anyNodeAnswersForEverySandboxAndANodesSandboxesWaitForItWhileItIsGone() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path logA = Path.of("target", "nodes-it-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-b.log").toAbsolutePath();
+        String catalog = postgres.newDatabase();
+        String[] flagsA = {"--catalog", catalog, "--node-name", "node-a"};
+        String[] flagsB = {"--catalog", catalog, "--node-name", "node-b"};
+        var started = new ArrayList<ServiceProcess>();
+        String onA = null;
+        String onB = null;
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            // A node without the root key's file refuses to start rather than lock the others out.
+            var refused = ServiceProcess.launch(dataB, logB, Map.of(), flagsB);
+            assertThat(refused.process().waitFor(120, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            assertThat(ServiceProcess.logTail(logB, 30)).contains("the catalog has a root key", "is missing");
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+                var nodes = apiB.get("/v1/nodes").get("items");
+                assertThat(names(nodes)).containsExactly("node-a", "node-b");
+                assertThat(nodes.get(0).get("alive").asBoolean()).isTrue();
+                assertThat(nodes.get(0).get("local").asBoolean()).isFalse();
+                assertThat(nodes.get(1).get("local").asBoolean()).isTrue();
+                assertThat(nodes.get(0).get("advertiseUrl").asText()).isEqualTo(a.url);
+                assertThat(nodes.get(0).get("capacity").get("memoryTotalMb").asLong()).isPositive();
+
+                onA = apiA.post("/v1/sandboxes", "{\"name\": \"on-a\"}").get("id").asText();
+                onB = apiB.post("/v1/sandboxes", "{\"name\": \"on-b\"}").get("id").asText();
+
+                // Through B, A's sandbox: its record, an exec, a file written and read, a process and its output.
+                assertThat(apiB.get("/v1/sandboxes/" + onA).get("name").asText()).isEqualTo("on-a");
+                assertThat(exec(apiB, onA, "echo from-b > /root/f; cat /root/f")).isEqualTo("from-b\n");
+                assertThat(apiB.call("PUT", "/v1/sandboxes/" + onA + "/files?path=/root/put.txt", "written through b").status()).isLessThan(300);
+                assertThat(exec(apiA, onA, "cat /root/put.txt")).isEqualTo("written through b");
+                assertThat(apiB.call("GET", "/v1/sandboxes/" + onA + "/files?path=/root/put.txt", null).body().asText()).isEqualTo("written through b");
+                long pid = apiB.post("/v1/sandboxes/" + onA + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"echo started; sleep 1000\"]}").get("pid").asLong();
+                String output = "/v1/sandboxes/" + onA + "/processes/" + pid + "/output";
+                Await.until("the process's output through b", Duration.ofSeconds(10), () ->
+                        apiB.get(output).get("stdout").asText().equals("started\n"));
+                // An unknown sandbox is the same 404 on every node.
+                assertThat(apiB.call("GET", "/v1/sandboxes/sbx_0000000000000000", null).errorCode()).isEqualTo("sandbox_not_found");
+                // Listings show every node's sandboxes.
+                assertThat(names(apiA.get("/v1/sandboxes").get("items"))).containsExactlyInAnyOrder("on-a", "on-b");
+                assertThat(apiA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).isEqualTo(1);
+            }
+
+            // B restarts: A's sandbox is not B's to reconcile, and B's own comes back.
+            b.close();
+            b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+                assertThat(apiA.get("/v1/sandboxes/" + onA).get("state").asText()).isEqualTo("running");
+                assertThat(exec(apiA, onA, "cat /root/f; ps -o args | grep -c '^sleep 1000'")).isEqualTo("from-b\n1\n");
+                assertThat(exec(apiB, onB, "echo b-is-back")).isEqualTo("b-is-back\n");
+
+                // A is killed: once its lease lapses, its sandbox answers node_unavailable through B.
+                a.kill();
+                Await.until("node-a's lease to lapse", Duration.ofSeconds(45), () ->
+                        !apiB.get("/v1/nodes").get("items").get(0).get("alive").asBoolean());
+                var unavailable = apiB.call("POST", "/v1/sandboxes/" + onA + "/exec", "{\"cmd\": [\"true\"]}");
+                assertThat(unavailable.status()).isEqualTo(503);
+                assertThat(unavailable.errorCode()).isEqualTo("node_unavailable");
+                assertThat(unavailable.body().path("error").path("message").asText()).contains("node-a");
+                assertThat(exec(apiB, onB, "echo b-still-serves")).isEqualTo("b-still-serves\n");
+            }
+
+            // A is back: its sandbox, processes and files with it, answers through B again.
+            a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            try (var apiB = new RawApi(b.url, key)) {
+                assertThat(exec(apiB, onA, "cat /root/f /root/put.txt; echo; ps -o args | grep -c '^sleep 1000'"))
+                        .isEqualTo("from-b\nwritten through b\n1\n");
+                apiB.call("DELETE", "/v1/sandboxes/" + onA, null);
+                apiB.call("DELETE", "/v1/sandboxes/" + onB, null);
+                assertThat(apiB.get("/v1/sandboxes").get("items")).isEmpty();
+            }
+            onA = null;
+            onB = null;
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            for (var service : started) service.close();
+            if (onA != null) ServiceProcess.removeLeftovers(dataA, logA, onA, flagsA);
+            if (onB != null) ServiceProcess.removeLeftovers(dataB, logB, onB, flagsB);
+            for (String left : new String[] {onA, onB})
+                if (left != null) assertThat(HostLeaks.processesOf(Set.of(new SandboxId(left)))).isEmpty();
+            for (Path dir : new Path[] {dataA, dataB}) if (Files.exists(dir)) ServiceFixture.deleteTree(dir); // removeLeftovers removes its own
+        }
+    }
+
+    private static ServiceProcess track(java.util.List<ServiceProcess> started, ServiceProcess service) {
+        started.add(service);
+        return service;
+    }
+
+    private static java.util.List<String> names(JsonNode items) {
+        return StreamSupport.stream(items.spliterator(), false).map(item -> item.get("name").asText()).toList();
+    }
+
+    private static String exec(RawApi api, String sandbox, String script) throws Exception {
+        var body = JSON.createObjectNode();
+        body.putArray("cmd").add("sh").add("-c").add(script);
+        var result = api.post("/v1/sandboxes/" + sandbox + "/exec", body.toString());
+        assertThat(result.get("exitCode").asInt()).as("exit code of %s: %s", script, result).isZero();
+        return result.get("stdout").asText();
+    }
+}
