@@ -87,6 +87,16 @@ class NodesIT {
                 String output = "/v1/sandboxes/" + onA + "/processes/" + pid + "/output";
                 Await.until("the process's output through b", Duration.ofSeconds(10), () ->
                         apiB.get(output).get("stdout").asText().equals("started\n"));
+                // A checkpoint of A's sandbox taken, read and forked through B: it and the fork are on A.
+                String checkpoint = apiB.post("/v1/sandboxes/" + onA + "/checkpoints", "{\"memory\": false}").get("id").asText();
+                assertThat(apiB.get("/v1/checkpoints/" + checkpoint).get("sandboxId").asText()).isEqualTo(onA);
+                assertThat(apiB.get("/v1/checkpoints").get("items").toString()).contains(checkpoint);
+                String fork = apiB.post("/v1/sandboxes/" + onA + "/fork", "{\"checkpoint\": \"" + checkpoint + "\"}")
+                        .get("items").get(0).get("id").asText();
+                assertThat(exec(apiB, fork, "cat /root/f")).isEqualTo("from-b\n");
+                assertThat(apiB.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("the fork is on node-a").isEqualTo(2);
+                apiB.call("DELETE", "/v1/sandboxes/" + fork, null);
+                assertThat(apiB.call("DELETE", "/v1/checkpoints/" + checkpoint, null).status()).isEqualTo(204);
                 // An unknown sandbox is the same 404 on every node.
                 assertThat(apiB.call("GET", "/v1/sandboxes/sbx_0000000000000000", null).errorCode()).isEqualTo("sandbox_not_found");
                 // Listings show every node's sandboxes.

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** The SQL of the {@code nodes} table, and of which node holds what. */
 final class NodeTable {
@@ -53,6 +54,17 @@ final class NodeTable {
             var out = new ArrayList<Node>();
             while (rs.next()) out.add(read(rs));
             return out;
+        }
+    }
+
+    /** The node of the row with {@code id} in {@code table}: sandboxes, checkpoints or volumes. */
+    static Optional<String> nodeOf(Connection c, String table, String id) throws SQLException {
+        if (!List.of("sandboxes", "checkpoints", "volumes").contains(table)) throw new IllegalArgumentException("no node by id in " + table);
+        try (var st = c.prepareStatement("SELECT node FROM " + table + " WHERE id = ?")) {
+            st.setString(1, id);
+            try (var rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
         }
     }
 

@@ -150,16 +150,6 @@ final class SandboxTable {
         return queryMany(c, "SELECT " + COLUMNS + " FROM sandboxes WHERE node = ? ORDER BY created_at, id", List.of(node));
     }
 
-    /** The node that runs the sandbox. */
-    static Optional<String> nodeOf(Connection c, SandboxId id) throws SQLException {
-        try (var st = c.prepareStatement("SELECT node FROM sandboxes WHERE id = ?")) {
-            st.setString(1, id.value());
-            try (var rs = st.executeQuery()) {
-                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
-            }
-        }
-    }
-
     static List<Sandbox> children(Connection c, SandboxId parent) throws SQLException {
         return queryMany(c, "SELECT " + COLUMNS + " FROM sandboxes WHERE parent_id = ? ORDER BY created_at, id", List.of(parent.value()));
     }

@@ -732,7 +732,17 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<String> nodeOf(SandboxId sandbox) {
-        return db.withConnection("find the node of a sandbox", c -> SandboxTable.nodeOf(c, sandbox));
+        return db.withConnection("find the node of a sandbox", c -> NodeTable.nodeOf(c, "sandboxes", sandbox.value()));
+    }
+
+    @Override
+    public Optional<String> nodeOfCheckpoint(CheckpointId checkpoint) {
+        return db.withConnection("find the node of a checkpoint", c -> NodeTable.nodeOf(c, "checkpoints", checkpoint.value()));
+    }
+
+    @Override
+    public Optional<String> nodeOfVolume(VolumeId volume) {
+        return db.withConnection("find the node of a volume", c -> NodeTable.nodeOf(c, "volumes", volume.value()));
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.stasis.core.node;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.volume.VolumeId;
 import io.stasis.core.spi.NodeCatalog;
 import java.net.URI;
 import java.time.Clock;
@@ -86,14 +88,28 @@ public final class NodeService implements AutoCloseable {
 
     /** Where a sandbox of another node is to be served, or empty when this node serves it (or it does not exist). */
     public Optional<Remote> remoteOf(SandboxId sandbox) {
-        var owner = catalog.nodeOf(sandbox).filter(node -> !node.equals(name()));
-        if (owner.isEmpty()) return Optional.empty();
-        Instant now = clock.instant();
-        var node = catalog.nodes().stream().filter(n -> n.name().equals(owner.get())).findFirst();
-        return Optional.of(new Remote(owner.get(), node.filter(n -> n.alive(now))));
+        return remote(catalog.nodeOf(sandbox));
     }
 
-    /** A sandbox's node other than this one, and its record while its lease holds (empty: it is gone). */
+    /** The same for a checkpoint, whose files are on its node's disk. */
+    public Optional<Remote> remoteOf(CheckpointId checkpoint) {
+        return remote(catalog.nodeOfCheckpoint(checkpoint));
+    }
+
+    /** The same for a volume. */
+    public Optional<Remote> remoteOf(VolumeId volume) {
+        return remote(catalog.nodeOfVolume(volume));
+    }
+
+    private Optional<Remote> remote(Optional<String> holder) {
+        var owner = holder.filter(n -> !n.equals(name()));
+        if (owner.isEmpty()) return Optional.empty();
+        Instant now = clock.instant();
+        var record = catalog.nodes().stream().filter(n -> n.name().equals(owner.get())).findFirst();
+        return Optional.of(new Remote(owner.get(), record.filter(n -> n.alive(now))));
+    }
+
+    /** The node other than this one that a sandbox, checkpoint or volume is on, and its record while its lease holds (empty: it is gone). */
     public record Remote(String name, Optional<Node> alive) {
     }
 

@@ -1,8 +1,10 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.volume.VolumeId;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +34,12 @@ public interface NodeCatalog {
 
     /** The node the sandbox is on; empty if there is no such sandbox. */
     Optional<String> nodeOf(SandboxId sandbox);
+
+    /** The node whose disk has the checkpoint's files; empty if there is no such checkpoint. */
+    Optional<String> nodeOfCheckpoint(CheckpointId checkpoint);
+
+    /** The node whose disk has the volume; empty if there is no such volume. */
+    Optional<String> nodeOfVolume(VolumeId volume);
 
     /** How many sandboxes (not being deleted) each node has, by node name; nodes without any are absent. */
     Map<String, Integer> sandboxCountsByNode();

@@ -34,6 +34,7 @@ public final class AccessGuard {
 
     private final SandboxService sandboxes;
     private static final String VOLUME_ATTRIBUTE = "stasis.volume";
+    private static final String CHECKPOINT_ATTRIBUTE = "stasis.checkpoint";
 
     private final CheckpointService checkpoints;
     private final VolumeService volumes;
@@ -81,6 +82,7 @@ public final class AccessGuard {
                 Checkpoint checkpoint = checkpoints.get(id);
                 if (!tenantOf(checkpoint).equals(caller.tenant())) throw CheckpointService.notFound(raw);
                 requireScope(caller, access, checkpoint.sandboxId(), () -> CheckpointService.notFound(raw));
+                ctx.attribute(CHECKPOINT_ATTRIBUTE, checkpoint.id().value());
             }
             case VOLUME -> {
                 String ref = ctx.pathParam("vid");
@@ -152,6 +154,16 @@ public final class AccessGuard {
     /** The sandbox the guard resolved for the request, if its route names one. */
     public static Optional<String> resolvedSandbox(Context ctx) {
         return Optional.ofNullable(ctx.attribute(SANDBOX_ATTRIBUTE));
+    }
+
+    /** The checkpoint (one this catalog records) the guard resolved for the request, if its route names one. */
+    public static Optional<String> resolvedCheckpoint(Context ctx) {
+        return Optional.ofNullable(ctx.attribute(CHECKPOINT_ATTRIBUTE));
+    }
+
+    /** The volume the guard resolved for the request, if its route names one. */
+    public static Optional<String> resolvedVolume(Context ctx) {
+        return Optional.ofNullable(ctx.attribute(VOLUME_ATTRIBUTE));
     }
 
     /** Keeps {@code refusal} for the socket's connect handler to report, as {@link #checkUpgrade} does with its own. */

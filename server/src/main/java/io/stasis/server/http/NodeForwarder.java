@@ -1,11 +1,13 @@
 package io.stasis.server.http;
 
 import io.javalin.http.Context;
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeService;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.volume.VolumeId;
 import io.stasis.server.auth.AccessGuard;
 import java.io.IOException;
 import java.io.InputStream;
@@ -22,15 +24,16 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Any node answers for any sandbox: a request for a sandbox on another node sharing the catalog is
- * passed to that node, after this one has authenticated the caller and checked its access, and the
- * answer streams back as it comes (event streams, process output and file downloads included).
+ * Any node answers for any sandbox: a request for a sandbox, checkpoint or volume on another node
+ * sharing the catalog (its processes or files are on that host) is passed to that node, after this
+ * one has authenticated the caller and checked its access, and the answer streams back as it comes
+ * (event streams, process output and file downloads included).
  *
  * <p>The request goes as it came, credentials included (the other node checks them against the
  * same catalog), with {@value #FORWARDED_BY} naming this node: a node never passes on a request
- * another node passed to it, so a catalog that moved a sandbox meanwhile cannot make a loop. A
- * sandbox whose node's lease has lapsed answers {@code node_unavailable} (503) until that node is
- * back; so does one whose node does not take the connection. A terminal's WebSocket is not passed
+ * another node passed to it, so a catalog that moved a record meanwhile cannot make a loop. What is
+ * on a node whose lease has lapsed answers {@code node_unavailable} (503) until that node is back;
+ * so does what is on a node that does not take the connection. A terminal's WebSocket is not passed
  * on: it is refused with the URL of the node to open it at.
  */
 public final class NodeForwarder implements AutoCloseable {
@@ -60,7 +63,7 @@ public final class NodeForwarder implements AutoCloseable {
     void refuseUpgradeIfElsewhere(Context ctx) {
         try {
             remoteOf(ctx).ifPresent(node -> {
-                throw new StasisException(ErrorCode.INVALID_REQUEST, "sandbox " + AccessGuard.resolvedSandbox(ctx).orElseThrow()
+                throw new StasisException(ErrorCode.INVALID_REQUEST, AccessGuard.resolvedSandbox(ctx).map(s -> "sandbox " + s).orElse("it")
                         + " is on node " + node.name() + ": open its terminal at " + node.advertiseUrl(),
                         Map.of("node", node.name(), "advertiseUrl", node.advertiseUrl().toString()));
             });
@@ -69,17 +72,32 @@ public final class NodeForwarder implements AutoCloseable {
         }
     }
 
+    /** The other node the request's sandbox, checkpoint or volume (as the access guard resolved it) is on, if any. */
     private Optional<Node> remoteOf(Context ctx) {
+        String what;
+        Optional<NodeService.Remote> remote;
         var sandbox = AccessGuard.resolvedSandbox(ctx);
-        if (sandbox.isEmpty()) return Optional.empty();
-        var remote = nodes.remoteOf(new SandboxId(sandbox.get()));
+        var checkpoint = AccessGuard.resolvedCheckpoint(ctx);
+        var volume = AccessGuard.resolvedVolume(ctx);
+        if (sandbox.isPresent()) {
+            what = "sandbox " + sandbox.get();
+            remote = nodes.remoteOf(new SandboxId(sandbox.get()));
+        } else if (checkpoint.isPresent()) {
+            what = "checkpoint " + checkpoint.get();
+            remote = nodes.remoteOf(new CheckpointId(checkpoint.get()));
+        } else if (volume.isPresent()) {
+            what = "volume " + volume.get();
+            remote = nodes.remoteOf(new VolumeId(volume.get()));
+        } else {
+            return Optional.empty();
+        }
         if (remote.isEmpty()) return Optional.empty();
         String by = ctx.header(FORWARDED_BY);
         if (by != null)
-            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + by + " passed on a request for sandbox " + sandbox.get()
+            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + by + " passed on a request for " + what
                     + ", which the catalog places on node " + remote.get().name() + ", not on " + nodes.name() + "; try again",
-                    Map.of("sandbox", sandbox.get(), "node", remote.get().name()));
-        return Optional.of(remote.get().alive().orElseThrow(() -> unavailable(sandbox.get(), remote.get().name(),
+                    Map.of("node", remote.get().name()));
+        return Optional.of(remote.get().alive().orElseThrow(() -> unavailable(what, remote.get().name(),
                 "its lease has lapsed (it stopped, or lost the catalog)")));
     }
 
@@ -96,7 +114,7 @@ public final class NodeForwarder implements AutoCloseable {
         try {
             response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (IOException e) {
-            throw unavailable(AccessGuard.resolvedSandbox(ctx).orElseThrow(), node.name(), "it did not answer at " + node.advertiseUrl() + ": " + e);
+            throw unavailable(ctx.path(), node.name(), "it did not answer at " + node.advertiseUrl() + ": " + e);
         }
         var res = ctx.res();
         res.setStatus(response.statusCode());
@@ -135,9 +153,9 @@ public final class NodeForwarder implements AutoCloseable {
         return length > 0 ? HttpRequest.BodyPublishers.fromPublisher(stream, length) : stream;
     }
 
-    private static StasisException unavailable(String sandbox, String node, String why) {
-        return new StasisException(ErrorCode.NODE_UNAVAILABLE, "sandbox " + sandbox + " is on node " + node + ", which is not available: " + why
-                + "; it answers again when that node is back", Map.of("sandbox", sandbox, "node", node));
+    private static StasisException unavailable(String what, String node, String why) {
+        return new StasisException(ErrorCode.NODE_UNAVAILABLE, what + " is on node " + node + ", which is not available: " + why
+                + "; it answers again when that node is back", Map.of("node", node));
     }
 
     @Override

@@ -349,6 +349,16 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
     }
 
     @Override
+    public Optional<String> nodeOfCheckpoint(CheckpointId checkpoint) {
+        return call(() -> checkpoints.containsKey(checkpoint) ? Optional.of(LOCAL_NODE) : Optional.<String>empty());
+    }
+
+    @Override
+    public Optional<String> nodeOfVolume(VolumeId volume) {
+        return call(() -> volumes.containsKey(volume) ? Optional.of(LOCAL_NODE) : Optional.<String>empty());
+    }
+
+    @Override
     public Map<String, Integer> sandboxCountsByNode() {
         return call(() -> {
             int count = (int) sandboxes.values().stream().filter(s -> !(s.state() instanceof SandboxState.Deleted)).count();
