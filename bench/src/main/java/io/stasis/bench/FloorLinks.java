@@ -36,7 +36,10 @@ final class FloorLinks {
             Map.entry("output_stream.exec", List.of("floor.output_write")),
             Map.entry("output_stream.exec_sdk", List.of("floor.output_write")),
             Map.entry("template_build.cold", List.of("floor.template_steps_by_hand")),
-            Map.entry("template_build.warm", List.of("floor.template_steps_by_hand")));
+            Map.entry("template_build.warm", List.of("floor.template_steps_by_hand")),
+            Map.entry("nodes.exec_forwarded", List.of("floor.nodes_exec_owner")),
+            Map.entry("nodes.get_forwarded", List.of("floor.nodes_get_owner")),
+            Map.entry("nodes.create_postgresql", List.of("floor.nodes_create_sqlite")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
     static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(

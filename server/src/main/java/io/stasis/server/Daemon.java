@@ -453,13 +453,19 @@ public final class Daemon implements AutoCloseable {
      * restarting is how an operator replaces the root key, so the old one is revoked then.
      */
     /**
-     * Makes the root key if the catalog has none, and writes its secret to {@link #rootKeyFile}. On
-     * a catalog of this node alone, a lost file means a new key (the old one is revoked); on a shared
-     * catalog the other nodes use the key, so a node without the file refuses to start instead.
+     * Makes the root key if the catalog has none, and writes its secret to {@link #rootKeyFile}; a
+     * file that is there already (a deployment's secret, mounted read-only) is made the root key
+     * instead. On a catalog of this node alone, a lost file means a new key (the old one is revoked);
+     * on a shared catalog the other nodes use the key, so a node without the file refuses to start.
      */
     private void ensureRootKey(Catalog catalog, Credentials credentials, boolean shared) throws IOException {
         boolean exists = catalog.hasRootKey();
         if (exists && Files.exists(rootKeyFile)) return;
+        if (!exists && Files.exists(rootKeyFile)) {
+            var adopted = credentials.adoptRoot(Files.readString(rootKeyFile, StandardCharsets.US_ASCII).strip());
+            log.atInfo().addKeyValue("file", rootKeyFile).addKeyValue("keyId", adopted.id()).log("made the key in the file the root API key");
+            return;
+        }
         if (exists && shared)
             throw new StasisException(ErrorCode.INTERNAL, "the catalog has a root key, and " + rootKeyFile + " is missing: copy root.key from the"
                     + " node that made it (its data directory), or name it with --root-key-file; a new one would lock the other nodes out",

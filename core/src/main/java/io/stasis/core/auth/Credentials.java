@@ -38,6 +38,19 @@ public final class Credentials {
         return issue(TenantId.DEFAULT, true);
     }
 
+    /**
+     * Makes {@code secret}, one an operator kept (a root key file a deployment hands every node),
+     * the root key; {@code invalid_request} unless it has the form of the keys this service issues.
+     */
+    public ApiKey adoptRoot(String secret) {
+        if (!secret.startsWith(KEY_PREFIX) || secret.length() < KEY_PREFIX.length() + 32 || secret.length() > CredentialSecrets.MAX_LENGTH
+                || !secret.substring(KEY_PREFIX.length()).matches("[A-Za-z0-9_-]+"))
+            throw StasisException.invalid("rootKey", "a root key is " + KEY_PREFIX + " and at least 32 of A-Z a-z 0-9 _ -");
+        var key = new ApiKey("key_" + Ids.randomSuffix(), TenantId.DEFAULT, CredentialSecrets.hash(secret), true, clock.instant());
+        catalog.insertApiKey(key);
+        return key;
+    }
+
     /** A key of a tenant: it may do everything with the tenant's resources. */
     public Issued issueKey(TenantId tenant) {
         return issue(tenant, false);

@@ -1,0 +1,89 @@
+package io.stasis.bench;
+
+import io.stasis.sdk.ExecResult;
+import io.stasis.sdk.Sandbox;
+import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.PostgresTestServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Two nodes on one PostgreSQL catalog (a real server from Debian's packages, on this host), each a
+ * private service of its own: what answering through another node costs. An exec of {@code true}
+ * and a GET of a sandbox of node A, through A (the floor) and through B (checked there, passed on
+ * to A, the answer streamed back); and a create on a PostgreSQL catalog beside the same create on
+ * the benchmark's own service (SQLite), the catalog's share of a create.
+ */
+final class NodesBench implements Scenario {
+    private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
+
+    @Override
+    public String name() {
+        return "nodes";
+    }
+
+    @Override
+    public ScenarioResult run(BenchContext context) throws Exception {
+        if (!PostgresTestServer.installed()) throw new IllegalStateException("the nodes scenario needs PostgreSQL (apt-get install postgresql)");
+        var progress = context.progress();
+        int warmup = context.counts().warmup();
+        int n = context.counts().exec();
+        var figures = new ArrayList<Figure>();
+        try (var postgres = PostgresTestServer.start()) {
+            String catalog = postgres.newDatabase();
+            try (var a = PrivateService.start(progress, 1L << 20, List.of("--catalog", catalog, "--node-name", "bench-a"))) {
+                try (var b = PrivateService.start(progress, 1L << 20, List.of("--catalog", catalog, "--node-name", "bench-b",
+                        "--root-key-file", a.dataDir().resolve("root.key").toString()))) {
+                    Sandbox onA = a.create("tiny");
+                    try (StasisClient viaB = StasisClient.builder().url(b.client().url()).apiKey(a.rootKey())
+                            .requestTimeout(REQUEST_TIMEOUT).build()) {
+                        Sandbox onAviaB = viaB.sandboxes().get(onA.id());
+                        double[] owner = context.sampler().run("exec true, through the owner", warmup, n, i -> exec(onA));
+                        double[] forwarded = context.sampler().run("exec true, through another node", warmup, n, i -> exec(onAviaB));
+                        figures.add(Figure.of("floor.nodes_exec_owner", name(), "ms",
+                                "exec of `true` on node A's tiny sandbox through A (PostgreSQL catalog)", Stats.of(owner)));
+                        figures.add(Figure.of("nodes.exec_forwarded", name(), "ms",
+                                "the same exec through node B, which checks the key and passes the request on to A", Stats.of(forwarded)));
+                        double[] getOwner = context.sampler().run("get, through the owner", warmup, n, i -> get(a.client(), onA.id()));
+                        double[] getForwarded = context.sampler().run("get, through another node", warmup, n, i -> get(viaB, onA.id()));
+                        figures.add(Figure.of("floor.nodes_get_owner", name(), "ms", "GET of node A's sandbox through A", Stats.of(getOwner)));
+                        figures.add(Figure.of("nodes.get_forwarded", name(), "ms", "the same GET through node B", Stats.of(getForwarded)));
+                    } finally {
+                        onA.delete();
+                    }
+                    int creates = context.counts().create();
+                    double[] onPostgres = context.sampler().run("create, PostgreSQL catalog", warmup, creates, i -> create(b));
+                    double[] onSqlite = context.sampler().run("create, SQLite catalog", warmup, creates, i -> create(context.service()));
+                    figures.add(Figure.of("floor.nodes_create_sqlite", name(), "ms",
+                            "create of a tiny sandbox (the call) on the benchmark's own service: SQLite catalog", Stats.of(onSqlite)));
+                    figures.add(Figure.of("nodes.create_postgresql", name(), "ms",
+                            "the same create on node B: PostgreSQL catalog shared with node A", Stats.of(onPostgres)));
+                }
+            }
+        }
+        return ScenarioResult.of(figures);
+    }
+
+    private static double exec(Sandbox sandbox) {
+        long start = System.nanoTime();
+        ExecResult result = sandbox.exec("true");
+        long end = System.nanoTime();
+        if (result.exitCode() != 0) throw new IllegalStateException("true failed: " + result);
+        return Format.millis(end - start);
+    }
+
+    private static double get(StasisClient client, String id) {
+        long start = System.nanoTime();
+        client.sandboxes().get(id).state();
+        return Format.millis(System.nanoTime() - start);
+    }
+
+    private static double create(PrivateService service) {
+        long start = System.nanoTime();
+        Sandbox sandbox = service.create("tiny");
+        double ms = Format.millis(System.nanoTime() - start);
+        sandbox.delete();
+        return ms;
+    }
+}
