@@ -97,6 +97,9 @@ class NodesIT {
                 assertThat(apiB.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("the fork is on node-a").isEqualTo(2);
                 apiB.call("DELETE", "/v1/sandboxes/" + fork, null);
                 assertThat(apiB.call("DELETE", "/v1/checkpoints/" + checkpoint, null).status()).isEqualTo(204);
+                // A terminal of A's sandbox opened through B: its frames are relayed both ways.
+                assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+2)); hostname\n"))
+                        .contains("relayed-42").contains(onA.replace("_", "-"));
                 // An unknown sandbox is the same 404 on every node.
                 assertThat(apiB.call("GET", "/v1/sandboxes/sbx_0000000000000000", null).errorCode()).isEqualTo("sandbox_not_found");
                 // Listings show every node's sandboxes.
@@ -153,6 +156,36 @@ class NodesIT {
     private static ServiceProcess track(java.util.List<ServiceProcess> started, ServiceProcess service) {
         started.add(service);
         return service;
+    }
+
+    /** Opens {@code cmd=sh} on the sandbox's terminal through {@code url}, types {@code input}, ends it and returns what came back. */
+    private static String terminalThrough(String url, String key, String sandbox, String input) throws Exception {
+        var received = new StringBuffer();
+        var exit = new java.util.concurrent.CompletableFuture<String>();
+        try (var http = java.net.http.HttpClient.newHttpClient()) {
+            var socket = http.newWebSocketBuilder().header("Authorization", "Bearer " + key)
+                    .buildAsync(java.net.URI.create(url.replace("http", "ws") + "/v1/sandboxes/" + sandbox + "/terminal?cmd=sh"),
+                            new java.net.http.WebSocket.Listener() {
+                                @Override
+                                public java.util.concurrent.CompletionStage<?> onBinary(java.net.http.WebSocket ws, java.nio.ByteBuffer data, boolean last) {
+                                    received.append(java.nio.charset.StandardCharsets.UTF_8.decode(data));
+                                    ws.request(1);
+                                    return null;
+                                }
+
+                                @Override
+                                public java.util.concurrent.CompletionStage<?> onText(java.net.http.WebSocket ws, CharSequence data, boolean last) {
+                                    if (data.toString().contains("\"exit\"")) exit.complete(data.toString());
+                                    ws.request(1);
+                                    return null;
+                                }
+                            }).get(10, java.util.concurrent.TimeUnit.SECONDS);
+            socket.sendBinary(java.nio.ByteBuffer.wrap(input.getBytes(java.nio.charset.StandardCharsets.UTF_8)), true)
+                    .get(5, java.util.concurrent.TimeUnit.SECONDS);
+            socket.sendText("{\"type\": \"eof\"}", true).get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(exit.get(15, java.util.concurrent.TimeUnit.SECONDS)).contains("\"exitCode\":0");
+        }
+        return received.toString();
     }
 
     private static java.util.List<String> names(JsonNode items) {

@@ -165,7 +165,7 @@ public final class HttpApi implements AutoCloseable {
         routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
         routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> {
             guard.checkUpgrade(ctx, Access.EXEC);
-            forwarder.refuseUpgradeIfElsewhere(ctx);
+            forwarder.markUpgradeIfElsewhere(ctx);
         });
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
@@ -179,7 +179,7 @@ public final class HttpApi implements AutoCloseable {
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);
-        new TerminalRoutes(services.processes()).register(routes);
+        new TerminalRoutes(services.processes(), forwarder).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates(), services.templateBuilds(), services.images(), settings.defaultResources()).register(routes);
         new NetworkRoutes(services.network()).register(routes);

@@ -1,6 +1,7 @@
 package io.stasis.server.http;
 
 import io.javalin.http.Context;
+import io.javalin.websocket.WsContext;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
@@ -33,11 +34,12 @@ import java.util.Set;
  * same catalog), with {@value #FORWARDED_BY} naming this node: a node never passes on a request
  * another node passed to it, so a catalog that moved a record meanwhile cannot make a loop. What is
  * on a node whose lease has lapsed answers {@code node_unavailable} (503) until that node is back;
- * so does what is on a node that does not take the connection. A terminal's WebSocket is not passed
- * on: it is refused with the URL of the node to open it at.
+ * so does what is on a node that does not take the connection. A terminal's WebSocket is opened at
+ * the sandbox's node too, and its frames relayed ({@link TerminalRelay}).
  */
 public final class NodeForwarder implements AutoCloseable {
     public static final String FORWARDED_BY = "Stasis-Forwarded-By";
+    private static final String REMOTE_NODE = "stasis.remoteNode";
     /** Headers about one connection, or that the client sets itself from the request it sends. */
     private static final Set<String> NOT_PASSED = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
@@ -59,17 +61,23 @@ public final class NodeForwarder implements AutoCloseable {
         ctx.skipRemainingHandlers();
     }
 
-    /** For a WebSocket upgrade, after the access guard: a sandbox of another node is refused with where to connect. */
-    void refuseUpgradeIfElsewhere(Context ctx) {
+    /** For a WebSocket upgrade, after the access guard: notes the other node a terminal's sandbox is on, for {@link #remoteNode}. */
+    void markUpgradeIfElsewhere(Context ctx) {
         try {
-            remoteOf(ctx).ifPresent(node -> {
-                throw new StasisException(ErrorCode.INVALID_REQUEST, AccessGuard.resolvedSandbox(ctx).map(s -> "sandbox " + s).orElse("it")
-                        + " is on node " + node.name() + ": open its terminal at " + node.advertiseUrl(),
-                        Map.of("node", node.name(), "advertiseUrl", node.advertiseUrl().toString()));
-            });
+            remoteOf(ctx).ifPresent(node -> ctx.attribute(REMOTE_NODE, node));
         } catch (StasisException e) {
             AccessGuard.refuseUpgrade(ctx, e);
         }
+    }
+
+    /** The other node the socket's sandbox is on, as {@link #markUpgradeIfElsewhere} found it. */
+    static Optional<Node> remoteNode(WsContext ctx) {
+        return Optional.ofNullable(ctx.attribute(REMOTE_NODE));
+    }
+
+    /** Opens the sandbox's terminal at {@code node} for the caller's socket. */
+    TerminalRelay relayTerminal(WsContext ctx, Node node) throws Exception {
+        return TerminalRelay.open(client, ctx, node, "/v1/sandboxes/" + AccessGuard.sandboxId(ctx) + "/terminal", nodes.name());
     }
 
     /** The other node the request's sandbox, checkpoint or volume (as the access guard resolved it) is on, if any. */

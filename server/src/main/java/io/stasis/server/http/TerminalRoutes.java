@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * "exit", "exitCode": 0}} from the server. Closing the socket hangs a new terminal up (SIGHUP), as
  * closing a terminal window does, unless {@code hangup=false}; an attached one is left running
  * unless {@code hangup=true}. The process is an ordinary background process: its output stays
- * readable through the processes API.
+ * readable through the processes API. A sandbox of another node has its terminal opened there, the
+ * frames relayed ({@link TerminalRelay}).
  */
 final class TerminalRoutes {
     private static final Logger log = LoggerFactory.getLogger(TerminalRoutes.class);
@@ -40,7 +41,9 @@ final class TerminalRoutes {
     private static final List<String> LOGIN_SHELL = List.of("sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; else exec sh -l; fi");
 
     private final ProcessService processes;
+    private final NodeForwarder forwarder;
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final Map<String, TerminalRelay> relays = new ConcurrentHashMap<>();
 
     /** One terminal: its sandbox and process, and whether the socket is still open. Sends go one at a time. */
     private static final class Session {
@@ -66,8 +69,9 @@ final class TerminalRoutes {
 
     static final String PATH = "/v1/sandboxes/{id}/terminal";
 
-    TerminalRoutes(ProcessService processes) {
+    TerminalRoutes(ProcessService processes, NodeForwarder forwarder) {
         this.processes = processes;
+        this.forwarder = forwarder;
     }
 
     void register(RoutesConfig routes) {
@@ -75,7 +79,11 @@ final class TerminalRoutes {
             ws.onConnect(this::connect);
             ws.onBinaryMessage(ctx -> input(ctx, ctx.data()));
             ws.onMessage(ctx -> control(ctx, ctx.message()));
-            ws.onClose(this::hangUp);
+            ws.onClose(ctx -> {
+                var relay = relays.remove(ctx.sessionId());
+                if (relay != null) relay.close(ctx.status(), ctx.reason());
+                else hangUp(ctx);
+            });
             ws.onError(ctx -> log.atDebug().addKeyValue("session", ctx.sessionId()).log("terminal socket error"));
         }, Access.EXEC);
     }
@@ -83,6 +91,16 @@ final class TerminalRoutes {
     private void connect(WsContext ctx) {
         try {
             String sandbox = AccessGuard.sandboxId(ctx);
+            var remote = NodeForwarder.remoteNode(ctx);
+            if (remote.isPresent()) {
+                try {
+                    relays.put(ctx.sessionId(), forwarder.relayTerminal(ctx, remote.get()));
+                } catch (Exception e) {
+                    throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "sandbox " + sandbox + " is on node " + remote.get().name()
+                            + ", whose terminal did not open: " + e.getMessage(), Map.of("sandbox", sandbox, "node", remote.get().name()));
+                }
+                return;
+            }
             String attach = ctx.queryParam("pid");
             Optional<Boolean> hangup = Optional.ofNullable(ctx.queryParam("hangup")).map(TerminalRoutes::bool);
             Session session;
@@ -142,6 +160,11 @@ final class TerminalRoutes {
     }
 
     private void input(WsContext ctx, ByteBuffer data) {
+        var relay = relays.get(ctx.sessionId());
+        if (relay != null) {
+            relay.binary(data);
+            return;
+        }
         var session = sessions.get(ctx.sessionId());
         if (session == null) return;
         byte[] bytes = new byte[data.remaining()];
@@ -155,6 +178,11 @@ final class TerminalRoutes {
     }
 
     private void control(WsContext ctx, String message) {
+        var relay = relays.get(ctx.sessionId());
+        if (relay != null) {
+            relay.text(message);
+            return;
+        }
         var session = sessions.get(ctx.sessionId());
         if (session == null) return;
         try {
