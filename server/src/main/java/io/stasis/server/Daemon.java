@@ -245,7 +245,8 @@ public final class Daemon implements AutoCloseable {
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             var advertised = new AtomicReference<URI>();
-            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), NodeService.DEFAULT_LEASE);
+            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), NodeService.DEFAULT_LEASE,
+                    config.catalog().isPresent());
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,

@@ -97,6 +97,21 @@ class NodesIT {
                 assertThat(apiB.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("the fork is on node-a").isEqualTo(2);
                 apiB.call("DELETE", "/v1/sandboxes/" + fork, null);
                 assertThat(apiB.call("DELETE", "/v1/checkpoints/" + checkpoint, null).status()).isEqualTo(204);
+                // A's live event stream carries what happens on B.
+                try (var http = java.net.http.HttpClient.newHttpClient()) {
+                    var lines = new java.util.concurrent.LinkedBlockingQueue<String>();
+                    var stream = http.sendAsync(java.net.http.HttpRequest.newBuilder(java.net.URI.create(a.url + "/v1/events"))
+                                    .header("Authorization", "Bearer " + key).header("Accept", "text/event-stream").build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofLines())
+                            .thenAccept(response -> response.body().forEach(lines::add));
+                    String paused = onB;
+                    Await.until("a's stream to have replayed", Duration.ofSeconds(10), () -> lines.stream().anyMatch(l -> l.contains(paused)));
+                    apiB.post("/v1/sandboxes/" + onB + "/pause", null);
+                    Await.until("b's pause on a's live stream", Duration.ofSeconds(10), () ->
+                            lines.stream().anyMatch(l -> l.contains(paused) && l.contains("\"to\":\"paused\"")));
+                    stream.cancel(true);
+                    apiB.post("/v1/sandboxes/" + onB + "/resume", null);
+                }
                 // A terminal of A's sandbox opened through B: its frames are relayed both ways.
                 assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+2)); hostname\n"))
                         .contains("relayed-42").contains(onA.replace("_", "-"));

@@ -30,18 +30,29 @@ public final class NodeService implements AutoCloseable {
     private final Supplier<URI> advertiseUrl;
     private final Supplier<NodeCapacity> capacity;
     private final Duration lease;
+    private final boolean shared;
     private final Instant startedAt;
     private volatile boolean closed;
     private Thread renewer;
 
-    /** @param advertiseUrl read at {@link #start}, when the service knows the port it listens on */
-    public NodeService(NodeCatalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<NodeCapacity> capacity, Duration lease) {
+    /**
+     * @param advertiseUrl read at {@link #start}, when the service knows the port it listens on
+     * @param shared       whether other nodes may share the catalog (PostgreSQL), not this node's alone (SQLite)
+     */
+    public NodeService(NodeCatalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<NodeCapacity> capacity, Duration lease,
+                       boolean shared) {
+        this.shared = shared;
         this.catalog = catalog;
         this.clock = clock;
         this.advertiseUrl = advertiseUrl;
         this.capacity = capacity;
         this.lease = lease;
         this.startedAt = clock.instant();
+    }
+
+    /** Whether other nodes may share the catalog, so that what they record reaches this one only through it. */
+    public boolean sharesCatalog() {
+        return shared;
     }
 
     /** The node's name, as the catalog knows it. */

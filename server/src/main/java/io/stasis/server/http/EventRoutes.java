@@ -10,6 +10,7 @@ import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -30,10 +31,16 @@ final class EventRoutes {
     private static final int DEFAULT_LIMIT = 100;
     private static final int MAX_LIMIT = 1000;
 
-    private final EventLog events;
+    /** How often a stream on a catalog shared with other nodes looks for their events. */
+    private static final Duration SHARED_POLL = Duration.ofMillis(250);
 
-    EventRoutes(EventLog events) {
+    private final EventLog events;
+    private final boolean shared;
+
+    /** @param shared whether other nodes share the catalog (and append events this node does not hear of) */
+    EventRoutes(EventLog events, boolean shared) {
         this.events = events;
+        this.shared = shared;
     }
 
     void register(RoutesConfig routes) {
@@ -74,8 +81,18 @@ final class EventRoutes {
                 if (page.size() < MAX_LIMIT) break;
             }
             while (!sse.clientGone()) {
-                var e = live.poll(1, TimeUnit.SECONDS);
-                if (e != null && e.id() > sent) sent = send(sse, e);
+                var e = live.poll(shared ? SHARED_POLL.toMillis() : 1000, TimeUnit.MILLISECONDS);
+                if (!shared) {
+                    if (e != null && e.id() > sent) sent = send(sse, e);
+                    continue;
+                }
+                // Other nodes append too: the catalog has every event in id order, and this node's are only a wake-up.
+                while (true) {
+                    var page = events.after(sent, sandbox, viewer, MAX_LIMIT);
+                    for (var next : page) sent = send(sse, next);
+                    if (page.size() < MAX_LIMIT) break;
+                }
+                live.clear();
             }
         } catch (SseStream.ClientGone e) {
             log.atDebug().log("event stream client went away");

@@ -186,7 +186,7 @@ public final class HttpApi implements AutoCloseable {
         new SecretRoutes(services.secrets()).register(routes);
         new TenantRoutes(services.tenants(), services.quotas()).register(routes);
         new TokenRoutes(services.tokens(), services.sandboxes(), services.volumes()).register(routes);
-        new EventRoutes(services.events()).register(routes);
+        new EventRoutes(services.events(), services.nodes().sharesCatalog()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new BlobRoutes(services.blobGc()).register(routes);
         new NodeRoutes(services.nodes()).register(routes);
