@@ -11,6 +11,7 @@ import io.stasis.blob.s3.S3BlobStoreConfig;
 import io.stasis.catalog.sql.EventRetention;
 import io.stasis.catalog.sql.SqlCatalog;
 import io.stasis.catalog.sql.SqliteToPostgres;
+import io.stasis.core.node.LostNodes;
 import io.stasis.core.node.NodeService;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
@@ -213,7 +214,7 @@ public final class Daemon implements AutoCloseable {
                     config.blobs().uploadConcurrency(), config.blobs().backgroundUploads()));
             BiConsumer<Checkpoint, Sandbox> afterHibernate =
                     config.blobs().hibernateDurable() ? durable::upload : (c, s) -> { };
-            var lifecycle = new LifecycleService(parts, afterHibernate);
+            var lifecycle = new LifecycleService(parts, afterHibernate, durable::fetchHibernation);
             var checkpoints = new CheckpointService(parts, lifecycle, durable, warmPool, forkSpares, restoreTurns);
             durable.resumeInterrupted();
             checkpoints.restoreSpares();
@@ -245,7 +246,7 @@ public final class Daemon implements AutoCloseable {
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             var advertised = new AtomicReference<URI>();
-            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), NodeService.DEFAULT_LEASE,
+            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), config.nodeLease(),
                     config.catalog().isPresent());
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
@@ -260,6 +261,9 @@ public final class Daemon implements AutoCloseable {
                                     clock, 5L << 30), blobGc, nodes)));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
             register(nodes).start();
+            // On a shared catalog, the durably hibernated sandboxes of a node gone for a lease past its own come back here.
+            if (config.catalog().isPresent())
+                register(new LostNodes(catalog, network, events, clock, config.nodeLease(), config.nodeLease().dividedBy(3))).start();
             if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
                 WarmUp.run(loopbackUrl(config.bind(), http.port()), config.nodeName(), tenants, sandboxes, "tiny");
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())

@@ -59,6 +59,8 @@ import java.util.regex.Pattern;
  * @param nodeName         this service's name among those sharing the catalog (the host name by default)
  * @param advertiseUrl     where the other nodes reach this one; empty: http://BIND:PORT once listening
  * @param rootKeyFile      where the root API key's secret is kept; empty: data-dir/root.key
+ * @param nodeLease        how long a node stays alive to the others without renewing its lease (it renews every
+ *                         third of it); a lost node's durable sandboxes are adopted one more lease after it lapsed
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -67,7 +69,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
-                           Optional<Path> rootKeyFile) {
+                           Optional<Path> rootKeyFile, Duration nodeLease) {
     private static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
@@ -79,7 +81,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
-                Optional.empty(), Optional.empty());
+                Optional.empty(), Optional.empty(), Duration.ofSeconds(15));
     }
 
     /** The host name, as a node name may spell it. */
@@ -198,6 +200,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--node-name" -> c.with(b -> b.nodeName = nodeName(v));
                 case "--advertise-url" -> c.with(b -> b.advertiseUrl = Optional.of(advertiseUrl(v)));
                 case "--root-key-file" -> c.with(b -> b.rootKeyFile = Optional.of(Path.of(v).toAbsolutePath()));
+                case "--node-lease" -> c.with(b -> b.nodeLease = nodeLease(flag, v));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -224,6 +227,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --advertise-url URL      where the other nodes reach this one (default http://BIND:PORT)
                   --root-key-file PATH     the root API key's secret (default DATA-DIR/root.key); on a shared
                                            catalog, every node needs the copy the first node wrote
+                  --node-lease DURATION    a node not heard of for this long is gone to the others (default 15s,
+                                           at least 3s); its durably hibernated sandboxes move to another node
+                                           one more lease later
                   --btrfs-mount DIR        keep sandbox roots on this existing btrfs filesystem
                   --pool-size SIZE         size of the sparse btrfs image otherwise (default 64G)
                   --runc PATH              runc binary (default /usr/sbin/runc)
@@ -309,6 +315,12 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         } catch (URISyntaxException e) {
             throw new UsageException("--advertise-url must be http://HOST[:PORT] (or https), was '" + v + "'");
         }
+    }
+
+    private static Duration nodeLease(String flag, String v) {
+        var lease = duration(flag, v);
+        if (lease.compareTo(Duration.ofSeconds(3)) < 0) throw new UsageException(flag + " must be at least 3s, was '" + v + "'");
+        return lease;
     }
 
     private static int integer(String flag, String v, int min, int max) {
@@ -410,6 +422,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         String nodeName;
         Optional<URI> advertiseUrl;
         Optional<Path> rootKeyFile;
+        Duration nodeLease;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -445,12 +458,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             nodeName = c.nodeName;
             advertiseUrl = c.advertiseUrl;
             rootKeyFile = c.rootKeyFile;
+            nodeLease = c.nodeLease;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease);
         }
     }
 }

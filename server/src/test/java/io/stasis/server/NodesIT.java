@@ -168,6 +168,88 @@ class NodesIT {
         }
     }
 
+    /**
+     * A node is killed for good (its service, and the host's copy of what it held, as a lost host
+     * would lose them): its durably hibernated sandbox comes back on the other node, files, memory
+     * and processes as they were hibernated; the lost node, when it returns, finds it no longer its
+     * own and removes what it held of it.
+     */
+    @Test
+    void aLostNodesDurablyHibernatedSandboxResumesOnAnotherNode() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
+        Path logA = Path.of("target", "nodes-it-lost-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-lost-b.log").toAbsolutePath();
+        String catalog = postgres.newDatabase();
+        String[] shared = {"--catalog", catalog, "--blob-dir", blobs.toString(), "--hibernate-durable", "--node-lease", "3s"};
+        String[] flagsA = concat(shared, "--node-name", "node-a");
+        String[] flagsB = concat(shared, "--node-name", "node-b");
+        var started = new ArrayList<ServiceProcess>();
+        String sandbox = null;
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            long counted;
+            try (var apiA = new RawApi(a.url, key)) {
+                sandbox = apiA.post("/v1/sandboxes", "{\"name\": \"wanderer\"}").get("id").asText();
+                exec(apiA, sandbox, "echo kept > /root/kept");
+                apiA.post("/v1/sandboxes/" + sandbox + "/processes",
+                        "{\"cmd\": [\"sh\", \"-c\", \"i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done\"]}");
+                String id = sandbox;
+                Await.until("the counter to count", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiA, id, "cat /root/count").strip()) > 5);
+                apiA.post("/v1/sandboxes/" + sandbox + "/hibernate", null);
+                counted = Long.parseLong(exec(apiA, sandbox, "cat /root/count").strip()); // resumes it: counting on
+                apiA.post("/v1/sandboxes/" + sandbox + "/hibernate", null);
+                Await.until("the durable copy of the hibernation", Duration.ofSeconds(30), () ->
+                        !apiA.get("/v1/sandboxes/" + id).path("durableImage").isNull());
+            }
+            a.kill();
+            try (var apiB = new RawApi(b.url, key)) {
+                String id = sandbox;
+                Await.until("node-b to adopt the sandbox", Duration.ofSeconds(60), () ->
+                        apiB.get("/v1/events?limit=1000").toString().contains("node.adopted"));
+                assertThat(apiB.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).isEqualTo(1);
+                // The next call resumes it here, from the durable image.
+                assertThat(exec(apiB, sandbox, "cat /root/kept")).isEqualTo("kept\n");
+                long first = Long.parseLong(exec(apiB, sandbox, "cat /root/count").strip());
+                assertThat(first).as("the counter goes on from where it was hibernated").isGreaterThanOrEqualTo(counted);
+                Await.until("the counter to go on", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiB, id, "cat /root/count").strip()) > first);
+                assertThat(apiB.get("/v1/sandboxes/" + sandbox).get("state").asText()).isEqualTo("running");
+            }
+            // node-a returns: the sandbox is not its own any more; what it held of it goes.
+            a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            assertThat(HostLeaks.processesOf(Set.of(new SandboxId(sandbox)))).as("one copy runs, on node-b").isNotEmpty();
+            try (var apiA = new RawApi(a.url, key)) {
+                assertThat(exec(apiA, sandbox, "cat /root/kept")).isEqualTo("kept\n"); // through node-a, served by node-b
+                apiA.call("DELETE", "/v1/sandboxes/" + sandbox, null);
+            }
+            sandbox = null;
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            for (var service : started) service.close();
+            if (sandbox != null) {
+                ServiceProcess.removeLeftovers(dataB, logB, sandbox, flagsB);
+                if (Files.exists(dataA)) ServiceProcess.removeLeftovers(dataA, logA, null, flagsA);
+                assertThat(HostLeaks.processesOf(Set.of(new SandboxId(sandbox)))).isEmpty();
+            }
+            for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir)) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    private static String[] concat(String[] first, String... more) {
+        var all = new ArrayList<>(java.util.Arrays.asList(first));
+        all.addAll(java.util.Arrays.asList(more));
+        return all.toArray(String[]::new);
+    }
+
     private static ServiceProcess track(java.util.List<ServiceProcess> started, ServiceProcess service) {
         started.add(service);
         return service;
@@ -207,7 +289,7 @@ class NodesIT {
         return StreamSupport.stream(items.spliterator(), false).map(item -> item.get("name").asText()).toList();
     }
 
-    private static String exec(RawApi api, String sandbox, String script) throws Exception {
+    private static String exec(RawApi api, String sandbox, String script) {
         var body = JSON.createObjectNode();
         body.putArray("cmd").add("sh").add("-c").add(script);
         var result = api.post("/v1/sandboxes/" + sandbox + "/exec", body.toString());

@@ -6,6 +6,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.sandbox.SandboxId;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -16,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /** The SQL of the {@code nodes} table, and of which node holds what. */
 final class NodeTable {
@@ -92,6 +94,43 @@ final class NodeTable {
             }
         }
         return changed;
+    }
+
+    static List<SandboxId> sandboxesOf(Connection c, String node) throws SQLException {
+        try (var st = c.prepareStatement("SELECT id FROM sandboxes WHERE node = ? AND state <> 'deleted' ORDER BY created_at, id")) {
+            st.setString(1, node);
+            try (var rs = st.executeQuery()) {
+                var out = new ArrayList<SandboxId>();
+                while (rs.next()) out.add(new SandboxId(rs.getString(1)));
+                return out;
+            }
+        }
+    }
+
+    /** See {@link io.stasis.core.spi.NodeCatalog#adoptSandbox}; the caller's transaction. */
+    static boolean adopt(Connection c, SandboxId sandbox, String fromNode, String toNode, OptionalInt slot) throws SQLException {
+        try (var st = c.prepareStatement("UPDATE sandboxes SET node = ? WHERE id = ? AND node = ?"
+                + " AND NOT EXISTS (SELECT 1 FROM operations WHERE sandbox_id = ?)")) {
+            st.setString(1, toNode);
+            st.setString(2, sandbox.value());
+            st.setString(3, fromNode);
+            st.setString(4, sandbox.value());
+            if (st.executeUpdate() != 1) return false;
+        }
+        if (slot.isPresent()) {
+            try (var st = c.prepareStatement("UPDATE sandbox_networks SET node = ?, slot = ? WHERE sandbox_id = ?")) {
+                st.setString(1, toNode);
+                st.setInt(2, slot.getAsInt());
+                st.setString(3, sandbox.value());
+                st.executeUpdate();
+            }
+        }
+        try (var st = c.prepareStatement("UPDATE checkpoints SET node = ? WHERE sandbox_id = ? AND purpose = 'hibernation'")) {
+            st.setString(1, toNode);
+            st.setString(2, sandbox.value());
+            st.executeUpdate();
+        }
+        return true;
     }
 
     private static String capacityJson(NodeCapacity capacity) {

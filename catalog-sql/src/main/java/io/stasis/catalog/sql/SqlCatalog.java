@@ -45,6 +45,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -748,6 +749,16 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     @Override
     public Map<String, Integer> sandboxCountsByNode() {
         return db.withConnection("count sandboxes by node", NodeTable::sandboxCounts);
+    }
+
+    @Override
+    public List<SandboxId> sandboxesOfNode(String other) {
+        return db.withConnection("list the sandboxes of a node", c -> NodeTable.sandboxesOf(c, other));
+    }
+
+    @Override
+    public boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot) {
+        return db.inTransaction("adopt a sandbox", c -> NodeTable.adopt(c, sandbox, fromNode, node, slot));
     }
 
     /** Closes the connections (and, on PostgreSQL, gives up the node's lock). Idempotent; later calls fail with {@code internal}. */

@@ -7,6 +7,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.lifecycle.HibernationSource;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.Catalog;
@@ -311,6 +312,23 @@ public final class DurableCheckpoints implements AutoCloseable {
                 .addKeyValue("imageImported", imported).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
                 .log("durable checkpoint materialized");
         return new Materialized(descriptor, received, imported);
+    }
+
+    /**
+     * Makes the hibernation image of a sandbox adopted from a lost node present here, from its
+     * durable copy, and the sandbox's root from the image's snapshot if it has none yet (a root
+     * outlives the fetch; close the result once the restore is done). {@code checkpoint_not_found}
+     * when the store has no such copy of the sandbox's tenant.
+     */
+    public HibernationSource.Fetched fetchHibernation(Sandbox sandbox, CheckpointId image) {
+        var materialized = materialize(descriptor(sandbox.tenant(), image));
+        try {
+            if (roots.root(sandbox.id()).isEmpty()) roots.createRootFrom(sandbox.id(), image, sandbox.resources().diskBytes());
+            return materialized::close;
+        } catch (RuntimeException e) {
+            materialized.closeInto(e);
+            throw e;
+        }
     }
 
     /** A durable checkpoint made present here; closing removes the snapshots and image that were fetched for it. */

@@ -57,9 +57,10 @@ public final class LifecycleService {
     private final QuotaGuard quotas;
 
     private final BiConsumer<Checkpoint, Sandbox> afterHibernate;
+    private final HibernationSource elsewhere;
 
     public LifecycleService(SandboxParts parts) {
-        this(parts, (c, s) -> { });
+        this(parts, (c, s) -> { }, HibernationSource.NONE);
     }
 
     /**
@@ -67,8 +68,11 @@ public final class LifecycleService {
      *                       its checkpoint and the sandbox as it was: the durable upload of
      *                       hibernations ({@code --hibernate-durable}) hooks in here. An exception
      *                       from it is logged; the sandbox stays hibernated.
+     * @param elsewhere      where the image of a hibernated sandbox comes from when it is not here
+     *                       (one adopted from a lost node)
      */
-    public LifecycleService(SandboxParts parts, BiConsumer<Checkpoint, Sandbox> afterHibernate) {
+    public LifecycleService(SandboxParts parts, BiConsumer<Checkpoint, Sandbox> afterHibernate, HibernationSource elsewhere) {
+        this.elsewhere = elsewhere;
         this.volumes = parts.volumes();
         this.buckets = parts.buckets();
         this.afterHibernate = afterHibernate;
@@ -222,7 +226,9 @@ public final class LifecycleService {
         SandboxId id = sandbox.id();
         long start = System.nanoTime();
         catalog.beginOperation(operation(id, Operation.Kind.RESTORE, Optional.of(image.checkpoint())));
-        try {
+        // An image that is not here is one of a sandbox adopted from a lost node: it comes from the durable store.
+        boolean here = runtime.imageSize(image.checkpoint()).isPresent() && roots.root(id).isPresent();
+        try (var fetched = here ? HibernationSource.Fetched.NOTHING : elsewhere.fetch(sandbox, image.checkpoint())) {
             withHeadroom(sandbox, () -> runtime.restore(specOf(sandbox), image.checkpoint()));
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.

@@ -152,9 +152,14 @@ public final class Reconciler {
         }
     }
 
-    /** A sandbox whose processes are gone: hibernated if a complete image holds them, else stopped. */
+    /**
+     * A sandbox whose processes are gone: hibernated if a complete image holds them (here, or in the
+     * durable store for one adopted from a lost node), else stopped.
+     */
     private Sandbox withoutProcesses(Sandbox sandbox, Optional<Operation> operation) {
         if (sandbox.state() instanceof SandboxState.Hibernated h && runtime.imageSize(h.checkpoint()).isPresent()) return sandbox;
+        if (sandbox.state() instanceof SandboxState.Hibernated h
+                && catalog.durableImage(sandbox.id()).filter(d -> d.checkpoint().equals(h.checkpoint())).isPresent()) return sandbox;
         if (operation.isPresent() && operation.get().kind() == Operation.Kind.HIBERNATE && operation.get().checkpoint().isPresent()) {
             CheckpointId checkpoint = operation.get().checkpoint().get();
             // The dump may have ended after the crash, unmarked: the processes are then in the image only.
@@ -182,6 +187,9 @@ public final class Reconciler {
         int removed = 0;
         for (var id : runtime.listOwned()) {
             if (known.contains(id)) continue;
+            // A sandbox another node adopted: its cgroups are named as here, so on a host several nodes
+            // share, destroying would end that node's processes. What is left here is only files.
+            if (catalog.nodeOf(id).isPresent()) continue;
             runtime.destroy(id);
             removed++;
         }

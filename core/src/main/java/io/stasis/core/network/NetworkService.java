@@ -20,8 +20,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Sandbox networks: which slot of the address range each sandbox holds, its policy, and the host's
@@ -130,6 +132,39 @@ public final class NetworkService {
         if (!before.equals(policy.egress())) host.get().update(id, policy.egress());
         prepareRules(id, policy, inheritFrom);
         record(id);
+    }
+
+    /**
+     * Gives a sandbox adopted from another node a slot here and installs its recorded policy's rules,
+     * then calls {@code commit} with the slot (empty without a network) to record the adoption; a
+     * commit that says no (another node adopted it first) takes the rules down again.
+     */
+    public boolean rehome(SandboxId id, Predicate<OptionalInt> commit) {
+        var recorded = catalog.findNetwork(id);
+        if (host.isEmpty() || recorded.isEmpty()) return commit.test(OptionalInt.empty());
+        SandboxNetwork network;
+        synchronized (this) {
+            network = new SandboxNetwork(id, freeSlot(), recorded.get().policy());
+            unrecorded.put(id, network);
+        }
+        boolean adopted = false;
+        try {
+            host.get().open(id, host.get().attachment(network.slot()), network.policy().egress());
+            prepareRules(id, network.policy(), Optional.empty());
+            synchronized (this) { // as record: the slot is never in neither place
+                adopted = commit.test(OptionalInt.of(network.slot()));
+                unrecorded.remove(id);
+            }
+            return adopted;
+        } finally {
+            if (!adopted) {
+                synchronized (this) {
+                    unrecorded.remove(id);
+                }
+                host.get().close(id);
+                injection.ifPresent(i -> i.forget(id));
+            }
+        }
     }
 
     /**

@@ -22,8 +22,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class NodeService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NodeService.class);
-    /** How long a node stays alive in the others' eyes without renewing. */
-    public static final Duration DEFAULT_LEASE = Duration.ofSeconds(15);
 
     private final NodeCatalog catalog;
     private final Clock clock;

@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 
 /**
  * The nodes sharing a catalog, and which node each sandbox is on.
@@ -43,4 +44,15 @@ public interface NodeCatalog {
 
     /** How many sandboxes (not being deleted) each node has, by node name; nodes without any are absent. */
     Map<String, Integer> sandboxCountsByNode();
+
+    /** The sandboxes of {@code node}, in any state but being deleted, oldest first. */
+    List<SandboxId> sandboxesOfNode(String node);
+
+    /**
+     * Makes a sandbox of {@code fromNode} this node's, with its network (on {@code slot}, one of this
+     * node's) and its hibernation image's record, in one transaction; only while it is still
+     * {@code fromNode}'s and no operation of it is pending. Returns whether it did: of several nodes
+     * adopting at once, one does.
+     */
+    boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot);
 }

@@ -358,6 +358,21 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
         return call(() -> volumes.containsKey(volume) ? Optional.of(LOCAL_NODE) : Optional.<String>empty());
     }
 
+    /** One node holds everything here: no other node's sandboxes to list. */
+    @Override
+    public List<SandboxId> sandboxesOfNode(String node) {
+        return call(() -> node.equals(LOCAL_NODE)
+                ? sorted(sandboxes.values().stream().filter(s -> !(s.state() instanceof SandboxState.Deleted)), SANDBOX_ORDER).stream()
+                        .map(Sandbox::id).toList()
+                : List.<SandboxId>of());
+    }
+
+    /** One node holds everything here: nothing to adopt from another. */
+    @Override
+    public boolean adoptSandbox(SandboxId sandbox, String fromNode, java.util.OptionalInt slot) {
+        return false;
+    }
+
     @Override
     public Map<String, Integer> sandboxCountsByNode() {
         return call(() -> {

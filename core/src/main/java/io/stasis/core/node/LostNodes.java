@@ -1,0 +1,114 @@
+package io.stasis.core.node;
+
+import io.stasis.core.events.EventLog;
+import io.stasis.core.network.NetworkService;
+import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Brings back the sandboxes of a node that is gone: once a node's lease has lapsed for longer than
+ * a grace period, each of its sandboxes whose live state is durable (hibernated, with its image
+ * in the shared durable store) becomes this node's, and resumes here on its next request from that
+ * image (files, memory and processes as they were hibernated).
+ *
+ * <p>The rest stay the lost node's and answer {@code node_unavailable} until it is back: their
+ * processes, or their only copy, are on its host. A node that comes back finds the sandboxes adopted
+ * meanwhile no longer its own, and its reconciler removes what it held of them.
+ *
+ * <p>Several nodes may sweep at once: the catalog moves each sandbox for one of them only. A
+ * sandbox with an operation pending (a hibernation the node died in) is left as it is.
+ */
+public final class LostNodes implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(LostNodes.class);
+
+    private final Catalog catalog;
+    private final NetworkService network;
+    private final EventLog events;
+    private final Clock clock;
+    private final Duration grace;
+    private final Duration period;
+    private volatile boolean closed;
+    private Thread sweeper;
+
+    /**
+     * @param grace  how long after a node's lease lapsed its sandboxes are adopted (a node that only
+     *               paused, or lost the catalog for a moment, renews within it)
+     * @param period how often the nodes are looked at
+     */
+    public LostNodes(Catalog catalog, NetworkService network, EventLog events, Clock clock, Duration grace, Duration period) {
+        this.catalog = catalog;
+        this.network = network;
+        this.events = events;
+        this.clock = clock;
+        this.grace = grace;
+        this.period = period;
+    }
+
+    public void start() {
+        sweeper = Thread.ofVirtual().name("lost-nodes").start(() -> {
+            while (!closed) {
+                LockSupport.parkNanos(period.toNanos());
+                if (closed) return;
+                try {
+                    sweep();
+                } catch (RuntimeException e) {
+                    log.atWarn().setCause(e).log("looking for lost nodes' sandboxes failed; trying again");
+                }
+            }
+        });
+    }
+
+    /** One pass; returns how many sandboxes this node adopted. */
+    public int sweep() {
+        Instant now = clock.instant();
+        int adopted = 0;
+        for (Node node : catalog.nodes()) {
+            if (node.name().equals(catalog.localNode()) || node.leaseUntil().plus(grace).isAfter(now)) continue;
+            for (SandboxId id : catalog.sandboxesOfNode(node.name())) {
+                if (closed) return adopted;
+                var sandbox = catalog.find(id);
+                if (sandbox.isPresent() && durable(sandbox.get()) && adopt(sandbox.get(), node)) adopted++;
+            }
+        }
+        return adopted;
+    }
+
+    /** Hibernated, with the durable copy of that very image recorded. */
+    private boolean durable(Sandbox sandbox) {
+        return sandbox.state() instanceof SandboxState.Hibernated h
+                && catalog.durableImage(sandbox.id()).filter(image -> image.checkpoint().equals(h.checkpoint())).isPresent();
+    }
+
+    private boolean adopt(Sandbox sandbox, Node from) {
+        boolean adopted = network.rehome(sandbox.id(), slot -> catalog.adoptSandbox(sandbox.id(), from.name(), slot));
+        if (!adopted) return false;
+        events.append("node.adopted", Optional.of(sandbox.id()), Map.of("sandboxId", sandbox.id().value(), "from", from.name(),
+                "to", catalog.localNode(), "leaseUntil", from.leaseUntil().toString()));
+        log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("from", from.name()).addKeyValue("leaseUntil", from.leaseUntil())
+                .log("adopted a sandbox of a lost node: it resumes here from its durable image");
+        return true;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        if (sweeper != null) {
+            LockSupport.unpark(sweeper);
+            try {
+                sweeper.join(Duration.ofSeconds(10));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
