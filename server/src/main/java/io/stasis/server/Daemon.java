@@ -12,6 +12,7 @@ import io.stasis.catalog.sql.EventRetention;
 import io.stasis.catalog.sql.SqlCatalog;
 import io.stasis.catalog.sql.SqliteToPostgres;
 import io.stasis.core.node.LostNodes;
+import io.stasis.core.node.NodeDrain;
 import io.stasis.core.node.NodeService;
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Credentials;
@@ -258,12 +259,12 @@ public final class Daemon implements AutoCloseable {
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
-                                    clock, 5L << 30), blobGc, nodes)));
+                                    clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable))));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
             register(nodes).start();
             // On a shared catalog, the durably hibernated sandboxes of a node gone for a lease past its own come back here.
             if (config.catalog().isPresent())
-                register(new LostNodes(catalog, network, events, clock, config.nodeLease(), config.nodeLease().dividedBy(3))).start();
+                register(new LostNodes(catalog, roots, runtime, network, events, clock, config.nodeLease(), config.nodeLease().dividedBy(3))).start();
             if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
                 WarmUp.run(loopbackUrl(config.bind(), http.port()), config.nodeName(), tenants, sandboxes, "tiny");
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())

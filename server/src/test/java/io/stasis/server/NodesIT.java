@@ -244,6 +244,88 @@ class NodesIT {
         }
     }
 
+    /**
+     * A node drained through another: its running sandbox is hibernated, made durable and taken by
+     * the other node, where it goes on counting at its next call; creates sent to the drained node
+     * land on the other one until the drain ends.
+     */
+    @Test
+    void aDrainedNodesSandboxMovesAndItsCreatesGoElsewhereUntilTheDrainEnds() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
+        Path logA = Path.of("target", "nodes-it-drain-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-drain-b.log").toAbsolutePath();
+        String[] shared = {"--catalog", postgres.newDatabase(), "--blob-dir", blobs.toString(), "--node-lease", "3s"};
+        String[] flagsA = concat(shared, "--node-name", "node-a");
+        String[] flagsB = concat(shared, "--node-name", "node-b");
+        var started = new ArrayList<ServiceProcess>();
+        var sandboxes = new ArrayList<String>();
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+                String moving = apiA.post("/v1/sandboxes", "{\"name\": \"moving\"}").get("id").asText();
+                sandboxes.add(moving);
+                apiA.post("/v1/sandboxes/" + moving + "/processes",
+                        "{\"cmd\": [\"sh\", \"-c\", \"i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done\"]}");
+                Await.until("the counter to count", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiA, moving, "cat /root/count").strip()) > 5);
+
+                var report = apiB.post("/v1/nodes/node-a/drain", null);
+                assertThat(report.get("node").asText()).isEqualTo("node-a");
+                assertThat(report.get("handedOver").toString()).contains(moving);
+                assertThat(report.get("left")).isEmpty();
+                // Until node-b has taken it, the sandbox answers node_unavailable, then it resumes there.
+                Await.until("node-b to take the sandbox", Duration.ofSeconds(30), () -> {
+                    var answer = apiA.call("GET", "/v1/sandboxes/" + moving, null);
+                    if (answer.status() == 503) assertThat(answer.errorCode()).isEqualTo("node_unavailable");
+                    return answer.status() == 200;
+                });
+                long hibernatedAt = Long.parseLong(exec(apiA, moving, "cat /root/count").strip());
+                assertThat(apiA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).as("on node-b").isEqualTo(1);
+                Await.until("the counter to go on at node-b", Duration.ofSeconds(10), () ->
+                        Long.parseLong(exec(apiA, moving, "cat /root/count").strip()) > hibernatedAt);
+                assertThat(apiB.get("/v1/nodes").get("items").get(0).get("draining").asBoolean()).isTrue();
+
+                // A create sent to the draining node lands on the other one.
+                String created = apiA.post("/v1/sandboxes", "{}").get("id").asText();
+                sandboxes.add(created);
+                var nodesNow = apiA.get("/v1/nodes").get("items");
+                assertThat(nodesNow.get(0).get("sandboxes").asInt()).as("node-a places none: %s", nodesNow).isZero();
+                assertThat(apiA.call("DELETE", "/v1/nodes/node-a/drain", null).status()).isEqualTo(204);
+                String after = apiA.post("/v1/sandboxes", "{}").get("id").asText();
+                sandboxes.add(after);
+                assertThat(apiA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("node-a places again").isEqualTo(1);
+                assertThat(apiA.call("POST", "/v1/nodes/node-x/drain", null).errorCode()).isEqualTo("not_found");
+                for (String id : sandboxes) apiA.call("DELETE", "/v1/sandboxes/" + id, null);
+                sandboxes.clear();
+            }
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } catch (Throwable failure) {
+            // What a failed test left: one more start of each node deletes its sandboxes; the cause stays the failure.
+            for (var service : started) service.close();
+            started.clear();
+            try (var a = ServiceProcess.start(dataA, logA, Map.of(), flagsA);
+                 var b = ServiceProcess.start(dataB, logB, Map.of(), flagsB);
+                 var api = new RawApi(a.url, Files.readString(dataA.resolve("root.key")).strip())) {
+                for (String id : sandboxes) api.call("DELETE", "/v1/sandboxes/" + id, null);
+            } catch (Throwable cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+            throw failure;
+        } finally {
+            for (var service : started) service.close();
+            for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir) && HostLeaks.mountsUnder(dir).isEmpty()) ServiceFixture.deleteTree(dir);
+        }
+    }
+
     private static String[] concat(String[] first, String... more) {
         var all = new ArrayList<>(java.util.Arrays.asList(first));
         all.addAll(java.util.Arrays.asList(more));

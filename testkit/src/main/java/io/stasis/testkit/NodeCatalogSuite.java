@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
 
     private static Node node(String name, int leaseSeconds) {
-        return new Node(name, URI.create("http://" + name + ":7070"), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3));
+        return new Node(name, URI.create("http://" + name + ":7070"), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3), false);
     }
 
     @Test
@@ -36,8 +36,13 @@ public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
         assertThat(renewed.alive(T0.plusSeconds(30))).isFalse();
 
         assertThat(catalog().renewNode("never-registered", T0.plusSeconds(30), capacity)).isFalse();
+        // Draining is a mark on the node, kept across renewals.
+        assertThat(catalog().setDraining("node-a", true)).isTrue();
+        assertThat(catalog().renewNode("node-a", T0.plusSeconds(45), capacity)).isTrue();
+        assertThat(catalog().nodes().getFirst().draining()).isTrue();
+        assertThat(catalog().setDraining("never-registered", true)).isFalse();
         // A restart registers again: the record is replaced.
-        var restarted = new Node("node-a", URI.create("http://10.0.0.9:7070"), T0.plusSeconds(60), T0.plusSeconds(75), NodeCapacity.UNKNOWN);
+        var restarted = new Node("node-a", URI.create("http://10.0.0.9:7070"), T0.plusSeconds(60), T0.plusSeconds(75), NodeCapacity.UNKNOWN, false);
         catalog().putNode(restarted);
         assertThat(catalog().nodes().getFirst()).isEqualTo(restarted);
     }

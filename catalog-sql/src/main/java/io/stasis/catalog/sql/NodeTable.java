@@ -22,7 +22,7 @@ import java.util.OptionalInt;
 /** The SQL of the {@code nodes} table, and of which node holds what. */
 final class NodeTable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String COLUMNS = "name, advertise_url, started_at, lease_until, capacity";
+    private static final String COLUMNS = "name, advertise_url, started_at, lease_until, capacity, draining";
     /** The tables whose rows belong to a node: their files or processes are on its host. */
     static final List<String> OWNED = List.of("sandboxes", "checkpoints", "volumes", "sandbox_networks", "checkpoint_uploads", "operations");
 
@@ -30,15 +30,24 @@ final class NodeTable {
     }
 
     static void put(Connection c, Node node) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO nodes (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+        try (var st = c.prepareStatement("INSERT INTO nodes (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
                 + " advertise_url = excluded.advertise_url, started_at = excluded.started_at, lease_until = excluded.lease_until,"
-                + " capacity = excluded.capacity")) {
+                + " capacity = excluded.capacity, draining = excluded.draining")) {
             st.setString(1, node.name());
             st.setString(2, node.advertiseUrl().toString());
             st.setString(3, CatalogTime.format(node.startedAt()));
             st.setString(4, CatalogTime.format(node.leaseUntil()));
             st.setString(5, capacityJson(node.capacity()));
+            st.setInt(6, node.draining() ? 1 : 0);
             st.executeUpdate();
+        }
+    }
+
+    static boolean setDraining(Connection c, String name, boolean draining) throws SQLException {
+        try (var st = c.prepareStatement("UPDATE nodes SET draining = ? WHERE name = ?")) {
+            st.setInt(1, draining ? 1 : 0);
+            st.setString(2, name);
+            return st.executeUpdate() == 1;
         }
     }
 
@@ -149,7 +158,7 @@ final class NodeTable {
             return new Node(name, URI.create(rs.getString("advertise_url")), CatalogTime.parse(rs.getString("started_at")),
                     CatalogTime.parse(rs.getString("lease_until")),
                     new NodeCapacity(capacity.path("memoryTotalMb").asLong(), capacity.path("memoryAvailableMb").asLong(),
-                            capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt()));
+                            capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt()), rs.getInt("draining") == 1);
         } catch (JsonProcessingException | RuntimeException e) {
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of node " + name + " is unreadable: " + e.getMessage(),
                     Map.of("node", String.valueOf(name)), e);

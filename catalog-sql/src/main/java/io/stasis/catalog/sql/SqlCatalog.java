@@ -727,6 +727,11 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     }
 
     @Override
+    public boolean setDraining(String name, boolean draining) {
+        return db.withConnection("mark a node draining", c -> NodeTable.setDraining(c, name, draining));
+    }
+
+    @Override
     public List<Node> nodes() {
         return db.withConnection("list nodes", NodeTable::all);
     }

@@ -26,7 +26,8 @@ enum SqlEngine {
             "V12__durable_images.sql",
             "V13__fork_spares.sql",
             "V14__runtimes.sql",
-            "V15__nodes.sql")) {
+            "V15__nodes.sql",
+            "V16__node_drain.sql")) {
         @Override
         String metadataMatch(String column) {
             // json_each compares keys as plain strings: no JSON-path quoting of keys with '.' or '/'.
@@ -40,7 +41,7 @@ enum SqlEngine {
     },
 
     /** A pool of connections, possibly from several services: turns are transaction-scoped advisory locks. */
-    POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql")) {
+    POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql", "V3__node_drain.sql")) {
         @Override
         String metadataMatch(String column) {
             return "EXISTS (SELECT 1 FROM jsonb_each_text(" + column + "::jsonb) m WHERE m.key = ? AND m.value = ?)";

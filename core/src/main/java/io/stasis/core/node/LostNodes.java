@@ -1,11 +1,14 @@
 package io.stasis.core.node;
 
+import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeImages;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,10 +19,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Brings back the sandboxes of a node that is gone: once a node's lease has lapsed for longer than
- * a grace period, each of its sandboxes whose live state is durable (hibernated, with its image
- * in the shared durable store) becomes this node's, and resumes here on its next request from that
- * image (files, memory and processes as they were hibernated).
+ * Brings back the sandboxes of a node that is gone, or being drained: once a node's lease has
+ * lapsed for longer than a grace period (or at once, for a node being drained), each of its
+ * sandboxes whose live state is durable (hibernated, with its image in the shared durable store)
+ * becomes this node's, and resumes here on its next request from that image (files, memory and
+ * processes as they were hibernated).
  *
  * <p>The rest stay the lost node's and answer {@code node_unavailable} until it is back: their
  * processes, or their only copy, are on its host. A node that comes back finds the sandboxes adopted
@@ -27,11 +31,16 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Several nodes may sweep at once: the catalog moves each sandbox for one of them only. A
  * sandbox with an operation pending (a hibernation the node died in) is left as it is.
+ *
+ * <p>Each sweep also lets go of what this node still holds of its sandboxes another node took (a
+ * drained node's roots and hibernation images): they are that node's now.
  */
 public final class LostNodes implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LostNodes.class);
 
     private final Catalog catalog;
+    private final RootStore roots;
+    private final RuntimeImages images;
     private final NetworkService network;
     private final EventLog events;
     private final Clock clock;
@@ -45,8 +54,11 @@ public final class LostNodes implements AutoCloseable {
      *               paused, or lost the catalog for a moment, renews within it)
      * @param period how often the nodes are looked at
      */
-    public LostNodes(Catalog catalog, NetworkService network, EventLog events, Clock clock, Duration grace, Duration period) {
+    public LostNodes(Catalog catalog, RootStore roots, RuntimeImages images, NetworkService network, EventLog events, Clock clock,
+                     Duration grace, Duration period) {
         this.catalog = catalog;
+        this.roots = roots;
+        this.images = images;
         this.network = network;
         this.events = events;
         this.clock = clock;
@@ -61,6 +73,7 @@ public final class LostNodes implements AutoCloseable {
                 if (closed) return;
                 try {
                     sweep();
+                    releaseTaken();
                 } catch (RuntimeException e) {
                     log.atWarn().setCause(e).log("looking for lost nodes' sandboxes failed; trying again");
                 }
@@ -73,7 +86,8 @@ public final class LostNodes implements AutoCloseable {
         Instant now = clock.instant();
         int adopted = 0;
         for (Node node : catalog.nodes()) {
-            if (node.name().equals(catalog.localNode()) || node.leaseUntil().plus(grace).isAfter(now)) continue;
+            if (node.name().equals(catalog.localNode())) continue;
+            if (!node.draining() && node.leaseUntil().plus(grace).isAfter(now)) continue;
             for (SandboxId id : catalog.sandboxesOfNode(node.name())) {
                 if (closed) return adopted;
                 var sandbox = catalog.find(id);
@@ -81,6 +95,33 @@ public final class LostNodes implements AutoCloseable {
             }
         }
         return adopted;
+    }
+
+    /**
+     * Removes the roots, snapshots and images this node holds of sandboxes and checkpoints the
+     * catalog places on another node; returns how many. Only what the catalog records elsewhere: a
+     * sandbox being created here has no record yet, and stays.
+     */
+    public int releaseTaken() {
+        String self = catalog.localNode();
+        int removed = 0;
+        for (SandboxId id : roots.listRoots()) {
+            if (catalog.nodeOf(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            roots.deleteRoot(id);
+            removed++;
+        }
+        for (CheckpointId id : images.listImages()) {
+            if (catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            images.deleteImage(id);
+            removed++;
+        }
+        for (CheckpointId id : roots.listSnapshots()) {
+            if (catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            roots.deleteSnapshot(id);
+            removed++;
+        }
+        if (removed > 0) log.atInfo().addKeyValue("removed", removed).log("let go of what other nodes took");
+        return removed;
     }
 
     /** Hibernated, with the durable copy of that very image recorded. */

@@ -13,8 +13,10 @@ import java.time.Instant;
  * @param startedAt    when this run of the node registered
  * @param leaseUntil   when the node is taken as gone unless it renews
  * @param capacity     what the node reported at its last renewal
+ * @param draining     whether it is being drained: the other nodes take its sandboxes as it hibernates them,
+ *                     and it places no new ones (a new registration, as after a restart, ends it)
  */
-public record Node(String name, URI advertiseUrl, Instant startedAt, Instant leaseUntil, NodeCapacity capacity) {
+public record Node(String name, URI advertiseUrl, Instant startedAt, Instant leaseUntil, NodeCapacity capacity, boolean draining) {
 
     /** Whether the lease holds at {@code now}. */
     public boolean alive(Instant now) {

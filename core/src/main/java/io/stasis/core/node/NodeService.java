@@ -3,7 +3,8 @@ package io.stasis.core.node;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.volume.VolumeId;
-import io.stasis.core.spi.NodeCatalog;
+import io.stasis.core.sandbox.SandboxState;
+import io.stasis.core.spi.Catalog;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
@@ -23,7 +24,7 @@ import org.slf4j.LoggerFactory;
 public final class NodeService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NodeService.class);
 
-    private final NodeCatalog catalog;
+    private final Catalog catalog;
     private final Clock clock;
     private final Supplier<URI> advertiseUrl;
     private final Supplier<NodeCapacity> capacity;
@@ -31,13 +32,14 @@ public final class NodeService implements AutoCloseable {
     private final boolean shared;
     private final Instant startedAt;
     private volatile boolean closed;
+    private volatile boolean draining;
     private Thread renewer;
 
     /**
      * @param advertiseUrl read at {@link #start}, when the service knows the port it listens on
      * @param shared       whether other nodes may share the catalog (PostgreSQL), not this node's alone (SQLite)
      */
-    public NodeService(NodeCatalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<NodeCapacity> capacity, Duration lease,
+    public NodeService(Catalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<NodeCapacity> capacity, Duration lease,
                        boolean shared) {
         this.shared = shared;
         this.catalog = catalog;
@@ -46,6 +48,28 @@ public final class NodeService implements AutoCloseable {
         this.capacity = capacity;
         this.lease = lease;
         this.startedAt = clock.instant();
+    }
+
+    /** Whether this node is being drained (see {@link NodeDrain}): it places no new sandboxes, and hands its own over. */
+    public boolean draining() {
+        return draining;
+    }
+
+    /** Runs {@code drain} (or an undrain) with this node marked as it will be: draining from its start, or no longer. */
+    public <T> T whileMarked(boolean drain, java.util.function.Supplier<T> change) {
+        draining = drain;
+        return change.get();
+    }
+
+    /** Whether a sandbox of this draining node is handed over already: hibernated, for another node to take. */
+    public boolean handedOver(SandboxId sandbox) {
+        return catalog.find(sandbox).map(s -> s.state() instanceof SandboxState.Hibernated).orElse(false);
+    }
+
+    /** The node that should take a new sandbox instead of this draining one: the live, not draining other node with the fewest. */
+    public Optional<Node> elsewhereForNew() {
+        return list().stream().filter(s -> s.alive() && !s.local() && !s.node().draining())
+                .min(java.util.Comparator.comparingInt(NodeStatus::sandboxes)).map(NodeStatus::node);
     }
 
     /** Whether other nodes may share the catalog, so that what they record reaches this one only through it. */
@@ -66,7 +90,8 @@ public final class NodeService implements AutoCloseable {
     }
 
     private void register() {
-        catalog.putNode(new Node(name(), advertiseUrl.get(), startedAt, clock.instant().plus(lease), capacity.get()));
+        draining = false; // a registration ends a drain, as after a restart
+        catalog.putNode(new Node(name(), advertiseUrl.get(), startedAt, clock.instant().plus(lease), capacity.get(), false));
     }
 
     private void renewUntilClosed() {

@@ -30,6 +30,9 @@ public interface NodeCatalog {
     /** Extends the node's lease and records its capacity; false if the node has no record (it must register again). */
     boolean renewNode(String name, Instant leaseUntil, NodeCapacity capacity);
 
+    /** Marks the node as being drained, or not; false if the node has no record. */
+    boolean setDraining(String name, boolean draining);
+
     /** Every node ever registered, by name. */
     List<Node> nodes();
 

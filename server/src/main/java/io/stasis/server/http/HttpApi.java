@@ -12,6 +12,7 @@ import io.stasis.blob.content.archive.BlobGc;
 import io.stasis.core.auth.TokenService;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.node.NodeDrain;
 import io.stasis.core.node.NodeService;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
@@ -74,7 +75,7 @@ public final class HttpApi implements AutoCloseable {
                            SecretService secrets, TenantService tenants,
                            TokenService tokens, QuotaGuard quotas,
                            VolumeService volumes, SandboxBuckets buckets,
-                           S3Routes s3, BlobGc blobGc, NodeService nodes) {
+                           S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain) {
     }
 
     /** Settings of the API itself ({@code defaultRuntime}: of a create that names none; {@code allowedRuntimes}: those a create may name). */
@@ -189,7 +190,7 @@ public final class HttpApi implements AutoCloseable {
         new EventRoutes(services.events(), services.nodes().sharesCatalog()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);
         new BlobRoutes(services.blobGc()).register(routes);
-        new NodeRoutes(services.nodes()).register(routes);
+        new NodeRoutes(services.nodes(), services.drain(), forwarder).register(routes);
         new OpenApiRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);

@@ -53,11 +53,38 @@ public final class NodeForwarder implements AutoCloseable {
         this.nodes = nodes;
     }
 
-    /** For a matched route, after the access guard: serves the request from the sandbox's node if that is another one. */
+    /**
+     * For a matched route, after the access guard: serves the request from the sandbox's node if that
+     * is another one. On a node being drained, a create goes to another node, and a sandbox already
+     * handed over (hibernated, waiting for its new node) answers {@code node_unavailable} for the
+     * moment it takes instead of waking here.
+     */
     void forwardIfElsewhere(Context ctx) throws IOException, InterruptedException {
+        if (nodes.draining() && isCreate(ctx)) {
+            var target = nodes.elsewhereForNew().orElseThrow(() -> new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + nodes.name()
+                    + " is being drained and no other node is available to take new sandboxes", Map.of("node", nodes.name())));
+            passTo(ctx, target);
+            return;
+        }
         var remote = remoteOf(ctx);
-        if (remote.isEmpty()) return;
-        forward(ctx, remote.get());
+        if (remote.isPresent()) {
+            passTo(ctx, remote.get());
+            return;
+        }
+        var sandbox = AccessGuard.resolvedSandbox(ctx);
+        if (nodes.draining() && sandbox.isPresent() && nodes.handedOver(new SandboxId(sandbox.get())))
+            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "sandbox " + sandbox.get() + " is moving from node " + nodes.name()
+                    + ", which is being drained, to another node; try again in a few seconds", Map.of("node", nodes.name()));
+    }
+
+    private static boolean isCreate(Context ctx) {
+        var matched = ctx.endpoints().matchedHttpEndpoint(); // ctx.endpoint() is this before-handler's own
+        return ctx.method().name().equals("POST") && matched != null && matched.path.equals("/v1/sandboxes");
+    }
+
+    /** Serves the request from {@code node}: passes it on and streams the answer back; no handler of this node runs. */
+    void passTo(Context ctx, Node node) throws IOException, InterruptedException {
+        forward(ctx, node);
         ctx.skipRemainingHandlers();
     }
 

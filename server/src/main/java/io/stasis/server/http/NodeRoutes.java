@@ -1,28 +1,73 @@
 package io.stasis.server.http;
 
 import io.javalin.config.RoutesConfig;
+import io.javalin.http.Context;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.node.NodeDrain;
 import io.stasis.core.node.NodeService;
 import io.stasis.server.auth.Access;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 
-/** {@code GET /v1/nodes}: the nodes sharing the catalog, for the operator (the root key). */
+/**
+ * The nodes sharing the catalog, for the operator (the root key): {@code GET /v1/nodes}, and
+ * {@code POST /v1/nodes/{name}/drain} (and {@code DELETE} to end it), served by the named node
+ * whichever node receives it.
+ */
 final class NodeRoutes {
     private final NodeService nodes;
+    private final NodeDrain drain;
+    private final NodeForwarder forwarder;
 
-    NodeRoutes(NodeService nodes) {
+    NodeRoutes(NodeService nodes, NodeDrain drain, NodeForwarder forwarder) {
         this.nodes = nodes;
+        this.drain = drain;
+        this.forwarder = forwarder;
     }
 
     /** A node as the API shows it; {@code local}: the node that answered. */
-    record NodeView(String name, String advertiseUrl, boolean alive, boolean local, Instant startedAt, Instant leaseUntil,
+    record NodeView(String name, String advertiseUrl, boolean alive, boolean local, boolean draining, Instant startedAt, Instant leaseUntil,
                     int sandboxes, NodeCapacity capacity) {
+    }
+
+    /** What a drain did: the sandboxes handed over to the other nodes, and those left with why. */
+    record DrainView(String node, boolean draining, List<String> handedOver, List<Map<String, String>> left) {
     }
 
     void register(RoutesConfig routes) {
         routes.get("/v1/nodes", ctx -> ctx.json(new Views.ListView<>(nodes.list().stream()
-                .map(s -> new NodeView(s.node().name(), s.node().advertiseUrl().toString(), s.alive(), s.local(), s.node().startedAt(),
-                        s.node().leaseUntil(), s.sandboxes(), s.node().capacity()))
+                .map(s -> new NodeView(s.node().name(), s.node().advertiseUrl().toString(), s.alive(), s.local(), s.node().draining(),
+                        s.node().startedAt(), s.node().leaseUntil(), s.sandboxes(), s.node().capacity()))
                 .toList(), null)), Access.ROOT);
+        routes.post("/v1/nodes/{name}/drain", ctx -> {
+            if (passedOn(ctx)) return;
+            var report = nodes.whileMarked(true, drain::drain);
+            ctx.json(new DrainView(report.node(), true, report.handedOver().stream().map(id -> id.value()).toList(),
+                    report.left().stream().map(l -> Map.of("sandboxId", l.sandbox().value(), "why", l.why())).toList()));
+        }, Access.ROOT);
+        routes.delete("/v1/nodes/{name}/drain", ctx -> {
+            if (passedOn(ctx)) return;
+            nodes.whileMarked(false, () -> {
+                drain.undrain();
+                return null;
+            });
+            ctx.status(204);
+        }, Access.ROOT);
+    }
+
+    /** A drain concerns the named node: another node's is passed to it. */
+    private boolean passedOn(Context ctx) throws Exception {
+        String name = ctx.pathParam("name");
+        if (name.equals(nodes.name())) return false;
+        var status = nodes.list().stream().filter(s -> s.node().name().equals(name)).findFirst()
+                .orElseThrow(() -> new StasisException(ErrorCode.NOT_FOUND, "no node named '" + name + "'", Map.of("node", name)));
+        if (!status.alive())
+            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + name + " is not available (its lease has lapsed): it cannot be"
+                    + " drained; its durably hibernated sandboxes move to the other nodes by themselves", Map.of("node", name));
+        forwarder.passTo(ctx, status.node());
+        return true;
     }
 }

@@ -333,7 +333,17 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
         return call(() -> {
             var node = nodes.get(name);
             if (node == null) return false;
-            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), leaseUntil, capacity));
+            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), leaseUntil, capacity, node.draining()));
+            return true;
+        });
+    }
+
+    @Override
+    public boolean setDraining(String name, boolean draining) {
+        return call(() -> {
+            var node = nodes.get(name);
+            if (node == null) return false;
+            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), node.leaseUntil(), node.capacity(), draining));
             return true;
         });
     }
