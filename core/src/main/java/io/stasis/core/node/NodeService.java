@@ -2,13 +2,14 @@ package io.stasis.core.node;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.volume.VolumeId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.volume.VolumeId;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
@@ -56,7 +57,7 @@ public final class NodeService implements AutoCloseable {
     }
 
     /** Runs {@code drain} (or an undrain) with this node marked as it will be: draining from its start, or no longer. */
-    public <T> T whileMarked(boolean drain, java.util.function.Supplier<T> change) {
+    public <T> T whileMarked(boolean drain, Supplier<T> change) {
         draining = drain;
         return change.get();
     }
@@ -69,7 +70,7 @@ public final class NodeService implements AutoCloseable {
     /** The node that should take a new sandbox instead of this draining one: the live, not draining other node with the fewest. */
     public Optional<Node> elsewhereForNew() {
         return list().stream().filter(s -> s.alive() && !s.local() && !s.node().draining())
-                .min(java.util.Comparator.comparingInt(NodeStatus::sandboxes)).map(NodeStatus::node);
+                .min(Comparator.comparingInt(NodeStatus::sandboxes)).map(NodeStatus::node);
     }
 
     /** Whether other nodes may share the catalog, so that what they record reaches this one only through it. */

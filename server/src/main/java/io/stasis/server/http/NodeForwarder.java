@@ -109,6 +109,7 @@ public final class NodeForwarder implements AutoCloseable {
 
     /** The other node the request's sandbox, checkpoint or volume (as the access guard resolved it) is on, if any. */
     private Optional<Node> remoteOf(Context ctx) {
+        if (!nodes.sharesCatalog()) return Optional.empty(); // one node has everything: no lookup on its requests
         String what;
         Optional<NodeService.Remote> remote;
         var sandbox = AccessGuard.resolvedSandbox(ctx);
