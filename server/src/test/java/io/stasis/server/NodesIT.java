@@ -47,8 +47,10 @@ class NodesIT {
     void anyNodeAnswersForEverySandboxAndANodesSandboxesWaitForItWhileItIsGone() throws Exception {
         Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
         Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path dataC = Files.createTempDirectory("stasis-nodes-it-c");
         Path logA = Path.of("target", "nodes-it-a.log").toAbsolutePath();
         Path logB = Path.of("target", "nodes-it-b.log").toAbsolutePath();
+        Path logC = Path.of("target", "nodes-it-c.log").toAbsolutePath();
         String catalog = postgres.newDatabase();
         String[] flagsA = {"--catalog", catalog, "--node-name", "node-a"};
         String[] flagsB = {"--catalog", catalog, "--node-name", "node-b"};
@@ -64,10 +66,13 @@ class NodesIT {
             assertThat(ServiceProcess.logTail(logB, 30)).contains("the catalog has a root key", "is missing");
             Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
             var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            // A third node, given the root key by file name.
+            var c = track(started, ServiceProcess.start(dataC, logC, Map.of(), "--catalog", catalog, "--node-name", "node-c",
+                    "--root-key-file", dataA.resolve("root.key").toString()));
 
-            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key); var apiC = new RawApi(c.url, key)) {
                 var nodes = apiB.get("/v1/nodes").get("items");
-                assertThat(names(nodes)).containsExactly("node-a", "node-b");
+                assertThat(names(nodes)).containsExactly("node-a", "node-b", "node-c");
                 assertThat(nodes.get(0).get("alive").asBoolean()).isTrue();
                 assertThat(nodes.get(0).get("local").asBoolean()).isFalse();
                 assertThat(nodes.get(1).get("local").asBoolean()).isTrue();
@@ -117,8 +122,11 @@ class NodesIT {
                         .contains("relayed-42").contains(onA.replace("_", "-"));
                 // An unknown sandbox is the same 404 on every node.
                 assertThat(apiB.call("GET", "/v1/sandboxes/sbx_0000000000000000", null).errorCode()).isEqualTo("sandbox_not_found");
-                // Listings show every node's sandboxes.
+                // Listings show every node's sandboxes; the third node answers for both others'.
                 assertThat(names(apiA.get("/v1/sandboxes").get("items"))).containsExactlyInAnyOrder("on-a", "on-b");
+                assertThat(exec(apiC, onA, "hostname")).isEqualTo(onA.replace("_", "-") + "\n");
+                assertThat(exec(apiC, onB, "hostname")).isEqualTo(onB.replace("_", "-") + "\n");
+                c.close();
                 assertThat(apiA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).isEqualTo(1);
             }
 
@@ -154,12 +162,13 @@ class NodesIT {
             onB = null;
             for (var service : started) service.close();
             started.clear();
-            for (Path dir : new Path[] {dataA, dataB}) {
+            for (Path dir : new Path[] {dataA, dataB, dataC}) {
                 assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
                 assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
             }
         } finally {
             for (var service : started) service.close();
+            if (Files.exists(dataC) && HostLeaks.mountsUnder(dataC).isEmpty()) ServiceFixture.deleteTree(dataC);
             if (onA != null) ServiceProcess.removeLeftovers(dataA, logA, onA, flagsA);
             if (onB != null) ServiceProcess.removeLeftovers(dataB, logB, onB, flagsB);
             for (String left : new String[] {onA, onB})
