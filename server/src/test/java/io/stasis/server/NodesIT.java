@@ -1,14 +1,13 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.HostLeaks;
-import io.stasis.testkit.PostgresTestServer;
+import io.stasis.testkit.PostgresExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -16,9 +15,8 @@ import java.util.ArrayList;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.StreamSupport;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,18 +28,8 @@ import org.junit.jupiter.api.Test;
 @Tag("root")
 class NodesIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    static PostgresTestServer postgres;
-
-    @BeforeAll
-    static void startPostgres() throws Exception {
-        assumeTrue(PostgresTestServer.installed(), "PostgreSQL is not installed");
-        postgres = PostgresTestServer.start();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) postgres.close();
-    }
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
 
     @Test
     void anyNodeAnswersForEverySandboxAndANodesSandboxesWaitForItWhileItIsGone() throws Exception {
@@ -51,7 +39,7 @@ class NodesIT {
         Path logA = Path.of("target", "nodes-it-a.log").toAbsolutePath();
         Path logB = Path.of("target", "nodes-it-b.log").toAbsolutePath();
         Path logC = Path.of("target", "nodes-it-c.log").toAbsolutePath();
-        String catalog = postgres.newDatabase();
+        String catalog = postgres.server().newDatabase();
         String[] flagsA = {"--catalog", catalog, "--node-name", "node-a"};
         String[] flagsB = {"--catalog", catalog, "--node-name", "node-b"};
         var started = new ArrayList<ServiceProcess>();
@@ -190,7 +178,7 @@ class NodesIT {
         Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
         Path logA = Path.of("target", "nodes-it-lost-a.log").toAbsolutePath();
         Path logB = Path.of("target", "nodes-it-lost-b.log").toAbsolutePath();
-        String catalog = postgres.newDatabase();
+        String catalog = postgres.server().newDatabase();
         String[] shared = {"--catalog", catalog, "--blob-dir", blobs.toString(), "--hibernate-durable", "--node-lease", "3s"};
         String[] flagsA = concat(shared, "--node-name", "node-a");
         String[] flagsB = concat(shared, "--node-name", "node-b");
@@ -265,7 +253,7 @@ class NodesIT {
         Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
         Path logA = Path.of("target", "nodes-it-drain-a.log").toAbsolutePath();
         Path logB = Path.of("target", "nodes-it-drain-b.log").toAbsolutePath();
-        String[] shared = {"--catalog", postgres.newDatabase(), "--blob-dir", blobs.toString(), "--node-lease", "3s"};
+        String[] shared = {"--catalog", postgres.server().newDatabase(), "--blob-dir", blobs.toString(), "--node-lease", "3s"};
         String[] flagsA = concat(shared, "--node-name", "node-a");
         String[] flagsB = concat(shared, "--node-name", "node-b");
         var started = new ArrayList<ServiceProcess>();

@@ -1,20 +1,18 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.HostLeaks;
-import io.stasis.testkit.PostgresTestServer;
+import io.stasis.testkit.PostgresExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -24,25 +22,15 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("root")
 class PostgresCatalogIT {
-    static PostgresTestServer postgres;
-
-    @BeforeAll
-    static void startPostgres() throws Exception {
-        assumeTrue(PostgresTestServer.installed(), "PostgreSQL is not installed");
-        postgres = PostgresTestServer.start();
-    }
-
-    @AfterAll
-    static void stopPostgres() {
-        if (postgres != null) postgres.close();
-    }
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
 
     @Test
     void aServiceMovesOntoPostgresqlKeepsItsSandboxesAcrossAKillAndRefusesASecondService() throws Exception {
         Path dataDir = Files.createTempDirectory("stasis-pg-catalog-it");
         Path otherDataDir = Files.createTempDirectory("stasis-pg-catalog-it-other");
         Path log = Path.of("target", "postgres-catalog-it-service.log").toAbsolutePath();
-        String catalog = postgres.newDatabase();
+        String catalog = postgres.server().newDatabase();
         String running = null;
         String hibernated = null;
         try {

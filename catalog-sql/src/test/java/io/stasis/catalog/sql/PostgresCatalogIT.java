@@ -3,7 +3,6 @@ package io.stasis.catalog.sql;
 import static io.stasis.testkit.CatalogFixtures.T0;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.auth.ApiKey;
 import io.stasis.core.checkpoint.CheckpointId;
@@ -19,7 +18,7 @@ import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.testkit.CatalogFixtures;
-import io.stasis.testkit.PostgresTestServer;
+import io.stasis.testkit.PostgresExtension;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -34,33 +33,22 @@ import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What the PostgreSQL catalog adds to the shared contract: its schema, its lock, its credentials, concurrency, and the move from SQLite. */
 @Tag("root")
 class PostgresCatalogIT {
-    static PostgresTestServer server;
+    @RegisterExtension
+    static final PostgresExtension postgres = new PostgresExtension();
 
     @TempDir
     Path dir;
 
-    @BeforeAll
-    static void startServer() throws Exception {
-        assumeTrue(PostgresTestServer.installed(), "PostgreSQL is not installed");
-        server = PostgresTestServer.start();
-    }
-
-    @AfterAll
-    static void stopServer() {
-        if (server != null) server.close();
-    }
-
     private static PostgresLocation newDatabase() {
-        return PostgresLocation.parse(server.newDatabase(), Optional.empty());
+        return PostgresLocation.parse(postgres.server().newDatabase(), Optional.empty());
     }
 
     private static SqlCatalog open(PostgresLocation location) {
@@ -73,11 +61,11 @@ class PostgresCatalogIT {
         open(location).close();
         SqlCatalog.openSqlite(dir.resolve("c.db")).close();
 
-        var postgres = new TreeMap<String, TreeSet<String>>();
-        try (var c = server.connect(location.database());
+        var inPostgres = new TreeMap<String, TreeSet<String>>();
+        try (var c = postgres.server().connect(location.database());
              var rs = c.createStatement().executeQuery(
                      "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public'")) {
-            while (rs.next()) postgres.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getString(2));
+            while (rs.next()) inPostgres.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getString(2));
         }
         var sqlite = new TreeMap<String, TreeSet<String>>();
         try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("c.db"));
@@ -85,9 +73,9 @@ class PostgresCatalogIT {
                      "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table' AND m.name <> 'sqlite_sequence'")) {
             while (rs.next()) sqlite.computeIfAbsent(rs.getString(1), t -> new TreeSet<>()).add(rs.getString(2));
         }
-        assertThat(postgres).isEqualTo(sqlite);
-        assertThat(postgres.keySet()).containsAll(SqliteToPostgres.TABLES);
-        assertThat(postgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 2); // and schema_version, nodes
+        assertThat(inPostgres).isEqualTo(sqlite);
+        assertThat(inPostgres.keySet()).containsAll(SqliteToPostgres.TABLES);
+        assertThat(inPostgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 2); // and schema_version, nodes
     }
 
     @Test
@@ -161,13 +149,13 @@ class PostgresCatalogIT {
         assertThatThrownBy(() -> open(wrong))
                 .isInstanceOfSatisfying(StasisException.class, e -> {
                     assertThat(e.getMessage()).contains("cannot open the catalog", location.toString(), "password authentication failed")
-                            .doesNotContain("not-it-0xSECRET").doesNotContain(server.password());
+                            .doesNotContain("not-it-0xSECRET").doesNotContain(postgres.server().password());
                     assertThat(e.details().toString()).doesNotContain("not-it-0xSECRET");
                 });
         var missing = new PostgresLocation(location.host(), location.port(), "no_such_db", location.user(), location.password());
         assertThatThrownBy(() -> open(missing))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("no_such_db")
-                        .doesNotContain(server.password()));
+                        .doesNotContain(postgres.server().password()));
     }
 
     /**
@@ -276,7 +264,7 @@ class PostgresCatalogIT {
         var location = newDatabase();
         try (var catalog = open(location)) {
             catalog.insert(CatalogFixtures.named("before"));
-            server.dropConnections(location.database());
+            postgres.server().dropConnections(location.database());
             // The pool still holds the ended sessions; a call that meets one retries on a new connection.
             for (int i = 0; i < 20; i++) assertThat(catalog.findByName(TenantId.DEFAULT, "before")).isPresent();
             catalog.insert(CatalogFixtures.named("after"));
