@@ -259,7 +259,7 @@ public final class Daemon implements AutoCloseable {
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
-                                    clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable))));
+                                    clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime))));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
             register(nodes).start();
             // On a shared catalog, the durably hibernated sandboxes of a node gone for a lease past its own come back here.

@@ -140,6 +140,7 @@ public final class LostNodes implements AutoCloseable {
         return true;
     }
 
+    /** Stops sweeping, and lets go once more of what others took: a drained node that stops holds nothing of theirs. */
     @Override
     public void close() {
         closed = true;
@@ -150,6 +151,11 @@ public final class LostNodes implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        try {
+            releaseTaken();
+        } catch (RuntimeException e) {
+            log.atWarn().setCause(e).log("letting go of what other nodes took failed; the next start does it");
         }
     }
 }

@@ -7,6 +7,8 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.RootStore;
+import io.stasis.core.spi.RuntimeImages;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -18,6 +20,10 @@ import org.slf4j.LoggerFactory;
  * then each of its sandboxes with processes is hibernated and each hibernation made durable. Its
  * sandboxes resume on the node that takes them, at their next call. What cannot move (a stopped
  * sandbox, whose files have no durable copy) stays, and the report says why.
+ *
+ * <p>Once a sandbox's hibernation is durable, this node's copy of it (its root, the image and the
+ * image's snapshot) is removed: a drained node holds nothing, and a sandbox resumed here after the
+ * drain ends comes back from the durable store, as on any other node.
  */
 public final class NodeDrain {
     private static final Logger log = LoggerFactory.getLogger(NodeDrain.class);
@@ -25,11 +31,15 @@ public final class NodeDrain {
     private final Catalog catalog;
     private final LifecycleService lifecycle;
     private final DurableCheckpoints durable;
+    private final RootStore roots;
+    private final RuntimeImages images;
 
-    public NodeDrain(Catalog catalog, LifecycleService lifecycle, DurableCheckpoints durable) {
+    public NodeDrain(Catalog catalog, LifecycleService lifecycle, DurableCheckpoints durable, RootStore roots, RuntimeImages images) {
         this.catalog = catalog;
         this.lifecycle = lifecycle;
         this.durable = durable;
+        this.roots = roots;
+        this.images = images;
     }
 
     /** What a drain did: the sandboxes handed over (made durable, for the other nodes to take) and those left, with why. */
@@ -56,6 +66,7 @@ public final class NodeDrain {
                         var hibernated = sandbox.state() instanceof SandboxState.Hibernated ? sandbox
                                 : lifecycle.hibernate(sandbox.id(), LifecycleService.Reason.API);
                         makeDurable(hibernated);
+                        releaseLocalCopy(hibernated);
                         handedOver.add(sandbox.id());
                     }
                 }
@@ -70,6 +81,13 @@ public final class NodeDrain {
     /** Ends a drain: the node places sandboxes again (those handed over stay where they went). */
     public void undrain() {
         catalog.setDraining(catalog.localNode(), false);
+    }
+
+    private void releaseLocalCopy(Sandbox sandbox) {
+        var image = ((SandboxState.Hibernated) sandbox.state()).checkpoint();
+        roots.deleteRoot(sandbox.id());
+        images.deleteImage(image);
+        roots.deleteSnapshot(image);
     }
 
     private void makeDurable(Sandbox sandbox) {
