@@ -39,7 +39,8 @@ final class FloorLinks {
             Map.entry("template_build.warm", List.of("floor.template_steps_by_hand")),
             Map.entry("nodes.exec_forwarded", List.of("floor.nodes_exec_owner")),
             Map.entry("nodes.get_forwarded", List.of("floor.nodes_get_owner")),
-            Map.entry("nodes.create_postgresql", List.of("floor.nodes_create_sqlite")));
+            Map.entry("nodes.create_postgresql", List.of("floor.nodes_create_sqlite")),
+            Map.entry("nodes.loss_to_answer", List.of("floor.nodes_lease_and_grace")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */
     static final Map<String, List<String>> FLOORS_PER_SIZE = Map.of(

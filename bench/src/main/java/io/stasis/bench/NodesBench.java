@@ -3,10 +3,14 @@ package io.stasis.bench;
 import io.stasis.sdk.ExecResult;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.StasisClient;
+import io.stasis.testkit.CuttableRelay;
 import io.stasis.testkit.PostgresTestServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Two nodes on one PostgreSQL catalog (a real server from Debian's packages, on this host), each a
@@ -17,6 +21,7 @@ import java.util.List;
  */
 final class NodesBench implements Scenario {
     private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
+    private static final int LEASE_SECONDS = 3;
 
     @Override
     public String name() {
@@ -61,8 +66,66 @@ final class NodesBench implements Scenario {
                             "the same create on node B: PostgreSQL catalog shared with node A", Stats.of(onPostgres)));
                 }
             }
+            figures.addAll(lossToAnswer(context, postgres));
         }
         return ScenarioResult.of(figures);
+    }
+
+    /**
+     * Node C, whose sandbox is durably hibernated, is cut off from the catalog (its connection to
+     * PostgreSQL goes through a relay the benchmark cuts, as a partition would; the service runs in
+     * this process, so it cannot be killed): the time from the cut to the first exec through node D
+     * that the sandbox answers, adopted and resumed there from the durable store. Its floor is the
+     * wait by design, a lease and the grace after it ({@value #LEASE_SECONDS} s each); the rest is
+     * noticing (a sweep every third of a lease), adopting, fetching the image and restoring.
+     */
+    private List<Figure> lossToAnswer(BenchContext context, PostgresTestServer postgres) throws Exception {
+        var progress = context.progress();
+        Path blobs = Files.createTempDirectory("stasis-bench-blobs-");
+        String catalog = postgres.newDatabase();
+        try (var relay = CuttableRelay.to(postgres.port())) {
+            String throughRelay = catalog.replace(":" + postgres.port() + "/", ":" + relay.port() + "/");
+            var shared = List.of("--blob-dir", blobs.toString(), "--hibernate-durable", "--node-lease", LEASE_SECONDS + "s");
+            try (var c = PrivateService.start(progress, 1L << 20, with(shared, "--catalog", throughRelay, "--node-name", "bench-c"));
+                 var d = PrivateService.start(progress, 1L << 20, with(shared, "--catalog", catalog, "--node-name", "bench-d",
+                         "--root-key-file", c.dataDir().resolve("root.key").toString()));
+                 var viaD = StasisClient.builder().url(d.client().url()).apiKey(c.rootKey()).requestTimeout(REQUEST_TIMEOUT).build()) {
+                Sandbox onC = c.create("tiny");
+                onC.hibernate();
+                long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+                while (c.client().sandboxes().get(onC.id()).durableImage() == null) {
+                    if (System.nanoTime() > deadline) throw new IllegalStateException("the hibernation of " + onC.id() + " never became durable");
+                    LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+                }
+                progress.say("cutting node bench-c off from the catalog");
+                long cut = System.nanoTime();
+                relay.cut();
+                deadline = cut + Duration.ofMinutes(2).toNanos();
+                while (true) {
+                    try {
+                        if (viaD.sandboxes().get(onC.id()).exec("true").exitCode() == 0) break;
+                    } catch (RuntimeException e) {
+                        if (System.nanoTime() > deadline) throw new IllegalStateException("the cut-off node's sandbox never answered elsewhere", e);
+                    }
+                    LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+                }
+                double answered = Format.millis(System.nanoTime() - cut);
+                relay.mend(); // node C closes as usual; D, closing first, deletes the sandbox it adopted
+                return List.of(
+                        Figure.of("floor.nodes_lease_and_grace", name(), "ms", "the wait by design before a lost node's sandboxes are"
+                                + " adopted: its lease and one more (--node-lease " + LEASE_SECONDS + "s)", Stats.of(new double[] {2000.0 * LEASE_SECONDS})),
+                        Figure.of("nodes.loss_to_answer", name(), "ms", "from node C's cut from the catalog to its durably hibernated"
+                                + " sandbox's first exec answered through node D (adopted, resumed from the store); one run", Stats.of(new double[] {answered})));
+            }
+        } finally {
+            PrivateService.deleteTree(blobs);
+        }
+    }
+
+    private static List<String> with(List<String> flags, String... more) {
+        var all = new ArrayList<>(flags);
+        all.addAll(List.of(more));
+        return all;
     }
 
     private static double exec(Sandbox sandbox) {

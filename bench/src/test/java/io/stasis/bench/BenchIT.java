@@ -44,7 +44,7 @@ class BenchIT {
             "template_build.cold", "template_build.warm", "floor.template_steps_by_hand", "create_first_answer.prebooted_fast",
             "create_first_answer.plain_fast", "create_first_answer.prebooted_slow", "create_first_answer.plain_slow",
             "nodes.exec_forwarded", "floor.nodes_exec_owner", "nodes.get_forwarded", "floor.nodes_get_owner",
-            "nodes.create_postgresql", "floor.nodes_create_sqlite",
+            "nodes.create_postgresql", "floor.nodes_create_sqlite", "nodes.loss_to_answer", "floor.nodes_lease_and_grace",
             "create_first_output.tiny", "create_call.tiny", "first_exec.tiny",
             "create_first_output.base", "create_call.base", "first_exec.base",
             "exec_true",

@@ -147,6 +147,8 @@ public final class Daemon implements AutoCloseable {
             Files.createDirectories(config.dataDir());
             Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
             var catalog = register(openCatalog(config));
+            int staleHolds = catalog.releaseHoldsOf(config.nodeName()); // the previous run's, killed before it released them
+            if (staleHolds > 0) log.atInfo().addKeyValue("holds", staleHolds).log("released the quota holds of this node's previous run");
             var poolConfig = config.btrfsMount()
                     .map(mount -> BtrfsPoolConfig.existingMount(config.dataDir(), mount))
                     .orElseGet(() -> BtrfsPoolConfig.image(config.dataDir(), config.poolSizeBytes()));
@@ -167,7 +169,7 @@ public final class Daemon implements AutoCloseable {
             FaultPoints faults = config.faultPoint().map(Daemon::dieAt).orElse(FaultPoints.NONE);
             var hostNetwork = config.network().host().map(LinuxHostNetwork::new);
             // Secrets: sealed in the catalog; header rules intercept TLS with a CA per sandbox lineage (keys under the data dir).
-            var quotas = new QuotaGuard(catalog);
+            var quotas = new QuotaGuard(catalog, config.nodeName(), config.nodeLimits());
             var volumeStore = new BtrfsVolumeStore(pool, config.dataDir().resolve("volume-streams"));
             // One blob store (--blob-store) for durable checkpoints and volume syncs, and one content store on it: its pins keep
             // this instance's uploads and GC apart; lock objects in the store, under this data directory's holder name, keep instances apart.
@@ -247,7 +249,7 @@ public final class Daemon implements AutoCloseable {
             previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
                     config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             var advertised = new AtomicReference<URI>();
-            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog), config.nodeLease(),
+            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog, config.nodeLimits()), config.nodeLease(),
                     config.catalog().isPresent());
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),

@@ -1,6 +1,7 @@
 package io.stasis.server;
 
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.spi.SandboxCatalog;
 import io.stasis.host.MemInfo;
@@ -16,7 +17,7 @@ final class NodeCapacities {
     }
 
     /** Memory from /proc/meminfo, free space of the filesystem at {@code roots}, and this node's sandboxes with processes. */
-    static NodeCapacity of(Path roots, SandboxCatalog catalog) {
+    static NodeCapacity of(Path roots, SandboxCatalog catalog, NodeLimits limits) {
         var memory = MemInfo.read();
         long diskFree;
         try {
@@ -25,6 +26,6 @@ final class NodeCapacities {
             diskFree = 0;
         }
         int running = (int) catalog.all().stream().map(Sandbox::state).filter(state -> state.hasProcesses()).count();
-        return new NodeCapacity(memory.getOrDefault("MemTotal", 0L) / MIB, memory.getOrDefault("MemAvailable", 0L) / MIB, diskFree / MIB, running);
+        return new NodeCapacity(memory.getOrDefault("MemTotal", 0L) / MIB, memory.getOrDefault("MemAvailable", 0L) / MIB, diskFree / MIB, running, limits);
     }
 }

@@ -1,6 +1,7 @@
 package io.stasis.server;
 
 import io.stasis.catalog.sql.PostgresLocation;
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.policy.Durations;
@@ -61,6 +62,7 @@ import java.util.regex.Pattern;
  * @param rootKeyFile      where the root API key's secret is kept; empty: data-dir/root.key
  * @param nodeLease        how long a node stays alive to the others without renewing its lease (it renews every
  *                         third of it); a lost node's durable sandboxes are adopted one more lease after it lapsed
+ * @param nodeLimits       what this node may hold at once (sandboxes with processes, their memory limits); none by default
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -69,7 +71,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
-                           Optional<Path> rootKeyFile, Duration nodeLease) {
+                           Optional<Path> rootKeyFile, Duration nodeLease, NodeLimits nodeLimits) {
     private static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
@@ -81,7 +83,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
-                Optional.empty(), Optional.empty(), Duration.ofSeconds(15));
+                Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE);
     }
 
     /** The host name, as a node name may spell it. */
@@ -201,6 +203,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--advertise-url" -> c.with(b -> b.advertiseUrl = Optional.of(advertiseUrl(v)));
                 case "--root-key-file" -> c.with(b -> b.rootKeyFile = Optional.of(Path.of(v).toAbsolutePath()));
                 case "--node-lease" -> c.with(b -> b.nodeLease = nodeLease(flag, v));
+                case "--node-max-sandboxes" -> c.with(b -> b.nodeLimits = new NodeLimits(integer(flag, v, 0, 1_000_000), b.nodeLimits.memoryMb()));
+                case "--node-max-memory-mb" -> c.with(b -> b.nodeLimits = new NodeLimits(b.nodeLimits.runningSandboxes(), integer(flag, v, 0, Integer.MAX_VALUE)));
                 default -> throw new UsageException("unknown flag " + name);
             };
         }
@@ -230,6 +234,11 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --node-lease DURATION    a node not heard of for this long is gone to the others (default 15s,
                                            at least 3s); its durably hibernated sandboxes move to another node
                                            one more lease later
+                  --node-max-sandboxes N   sandboxes with processes (running, paused, standby) this node holds at
+                                           once; more get 503 host_busy, and creates go to nodes with room
+                                           (default 0: no limit)
+                  --node-max-memory-mb N   the same for their memory limits added up (default 0: no limit; creates
+                                           still go where the most of the host's memory is left)
                   --btrfs-mount DIR        keep sandbox roots on this existing btrfs filesystem
                   --pool-size SIZE         size of the sparse btrfs image otherwise (default 64G)
                   --runc PATH              runc binary (default /usr/sbin/runc)
@@ -423,6 +432,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Optional<URI> advertiseUrl;
         Optional<Path> rootKeyFile;
         Duration nodeLease;
+        NodeLimits nodeLimits;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -459,12 +469,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             advertiseUrl = c.advertiseUrl;
             rootKeyFile = c.rootKeyFile;
             nodeLease = c.nodeLease;
+            nodeLimits = c.nodeLimits;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits);
         }
     }
 }

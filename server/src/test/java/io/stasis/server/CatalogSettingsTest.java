@@ -3,6 +3,7 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.stasis.core.node.NodeLimits;
 import org.junit.jupiter.api.Test;
 
 /** {@code --catalog}: SQLite in the data directory by default, a PostgreSQL URL otherwise, refusals that never quote a password. */
@@ -16,6 +17,14 @@ class CatalogSettingsTest {
         assertThat(location.toString()).isEqualTo("postgresql://stasis@db:6000/cat");
         assertThat(location.password()).contains("pw");
         assertThat(ServerConfig.usage()).contains("--catalog URL");
+    }
+
+    @Test
+    void aNodesLimitsAreNoneUnlessGivenAndNeverNegative() {
+        assertThat(ServerConfig.parse().nodeLimits()).isEqualTo(NodeLimits.NONE);
+        assertThat(ServerConfig.parse("--node-max-sandboxes", "3", "--node-max-memory-mb", "4096").nodeLimits()).isEqualTo(new NodeLimits(3, 4096));
+        assertThatThrownBy(() -> ServerConfig.parse("--node-max-sandboxes", "-1")).isInstanceOf(ServerConfig.UsageException.class)
+                .hasMessageStartingWith("--node-max-sandboxes");
     }
 
     @Test

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CuttableRelay;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.PostgresExtension;
 import java.nio.file.Files;
@@ -238,6 +239,230 @@ class NodesIT {
                 assertThat(HostLeaks.processesOf(Set.of(new SandboxId(sandbox)))).isEmpty();
             }
             for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir)) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    /**
+     * No split brain: node-a is cut off from PostgreSQL, not killed. Once its lease lapses by its own
+     * clock it answers nothing (503 {@code node_unavailable}) and changes nothing; node-b adopts its
+     * durably hibernated sandbox, which resumes there, counter and files included. When node-a reaches
+     * the catalog again, the sandbox is node-b's: node-a passes its requests on, and one copy of its
+     * processes runs on the host, node-b's; node-a's running sandbox, never adopted, is as it was.
+     */
+    @Test
+    void aNodeCutOffFromTheCatalogStopsAndItsSandboxRunsOnlyWhereItWasAdopted() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
+        Path logA = Path.of("target", "nodes-it-split-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-split-b.log").toAbsolutePath();
+        String catalog = postgres.server().newDatabase();
+        String[] shared = {"--blob-dir", blobs.toString(), "--hibernate-durable", "--node-lease", "3s"};
+        var started = new ArrayList<ServiceProcess>();
+        var sandboxes = new ArrayList<String>();
+        var relay = CuttableRelay.to(postgres.server().port());
+        String throughRelay = catalog.replace(":" + postgres.server().port() + "/", ":" + relay.port() + "/");
+        String[] flagsA = concat(concat(shared, "--catalog", throughRelay), "--node-name", "node-a");
+        // node-b has room for the adopted sandbox, and less than node-a: both creates are made on node-a.
+        String[] flagsB = concat(concat(shared, "--catalog", catalog), "--node-name", "node-b", "--node-max-memory-mb", "1536");
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+                String moved = apiA.post("/v1/sandboxes", "{\"name\": \"moved\"}").get("id").asText();
+                sandboxes.add(moved);
+                String stays = apiA.post("/v1/sandboxes", "{\"name\": \"stays\"}").get("id").asText();
+                sandboxes.add(stays);
+                assertThat(apiA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("both on node-a").isEqualTo(2);
+                exec(apiA, moved, "echo kept > /root/kept");
+                apiA.post("/v1/sandboxes/" + moved + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"" + COUNTER + "\"]}");
+                Await.until("the counter to count", Duration.ofSeconds(10), () -> count(apiA, moved) > 5);
+                apiA.post("/v1/sandboxes/" + moved + "/hibernate", null);
+                Await.until("the durable copy of the hibernation", Duration.ofSeconds(30), () ->
+                        !apiA.get("/v1/sandboxes/" + moved).path("durableImage").isNull());
+                exec(apiA, stays, "echo untouched > /root/mark");
+
+                relay.cut();
+                // A request that reached node-a just before the cut waits for the catalog (up to its pool's timeouts).
+                Await.until("node-a to stop answering", Duration.ofSeconds(60), () -> {
+                    var answer = apiA.call("GET", "/v1/sandboxes/" + stays, null);
+                    return answer.status() == 503 && "node_unavailable".equals(answer.errorCode())
+                            && answer.body().path("error").path("message").asText().contains("could not renew its lease");
+                });
+                Await.until("node-b to adopt the cut-off node's sandbox", Duration.ofSeconds(60), () ->
+                        apiB.get("/v1/events?limit=1000").toString().contains("node.adopted"));
+                assertThat(exec(apiB, moved, "cat /root/kept")).isEqualTo("kept\n");
+                long first = count(apiB, moved);
+                Await.until("the counter to go on at node-b", Duration.ofSeconds(10), () -> count(apiB, moved) > first);
+                assertThat(apiB.call("POST", "/v1/sandboxes/" + stays + "/exec", "{\"cmd\": [\"true\"]}").errorCode())
+                        .as("node-a's own sandbox waits for it").isEqualTo("node_unavailable");
+                // Without a durable copy, it shows lost, with why, in its record and in listings.
+                Await.until("node-a's running sandbox to show lost", Duration.ofSeconds(30), () ->
+                        apiB.get("/v1/sandboxes/" + stays).get("state").asText().equals("lost"));
+                assertThat(apiB.get("/v1/sandboxes/" + stays).get("stateReason").asText()).contains("node node-a has not renewed its lease");
+                assertThat(apiB.get("/v1/sandboxes").get("items").toString()).contains("\"state\":\"lost\"");
+                assertThat(countersOf(moved)).as("one copy runs").isEqualTo(1);
+
+                relay.mend();
+                Await.until("node-a to answer again", Duration.ofSeconds(30), () -> apiA.call("GET", "/v1/nodes", null).status() == 200);
+                assertThat(apiA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).as("moved is node-b's").isEqualTo(1);
+                assertThat(exec(apiA, moved, "cat /root/kept")).as("through node-a, served by node-b").isEqualTo("kept\n");
+                assertThat(countersOf(moved)).as("still one copy, node-b's").isEqualTo(1);
+                // As it was (the idle policy may have paused it meanwhile, on node-a's own clock).
+                assertThat(apiA.get("/v1/sandboxes/" + stays).get("state").asText()).isIn("running", "paused", "standby");
+                assertThat(apiB.get("/v1/sandboxes/" + stays).get("state").asText()).as("its node is back").isIn("running", "paused", "standby");
+                assertThat(exec(apiA, stays, "cat /root/mark")).isEqualTo("untouched\n");
+                for (String id : sandboxes) assertThat(apiA.call("DELETE", "/v1/sandboxes/" + id, null).status()).isEqualTo(204);
+                sandboxes.clear();
+            }
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            relay.mend();
+            for (var service : started) service.close();
+            started.clear();
+            if (!sandboxes.isEmpty()) { // a failure left them: both nodes back, to delete them wherever they are
+                var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+                track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+                try (var api = new RawApi(a.url, Files.readString(dataA.resolve("root.key")).strip())) {
+                    for (String left : sandboxes) api.call("DELETE", "/v1/sandboxes/" + left, null);
+                }
+                for (var service : started) service.close();
+            }
+            relay.close();
+            for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir)) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    /**
+     * Creates are placed by room: node-b may hold two running sandboxes. Creates through both nodes
+     * at once, in a tenant allowed four, admit exactly four, and node-b never holds more than two; a
+     * create through a full node-b is made on node-a, and one node-b must make itself is refused with
+     * 503 {@code host_busy} naming the limit.
+     */
+    @Test
+    void createsGoWhereThereIsRoomAndConcurrentCreatesOnTwoNodesNeverOvershoot() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path logA = Path.of("target", "nodes-it-place-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-place-b.log").toAbsolutePath();
+        String catalog = postgres.server().newDatabase();
+        var started = new ArrayList<ServiceProcess>();
+        var created = new java.util.concurrent.ConcurrentLinkedQueue<String>();
+        String secret = null;
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), "--catalog", catalog, "--node-name", "node-a"));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), "--catalog", catalog, "--node-name", "node-b",
+                    "--node-max-sandboxes", "2"));
+            try (var rootA = new RawApi(a.url, key); var rootB = new RawApi(b.url, key)) {
+                assertThat(rootA.get("/v1/nodes").get("items").get(1).get("capacity").get("maxRunningSandboxes").asInt()).isEqualTo(2);
+                var tenant = rootA.post("/v1/tenants", "{\"name\": \"capped\", \"quota\": {\"runningSandboxes\": 4}}");
+                secret = rootA.post("/v1/tenants/" + tenant.get("id").asText() + "/keys", "{}").get("secret").asText();
+                var statuses = new java.util.concurrent.ConcurrentLinkedQueue<String>();
+                try (var tenantA = new RawApi(a.url, secret); var tenantB = new RawApi(b.url, secret);
+                     var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+                    var creates = new ArrayList<java.util.concurrent.Future<?>>();
+                    for (int i = 0; i < 10; i++) {
+                        var api = i % 2 == 0 ? tenantA : tenantB;
+                        creates.add(pool.submit(() -> {
+                            var answer = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\"}");
+                            if (answer.status() == 201) created.add(answer.body().get("id").asText());
+                            statuses.add(answer.status() + " " + (answer.status() == 201 ? "created" : answer.errorCode()));
+                        }));
+                    }
+                    for (var create : creates) create.get();
+                }
+                // A create node-a placed on node-b as another took node-b's last room may be refused there (503 host_busy): never admitted.
+                assertThat(statuses).as("%s", statuses).filteredOn(s -> s.equals("201 created")).hasSizeBetween(1, 4);
+                assertThat(statuses).filteredOn(s -> !s.equals("201 created")).allMatch(s -> s.equals("429 quota_exceeded") || s.equals("503 host_busy"));
+                var nodes = rootA.get("/v1/nodes").get("items");
+                assertThat(nodes.get(1).get("sandboxes").asInt()).as("node-b's limit: %s", nodes).isLessThanOrEqualTo(2);
+                assertThat(nodes.get(0).get("sandboxes").asInt() + nodes.get(1).get("sandboxes").asInt()).isEqualTo(created.size());
+                // The quota is exact: creates one by one fill it to four, and the fifth is refused.
+                try (var tenantB = new RawApi(b.url, secret)) {
+                    while (created.size() < 4) created.add(tenantB.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText());
+                    assertThat(tenantB.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\"}").errorCode()).isEqualTo("quota_exceeded");
+                }
+                nodes = rootA.get("/v1/nodes").get("items");
+                assertThat(nodes.get(1).get("sandboxes").asInt()).as("node-b's limit: %s", nodes).isLessThanOrEqualTo(2);
+
+                // node-b filled up to its limit; a create through it is then made on node-a.
+                for (int i = 0; i < 8 && rootA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt() < 2; i++)
+                    created.add(rootB.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText());
+                int onA = rootA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt();
+                assertThat(rootA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).isEqualTo(2);
+                created.add(rootB.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText());
+                assertThat(rootA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).as("made on node-a").isEqualTo(onA + 1);
+                // A create node-b must make itself (passed on to it by another node) is refused.
+                try (var http = java.net.http.HttpClient.newHttpClient()) {
+                    var refused = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(b.url + "/v1/sandboxes"))
+                            .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
+                            .header("Stasis-Forwarded-By", "node-a").POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+                    assertThat(refused.statusCode()).isEqualTo(503);
+                    var error = JSON.readTree(refused.body()).get("error");
+                    assertThat(error.get("code").asText()).isEqualTo("host_busy");
+                    assertThat(error.get("details").get("limit").asText()).isEqualTo("runningSandboxes");
+                    assertThat(error.get("message").asText()).contains("node node-b is full");
+                }
+                try (var tenantA = new RawApi(a.url, secret)) { // the tenant's sandboxes are its own: its key deletes them, root's finds none
+                    for (String id = created.poll(); id != null; id = created.poll()) {
+                        int status = tenantA.call("DELETE", "/v1/sandboxes/" + id, null).status();
+                        if (status == 404) status = rootA.call("DELETE", "/v1/sandboxes/" + id, null).status();
+                        assertThat(status).isEqualTo(204);
+                    }
+                }
+                assertThat(rootA.get("/v1/nodes").get("items").get(0).get("sandboxes").asInt()).isZero();
+                assertThat(rootA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).isZero();
+            }
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            if (!started.isEmpty()) { // a failure: what it created goes before the services stop
+                try (var root = new RawApi(started.getFirst().url, Files.readString(dataA.resolve("root.key")).strip());
+                     var tenant = new RawApi(started.getFirst().url, secret == null ? "none" : secret)) {
+                    for (String id : created) {
+                        root.call("DELETE", "/v1/sandboxes/" + id, null);
+                        tenant.call("DELETE", "/v1/sandboxes/" + id, null);
+                    }
+                }
+            }
+            for (var service : started) service.close();
+            for (Path dir : new Path[] {dataA, dataB}) if (Files.exists(dir) && HostLeaks.mountsUnder(dir).isEmpty()) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    /** The counter's last value; -1 while the loop is rewriting the file. */
+    private static long count(RawApi api, String sandbox) {
+        String text = exec(api, sandbox, "cat /root/count").strip();
+        return text.isEmpty() ? -1 : Long.parseLong(text);
+    }
+
+    private static final String COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done";
+
+    /** How many copies of the counter loop run on the host in the sandbox's cgroup: two would be one sandbox on two nodes. */
+    private static long countersOf(String sandbox) throws java.io.IOException {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            return procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).filter(p -> {
+                try {
+                    String cmdline = Files.readString(p.resolve("cmdline")).replace('\0', ' ');
+                    return cmdline.contains("while true; do i=") && Files.readString(p.resolve("cgroup")).contains("/" + sandbox);
+                } catch (java.io.IOException e) {
+                    return false; // ended meanwhile
+                }
+            }).count();
         }
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
@@ -16,7 +17,7 @@ import org.junit.jupiter.api.Test;
 public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
 
     private static Node node(String name, int leaseSeconds) {
-        return new Node(name, URI.create("http://" + name + ":7070"), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3), false);
+        return new Node(name, URI.create("http://" + name + ":7070"), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3, NodeLimits.NONE), false);
     }
 
     @Test
@@ -26,7 +27,7 @@ public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
         assertThat(catalog().nodes()).extracting(Node::name).containsExactly("node-a", "node-b");
         assertThat(catalog().nodes().getFirst()).isEqualTo(node("node-a", 15));
 
-        var capacity = new NodeCapacity(4096, 1000, 90_000, 5);
+        var capacity = new NodeCapacity(4096, 1000, 90_000, 5, NodeLimits.NONE);
         assertThat(catalog().renewNode("node-a", T0.plusSeconds(30), capacity)).isTrue();
         var renewed = catalog().nodes().getFirst();
         assertThat(renewed.leaseUntil()).isEqualTo(T0.plusSeconds(30));

@@ -17,12 +17,14 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.tenant.QuotaHold;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
 import io.stasis.core.tenant.TenantUsage;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -250,6 +252,36 @@ public abstract class TenantCatalogSuite extends CatalogSuiteBase<Catalog> {
         assertThat(catalog().usage(b)).isEqualTo(new TenantUsage(1, 256, 70));
         assertThat(catalog().usage(TenantId.DEFAULT)).isEqualTo(TenantUsage.NONE);
         assertThat(catalog().usage(TenantId.random())).isEqualTo(TenantUsage.NONE);
+    }
+
+    @Test
+    void aHoldIsAdmittedOnTheTenantsAndTheNodesFiguresAndCountsUntilReleased() {
+        var a = insertTenant("a").id();
+        var b = insertTenant("b").id();
+        catalog().insert(CatalogFixtures.ofTenant(a, SandboxState.RUNNING, 1024, 100, T0));
+        catalog().insert(CatalogFixtures.ofTenant(b, SandboxState.RUNNING, 256, 70, T0));
+        catalog().insert(CatalogFixtures.ofTenant(b, new SandboxState.Stopped("user"), 4096, 64, T0));
+        var seen = new ArrayList<List<TenantUsage>>();
+        catalog().hold(new QuotaHold("qh_a1", a, new TenantUsage(1, 512, 200)), (tenant, node) -> seen.add(List.of(tenant, node)));
+        catalog().hold(new QuotaHold("qh_a2", a, new TenantUsage(0, 0, 5)), (tenant, node) -> seen.add(List.of(tenant, node)));
+        assertThat(seen).containsExactly(
+                List.of(new TenantUsage(1, 1024, 100), new TenantUsage(2, 1280, 234)),
+                // the first hold counts in its tenant's figures and in the node's
+                List.of(new TenantUsage(2, 1536, 300), new TenantUsage(3, 1792, 434)));
+        assertThat(catalog().usage(a)).as("usage is what is recorded; holds are apart").isEqualTo(new TenantUsage(1, 1024, 100));
+        assertThat(catalog().nodeLoads()).containsExactlyEntriesOf(java.util.Map.of(catalog().localNode(), new TenantUsage(3, 1792, 439)));
+
+        // A refused hold records nothing.
+        assertThatThrownBy(() -> catalog().hold(new QuotaHold("qh_a3", a, new TenantUsage(1, 1, 1)), (tenant, node) -> {
+            throw StasisException.invalid("quota", "refused");
+        })).isInstanceOf(StasisException.class);
+        catalog().releaseHold("qh_a1");
+        catalog().releaseHold("qh_a1"); // gone already: nothing
+        assertThat(catalog().nodeLoads()).containsExactlyEntriesOf(java.util.Map.of(catalog().localNode(), new TenantUsage(2, 1280, 239)));
+        catalog().hold(new QuotaHold("qh_b1", b, new TenantUsage(1, 64, 0)), (tenant, node) -> assertThat(tenant).isEqualTo(new TenantUsage(1, 256, 134)));
+        assertThat(catalog().releaseHoldsOf("some-other-node")).isZero();
+        assertThat(catalog().releaseHoldsOf(catalog().localNode())).isEqualTo(2);
+        assertThat(catalog().nodeLoads()).containsExactlyEntriesOf(java.util.Map.of(catalog().localNode(), new TenantUsage(2, 1280, 234)));
     }
 
     @Test

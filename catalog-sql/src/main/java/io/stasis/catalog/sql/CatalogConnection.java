@@ -175,6 +175,9 @@ final class CatalogConnection {
         var details = new LinkedHashMap<String, Object>();
         details.put("step", "catalog " + step);
         details.put("database", database);
+        // Out of reach (a network cut, the server down) is the service's state, not a fault of the request: 503, to be sent again.
+        if (source.lost(e)) return new StasisException(ErrorCode.HOST_BUSY, "the catalog " + database + " is out of this service's reach ("
+                + step + "): " + e.getMessage() + "; try again", details, e);
         return new StasisException(ErrorCode.INTERNAL, "catalog " + step + " failed: " + e.getMessage(), details, e);
     }
 }

@@ -6,6 +6,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.sandbox.SandboxId;
 import java.net.URI;
 import java.sql.Connection;
@@ -23,8 +24,9 @@ import java.util.OptionalInt;
 final class NodeTable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String COLUMNS = "name, advertise_url, started_at, lease_until, capacity, draining";
-    /** The tables whose rows belong to a node: their files or processes are on its host. */
-    static final List<String> OWNED = List.of("sandboxes", "checkpoints", "volumes", "sandbox_networks", "checkpoint_uploads", "operations");
+    /** The tables whose rows belong to a node: their files or processes are on its host, or its operations hold them. */
+    static final List<String> OWNED = List.of("sandboxes", "checkpoints", "volumes", "sandbox_networks", "checkpoint_uploads", "operations",
+            "quota_holds");
 
     private NodeTable() {
     }
@@ -116,14 +118,30 @@ final class NodeTable {
         }
     }
 
+    /**
+     * Refuses an operation on a sandbox the catalog places on another node: this node's view of it is
+     * stale (another node adopted it while this one was cut off from the catalog), and acting on it
+     * here could run it on two nodes at once. Locks the sandbox's row until the caller's transaction
+     * ends, so that an adoption at the same moment waits for it and then sees its operation.
+     * Nothing for a sandbox with no record yet (one being created here).
+     */
+    static void requireOwnSandbox(Connection c, SqlEngine engine, SandboxId sandbox, String self) throws SQLException {
+        var holder = lockedNodeOf(c, engine, sandbox);
+        if (holder.isEmpty() || holder.get().equals(self) || holder.get().isEmpty()) return;
+        throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "sandbox " + sandbox + " is on node " + holder.get() + " now, not on node "
+                + self + ", which lost the catalog for a while; it changes nothing of it, and the request is answered there when sent again",
+                Map.of("node", holder.get()));
+    }
+
     /** See {@link io.stasis.core.spi.NodeCatalog#adoptSandbox}; the caller's transaction. */
-    static boolean adopt(Connection c, SandboxId sandbox, String fromNode, String toNode, OptionalInt slot) throws SQLException {
-        try (var st = c.prepareStatement("UPDATE sandboxes SET node = ? WHERE id = ? AND node = ?"
-                + " AND NOT EXISTS (SELECT 1 FROM operations WHERE sandbox_id = ?)")) {
+    static boolean adopt(Connection c, SqlEngine engine, SandboxId sandbox, String fromNode, String toNode, OptionalInt slot) throws SQLException {
+        // The row lock first: an operation its node is beginning commits before the check below, which then sees it.
+        if (!lockedNodeOf(c, engine, sandbox).filter(fromNode::equals).isPresent()) return false;
+        if (SqlStatements.exists(c, "SELECT 1 FROM operations WHERE sandbox_id = ?", sandbox.value())) return false;
+        try (var st = c.prepareStatement("UPDATE sandboxes SET node = ? WHERE id = ? AND node = ?")) {
             st.setString(1, toNode);
             st.setString(2, sandbox.value());
             st.setString(3, fromNode);
-            st.setString(4, sandbox.value());
             if (st.executeUpdate() != 1) return false;
         }
         if (slot.isPresent()) {
@@ -142,10 +160,20 @@ final class NodeTable {
         return true;
     }
 
+    private static Optional<String> lockedNodeOf(Connection c, SqlEngine engine, SandboxId sandbox) throws SQLException {
+        try (var st = c.prepareStatement("SELECT node FROM sandboxes WHERE id = ?" + engine.lockingRead())) {
+            st.setString(1, sandbox.value());
+            try (var rs = st.executeQuery()) {
+                return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+            }
+        }
+    }
+
     private static String capacityJson(NodeCapacity capacity) {
         try {
             return JSON.writeValueAsString(Map.of("memoryTotalMb", capacity.memoryTotalMb(), "memoryAvailableMb", capacity.memoryAvailableMb(),
-                    "diskFreeMb", capacity.diskFreeMb(), "runningSandboxes", capacity.runningSandboxes()));
+                    "diskFreeMb", capacity.diskFreeMb(), "runningSandboxes", capacity.runningSandboxes(),
+                    "maxRunningSandboxes", capacity.limits().runningSandboxes(), "maxMemoryMb", capacity.limits().memoryMb()));
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);
         }
@@ -158,7 +186,9 @@ final class NodeTable {
             return new Node(name, URI.create(rs.getString("advertise_url")), CatalogTime.parse(rs.getString("started_at")),
                     CatalogTime.parse(rs.getString("lease_until")),
                     new NodeCapacity(capacity.path("memoryTotalMb").asLong(), capacity.path("memoryAvailableMb").asLong(),
-                            capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt()), rs.getInt("draining") == 1);
+                            capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt(),
+                            new NodeLimits(capacity.path("maxRunningSandboxes").asInt(), capacity.path("maxMemoryMb").asLong())),
+                    rs.getInt("draining") == 1);
         } catch (JsonProcessingException | RuntimeException e) {
             throw new StasisException(ErrorCode.INTERNAL, "the catalog's record of node " + name + " is unreadable: " + e.getMessage(),
                     Map.of("node", String.valueOf(name)), e);

@@ -24,6 +24,7 @@ import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.spi.BucketCatalog;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.VolumeCatalog;
+import io.stasis.core.tenant.QuotaHold;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
@@ -437,7 +438,10 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public void beginOperation(Operation operation) {
-        db.run("begin operation", c -> OperationTable.begin(c, operation, node));
+        db.runInTransaction("begin operation", c -> {
+            NodeTable.requireOwnSandbox(c, engine, operation.sandbox(), node);
+            OperationTable.begin(c, operation, node);
+        });
     }
 
     /**
@@ -632,6 +636,24 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
         return db.withConnection("tenant usage", c -> TenantTable.usage(c, tenant));
     }
 
+    @Override
+    public void hold(QuotaHold hold, QuotaHold.Admission admission) {
+        db.runInTransaction("admit a quota hold", c -> {
+            engine.serialize(c, SqlEngine.Turn.QUOTA_HOLD);
+            QuotaHoldTable.hold(c, node, hold, admission, Instant.now());
+        });
+    }
+
+    @Override
+    public void releaseHold(String id) {
+        db.run("release a quota hold", c -> QuotaHoldTable.release(c, id));
+    }
+
+    @Override
+    public int releaseHoldsOf(String holder) {
+        return db.withConnection("release a node's quota holds", c -> QuotaHoldTable.releaseOf(c, holder));
+    }
+
     // --- scoped tokens ---
 
     @Override
@@ -757,13 +779,18 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     }
 
     @Override
+    public Map<String, TenantUsage> nodeLoads() {
+        return db.withConnection("what each node holds", QuotaHoldTable::loads);
+    }
+
+    @Override
     public List<SandboxId> sandboxesOfNode(String other) {
         return db.withConnection("list the sandboxes of a node", c -> NodeTable.sandboxesOf(c, other));
     }
 
     @Override
     public boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot) {
-        return db.inTransaction("adopt a sandbox", c -> NodeTable.adopt(c, sandbox, fromNode, node, slot));
+        return db.inTransaction("adopt a sandbox", c -> NodeTable.adopt(c, engine, sandbox, fromNode, node, slot));
     }
 
     /** Closes the connections (and, on PostgreSQL, gives up the node's lock). Idempotent; later calls fail with {@code internal}. */

@@ -27,7 +27,8 @@ enum SqlEngine {
             "V13__fork_spares.sql",
             "V14__runtimes.sql",
             "V15__nodes.sql",
-            "V16__node_drain.sql")) {
+            "V16__node_drain.sql",
+            "V17__quota_holds.sql")) {
         @Override
         String metadataMatch(String column) {
             // json_each compares keys as plain strings: no JSON-path quoting of keys with '.' or '/'.
@@ -38,10 +39,15 @@ enum SqlEngine {
         void serialize(Connection c, Turn turn) {
             // The connection opens transactions with BEGIN IMMEDIATE: the file's write lock is the turn.
         }
+
+        @Override
+        String lockingRead() {
+            return ""; // the transaction holds the file's write lock already
+        }
     },
 
     /** A pool of connections, possibly from several services: turns are transaction-scoped advisory locks. */
-    POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql", "V3__node_drain.sql")) {
+    POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql", "V3__node_drain.sql", "V4__quota_holds.sql")) {
         @Override
         String metadataMatch(String column) {
             return "EXISTS (SELECT 1 FROM jsonb_each_text(" + column + "::jsonb) m WHERE m.key = ? AND m.value = ?)";
@@ -54,6 +60,11 @@ enum SqlEngine {
                 st.executeQuery().close();
             }
         }
+
+        @Override
+        String lockingRead() {
+            return " FOR UPDATE";
+        }
     };
 
     /** Work that must not interleave with the same work of another connection, even in another service. */
@@ -64,7 +75,9 @@ enum SqlEngine {
          * Appending an event: ids must become visible in id order, or a reader polling "after id N"
          * could pass an id whose transaction commits later and never see it.
          */
-        EVENT_APPEND(0x5354_4153_0002L);
+        EVENT_APPEND(0x5354_4153_0002L),
+        /** Admitting a quota hold: two must not both pass on the same figures of a tenant or a node. */
+        QUOTA_HOLD(0x5354_4153_0003L);
 
         private final long lockKey;
 
@@ -86,6 +99,13 @@ enum SqlEngine {
 
     /** Waits, inside the caller's open transaction, until no other transaction takes {@code turn}; holds it until commit or rollback. */
     abstract void serialize(Connection c, Turn turn) throws SQLException;
+
+    /**
+     * What ends a {@code SELECT} of rows the transaction is about to act on so that another
+     * transaction acting on them waits for its end: statements after it see what that other one
+     * committed (read committed takes a snapshot per statement).
+     */
+    abstract String lockingRead();
 
     /** The classpath folder of this engine's migration scripts, ending in '/'. */
     String migrationDirectory() {

@@ -76,14 +76,25 @@ final class TenantTable {
      * nothing any more. Disk counts the limits of every sandbox.
      */
     static TenantUsage usage(Connection c, TenantId tenant) throws SQLException {
+        return usage(c, tenant, false);
+    }
+
+    /**
+     * With {@code holds}, plus the tenant's quota holds, read in the same statement: one snapshot,
+     * in which an operation's sandbox is recorded or its hold not yet released (it releases after
+     * recording), so it counts at least once. Two statements could miss it between them.
+     */
+    static TenantUsage usage(Connection c, TenantId tenant, boolean holds) throws SQLException {
+        String held = holds ? " + (SELECT coalesce(sum(%s), 0) FROM quota_holds WHERE tenant_id = ?)" : "";
         try (var st = c.prepareStatement("SELECT"
-                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN 1 ELSE 0 END), 0),"
-                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN memory_mb ELSE 0 END), 0),"
+                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN 1 ELSE 0 END), 0)" + held.formatted("running_sandboxes") + ","
+                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN memory_mb ELSE 0 END), 0)" + held.formatted("memory_mb") + ","
                 + " coalesce(sum(disk_mb), 0)"
                 + " + (SELECT coalesce(sum(size_mb), 0) FROM volumes WHERE tenant_id = ?)" // volumes count toward diskMb too
+                + held.formatted("disk_mb")
                 + " FROM sandboxes WHERE tenant_id = ? AND state <> 'deleted'")) {
-            st.setString(1, tenant.value());
-            st.setString(2, tenant.value());
+            int parameters = holds ? 5 : 2;
+            for (int i = 1; i <= parameters; i++) st.setString(i, tenant.value());
             try (var rs = st.executeQuery()) {
                 rs.next();
                 return new TenantUsage(rs.getInt(1), rs.getLong(2), rs.getLong(3));

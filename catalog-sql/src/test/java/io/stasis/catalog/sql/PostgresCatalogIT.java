@@ -16,7 +16,12 @@ import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.node.NodeLimits;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantQuota;
+import io.stasis.core.tenant.TenantUsage;
 import io.stasis.testkit.CatalogFixtures;
 import io.stasis.testkit.PostgresExtension;
 import java.nio.file.Files;
@@ -29,7 +34,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentSkipListSet;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
@@ -75,7 +83,7 @@ class PostgresCatalogIT {
         }
         assertThat(inPostgres).isEqualTo(sqlite);
         assertThat(inPostgres.keySet()).containsAll(SqliteToPostgres.TABLES);
-        assertThat(inPostgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 2); // and schema_version, nodes
+        assertThat(inPostgres.keySet()).hasSize(SqliteToPostgres.TABLES.size() + 3); // and schema_version, nodes, quota_holds
     }
 
     @Test
@@ -111,6 +119,42 @@ class PostgresCatalogIT {
         }
         try (var second = open(location)) {
             assertThat(second.findByName(TenantId.DEFAULT, "still-mine")).isPresent();
+        }
+    }
+
+    /**
+     * The fence against a sandbox running on two nodes: a node adopts a sandbox only while no
+     * operation of it is pending, and its old node, whose view is stale, can begin none on it after.
+     * Many rounds of both at the same moment: exactly one of the two wins each.
+     */
+    @Test
+    void anAdoptionAndAnOperationOfTheOldNodeNeverBothSucceed() throws Exception {
+        var location = newDatabase();
+        try (var a = open(location); var b = SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-b");
+             var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            var adopted = CatalogFixtures.named("adopted");
+            a.insert(adopted);
+            assertThat(b.adoptSandbox(adopted.id(), "node-a", java.util.OptionalInt.empty())).isTrue();
+            assertThatThrownBy(() -> a.beginOperation(new Operation(adopted.id(), Operation.Kind.RESTORE, Optional.empty(), T0)))
+                    .isInstanceOfSatisfying(StasisException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.NODE_UNAVAILABLE);
+                        assertThat(e.getMessage()).contains("node-b");
+                    });
+            assertThat(b.pendingOperations()).isEmpty();
+            for (int round = 0; round < 40; round++) {
+                var contested = CatalogFixtures.named("contested-" + round);
+                a.insert(contested);
+                var begun = pool.submit(() -> {
+                    try {
+                        a.beginOperation(new Operation(contested.id(), Operation.Kind.RESTORE, Optional.empty(), T0));
+                        return true;
+                    } catch (StasisException e) {
+                        return false;
+                    }
+                });
+                var taken = pool.submit(() -> b.adoptSandbox(contested.id(), "node-a", java.util.OptionalInt.empty()));
+                assertThat(begun.get() ^ taken.get()).as("round %d: begun %s, adopted %s", round, begun.get(), taken.get()).isTrue();
+            }
         }
     }
 
@@ -156,6 +200,42 @@ class PostgresCatalogIT {
         assertThatThrownBy(() -> open(missing))
                 .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("no_such_db")
                         .doesNotContain(postgres.server().password()));
+    }
+
+    /**
+     * Creates admitted on two nodes at once, each recording its sandbox a moment after its admission,
+     * as a create does: the tenant's quota and each node's limit hold across both, never overshot.
+     */
+    @Test
+    void concurrentCreatesOnTwoNodesNeverOvershootATenantQuotaOrANode() throws Exception {
+        var location = newDatabase();
+        try (var a = open(location); var b = SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-b");
+             var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            var tenant = new Tenant(TenantId.random(), "capped", new TenantQuota(Optional.of(7), Optional.empty(), Optional.empty()), T0);
+            a.insertTenant(tenant);
+            var guards = List.of(new QuotaGuard(a, "node-a", new NodeLimits(4, 0)), new QuotaGuard(b, "node-b", new NodeLimits(0, 0)));
+            var catalogs = List.of(a, b);
+            var refusals = new ConcurrentLinkedQueue<ErrorCode>();
+            var tasks = IntStream.range(0, 24).mapToObj(i -> pool.submit(() -> {
+                int node = i % 2;
+                try {
+                    guards.get(node).admit(tenant.id(), new TenantUsage(1, 64, 64), () -> {
+                        LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+                        catalogs.get(node).insert(CatalogFixtures.ofTenant(tenant.id(), SandboxState.RUNNING, 64, 64, T0));
+                        return null;
+                    });
+                } catch (StasisException e) {
+                    refusals.add(e.code());
+                }
+            })).toList();
+            for (var task : tasks) task.get();
+            assertThat(a.usage(tenant.id()).runningSandboxes()).as("the tenant's quota").isEqualTo(7);
+            var loads = a.nodeLoads();
+            assertThat(loads.get("node-a").runningSandboxes()).as("node-a's limit").isLessThanOrEqualTo(4);
+            assertThat(loads.values().stream().mapToInt(TenantUsage::runningSandboxes).sum()).isEqualTo(7);
+            assertThat(refusals).hasSize(24 - 7).allSatisfy(code -> assertThat(code).isIn(ErrorCode.QUOTA_EXCEEDED, ErrorCode.HOST_BUSY));
+            assertThat(b.nodeLoads()).as("no hold left").isEqualTo(loads);
+        }
     }
 
     /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
@@ -42,7 +43,7 @@ class QuotaGuardTest extends FreshCatalog {
 
     @BeforeEach
     void createGuard() {
-        guard = new QuotaGuard(catalog);
+        guard = new QuotaGuard(catalog, catalog.localNode(), NodeLimits.NONE);
     }
 
     private TenantId tenantWith(TenantQuota quota) {

@@ -88,6 +88,9 @@ public final class LostNodes implements AutoCloseable {
         for (Node node : catalog.nodes()) {
             if (node.name().equals(catalog.localNode())) continue;
             if (!node.draining() && node.leaseUntil().plus(grace).isAfter(now)) continue;
+            // What its operations in flight held is free again: they ended with it (a drained node's go on).
+            if (!node.draining() && catalog.releaseHoldsOf(node.name()) > 0)
+                log.atInfo().addKeyValue("node", node.name()).log("released the quota holds of a lost node");
             for (SandboxId id : catalog.sandboxesOfNode(node.name())) {
                 if (closed) return adopted;
                 var sandbox = catalog.find(id);

@@ -1,9 +1,13 @@
 package io.stasis.core.node;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
+import io.stasis.core.spi.NodeCatalog;
+import io.stasis.core.tenant.TenantUsage;
 import io.stasis.core.volume.VolumeId;
 import java.net.URI;
 import java.time.Clock;
@@ -11,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -34,6 +39,8 @@ public final class NodeService implements AutoCloseable {
     private final Instant startedAt;
     private volatile boolean closed;
     private volatile boolean draining;
+    /** When the lease was last renewed, by this process's monotonic clock (the catalog's times are other hosts' too). */
+    private volatile long renewedAtNanos = System.nanoTime();
     private Thread renewer;
 
     /**
@@ -67,10 +74,37 @@ public final class NodeService implements AutoCloseable {
         return catalog.find(sandbox).map(s -> s.state() instanceof SandboxState.Hibernated).orElse(false);
     }
 
-    /** The node that should take a new sandbox instead of this draining one: the live, not draining other node with the fewest. */
-    public Optional<Node> elsewhereForNew() {
-        return list().stream().filter(s -> s.alive() && !s.local() && !s.node().draining())
-                .min(Comparator.comparingInt(NodeStatus::sandboxes)).map(NodeStatus::node);
+    /**
+     * The node other than this one that a new sandbox asking for {@code demand} is to be created on,
+     * or empty for this one. Of the live nodes not being drained, those whose limits take the demand
+     * beside what they hold (their sandboxes and the holds in flight, see {@link NodeCatalog#nodeLoads})
+     * are ranked by the memory they have left for sandboxes, then their free disk; this node wins a
+     * tie, so that a create is forwarded only for a better place. If none has room, this node: its
+     * admission then refuses with what is full. A draining node places nothing on itself.
+     *
+     * @throws StasisException {@code node_unavailable} on a draining node when no other node is alive
+     */
+    public Optional<Node> placeElsewhere(TenantUsage demand) {
+        if (!shared && !draining) return Optional.empty(); // the only node
+        Instant now = clock.instant();
+        var loads = catalog.nodeLoads();
+        var candidates = catalog.nodes().stream().filter(n -> n.alive(now) && !n.draining() && !(draining && isLocal(n))).toList();
+        var best = candidates.stream().filter(n -> n.capacity().limits().fits(loads.getOrDefault(n.name(), TenantUsage.NONE), demand))
+                .max(Comparator.<Node>comparingLong(n -> n.capacity().memoryForSandboxesMb() - loads.getOrDefault(n.name(), TenantUsage.NONE).memoryMb())
+                        .thenComparingLong(n -> n.capacity().diskFreeMb())
+                        .thenComparing(this::isLocal));
+        if (draining) {
+            var elsewhere = best.or(() -> candidates.stream().findFirst()); // none with room: the one that will say so
+            if (elsewhere.isEmpty())
+                throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + name() + " is being drained and no other node is available"
+                        + " to take new sandboxes", Map.of("node", name()));
+            return elsewhere;
+        }
+        return best.filter(n -> !isLocal(n));
+    }
+
+    private boolean isLocal(Node node) {
+        return node.name().equals(name());
     }
 
     /** Whether other nodes may share the catalog, so that what they record reaches this one only through it. */
@@ -92,7 +126,9 @@ public final class NodeService implements AutoCloseable {
 
     private void register() {
         draining = false; // a registration ends a drain, as after a restart
+        long asked = System.nanoTime();
         catalog.putNode(new Node(name(), advertiseUrl.get(), startedAt, clock.instant().plus(lease), capacity.get(), false));
+        renewedAtNanos = asked;
     }
 
     private void renewUntilClosed() {
@@ -101,11 +137,29 @@ public final class NodeService implements AutoCloseable {
             LockSupport.parkNanos(period);
             if (closed) return;
             try {
-                if (!catalog.renewNode(name(), clock.instant().plus(lease), capacity.get())) register();
+                long asked = System.nanoTime();
+                if (catalog.renewNode(name(), clock.instant().plus(lease), capacity.get())) renewedAtNanos = asked;
+                else register();
             } catch (RuntimeException e) {
                 log.atWarn().addKeyValue("node", name()).setCause(e).log("cannot renew the node's lease");
             }
         }
+    }
+
+    /**
+     * Refuses to act while this node's lease has lapsed by its own clock: it could not renew it (the
+     * catalog is out of its reach), so the other nodes may be adopting its sandboxes. The node changes
+     * nothing until a renewal succeeds again; then the catalog tells which sandboxes are still its own.
+     *
+     * @throws StasisException {@code node_unavailable} naming the node and how long ago it last renewed
+     */
+    public void requireLease() {
+        if (!shared) return;
+        long since = System.nanoTime() - renewedAtNanos;
+        if (since < lease.toNanos()) return;
+        throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + name() + " could not renew its lease in the catalog for "
+                + Duration.ofNanos(since).toSeconds() + " s (the catalog is out of its reach): it changes nothing until it is back,"
+                + " and the other nodes answer for the sandboxes they take over", Map.of("node", name()));
     }
 
     /** Every node with its liveness at this moment and its sandbox count, by name. */
@@ -115,6 +169,42 @@ public final class NodeService implements AutoCloseable {
         return catalog.nodes().stream()
                 .map(node -> new NodeStatus(node, node.alive(now), node.name().equals(name()), counts.getOrDefault(node.name(), 0)))
                 .toList();
+    }
+
+    /**
+     * Why each sandbox of a lost node is lost, by sandbox: those of nodes whose lease lapsed more
+     * than a lease ago (not being drained), when they have no durable copy the other nodes adopt
+     * (those are adopted within the same wait). Empty on a catalog no other node shares. A sandbox is
+     * its node's again when the node comes back.
+     */
+    public Map<SandboxId, String> lostSandboxes() {
+        if (!shared) return Map.of();
+        var out = new java.util.HashMap<SandboxId, String>();
+        Instant now = clock.instant();
+        for (Node node : catalog.nodes()) {
+            if (!lost(node, now)) continue;
+            String why = lostReason(node);
+            for (SandboxId id : catalog.sandboxesOfNode(node.name())) out.put(id, why);
+        }
+        return out;
+    }
+
+    /** The same for one sandbox. */
+    public Optional<String> lostReason(SandboxId sandbox) {
+        if (!shared) return Optional.empty();
+        var holder = catalog.nodeOf(sandbox).filter(n -> !n.equals(name()));
+        if (holder.isEmpty()) return Optional.empty();
+        Instant now = clock.instant();
+        return catalog.nodes().stream().filter(n -> n.name().equals(holder.get()) && lost(n, now)).findFirst().map(NodeService::lostReason);
+    }
+
+    private boolean lost(Node node, Instant now) {
+        return !node.draining() && !node.name().equals(name()) && node.leaseUntil().plus(lease).isBefore(now);
+    }
+
+    private static String lostReason(Node node) {
+        return "node " + node.name() + " has not renewed its lease since " + node.leaseUntil() + ": the sandbox's processes and files"
+                + " are on that host, with no durable copy to come back from elsewhere; it is back when that node is";
     }
 
     /** A node with what the caller sees of it now. */

@@ -4,6 +4,7 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantUsage;
 import io.stasis.core.volume.VolumeId;
 import java.time.Instant;
 import java.util.List;
@@ -47,6 +48,13 @@ public interface NodeCatalog {
 
     /** How many sandboxes (not being deleted) each node has, by node name; nodes without any are absent. */
     Map<String, Integer> sandboxCountsByNode();
+
+    /**
+     * What each node holds, by node name, counted as a tenant's usage is: its sandboxes with processes
+     * (running, paused, standby) and their memory limits, the disk limits of all its sandboxes, plus
+     * its quota holds (see {@link TenantCatalog#hold}); nodes holding nothing are absent.
+     */
+    Map<String, TenantUsage> nodeLoads();
 
     /** The sandboxes of {@code node}, in any state but being deleted, oldest first. */
     List<SandboxId> sandboxesOfNode(String node);

@@ -1,5 +1,6 @@
 package io.stasis.core.spi;
 
+import io.stasis.core.tenant.QuotaHold;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantUsage;
@@ -30,4 +31,17 @@ public interface TenantCatalog {
 
     /** What the tenant holds, counted as its quota counts (sandboxes being deleted hold nothing). */
     TenantUsage usage(TenantId tenant);
+
+    /**
+     * Records {@code hold} on this node (see {@link NodeCatalog#localNode}) if {@code admission}
+     * accepts the figures of that moment. Holds take turns across every node sharing the catalog: no
+     * two are admitted on the same figures. Nothing is recorded if {@code admission} throws.
+     */
+    void hold(QuotaHold hold, QuotaHold.Admission admission);
+
+    /** Drops a hold; nothing if it is gone already. */
+    void releaseHold(String id);
+
+    /** Drops every hold of {@code node}: those of its previous process at its start, or those of a lost node. Returns how many. */
+    int releaseHoldsOf(String node);
 }

@@ -3,28 +3,39 @@ package io.stasis.core.tenant;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.TenantCatalog;
-import java.util.HashMap;
+import io.stasis.core.node.NodeLimits;
 import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 /**
  * Admits operations that make a tenant hold more (create, fork, resume from hibernation or a
- * stop) only while the tenant stays within its {@link TenantQuota}.
+ * stop) only while the tenant stays within its {@link TenantQuota}, and this node within its
+ * {@link NodeLimits}.
  * <p>The check and the operation are not one transaction: a create takes long, and tenants' creates
- * must run in parallel. So an admitted demand is held as a reservation until its operation ends,
- * and every check counts the catalog plus the reservations in flight. While an operation's result
- * is already in the catalog and its reservation not yet dropped, both count: near the limit a
- * concurrent request may be refused for that instant, never admitted past it.
+ * must run in parallel. So an admitted demand is held in the catalog ({@link QuotaHold}) until its
+ * operation ends, and every check counts the recorded sandboxes plus the holds in flight, of every
+ * node sharing the catalog. While an operation's result is already recorded and its hold not yet
+ * dropped, both count: near the limit a concurrent request may be refused for that instant, never
+ * admitted past it.
  */
 public final class QuotaGuard {
     private final TenantCatalog catalog;
-    private final Map<TenantId, TenantUsage> reserved = new HashMap<>();
+    private final String node;
+    private final NodeLimits limits;
 
-    public QuotaGuard(TenantCatalog catalog) {
+    /** @param node this node's name, for what its refusals say */
+    public QuotaGuard(TenantCatalog catalog, String node, NodeLimits limits) {
         this.catalog = catalog;
+        this.node = node;
+        this.limits = limits;
+    }
+
+    /** What this node may hold at once. */
+    public NodeLimits limits() {
+        return limits;
     }
 
     /**
@@ -33,11 +44,11 @@ public final class QuotaGuard {
      * @throws StasisException {@code quota_exceeded} naming the quota, its limit, the usage and the demand
      */
     public <T> T admit(TenantId tenant, TenantUsage demand, Supplier<T> operation) {
-        reserve(tenant, demand);
+        var hold = reserve(tenant, demand);
         try {
             return operation.get();
         } finally {
-            release(tenant, demand);
+            release(hold);
         }
     }
 
@@ -48,10 +59,10 @@ public final class QuotaGuard {
      * @throws StasisException {@code quota_exceeded}, as {@link #admit}
      */
     public Runnable hold(TenantId tenant, TenantUsage demand) {
-        reserve(tenant, demand);
+        var hold = reserve(tenant, demand);
         var released = new AtomicBoolean();
         return () -> {
-            if (released.compareAndSet(false, true)) release(tenant, demand);
+            if (released.compareAndSet(false, true)) release(hold);
         };
     }
 
@@ -60,25 +71,22 @@ public final class QuotaGuard {
         return catalog.usage(tenant);
     }
 
-    private void reserve(TenantId tenant, TenantUsage demand) {
+    /** Records the hold once the tenant's quota and the node's limits admit it; empty for nothing asked (a fork whose sandboxes all come from spares). */
+    private Optional<String> reserve(TenantId tenant, TenantUsage demand) {
+        if (demand.equals(TenantUsage.NONE)) return Optional.empty();
         var quota = catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED);
-        synchronized (reserved) {
-            var held = catalog.usage(tenant).plus(reserved.getOrDefault(tenant, TenantUsage.NONE));
-            check("runningSandboxes", quota.runningSandboxes().map(Integer::longValue), held.runningSandboxes(), demand.runningSandboxes(), tenant);
-            check("memoryMb", quota.memoryMb(), held.memoryMb(), demand.memoryMb(), tenant);
-            check("diskMb", quota.diskMb(), held.diskMb(), demand.diskMb(), tenant);
-            // Nothing held for nothing asked (a fork whose sandboxes all come from spares): no entry that another release could empty.
-            if (!demand.equals(TenantUsage.NONE)) reserved.merge(tenant, demand, TenantUsage::plus);
-        }
+        var hold = new QuotaHold("qh_" + UUID.randomUUID(), tenant, demand);
+        catalog.hold(hold, (tenantHeld, nodeHeld) -> {
+            check("runningSandboxes", quota.runningSandboxes().map(Integer::longValue), tenantHeld.runningSandboxes(), demand.runningSandboxes(), tenant);
+            check("memoryMb", quota.memoryMb(), tenantHeld.memoryMb(), demand.memoryMb(), tenant);
+            check("diskMb", quota.diskMb(), tenantHeld.diskMb(), demand.diskMb(), tenant);
+            limits.check(node, nodeHeld, demand);
+        });
+        return Optional.of(hold.id());
     }
 
-    private void release(TenantId tenant, TenantUsage demand) {
-        if (demand.equals(TenantUsage.NONE)) return;
-        synchronized (reserved) {
-            var left = reserved.get(tenant).minus(demand);
-            if (left.equals(TenantUsage.NONE)) reserved.remove(tenant);
-            else reserved.put(tenant, left);
-        }
+    private void release(Optional<String> hold) {
+        hold.ifPresent(catalog::releaseHold);
     }
 
     private static void check(String quota, Optional<Long> limit, long used, long demand, TenantId tenant) {

@@ -159,11 +159,15 @@ public final class HttpApi implements AutoCloseable {
         var auth = services.auth();
         var guard = new AccessGuard(services.sandboxes(), services.checkpoints(), services.volumes());
         routes.before("/v1/*", ctx -> {
+            services.nodes().requireLease(); // a node cut off from the catalog answers nothing: others may be taking its sandboxes
             if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
         });
         routes.beforeMatched(guard::check);
         routes.beforeMatched(forwarder::forwardIfElsewhere); // a sandbox of another node: after the guard, so the caller is checked here
-        routes.wsBeforeUpgrade("/v1/*", services.auth()::authenticate);
+        routes.wsBeforeUpgrade("/v1/*", ctx -> {
+            services.nodes().requireLease();
+            services.auth().authenticate(ctx);
+        });
         routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> {
             guard.checkUpgrade(ctx, Access.EXEC);
             forwarder.markUpgradeIfElsewhere(ctx);
@@ -173,7 +177,7 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), services.templateSandboxes(), settings.defaultTemplate(), settings.defaultResources(),
                 settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
-                settings.allowedRuntimes()).register(routes);
+                settings.allowedRuntimes(), forwarder, services.nodes()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);

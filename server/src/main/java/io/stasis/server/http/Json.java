@@ -62,6 +62,7 @@ final class Json {
     static <T> T body(Context ctx, Class<T> type) {
         try (InputStream in = ctx.bodyInputStream()) {
             byte[] bytes = in.readAllBytes();
+            ctx.attribute(NodeForwarder.BODY_READ, bytes); // for a create passed on to another node after it was read
             String text = new String(bytes, StandardCharsets.UTF_8);
             T value = MAPPER.readValue(text.isBlank() ? "{}" : text, type);
             // The JSON literal null reads as no value at all (or a NullNode): no operation takes it for its body.

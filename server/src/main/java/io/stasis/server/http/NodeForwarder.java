@@ -8,6 +8,7 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeService;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.tenant.TenantUsage;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.server.auth.AccessGuard;
 import java.io.IOException;
@@ -40,6 +41,8 @@ import java.util.Set;
 public final class NodeForwarder implements AutoCloseable {
     public static final String FORWARDED_BY = "Stasis-Forwarded-By";
     private static final String REMOTE_NODE = "stasis.remoteNode";
+    /** The body as {@link Json#body} read it, so that a request is passed on after its handler read the body. */
+    static final String BODY_READ = "stasis.bodyRead";
     /** Headers about one connection, or that the client sets itself from the request it sends. */
     private static final Set<String> NOT_PASSED = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
@@ -55,17 +58,11 @@ public final class NodeForwarder implements AutoCloseable {
 
     /**
      * For a matched route, after the access guard: serves the request from the sandbox's node if that
-     * is another one. On a node being drained, a create goes to another node, and a sandbox already
-     * handed over (hibernated, waiting for its new node) answers {@code node_unavailable} for the
-     * moment it takes instead of waking here.
+     * is another one. On a node being drained, a sandbox already handed over (hibernated, waiting for
+     * its new node) answers {@code node_unavailable} for the moment it takes instead of waking here.
+     * (Creates are placed by their handler, which knows what they ask for: {@link #placeCreate}.)
      */
     void forwardIfElsewhere(Context ctx) throws IOException, InterruptedException {
-        if (nodes.draining() && isCreate(ctx)) {
-            var target = nodes.elsewhereForNew().orElseThrow(() -> new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + nodes.name()
-                    + " is being drained and no other node is available to take new sandboxes", Map.of("node", nodes.name())));
-            passTo(ctx, target);
-            return;
-        }
         var remote = remoteOf(ctx);
         if (remote.isPresent()) {
             passTo(ctx, remote.get());
@@ -77,9 +74,54 @@ public final class NodeForwarder implements AutoCloseable {
                     + ", which is being drained, to another node; try again in a few seconds", Map.of("node", nodes.name()));
     }
 
-    private static boolean isCreate(Context ctx) {
+    /**
+     * Passes a create whose body the handler has read to the node it is to be created on, if that is
+     * another one (see {@link NodeService#placeElsewhere}); returns whether it did. A create another
+     * node passed here stays: that node placed it.
+     */
+    boolean placeCreate(Context ctx, TenantUsage demand) throws IOException, InterruptedException {
+        if (ctx.header(FORWARDED_BY) != null) return false;
+        var target = nodes.placeElsewhere(demand);
+        if (target.isEmpty()) return false;
+        forward(ctx, target.get());
+        return true;
+    }
+
+    /**
+     * Passes a create this node placed on itself to another node when its admission found this node
+     * full ({@code host_busy} naming this node's limit); returns whether it did.
+     */
+    boolean placeAgainIfFull(Context ctx, StasisException refusal, TenantUsage demand) throws IOException, InterruptedException {
+        boolean full = refusal.code() == ErrorCode.HOST_BUSY && nodes.name().equals(refusal.details().get("node"))
+                && refusal.details().containsKey("limit");
+        return full && placeCreate(ctx, demand);
+    }
+
+    /** Passes a create to another node if this one is being drained; returns whether it did. */
+    boolean leaveIfDraining(Context ctx) throws IOException, InterruptedException {
+        return nodes.draining() && placeCreate(ctx, TenantUsage.NONE);
+    }
+
+    /**
+     * Passes a create that mounts a volume to the volume's node, if that is another one: the volume's
+     * files are on its disk. Returns whether it did.
+     */
+    boolean createWithVolume(Context ctx, VolumeId volume) throws IOException, InterruptedException {
+        if (!nodes.sharesCatalog()) return false;
+        var remote = nodes.remoteOf(volume);
+        if (remote.isEmpty()) return false;
+        String what = "volume " + volume.value();
+        if (ctx.header(FORWARDED_BY) != null)
+            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + ctx.header(FORWARDED_BY) + " passed on a create mounting " + what
+                    + ", which is on node " + remote.get().name() + ", not on " + nodes.name() + "; try again", Map.of("node", remote.get().name()));
+        forward(ctx, remote.get().alive().orElseThrow(() -> unavailable(what, remote.get().name(),
+                "its lease has lapsed (it stopped, or lost the catalog)")));
+        return true;
+    }
+
+    private static boolean isRecordRead(Context ctx) {
         var matched = ctx.endpoints().matchedHttpEndpoint(); // ctx.endpoint() is this before-handler's own
-        return ctx.method().name().equals("POST") && matched != null && matched.path.equals("/v1/sandboxes");
+        return ctx.method().name().equals("GET") && matched != null && matched.path.equals("/v1/sandboxes/{id}");
     }
 
     /** Serves the request from {@code node}: passes it on and streams the answer back; no handler of this node runs. */
@@ -128,6 +170,8 @@ public final class NodeForwarder implements AutoCloseable {
             return Optional.empty();
         }
         if (remote.isEmpty()) return Optional.empty();
+        if (remote.get().alive().isEmpty() && sandbox.isPresent() && isRecordRead(ctx))
+            return Optional.empty(); // its record is in the catalog: read here, shown lost once its node is (SandboxRoutes)
         String by = ctx.header(FORWARDED_BY);
         if (by != null)
             throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + by + " passed on a request for " + what
@@ -175,6 +219,8 @@ public final class NodeForwarder implements AutoCloseable {
     }
 
     private static HttpRequest.BodyPublisher body(Context ctx) {
+        byte[] read = ctx.attribute(BODY_READ);
+        if (read != null) return HttpRequest.BodyPublishers.ofByteArray(read);
         long length = ctx.req().getContentLengthLong();
         if (length == 0) return HttpRequest.BodyPublishers.noBody();
         boolean chunked = "chunked".equalsIgnoreCase(ctx.header("Transfer-Encoding"));

@@ -30,7 +30,16 @@ final class NodeRoutes {
 
     /** A node as the API shows it; {@code local}: the node that answered. */
     record NodeView(String name, String advertiseUrl, boolean alive, boolean local, boolean draining, Instant startedAt, Instant leaseUntil,
-                    int sandboxes, NodeCapacity capacity) {
+                    int sandboxes, CapacityView capacity) {
+    }
+
+    /** What a node last reported with its lease; its limits flat beside it, 0 for none. */
+    record CapacityView(long memoryTotalMb, long memoryAvailableMb, long diskFreeMb, int runningSandboxes, int maxRunningSandboxes,
+                        long maxMemoryMb) {
+        static CapacityView of(NodeCapacity c) {
+            return new CapacityView(c.memoryTotalMb(), c.memoryAvailableMb(), c.diskFreeMb(), c.runningSandboxes(),
+                    c.limits().runningSandboxes(), c.limits().memoryMb());
+        }
     }
 
     /** What a drain did: the sandboxes handed over to the other nodes, and those left with why. */
@@ -40,7 +49,7 @@ final class NodeRoutes {
     void register(RoutesConfig routes) {
         routes.get("/v1/nodes", ctx -> ctx.json(new Views.ListView<>(nodes.list().stream()
                 .map(s -> new NodeView(s.node().name(), s.node().advertiseUrl().toString(), s.alive(), s.local(), s.node().draining(),
-                        s.node().startedAt(), s.node().leaseUntil(), s.sandboxes(), s.node().capacity()))
+                        s.node().startedAt(), s.node().leaseUntil(), s.sandboxes(), CapacityView.of(s.node().capacity())))
                 .toList(), null)), Access.ROOT);
         routes.post("/v1/nodes/{name}/drain", ctx -> {
             if (passedOn(ctx)) return;

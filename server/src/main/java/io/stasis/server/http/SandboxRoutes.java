@@ -10,11 +10,13 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.node.NodeService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
+import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.template.TemplateSandboxes;
@@ -26,6 +28,7 @@ import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
 import io.stasis.server.http.Views.SandboxView;
 import io.stasis.server.metrics.Metrics;
+import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,10 +51,15 @@ final class SandboxRoutes {
     private final RuntimeKind defaultRuntime;
     private final Set<RuntimeKind> allowedRuntimes;
     private final TemplateSandboxes templateSandboxes;
+    private final NodeForwarder forwarder;
+    private final NodeService nodes;
 
     SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, TemplateSandboxes templateSandboxes, String defaultTemplate,
                   Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
-                  VolumeService volumes, SandboxBuckets buckets, RuntimeKind defaultRuntime, Set<RuntimeKind> allowedRuntimes) {
+                  VolumeService volumes, SandboxBuckets buckets, RuntimeKind defaultRuntime, Set<RuntimeKind> allowedRuntimes,
+                  NodeForwarder forwarder, NodeService nodes) {
+        this.forwarder = forwarder;
+        this.nodes = nodes;
         this.defaultRuntime = defaultRuntime;
         this.templateSandboxes = templateSandboxes;
         this.allowedRuntimes = Set.copyOf(allowedRuntimes);
@@ -68,14 +76,18 @@ final class SandboxRoutes {
     void register(RoutesConfig routes) {
         routes.post("/v1/sandboxes", this::create, Access.TENANT);
         routes.get("/v1/sandboxes", this::list, Access.TENANT);
-        routes.get("/v1/sandboxes/{id}", ctx -> ctx.json(withMounts(sandboxes.get(AccessGuard.sandboxId(ctx)))), Access.SANDBOX_READ);
+        routes.get("/v1/sandboxes/{id}", ctx -> {
+            var id = AccessGuard.sandboxId(ctx);
+            var view = withMounts(sandboxes.get(id));
+            ctx.json(nodes.lostReason(new SandboxId(id)).map(view::lost).orElse(view)); // a lost node's sandbox is read here (NodeForwarder)
+        }, Access.SANDBOX_READ);
         routes.delete("/v1/sandboxes/{id}", ctx -> {
             sandboxes.delete(AccessGuard.sandboxId(ctx));
             ctx.status(204);
         }, Access.SANDBOX_DELETE);
     }
 
-    private void create(Context ctx) {
+    private void create(Context ctx) throws IOException, InterruptedException {
         var body = Json.body(ctx, Bodies.CreateSandbox.class);
         if (body.fromCheckpoint() != null) {
             createFrom(ctx, body);
@@ -102,8 +114,19 @@ final class SandboxRoutes {
                 volumeMounts,
                 bucketMounts,
                 runtimeOf(body.runtime()));
+        // Where the sandbox is made: with its volumes, whose files are on their node's disk; else on the node with most room.
+        var demand = SandboxService.demandOfNew(resources);
+        if (volumeMounts.isEmpty() ? forwarder.placeCreate(ctx, demand) : forwarder.createWithVolume(ctx, volumeMounts.getFirst().volume()))
+            return;
         long start = System.nanoTime();
-        var sandbox = templateSandboxes.create(spec);
+        Sandbox sandbox;
+        try {
+            sandbox = templateSandboxes.create(spec);
+        } catch (StasisException e) {
+            // Another create took this node's last room between this one's placement and its admission: placed again, once.
+            if (volumeMounts.isEmpty() && forwarder.placeAgainIfFull(ctx, e, demand)) return;
+            throw e;
+        }
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
         ctx.status(201).json(SandboxView.of(sandbox, spec.buckets()));
     }
@@ -113,12 +136,13 @@ final class SandboxRoutes {
      * the checkpoint decides template, resources, env, metadata, lifecycle and network; only a
      * name may be given with it.
      */
-    private void createFrom(Context ctx, Bodies.CreateSandbox body) {
+    private void createFrom(Context ctx, Bodies.CreateSandbox body) throws IOException, InterruptedException {
         if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
                 || body.network() != null || body.volumes() != null || body.mounts() != null || body.runtime() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();
         if (!CheckpointId.isValid(raw)) throw CheckpointService.notFound(raw);
+        if (forwarder.leaveIfDraining(ctx)) return;
         long start = System.nanoTime();
         var sandbox = checkpoints.createFrom(BearerAuth.caller(ctx).tenant(), new CheckpointId(raw),
                 Optional.ofNullable(body.name()));
@@ -148,7 +172,9 @@ final class SandboxRoutes {
         var query = new SandboxQuery(Query.string(ctx, "state"), metadata, Query.string(ctx, "cursor"),
                 Query.integer(ctx, "limit", SandboxQuery.DEFAULT_LIMIT), Optional.of(BearerAuth.caller(ctx).tenant()));
         var page = sandboxes.list(query);
-        ctx.json(new ListView<>(page.items().stream().map(SandboxView::of).toList(), page.nextCursor().orElse(null)));
+        var lost = nodes.lostSandboxes();
+        ctx.json(new ListView<>(page.items().stream().map(s -> lost.containsKey(s.id()) ? SandboxView.of(s).lost(lost.get(s.id())) : SandboxView.of(s))
+                .toList(), page.nextCursor().orElse(null)));
     }
 
     private static Map<String, String> orEmpty(Map<String, String> map) {

@@ -49,6 +49,12 @@ final class Views {
                     v.parentId, v.checkpointId, v.lifecycle, v.generation, v.runtime, null, buckets.stream().map(BucketMountView::of).toList());
         }
 
+        /** As shown while its node is lost and nothing brings it back elsewhere: state {@code lost}, with why. */
+        SandboxView lost(String why) {
+            return new SandboxView(id, name, template, "lost", why, hibernation, createdAt, resources, env, metadata, parentId,
+                    checkpointId, lifecycle, generation, runtime, durableImage, mounts);
+        }
+
         /** With its newest durable checkpoint ({@code durableImage}: the answers of get and resume), {@code null} if none. */
         SandboxView withDurableImage(Optional<DurableImage> image) {
             var view = image.map(i -> new DurableImageView(i.checkpoint().value(), i.digest(), i.takenAt())).orElse(null);

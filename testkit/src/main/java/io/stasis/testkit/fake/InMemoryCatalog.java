@@ -26,6 +26,7 @@ import io.stasis.core.secret.SealedSecret;
 import io.stasis.core.spi.BucketCatalog;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.spi.VolumeCatalog;
+import io.stasis.core.tenant.QuotaHold;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
@@ -52,6 +53,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -98,6 +100,7 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
     private final Map<VolumeSyncId, VolumeSync> volumeSyncs = new HashMap<>();
     private final Map<SandboxId, List<SandboxBucket>> buckets = new HashMap<>();
     private final TreeMap<String, Node> nodes = new TreeMap<>();
+    private final Map<String, QuotaHold> holds = new LinkedHashMap<>();
     /** The one node of this catalog, named as SQL's catalog names a node opened without a name. */
     public static final String LOCAL_NODE = "local";
 
@@ -567,20 +570,67 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
     @Override
     public TenantUsage usage(TenantId tenant) {
         return call(() -> {
-            int running = 0;
-            long memoryMb = 0;
-            long diskMb = 0;
-            for (var s : sandboxes.values()) {
-                if (!s.tenant().equals(tenant) || s.state() instanceof SandboxState.Deleted) continue;
-                if (holdsProcesses(s.state())) {
-                    running++;
-                    memoryMb += s.resources().memoryMb();
-                }
-                diskMb += s.resources().diskMb();
-            }
-            for (var v : volumes.values()) if (v.tenant().equals(tenant)) diskMb += v.sizeMb();
-            return new TenantUsage(running, memoryMb, diskMb);
+            var held = sandboxLoad(s -> s.tenant().equals(tenant));
+            long volumeMb = volumes.values().stream().filter(v -> v.tenant().equals(tenant)).mapToLong(Volume::sizeMb).sum();
+            return held.plus(new TenantUsage(0, 0, volumeMb));
         });
+    }
+
+    /** The one node's load and the tenant's usage, as the SQL catalog counts them, under the one lock that serialises every call. */
+    @Override
+    public void hold(QuotaHold hold, QuotaHold.Admission admission) {
+        run(() -> {
+            var tenantHeld = usage(hold.tenant()).plus(heldBy(h -> h.tenant().equals(hold.tenant())));
+            admission.check(tenantHeld, localLoad());
+            holds.put(hold.id(), hold);
+        });
+    }
+
+    @Override
+    public void releaseHold(String id) {
+        run(() -> holds.remove(id));
+    }
+
+    @Override
+    public int releaseHoldsOf(String node) {
+        return call(() -> {
+            if (!node.equals(LOCAL_NODE)) return 0;
+            int count = holds.size();
+            holds.clear();
+            return count;
+        });
+    }
+
+    @Override
+    public Map<String, TenantUsage> nodeLoads() {
+        return call(() -> {
+            var load = localLoad();
+            boolean any = holds.size() > 0 || sandboxes.values().stream().anyMatch(s -> !(s.state() instanceof SandboxState.Deleted));
+            return any ? Map.of(LOCAL_NODE, load) : Map.<String, TenantUsage>of();
+        });
+    }
+
+    private TenantUsage localLoad() {
+        return sandboxLoad(s -> true).plus(heldBy(h -> true));
+    }
+
+    private TenantUsage sandboxLoad(Predicate<Sandbox> which) {
+        int running = 0;
+        long memoryMb = 0;
+        long diskMb = 0;
+        for (var s : sandboxes.values()) {
+            if (!which.test(s) || s.state() instanceof SandboxState.Deleted) continue;
+            if (holdsProcesses(s.state())) {
+                running++;
+                memoryMb += s.resources().memoryMb();
+            }
+            diskMb += s.resources().diskMb();
+        }
+        return new TenantUsage(running, memoryMb, diskMb);
+    }
+
+    private TenantUsage heldBy(Predicate<QuotaHold> which) {
+        return holds.values().stream().filter(which).map(QuotaHold::demand).reduce(TenantUsage.NONE, TenantUsage::plus);
     }
 
     private static boolean holdsProcesses(SandboxState state) {

@@ -1,6 +1,13 @@
 package io.stasis.core.node;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.stasis.core.error.ErrorCode;
+import io.stasis.core.error.StasisException;
+import io.stasis.core.tenant.QuotaHold;
+import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantUsage;
 
 import io.stasis.testkit.CatalogFixtures;
 import io.stasis.testkit.MutableClock;
@@ -9,16 +16,26 @@ import java.net.URI;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** This node among the others: its registration and lease, what it says of the others, where a new sandbox goes while it drains. */
+/** This node among the others: its registration and lease, what it says of the others, where a new sandbox goes. */
 class NodeServiceTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryCatalog catalog = new InMemoryCatalog(clock);
     private final NodeService nodes = new NodeService(catalog, clock, () -> URI.create("http://10.0.0.1:7070"),
-            () -> new NodeCapacity(1000, 500, 100, 0), Duration.ofSeconds(15), true);
+            () -> new NodeCapacity(1000, 500, 100, 0, NodeLimits.NONE), Duration.ofSeconds(15), true);
+
+    private static final TenantUsage SMALL = new TenantUsage(1, 256, 1024);
 
     private void other(String name, int leaseSeconds, boolean draining) {
+        other(name, leaseSeconds, draining, NodeCapacity.UNKNOWN);
+    }
+
+    private void other(String name, int leaseSeconds, boolean draining, NodeCapacity capacity) {
         catalog.putNode(new Node(name, URI.create("http://" + name + ":7070"), clock.instant(), clock.instant().plusSeconds(leaseSeconds),
-                NodeCapacity.UNKNOWN, draining));
+                capacity, draining));
+    }
+
+    private static NodeCapacity memory(long totalMb, NodeLimits limits) {
+        return new NodeCapacity(totalMb, totalMb, 100, 0, limits); // this node's free disk: a tie
     }
 
     @Test
@@ -39,27 +56,53 @@ class NodeServiceTest {
     }
 
     @Test
-    void aDrainingNodePlacesNewSandboxesOnTheLiveNotDrainingOtherWithTheFewest() {
-        nodes.start();
+    void aNewSandboxGoesToTheLiveNodeWithTheMostMemoryLeftAndStaysHereOnATie() {
+        nodes.start(); // this node: 1000 MB, nothing held
         try {
-            other("busy", 60, false);
-            other("gone", -1, false);
-            other("draining", 60, true);
-            catalog.insert(CatalogFixtures.running(clock.instant())); // on this node; the others have none
-            assertThat(nodes.whileMarked(true, nodes::draining)).isTrue();
-            assertThat(nodes.elsewhereForNew()).map(Node::name).contains("busy");
-            assertThat(nodes.whileMarked(false, nodes::draining)).isFalse();
+            other("equal", 60, false, memory(1000, NodeLimits.NONE));
+            assertThat(nodes.placeElsewhere(SMALL)).as("a tie stays here").isEmpty();
+            other("roomy", 60, false, memory(4000, NodeLimits.NONE));
+            other("gone", -1, false, memory(64_000, NodeLimits.NONE));
+            other("draining", 60, true, memory(64_000, NodeLimits.NONE));
+            assertThat(nodes.placeElsewhere(SMALL)).map(Node::name).contains("roomy");
+            // The operator's limits count over the host's memory: roomy may hold only 500 MB of sandboxes.
+            other("roomy", 60, false, memory(4000, new NodeLimits(0, 500)));
+            assertThat(nodes.placeElsewhere(SMALL)).as("1000 MB left here, 500 there").isEmpty();
+            other("roomy", 60, false, memory(4000, new NodeLimits(0, 200)));
+            other("equal", 60, false, memory(1000, new NodeLimits(0, 0)));
+            assertThat(nodes.placeElsewhere(SMALL)).as("roomy has no room for 256 MB").isEmpty();
         } finally {
             nodes.close();
         }
     }
 
     @Test
-    void onlyTheLiveOthersCanTakeANewSandbox() {
+    void whatThisNodeHoldsCountsAgainstIt() {
         nodes.start();
         try {
-            other("gone", -1, false);
-            assertThat(nodes.elsewhereForNew()).isEmpty();
+            other("other", 60, false, memory(1000, NodeLimits.NONE));
+            catalog.hold(new QuotaHold("qh_1", TenantId.DEFAULT, new TenantUsage(1, 300, 0)), (tenant, node) -> { });
+            assertThat(nodes.placeElsewhere(SMALL)).map(Node::name).contains("other");
+            catalog.releaseHold("qh_1");
+            assertThat(nodes.placeElsewhere(SMALL)).isEmpty();
+        } finally {
+            nodes.close();
+        }
+    }
+
+    @Test
+    void aDrainingNodePlacesNothingOnItselfAndSaysSoWhenNoOtherIsAlive() {
+        nodes.start();
+        try {
+            other("gone", -1, false, memory(64_000, NodeLimits.NONE));
+            other("draining", 60, true, memory(64_000, NodeLimits.NONE));
+            nodes.whileMarked(true, () -> {
+                assertThatThrownBy(() -> nodes.placeElsewhere(SMALL)).isInstanceOfSatisfying(StasisException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.NODE_UNAVAILABLE));
+                other("small", 60, false, memory(100, new NodeLimits(1, 0)));
+                assertThat(nodes.placeElsewhere(SMALL)).as("even a small one, not this").map(Node::name).contains("small");
+                return null;
+            });
             var gone = nodes.list().stream().filter(s -> s.node().name().equals("gone")).findFirst().orElseThrow();
             assertThat(gone.alive()).isFalse();
             assertThat(gone.local()).isFalse();

@@ -1,5 +1,6 @@
 package io.stasis.testkit.core;
 
+import io.stasis.core.node.NodeLimits;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.bucket.BucketEndpoints;
 import io.stasis.core.bucket.SandboxBuckets;
@@ -147,7 +148,7 @@ public final class CoreOnFakes implements AutoCloseable {
         hostNetwork = host.network();
         events = new EventLog(catalog, clock);
         activity = new ActivityTracker(clock);
-        quotas = new QuotaGuard(catalog);
+        quotas = new QuotaGuard(catalog, catalog.localNode(), NodeLimits.NONE);
         volumes = new VolumeService(catalog, host.volumeStore(), host.volumeArchive(), OWNER, clock, 100_000, quotas);
         network = new NetworkService(catalog, Optional.of((HostNetwork) hostNetwork), new NetworkPolicy(EgressPolicy.DENY_ALL), events,
                 clock, Optional.empty(), locks);
