@@ -22,6 +22,7 @@ import java.util.concurrent.locks.LockSupport;
 final class NodesBench implements Scenario {
     private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
     private static final int LEASE_SECONDS = 3;
+    private static final Duration POLL_TIMEOUT = Duration.ofSeconds(2);
 
     @Override
     public String name() {
@@ -89,7 +90,8 @@ final class NodesBench implements Scenario {
             try (var c = PrivateService.start(progress, 1L << 20, with(shared, "--catalog", throughRelay, "--node-name", "bench-c"));
                  var d = PrivateService.start(progress, 1L << 20, with(shared, "--catalog", catalog, "--node-name", "bench-d",
                          "--root-key-file", c.dataDir().resolve("root.key").toString()));
-                 var viaD = StasisClient.builder().url(d.client().url()).apiKey(c.rootKey()).requestTimeout(REQUEST_TIMEOUT).build()) {
+                 // Polled with short requests: one that reaches node C before it stops answering waits for its catalog.
+                 var viaD = StasisClient.builder().url(d.client().url()).apiKey(c.rootKey()).requestTimeout(POLL_TIMEOUT).build()) {
                 Sandbox onC = c.create("tiny");
                 onC.hibernate();
                 long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
@@ -110,7 +112,18 @@ final class NodesBench implements Scenario {
                     LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
                 }
                 double answered = Format.millis(System.nanoTime() - cut);
-                relay.mend(); // node C closes as usual; D, closing first, deletes the sandbox it adopted
+                relay.mend();
+                // Node C back in reach lets go of its copy of the sandbox; D, closing first, deletes the sandbox it adopted.
+                deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+                while (true) {
+                    try {
+                        c.client().sandboxes().list();
+                        break;
+                    } catch (RuntimeException e) {
+                        if (System.nanoTime() > deadline) throw new IllegalStateException("node bench-c never reached the catalog again", e);
+                        LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+                    }
+                }
                 return List.of(
                         Figure.of("floor.nodes_lease_and_grace", name(), "ms", "the wait by design before a lost node's sandboxes are"
                                 + " adopted: its lease and one more (--node-lease " + LEASE_SECONDS + "s)", Stats.of(new double[] {2000.0 * LEASE_SECONDS})),

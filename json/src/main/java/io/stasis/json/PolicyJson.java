@@ -31,6 +31,8 @@ public final class PolicyJson {
     private static final Set<String> EGRESS_FIELDS = Set.of("default", "allow", "deny");
     /** Entries in an egress allow or deny list. */
     private static final int MAX_EGRESS_ENTRIES = 1000;
+    /** Each durability checkpoint dumps the sandbox's memory: no more often than this. */
+    private static final Duration MIN_CHECKPOINT_EVERY = Duration.ofSeconds(5);
     private static final Set<String> LIFECYCLE_FIELDS = Set.of("pauseAfterIdle", "standbyAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
             "maxAge", "autoResume");
 
@@ -99,7 +101,32 @@ public final class PolicyJson {
                 duration(changes, "stopAfterIdle", base.stopAfterIdle()),
                 duration(changes, "deleteAfterIdle", base.deleteAfterIdle()),
                 duration(changes, "maxAge", base.maxAge()),
-                autoResume);
+                autoResume,
+                base.checkpointEvery());
+    }
+
+    /** {@code {"checkpointEvery": "5m"}}, {@code null} for never: the durability part of a lifecycle policy. */
+    public static Map<String, Object> durability(LifecyclePolicy policy) {
+        var out = new LinkedHashMap<String, Object>();
+        out.put("checkpointEvery", policy.checkpointEvery().map(Durations::format).orElse(null));
+        return out;
+    }
+
+    /** The policy with what a create's {@code durability} object changes. */
+    public static LifecyclePolicy mergeDurability(LifecyclePolicy base, JsonNode changes) {
+        if (changes == null || changes.isNull()) return base;
+        if (!changes.isObject()) throw StasisException.invalid("durability", "must be an object");
+        changes.fieldNames().forEachRemaining(f -> {
+            if (!f.equals("checkpointEvery")) throw StasisException.invalid("durability." + f, "unknown field; known: checkpointEvery");
+        });
+        if (!changes.has("checkpointEvery")) return base;
+        JsonNode value = changes.get("checkpointEvery");
+        if (value.isNull()) return base.withCheckpointEvery(Optional.empty());
+        if (!value.isTextual()) throw StasisException.invalid("durability.checkpointEvery", "must be a duration string such as \"5m\", or null");
+        var period = Durations.parse("durability.checkpointEvery", value.textValue());
+        if (period.compareTo(MIN_CHECKPOINT_EVERY) < 0)
+            throw StasisException.invalid("durability.checkpointEvery", "must be at least " + Durations.format(MIN_CHECKPOINT_EVERY));
+        return base.withCheckpointEvery(Optional.of(period));
     }
 
     private static Optional<Duration> duration(JsonNode changes, String field, Optional<Duration> base) {

@@ -1,6 +1,7 @@
 package io.stasis.sdk;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,11 +31,11 @@ import java.util.Objects;
 public record CreateSandboxRequest(String template, String name, Map<String, String> env,
                                    Map<String, String> metadata, Resources resources, LifecycleUpdate lifecycle,
                                    NetworkPolicy network, List<VolumeMount> volumes, List<BucketMount> mounts, String fromCheckpoint,
-                                   String runtime) {
+                                   String runtime, Map<String, String> durability) {
 
     public CreateSandboxRequest(String template, String name, Map<String, String> env, Map<String, String> metadata, Resources resources,
                                 LifecycleUpdate lifecycle, NetworkPolicy network) {
-        this(template, name, env, metadata, resources, lifecycle, network, null, null, null, null);
+        this(template, name, env, metadata, resources, lifecycle, network, null, null, null, null, null);
     }
 
     /**
@@ -43,13 +44,14 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
      */
     public static CreateSandboxRequest fromCheckpoint(String checkpointId, String name) {
         return new CreateSandboxRequest(null, name, null, null, null, null, null, null, null,
-                Objects.requireNonNull(checkpointId, "checkpointId"), null);
+                Objects.requireNonNull(checkpointId, "checkpointId"), null, null);
     }
 
     public CreateSandboxRequest {
         volumes = volumes == null || volumes.isEmpty() ? null : List.copyOf(volumes);
         mounts = mounts == null || mounts.isEmpty() ? null : List.copyOf(mounts);
         if (lifecycle != null && lifecycle.isEmpty()) lifecycle = null;
+        durability = durability == null || durability.isEmpty() ? null : SandboxInfo.copy(durability);
         env = env == null || env.isEmpty() ? null : SandboxInfo.copy(env);
         metadata = metadata == null || metadata.isEmpty() ? null : SandboxInfo.copy(metadata);
         if (resources != null && resources.cpus() == null && resources.memoryMb() == null
@@ -73,6 +75,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
         private Integer pids;
         private Integer diskMb;
         private LifecycleUpdate lifecycle;
+        private String checkpointEvery;
         private NetworkPolicy network;
         private final List<VolumeMount> volumes = new ArrayList<>();
         private final List<BucketMount> mounts = new ArrayList<>();
@@ -161,6 +164,15 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
             return this;
         }
 
+        /**
+         * Keeps the sandbox restorable on another node while it runs: a durable checkpoint with memory
+         * this often (at least 5 s), from which another node resumes it if its node is lost.
+         */
+        public Builder checkpointEvery(Duration period) {
+            this.checkpointEvery = ApiDurations.format(Objects.requireNonNull(period, "period"));
+            return this;
+        }
+
         /** The sandbox's network policy; without one it gets the server's default (deny everything unless the operator changed it). */
         public Builder network(NetworkPolicy network) {
             this.network = network;
@@ -189,7 +201,7 @@ public record CreateSandboxRequest(String template, String name, Map<String, Str
 
         public CreateSandboxRequest build() {
             return new CreateSandboxRequest(template, name, env, metadata, new Resources(cpus, memoryMb, pids, diskMb), lifecycle, network,
-                    volumes, mounts, null, runtime);
+                    volumes, mounts, null, runtime, checkpointEvery == null ? null : Map.of("checkpointEvery", checkpointEvery));
         }
     }
 }

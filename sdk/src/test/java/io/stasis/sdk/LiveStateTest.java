@@ -185,6 +185,8 @@ class LiveStateTest {
                 + "\"lifecycle\":{\"pauseAfterIdle\":null,\"hibernateAfterIdle\":\"1m\"}}");
         client.sandboxes().create(CreateSandboxRequest.builder().lifecycle(LifecycleUpdate.builder().build()).build());
         assertThat(api.last().bodyText()).isEqualTo("{}");
+        client.sandboxes().create(CreateSandboxRequest.builder().checkpointEvery(Duration.ofMinutes(5)).build());
+        assertThat(api.last().bodyText()).isEqualTo("{\"durability\":{\"checkpointEvery\":\"5m\"}}");
     }
 
     @Test

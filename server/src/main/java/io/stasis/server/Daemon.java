@@ -11,6 +11,7 @@ import io.stasis.blob.s3.S3BlobStoreConfig;
 import io.stasis.catalog.sql.EventRetention;
 import io.stasis.catalog.sql.SqlCatalog;
 import io.stasis.catalog.sql.SqliteToPostgres;
+import io.stasis.core.node.LeaseFreeze;
 import io.stasis.core.node.LostNodes;
 import io.stasis.core.node.NodeDrain;
 import io.stasis.core.node.NodeService;
@@ -21,6 +22,7 @@ import io.stasis.core.bucket.BucketEndpoints;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointService;
+import io.stasis.core.checkpoint.DurabilityKeeper;
 import io.stasis.core.checkpoint.DurableCheckpoints;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
@@ -246,11 +248,14 @@ public final class Daemon implements AutoCloseable {
             var previews = new PreviewService(catalog, clock);
             Function<SandboxId, InetAddress> sandboxAddress = id -> network.addressOf(id).orElseThrow(() ->
                     NetworkService.noNetwork(id, "serve a preview"));
-            previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
-                    config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress), clock));
             var advertised = new AtomicReference<URI>();
-            var nodes = new NodeService(catalog, clock, advertised::get, () -> NodeCapacities.of(pool.path(), catalog, config.nodeLimits()), config.nodeLease(),
+            var previewPort = new java.util.concurrent.atomic.AtomicInteger();
+            var nodes = new NodeService(catalog, clock, advertised::get, () -> Optional.of(previewUrlOf(advertised.get(), previewPort.get())),
+                    () -> NodeCapacities.of(pool.path(), catalog, config.nodeLimits()), config.nodeLease(),
                     config.catalog().isPresent());
+            previewProxy = register(PreviewProxy.start(new PreviewProxy.Settings(config.bind(), config.previews().port(),
+                    config.previews().domain()), previews, new ResumingPreviewTargets(lifecycle, activity, sandboxAddress, nodes), clock));
+            previewPort.set(previewProxy.port());
             http = register(HttpApi.start(
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
@@ -263,7 +268,12 @@ public final class Daemon implements AutoCloseable {
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime))));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
+            // Running sandboxes whose policy asks for it keep a durable checkpoint with memory, from which another node resumes
+            // them if this one is lost; while this node is cut off from the catalog, they are frozen here.
+            var keeper = new DurabilityKeeper(catalog, checkpoints, clock, Duration.ofSeconds(1));
+            if (config.catalog().isPresent()) nodes.onLease(new LeaseFreeze(runtime, catalog, keeper::kept));
             register(nodes).start();
+            register(keeper).start();
             // On a shared catalog, the durably hibernated sandboxes of a node gone for a lease past its own come back here.
             if (config.catalog().isPresent())
                 register(new LostNodes(catalog, roots, runtime, network, events, clock, config.nodeLease(), config.nodeLease().dividedBy(3))).start();
@@ -311,6 +321,11 @@ public final class Daemon implements AutoCloseable {
     }
 
     /** The API's URL from this host: the bind address, or loopback when it binds every address. */
+    /** The preview listener at the advertise URL's host: where the other nodes pass on preview requests for this node's sandboxes. */
+    private static URI previewUrlOf(URI advertised, int previewPort) {
+        return URI.create(advertised.getScheme() + "://" + advertised.getHost() + ":" + previewPort);
+    }
+
     private static String loopbackUrl(String bind, int port) {
         String host = switch (bind) {
             case "0.0.0.0", "" -> "127.0.0.1";

@@ -197,6 +197,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--stop-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "stopAfterIdle", optionalDuration(flag, v)));
                 case "--delete-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "deleteAfterIdle", optionalDuration(flag, v)));
                 case "--max-age" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "maxAge", optionalDuration(flag, v)));
+                case "--checkpoint-every" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "checkpointEvery", optionalDuration(flag, v)));
                 case "--idle-check" -> c.with(b -> b.idleCheck = duration(flag, v));
                 case "--catalog" -> c.with(b -> b.catalog = catalog(v));
                 case "--node-name" -> c.with(b -> b.nodeName = nodeName(v));
@@ -273,6 +274,9 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --stop-after-idle D
                   --delete-after-idle D
                   --max-age D
+                  --checkpoint-every D     default durability of new sandboxes: a durable checkpoint with memory
+                                           this often while running, for another node to resume them from
+                                           (default never)
                   --idle-check DURATION    how often idle policies are applied (default 1s)
                   --bucket-endpoints-allow LIST  non-public ranges (CIDRs, comma-separated) that bucket
                                            mounts' S3 endpoints may resolve to; by default only public
@@ -393,7 +397,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 field.equals("stopAfterIdle") ? d : p.stopAfterIdle(),
                 field.equals("deleteAfterIdle") ? d : p.deleteAfterIdle(),
                 field.equals("maxAge") ? d : p.maxAge(),
-                p.autoResume());
+                p.autoResume(),
+                field.equals("checkpointEvery") ? d : p.checkpointEvery());
     }
 
     /** Mutable copy used only while parsing. */

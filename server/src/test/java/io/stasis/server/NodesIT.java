@@ -106,6 +106,25 @@ class NodesIT {
                     stream.cancel(true);
                     apiB.post("/v1/sandboxes/" + onB + "/resume", null);
                 }
+                // A preview of A's sandbox, asked at B's preview listener (as a load balancer in front of the nodes would send it):
+                // B checks its token and passes it on to A's listener, which serves it from the sandbox.
+                exec(apiA, onA, "mkdir -p /www && echo served-by-a > /www/index.html");
+                apiB.post("/v1/sandboxes/" + onA + "/processes", "{\"cmd\": [\"httpd\", \"-f\", \"-p\", \"8000\", \"-h\", \"/www\"]}");
+                String served = onA;
+                Await.until("httpd listening", Duration.ofSeconds(10), () -> exec(apiA, served, "netstat -ltn | grep -c ':8000 '").strip().equals("1"));
+                var preview = apiB.post("/v1/sandboxes/" + onA + "/previews", "{\"port\": 8000}");
+                String previewUrlOfB = apiB.get("/v1/nodes").get("items").get(1).get("previewUrl").asText();
+                assertThat(previewUrlOfB).isNotEqualTo(apiB.get("/v1/nodes").get("items").get(0).get("previewUrl").asText());
+                try (var http = java.net.http.HttpClient.newHttpClient()) {
+                    var url = java.net.URI.create(previewUrlOfB + "/preview/" + onA + "/8000/");
+                    var viaB = http.send(java.net.http.HttpRequest.newBuilder(url).header("X-Stasis-Preview-Token", preview.get("token").asText()).build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+                    assertThat(viaB.statusCode()).isEqualTo(200);
+                    assertThat(viaB.body()).isEqualTo("served-by-a\n");
+                    var wrongToken = http.send(java.net.http.HttpRequest.newBuilder(url).header("X-Stasis-Preview-Token", "wrong").build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+                    assertThat(wrongToken.statusCode()).isEqualTo(403);
+                }
                 // A terminal of A's sandbox opened through B: its frames are relayed both ways.
                 assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+2)); hostname\n"))
                         .contains("relayed-42").contains(onA.replace("_", "-"));
@@ -202,7 +221,7 @@ class NodesIT {
                 counted = Long.parseLong(exec(apiA, sandbox, "cat /root/count").strip()); // resumes it: counting on
                 apiA.post("/v1/sandboxes/" + sandbox + "/hibernate", null);
                 Await.until("the durable copy of the hibernation", Duration.ofSeconds(30), () ->
-                        !apiA.get("/v1/sandboxes/" + id).path("durableImage").isNull());
+                        apiA.get("/v1/sandboxes/" + id).hasNonNull("durableImage"));
             }
             a.kill();
             try (var apiB = new RawApi(b.url, key)) {
@@ -281,7 +300,7 @@ class NodesIT {
                 Await.until("the counter to count", Duration.ofSeconds(10), () -> count(apiA, moved) > 5);
                 apiA.post("/v1/sandboxes/" + moved + "/hibernate", null);
                 Await.until("the durable copy of the hibernation", Duration.ofSeconds(30), () ->
-                        !apiA.get("/v1/sandboxes/" + moved).path("durableImage").isNull());
+                        apiA.get("/v1/sandboxes/" + moved).hasNonNull("durableImage"));
                 exec(apiA, stays, "echo untouched > /root/mark");
 
                 relay.cut();
@@ -464,6 +483,209 @@ class NodesIT {
                 }
             }).count();
         }
+    }
+
+    /**
+     * A running sandbox with {@code durability.checkpointEvery} on a lost host (its node SIGKILLed,
+     * and its processes with it): it keeps one durability checkpoint, the newest, in the durable
+     * store; another node adopts the sandbox from it and resumes it, files, memory and processes as
+     * of that checkpoint, and it goes on counting there.
+     */
+    @Test
+    void aLostNodesRunningSandboxResumesElsewhereFromItsNewestDurabilityCheckpoint() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
+        Path logA = Path.of("target", "nodes-it-durability-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-durability-b.log").toAbsolutePath();
+        String catalog = postgres.server().newDatabase();
+        // No warm pool: on a lost host its sandboxes would die too, and here they would hold the lost disk's pool.
+        String[] shared = {"--catalog", catalog, "--blob-dir", blobs.toString(), "--node-lease", "3s", "--warm-pool", "0"};
+        String[] flagsA = concat(shared, "--node-name", "node-a");
+        String[] flagsB = concat(shared, "--node-name", "node-b");
+        var started = new ArrayList<ServiceProcess>();
+        String sandbox = null;
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            try (var apiA = new RawApi(a.url, key)) {
+                var created = apiA.post("/v1/sandboxes", "{\"name\": \"kept-running\", \"durability\": {\"checkpointEvery\": \"5s\"},"
+                        + " \"lifecycle\": {\"pauseAfterIdle\": null}}");
+                sandbox = created.get("id").asText();
+                assertThat(created.get("durability").get("checkpointEvery").asText()).isEqualTo("5s");
+                String id = sandbox;
+                exec(apiA, id, "echo kept > /root/kept");
+                apiA.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"" + COUNTER + "\"]}");
+                Await.until("a durable durability checkpoint", Duration.ofSeconds(30), () ->
+                        apiA.get("/v1/sandboxes/" + id).hasNonNull("durableImage"));
+                String first = apiA.get("/v1/sandboxes/" + id).get("durableImage").get("checkpointId").asText();
+                Await.until("the next one, replacing it", Duration.ofSeconds(30), () ->
+                        !apiA.get("/v1/sandboxes/" + id).get("durableImage").get("checkpointId").asText().equals(first));
+                var durability = new ArrayList<String>();
+                for (var c : apiA.get("/v1/sandboxes/" + id + "/checkpoints").get("items"))
+                    if (c.get("purpose").asText().equals("durability")) durability.add(c.get("id").asText());
+                assertThat(durability).as("the newest is kept").hasSize(1).doesNotContain(first);
+                assertThat(count(apiA, id)).isPositive();
+            }
+            // node-a's host is lost: the service and the sandbox's processes are killed, and its disk is gone.
+            a.kill();
+            killProcessesOf(sandbox);
+            loseDisk(dataA, key);
+            try (var apiB = new RawApi(b.url, key)) {
+                String id = sandbox;
+                Await.until("node-b to adopt the running sandbox", Duration.ofSeconds(60), () ->
+                        apiB.get("/v1/events?limit=1000").toString().contains("node.adopted"));
+                assertThat(exec(apiB, id, "cat /root/kept")).isEqualTo("kept\n");
+                long resumed = count(apiB, id);
+                assertThat(resumed).as("the counter as of the checkpoint").isPositive();
+                Await.until("the counter to go on at node-b", Duration.ofSeconds(10), () -> count(apiB, id) > resumed);
+                assertThat(apiB.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("running");
+                assertThat(countersOf(id)).as("one copy runs, node-b's").isEqualTo(1);
+            }
+            // node-a returns on a new disk (its root key given back): the sandbox is node-b's, and answers through node-a.
+            a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            try (var apiA = new RawApi(a.url, key)) {
+                assertThat(exec(apiA, sandbox, "cat /root/kept")).isEqualTo("kept\n"); // through node-a, served by node-b
+                assertThat(countersOf(sandbox)).isEqualTo(1);
+                assertThat(apiA.call("DELETE", "/v1/sandboxes/" + sandbox, null).status()).isEqualTo(204);
+            }
+            sandbox = null;
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            for (var service : started) service.close();
+            if (sandbox != null) { // a failure: kill what it left, then let each node clean up after it (the failure stays the one reported)
+                try {
+                    killProcessesOf(sandbox);
+                    ServiceProcess.removeLeftovers(dataB, logB, sandbox, flagsB);
+                    if (Files.exists(dataA)) ServiceProcess.removeLeftovers(dataA, logA, null, flagsA);
+                } catch (Throwable cleanup) {
+                    cleanup.printStackTrace();
+                }
+            }
+            for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir) && HostLeaks.mountsUnder(dir).isEmpty()) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    /**
+     * A node cut off from the catalog freezes its running sandbox that keeps durability checkpoints
+     * as soon as its lease lapses by its own clock (before the other node, which waits a lease more
+     * and here a long grace, could adopt it), and thaws it when it reaches the catalog again and
+     * the sandbox is still its own: it goes on counting.
+     */
+    @Test
+    void aNodeCutOffFreezesItsDurableRunningSandboxAndThawsItWhenBack() throws Exception {
+        Path dataA = Files.createTempDirectory("stasis-nodes-it-a");
+        Path dataB = Files.createTempDirectory("stasis-nodes-it-b");
+        Path blobs = Files.createTempDirectory("stasis-nodes-it-blobs");
+        Path logA = Path.of("target", "nodes-it-freeze-a.log").toAbsolutePath();
+        Path logB = Path.of("target", "nodes-it-freeze-b.log").toAbsolutePath();
+        String catalog = postgres.server().newDatabase();
+        var started = new ArrayList<ServiceProcess>();
+        String sandbox = null;
+        var relay = CuttableRelay.to(postgres.server().port());
+        String throughRelay = catalog.replace(":" + postgres.server().port() + "/", ":" + relay.port() + "/");
+        String[] flagsA = {"--catalog", throughRelay, "--blob-dir", blobs.toString(), "--node-lease", "3s", "--node-name", "node-a"};
+        // node-b waits its own (long) lease after node-a's lapsed before it would adopt: the test mends the cut well before.
+        String[] flagsB = {"--catalog", catalog, "--blob-dir", blobs.toString(), "--node-lease", "60s", "--node-name", "node-b"};
+        try {
+            var a = track(started, ServiceProcess.start(dataA, logA, Map.of(), flagsA));
+            String key = Files.readString(dataA.resolve("root.key")).strip();
+            Files.copy(dataA.resolve("root.key"), dataB.resolve("root.key"));
+            var b = track(started, ServiceProcess.start(dataB, logB, Map.of(), flagsB));
+            try (var apiA = new RawApi(a.url, key); var apiB = new RawApi(b.url, key)) {
+                sandbox = apiA.post("/v1/sandboxes", "{\"durability\": {\"checkpointEvery\": \"5s\"}, \"lifecycle\": {\"pauseAfterIdle\": null}}")
+                        .get("id").asText();
+                String id = sandbox;
+                apiA.post("/v1/sandboxes/" + id + "/processes", "{\"cmd\": [\"sh\", \"-c\", \"" + COUNTER + "\"]}");
+                Await.until("a durable durability checkpoint", Duration.ofSeconds(30), () ->
+                        apiA.get("/v1/sandboxes/" + id).hasNonNull("durableImage"));
+                Thread.sleep(2_000); // the keeper's next pass counts it among those it keeps durable
+                Path freezer = Path.of("/sys/fs/cgroup/freezer/stasis", id, "freezer.state");
+                assertThat(Files.readString(freezer).strip()).isEqualTo("THAWED");
+
+                relay.cut();
+                Await.until("node-a to freeze the sandbox", Duration.ofSeconds(30), () -> stateOf(freezer).equals("FROZEN"));
+                Thread.sleep(1_000);
+                assertThat(Files.readString(freezer).strip()).isEqualTo("FROZEN");
+                assertThat(apiB.get("/v1/events?limit=1000").toString()).as("not adopted").doesNotContain("node.adopted");
+
+                relay.mend();
+                Await.until("node-a to thaw it, back in reach", Duration.ofSeconds(60), () -> stateOf(freezer).equals("THAWED"));
+                Await.until("node-a to answer again", Duration.ofSeconds(30), () -> apiA.call("GET", "/v1/nodes", null).status() == 200);
+                long now = count(apiA, id);
+                Await.until("the counter to go on", Duration.ofSeconds(10), () -> count(apiA, id) > now);
+                assertThat(apiA.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("running");
+                assertThat(apiA.call("DELETE", "/v1/sandboxes/" + id, null).status()).isEqualTo(204);
+            }
+            sandbox = null;
+            for (var service : started) service.close();
+            started.clear();
+            for (Path dir : new Path[] {dataA, dataB}) {
+                assertThat(HostLeaks.mountsUnder(dir)).isEmpty();
+                assertThat(HostLeaks.loopDevicesBackedBy(dir, Duration.ofSeconds(15))).isEmpty();
+            }
+        } finally {
+            relay.mend();
+            if (sandbox != null && !started.isEmpty()) {
+                try (var api = new RawApi(started.getFirst().url, Files.readString(dataA.resolve("root.key")).strip())) {
+                    api.call("DELETE", "/v1/sandboxes/" + sandbox, null);
+                }
+            }
+            for (var service : started) service.close();
+            relay.close();
+            for (Path dir : new Path[] {dataA, dataB, blobs}) if (Files.exists(dir) && HostLeaks.mountsUnder(dir).isEmpty()) ServiceFixture.deleteTree(dir);
+        }
+    }
+
+    private static String stateOf(Path freezer) {
+        try {
+            return Files.readString(freezer).strip();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The loss of a dead node's disk: its swap file switched off, its pool unmounted (the loop device goes with it), its data
+     * directory deleted, and an empty one in its place holding only the root key, as a new disk
+     * would once its operator gave the key back.
+     */
+    private static void loseDisk(Path dataDir, String rootKey) throws Exception {
+        for (String swap : HostLeaks.swapFilesUnder(dataDir)) { // the standby swap file the service had switched on
+            var swapoff = new ProcessBuilder("swapoff", swap).inheritIO().start();
+            assertThat(swapoff.waitFor()).as("swapoff %s", swap).isZero();
+        }
+        var mounts = new ArrayList<>(HostLeaks.mountsUnder(dataDir));
+        mounts.sort(java.util.Comparator.reverseOrder()); // deepest first
+        for (String mount : mounts) {
+            var umount = new ProcessBuilder("umount", "-l", mount).inheritIO().start();
+            assertThat(umount.waitFor()).as("umount %s", mount).isZero();
+        }
+        assertThat(HostLeaks.loopDevicesBackedBy(dataDir, Duration.ofSeconds(15))).isEmpty();
+        ServiceFixture.deleteTree(dataDir);
+        Files.createDirectories(dataDir);
+        Files.writeString(dataDir.resolve("root.key"), rootKey + "\n");
+    }
+
+    /** Kills what runs in the sandbox's cgroup, as the loss of its host would: processes this test started. */
+    private static void killProcessesOf(String sandbox) throws Exception {
+        // A node killed in the middle of a checkpoint leaves its sandbox frozen, and a frozen process dies only once thawed.
+        Path freezer = Path.of("/sys/fs/cgroup/freezer/stasis", sandbox, "freezer.state");
+        if (Files.exists(freezer)) Files.writeString(freezer, "THAWED");
+        var id = Set.of(new SandboxId(sandbox));
+        for (int round = 0; round < 50 && !HostLeaks.processesOf(id).isEmpty(); round++) {
+            for (String process : HostLeaks.processesOf(id)) // kill(1): ProcessHandle signals only processes it can vouch for
+                new ProcessBuilder("kill", "-KILL", process.substring(0, process.indexOf(' '))).start().waitFor();
+            Thread.sleep(100);
+        }
+        assertThat(HostLeaks.processesOf(id)).isEmpty();
     }
 
     /**

@@ -88,10 +88,10 @@ public abstract class CatalogSuite extends CatalogSuiteBase<Catalog> {
         var emptyImage = CatalogFixtures.running(T0.plusSeconds(2)).withState(new SandboxState.Hibernated(CheckpointId.random(), 0, T0));
         var fork = CatalogFixtures.forkOf(paused.id(), CheckpointId.random(), T0.plusSeconds(3));
         var neverMoves = CatalogFixtures.running(T0.plusSeconds(4)).withLifecycle(new LifecyclePolicy(
-                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), false));
+                Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), false, Optional.empty()));
         var everyStep = CatalogFixtures.running(T0.plusSeconds(5)).withLifecycle(new LifecyclePolicy(
                 Optional.of(Duration.ofMillis(1500)), Optional.of(Duration.ofSeconds(7)), Optional.of(Duration.ofNanos(1)), Optional.of(Duration.ofHours(25)),
-                Optional.of(Duration.ofDays(999_999_999)), Optional.of(Duration.ofSeconds(59, 999_999_999)), true));
+                Optional.of(Duration.ofDays(999_999_999)), Optional.of(Duration.ofSeconds(59, 999_999_999)), true, Optional.empty()));
         var noReason = CatalogFixtures.running(T0.plusSeconds(6)).withState(new SandboxState.Stopped(null));
         var all = List.of(paused, standby, hibernated, emptyImage, fork, neverMoves, everyStep, noReason);
 
@@ -199,7 +199,7 @@ public abstract class CatalogSuite extends CatalogSuiteBase<Catalog> {
                 T0.plusSeconds(5), new Resources(0.5, 256, 64, 128), Map.of("A", "1"), Map.of("k", "v"),
                 Optional.of(SandboxId.random()), Optional.of(CheckpointId.random()),
                 new LifecyclePolicy(Optional.empty(), Optional.of(Duration.ofSeconds(30)), Optional.of(Duration.ofMinutes(1)), Optional.empty(),
-                        Optional.empty(), Optional.of(Duration.ofDays(2)), false), TenantId.random(), 42, RuntimeKind.RUNC);
+                        Optional.empty(), Optional.of(Duration.ofDays(2)), false, Optional.empty()), TenantId.random(), 42, RuntimeKind.RUNC);
 
         catalog().update(after);
 

@@ -11,13 +11,14 @@ import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.Catalog;
 import io.stasis.core.tenant.TenantId;
 import java.net.URI;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** The contract of {@link io.stasis.core.spi.NodeCatalog} on one node: registration, leases, where sandboxes are, a tenant's checkpoints. */
 public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
 
     private static Node node(String name, int leaseSeconds) {
-        return new Node(name, URI.create("http://" + name + ":7070"), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3, NodeLimits.NONE), false);
+        return new Node(name, URI.create("http://" + name + ":7070"), Optional.of(URI.create("http://" + name + ":7071")), T0, T0.plusSeconds(leaseSeconds), new NodeCapacity(4096, 2048, 100_000, 3, NodeLimits.NONE), false);
     }
 
     @Test
@@ -43,7 +44,7 @@ public abstract class NodeCatalogSuite extends CatalogSuiteBase<Catalog> {
         assertThat(catalog().nodes().getFirst().draining()).isTrue();
         assertThat(catalog().setDraining("never-registered", true)).isFalse();
         // A restart registers again: the record is replaced.
-        var restarted = new Node("node-a", URI.create("http://10.0.0.9:7070"), T0.plusSeconds(60), T0.plusSeconds(75), NodeCapacity.UNKNOWN, false);
+        var restarted = new Node("node-a", URI.create("http://10.0.0.9:7070"), Optional.empty(), T0.plusSeconds(60), T0.plusSeconds(75), NodeCapacity.UNKNOWN, false);
         catalog().putNode(restarted);
         assertThat(catalog().nodes().getFirst()).isEqualTo(restarted);
     }

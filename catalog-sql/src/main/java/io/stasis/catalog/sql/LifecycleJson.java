@@ -33,6 +33,7 @@ final class LifecycleJson {
         putDuration(node, "deleteAfterIdle", policy.deleteAfterIdle());
         putDuration(node, "maxAge", policy.maxAge());
         node.put("autoResume", policy.autoResume());
+        putDuration(node, "checkpointEvery", policy.checkpointEvery());
         return node.toString();
     }
 
@@ -49,9 +50,11 @@ final class LifecycleJson {
         if (!autoResume.isBoolean()) throw new IllegalArgumentException("lifecycle.autoResume is not a boolean: " + autoResume);
         // standbyAfterIdle came later: rows written before it have none, and never go to standby.
         var standby = node.has("standbyAfterIdle") ? duration(node, "standbyAfterIdle") : Optional.<Duration>empty();
+        // So did checkpointEvery: rows written before it keep no durability checkpoints.
+        var checkpointEvery = node.has("checkpointEvery") ? duration(node, "checkpointEvery") : Optional.<Duration>empty();
         return new LifecyclePolicy(duration(node, "pauseAfterIdle"), standby, duration(node, "hibernateAfterIdle"),
                 duration(node, "stopAfterIdle"), duration(node, "deleteAfterIdle"), duration(node, "maxAge"),
-                autoResume.booleanValue());
+                autoResume.booleanValue(), checkpointEvery);
     }
 
     private static Optional<Duration> duration(JsonNode node, String key) {

@@ -7,7 +7,9 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.node.NodeLimits;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.sandbox.SandboxState;
 import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -23,7 +25,7 @@ import java.util.OptionalInt;
 /** The SQL of the {@code nodes} table, and of which node holds what. */
 final class NodeTable {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final String COLUMNS = "name, advertise_url, started_at, lease_until, capacity, draining";
+    private static final String COLUMNS = "name, advertise_url, preview_url, started_at, lease_until, capacity, draining";
     /** The tables whose rows belong to a node: their files or processes are on its host, or its operations hold them. */
     static final List<String> OWNED = List.of("sandboxes", "checkpoints", "volumes", "sandbox_networks", "checkpoint_uploads", "operations",
             "quota_holds");
@@ -32,15 +34,16 @@ final class NodeTable {
     }
 
     static void put(Connection c, Node node) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO nodes (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
-                + " advertise_url = excluded.advertise_url, started_at = excluded.started_at, lease_until = excluded.lease_until,"
+        try (var st = c.prepareStatement("INSERT INTO nodes (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET"
+                + " advertise_url = excluded.advertise_url, preview_url = excluded.preview_url, started_at = excluded.started_at, lease_until = excluded.lease_until,"
                 + " capacity = excluded.capacity, draining = excluded.draining")) {
             st.setString(1, node.name());
             st.setString(2, node.advertiseUrl().toString());
-            st.setString(3, CatalogTime.format(node.startedAt()));
-            st.setString(4, CatalogTime.format(node.leaseUntil()));
-            st.setString(5, capacityJson(node.capacity()));
-            st.setInt(6, node.draining() ? 1 : 0);
+            st.setString(3, node.previewUrl().map(URI::toString).orElse(""));
+            st.setString(4, CatalogTime.format(node.startedAt()));
+            st.setString(5, CatalogTime.format(node.leaseUntil()));
+            st.setString(6, capacityJson(node.capacity()));
+            st.setInt(7, node.draining() ? 1 : 0);
             st.executeUpdate();
         }
     }
@@ -134,10 +137,16 @@ final class NodeTable {
     }
 
     /** See {@link io.stasis.core.spi.NodeCatalog#adoptSandbox}; the caller's transaction. */
-    static boolean adopt(Connection c, SqlEngine engine, SandboxId sandbox, String fromNode, String toNode, OptionalInt slot) throws SQLException {
+    static boolean adopt(Connection c, SqlEngine engine, SandboxId sandbox, String fromNode, String toNode, OptionalInt slot,
+                         Optional<Sandbox> asHibernated) throws SQLException {
         // The row lock first: an operation its node is beginning commits before the check below, which then sees it.
         if (!lockedNodeOf(c, engine, sandbox).filter(fromNode::equals).isPresent()) return false;
-        if (SqlStatements.exists(c, "SELECT 1 FROM operations WHERE sandbox_id = ?", sandbox.value())) return false;
+        // A checkpoint the lost node was taking of a running sandbox leaves its state as it was: the sandbox is adopted
+        // from its last durable checkpoint, and the old node can no longer complete that one (it is not its sandbox).
+        boolean pendingCheckpoint = asHibernated.isPresent()
+                && SqlStatements.exists(c, "SELECT 1 FROM operations WHERE sandbox_id = ? AND kind = 'checkpoint'", sandbox.value());
+        if (pendingCheckpoint) OperationTable.end(c, sandbox);
+        else if (SqlStatements.exists(c, "SELECT 1 FROM operations WHERE sandbox_id = ?", sandbox.value())) return false;
         try (var st = c.prepareStatement("UPDATE sandboxes SET node = ? WHERE id = ? AND node = ?")) {
             st.setString(1, toNode);
             st.setString(2, sandbox.value());
@@ -156,6 +165,15 @@ final class NodeTable {
             st.setString(1, toNode);
             st.setString(2, sandbox.value());
             st.executeUpdate();
+        }
+        if (asHibernated.isPresent() && asHibernated.get().state() instanceof SandboxState.Hibernated at) {
+            SandboxTable.update(c, asHibernated.get());
+            try (var st = c.prepareStatement("UPDATE checkpoints SET node = ? WHERE id = ? AND sandbox_id = ?")) {
+                st.setString(1, toNode);
+                st.setString(2, at.checkpoint().value());
+                st.setString(3, sandbox.value());
+                st.executeUpdate();
+            }
         }
         return true;
     }
@@ -183,7 +201,9 @@ final class NodeTable {
         String name = rs.getString("name");
         try {
             var capacity = JSON.readTree(rs.getString("capacity"));
-            return new Node(name, URI.create(rs.getString("advertise_url")), CatalogTime.parse(rs.getString("started_at")),
+            String previewUrl = rs.getString("preview_url");
+            return new Node(name, URI.create(rs.getString("advertise_url")), previewUrl.isEmpty() ? Optional.empty() : Optional.of(URI.create(previewUrl)),
+                    CatalogTime.parse(rs.getString("started_at")),
                     CatalogTime.parse(rs.getString("lease_until")),
                     new NodeCapacity(capacity.path("memoryTotalMb").asLong(), capacity.path("memoryAvailableMb").asLong(),
                             capacity.path("diskFreeMb").asLong(), capacity.path("runningSandboxes").asInt(),

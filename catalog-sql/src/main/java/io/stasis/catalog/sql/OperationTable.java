@@ -37,6 +37,14 @@ final class OperationTable {
         }
     }
 
+    static void endOf(Connection c, SandboxId sandbox, String node) throws SQLException {
+        try (var st = c.prepareStatement("DELETE FROM operations WHERE sandbox_id = ? AND node = ?")) {
+            st.setString(1, sandbox.value());
+            st.setString(2, node);
+            st.executeUpdate();
+        }
+    }
+
     static void end(Connection c, SandboxId sandbox) throws SQLException {
         try (var st = c.prepareStatement("DELETE FROM operations WHERE sandbox_id = ?")) {
             st.setString(1, sandbox.value());

@@ -129,7 +129,19 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
         try {
             pool.close();
         } finally {
-            if (lockHolder != null) lockHolder.close();
+            if (lockHolder != null) closeLockHolder();
+        }
+    }
+
+    /**
+     * A lock session whose connection broke (the network to the server was cut) cannot say goodbye:
+     * the driver reports it, but the server has ended the session, and the lock with it.
+     */
+    private void closeLockHolder() throws SQLException {
+        try {
+            lockHolder.close();
+        } catch (SQLException e) {
+            if (!lost(e) && lockHolder.isValid(1)) throw e;
         }
     }
 }

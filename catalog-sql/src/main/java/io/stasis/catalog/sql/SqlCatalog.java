@@ -447,11 +447,13 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     /**
      * Replaces the sandbox's record with {@code outcome} and removes its operation, in one
      * transaction. {@code sandbox_not_found} if the sandbox has no record; nothing changes then
-     * (the operation stays).
+     * (the operation stays). {@code node_unavailable} if another node took the sandbox meanwhile
+     * (this node was cut off from the catalog): its record stays that node's.
      */
     @Override
     public void completeOperation(Sandbox outcome) {
         db.runInTransaction("complete operation", c -> {
+            NodeTable.requireOwnSandbox(c, engine, outcome.id(), node);
             // Either order is atomic; ending first means a failed update must roll the end back,
             // which the tests check.
             OperationTable.end(c, outcome.id());
@@ -459,10 +461,10 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
         });
     }
 
-    /** Removes the sandbox's operation, if any. Idempotent. */
+    /** Removes the sandbox's operation, if any, this node's only (another node's that took the sandbox stays). Idempotent. */
     @Override
     public void abandonOperation(SandboxId sandbox) {
-        db.run("abandon operation", c -> OperationTable.end(c, sandbox));
+        db.run("abandon operation", c -> OperationTable.endOf(c, sandbox, node));
     }
 
     /** Every operation in progress, oldest first. */
@@ -789,8 +791,8 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     }
 
     @Override
-    public boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot) {
-        return db.inTransaction("adopt a sandbox", c -> NodeTable.adopt(c, engine, sandbox, fromNode, node, slot));
+    public boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot, Optional<Sandbox> asHibernated) {
+        return db.inTransaction("adopt a sandbox", c -> NodeTable.adopt(c, engine, sandbox, fromNode, node, slot, asHibernated));
     }
 
     /** Closes the connections (and, on PostgreSQL, gives up the node's lock). Idempotent; later calls fail with {@code internal}. */

@@ -47,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
 class MigrationsTest {
     /** The policy V2 gave rows written before it (the defaults then: no standby, hibernate after 10 min). */
     private static final LifecyclePolicy V2_POLICY = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.empty(),
-            Optional.of(Duration.ofMinutes(10)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), true);
+            Optional.of(Duration.ofMinutes(10)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), true, Optional.empty());
 
     @TempDir
     Path dir;

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  */
 class PersistedJsonTest {
     private static final String LIFECYCLE = "{\"pauseAfterIdle\":\"PT15S\",\"standbyAfterIdle\":\"PT2M\",\"hibernateAfterIdle\":\"PT30M\","
-            + "\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":\"PT168H\",\"autoResume\":true}";
-    /** Before standby existed (V2 migration's shape). */
+            + "\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":\"PT168H\",\"autoResume\":true,\"checkpointEvery\":\"PT5M\"}";
+    /** Before standby existed (V2 migration's shape), and before checkpointEvery. */
     private static final String LIFECYCLE_WITHOUT_STANDBY = "{\"pauseAfterIdle\":\"PT15S\",\"hibernateAfterIdle\":\"PT30M\","
             + "\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":null,\"autoResume\":false}";
     private static final String NETWORK = "{\"egress\":{\"default\":\"deny\",\"allow\":[\"pypi.org\",\"api.example.com\",\"10.1.0.0/16\"],"
@@ -31,7 +31,7 @@ class PersistedJsonTest {
     private static final String NETWORK_WITHOUT_RULES = "{\"egress\":{\"default\":\"allow\",\"allow\":[],\"deny\":[\"169.254.0.0/16\"]}}";
 
     private static final LifecyclePolicy POLICY = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
-            Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.of(Duration.ofDays(7)), true);
+            Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.of(Duration.ofDays(7)), true, Optional.of(Duration.ofMinutes(5)));
 
     private static NetworkPolicy network() {
         var egress = new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse("pypi.org", "allow"),
@@ -44,7 +44,7 @@ class PersistedJsonTest {
         assertThat(LifecycleJson.toJson(POLICY)).isEqualTo(LIFECYCLE);
         assertThat(LifecycleJson.fromJson(LIFECYCLE)).isEqualTo(POLICY);
         assertThat(LifecycleJson.fromJson(LIFECYCLE_WITHOUT_STANDBY)).isEqualTo(new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)),
-                Optional.empty(), Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), false));
+                Optional.empty(), Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), false, Optional.empty()));
         assertThatThrownBy(() -> LifecycleJson.fromJson("{\"pauseAfterIdle\":\"PT15S\"}"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("autoResume");
     }

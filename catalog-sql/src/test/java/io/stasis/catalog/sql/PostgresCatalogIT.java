@@ -134,7 +134,7 @@ class PostgresCatalogIT {
              var pool = Executors.newVirtualThreadPerTaskExecutor()) {
             var adopted = CatalogFixtures.named("adopted");
             a.insert(adopted);
-            assertThat(b.adoptSandbox(adopted.id(), "node-a", java.util.OptionalInt.empty())).isTrue();
+            assertThat(b.adoptSandbox(adopted.id(), "node-a", java.util.OptionalInt.empty(), Optional.empty())).isTrue();
             assertThatThrownBy(() -> a.beginOperation(new Operation(adopted.id(), Operation.Kind.RESTORE, Optional.empty(), T0)))
                     .isInstanceOfSatisfying(StasisException.class, e -> {
                         assertThat(e.code()).isEqualTo(ErrorCode.NODE_UNAVAILABLE);
@@ -152,9 +152,59 @@ class PostgresCatalogIT {
                         return false;
                     }
                 });
-                var taken = pool.submit(() -> b.adoptSandbox(contested.id(), "node-a", java.util.OptionalInt.empty()));
+                var taken = pool.submit(() -> b.adoptSandbox(contested.id(), "node-a", java.util.OptionalInt.empty(), Optional.empty()));
                 assertThat(begun.get() ^ taken.get()).as("round %d: begun %s, adopted %s", round, begun.get(), taken.get()).isTrue();
             }
+        }
+    }
+
+    /** A checkpoint its lost node was taking does not keep a running sandbox from being adopted from its last durable one. */
+    @Test
+    void aPendingCheckpointOfALostNodeGivesWayToAnAdoptionFromACheckpoint() {
+        var location = newDatabase();
+        try (var a = open(location); var b = SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-b")) {
+            var running = CatalogFixtures.named("mid-checkpoint");
+            a.insert(running);
+            var checkpoint = CatalogFixtures.checkpoint(running.id(), T0);
+            a.insertCheckpoint(checkpoint);
+            a.beginOperation(new Operation(running.id(), Operation.Kind.CHECKPOINT, Optional.empty(), T0));
+            assertThat(b.adoptSandbox(running.id(), "node-a", java.util.OptionalInt.empty(), Optional.empty()))
+                    .as("a hibernated-only adoption waits for the operation").isFalse();
+            var asHibernated = running.withState(new SandboxState.Hibernated(checkpoint.id(), 1, T0));
+            assertThat(b.adoptSandbox(running.id(), "node-a", java.util.OptionalInt.empty(), Optional.of(asHibernated))).isTrue();
+            assertThat(a.pendingOperations()).isEmpty();
+            var hibernating = CatalogFixtures.named("mid-hibernation");
+            a.insert(hibernating);
+            a.beginOperation(new Operation(hibernating.id(), Operation.Kind.HIBERNATE, Optional.empty(), T0));
+            assertThat(b.adoptSandbox(hibernating.id(), "node-a", java.util.OptionalInt.empty(),
+                    Optional.of(hibernating.withState(new SandboxState.Hibernated(checkpoint.id(), 1, T0))))).as("any other operation stays").isFalse();
+        }
+    }
+
+    /** A running sandbox adopted from a checkpoint: its record becomes hibernated at it, and the checkpoint's record moves with it. */
+    @Test
+    void aRunningSandboxIsAdoptedHibernatedAtItsCheckpoint() {
+        var location = newDatabase();
+        try (var a = open(location); var b = SqlCatalog.openPostgres(location, EventRetention.DEFAULT, "node-b")) {
+            var running = CatalogFixtures.named("running");
+            a.insert(running);
+            var checkpoint = CatalogFixtures.checkpoint(running.id(), T0);
+            var other = CatalogFixtures.checkpoint(running.id(), T0.plusSeconds(1));
+            a.insertCheckpoint(checkpoint);
+            a.insertCheckpoint(other);
+            var asHibernated = running.withState(new SandboxState.Hibernated(checkpoint.id(), 4096, T0));
+            assertThat(b.adoptSandbox(running.id(), "node-a", java.util.OptionalInt.empty(), Optional.of(asHibernated))).isTrue();
+            assertThat(b.find(running.id())).contains(asHibernated);
+            assertThat(b.nodeOf(running.id())).contains("node-b");
+            // The old node can complete nothing of it any more, nor end the new node's operation.
+            b.beginOperation(new Operation(running.id(), Operation.Kind.RESTORE, Optional.of(checkpoint.id()), T0));
+            assertThatThrownBy(() -> a.completeOperation(running)).isInstanceOfSatisfying(StasisException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.NODE_UNAVAILABLE));
+            a.abandonOperation(running.id());
+            assertThat(b.pendingOperations()).hasSize(1);
+            assertThat(b.find(running.id())).contains(asHibernated);
+            assertThat(b.nodeOfCheckpoint(checkpoint.id())).contains("node-b");
+            assertThat(b.nodeOfCheckpoint(other.id())).as("the others stay").contains("node-a");
         }
     }
 

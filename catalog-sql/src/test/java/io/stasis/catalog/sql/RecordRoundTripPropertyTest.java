@@ -126,7 +126,7 @@ class RecordRoundTripPropertyTest {
 
     Arbitrary<LifecyclePolicy> lifecycles() {
         var step = durations().optional(0.6);
-        return Combinators.combine(step, step, step, step, step, step, Arbitraries.of(true, false)).as(LifecyclePolicy::new);
+        return Combinators.combine(step, step, step, step, step, step, Arbitraries.of(true, false), step).as(LifecyclePolicy::new);
     }
 
     Arbitrary<Duration> durations() {

@@ -26,7 +26,13 @@ public record Checkpoint(CheckpointId id, SandboxId sandboxId, Optional<String> 
         /** The image of a hibernated sandbox; gone when it resumes. */
         HIBERNATION,
         /** Taken to fork a sandbox's current state; kept while forks refer to it. */
-        FORK;
+        FORK,
+        /**
+         * Taken by the service every {@code checkpointEvery} of a running sandbox's policy, with memory,
+         * and made durable: what another node resumes it from if its node is lost. The newest is kept;
+         * listed like the caller's own.
+         */
+        DURABILITY;
 
         public String wireName() {
             return name().toLowerCase(Locale.ROOT);

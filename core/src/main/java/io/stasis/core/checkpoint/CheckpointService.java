@@ -133,6 +133,28 @@ public final class CheckpointService {
     }
 
     /**
+     * A durability checkpoint of a running sandbox (its policy's {@code checkpointEvery}; see
+     * {@link DurabilityKeeper}): with memory, in the durable store before it returns ({@code runtime_failed}
+     * if the upload fails; the local checkpoint stays), and not counted as use of the sandbox, so that
+     * its idle policy goes on. Then the sandbox's older durability checkpoints go.
+     *
+     * @throws StasisException {@code invalid_state} unless the sandbox is running
+     */
+    public Checkpoint keepDurable(SandboxId id) {
+        var made = locks.exclusive(id, () -> {
+            var sandbox = current(id);
+            if (!(sandbox.state() instanceof SandboxState.Running))
+                throw StasisException.invalidState(id.value(), sandbox.state().wireName(), "take a durability checkpoint");
+            return take(sandbox, Optional.empty(), true, Checkpoint.Purpose.DURABILITY);
+        });
+        durable.upload(made, current(id));
+        for (var older : catalog.checkpointsOf(id)) {
+            if (older.purpose() == Checkpoint.Purpose.DURABILITY && !older.id().equals(made.id())) delete(older.id());
+        }
+        return made;
+    }
+
+    /**
      * Keeps {@code count} forks of a memory checkpoint restored ahead, in standby, so that a fork of
      * it only thaws one ({@link ForkSpares}); 0 ends them. The count is kept in the catalog, and
      * the service restores the spares again after a restart.

@@ -1,6 +1,8 @@
 package io.stasis.core.node;
 
+import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.concurrent.Periodic;
 import io.stasis.core.events.EventLog;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Sandbox;
@@ -14,7 +16,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.locks.LockSupport;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,7 +50,7 @@ public final class LostNodes implements AutoCloseable {
     private final Duration grace;
     private final Duration period;
     private volatile boolean closed;
-    private Thread sweeper;
+    private Periodic sweeper;
 
     /**
      * @param grace  how long after a node's lease lapsed its sandboxes are adopted (a node that only
@@ -67,17 +70,9 @@ public final class LostNodes implements AutoCloseable {
     }
 
     public void start() {
-        sweeper = Thread.ofVirtual().name("lost-nodes").start(() -> {
-            while (!closed) {
-                LockSupport.parkNanos(period.toNanos());
-                if (closed) return;
-                try {
-                    sweep();
-                    releaseTaken();
-                } catch (RuntimeException e) {
-                    log.atWarn().setCause(e).log("looking for lost nodes' sandboxes failed; trying again");
-                }
-            }
+        sweeper = Periodic.start("lost-nodes", period, Duration.ofSeconds(10), () -> {
+            sweep();
+            releaseTaken();
         });
     }
 
@@ -94,7 +89,12 @@ public final class LostNodes implements AutoCloseable {
             for (SandboxId id : catalog.sandboxesOfNode(node.name())) {
                 if (closed) return adopted;
                 var sandbox = catalog.find(id);
-                if (sandbox.isPresent() && durable(sandbox.get()) && adopt(sandbox.get(), node)) adopted++;
+                if (sandbox.isEmpty()) continue;
+                if (durable(sandbox.get()) && adopt(sandbox.get(), node, Optional.empty())) adopted++;
+                else if (!node.draining()) {
+                    var at = durabilityPoint(sandbox.get());
+                    if (at.isPresent() && adopt(sandbox.get(), node, at)) adopted++;
+                }
             }
         }
         return adopted;
@@ -107,19 +107,22 @@ public final class LostNodes implements AutoCloseable {
      */
     public int releaseTaken() {
         String self = catalog.localNode();
+        // What the catalog lists as this node's is kept without a query each; only the rest is looked up.
+        Set<SandboxId> mine = catalog.all().stream().map(Sandbox::id).collect(Collectors.toSet());
+        Set<CheckpointId> mineCheckpoints = catalog.allCheckpoints().stream().map(Checkpoint::id).collect(Collectors.toSet());
         int removed = 0;
         for (SandboxId id : roots.listRoots()) {
-            if (catalog.nodeOf(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            if (mine.contains(id) || catalog.nodeOf(id).filter(node -> !node.equals(self)).isEmpty()) continue;
             roots.deleteRoot(id);
             removed++;
         }
         for (CheckpointId id : images.listImages()) {
-            if (catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            if (mineCheckpoints.contains(id) || catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
             images.deleteImage(id);
             removed++;
         }
         for (CheckpointId id : roots.listSnapshots()) {
-            if (catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
+            if (mineCheckpoints.contains(id) || catalog.nodeOfCheckpoint(id).filter(node -> !node.equals(self)).isEmpty()) continue;
             roots.deleteSnapshot(id);
             removed++;
         }
@@ -133,12 +136,29 @@ public final class LostNodes implements AutoCloseable {
                 && catalog.durableImage(sandbox.id()).filter(image -> image.checkpoint().equals(h.checkpoint())).isPresent();
     }
 
-    private boolean adopt(Sandbox sandbox, Node from) {
-        boolean adopted = network.rehome(sandbox.id(), slot -> catalog.adoptSandbox(sandbox.id(), from.name(), slot));
+    /**
+     * For a sandbox that had processes on the lost node and keeps durability checkpoints: its record
+     * hibernated at the newest of them, when that is its newest durable copy, with memory.
+     */
+    private Optional<Sandbox> durabilityPoint(Sandbox sandbox) {
+        if (!sandbox.state().hasProcesses() || sandbox.lifecycle().checkpointEvery().isEmpty()) return Optional.empty();
+        return catalog.durableImage(sandbox.id()).flatMap(image -> catalog.findCheckpoint(image.checkpoint()))
+                .filter(c -> c.purpose() == Checkpoint.Purpose.DURABILITY && c.memory())
+                .map(c -> sandbox.withState(new SandboxState.Hibernated(c.id(), c.sizeBytes(), c.createdAt())));
+    }
+
+    private boolean adopt(Sandbox sandbox, Node from, Optional<Sandbox> asHibernated) {
+        boolean adopted = network.rehome(sandbox.id(), slot -> catalog.adoptSandbox(sandbox.id(), from.name(), slot, asHibernated));
         if (!adopted) return false;
-        events.append("node.adopted", Optional.of(sandbox.id()), Map.of("sandboxId", sandbox.id().value(), "from", from.name(),
-                "to", catalog.localNode(), "leaseUntil", from.leaseUntil().toString()));
+        var details = new java.util.LinkedHashMap<String, Object>();
+        details.put("sandboxId", sandbox.id().value());
+        details.put("from", from.name());
+        details.put("to", catalog.localNode());
+        details.put("leaseUntil", from.leaseUntil().toString());
+        asHibernated.ifPresent(s -> details.put("checkpointId", ((SandboxState.Hibernated) s.state()).checkpoint().value()));
+        events.append("node.adopted", Optional.of(sandbox.id()), details);
         log.atInfo().addKeyValue("sandbox", sandbox.id()).addKeyValue("from", from.name()).addKeyValue("leaseUntil", from.leaseUntil())
+                .addKeyValue("fromCheckpoint", asHibernated.isPresent())
                 .log("adopted a sandbox of a lost node: it resumes here from its durable image");
         return true;
     }
@@ -147,14 +167,7 @@ public final class LostNodes implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
-        if (sweeper != null) {
-            LockSupport.unpark(sweeper);
-            try {
-                sweeper.join(Duration.ofSeconds(10));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        if (sweeper != null) sweeper.close();
         try {
             releaseTaken();
         } catch (RuntimeException e) {

@@ -2,6 +2,7 @@ package io.stasis.core.node;
 
 import java.net.URI;
 import java.time.Instant;
+import java.util.Optional;
 
 /**
  * A Stasis service sharing the catalog with others: its name, where the others reach it, and its
@@ -10,13 +11,15 @@ import java.time.Instant;
  *
  * @param name         unique among the nodes of a catalog ({@code --node-name}, the host name by default)
  * @param advertiseUrl the base URL other nodes forward requests to ({@code --advertise-url})
+ * @param previewUrl   where other nodes pass on preview requests for its sandboxes: its preview listener, as
+ *                     reached at the advertise URL's host (empty for a node that registered without one)
  * @param startedAt    when this run of the node registered
  * @param leaseUntil   when the node is taken as gone unless it renews
  * @param capacity     what the node reported at its last renewal
  * @param draining     whether it is being drained: the other nodes take its sandboxes as it hibernates them,
  *                     and it places no new ones (a new registration, as after a restart, ends it)
  */
-public record Node(String name, URI advertiseUrl, Instant startedAt, Instant leaseUntil, NodeCapacity capacity, boolean draining) {
+public record Node(String name, URI advertiseUrl, Optional<URI> previewUrl, Instant startedAt, Instant leaseUntil, NodeCapacity capacity, boolean draining) {
 
     /** Whether the lease holds at {@code now}. */
     public boolean alive(Instant now) {

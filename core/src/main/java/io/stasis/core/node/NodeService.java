@@ -33,6 +33,7 @@ public final class NodeService implements AutoCloseable {
     private final Catalog catalog;
     private final Clock clock;
     private final Supplier<URI> advertiseUrl;
+    private final Supplier<Optional<URI>> previewUrl;
     private final Supplier<NodeCapacity> capacity;
     private final Duration lease;
     private final boolean shared;
@@ -42,13 +43,25 @@ public final class NodeService implements AutoCloseable {
     /** When the lease was last renewed, by this process's monotonic clock (the catalog's times are other hosts' too). */
     private volatile long renewedAtNanos = System.nanoTime();
     private Thread renewer;
+    private Thread watcher;
+    private final java.util.List<LeaseListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Told when this node's lease lapses by its own clock (it could not renew it), and when a renewal succeeds again. */
+    public interface LeaseListener {
+        /** At the lapse, and again at every look while the lease stays lapsed: what it does must bear repeating. */
+        void leaseLost();
+
+        void leaseBack();
+    }
 
     /**
      * @param advertiseUrl read at {@link #start}, when the service knows the port it listens on
+     * @param previewUrl   where the others reach this node's preview listener, read at {@link #start} too
      * @param shared       whether other nodes may share the catalog (PostgreSQL), not this node's alone (SQLite)
      */
-    public NodeService(Catalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<NodeCapacity> capacity, Duration lease,
-                       boolean shared) {
+    public NodeService(Catalog catalog, Clock clock, Supplier<URI> advertiseUrl, Supplier<Optional<URI>> previewUrl,
+                       Supplier<NodeCapacity> capacity, Duration lease, boolean shared) {
+        this.previewUrl = previewUrl;
         this.shared = shared;
         this.catalog = catalog;
         this.clock = clock;
@@ -78,8 +91,8 @@ public final class NodeService implements AutoCloseable {
      * The node other than this one that a new sandbox asking for {@code demand} is to be created on,
      * or empty for this one. Of the live nodes not being drained, those whose limits take the demand
      * beside what they hold (their sandboxes and the holds in flight, see {@link NodeCatalog#nodeLoads})
-     * are ranked by the memory they have left for sandboxes, then their free disk; this node wins a
-     * tie, so that a create is forwarded only for a better place. If none has room, this node: its
+     * are ranked by the memory they have left for sandboxes; this node wins a tie, so that a create is
+     * forwarded only for a better place; among the others, the one with more free disk. If none has room, this node: its
      * admission then refuses with what is full. A draining node places nothing on itself.
      *
      * @throws StasisException {@code node_unavailable} on a draining node when no other node is alive
@@ -91,8 +104,8 @@ public final class NodeService implements AutoCloseable {
         var candidates = catalog.nodes().stream().filter(n -> n.alive(now) && !n.draining() && !(draining && isLocal(n))).toList();
         var best = candidates.stream().filter(n -> n.capacity().limits().fits(loads.getOrDefault(n.name(), TenantUsage.NONE), demand))
                 .max(Comparator.<Node>comparingLong(n -> n.capacity().memoryForSandboxesMb() - loads.getOrDefault(n.name(), TenantUsage.NONE).memoryMb())
-                        .thenComparingLong(n -> n.capacity().diskFreeMb())
-                        .thenComparing(this::isLocal));
+                        .thenComparing(this::isLocal)
+                        .thenComparingLong(n -> n.capacity().diskFreeMb()));
         if (draining) {
             var elsewhere = best.or(() -> candidates.stream().findFirst()); // none with room: the one that will say so
             if (elsewhere.isEmpty())
@@ -117,17 +130,24 @@ public final class NodeService implements AutoCloseable {
         return catalog.localNode();
     }
 
+    /** Adds a listener of this node's lease (on a shared catalog); add them before {@link #start}. */
+    public void onLease(LeaseListener listener) {
+        listeners.add(listener);
+    }
+
     /** Registers this node and starts renewing its lease. */
     public void start() {
         register();
         renewer = Thread.ofVirtual().name("node-lease").start(this::renewUntilClosed);
+        // Apart from the renewer, which may wait on an unreachable catalog for longer than the lease.
+        if (shared && !listeners.isEmpty()) watcher = Thread.ofVirtual().name("node-lease-watch").start(this::watchUntilClosed);
         log.atInfo().addKeyValue("node", name()).addKeyValue("advertiseUrl", advertiseUrl.get()).addKeyValue("lease", lease).log("node registered");
     }
 
     private void register() {
         draining = false; // a registration ends a drain, as after a restart
         long asked = System.nanoTime();
-        catalog.putNode(new Node(name(), advertiseUrl.get(), startedAt, clock.instant().plus(lease), capacity.get(), false));
+        catalog.putNode(new Node(name(), advertiseUrl.get(), previewUrl.get(), startedAt, clock.instant().plus(lease), capacity.get(), false));
         renewedAtNanos = asked;
     }
 
@@ -146,6 +166,32 @@ public final class NodeService implements AutoCloseable {
         }
     }
 
+    private void watchUntilClosed() {
+        boolean held = true;
+        while (!closed) {
+            LockSupport.parkNanos(Math.max(lease.toNanos() / 20, 50_000_000L));
+            if (closed) return;
+            boolean now = leaseHeld();
+            if (now == held && now) continue;
+            if (now != held)
+                log.atWarn().addKeyValue("node", name()).addKeyValue("leaseHeld", now).log(now ? "the node's lease is renewed again"
+                        : "the node could not renew its lease: it stops changing its sandboxes until it can");
+            held = now;
+            for (var listener : listeners) {
+                try {
+                    if (now) listener.leaseBack();
+                    else listener.leaseLost();
+                } catch (RuntimeException e) {
+                    log.atWarn().addKeyValue("node", name()).setCause(e).log("a lease listener failed");
+                }
+            }
+        }
+    }
+
+    private boolean leaseHeld() {
+        return System.nanoTime() - renewedAtNanos < lease.toNanos();
+    }
+
     /**
      * Refuses to act while this node's lease has lapsed by its own clock: it could not renew it (the
      * catalog is out of its reach), so the other nodes may be adopting its sandboxes. The node changes
@@ -154,9 +200,8 @@ public final class NodeService implements AutoCloseable {
      * @throws StasisException {@code node_unavailable} naming the node and how long ago it last renewed
      */
     public void requireLease() {
-        if (!shared) return;
+        if (!shared || leaseHeld()) return;
         long since = System.nanoTime() - renewedAtNanos;
-        if (since < lease.toNanos()) return;
         throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + name() + " could not renew its lease in the catalog for "
                 + Duration.ofNanos(since).toSeconds() + " s (the catalog is out of its reach): it changes nothing until it is back,"
                 + " and the other nodes answer for the sandboxes they take over", Map.of("node", name()));
@@ -243,6 +288,7 @@ public final class NodeService implements AutoCloseable {
     public void close() {
         if (closed) return;
         closed = true;
+        if (watcher != null) LockSupport.unpark(watcher);
         if (renewer != null) {
             LockSupport.unpark(renewer);
             try {

@@ -3,6 +3,7 @@ package io.stasis.core.spi;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.node.Node;
 import io.stasis.core.node.NodeCapacity;
+import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantUsage;
 import io.stasis.core.volume.VolumeId;
@@ -64,6 +65,10 @@ public interface NodeCatalog {
      * node's) and its hibernation image's record, in one transaction; only while it is still
      * {@code fromNode}'s and no operation of it is pending. Returns whether it did: of several nodes
      * adopting at once, one does.
+     *
+     * @param asHibernated for a sandbox that had processes on {@code fromNode}: its record as it is to
+     *                     be here, hibernated at a durable memory checkpoint of it, whose record moves
+     *                     here too; empty for a sandbox hibernated already
      */
-    boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot);
+    boolean adoptSandbox(SandboxId sandbox, String fromNode, OptionalInt slot, Optional<Sandbox> asHibernated);
 }

@@ -28,7 +28,7 @@ final class Prebooter {
     private static final Duration READY_CMD_TIMEOUT = Duration.ofSeconds(30);
     /** A holder waits stopped, with nothing on its idle ladder: its checkpoint is the template's running state. */
     private static final LifecyclePolicy HOLDER_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.empty(), Optional.empty(), false);
+            Optional.empty(), Optional.empty(), Optional.empty(), false, Optional.empty());
 
     private final TemplateBuilds.Services services;
 

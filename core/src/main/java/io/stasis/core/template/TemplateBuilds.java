@@ -48,7 +48,7 @@ public final class TemplateBuilds implements AutoCloseable {
     private static final Duration FROM_WAIT = Duration.ofMinutes(30);
     static final int FAILURE_OUTPUT_BYTES = 4096;
     private static final LifecyclePolicy BUILD_LIFECYCLE = new LifecyclePolicy(Optional.empty(), Optional.empty(), Optional.empty(),
-            Optional.empty(), Optional.of(Duration.ofHours(1)), Optional.of(Duration.ofHours(12)), false);
+            Optional.empty(), Optional.of(Duration.ofHours(1)), Optional.of(Duration.ofHours(12)), false, Optional.empty());
 
     /** The services a build drives. */
     public record Services(SandboxService sandboxes, ExecService exec, ProcessService processes, CheckpointService checkpoints,

@@ -67,7 +67,7 @@ class IdlePolicyPropertyTest {
     void maxAgeDeletesWhateverTheIdleTimeAndCallsItTtl(@ForAll("policies") LifecyclePolicy policy, @ForAll("states") SandboxState state,
                                                        @ForAll @LongRange(min = 1, max = 100_000) long ageSeconds) {
         var aged = new LifecyclePolicy(policy.pauseAfterIdle(), policy.standbyAfterIdle(), policy.hibernateAfterIdle(), policy.stopAfterIdle(),
-                policy.deleteAfterIdle(), Optional.of(Duration.ofSeconds(ageSeconds)), policy.autoResume());
+                policy.deleteAfterIdle(), Optional.of(Duration.ofSeconds(ageSeconds)), policy.autoResume(), Optional.empty());
         var now = CREATED.plusSeconds(ageSeconds);
         // Active a second ago: only the age counts.
         var decision = IdlePolicy.decide(aged, state, CREATED, now.minusSeconds(1), now);
@@ -96,6 +96,6 @@ class IdlePolicyPropertyTest {
         Arbitrary<Optional<Duration>> limit = Arbitraries.longs().between(1, 150_000).map(Duration::ofSeconds).optional(0.6);
         return Combinators.combine(limit, limit, limit, limit, limit, Arbitraries.of(true, false))
                 .as((pause, standby, hibernate, stop, delete, wake) -> new LifecyclePolicy(pause, standby, hibernate, stop, delete,
-                        Optional.empty(), wake));
+                        Optional.empty(), wake, Optional.empty()));
     }
 }

@@ -12,7 +12,7 @@ final class Bodies {
     }
 
     record CreateSandbox(String template, String name, Map<String, String> env, Map<String, String> metadata, ResourcesBody resources,
-                         JsonNode lifecycle, JsonNode network,
+                         JsonNode lifecycle, JsonNode durability, JsonNode network,
                          List<MountBody> volumes, List<BucketMountBody> mounts, String fromCheckpoint, String runtime) {
     }
 

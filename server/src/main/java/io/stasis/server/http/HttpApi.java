@@ -245,7 +245,12 @@ public final class HttpApi implements AutoCloseable {
 
     private static void writeError(StasisException e, Context ctx) {
         int status = ErrorMapper.status(e.code());
-        if (status >= 500)
+        // A node gone or cut off, a host full: states of the service its message explains, not faults with a stack to read.
+        boolean state = e.code() == ErrorCode.NODE_UNAVAILABLE || e.code() == ErrorCode.HOST_BUSY;
+        if (status >= 500 && state)
+            log.atWarn().addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("code", e.code().wireName())
+                    .addKeyValue("details", e.details()).log(e.getMessage());
+        else if (status >= 500)
             log.atError().addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("code", e.code().wireName())
                     .addKeyValue("details", e.details()).setCause(e).log(e.getMessage());
         RefusedBodies.drain(ctx, REFUSED_BODY_DRAIN);

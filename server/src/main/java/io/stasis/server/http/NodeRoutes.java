@@ -29,7 +29,7 @@ final class NodeRoutes {
     }
 
     /** A node as the API shows it; {@code local}: the node that answered. */
-    record NodeView(String name, String advertiseUrl, boolean alive, boolean local, boolean draining, Instant startedAt, Instant leaseUntil,
+    record NodeView(String name, String advertiseUrl, String previewUrl, boolean alive, boolean local, boolean draining, Instant startedAt, Instant leaseUntil,
                     int sandboxes, CapacityView capacity) {
     }
 
@@ -48,7 +48,7 @@ final class NodeRoutes {
 
     void register(RoutesConfig routes) {
         routes.get("/v1/nodes", ctx -> ctx.json(new Views.ListView<>(nodes.list().stream()
-                .map(s -> new NodeView(s.node().name(), s.node().advertiseUrl().toString(), s.alive(), s.local(), s.node().draining(),
+                .map(s -> new NodeView(s.node().name(), s.node().advertiseUrl().toString(), s.node().previewUrl().map(Object::toString).orElse(null), s.alive(), s.local(), s.node().draining(),
                         s.node().startedAt(), s.node().leaseUntil(), s.sandboxes(), CapacityView.of(s.node().capacity())))
                 .toList(), null)), Access.ROOT);
         routes.post("/v1/nodes/{name}/drain", ctx -> {

@@ -108,7 +108,7 @@ final class SandboxRoutes {
                 EnvVars.validateEnv("env", orEmpty(body.env())),
                 EnvVars.validateMetadata(orEmpty(body.metadata())),
                 resources,
-                PolicyJson.mergeLifecycle(defaultLifecycle, body.lifecycle()),
+                PolicyJson.mergeDurability(PolicyJson.mergeLifecycle(defaultLifecycle, body.lifecycle()), body.durability()),
                 body.network() == null ? Optional.empty() : Optional.of(PolicyJson.readNetwork(body.network(), "network")),
                 tenant,
                 volumeMounts,
@@ -138,6 +138,7 @@ final class SandboxRoutes {
      */
     private void createFrom(Context ctx, Bodies.CreateSandbox body) throws IOException, InterruptedException {
         if (body.template() != null || body.env() != null || body.metadata() != null || body.resources() != null || body.lifecycle() != null
+                || body.durability() != null
                 || body.network() != null || body.volumes() != null || body.mounts() != null || body.runtime() != null)
             throw StasisException.invalid("fromCheckpoint", "takes the sandbox's settings from the checkpoint: give only name with it");
         String raw = body.fromCheckpoint();

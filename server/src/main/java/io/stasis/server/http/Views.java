@@ -37,7 +37,8 @@ final class Views {
 
     record SandboxView(String id, String name, String template, String state, String stateReason, HibernationView hibernation,
                        Instant createdAt, ResourcesView resources, Map<String, String> env, Map<String, String> metadata,
-                       String parentId, String checkpointId, Map<String, Object> lifecycle, long generation, String runtime,
+                       String parentId, String checkpointId, Map<String, Object> lifecycle, Map<String, Object> durability, long generation,
+                       String runtime,
                        @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                        DurableImageView durableImage,
                        @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
@@ -46,20 +47,20 @@ final class Views {
         static SandboxView of(Sandbox s, List<SandboxBucket> buckets) {
             var v = of(s);
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
-                    v.parentId, v.checkpointId, v.lifecycle, v.generation, v.runtime, null, buckets.stream().map(BucketMountView::of).toList());
+                    v.parentId, v.checkpointId, v.lifecycle, v.durability, v.generation, v.runtime, null, buckets.stream().map(BucketMountView::of).toList());
         }
 
         /** As shown while its node is lost and nothing brings it back elsewhere: state {@code lost}, with why. */
         SandboxView lost(String why) {
             return new SandboxView(id, name, template, "lost", why, hibernation, createdAt, resources, env, metadata, parentId,
-                    checkpointId, lifecycle, generation, runtime, durableImage, mounts);
+                    checkpointId, lifecycle, durability, generation, runtime, durableImage, mounts);
         }
 
         /** With its newest durable checkpoint ({@code durableImage}: the answers of get and resume), {@code null} if none. */
         SandboxView withDurableImage(Optional<DurableImage> image) {
             var view = image.map(i -> new DurableImageView(i.checkpoint().value(), i.digest(), i.takenAt())).orElse(null);
             return new SandboxView(id, name, template, state, stateReason, hibernation, createdAt, resources, env, metadata, parentId,
-                    checkpointId, lifecycle, generation, runtime, view, mounts);
+                    checkpointId, lifecycle, durability, generation, runtime, view, mounts);
         }
 
         static SandboxView of(Sandbox s) {
@@ -69,7 +70,7 @@ final class Views {
             return new SandboxView(s.id().value(), s.name().orElse(null), s.template(), s.state().wireName(), reason, hibernation,
                     s.createdAt(), ResourcesView.of(s.resources()), s.env(), s.metadata(),
                     s.parentId().map(SandboxId::value).orElse(null), s.checkpointId().map(CheckpointId::value).orElse(null),
-                    PolicyJson.lifecycle(s.lifecycle()), s.generation(), s.runtime().wireName(), null, null);
+                    PolicyJson.lifecycle(s.lifecycle()), PolicyJson.durability(s.lifecycle()), s.generation(), s.runtime().wireName(), null, null);
         }
     }
 

@@ -3,6 +3,7 @@ package io.stasis.server.preview;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.sandbox.SandboxId;
 import java.net.InetSocketAddress;
+import java.util.Optional;
 
 /**
  * Where the preview proxy connects for a sandbox's port. {@code Daemon} implements it; tests point
@@ -25,6 +26,21 @@ public interface PreviewTargets {
      * (a long download or event stream) and while a WebSocket is open, so that the idle policy
      * does not pause the sandbox under it.
      */
+    /**
+     * Where to pass a request for a sandbox on another node sharing the catalog: that node's preview
+     * listener, which checks the request again and serves it from the sandbox's host. Empty when the
+     * sandbox is this node's (or there is only one node).
+     *
+     * @throws io.stasis.core.error.StasisException {@code node_unavailable} when its node is gone (the proxy answers 503)
+     */
+    default Optional<PassOn> elsewhere(SandboxId sandbox) {
+        return Optional.empty();
+    }
+
+    /** A request passed from node {@code from} to the preview listener of node {@code to}. */
+    record PassOn(String from, String to, InetSocketAddress listener) {
+    }
+
     default ActivityTracker.Attachment inUse(SandboxId sandbox) {
         return () -> {
         };

@@ -6,6 +6,7 @@ import io.stasis.core.preview.PreviewAccess;
 import io.stasis.core.preview.PreviewId;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.http1.BodyFraming;
+import io.stasis.server.http.NodeForwarder;
 import io.stasis.http1.BodyRelay;
 import io.stasis.http1.HeadReader;
 import io.stasis.http1.HttpFramingException;
@@ -125,19 +126,25 @@ final class ProxyConnection implements Runnable {
         }
         admittedBy = preview.id();
         if (credentials.fromQuery()) return redirectWithCookie(head, requestBody, route, preview, credentials, in, out);
+        Optional<PreviewTargets.PassOn> passOn;
         InetSocketAddress address;
         try {
-            address = proxy.targets().connectTarget(route.sandbox(), route.port());
+            passOn = proxy.targets().elsewhere(route.sandbox());
+            if (passOn.isPresent() && head.headers().has(NodeForwarder.FORWARDED_BY))
+                return refuse(out, 503, "node " + head.headers().first(NodeForwarder.FORWARDED_BY).orElse("") + " passed on a preview of "
+                        + route.sandbox() + ", which is on node " + passOn.get().to() + "; try again");
+            address = passOn.isPresent() ? passOn.get().listener() : proxy.targets().connectTarget(route.sandbox(), route.port());
         } catch (StasisException e) {
             int status = switch (e.code()) {
                 case SANDBOX_NOT_FOUND -> 404;
-                case INVALID_STATE -> 503;
+                case INVALID_STATE, NODE_UNAVAILABLE -> 503;
                 default -> 502;
             };
             return refuse(out, status, e.getMessage());
         }
+        if (passOn.isPresent()) return forward(head, requestBody, route, address, passOn, in, out); // its node counts the use
         try (var use = proxy.targets().inUse(route.sandbox())) {
-            return forward(head, requestBody, route, address, in, out);
+            return forward(head, requestBody, route, address, passOn, in, out);
         }
     }
 
@@ -202,10 +209,10 @@ final class ProxyConnection implements Runnable {
     }
 
     private boolean forward(RequestHead head, BodyFraming requestBody, PreviewRoute route, InetSocketAddress address,
-                            HttpInput in, OutputStream out) throws IOException {
+                            Optional<PreviewTargets.PassOn> passOn, HttpInput in, OutputStream out) throws IOException {
         boolean webSocket = head.isWebSocketUpgrade();
         String originalHost = head.headers().first("Host").orElse("");
-        byte[] upstreamHead = rewriteRequest(head, route, webSocket, originalHost).toBytes();
+        byte[] upstreamHead = rewriteRequest(head, route, webSocket, originalHost, passOn).toBytes();
         ResponseHead response = null;
         Thread pump = null;
         var pumpFailure = new AtomicReference<Exception>();
@@ -317,9 +324,15 @@ final class ProxyConnection implements Runnable {
         }
     }
 
-    private RequestHead rewriteRequest(RequestHead head, PreviewRoute route, boolean webSocket, String originalHost) {
+    /**
+     * The head sent upstream: to the sandbox's port, without the preview's credentials and as to
+     * {@code localhost}; or, passed on to the sandbox's node, as it came (host, target and credentials,
+     * which that node checks again) and marked with {@link NodeForwarder#FORWARDED_BY}.
+     */
+    private RequestHead rewriteRequest(RequestHead head, PreviewRoute route, boolean webSocket, String originalHost,
+                                       Optional<PreviewTargets.PassOn> passOn) {
         var headers = head.headers();
-        PreviewCredentials.strip(headers);
+        if (passOn.isEmpty()) PreviewCredentials.strip(headers);
         String transferEncoding = headers.first("Transfer-Encoding").orElse(null);
         dropHopByHop(headers, webSocket);
         if (transferEncoding != null) headers.add("Transfer-Encoding", transferEncoding);
@@ -328,6 +341,10 @@ final class ProxyConnection implements Runnable {
         headers.set("X-Forwarded-For", headers.first("X-Forwarded-For").map(f -> f + ", " + clientIp).orElse(clientIp));
         if (!headers.has("X-Forwarded-Proto")) headers.add("X-Forwarded-Proto", "http");
         if (!headers.has("X-Forwarded-Host") && !originalHost.isEmpty()) headers.add("X-Forwarded-Host", originalHost);
+        if (passOn.isPresent()) {
+            headers.set(NodeForwarder.FORWARDED_BY, passOn.get().from());
+            return new RequestHead(head.method(), originTarget(head), head.version(), headers);
+        }
         // Development servers accept their own name (Vite, webpack refuse unknown hosts); the public one is in X-Forwarded-Host.
         headers.set("Host", "localhost:" + route.port());
         return new RequestHead(head.method(), PreviewCredentials.withoutToken(route.forwardTarget()), head.version(), headers);

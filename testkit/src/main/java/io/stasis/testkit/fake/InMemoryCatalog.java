@@ -336,7 +336,7 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
         return call(() -> {
             var node = nodes.get(name);
             if (node == null) return false;
-            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), leaseUntil, capacity, node.draining()));
+            nodes.put(name, new Node(name, node.advertiseUrl(), node.previewUrl(), node.startedAt(), leaseUntil, capacity, node.draining()));
             return true;
         });
     }
@@ -346,7 +346,7 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
         return call(() -> {
             var node = nodes.get(name);
             if (node == null) return false;
-            nodes.put(name, new Node(name, node.advertiseUrl(), node.startedAt(), node.leaseUntil(), node.capacity(), draining));
+            nodes.put(name, new Node(name, node.advertiseUrl(), node.previewUrl(), node.startedAt(), node.leaseUntil(), node.capacity(), draining));
             return true;
         });
     }
@@ -382,7 +382,7 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
 
     /** One node holds everything here: nothing to adopt from another. */
     @Override
-    public boolean adoptSandbox(SandboxId sandbox, String fromNode, java.util.OptionalInt slot) {
+    public boolean adoptSandbox(SandboxId sandbox, String fromNode, java.util.OptionalInt slot, Optional<Sandbox> asHibernated) {
         return false;
     }
 

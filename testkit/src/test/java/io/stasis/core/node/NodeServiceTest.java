@@ -14,13 +14,14 @@ import io.stasis.testkit.MutableClock;
 import io.stasis.testkit.fake.InMemoryCatalog;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /** This node among the others: its registration and lease, what it says of the others, where a new sandbox goes. */
 class NodeServiceTest {
     private final MutableClock clock = new MutableClock();
     private final InMemoryCatalog catalog = new InMemoryCatalog(clock);
-    private final NodeService nodes = new NodeService(catalog, clock, () -> URI.create("http://10.0.0.1:7070"),
+    private final NodeService nodes = new NodeService(catalog, clock, () -> URI.create("http://10.0.0.1:7070"), Optional::empty,
             () -> new NodeCapacity(1000, 500, 100, 0, NodeLimits.NONE), Duration.ofSeconds(15), true);
 
     private static final TenantUsage SMALL = new TenantUsage(1, 256, 1024);
@@ -30,12 +31,12 @@ class NodeServiceTest {
     }
 
     private void other(String name, int leaseSeconds, boolean draining, NodeCapacity capacity) {
-        catalog.putNode(new Node(name, URI.create("http://" + name + ":7070"), clock.instant(), clock.instant().plusSeconds(leaseSeconds),
+        catalog.putNode(new Node(name, URI.create("http://" + name + ":7070"), Optional.empty(), clock.instant(), clock.instant().plusSeconds(leaseSeconds),
                 capacity, draining));
     }
 
     private static NodeCapacity memory(long totalMb, NodeLimits limits) {
-        return new NodeCapacity(totalMb, totalMb, 100, 0, limits); // this node's free disk: a tie
+        return new NodeCapacity(totalMb, totalMb, 100_000, 0, limits); // more free disk than this node: it still wins a tie
     }
 
     @Test

@@ -48,7 +48,7 @@ class DescriptorJsonTest {
         // Every field given: the golden files must not follow the server's defaults.
         var lifecycle = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
                 Optional.of(Duration.ofMinutes(30)), Optional.of(Duration.ofHours(12)), Optional.of(Duration.ofDays(30)),
-                Optional.of(Duration.ofDays(7)), true);
+                Optional.of(Duration.ofDays(7)), true, Optional.empty());
         var allow = List.of(EgressRule.parse("pypi.org", "allow[0]"), EgressRule.parse("api.example.com", "allow[1]"),
                 EgressRule.parse("10.1.0.0/16", "allow[2]"));
         var network = new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY, allow, List.of()),
