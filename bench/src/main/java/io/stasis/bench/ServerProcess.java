@@ -98,15 +98,21 @@ final class ServerProcess implements AutoCloseable {
         Process started = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.PIPE).start();
         var listening = new CompletableFuture<String>();
         Thread.ofVirtual().start(() -> {
+            var last = new java.util.ArrayDeque<String>(); // what a server that ends before it listens said last
             try (var lines = new BufferedReader(new InputStreamReader(started.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = lines.readLine()) != null; ) {
                     var m = LISTENING.matcher(line);
                     if (m.find()) listening.complete(m.group(1));
+                    if (!listening.isDone()) {
+                        if (last.size() == 40) last.removeFirst();
+                        last.addLast(line);
+                    }
                 }
             } catch (IOException e) {
                 // the process ended
             }
-            listening.completeExceptionally(new IllegalStateException("the server ended before it listened"));
+            listening.completeExceptionally(new IllegalStateException("the server ended before it listened; its last lines:\n"
+                    + String.join("\n", last)));
         });
         String listeningOn;
         try {

@@ -9,7 +9,8 @@ import java.time.Instant;
  * @param sandboxId the sandbox it was taken of
  * @param name      the caller's name for it, or null
  * @param memory    true when it holds the processes and their memory, false for files only
- * @param purpose   {@code user} (asked for) or {@code fork} (taken by a fork of the current state)
+ * @param purpose   {@code user} (asked for), {@code fork} (taken by a fork of the current state) or
+ *                  {@code durability} (taken by the service for the sandbox's {@code checkpointEvery})
  * @param sizeBytes the size of the process image (0 without memory); the root snapshot shares its
  *                  blocks with the sandbox and is not counted
  * @param createdAt when it was taken

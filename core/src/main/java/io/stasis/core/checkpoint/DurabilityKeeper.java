@@ -10,6 +10,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +38,7 @@ public final class DurabilityKeeper implements AutoCloseable {
     private final Clock clock;
     private final Duration period;
     private final Set<SandboxId> kept = ConcurrentHashMap.newKeySet();
+    private final Map<SandboxId, Instant> failedAt = new ConcurrentHashMap<>();
     private volatile boolean closed;
     private Periodic keeper;
 
@@ -55,25 +58,30 @@ public final class DurabilityKeeper implements AutoCloseable {
     public int keepUp() {
         Instant now = clock.instant();
         int taken = 0;
-        var seen = new java.util.HashSet<SandboxId>();
-        for (Sandbox sandbox : catalog.all()) {
+        var seen = new HashSet<SandboxId>();
+        var sandboxes = catalog.all();
+        for (Sandbox sandbox : sandboxes) {
             if (closed) break;
             var every = sandbox.lifecycle().checkpointEvery();
-            if (every.isEmpty() || !sandbox.state().hasProcesses()) continue;
-            if (!(sandbox.state() instanceof SandboxState.Running)) continue;
+            if (every.isEmpty() || !(sandbox.state() instanceof SandboxState.Running)) continue;
             var newest = newestDurability(sandbox.id());
             if (newest.isPresent()) seen.add(sandbox.id());
             if (newest.isPresent() && newest.get().createdAt().plus(every.get()).isAfter(now)) continue;
+            var failed = failedAt.get(sandbox.id());
+            if (failed != null && failed.plus(every.get()).isAfter(now)) continue; // one try a period, not one a second
             try {
                 checkpoints.keepDurable(sandbox.id());
+                failedAt.remove(sandbox.id());
                 seen.add(sandbox.id());
                 taken++;
             } catch (StasisException e) {
+                failedAt.put(sandbox.id(), now);
                 log.atWarn().addKeyValue("sandbox", sandbox.id()).addKeyValue("code", e.code().wireName()).addKeyValue("problem", e.getMessage())
-                        .log("cannot take a durability checkpoint; trying again next period");
+                        .log("cannot take a durability checkpoint; trying again in a period");
             }
         }
         kept.retainAll(seen);
+        failedAt.keySet().retainAll(sandboxes.stream().map(Sandbox::id).toList());
         kept.addAll(seen);
         return taken;
     }

@@ -14,6 +14,7 @@ import io.stasis.core.spi.RuntimeImages;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -150,7 +151,7 @@ public final class LostNodes implements AutoCloseable {
     private boolean adopt(Sandbox sandbox, Node from, Optional<Sandbox> asHibernated) {
         boolean adopted = network.rehome(sandbox.id(), slot -> catalog.adoptSandbox(sandbox.id(), from.name(), slot, asHibernated));
         if (!adopted) return false;
-        var details = new java.util.LinkedHashMap<String, Object>();
+        var details = new LinkedHashMap<String, Object>();
         details.put("sandboxId", sandbox.id().value());
         details.put("from", from.name());
         details.put("to", catalog.localNode());

@@ -14,9 +14,11 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -44,7 +46,7 @@ public final class NodeService implements AutoCloseable {
     private volatile long renewedAtNanos = System.nanoTime();
     private Thread renewer;
     private Thread watcher;
-    private final java.util.List<LeaseListener> listeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
 
     /** Told when this node's lease lapses by its own clock (it could not renew it), and when a renewal succeeds again. */
     public interface LeaseListener {
@@ -92,8 +94,9 @@ public final class NodeService implements AutoCloseable {
      * or empty for this one. Of the live nodes not being drained, those whose limits take the demand
      * beside what they hold (their sandboxes and the holds in flight, see {@link NodeCatalog#nodeLoads})
      * are ranked by the memory they have left for sandboxes; this node wins a tie, so that a create is
-     * forwarded only for a better place; among the others, the one with more free disk. If none has room, this node: its
-     * admission then refuses with what is full. A draining node places nothing on itself.
+     * forwarded only for a better place; among the others, the one with more free disk. If none has
+     * room, this node: its admission then refuses with what is full. A draining node places nothing
+     * on itself.
      *
      * @throws StasisException {@code node_unavailable} on a draining node when no other node is alive
      */
@@ -224,7 +227,7 @@ public final class NodeService implements AutoCloseable {
      */
     public Map<SandboxId, String> lostSandboxes() {
         if (!shared) return Map.of();
-        var out = new java.util.HashMap<SandboxId, String>();
+        var out = new HashMap<SandboxId, String>();
         Instant now = clock.instant();
         for (Node node : catalog.nodes()) {
             if (!lost(node, now)) continue;
