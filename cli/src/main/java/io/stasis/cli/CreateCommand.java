@@ -78,6 +78,11 @@ final class CreateCommand implements Callable<Integer> {
     @Mixin
     LifecycleOptions lifecycle;
 
+    @Option(names = "--checkpoint-every", paramLabel = "D", converter = DurationOrNever.Converter.class,
+            description = "Keep the sandbox restorable on another node while it runs: a durable checkpoint with memory this "
+                    + "often (at least 5s), from which another node resumes it if its node is lost (default: the server's, never).")
+    DurationOrNever checkpointEvery;
+
     @Override
     public Integer call() {
         if (fromCheckpoint != null) {
@@ -95,6 +100,7 @@ final class CreateCommand implements Callable<Integer> {
         if (pids != null) request.pids(pids);
         if (diskMb != null) request.diskMb(diskMb);
         request.lifecycle(lifecycle.toUpdate());
+        if (checkpointEvery != null && checkpointEvery.duration() != null) request.checkpointEvery(checkpointEvery.duration());
         try {
             for (String v : volumes) request.volume(VolumeMount.parse(v));
             for (String m : mounts) request.mount(BucketMount.parse(m));

@@ -191,6 +191,8 @@ class LiveStateCommandsTest {
         assertThat(out).isEqualTo("sbx_new\n");
         assertThat(server.requests.getLast().text()).isEqualTo("{\"template\":\"tiny\","
                 + "\"lifecycle\":{\"pauseAfterIdle\":null,\"hibernateAfterIdle\":\"2m\"}}");
+        assertThat(run("create", "--checkpoint-every", "5m")).isZero();
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"durability\":{\"checkpointEvery\":\"5m\"}}");
     }
 
     // ---- checkpoints
