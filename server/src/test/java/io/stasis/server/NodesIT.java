@@ -228,9 +228,9 @@ class NodesIT {
                 apiA.post("/v1/sandboxes/" + sandbox + "/processes",
                         "{\"cmd\": [\"sh\", \"-c\", \"i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done\"]}");
                 String id = sandbox;
-                Await.until("the counter to count", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiA, id, "cat /root/count").strip()) > 5);
+                Await.until("the counter to count", Duration.ofSeconds(10), () -> count(apiA, id) > 5);
                 apiA.post("/v1/sandboxes/" + sandbox + "/hibernate", null);
-                counted = Long.parseLong(exec(apiA, sandbox, "cat /root/count").strip()); // resumes it: counting on
+                counted = count(apiA, sandbox); // resumes it: counting on
                 apiA.post("/v1/sandboxes/" + sandbox + "/hibernate", null);
                 Await.until("the durable copy of the hibernation", Duration.ofSeconds(30), () ->
                         apiA.get("/v1/sandboxes/" + id).hasNonNull("durableImage"));
@@ -243,9 +243,9 @@ class NodesIT {
                 assertThat(apiB.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).isEqualTo(1);
                 // The next call resumes it here, from the durable image.
                 assertThat(exec(apiB, sandbox, "cat /root/kept")).isEqualTo("kept\n");
-                long first = Long.parseLong(exec(apiB, sandbox, "cat /root/count").strip());
+                long first = count(apiB, sandbox);
                 assertThat(first).as("the counter goes on from where it was hibernated").isGreaterThanOrEqualTo(counted);
-                Await.until("the counter to go on", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiB, id, "cat /root/count").strip()) > first);
+                Await.until("the counter to go on", Duration.ofSeconds(10), () -> count(apiB, id) > first);
                 assertThat(apiB.get("/v1/sandboxes/" + sandbox).get("state").asText()).isEqualTo("running");
             }
             // node-a returns: the sandbox is not its own any more; what it held of it goes.
@@ -475,9 +475,9 @@ class NodesIT {
         }
     }
 
-    /** The counter's last value; -1 while the loop is rewriting the file. */
+    /** The counter's last value, read again while the loop is rewriting the file (it is empty for that instant). */
     private static long count(RawApi api, String sandbox) {
-        String text = exec(api, sandbox, "cat /root/count").strip();
+        String text = exec(api, sandbox, "for i in 1 2 3 4 5 6 7 8 9 10; do c=$(cat /root/count); [ -n \"$c\" ] && break; sleep 0.02; done; echo $c").strip();
         return text.isEmpty() ? -1 : Long.parseLong(text);
     }
 
@@ -727,7 +727,7 @@ class NodesIT {
                 sandboxes.add(moving);
                 apiA.post("/v1/sandboxes/" + moving + "/processes",
                         "{\"cmd\": [\"sh\", \"-c\", \"i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done\"]}");
-                Await.until("the counter to count", Duration.ofSeconds(10), () -> Long.parseLong(exec(apiA, moving, "cat /root/count").strip()) > 5);
+                Await.until("the counter to count", Duration.ofSeconds(10), () -> count(apiA, moving) > 5);
 
                 var report = apiB.post("/v1/nodes/node-a/drain", null);
                 assertThat(report.get("node").asText()).isEqualTo("node-a");
@@ -739,10 +739,10 @@ class NodesIT {
                     if (answer.status() == 503) assertThat(answer.errorCode()).isEqualTo("node_unavailable");
                     return answer.status() == 200;
                 });
-                long hibernatedAt = Long.parseLong(exec(apiA, moving, "cat /root/count").strip());
+                long hibernatedAt = count(apiA, moving);
                 assertThat(apiA.get("/v1/nodes").get("items").get(1).get("sandboxes").asInt()).as("on node-b").isEqualTo(1);
                 Await.until("the counter to go on at node-b", Duration.ofSeconds(10), () ->
-                        Long.parseLong(exec(apiA, moving, "cat /root/count").strip()) > hibernatedAt);
+                        count(apiA, moving) > hibernatedAt);
                 assertThat(apiB.get("/v1/nodes").get("items").get(0).get("draining").asBoolean()).isTrue();
 
                 // A create sent to the draining node lands on the other one.
