@@ -83,7 +83,7 @@ public final class LostNodes implements AutoCloseable {
         int adopted = 0;
         for (Node node : catalog.nodes()) {
             if (node.name().equals(catalog.localNode())) continue;
-            if (!node.draining() && node.leaseUntil().plus(grace).isAfter(now)) continue;
+            if (!node.draining() && !node.lost(now, grace)) continue;
             // What its operations in flight held is free again: they ended with it (a drained node's go on).
             if (!node.draining() && catalog.releaseHoldsOf(node.name()) > 0)
                 log.atInfo().addKeyValue("node", node.name()).log("released the quota holds of a lost node");

@@ -1,6 +1,7 @@
 package io.stasis.core.node;
 
 import java.net.URI;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
 
@@ -24,5 +25,10 @@ public record Node(String name, URI advertiseUrl, Optional<URI> previewUrl, Inst
     /** Whether the lease holds at {@code now}. */
     public boolean alive(Instant now) {
         return leaseUntil.isAfter(now);
+    }
+
+    /** Whether the node is lost at {@code now}: its lease lapsed longer than {@code grace} ago, and it is not being drained. */
+    public boolean lost(Instant now, Duration grace) {
+        return !draining && !leaseUntil.plus(grace).isAfter(now);
     }
 }

@@ -237,17 +237,14 @@ public final class NodeService implements AutoCloseable {
         return out;
     }
 
-    /** The same for one sandbox. */
-    public Optional<String> lostReason(SandboxId sandbox) {
-        if (!shared) return Optional.empty();
-        var holder = catalog.nodeOf(sandbox).filter(n -> !n.equals(name()));
-        if (holder.isEmpty()) return Optional.empty();
+    /** Why a sandbox of node {@code holder}, whose lease has lapsed, is lost; empty while the node is within its grace. */
+    public Optional<String> lostReason(String holder) {
         Instant now = clock.instant();
-        return catalog.nodes().stream().filter(n -> n.name().equals(holder.get()) && lost(n, now)).findFirst().map(NodeService::lostReason);
+        return catalog.nodes().stream().filter(n -> n.name().equals(holder) && lost(n, now)).findFirst().map(NodeService::lostReason);
     }
 
     private boolean lost(Node node, Instant now) {
-        return !node.draining() && !node.name().equals(name()) && node.leaseUntil().plus(lease).isBefore(now);
+        return !isLocal(node) && node.lost(now, lease);
     }
 
     private static String lostReason(Node node) {

@@ -43,6 +43,7 @@ public final class NodeForwarder implements AutoCloseable {
     private static final String REMOTE_NODE = "stasis.remoteNode";
     /** The body as {@link Json#body} read it, so that a request is passed on after its handler read the body. */
     static final String BODY_READ = "stasis.bodyRead";
+    private static final String LAPSED_NODE = "stasis.lapsedNode";
     /** Headers about one connection, or that the client sets itself from the request it sends. */
     private static final Set<String> NOT_PASSED = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
@@ -110,13 +111,13 @@ public final class NodeForwarder implements AutoCloseable {
         if (!nodes.sharesCatalog()) return false;
         var remote = nodes.remoteOf(volume);
         if (remote.isEmpty()) return false;
-        String what = "volume " + volume.value();
-        if (ctx.header(FORWARDED_BY) != null)
-            throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + ctx.header(FORWARDED_BY) + " passed on a create mounting " + what
-                    + ", which is on node " + remote.get().name() + ", not on " + nodes.name() + "; try again", Map.of("node", remote.get().name()));
-        forward(ctx, remote.get().alive().orElseThrow(() -> unavailable(what, remote.get().name(),
-                "its lease has lapsed (it stopped, or lost the catalog)")));
+        forward(ctx, reachable(ctx, "volume " + volume.value(), remote.get()));
         return true;
+    }
+
+    /** The node, its lease lapsed, whose sandbox's record this node reads for the caller (see {@link #forwardIfElsewhere}). */
+    static Optional<String> lapsedNode(Context ctx) {
+        return Optional.ofNullable(ctx.attribute(LAPSED_NODE));
     }
 
     private static boolean isRecordRead(Context ctx) {
@@ -170,15 +171,24 @@ public final class NodeForwarder implements AutoCloseable {
             return Optional.empty();
         }
         if (remote.isEmpty()) return Optional.empty();
-        if (remote.get().alive().isEmpty() && sandbox.isPresent() && isRecordRead(ctx))
-            return Optional.empty(); // its record is in the catalog: read here, shown lost once its node is (SandboxRoutes)
+        if (remote.get().alive().isEmpty() && sandbox.isPresent() && isRecordRead(ctx)) {
+            ctx.attribute(LAPSED_NODE, remote.get().name()); // its record is in the catalog: read here, shown lost once its node is
+            return Optional.empty();
+        }
+        return Optional.of(reachable(ctx, what, remote.get()));
+    }
+
+    /**
+     * The other node {@code what} is on, to pass the request to: never one another node passed here
+     * (the catalog moved it meanwhile: no loops), nor one whose lease has lapsed.
+     */
+    private Node reachable(Context ctx, String what, NodeService.Remote remote) {
         String by = ctx.header(FORWARDED_BY);
         if (by != null)
             throw new StasisException(ErrorCode.NODE_UNAVAILABLE, "node " + by + " passed on a request for " + what
-                    + ", which the catalog places on node " + remote.get().name() + ", not on " + nodes.name() + "; try again",
-                    Map.of("node", remote.get().name()));
-        return Optional.of(remote.get().alive().orElseThrow(() -> unavailable(what, remote.get().name(),
-                "its lease has lapsed (it stopped, or lost the catalog)")));
+                    + ", which the catalog places on node " + remote.name() + ", not on " + nodes.name() + "; try again",
+                    Map.of("node", remote.name()));
+        return remote.alive().orElseThrow(() -> unavailable(what, remote.name(), "its lease has lapsed (it stopped, or lost the catalog)"));
     }
 
     private void forward(Context ctx, Node node) throws IOException, InterruptedException {

@@ -16,7 +16,6 @@ import io.stasis.core.sandbox.EnvVars;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
-import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.template.TemplateSandboxes;
@@ -79,7 +78,8 @@ final class SandboxRoutes {
         routes.get("/v1/sandboxes/{id}", ctx -> {
             var id = AccessGuard.sandboxId(ctx);
             var view = withMounts(sandboxes.get(id));
-            ctx.json(nodes.lostReason(new SandboxId(id)).map(view::lost).orElse(view)); // a lost node's sandbox is read here (NodeForwarder)
+            // A sandbox of a node whose lease lapsed is read here (NodeForwarder): lost, once it is past its grace.
+            ctx.json(NodeForwarder.lapsedNode(ctx).flatMap(nodes::lostReason).map(view::lost).orElse(view));
         }, Access.SANDBOX_READ);
         routes.delete("/v1/sandboxes/{id}", ctx -> {
             sandboxes.delete(AccessGuard.sandboxId(ctx));
