@@ -40,6 +40,8 @@ final class FloorLinks {
             Map.entry("nodes.exec_forwarded", List.of("floor.nodes_exec_owner")),
             Map.entry("nodes.get_forwarded", List.of("floor.nodes_get_owner")),
             Map.entry("nodes.create_postgresql", List.of("floor.nodes_create_sqlite")),
+            // Through another node, against through the node it is made on: what placing and passing on add.
+            Map.entry("nodes.create_forwarded", List.of("nodes.create_postgresql")),
             Map.entry("nodes.loss_to_answer", List.of("floor.nodes_lease_and_grace")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */

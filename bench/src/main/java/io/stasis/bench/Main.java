@@ -1,5 +1,6 @@
 package io.stasis.bench;
 
+import io.stasis.server.http.NodeForwarder;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        NodeForwarder.allowPassingTheHost(); // as the service's own main: its private services pass calls on between nodes
         // The benchmark's own logging setup (warnings only), not the service's INFO lines per request.
         if (System.getProperty("logback.configurationFile") == null)
             System.setProperty("logback.configurationFile", "stasis-bench-logback.xml");

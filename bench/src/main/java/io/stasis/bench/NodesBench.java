@@ -16,8 +16,9 @@ import java.util.concurrent.locks.LockSupport;
  * Two nodes on one PostgreSQL catalog (a real server from Debian's packages, on this host), each a
  * private service of its own: what answering through another node costs. An exec of {@code true}
  * and a GET of a sandbox of node A, through A (the floor) and through B (checked there, passed on
- * to A, the answer streamed back); and a create on a PostgreSQL catalog beside the same create on
- * the benchmark's own service (SQLite), the catalog's share of a create.
+ * to A, the answer streamed back); a create through A, placed on A, beside the same create on the
+ * benchmark's own service (SQLite), the catalog's share of a create; and a create through B, which
+ * has no room (its operator's memory limit is 1 MB), so places it on A and passes it on.
  */
 final class NodesBench implements Scenario {
     private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(5);
@@ -40,7 +41,7 @@ final class NodesBench implements Scenario {
             String catalog = postgres.newDatabase();
             try (var a = PrivateService.start(progress, 1L << 20, List.of("--catalog", catalog, "--node-name", "bench-a"))) {
                 try (var b = PrivateService.start(progress, 1L << 20, List.of("--catalog", catalog, "--node-name", "bench-b",
-                        "--root-key-file", a.dataDir().resolve("root.key").toString()))) {
+                        "--root-key-file", a.dataDir().resolve("root.key").toString(), "--node-max-memory-mb", "1"))) {
                     Sandbox onA = a.create("tiny");
                     try (StasisClient viaB = StasisClient.builder().url(b.client().url()).apiKey(a.rootKey())
                             .requestTimeout(REQUEST_TIMEOUT).build()) {
@@ -59,12 +60,15 @@ final class NodesBench implements Scenario {
                         onA.delete();
                     }
                     int creates = context.counts().create();
-                    double[] onPostgres = context.sampler().run("create, PostgreSQL catalog", warmup, creates, i -> create(b));
-                    double[] onSqlite = context.sampler().run("create, SQLite catalog", warmup, creates, i -> create(context.service()));
+                    double[] onPostgres = context.sampler().run("create, PostgreSQL catalog", warmup, creates, i -> create(a, a));
+                    double[] forwardedCreate = context.sampler().run("create, through another node", warmup, creates, i -> create(b, a));
+                    double[] onSqlite = context.sampler().run("create, SQLite catalog", warmup, creates, i -> create(context.service(), context.service()));
                     figures.add(Figure.of("floor.nodes_create_sqlite", name(), "ms",
                             "create of a tiny sandbox (the call) on the benchmark's own service: SQLite catalog", Stats.of(onSqlite)));
                     figures.add(Figure.of("nodes.create_postgresql", name(), "ms",
-                            "the same create on node B: PostgreSQL catalog shared with node A", Stats.of(onPostgres)));
+                            "the same create through node A, made on A: PostgreSQL catalog shared with node B", Stats.of(onPostgres)));
+                    figures.add(Figure.of("nodes.create_forwarded", name(), "ms",
+                            "the same create through node B, which has no room: placed on A and passed on to it", Stats.of(forwardedCreate)));
                 }
             }
             figures.addAll(lossToAnswer(context, postgres));
@@ -155,11 +159,17 @@ final class NodesBench implements Scenario {
         return Format.millis(System.nanoTime() - start);
     }
 
-    private static double create(PrivateService service) {
+    /** The time of a create through {@code through}, which must make the sandbox on {@code madeOn}. */
+    private static double create(PrivateService through, PrivateService madeOn) {
         long start = System.nanoTime();
-        Sandbox sandbox = service.create("tiny");
+        Sandbox sandbox = through.create("tiny");
         double ms = Format.millis(System.nanoTime() - start);
-        sandbox.delete();
+        try {
+            if (madeOn != through && madeOn.client().sandboxes().list().stream().noneMatch(s -> s.id().equals(sandbox.id())))
+                throw new IllegalStateException("sandbox " + sandbox.id() + " was not made on the node it was placed on");
+        } finally {
+            sandbox.delete();
+        }
         return ms;
     }
 }

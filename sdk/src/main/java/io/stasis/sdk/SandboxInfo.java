@@ -33,6 +33,9 @@ import java.util.Map;
  * @param runtime      what runs it: {@code runc} (containers on the host kernel) or {@code gvisor}
  *                     (gVisor's user-space kernel in between); its forks keep it (null from a server
  *                     that predates the choice: runc)
+ * @param durability   how it is kept restorable while it runs: {@code checkpointEvery} (e.g. {@code "5m"}, or
+ *                     null for never), as set at create or by the server's default (empty from a server that
+ *                     predates it)
  */
 public record SandboxInfo(String id, String name, String template, String state, String stateReason,
                           Hibernation hibernation, Instant createdAt, Resources resources, Map<String, String> env,
@@ -43,9 +46,12 @@ public record SandboxInfo(String id, String name, String template, String state,
                           @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_EMPTY)
                           List<BucketMount> mounts,
                           @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
-                          String runtime) {
+                          String runtime,
+                          @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_EMPTY)
+                          Map<String, String> durability) {
     public SandboxInfo {
         mounts = mounts == null ? List.of() : List.copyOf(mounts);
+        durability = copy(durability);
         env = copy(env);
         metadata = copy(metadata);
     }

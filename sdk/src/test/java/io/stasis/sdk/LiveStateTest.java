@@ -185,8 +185,10 @@ class LiveStateTest {
                 + "\"lifecycle\":{\"pauseAfterIdle\":null,\"hibernateAfterIdle\":\"1m\"}}");
         client.sandboxes().create(CreateSandboxRequest.builder().lifecycle(LifecycleUpdate.builder().build()).build());
         assertThat(api.last().bodyText()).isEqualTo("{}");
-        client.sandboxes().create(CreateSandboxRequest.builder().checkpointEvery(Duration.ofMinutes(5)).build());
+        api.json("POST /v1/sandboxes", 201, HIBERNATED.replace("{\"id\"", "{\"durability\": {\"checkpointEvery\": \"5m\"}, \"id\""));
+        var kept = client.sandboxes().create(CreateSandboxRequest.builder().checkpointEvery(Duration.ofMinutes(5)).build());
         assertThat(api.last().bodyText()).isEqualTo("{\"durability\":{\"checkpointEvery\":\"5m\"}}");
+        assertThat(kept.info().durability()).containsEntry("checkpointEvery", "5m");
     }
 
     @Test

@@ -86,6 +86,7 @@ import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.runtime.runc.RunscRuntime;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.HttpApi;
+import io.stasis.server.http.NodeForwarder;
 import io.stasis.server.metrics.Metrics;
 import io.stasis.server.preview.PreviewProxy;
 import io.stasis.server.preview.PreviewUrls;
@@ -556,6 +557,7 @@ public final class Daemon implements AutoCloseable {
     }
 
     public static void main(String[] args) {
+        NodeForwarder.allowPassingTheHost();
         ServerConfig config;
         try {
             config = ServerConfig.parse(args);

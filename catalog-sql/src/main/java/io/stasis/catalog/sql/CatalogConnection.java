@@ -40,6 +40,15 @@ final class CatalogConnection {
             return false;
         }
 
+        /**
+         * Makes sure this service still holds its node's lock, taking it again if the session that
+         * held it was lost (the server ended it, or the network to it was cut: the lock went with it).
+         *
+         * @throws io.stasis.core.error.StasisException if another service took the node's name meanwhile
+         */
+        default void keepClaim() throws SQLException {
+        }
+
         /** Closes every connection; called once. */
         void close() throws SQLException;
     }
@@ -116,6 +125,16 @@ final class CatalogConnection {
             } catch (SQLException e) {
                 // The work's outcome stands; a connection that cannot be returned is the pool's to discard.
             }
+        }
+    }
+
+    /** See {@link ConnectionSource#keepClaim}; SQL errors become {@code internal} naming the step. */
+    void keepClaim(String step) {
+        if (closed) throw new StasisException(ErrorCode.INTERNAL, "the catalog " + database + " is closed", Map.of("step", step));
+        try {
+            source.keepClaim();
+        } catch (SQLException e) {
+            throw failure(step, e);
         }
     }
 

@@ -19,17 +19,21 @@ import java.util.Properties;
  * node's name. A second service with the same node name is refused at start, with who holds it: two
  * services would each reconcile the node's sandboxes as their own. Services of other names share the
  * catalog. The lock goes with its session, so a killed service frees it as soon as PostgreSQL notices
- * the connection is gone.
+ * the connection is gone. A service whose session was lost while it runs (a cut from the server)
+ * takes the lock again before its next lease renewal; if another service of its name took it
+ * meanwhile, the renewal fails, and the node's lease lapses: it changes nothing from then on.
  */
 final class PostgresConnections implements CatalogConnection.ConnectionSource {
     /** The advisory locks' first key ("STAS"); the second is the hash of the node's name. */
     private static final int NODE_LOCK_CLASS = 0x5354_4153;
     private static final int POOL_SIZE = 16;
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    private static final int LOCK_CHECK_SECONDS = 2;
 
     private final PostgresLocation location;
     private final HikariDataSource pool;
     private Connection lockHolder; // set by claim, closed by close
+    private String node; // whose lock it holds
 
     private PostgresConnections(PostgresLocation location, HikariDataSource pool) {
         this.location = location;
@@ -52,7 +56,7 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
     }
 
     /** Takes the lock of {@code node}, or refuses naming who holds it. */
-    void claim(String node) throws SQLException {
+    synchronized void claim(String node) throws SQLException {
         var properties = new Properties();
         properties.setProperty("user", location.user());
         location.password().ifPresent(p -> properties.setProperty("password", p));
@@ -77,6 +81,21 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
             throw e;
         }
         lockHolder = connection;
+        this.node = node;
+    }
+
+    /**
+     * The lock's session may have ended under it (a cut from the server): with it, the lock, which a
+     * second service of the same name could then take. Checked before each lease renewal.
+     */
+    @Override
+    public synchronized void keepClaim() throws SQLException {
+        if (node == null || lockHolder != null && lockHolder.isValid(LOCK_CHECK_SECONDS)) return;
+        if (lockHolder != null) {
+            closeLockHolder();
+            lockHolder = null;
+        }
+        claim(node);
     }
 
     /** Who holds the node's lock, as PostgreSQL knows the session. */
@@ -125,7 +144,7 @@ final class PostgresConnections implements CatalogConnection.ConnectionSource {
     }
 
     @Override
-    public void close() throws SQLException {
+    public synchronized void close() throws SQLException {
         try {
             pool.close();
         } finally {

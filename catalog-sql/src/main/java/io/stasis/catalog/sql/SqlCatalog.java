@@ -747,6 +747,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public boolean renewNode(String name, Instant leaseUntil, NodeCapacity capacity) {
+        db.keepClaim("keep the node's lock"); // a lease renewed without it could be another service's of the same name
         return db.withConnection("renew node lease", c -> NodeTable.renew(c, name, leaseUntil, capacity));
     }
 

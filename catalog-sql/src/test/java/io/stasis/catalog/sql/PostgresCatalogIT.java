@@ -16,6 +16,8 @@ import io.stasis.core.network.SandboxNetwork;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.secret.SealedSecret;
+import io.stasis.core.node.Node;
+import io.stasis.core.node.NodeCapacity;
 import io.stasis.core.node.NodeLimits;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.Tenant;
@@ -119,6 +121,32 @@ class PostgresCatalogIT {
         }
         try (var second = open(location)) {
             assertThat(second.findByName(TenantId.DEFAULT, "still-mine")).isPresent();
+        }
+    }
+
+    /**
+     * The lock's session ended under a running service (a cut from the server): the service takes
+     * the lock again before it renews its lease; if another service of its name took it meanwhile,
+     * the renewal is refused until that one is gone.
+     */
+    @Test
+    void aLockLostWithItsSessionIsTakenAgainBeforeTheNextRenewalOrTheRenewalIsRefused() {
+        var location = newDatabase();
+        try (var first = open(location)) {
+            var now = java.time.Instant.now();
+            first.putNode(new Node("node-a", java.net.URI.create("http://a:7070"), Optional.empty(), now, now.plusSeconds(15),
+                    NodeCapacity.UNKNOWN, false));
+            postgres.server().dropConnections(location.database());
+            assertThat(first.renewNode("node-a", now.plusSeconds(20), NodeCapacity.UNKNOWN)).isTrue();
+            assertThatThrownBy(() -> open(location)).isInstanceOfSatisfying(StasisException.class,
+                    e -> assertThat(e.getMessage()).contains("node 'node-a' is already running"));
+
+            postgres.server().dropConnections(location.database());
+            try (var second = open(location)) { // took the name while the first had lost its session
+                assertThatThrownBy(() -> first.renewNode("node-a", now.plusSeconds(25), NodeCapacity.UNKNOWN))
+                        .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.getMessage()).contains("node 'node-a' is already running"));
+            }
+            assertThat(first.renewNode("node-a", now.plusSeconds(30), NodeCapacity.UNKNOWN)).as("the other one gone").isTrue();
         }
     }
 

@@ -1,6 +1,7 @@
 package io.stasis.core.node;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.concurrent.Periodic;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
@@ -18,8 +19,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,6 +32,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class NodeService implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(NodeService.class);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(5);
+    private static final Duration WATCH_PERIOD_MIN = Duration.ofMillis(50);
 
     private final Catalog catalog;
     private final Clock clock;
@@ -44,8 +47,10 @@ public final class NodeService implements AutoCloseable {
     private volatile boolean draining;
     /** When the lease was last renewed, by this process's monotonic clock (the catalog's times are other hosts' too). */
     private volatile long renewedAtNanos = System.nanoTime();
-    private Thread renewer;
-    private Thread watcher;
+    private Periodic renewer;
+    private Periodic watcher;
+    /** Whether the watcher last saw the lease held (its listeners were told so). */
+    private boolean watchedHeld = true;
     private final List<LeaseListener> listeners = new CopyOnWriteArrayList<>();
 
     /** Told when this node's lease lapses by its own clock (it could not renew it), and when a renewal succeeds again. */
@@ -96,15 +101,16 @@ public final class NodeService implements AutoCloseable {
      * are ranked by the memory they have left for sandboxes; this node wins a tie, so that a create is
      * forwarded only for a better place; among the others, the one with more free disk. If none has
      * room, this node: its admission then refuses with what is full. A draining node places nothing
-     * on itself.
+     * on itself. Nodes named in {@code refused} (they answered full to this create already) are passed over.
      *
      * @throws StasisException {@code node_unavailable} on a draining node when no other node is alive
      */
-    public Optional<Node> placeElsewhere(TenantUsage demand) {
+    public Optional<Node> placeElsewhere(TenantUsage demand, Set<String> refused) {
         if (!shared && !draining) return Optional.empty(); // the only node
         Instant now = clock.instant();
         var loads = catalog.nodeLoads();
-        var candidates = catalog.nodes().stream().filter(n -> n.alive(now) && !n.draining() && !(draining && isLocal(n))).toList();
+        var candidates = catalog.nodes().stream()
+                .filter(n -> n.alive(now) && !n.draining() && !(draining && isLocal(n)) && !refused.contains(n.name())).toList();
         var best = candidates.stream().filter(n -> n.capacity().limits().fits(loads.getOrDefault(n.name(), TenantUsage.NONE), demand))
                 .max(Comparator.<Node>comparingLong(n -> n.capacity().memoryForSandboxesMb() - loads.getOrDefault(n.name(), TenantUsage.NONE).memoryMb())
                         .thenComparing(this::isLocal)
@@ -141,9 +147,10 @@ public final class NodeService implements AutoCloseable {
     /** Registers this node and starts renewing its lease. */
     public void start() {
         register();
-        renewer = Thread.ofVirtual().name("node-lease").start(this::renewUntilClosed);
+        renewer = Periodic.start("node-lease", lease.dividedBy(3), CLOSE_WAIT, this::renew);
         // Apart from the renewer, which may wait on an unreachable catalog for longer than the lease.
-        if (shared && !listeners.isEmpty()) watcher = Thread.ofVirtual().name("node-lease-watch").start(this::watchUntilClosed);
+        if (shared && !listeners.isEmpty())
+            watcher = Periodic.start("node-lease-watch", max(lease.dividedBy(20), WATCH_PERIOD_MIN), CLOSE_WAIT, this::watch);
         log.atInfo().addKeyValue("node", name()).addKeyValue("advertiseUrl", advertiseUrl.get()).addKeyValue("lease", lease).log("node registered");
     }
 
@@ -154,41 +161,38 @@ public final class NodeService implements AutoCloseable {
         renewedAtNanos = asked;
     }
 
-    private void renewUntilClosed() {
-        long period = lease.toNanos() / 3;
-        while (!closed) {
-            LockSupport.parkNanos(period);
-            if (closed) return;
+    private void renew() {
+        if (closed) return;
+        try {
+            long asked = System.nanoTime();
+            if (catalog.renewNode(name(), clock.instant().plus(lease), capacity.get())) renewedAtNanos = asked;
+            else register();
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("node", name()).setCause(e).log("cannot renew the node's lease");
+        }
+    }
+
+    /** Tells the listeners when the lease is back, and every pass while it has lapsed. */
+    private void watch() {
+        if (closed) return;
+        boolean now = leaseHeld();
+        if (now == watchedHeld && now) return;
+        if (now != watchedHeld)
+            log.atWarn().addKeyValue("node", name()).addKeyValue("leaseHeld", now).log(now ? "the node's lease is renewed again"
+                    : "the node could not renew its lease: it stops changing its sandboxes until it can");
+        watchedHeld = now;
+        for (var listener : listeners) {
             try {
-                long asked = System.nanoTime();
-                if (catalog.renewNode(name(), clock.instant().plus(lease), capacity.get())) renewedAtNanos = asked;
-                else register();
+                if (now) listener.leaseBack();
+                else listener.leaseLost();
             } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("node", name()).setCause(e).log("cannot renew the node's lease");
+                log.atWarn().addKeyValue("node", name()).setCause(e).log("a lease listener failed");
             }
         }
     }
 
-    private void watchUntilClosed() {
-        boolean held = true;
-        while (!closed) {
-            LockSupport.parkNanos(Math.max(lease.toNanos() / 20, 50_000_000L));
-            if (closed) return;
-            boolean now = leaseHeld();
-            if (now == held && now) continue;
-            if (now != held)
-                log.atWarn().addKeyValue("node", name()).addKeyValue("leaseHeld", now).log(now ? "the node's lease is renewed again"
-                        : "the node could not renew its lease: it stops changing its sandboxes until it can");
-            held = now;
-            for (var listener : listeners) {
-                try {
-                    if (now) listener.leaseBack();
-                    else listener.leaseLost();
-                } catch (RuntimeException e) {
-                    log.atWarn().addKeyValue("node", name()).setCause(e).log("a lease listener failed");
-                }
-            }
-        }
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private boolean leaseHeld() {
@@ -288,15 +292,8 @@ public final class NodeService implements AutoCloseable {
     public void close() {
         if (closed) return;
         closed = true;
-        if (watcher != null) LockSupport.unpark(watcher);
-        if (renewer != null) {
-            LockSupport.unpark(renewer);
-            try {
-                renewer.join(Duration.ofSeconds(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        if (watcher != null) watcher.close();
+        if (renewer != null) renewer.close();
         try {
             catalog.renewNode(name(), clock.instant(), capacity.get());
         } catch (RuntimeException e) {

@@ -179,7 +179,7 @@ public final class HttpApi implements AutoCloseable {
                 settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
                 settings.allowedRuntimes(), forwarder, services.nodes()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
-        services.s3().register(routes);
+        services.s3().register(routes, forwarder);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);

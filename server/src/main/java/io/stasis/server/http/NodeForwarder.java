@@ -11,15 +11,18 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.tenant.TenantUsage;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.server.auth.AccessGuard;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -48,6 +51,9 @@ public final class NodeForwarder implements AutoCloseable {
     private static final Set<String> NOT_PASSED = Set.of("connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te",
             "trailer", "transfer-encoding", "upgrade", "host", "content-length", "expect", "http2-settings");
     private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    /** How many nodes a create is sent to at most, when those before answered full. */
+    private static final int PLACEMENTS = 3;
+    private static final String RESTRICTED_HEADERS_ALLOWED = "jdk.httpclient.allowRestrictedHeaders";
 
     private final NodeService nodes;
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(CONNECT_TIMEOUT)
@@ -77,15 +83,33 @@ public final class NodeForwarder implements AutoCloseable {
 
     /**
      * Passes a create whose body the handler has read to the node it is to be created on, if that is
-     * another one (see {@link NodeService#placeElsewhere}); returns whether it did. A create another
-     * node passed here stays: that node placed it.
+     * another one (see {@link NodeService#placeElsewhere}); returns whether it did. A node that
+     * answers it is full (it filled since the catalog was read: another create took its last room)
+     * is passed over and the create placed again, up to {@value #PLACEMENTS} nodes; this node may
+     * then make it itself. A create another node passed here stays: that node placed it.
      */
     boolean placeCreate(Context ctx, TenantUsage demand) throws IOException, InterruptedException {
         if (ctx.header(FORWARDED_BY) != null) return false;
-        var target = nodes.placeElsewhere(demand);
-        if (target.isEmpty()) return false;
-        forward(ctx, target.get());
-        return true;
+        var full = new HashSet<String>();
+        Answer refusal = null;
+        while (true) {
+            Optional<Node> target;
+            try {
+                target = nodes.placeElsewhere(demand, full);
+            } catch (StasisException noneLeft) { // a draining node whose other nodes all answered full: the last one's answer
+                if (refusal == null) throw noneLeft;
+                relay(ctx, refusal);
+                return true;
+            }
+            if (target.isEmpty()) return false;
+            var answer = send(ctx, target.get());
+            if (full.size() + 1 >= PLACEMENTS || !answer.saysFull(target.get().name())) {
+                relay(ctx, answer);
+                return true;
+            }
+            full.add(target.get().name());
+            refusal = answer;
+        }
     }
 
     /**
@@ -104,10 +128,10 @@ public final class NodeForwarder implements AutoCloseable {
     }
 
     /**
-     * Passes a create that mounts a volume to the volume's node, if that is another one: the volume's
-     * files are on its disk. Returns whether it did.
+     * Passes a request on a volume's files (a create that mounts it, a call of its S3 endpoint) to
+     * the volume's node, if that is another one: the files are on its disk. Returns whether it did.
      */
-    boolean createWithVolume(Context ctx, VolumeId volume) throws IOException, InterruptedException {
+    public boolean passIfVolumeElsewhere(Context ctx, VolumeId volume) throws IOException, InterruptedException {
         if (!nodes.sharesCatalog()) return false;
         var remote = nodes.remoteOf(volume);
         if (remote.isEmpty()) return false;
@@ -192,6 +216,36 @@ public final class NodeForwarder implements AutoCloseable {
     }
 
     private void forward(Context ctx, Node node) throws IOException, InterruptedException {
+        relay(ctx, send(ctx, node));
+    }
+
+    /** The other node's answer to the request, its body not read yet (but for a refusal, read to see why). */
+    private record Answer(int status, HttpHeaders headers, InputStream body) {
+        /** This answer with its body read if it is a refusal (503: a small error body), so that {@link #saysFull} may look into it. */
+        Answer readIfRefused() throws IOException {
+            if (status != 503) return this;
+            try (var in = body) {
+                return new Answer(status, headers, new ByteArrayInputStream(in.readAllBytes()));
+            }
+        }
+
+        /** Whether this is {@code node}'s refusal because it is full: 503 host_busy naming it and the limit it reached. */
+        boolean saysFull(String node) {
+            if (!(body instanceof ByteArrayInputStream read)) return false; // not a refusal: see readIfRefused
+            read.mark(0);
+            try {
+                var error = Json.MAPPER.readTree(read).path("error");
+                return error.path("code").asText().equals(ErrorCode.HOST_BUSY.wireName())
+                        && error.path("details").path("node").asText().equals(node) && error.path("details").hasNonNull("limit");
+            } catch (IOException notJson) {
+                return false;
+            } finally {
+                read.reset();
+            }
+        }
+    }
+
+    private Answer send(Context ctx, Node node) throws IOException, InterruptedException {
         String query = ctx.queryString();
         URI target = URI.create(node.advertiseUrl() + ctx.req().getRequestURI() + (query == null ? "" : "?" + query));
         var request = HttpRequest.newBuilder(target).method(ctx.method().name(), body(ctx));
@@ -200,23 +254,29 @@ public final class NodeForwarder implements AutoCloseable {
             for (String value : Collections.list(ctx.req().getHeaders(name))) request.header(name, value);
         }
         request.header(FORWARDED_BY, nodes.name());
+        passHost(ctx, request);
         HttpResponse<InputStream> response;
         try {
             response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         } catch (IOException e) {
             throw unavailable(ctx.path(), node.name(), "it did not answer at " + node.advertiseUrl() + ": " + e);
         }
+        return new Answer(response.statusCode(), response.headers(), response.body()).readIfRefused();
+    }
+
+    /** Writes the other node's answer as this node's, streaming its body as it comes. */
+    private static void relay(Context ctx, Answer answer) throws IOException {
         var res = ctx.res();
-        res.setStatus(response.statusCode());
-        response.headers().map().forEach((name, values) -> {
+        res.setStatus(answer.status());
+        answer.headers().map().forEach((name, values) -> {
             if (NOT_PASSED.contains(name.toLowerCase(Locale.ROOT)) || name.startsWith(":")) return;
             // The servlet keeps the type apart from other headers (Javalin set a default before this ran).
             if (name.equalsIgnoreCase("content-type")) res.setContentType(values.getFirst());
             else for (String value : values) res.addHeader(name, value);
         });
-        response.headers().firstValueAsLong("content-length").ifPresent(res::setContentLengthLong);
+        answer.headers().firstValueAsLong("content-length").ifPresent(res::setContentLengthLong);
         ctx.attribute(HttpApi.ERROR_WRITTEN, true); // the answer is the other node's, errors included
-        try (InputStream in = response.body(); var out = res.getOutputStream()) {
+        try (InputStream in = answer.body(); var out = res.getOutputStream()) {
             byte[] buffer = new byte[16 * 1024];
             int n;
             while ((n = in.read(buffer)) >= 0) {
@@ -225,6 +285,28 @@ public final class NodeForwarder implements AutoCloseable {
             }
         } catch (UncheckedIOException e) {
             throw e.getCause();
+        }
+    }
+
+    /**
+     * Lets this JVM's HTTP client send the {@code Host} header a request came with (the JDK sets its
+     * own otherwise): a request signed with AWS Signature V4 (the S3 endpoint) covers its host, so
+     * the node it is passed to must see the one the client signed. Call before any HTTP client use.
+     */
+    public static void allowPassingTheHost() {
+        String allowed = System.getProperty(RESTRICTED_HEADERS_ALLOWED, "");
+        if (!allowed.toLowerCase(Locale.ROOT).contains("host"))
+            System.setProperty(RESTRICTED_HEADERS_ALLOWED, allowed.isBlank() ? "host" : allowed + ",host");
+    }
+
+    private static void passHost(Context ctx, HttpRequest.Builder request) {
+        String host = ctx.header("Host");
+        if (host == null) return;
+        try {
+            request.header("Host", host);
+        } catch (IllegalArgumentException restricted) {
+            // This JVM's client began before allowPassingTheHost (a service inside another program): the target's
+            // own host goes, and only what is signed over the host (S3 calls) is refused there.
         }
     }
 

@@ -116,7 +116,7 @@ final class SandboxRoutes {
                 runtimeOf(body.runtime()));
         // Where the sandbox is made: with its volumes, whose files are on their node's disk; else on the node with most room.
         var demand = SandboxService.demandOfNew(resources);
-        if (volumeMounts.isEmpty() ? forwarder.placeCreate(ctx, demand) : forwarder.createWithVolume(ctx, volumeMounts.getFirst().volume()))
+        if (volumeMounts.isEmpty() ? forwarder.placeCreate(ctx, demand) : forwarder.passIfVolumeElsewhere(ctx, volumeMounts.getFirst().volume()))
             return;
         long start = System.nanoTime();
         Sandbox sandbox;

@@ -10,6 +10,7 @@ import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.HttpApi;
+import io.stasis.server.http.NodeForwarder;
 import io.stasis.server.http.RefusedBodies;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Collections;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -68,13 +70,14 @@ public final class S3Routes {
         }
     }
 
-    public void register(RoutesConfig routes) {
+    /** @param nodes for a bucket whose volume is on another node: this node checks the caller, that node serves the call */
+    public void register(RoutesConfig routes, NodeForwarder nodes) {
         for (String path : List.of(PREFIX + "/{bucket}", PREFIX + "/{bucket}/<key>")) {
-            routes.get(path, ctx -> handle(ctx, this::get), Access.PUBLIC);
-            routes.head(path, ctx -> handle(ctx, this::head), Access.PUBLIC);
-            routes.put(path, ctx -> handle(ctx, this::put), Access.PUBLIC);
-            routes.delete(path, ctx -> handle(ctx, this::delete), Access.PUBLIC);
-            routes.post(path, ctx -> handle(ctx, this::post), Access.PUBLIC);
+            routes.get(path, ctx -> handle(ctx, nodes, this::get), Access.PUBLIC);
+            routes.head(path, ctx -> handle(ctx, nodes, this::head), Access.PUBLIC);
+            routes.put(path, ctx -> handle(ctx, nodes, this::put), Access.PUBLIC);
+            routes.delete(path, ctx -> handle(ctx, nodes, this::delete), Access.PUBLIC);
+            routes.post(path, ctx -> handle(ctx, nodes, this::post), Access.PUBLIC);
         }
     }
 
@@ -82,10 +85,10 @@ public final class S3Routes {
         void run(Context ctx, S3Request request) throws IOException;
     }
 
-    private void handle(Context ctx, Operation operation) {
+    private void handle(Context ctx, NodeForwarder nodes, Operation operation) throws InterruptedException {
         try {
-            var request = authenticate(ctx);
-            operation.run(ctx, request);
+            var request = authenticate(ctx, nodes);
+            if (request.isPresent()) operation.run(ctx, request.get());
         } catch (S3Error e) {
             writeError(ctx, e.status, e.code, e.getMessage());
         } catch (SigV4.Refused e) {
@@ -99,7 +102,8 @@ public final class S3Routes {
         }
     }
 
-    private S3Request authenticate(Context ctx) {
+    /** The call, checked; empty if it was for a volume of another node, which answered it. */
+    private Optional<S3Request> authenticate(Context ctx, NodeForwarder nodes) throws IOException, InterruptedException {
         String header = ctx.header("Authorization");
         Caller caller;
         SigV4.Verified signed = null;
@@ -120,8 +124,9 @@ public final class S3Routes {
             default -> false;
         };
         AccessGuard.requireVolumeScope(caller, writes ? Access.VOLUME_WRITE : Access.VOLUME_READ, volume.id().value(), bucket);
+        if (nodes.passIfVolumeElsewhere(ctx, volume.id())) return Optional.empty();
         String key = ctx.pathParamMap().containsKey("key") ? ctx.pathParam("key") : "";
-        return new S3Request(volume, volumes.hostPath(volume.id()), key, caller, signed);
+        return Optional.of(new S3Request(volume, volumes.hostPath(volume.id()), key, caller, signed));
     }
 
     // --- what each method means on a bucket and on a key ---

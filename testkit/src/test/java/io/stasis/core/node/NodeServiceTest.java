@@ -15,6 +15,7 @@ import io.stasis.testkit.fake.InMemoryCatalog;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** This node among the others: its registration and lease, what it says of the others, where a new sandbox goes. */
@@ -61,17 +62,22 @@ class NodeServiceTest {
         nodes.start(); // this node: 1000 MB, nothing held
         try {
             other("equal", 60, false, memory(1000, NodeLimits.NONE));
-            assertThat(nodes.placeElsewhere(SMALL)).as("a tie stays here").isEmpty();
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).as("a tie stays here").isEmpty();
             other("roomy", 60, false, memory(4000, NodeLimits.NONE));
             other("gone", -1, false, memory(64_000, NodeLimits.NONE));
             other("draining", 60, true, memory(64_000, NodeLimits.NONE));
-            assertThat(nodes.placeElsewhere(SMALL)).map(Node::name).contains("roomy");
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).map(Node::name).contains("roomy");
+            // roomy answered full to this create (it filled since the catalog was read): the next best, here.
+            assertThat(nodes.placeElsewhere(SMALL, Set.of("roomy"))).isEmpty();
+            other("roomier", 60, false, memory(8000, NodeLimits.NONE));
+            assertThat(nodes.placeElsewhere(SMALL, Set.of("roomier"))).map(Node::name).contains("roomy");
+            other("roomier", -1, false, memory(8000, NodeLimits.NONE));
             // The operator's limits count over the host's memory: roomy may hold only 500 MB of sandboxes.
             other("roomy", 60, false, memory(4000, new NodeLimits(0, 500)));
-            assertThat(nodes.placeElsewhere(SMALL)).as("1000 MB left here, 500 there").isEmpty();
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).as("1000 MB left here, 500 there").isEmpty();
             other("roomy", 60, false, memory(4000, new NodeLimits(0, 200)));
             other("equal", 60, false, memory(1000, new NodeLimits(0, 0)));
-            assertThat(nodes.placeElsewhere(SMALL)).as("roomy has no room for 256 MB").isEmpty();
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).as("roomy has no room for 256 MB").isEmpty();
         } finally {
             nodes.close();
         }
@@ -83,9 +89,9 @@ class NodeServiceTest {
         try {
             other("other", 60, false, memory(1000, NodeLimits.NONE));
             catalog.hold(new QuotaHold("qh_1", TenantId.DEFAULT, new TenantUsage(1, 300, 0)), (tenant, node) -> { });
-            assertThat(nodes.placeElsewhere(SMALL)).map(Node::name).contains("other");
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).map(Node::name).contains("other");
             catalog.releaseHold("qh_1");
-            assertThat(nodes.placeElsewhere(SMALL)).isEmpty();
+            assertThat(nodes.placeElsewhere(SMALL, Set.of())).isEmpty();
         } finally {
             nodes.close();
         }
@@ -98,10 +104,10 @@ class NodeServiceTest {
             other("gone", -1, false, memory(64_000, NodeLimits.NONE));
             other("draining", 60, true, memory(64_000, NodeLimits.NONE));
             nodes.whileMarked(true, () -> {
-                assertThatThrownBy(() -> nodes.placeElsewhere(SMALL)).isInstanceOfSatisfying(StasisException.class,
+                assertThatThrownBy(() -> nodes.placeElsewhere(SMALL, Set.of())).isInstanceOfSatisfying(StasisException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.NODE_UNAVAILABLE));
                 other("small", 60, false, memory(100, new NodeLimits(1, 0)));
-                assertThat(nodes.placeElsewhere(SMALL)).as("even a small one, not this").map(Node::name).contains("small");
+                assertThat(nodes.placeElsewhere(SMALL, Set.of())).as("even a small one, not this").map(Node::name).contains("small");
                 return null;
             });
             var gone = nodes.list().stream().filter(s -> s.node().name().equals("gone")).findFirst().orElseThrow();
