@@ -34,8 +34,8 @@ class ModuleRulesTest {
         TESTKIT,
         /** The only place that wires adapters to core, and serves the API. */
         SERVER,
-        /** Users' side: the API through HTTP only. */
-        SDK, MCP, CLI, EXAMPLES,
+        /** Users' side: the API through HTTP only (E2B: the E2B protocol translated onto it). */
+        SDK, MCP, E2B, CLI, EXAMPLES,
         /** Measures a whole private service: may use anything. */
         BENCH
     }
@@ -49,22 +49,23 @@ class ModuleRulesTest {
             Map.entry("mounts-fuse", Role.ADAPTER), Map.entry("templates", Role.ADAPTER),
             Map.entry("testkit", Role.TESTKIT),
             Map.entry("server", Role.SERVER),
-            Map.entry("sdk", Role.SDK), Map.entry("mcp", Role.MCP), Map.entry("cli", Role.CLI), Map.entry("examples", Role.EXAMPLES),
+            Map.entry("sdk", Role.SDK), Map.entry("mcp", Role.MCP), Map.entry("e2b", Role.E2B), Map.entry("cli", Role.CLI), Map.entry("examples", Role.EXAMPLES),
             Map.entry("bench", Role.BENCH));
 
     /** Whom each role may use, besides itself. */
-    private static final Map<Role, Set<Role>> MAY_USE = Map.of(
-            Role.CORE, Set.of(),
-            Role.LEAF, Set.of(Role.CORE),
-            Role.ADAPTER, Set.of(Role.CORE, Role.LEAF),
-            Role.TESTKIT, Set.of(Role.CORE, Role.LEAF),
-            // The MCP endpoint it serves drives the API through the mcp module and so the SDK.
-            Role.SERVER, Set.of(Role.CORE, Role.LEAF, Role.ADAPTER, Role.SDK, Role.MCP),
-            Role.SDK, Set.of(),
-            Role.MCP, Set.of(Role.SDK),
-            Role.CLI, Set.of(Role.SDK, Role.MCP),
-            Role.EXAMPLES, Set.of(Role.SDK),
-            Role.BENCH, Set.of(Role.values()));
+    private static final Map<Role, Set<Role>> MAY_USE = Map.ofEntries(
+            Map.entry(Role.CORE, Set.of()),
+            Map.entry(Role.LEAF, Set.of(Role.CORE)),
+            Map.entry(Role.ADAPTER, Set.of(Role.CORE, Role.LEAF)),
+            Map.entry(Role.TESTKIT, Set.of(Role.CORE, Role.LEAF)),
+            // The MCP and E2B endpoints it serves drive the API through their modules and so the SDK.
+            Map.entry(Role.SERVER, Set.of(Role.CORE, Role.LEAF, Role.ADAPTER, Role.SDK, Role.MCP, Role.E2B)),
+            Map.entry(Role.SDK, Set.of()),
+            Map.entry(Role.MCP, Set.of(Role.SDK)),
+            Map.entry(Role.E2B, Set.of(Role.SDK)),
+            Map.entry(Role.CLI, Set.of(Role.SDK, Role.MCP)),
+            Map.entry(Role.EXAMPLES, Set.of(Role.SDK)),
+            Map.entry(Role.BENCH, Set.of(Role.values())));
 
     /** What core must not do: file, network and process I/O belong to adapters, wired in by the server. */
     private static final Pattern CORE_IO = Pattern.compile("\\bFiles\\.|\\bProcessBuilder\\b|Runtime\\.getRuntime\\(\\)\\.exec"

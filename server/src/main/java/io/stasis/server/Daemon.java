@@ -261,14 +261,14 @@ public final class Daemon implements AutoCloseable {
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port()), config.runtimes().defaultRuntime(),
-                            config.runtimes().allowed()),
+                            config.runtimes().allowed(), config.dataDir().resolve("e2b-uploads")),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, templateBuilds,
                             new TemplateSandboxes(sandboxes, checkpoints, roots),
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime))));
-            advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(loopbackUrl(config.bind(), http.port()))));
+            advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(http.localUrl())));
             // Running sandboxes whose policy asks for it keep a durable checkpoint with memory, from which another node resumes
             // them if this one is lost; while this node is cut off from the catalog, they are frozen here.
             var keeper = new DurabilityKeeper(catalog, checkpoints, clock, Duration.ofSeconds(1));
@@ -279,7 +279,7 @@ public final class Daemon implements AutoCloseable {
             if (config.catalog().isPresent())
                 register(new LostNodes(catalog, roots, runtime, network, events, clock, config.nodeLease(), config.nodeLease().dividedBy(3))).start();
             if (config.warmUp() && config.faultPoint().isEmpty()) // a crash test's fault point is for its own calls
-                WarmUp.run(loopbackUrl(config.bind(), http.port()), config.nodeName(), tenants, sandboxes, "tiny");
+                WarmUp.run(http.localUrl(), config.nodeName(), tenants, sandboxes, "tiny");
             log.atInfo().addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).addKeyValue("dataDir", config.dataDir())
                     .log("service started");
         } catch (Throwable e) {
@@ -325,15 +325,6 @@ public final class Daemon implements AutoCloseable {
     /** The preview listener at the advertise URL's host: where the other nodes pass on preview requests for this node's sandboxes. */
     private static URI previewUrlOf(URI advertised, int previewPort) {
         return URI.create(advertised.getScheme() + "://" + advertised.getHost() + ":" + previewPort);
-    }
-
-    private static String loopbackUrl(String bind, int port) {
-        String host = switch (bind) {
-            case "0.0.0.0", "" -> "127.0.0.1";
-            case "::", "[::]" -> "[::1]";
-            default -> bind.contains(":") && !bind.startsWith("[") ? "[" + bind + "]" : bind;
-        };
-        return "http://" + host + ":" + port;
     }
 
     /** The largest volume a create may ask for (1 TiB); the pool is thin-provisioned. */

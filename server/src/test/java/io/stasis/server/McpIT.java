@@ -1,7 +1,6 @@
 package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -22,14 +21,10 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -197,57 +192,11 @@ class McpIT {
     /** A client no one on this project wrote: the official TypeScript SDK, installed from npm into target/. */
     @Test
     void theTypeScriptSdkRunsAPythonSession() throws Exception {
-        assumeTrue(commandWorks("node", "--version") && commandWorks("npm", "--version"), "node and npm are needed");
-        Path script = Path.of("src/test/ts/mcp-session").toAbsolutePath();
-        Path work = Path.of("target/mcp-session").toAbsolutePath();
-        Files.createDirectories(work);
-        for (String file : List.of("package.json", "package-lock.json", "session.mjs"))
-            Files.copy(script.resolve(file), work.resolve(file), StandardCopyOption.REPLACE_EXISTING);
-        if (!Files.isDirectory(work.resolve("node_modules/@modelcontextprotocol/sdk"))) {
-            var npm = run(work, Map.of(), Duration.ofMinutes(5), "npm", "ci", "--no-audit", "--no-fund");
-            assertThat(npm.code()).as(npm.output()).isZero();
-        }
         // base has python3; its first build on a fresh machine (debootstrap) takes minutes, later ones read the cache
-        var session = run(work, Map.of("STASIS_MCP_URL", service.url + "/mcp", "STASIS_API_KEY", service.rootKey,
-                "STASIS_TEMPLATE", "base"), Duration.ofMinutes(20), "node", "session.mjs");
+        var session = NodeScripts.runSession("mcp-session", Map.of("STASIS_MCP_URL", service.url + "/mcp", "STASIS_API_KEY", service.rootKey,
+                "STASIS_TEMPLATE", "base"), Duration.ofMinutes(20));
         assertThat(session.code()).as(session.output()).isZero();
         assertThat(session.output()).contains("sandbox_exec: exit code 0").contains("session ok");
         assertThat(service.client.sandboxes().list().items()).isEmpty();
-    }
-
-    private record Run(int code, String output) {
-    }
-
-    private static Run run(Path dir, Map<String, String> env, Duration timeout, String... argv) throws IOException, InterruptedException {
-        var builder = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
-        builder.environment().putAll(env);
-        Process process = builder.start();
-        try {
-            var output = new StringBuilder();
-            Thread reader = Thread.ofVirtual().start(() -> {
-                try {
-                    output.append(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                    output.append("[output unreadable: ").append(e.getMessage()).append(']');
-                }
-            });
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
-                return new Run(-1, "timed out after " + timeout + ": " + String.join(" ", argv));
-            reader.join(Duration.ofSeconds(10));
-            return new Run(process.exitValue(), output.toString());
-        } finally {
-            if (process.isAlive()) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static boolean commandWorks(String... argv) {
-        try {
-            return run(Path.of("."), Map.of(), Duration.ofSeconds(30), argv).code() == 0;
-        } catch (IOException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
     }
 }

@@ -22,6 +22,13 @@ final class CredentialSecrets {
         return prefix + Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
+    /** {@code prefix} and 160 random bits as 40 lowercase hex digits: E2B's form of a key. */
+    static String generateHex(String prefix) {
+        byte[] bytes = new byte[20];
+        RANDOM.nextBytes(bytes);
+        return prefix + HexFormat.of().formatHex(bytes);
+    }
+
     static String hash(String secret) {
         try {
             var digest = MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.UTF_8));

@@ -17,6 +17,13 @@ import java.util.Optional;
 public final class Credentials {
     public static final String KEY_PREFIX = "sk_";
     public static final String TOKEN_PREFIX = "st_";
+    /** Keys in E2B's form, for its SDKs (some check a key's form before sending it). */
+    public static final String E2B_KEY_PREFIX = "e2b_";
+
+    /** The form of a key's secret: Stasis's own ({@code sk_} and base64url), or E2B's ({@code e2b_} and 40 hex digits). */
+    public enum KeyFormat {
+        STASIS, E2B
+    }
 
     private final CredentialCatalog catalog;
     private final Clock clock;
@@ -53,11 +60,20 @@ public final class Credentials {
 
     /** A key of a tenant: it may do everything with the tenant's resources. */
     public Issued issueKey(TenantId tenant) {
-        return issue(tenant, false);
+        return issueKey(tenant, KeyFormat.STASIS);
+    }
+
+    /** A key of a tenant, its secret in the given form; both forms work on every route. */
+    public Issued issueKey(TenantId tenant, KeyFormat format) {
+        return issue(tenant, false, format);
     }
 
     private Issued issue(TenantId tenant, boolean root) {
-        String secret = CredentialSecrets.generate(KEY_PREFIX);
+        return issue(tenant, root, KeyFormat.STASIS);
+    }
+
+    private Issued issue(TenantId tenant, boolean root, KeyFormat format) {
+        String secret = format == KeyFormat.E2B ? CredentialSecrets.generateHex(E2B_KEY_PREFIX) : CredentialSecrets.generate(KEY_PREFIX);
         var key = new ApiKey("key_" + Ids.randomSuffix(), tenant, CredentialSecrets.hash(secret), root, clock.instant());
         catalog.insertApiKey(key);
         return new Issued(key, secret);
@@ -70,7 +86,7 @@ public final class Credentials {
      */
     public Optional<Caller> authenticate(String presented) {
         if (presented == null || presented.length() > CredentialSecrets.MAX_LENGTH) return Optional.empty();
-        if (presented.startsWith(KEY_PREFIX))
+        if (presented.startsWith(KEY_PREFIX) || presented.startsWith(E2B_KEY_PREFIX))
             return catalog.findApiKeyByHash(CredentialSecrets.hash(presented)).map(Caller.Key::new);
         if (presented.startsWith(TOKEN_PREFIX)) {
             var token = catalog.findTokenByHash(CredentialSecrets.hash(presented));

@@ -83,9 +83,14 @@ public final class TenantService {
     }
 
     public Credentials.Issued issueKey(String tenantId) {
+        return issueKey(tenantId, Credentials.KeyFormat.STASIS);
+    }
+
+    /** A key of the tenant with its secret in {@code format}. */
+    public Credentials.Issued issueKey(String tenantId, Credentials.KeyFormat format) {
         var tenant = get(tenantId);
-        var issued = credentials.issueKey(tenant.id());
-        log.atInfo().addKeyValue("tenant", tenant.id()).addKeyValue("key", issued.key().id()).log("API key issued");
+        var issued = credentials.issueKey(tenant.id(), format);
+        log.atInfo().addKeyValue("tenant", tenant.id()).addKeyValue("key", issued.key().id()).addKeyValue("format", format).log("API key issued");
         return issued;
     }
 

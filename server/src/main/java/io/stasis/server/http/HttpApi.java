@@ -41,14 +41,19 @@ import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.error.ErrorBody;
 import io.stasis.server.error.ErrorMapper;
+import io.stasis.server.e2b.E2bEndpoint;
 import io.stasis.server.mcp.McpEndpoint;
 import io.stasis.server.metrics.Metrics;
 import io.stasis.server.preview.PreviewUrls;
 import io.stasis.server.s3.S3Routes;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletMapping;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -78,13 +83,17 @@ public final class HttpApi implements AutoCloseable {
                            S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain) {
     }
 
-    /** Settings of the API itself ({@code defaultRuntime}: of a create that names none; {@code allowedRuntimes}: those a create may name). */
+    /**
+     * Settings of the API itself ({@code defaultRuntime}: of a create that names none; {@code allowedRuntimes}: those a create may
+     * name; {@code e2bUploads}: a host directory for the E2B endpoint's multipart uploads in progress).
+     */
     public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
                            long maxUploadBytes, long maxJsonBytes, PreviewUrls previewUrls, RuntimeKind defaultRuntime,
-                           Set<RuntimeKind> allowedRuntimes) {
+                           Set<RuntimeKind> allowedRuntimes, Path e2bUploads) {
     }
 
     private final Javalin app;
+    private final String localUrl;
     private final McpEndpoint mcp;
     private final NodeForwarder forwarder;
 
@@ -99,18 +108,24 @@ public final class HttpApi implements AutoCloseable {
     /** How much of a refused request's unread body is read so its answer arrives; a larger one loses the connection. */
     private static final long REFUSED_BODY_DRAIN = 8L << 20;
 
-    private HttpApi(Javalin app, McpEndpoint mcp, NodeForwarder forwarder) {
+    private HttpApi(Javalin app, String localUrl, McpEndpoint mcp, NodeForwarder forwarder) {
         this.app = app;
+        this.localUrl = localUrl;
         this.mcp = mcp;
         this.forwarder = forwarder;
     }
 
     public static HttpApi start(Settings settings, Services services) {
-        var mcp = new McpEndpoint(services.auth());
+        // The MCP and E2B endpoints call this API; its port is known once it listens.
+        var listening = new AtomicReference<String>();
+        Supplier<String> self = () -> Objects.requireNonNull(listening.get(), "the API has not started");
+        var mcp = new McpEndpoint(services.auth(), self);
+        var e2b = new E2bEndpoint(self, settings.e2bUploads(), settings.maxUploadBytes());
         var forwarder = new NodeForwarder(services.nodes());
         Javalin app = Javalin.create(config -> {
             configure(config, settings, services, forwarder);
             config.jetty.modifyServletContextHandler(mcp::mount);
+            config.jetty.modifyServletContextHandler(e2b::mount);
         });
         try {
             app.start();
@@ -119,12 +134,26 @@ public final class HttpApi implements AutoCloseable {
             forwarder.close();
             throw e;
         }
-        mcp.apiListensOn(settings.bind(), app.port());
-        return new HttpApi(app, mcp, forwarder);
+        listening.set(localUrl(settings.bind(), app.port()));
+        return new HttpApi(app, listening.get(), mcp, forwarder);
     }
 
     public int port() {
         return app.port();
+    }
+
+    /** Where this API answers from this host: the bind address and port, the loopback for a wildcard bind. */
+    public String localUrl() {
+        return localUrl;
+    }
+
+    private static String localUrl(String bind, int port) {
+        String host = switch (bind) {
+            case "0.0.0.0", "" -> "127.0.0.1";
+            case "::", "[::]" -> "[::1]";
+            default -> bind.contains(":") && !bind.startsWith("[") ? "[" + bind + "]" : bind;
+        };
+        return "http://" + host + ":" + port;
     }
 
     private static void configure(JavalinConfig config, Settings settings, Services services, NodeForwarder forwarder) {

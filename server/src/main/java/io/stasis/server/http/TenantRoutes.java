@@ -74,7 +74,7 @@ final class TenantRoutes {
             ctx.status(204);
         }, Access.ROOT);
         routes.post("/v1/tenants/{tid}/keys", ctx -> {
-            Credentials.Issued issued = tenants.issueKey(ctx.pathParam("tid"));
+            Credentials.Issued issued = tenants.issueKey(ctx.pathParam("tid"), keyFormat(ctx));
             ctx.status(201).json(KeyView.of(issued.key(), issued.secret()));
         }, Access.ROOT);
         routes.get("/v1/tenants/{tid}/keys", ctx -> ctx.json(new ListView<>(
@@ -83,6 +83,17 @@ final class TenantRoutes {
             tenants.revokeKey(ctx.pathParam("tid"), ctx.pathParam("kid"));
             ctx.status(204);
         }, Access.ROOT);
+    }
+
+    /** The body of a key's creation: the form of its secret ({@code stasis}, the default, or {@code e2b}). */
+    private record CreateKey(String format) {
+    }
+
+    private static Credentials.KeyFormat keyFormat(Context ctx) {
+        String format = Json.body(ctx, CreateKey.class).format();
+        if (format == null || format.equals("stasis")) return Credentials.KeyFormat.STASIS;
+        if (format.equals("e2b")) return Credentials.KeyFormat.E2B;
+        throw StasisException.invalid("format", "must be \"stasis\" or \"e2b\", was \"" + format + "\"");
     }
 
     private void create(Context ctx) {

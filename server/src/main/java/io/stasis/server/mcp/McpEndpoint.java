@@ -26,7 +26,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.EnumSet;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
+import java.util.function.Supplier;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -45,13 +45,13 @@ public final class McpEndpoint implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final BearerAuth auth;
-    private volatile String apiUrl;
     private final KeyedClients clients;
     private final StasisMcpServer.Http server;
 
-    public McpEndpoint(BearerAuth auth) {
+    /** @param apiUrl where this service's API answers, once it listens */
+    public McpEndpoint(BearerAuth auth, Supplier<String> apiUrl) {
         this.auth = auth;
-        this.clients = new KeyedClients(() -> Objects.requireNonNull(apiUrl, "the API has not started"));
+        this.clients = new KeyedClients(apiUrl);
         this.server = StasisMcpServer.streamableHttp(PATH, clients);
     }
 
@@ -63,13 +63,6 @@ public final class McpEndpoint implements AutoCloseable {
         var filter = new FilterHolder(new Authenticated());
         filter.setAsyncSupported(true);
         context.addFilter(filter, PATH, EnumSet.of(DispatcherType.REQUEST));
-    }
-
-    /** Where the tools reach the API once it listens: the bind address, or the loopback for a wildcard bind. */
-    public void apiListensOn(String bind, int port) {
-        String host = bind == null || bind.isBlank() || "0.0.0.0".equals(bind) || "::".equals(bind) ? "127.0.0.1"
-                : bind.contains(":") ? "[" + bind + "]" : bind;
-        this.apiUrl = "http://" + host + ":" + port;
     }
 
     @Override

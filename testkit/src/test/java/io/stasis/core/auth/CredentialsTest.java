@@ -35,4 +35,17 @@ class CredentialsTest {
         }
         assertThat(catalog.hasRootKey()).isFalse();
     }
+
+    @Test
+    void aKeyInE2bsFormAuthenticatesAsItsTenantLikeAnyKey() {
+        var tenant = TenantId.random();
+        var issued = credentials.issueKey(tenant, Credentials.KeyFormat.E2B);
+        assertThat(issued.secret()).matches("e2b_[0-9a-f]{40}");
+        assertThat(credentials.authenticate(issued.secret())).hasValueSatisfying(caller -> {
+            assertThat(caller.tenant()).isEqualTo(tenant);
+            assertThat(caller.isRoot()).isFalse();
+        });
+        assertThat(credentials.authenticate("e2b_" + "0".repeat(40))).isEmpty();
+        assertThat(credentials.issueKey(tenant).secret()).startsWith(Credentials.KEY_PREFIX);
+    }
 }

@@ -1,0 +1,150 @@
+package io.stasis.e2b;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.Locale;
+
+/**
+ * The Connect protocol (connectrpc.com) as envd speaks it, with the JSON codec only: a unary call
+ * is a POST of {@code application/json} answered by one JSON message (an error: its HTTP status and
+ * {@code {"code", "message"}}); a server-streaming call sends one enveloped message
+ * ({@code application/connect+json}: a flags byte, a 4-byte big-endian length, the JSON) and is
+ * answered by enveloped messages, ended by one with flag {@value #END_STREAM} that carries the
+ * error, if any.
+ */
+final class ConnectRpc {
+    static final ObjectMapper JSON = new ObjectMapper();
+    private static final int END_STREAM = 0x02;
+    private static final int COMPRESSED = 0x01;
+    /** Larger than any request envd takes (file content goes through /files). */
+    private static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+    private ConnectRpc() {
+    }
+
+    /** Connect's error codes, with the HTTP status a unary error is answered with. */
+    enum Code {
+        CANCELED(499), INVALID_ARGUMENT(400), DEADLINE_EXCEEDED(504), NOT_FOUND(404), ALREADY_EXISTS(409),
+        PERMISSION_DENIED(403), RESOURCE_EXHAUSTED(429), FAILED_PRECONDITION(400), UNIMPLEMENTED(501), INTERNAL(500),
+        UNAVAILABLE(503), UNAUTHENTICATED(401);
+
+        final int httpStatus;
+
+        Code(int httpStatus) {
+            this.httpStatus = httpStatus;
+        }
+
+        String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+    }
+
+    /** A call's failure, as the client's Connect library reads it. */
+    static final class RpcException extends RuntimeException {
+        final Code code;
+
+        RpcException(Code code, String message) {
+            super(message);
+            this.code = code;
+        }
+    }
+
+    /** The request message of a unary call. */
+    static JsonNode readUnary(HttpServletRequest request) throws IOException {
+        try (InputStream in = request.getInputStream()) {
+            byte[] body = in.readNBytes(MAX_MESSAGE_BYTES + 1);
+            if (body.length > MAX_MESSAGE_BYTES) throw new RpcException(Code.RESOURCE_EXHAUSTED, "the message is larger than " + MAX_MESSAGE_BYTES + " bytes");
+            return parse(body);
+        }
+    }
+
+    /** The one request message of a server-streaming call. */
+    static JsonNode readEnveloped(HttpServletRequest request) throws IOException {
+        try (var in = new DataInputStream(request.getInputStream())) {
+            int flags;
+            int length;
+            try {
+                flags = in.readUnsignedByte();
+                length = in.readInt();
+            } catch (EOFException e) {
+                throw new RpcException(Code.INVALID_ARGUMENT, "the request has no enveloped message");
+            }
+            if ((flags & COMPRESSED) != 0) throw new RpcException(Code.UNIMPLEMENTED, "compressed messages are not supported");
+            if (length < 0 || length > MAX_MESSAGE_BYTES) throw new RpcException(Code.RESOURCE_EXHAUSTED, "the message is larger than " + MAX_MESSAGE_BYTES + " bytes");
+            byte[] message = in.readNBytes(length);
+            if (message.length < length) throw new RpcException(Code.INVALID_ARGUMENT, "the request's message is cut short");
+            return parse(message);
+        }
+    }
+
+    private static JsonNode parse(byte[] message) {
+        if (message.length == 0) return JSON.createObjectNode();
+        try {
+            var node = JSON.readTree(message);
+            if (node == null || !node.isObject()) throw new RpcException(Code.INVALID_ARGUMENT, "the message is not a JSON object");
+            return node;
+        } catch (IOException e) {
+            throw new RpcException(Code.INVALID_ARGUMENT, "the message is not JSON: " + e.getMessage());
+        }
+    }
+
+    static void answerUnary(HttpServletResponse response, Object message) throws IOException {
+        response.setStatus(200);
+        response.setContentType("application/json");
+        JSON.writeValue(response.getOutputStream(), message);
+    }
+
+    static void answerUnaryError(HttpServletResponse response, RpcException error) throws IOException {
+        response.setStatus(error.code.httpStatus);
+        response.setContentType("application/json");
+        JSON.writeValue(response.getOutputStream(), errorBody(error));
+    }
+
+    private static ObjectNode errorBody(RpcException error) {
+        var body = JSON.createObjectNode();
+        body.put("code", error.code.wireName());
+        body.put("message", error.getMessage() == null ? "" : error.getMessage());
+        return body;
+    }
+
+    /** The answer of a server-streaming call: messages as they come, then its end. */
+    static final class Stream {
+        private final OutputStream out;
+        private boolean ended;
+
+        Stream(HttpServletResponse response) throws IOException {
+            response.setStatus(200);
+            response.setContentType("application/connect+json");
+            this.out = response.getOutputStream();
+        }
+
+        synchronized void send(Object message) throws IOException {
+            write(0, JSON.writeValueAsBytes(message));
+        }
+
+        /** Ends the stream, with {@code error} (null: success). */
+        synchronized void end(RpcException error) throws IOException {
+            if (ended) return;
+            ended = true;
+            var end = JSON.createObjectNode();
+            if (error != null) end.set("error", errorBody(error));
+            write(END_STREAM, JSON.writeValueAsBytes(end));
+        }
+
+        private void write(int flags, byte[] message) throws IOException {
+            byte[] head = {(byte) flags, (byte) (message.length >>> 24), (byte) (message.length >>> 16), (byte) (message.length >>> 8),
+                    (byte) message.length};
+            out.write(head);
+            out.write(message);
+            out.flush();
+        }
+    }
+}

@@ -1,0 +1,109 @@
+// E2bIT's client: the official e2b SDK, pointed at Stasis by its own settings only
+// (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY), goes through commands, files, pause and connect.
+// Prints "ok: <what>" per check and "session ok" at the end; exits 1 at the first failure.
+import { Sandbox, CommandExitError, FileNotFoundError, NotFoundError, AuthenticationError } from 'e2b'
+
+const template = process.env.E2B_TEMPLATE ?? 'base'
+let failed = false
+function check(condition, what) {
+  if (!condition) {
+    console.error('FAILED: ' + what)
+    failed = true
+    throw new Error('check failed: ' + what)
+  }
+  console.log('ok: ' + what)
+}
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+async function until(what, condition, ms = 10_000) {
+  const deadline = Date.now() + ms
+  while (!(await condition())) {
+    if (Date.now() > deadline) check(false, what + ' within ' + ms + ' ms')
+    await sleep(100)
+  }
+  check(true, what)
+}
+
+const sbx = await Sandbox.create(template, { metadata: { suite: 'e2b-it' }, envs: { GREETING: 'hi' }, timeoutMs: 600_000 })
+try {
+  check(sbx.sandboxId.length > 0, 'created ' + sbx.sandboxId)
+
+  // Commands: as the default user in its home, environment from create, stdout and stderr apart.
+  const first = await sbx.commands.run('echo $GREETING; echo err >&2; whoami; pwd')
+  check(first.exitCode === 0, 'exit code 0')
+  check(first.stdout === 'hi\nuser\n/home/user\n', 'stdout as user in its home: ' + JSON.stringify(first.stdout))
+  check(first.stderr === 'err\n', 'stderr: ' + JSON.stringify(first.stderr))
+  check((await sbx.commands.run('whoami', { user: 'root' })).stdout === 'root\n', 'root on request')
+  check((await sbx.commands.run('echo $X; pwd', { envs: { X: 'per-command' }, cwd: '/tmp' })).stdout === 'per-command\n/tmp\n', 'envs and cwd of one command')
+  try {
+    await sbx.commands.run('echo before; exit 3')
+    check(false, 'a failing command throws')
+  } catch (e) {
+    check(e instanceof CommandExitError && e.exitCode === 3 && e.stdout === 'before\n', 'CommandExitError with exit code 3: ' + e)
+  }
+  const chunks = []
+  await sbx.commands.run('for i in 1 2 3; do echo line$i; sleep 0.2; done', { onStdout: (d) => chunks.push(d) })
+  check(chunks.join('') === 'line1\nline2\nline3\n', 'onStdout as the output comes: ' + JSON.stringify(chunks))
+
+  // Background commands: listed, given input, killed.
+  const sleeper = await sbx.commands.run('sleep 600', { background: true })
+  check((await sbx.commands.list()).some((p) => p.pid === sleeper.pid), 'list shows the background command')
+  check(await sbx.commands.kill(sleeper.pid), 'kill')
+  const killed = await sleeper.wait().then(() => null, (e) => e)
+  check(killed instanceof CommandExitError && killed.exitCode !== 0, 'a killed command ends with an error: ' + killed)
+  check(!(await sbx.commands.kill(sleeper.pid)), 'killing an ended command says false')
+  const reader = await sbx.commands.run('read line; echo got:$line', { background: true, stdin: true })
+  await sbx.commands.sendStdin(reader.pid, 'hello\n')
+  check((await reader.wait()).stdout === 'got:hello\n', 'stdin reaches a background command')
+
+  // Files: relative to the user's home, the user's own, binary safe; list, mkdir, rename, remove, stat, watch.
+  await sbx.files.write('notes/hello.txt', 'hello file')
+  check((await sbx.files.read('notes/hello.txt')) === 'hello file', 'a relative path reads back')
+  check((await sbx.files.read('/home/user/notes/hello.txt')) === 'hello file', 'the same file by its absolute path')
+  const owner = await sbx.commands.run('stat -c %U notes/hello.txt notes; echo more >> notes/hello.txt')
+  check(owner.stdout === 'user\nuser\n', 'a written file and the directory it made are the user\'s: ' + JSON.stringify(owner.stdout))
+  const bytes = Uint8Array.from({ length: 256 }, (_, i) => i)
+  await sbx.files.write('bin.dat', bytes)
+  const back = await sbx.files.read('bin.dat', { format: 'bytes' })
+  check(back.length === 256 && back.every((b, i) => b === i), 'binary content round trip')
+  const entries = await sbx.files.list('notes')
+  check(entries.length === 1 && entries[0].name === 'hello.txt' && entries[0].type === 'file', 'list: ' + JSON.stringify(entries))
+  check((await sbx.files.getInfo('bin.dat')).size === 256, 'getInfo size')
+  check((await sbx.files.makeDir('made')) === true, 'makeDir makes')
+  check((await sbx.files.makeDir('made')) === false, 'makeDir of an existing directory says false')
+  await sbx.files.rename('notes/hello.txt', 'made/moved.txt')
+  check(await sbx.files.exists('made/moved.txt'), 'exists after rename')
+  check(!(await sbx.files.exists('notes/hello.txt')), 'gone from where it was')
+  await sbx.files.remove('made')
+  check(!(await sbx.files.exists('made')), 'remove')
+  const missing = await sbx.files.read('nope.txt').then(() => null, (e) => e)
+  check(missing instanceof FileNotFoundError || missing instanceof NotFoundError, 'reading a missing file: ' + missing)
+  const events = []
+  const watch = await sbx.files.watchDir('/home/user', (e) => events.push(e))
+  await sbx.files.write('watched.txt', 'x')
+  await until('a watch event for a written file', () => events.some((e) => e.name === 'watched.txt'))
+  await watch.stop()
+
+  // Pause (standby) and connect: a background loop goes on where it was.
+  await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done', { background: true })
+  await sleep(500)
+  await sbx.pause()
+  const paused = await Sandbox.list({ query: { state: ['paused'] } }).nextItems()
+  check(paused.some((s) => s.sandboxId === sbx.sandboxId), 'listed as paused')
+  const frozen = Number(await sbx.files.read('/tmp/count'))
+  const again = await Sandbox.connect(sbx.sandboxId)
+  check(again.sandboxId === sbx.sandboxId, 'connect')
+  await until('the loop counts on after connect', async () => Number(await again.files.read('/tmp/count')) > frozen + 3)
+  const info = await again.getInfo()
+  check(info.metadata.suite === 'e2b-it' && info.templateId === template, 'getInfo: ' + JSON.stringify(info))
+  await again.setTimeout(120_000)
+  const running = await Sandbox.list({ query: { metadata: { suite: 'e2b-it' } } }).nextItems()
+  check(running.length === 1 && running[0].state === 'running', 'listed by metadata: ' + JSON.stringify(running))
+
+  // Errors as the SDK's own.
+  const badKey = await Sandbox.create(template, { apiKey: 'e2b_' + '0'.repeat(40) }).then(() => null, (e) => e)
+  check(badKey instanceof AuthenticationError, 'a wrong key: ' + badKey)
+} finally {
+  await sbx.kill()
+}
+check(!(await Sandbox.kill(sbx.sandboxId)), 'a killed sandbox is gone')
+console.log(failed ? 'session failed' : 'session ok')
