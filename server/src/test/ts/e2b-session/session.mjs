@@ -99,6 +99,45 @@ try {
   const running = await Sandbox.list({ query: { metadata: { suite: 'e2b-it' } } }).nextItems()
   check(running.length === 1 && running[0].state === 'running', 'listed by metadata: ' + JSON.stringify(running))
 
+  // Fork: copies of the running sandbox, its memory and processes with them.
+  await again.commands.run('echo parent-state > /tmp/state')
+  const forks = await again.fork({ count: 2, timeoutMs: 120_000 })
+  check(forks.length === 2 && forks.every((f) => f instanceof Sandbox), 'fork of 2: ' + forks)
+  for (const fork of forks) {
+    check((await fork.files.read('/tmp/state')) === 'parent-state\n', 'a fork has the parent\'s files')
+    const before = Number(await fork.files.read('/tmp/count'))
+    await until('a fork\'s copy of the loop counts on', async () => Number(await fork.files.read('/tmp/count')) > before + 3)
+    await fork.kill()
+  }
+
+  // Snapshots: a create from one restores files, memory and processes, the snapshotted sandbox gone or not.
+  const snap = await again.createSnapshot({ name: 'e2b-it-snap' })
+  check(snap.snapshotId.length > 0 && snap.names.includes('e2b-it-snap'), 'createSnapshot: ' + JSON.stringify(snap))
+  const listedSnaps = await Sandbox.listSnapshots({ sandboxId: again.sandboxId }).nextItems()
+  check(listedSnaps.some((s) => s.snapshotId === snap.snapshotId), 'listSnapshots: ' + JSON.stringify(listedSnaps))
+  for (const from of [snap.snapshotId, 'e2b-it-snap']) {
+    const restored = await Sandbox.create(from, { timeoutMs: 120_000 })
+    check((await restored.files.read('/tmp/state')) === 'parent-state\n', 'created from snapshot ' + from)
+    const at = Number(await restored.files.read('/tmp/count'))
+    await until('the restored loop counts on', async () => Number(await restored.files.read('/tmp/count')) > at + 3)
+    await restored.kill()
+  }
+  check(await Sandbox.deleteSnapshot(snap.snapshotId), 'deleteSnapshot')
+  check(!(await Sandbox.deleteSnapshot(snap.snapshotId)), 'a deleted snapshot is gone')
+
+  // Network: no internet at create; rules replaced later.
+  const offline = await Sandbox.create(template, { allowInternetAccess: false, timeoutMs: 120_000 })
+  try {
+    const lookup = await offline.commands.run('getent hosts example.com || echo none')
+    check(lookup.stdout === 'none\n', 'no internet: names do not resolve: ' + JSON.stringify(lookup.stdout))
+    await offline.updateNetwork({ allowOut: ['example.com'], denyOut: ['0.0.0.0/0'] })
+    const policy = await (await fetch(process.env.STASIS_URL + '/v1/sandboxes/' + offline.sandboxId + '/network',
+      { headers: { Authorization: 'Bearer ' + process.env.E2B_API_KEY } })).json()
+    check(policy.egress.default === 'deny' && policy.egress.allow.includes('example.com'), 'updateNetwork: ' + JSON.stringify(policy.egress))
+  } finally {
+    await offline.kill()
+  }
+
   // Errors as the SDK's own.
   const badKey = await Sandbox.create(template, { apiKey: 'e2b_' + '0'.repeat(40) }).then(() => null, (e) => e)
   check(badKey instanceof AuthenticationError, 'a wrong key: ' + badKey)

@@ -3,13 +3,17 @@ package io.stasis.e2b;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.E2bErrors.E2bException;
+import io.stasis.sdk.CheckpointInfo;
+import io.stasis.sdk.CheckpointRequest;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ExecRequest;
+import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.NotFoundException;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.SandboxInfo;
+import io.stasis.sdk.StasisApiException;
 import io.stasis.sdk.StasisClient;
 import io.stasis.sdk.TokenRequest;
 import java.time.Duration;
@@ -19,6 +23,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -54,19 +59,42 @@ final class ControlPlane {
                             String domain) {
     }
 
-    /** Creates a sandbox from E2B's {@code NewSandbox}; answers its {@code Sandbox}. */
+    /**
+     * Creates a sandbox from E2B's {@code NewSandbox}; answers its {@code Sandbox}. A {@code templateID}
+     * that names a snapshot (a checkpoint's id or name) restores it, with its processes and memory.
+     */
     E2bSandbox create(StasisClient client, JsonNode body) {
         String template = text(body, "templateID", DEFAULT_TEMPLATE);
         int timeout = body.path("timeout").isNumber() ? body.path("timeout").asInt() : DEFAULT_TIMEOUT_SECONDS;
         if (timeout < 0) throw new E2bException(400, "timeout must not be negative");
-        var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
-                .metadata(strings(body.path("metadata"), "metadata"));
-        boolean autoPause = body.path("autoPause").asBoolean(false);
         // E2B kills a sandbox at its timeout (unless it pauses it then): Stasis's maxAge deletes it at that age.
-        if (!autoPause && timeout > 0) request.lifecycle(LifecycleUpdate.builder().maxAge(Duration.ofSeconds(timeout)).build());
-        Sandbox sandbox = client.sandboxes().create(request.build());
+        boolean killAtTimeout = !body.path("autoPause").asBoolean(false) && timeout > 0;
+        Sandbox sandbox;
+        var snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.<String>empty();
+        if (snapshot.isEmpty()) {
+            var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
+                    .metadata(strings(body.path("metadata"), "metadata"));
+            if (killAtTimeout) request.lifecycle(LifecycleUpdate.builder().maxAge(Duration.ofSeconds(timeout)).build());
+            E2bNetwork.of(body).ifPresent(request::network);
+            try {
+                sandbox = client.sandboxes().create(request.build());
+            } catch (StasisApiException noTemplate) {
+                // Not a template: perhaps the name of a snapshot (E2B creates from either).
+                if (!noTemplate.code().equals("template_not_found")) throw noTemplate;
+                snapshot = snapshotNamed(client, template);
+                if (snapshot.isEmpty()) throw noTemplate;
+                sandbox = null;
+            }
+        } else {
+            sandbox = null;
+        }
+        if (snapshot.isPresent()) {
+            sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
+            if (killAtTimeout) setTimeout(client, sandbox, timeout);
+        }
         try {
-            sandbox.exec(ExecRequest.builder("sh", "-c", ADD_DEFAULT_USER).user("root").timeout(Duration.ofSeconds(30)).build());
+            if (snapshot.isEmpty()) // a snapshot's sandbox has the user already
+                sandbox.exec(ExecRequest.builder("sh", "-c", ADD_DEFAULT_USER).user("root").timeout(Duration.ofSeconds(30)).build());
             return view(sandbox.info(), envdToken(client, sandbox.id()));
         } catch (RuntimeException e) {
             try {
@@ -88,6 +116,65 @@ final class ControlPlane {
     }
 
     record Connected(E2bSandbox sandbox, boolean resumed) {
+    }
+
+    /** E2B's fork: {@code count} copies of the running sandbox, memory and processes included, each with its timeout and envd token. */
+    List<Map<String, Object>> fork(StasisClient client, String id, JsonNode body) {
+        int count = body.path("count").asInt(1);
+        if (count < 1 || count > 100) throw new E2bException(400, "count must be between 1 and 100");
+        int timeout = body.path("timeout").isNumber() ? body.path("timeout").asInt() : DEFAULT_TIMEOUT_SECONDS;
+        var results = new ArrayList<Map<String, Object>>();
+        for (Sandbox fork : client.sandboxes().fork(id, ForkRequest.builder().count(count).build())) {
+            try {
+                if (timeout > 0) setTimeout(client, fork, timeout);
+                results.add(Map.of("sandbox", view(fork.info(), envdToken(client, fork.id()))));
+            } catch (StasisApiException e) {
+                results.add(Map.of("error", Map.of("code", E2bErrors.statusOf(e), "message", E2bErrors.messageOf(e))));
+            }
+        }
+        return results;
+    }
+
+    /** E2B's snapshot: a named checkpoint with memory, kept in the blob store, from which creates restore. */
+    Map<String, Object> snapshot(StasisClient client, String id, JsonNode body) {
+        String name = text(body, "name", null);
+        var checkpoint = client.sandboxes().checkpoint(id, CheckpointRequest.builder().name(name).memory(true).build());
+        return snapshotView(checkpoint.info());
+    }
+
+    /** The tenant's snapshots (its checkpoints with memory taken by a caller), here and in the blob store. */
+    static List<Map<String, Object>> snapshots(StasisClient client, String sandbox, String name) {
+        var seen = new LinkedHashMap<String, CheckpointInfo>();
+        for (var checkpoint : client.checkpoints().list()) seen.put(checkpoint.id(), checkpoint.info());
+        for (var checkpoint : client.checkpoints().listInStore()) seen.putIfAbsent(checkpoint.id(), checkpoint.info());
+        return seen.values().stream().filter(c -> c.memory() && "user".equals(c.purpose()))
+                .filter(c -> sandbox == null || sandbox.equals(c.sandboxId()))
+                .filter(c -> name == null || name.equals(c.name()) || name.equals(c.id()))
+                .map(ControlPlane::snapshotView).toList();
+    }
+
+    /** Deletes a snapshot ({@code DELETE /templates/{id}}); false if there is none of that id. */
+    boolean deleteSnapshot(StasisClient client, String id) {
+        try {
+            client.checkpoints().delete(id);
+            return true;
+        } catch (NotFoundException e) {
+            return false;
+        }
+    }
+
+    private static Map<String, Object> snapshotView(CheckpointInfo checkpoint) {
+        return Map.of("snapshotID", checkpoint.id(), "names", checkpoint.name() == null ? List.of() : List.of(checkpoint.name()));
+    }
+
+    /** The id of the newest snapshot (a checkpoint with memory) named {@code name}, if any. */
+    private static Optional<String> snapshotNamed(StasisClient client, String name) {
+        return snapshots(client, null, name).stream().map(s -> (String) s.get("snapshotID")).reduce((older, newer) -> newer);
+    }
+
+    /** E2B's network update: the whole egress policy, replaced. */
+    void updateNetwork(StasisClient client, String id, JsonNode body) {
+        client.sandboxes().updateNetwork(id, E2bNetwork.update(body));
     }
 
     E2bSandboxDetail get(StasisClient client, String id) {

@@ -40,6 +40,7 @@ public final class E2bServlet extends HttpServlet {
     public static final String PATH = "/e2b";
     private static final Logger log = LoggerFactory.getLogger(E2bServlet.class);
     private static final Pattern SANDBOX_ROUTE = Pattern.compile("/(?:v2/)?sandboxes/([^/]+)(/[a-z]+)?");
+    private static final Pattern TEMPLATE_ROUTE = Pattern.compile("/templates/([^/]+)");
     private static final Pattern RPC_ROUTE = Pattern.compile("/envd/(process\\.Process|filesystem\\.Filesystem)/([A-Za-z]+)");
     private static final Duration REQUEST_TIMEOUT = Duration.ofMinutes(10);
 
@@ -90,6 +91,16 @@ public final class E2bServlet extends HttpServlet {
                 }
                 return;
             }
+            if (path.equals("/snapshots") && method.equals("GET")) {
+                json(response, 200, ControlPlane.snapshots(client, request.getParameter("sandboxID"), request.getParameter("name")));
+                return;
+            }
+            Matcher template = TEMPLATE_ROUTE.matcher(path);
+            if (template.matches() && method.equals("DELETE")) { // E2B deletes a snapshot as the template it is
+                if (!control.deleteSnapshot(client, template.group(1))) throw new E2bException(404, "snapshot " + template.group(1) + " not found");
+                response.setStatus(204);
+                return;
+            }
             Matcher route = SANDBOX_ROUTE.matcher(path);
             if (!route.matches()) throw new E2bException(404, "no route " + method + " " + path);
             String id = route.group(1);
@@ -111,6 +122,12 @@ public final class E2bServlet extends HttpServlet {
                 case "POST /connect", "POST /resume" -> {
                     var connected = control.connect(client, id, body(request));
                     json(response, connected.resumed() ? 201 : 200, connected.sandbox());
+                }
+                case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
+                case "POST /snapshots" -> json(response, 201, control.snapshot(client, id, body(request)));
+                case "PUT /network" -> {
+                    control.updateNetwork(client, id, body(request));
+                    response.setStatus(204);
                 }
                 default -> throw new E2bException(404, "no route " + method + " " + path + " (not supported by Stasis yet: see docs/E2B.md)");
             }

@@ -50,7 +50,8 @@ class E2bIT {
         }
         // base has bash and python3, as E2B's default template; its first build on a fresh machine takes minutes
         var session = NodeScripts.runSession("e2b-session", Map.of("E2B_API_URL", service.url + "/e2b",
-                "E2B_SANDBOX_URL", service.url + "/e2b/envd", "E2B_API_KEY", secret, "E2B_TEMPLATE", "base"), Duration.ofMinutes(20));
+                "E2B_SANDBOX_URL", service.url + "/e2b/envd", "E2B_API_KEY", secret, "E2B_TEMPLATE", "base", "STASIS_URL", service.url),
+                Duration.ofMinutes(20));
         assertThat(session.code()).as(session.output()).isZero();
         assertThat(session.output()).contains("ok: stdout as user in its home").contains("session ok");
         assertThat(service.client.sandboxes().list().items()).isEmpty();
