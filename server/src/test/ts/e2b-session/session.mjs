@@ -1,7 +1,7 @@
 // E2bIT's client: the official e2b SDK, pointed at Stasis by its own settings only
 // (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY), goes through commands, files, pause and connect.
 // Prints "ok: <what>" per check and "session ok" at the end; exits 1 at the first failure.
-import { Sandbox, CommandExitError, FileNotFoundError, NotFoundError, AuthenticationError } from 'e2b'
+import { Sandbox, CommandExitError, FileNotFoundError, NotFoundError, AuthenticationError, TimeoutError } from 'e2b'
 
 const template = process.env.E2B_TEMPLATE ?? 'base'
 let failed = false
@@ -55,6 +55,21 @@ try {
   await sbx.commands.sendStdin(reader.pid, 'hello\n')
   check((await reader.wait()).stdout === 'got:hello\n', 'stdin reaches a background command')
 
+  // A command's timeout kills it, as envd does.
+  const late = await sbx.commands.run('sleep 30; echo never', { timeoutMs: 1000 }).then(() => null, (e) => e)
+  check(late instanceof TimeoutError, 'a command past its timeout: ' + late)
+  await until('and it was killed', async () => !(await sbx.commands.list()).some((p) => p.args.join(' ').includes('sleep 30')))
+
+  // A terminal: input, output, resize.
+  const screen = []
+  const term = await sbx.pty.create({ cols: 100, rows: 30, onData: (d) => screen.push(Buffer.from(d).toString()) })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('echo pty-$((40+2)); stty size\n'))
+  await until('the terminal answers', () => screen.join('').includes('pty-42') && screen.join('').includes('30 100'))
+  await sbx.pty.resize(term.pid, { cols: 120, rows: 40 })
+  await sbx.pty.sendInput(term.pid, new TextEncoder().encode('stty size; exit\n'))
+  await term.wait().catch(() => null)
+  check(screen.join('').includes('40 120'), 'a resized terminal: ' + JSON.stringify(screen.join('').slice(-200)))
+
   // Files: relative to the user's home, the user's own, binary safe; list, mkdir, rename, remove, stat, watch.
   await sbx.files.write('notes/hello.txt', 'hello file')
   check((await sbx.files.read('notes/hello.txt')) === 'hello file', 'a relative path reads back')
@@ -84,7 +99,8 @@ try {
   await watch.stop()
 
   // Pause (standby) and connect: a background loop goes on where it was.
-  await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done', { background: true })
+  // timeoutMs 0: no deadline (a command's default is 60 s, after which envd kills it)
+  await sbx.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.1; done', { background: true, timeoutMs: 0 })
   await sleep(500)
   await sbx.pause()
   const paused = await Sandbox.list({ query: { state: ['paused'] } }).nextItems()

@@ -10,7 +10,9 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The Connect protocol (connectrpc.com) as envd speaks it, with the JSON codec only: a unary call
@@ -54,6 +56,18 @@ final class ConnectRpc {
         RpcException(Code code, String message) {
             super(message);
             this.code = code;
+        }
+    }
+
+    /** The call's deadline from its {@code Connect-Timeout-Ms} header, if it has one. */
+    static Optional<Duration> deadline(HttpServletRequest request) {
+        String header = request.getHeader("Connect-Timeout-Ms");
+        if (header == null || header.isBlank()) return Optional.empty();
+        try {
+            long millis = Long.parseLong(header.strip());
+            return millis > 0 ? Optional.of(Duration.ofMillis(millis)) : Optional.empty();
+        } catch (NumberFormatException e) {
+            throw new RpcException(Code.INVALID_ARGUMENT, "Connect-Timeout-Ms is not a number: " + header);
         }
     }
 

@@ -259,7 +259,7 @@ public final class E2bServlet extends HttpServlet {
         stream = new ConnectRpc.Stream(response);
         try {
             switch (service + "/" + method) {
-                case "process.Process/Start" -> processes.start(call, message, stream);
+                case "process.Process/Start" -> processes.start(call, message, ConnectRpc.deadline(request), stream);
                 case "process.Process/Connect" -> processes.connect(call, message, stream);
                 default -> filesystem.watchDir(call, message, stream);
             }

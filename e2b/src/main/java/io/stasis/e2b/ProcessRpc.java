@@ -32,8 +32,12 @@ final class ProcessRpc {
     /** How often a stream without output says it is alive (the SDK's fetch gives up on a silent body). */
     private static final Duration KEEPALIVE = Duration.ofSeconds(20);
 
-    /** Start: runs the command and streams its start, output and end. */
-    void start(EnvdCall call, JsonNode request, ConnectRpc.Stream stream) throws IOException {
+    /**
+     * Start: runs the command and streams its start, output and end. With a {@code deadline} (the
+     * call's {@code Connect-Timeout-Ms}: the SDK's {@code timeoutMs}), a command still running then
+     * is killed and the call ends {@code deadline_exceeded}, as envd does.
+     */
+    void start(EnvdCall call, JsonNode request, Optional<Duration> deadline, ConnectRpc.Stream stream) throws IOException {
         var config = request.path("process");
         String cmd = config.path("cmd").asText("");
         if (cmd.isEmpty()) throw new RpcException(Code.INVALID_ARGUMENT, "process.cmd is required");
@@ -48,18 +52,38 @@ final class ProcessRpc {
         if (!pty.isMissingNode()) builder.pty(pty.path("cols").asInt(80), pty.path("rows").asInt(24));
         else if (request.path("stdin").asBoolean(false)) builder.stdin(true);
         BackgroundProcess process = processes(call).start(builder.build());
-        follow(process, stream, 0, 0, pty.isMissingNode() ? "stdout" : "pty");
+        var timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread killer = deadline.map(after -> Thread.ofVirtual().name("e2b-deadline-" + process.pid()).start(() -> {
+            LockSupport.parkNanos(after.toNanos());
+            if (Thread.currentThread().isInterrupted()) return;
+            timedOut.set(true);
+            try {
+                process.signal("KILL");
+            } catch (RuntimeException ended) {
+                timedOut.set(false); // it ended on its own just then
+            }
+        })).orElse(null);
+        try {
+            follow(process, stream, 0, 0, pty.isMissingNode() ? "stdout" : "pty", () -> {
+                if (timedOut.get())
+                    throw new RpcException(Code.DEADLINE_EXCEEDED, "the command ran longer than its timeout of " + deadline.get().toMillis()
+                            + " ms and was killed");
+            });
+        } finally {
+            if (killer != null) killer.interrupt();
+        }
     }
 
     /** Connect: streams a running process's output from now on, and its end. */
     void connect(EnvdCall call, JsonNode request, ConnectRpc.Stream stream) throws IOException {
         var process = find(call, request.path("process"));
         var info = process.info();
-        follow(process, stream, info.stdoutBytes(), info.stderrBytes(), info.pty() ? "pty" : "stdout");
+        follow(process, stream, info.stdoutBytes(), info.stderrBytes(), info.pty() ? "pty" : "stdout", () -> { });
     }
 
-    private static void follow(BackgroundProcess process, ConnectRpc.Stream stream, long stdoutFrom, long stderrFrom, String stdoutKind)
-            throws IOException {
+    /** Streams the process's start, output and end; {@code beforeEnd} may end the call with an error instead of the end event. */
+    private static void follow(BackgroundProcess process, ConnectRpc.Stream stream, long stdoutFrom, long stderrFrom, String stdoutKind,
+                               Runnable beforeEnd) throws IOException {
         stream.send(event("start", Map.of("pid", process.pid())));
         var alive = Thread.ofVirtual().name("e2b-keepalive-" + process.pid()).start(() -> {
             while (!Thread.currentThread().isInterrupted()) {
@@ -88,6 +112,7 @@ final class ProcessRpc {
         } finally {
             alive.interrupt();
         }
+        beforeEnd.run();
         stream.send(event("end", endOf(ended)));
     }
 
