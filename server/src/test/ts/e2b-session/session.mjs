@@ -2,6 +2,7 @@
 // (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY), goes through commands, files, pause and connect.
 // Prints "ok: <what>" per check and "session ok" at the end; exits 1 at the first failure.
 import { Sandbox, CommandExitError, FileNotFoundError, NotFoundError, AuthenticationError, TimeoutError } from 'e2b'
+import http from 'node:http'
 
 const template = process.env.E2B_TEMPLATE ?? 'base'
 let failed = false
@@ -14,6 +15,18 @@ function check(condition, what) {
   console.log('ok: ' + what)
 }
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+// A GET of http://HOST/ sent to the loopback with that Host: the preview domain's names need no DNS here.
+function getByHost(host, headers = {}) {
+  const port = Number(host.slice(host.lastIndexOf(':') + 1))
+  return new Promise((resolve, reject) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/', headers: { ...headers, Host: host } }, (response) => {
+      let body = ''
+      response.on('data', (chunk) => (body += chunk))
+      response.on('end', () => resolve({ status: response.statusCode, body }))
+    })
+    request.on('error', reject)
+  })
+}
 async function until(what, condition, ms = 10_000) {
   const deadline = Date.now() + ms
   while (!(await condition())) {
@@ -54,6 +67,16 @@ try {
   const reader = await sbx.commands.run('read line; echo got:$line', { background: true, stdin: true })
   await sbx.commands.sendStdin(reader.pid, 'hello\n')
   check((await reader.wait()).stdout === 'got:hello\n', 'stdin reaches a background command')
+
+  // Ports: getHost names the sandbox's port at Stasis's preview listener, open to anyone as E2B's are.
+  await sbx.files.write('site/index.html', 'served by the sandbox')
+  await sbx.commands.run('cd site && python3 -m http.server 8000', { background: true, timeoutMs: 0 })
+  const host = sbx.getHost(8000)
+  check(host.startsWith('8000-' + sbx.sandboxId + '.'), 'getHost: ' + host)
+  await until('getHost reaches the server', async () => {
+    const answer = await getByHost(host).catch(() => null)
+    return answer !== null && answer.status === 200 && answer.body === 'served by the sandbox'
+  })
 
   // A command's timeout kills it, as envd does.
   const late = await sbx.commands.run('sleep 30; echo never', { timeoutMs: 1000 }).then(() => null, (e) => e)
@@ -141,9 +164,17 @@ try {
   check(await Sandbox.deleteSnapshot(snap.snapshotId), 'deleteSnapshot')
   check(!(await Sandbox.deleteSnapshot(snap.snapshotId)), 'a deleted snapshot is gone')
 
-  // Network: no internet at create; rules replaced later.
-  const offline = await Sandbox.create(template, { allowInternetAccess: false, timeoutMs: 120_000 })
+  // Network: no internet at create; rules replaced later; ports reached with the traffic token only.
+  const offline = await Sandbox.create(template, { allowInternetAccess: false, network: { allowPublicTraffic: false }, timeoutMs: 120_000 })
   try {
+    await offline.commands.run('mkdir -p /tmp/www && echo private > /tmp/www/index.html && cd /tmp/www && python3 -m http.server 8001',
+      { background: true, timeoutMs: 0 })
+    const privateHost = offline.getHost(8001)
+    await until('a private port answers with the traffic token', async () => {
+      const answer = await getByHost(privateHost, { 'E2b-Traffic-Access-Token': offline.trafficAccessToken }).catch(() => null)
+      return answer !== null && answer.status === 200 && answer.body === 'private\n'
+    })
+    check((await getByHost(privateHost)).status === 401, 'and is refused without it')
     const lookup = await offline.commands.run('getent hosts example.com || echo none')
     check(lookup.stdout === 'none\n', 'no internet: names do not resolve: ' + JSON.stringify(lookup.stdout))
     await offline.updateNetwork({ allowOut: ['example.com'], denyOut: ['0.0.0.0/0'] })

@@ -11,6 +11,7 @@ import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.NotFoundException;
+import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.SandboxInfo;
 import io.stasis.sdk.StasisApiException;
@@ -42,6 +43,8 @@ final class ControlPlane {
     /** What the envd token may do: everything envd does on the one sandbox. */
     private static final String[] ENVD_PERMISSIONS = {"sandbox:read", "exec", "files:read", "files:write"};
     private static final Duration ENVD_TOKEN_TTL = Duration.ofDays(30);
+    /** A preview's port that stands for every port of its sandbox. */
+    private static final int EVERY_PORT = 0;
     /** Makes E2B's default user in a template that lacks it (Debian's useradd, else busybox's adduser). */
     private static final String ADD_DEFAULT_USER = "id " + EnvdCall.DEFAULT_USER + " >/dev/null 2>&1 || useradd -m -s /bin/bash -u 1000 "
             + EnvdCall.DEFAULT_USER + " 2>/dev/null || adduser -D -u 1000 " + EnvdCall.DEFAULT_USER;
@@ -49,7 +52,7 @@ final class ControlPlane {
     /** E2B's {@code Sandbox}: what create and connect answer. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record E2bSandbox(String sandboxID, String templateID, String clientID, String envdVersion, String envdAccessToken, String domain,
-                      String alias) {
+                      String trafficAccessToken, String alias) {
     }
 
     /** E2B's {@code SandboxDetail} and {@code ListedSandbox}. */
@@ -95,7 +98,8 @@ final class ControlPlane {
         try {
             if (snapshot.isEmpty()) // a snapshot's sandbox has the user already
                 sandbox.exec(ExecRequest.builder("sh", "-c", ADD_DEFAULT_USER).user("root").timeout(Duration.ofSeconds(30)).build());
-            return view(sandbox.info(), envdToken(client, sandbox.id()));
+            boolean publicTraffic = body.path("network").path("allowPublicTraffic").asBoolean(true);
+            return view(sandbox.info(), envdToken(client, sandbox.id()), expose(client, sandbox.id(), publicTraffic));
         } catch (RuntimeException e) {
             try {
                 sandbox.delete();
@@ -112,7 +116,7 @@ final class ControlPlane {
         boolean resumed = !sandbox.isRunning();
         if (resumed) sandbox = sandbox.resume();
         if (body.path("timeout").isNumber()) setTimeout(client, sandbox, body.path("timeout").asInt());
-        return new Connected(view(sandbox.info(), envdToken(client, sandbox.id())), resumed);
+        return new Connected(view(sandbox.info(), envdToken(client, sandbox.id()), exposed(client, sandbox.id())), resumed);
     }
 
     record Connected(E2bSandbox sandbox, boolean resumed) {
@@ -127,7 +131,7 @@ final class ControlPlane {
         for (Sandbox fork : client.sandboxes().fork(id, ForkRequest.builder().count(count).build())) {
             try {
                 if (timeout > 0) setTimeout(client, fork, timeout);
-                results.add(Map.of("sandbox", view(fork.info(), envdToken(client, fork.id()))));
+                results.add(Map.of("sandbox", view(fork.info(), envdToken(client, fork.id()), expose(client, fork.id(), true))));
             } catch (StasisApiException e) {
                 results.add(Map.of("error", Map.of("code", E2bErrors.statusOf(e), "message", E2bErrors.messageOf(e))));
             }
@@ -232,8 +236,38 @@ final class ControlPlane {
         return client.tokens().issue(TokenRequest.forSandbox(sandbox, ENVD_PERMISSIONS).withTtl(ENVD_TOKEN_TTL).withName("e2b-envd")).token();
     }
 
-    private static E2bSandbox view(SandboxInfo info, String envdToken) {
-        return new E2bSandbox(info.id(), info.template(), CLIENT_ID, ENVD_VERSION, envdToken, null, info.name());
+    private static E2bSandbox view(SandboxInfo info, String envdToken, Exposed ports) {
+        return new E2bSandbox(info.id(), info.template(), CLIENT_ID, ENVD_VERSION, envdToken, ports.domain(), ports.trafficToken(), info.name());
+    }
+
+    /** How a sandbox's ports are reached: the domain of {@code PORT-ID.DOMAIN} (getHost), and the token a private one needs. */
+    record Exposed(String domain, String trafficToken) {
+    }
+
+    /**
+     * Exposes every port of the sandbox through Stasis's preview listener, as E2B exposes its
+     * sandboxes' ports (public unless {@code allowPublicTraffic} is false: then requests carry the
+     * answered token as {@code E2b-Traffic-Access-Token}).
+     */
+    private static Exposed expose(StasisClient client, String sandbox, boolean isPublic) {
+        var preview = client.sandboxes().previews(sandbox).create(PreviewRequest.builder(EVERY_PORT).isPublic(isPublic).build());
+        return new Exposed(domainOf(preview.url()), preview.token());
+    }
+
+    /** The ports as exposed at create; a private exposure gets a new token (the first was shown once). */
+    private static Exposed exposed(StasisClient client, String sandbox) {
+        var every = client.sandboxes().previews(sandbox).list().stream().filter(p -> p.port() == EVERY_PORT).toList();
+        if (every.isEmpty()) return new Exposed(null, null);
+        if (every.stream().anyMatch(io.stasis.sdk.Preview::isPublic)) return new Exposed(domainOf(every.getFirst().url()), null);
+        return expose(client, sandbox, false);
+    }
+
+    /** {@code DOMAIN:PORT} of a host-based preview URL, {@code http://{port}-sbx-abc.DOMAIN:PORT/}. */
+    static String domainOf(String url) {
+        String host = url.replaceFirst("^https?://", "");
+        if (host.endsWith("/")) host = host.substring(0, host.length() - 1);
+        int dot = host.indexOf('.');
+        return dot < 0 ? host : host.substring(dot + 1);
     }
 
     static E2bSandboxDetail detail(SandboxInfo info) {

@@ -18,6 +18,8 @@ public record Preview(PreviewId id, SandboxId sandboxId, int port, boolean isPub
                       Instant createdAt, Optional<Instant> expiresAt) {
     public static final int MIN_PORT = 1;
     public static final int MAX_PORT = 65535;
+    /** The port of a preview of every port of its sandbox. */
+    public static final int EVERY_PORT = 0;
 
     public Preview {
         Objects.requireNonNull(id, "id");
@@ -25,9 +27,15 @@ public record Preview(PreviewId id, SandboxId sandboxId, int port, boolean isPub
         Objects.requireNonNull(tokenHash, "tokenHash");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(expiresAt, "expiresAt");
-        if (port < MIN_PORT || port > MAX_PORT) throw new IllegalArgumentException("port must be 1-65535, was " + port);
+        if (port != EVERY_PORT && (port < MIN_PORT || port > MAX_PORT))
+            throw new IllegalArgumentException("port must be 1-65535, or 0 for every port, was " + port);
         if (isPublic == tokenHash.isPresent())
             throw new IllegalArgumentException("a private preview has a token hash and a public one none (" + id + ")");
+    }
+
+    /** Whether it exposes {@code requested}: its own port, or every port. */
+    public boolean exposes(int requested) {
+        return port == EVERY_PORT || port == requested;
     }
 
     /** Whether it no longer admits requests at {@code now}. */

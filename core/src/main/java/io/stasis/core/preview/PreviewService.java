@@ -38,14 +38,14 @@ public final class PreviewService {
     }
 
     /**
-     * Creates a preview of {@code port}.
+     * Creates a preview of {@code port}, or of every port of the sandbox ({@link Preview#EVERY_PORT}).
      * <p>Effects on success: the preview is in the catalog and admits requests at once.
      * <p>On failure: {@code invalid_request} for a port outside 1-65535 or a time to live not in
      * (0, 30 days]; {@code sandbox_not_found} when the sandbox is gone or being deleted. Nothing is stored.
      */
     public Created create(SandboxId sandbox, int port, boolean isPublic, Optional<Duration> ttl) {
-        if (port < Preview.MIN_PORT || port > Preview.MAX_PORT)
-            throw StasisException.invalid("port", "must be between 1 and 65535, was " + port);
+        if (port != Preview.EVERY_PORT && (port < Preview.MIN_PORT || port > Preview.MAX_PORT))
+            throw StasisException.invalid("port", "must be between 1 and 65535, or 0 for every port, was " + port);
         ttl.ifPresent(t -> {
             if (t.isNegative() || t.isZero() || t.compareTo(MAX_TTL) > 0)
                 throw StasisException.invalid("ttlSeconds", "must be between 1 and " + MAX_TTL.toSeconds() + " (30 days), was " + t.toSeconds());
@@ -97,7 +97,7 @@ public final class PreviewService {
 
     /** Whether a request to {@code port} of {@code sandbox} carrying {@code token} may pass now. */
     public PreviewAccess admit(SandboxId sandbox, int port, Optional<String> token) {
-        var ofPort = catalog.previewsOf(sandbox).stream().filter(p -> p.port() == port).toList();
+        var ofPort = catalog.previewsOf(sandbox).stream().filter(p -> p.exposes(port)).toList();
         return PreviewAccess.decide(ofPort, token, clock.instant());
     }
 

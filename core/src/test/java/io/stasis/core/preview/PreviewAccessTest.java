@@ -25,6 +25,20 @@ class PreviewAccessTest {
     }
 
     @Test
+    void aPreviewOfEveryPortExposesEachPortAndOnlyItsOwnDoes() {
+        var every = new Preview(PreviewId.random(), SANDBOX, Preview.EVERY_PORT, true, Optional.empty(), NOW, Optional.empty());
+        assertThat(every.exposes(1)).isTrue();
+        assertThat(every.exposes(8000)).isTrue();
+        assertThat(every.exposes(65535)).isTrue();
+        assertThat(publicOne().exposes(3000)).isTrue();
+        assertThat(publicOne().exposes(3001)).isFalse();
+        assertThatThrownBy(() -> new Preview(PreviewId.random(), SANDBOX, 65536, true, Optional.empty(), NOW, Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new Preview(PreviewId.random(), SANDBOX, -1, true, Optional.empty(), NOW, Optional.empty()))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void noPreviewIsNotFound() {
         assertThat(PreviewAccess.decide(List.of(), Optional.empty(), NOW)).isEqualTo(new Denied(Reason.NOT_FOUND));
     }
@@ -69,8 +83,6 @@ class PreviewAccessTest {
         assertThatThrownBy(() -> new Preview(PreviewId.random(), SANDBOX, 80, true, Optional.of("x"), NOW, Optional.empty()))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new Preview(PreviewId.random(), SANDBOX, 80, false, Optional.empty(), NOW, Optional.empty()))
-                .isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new Preview(PreviewId.random(), SANDBOX, 0, true, Optional.empty(), NOW, Optional.empty()))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -9,7 +9,7 @@ import java.util.Optional;
 
 /**
  * The preview token a request carries, and the request without it. A token may come as the
- * {@code X-Stasis-Preview-Token} header, as the {@code stasis_preview_token} query parameter (the
+ * {@code X-Stasis-Preview-Token} header (or E2B's {@code E2b-Traffic-Access-Token}), as the {@code stasis_preview_token} query parameter (the
  * link form, which the proxy exchanges for a cookie), or as the cookie of that name; the query
  * parameter wins, then the header, then the cookie. None of them ever reaches the sandbox.
  *
@@ -18,13 +18,15 @@ import java.util.Optional;
  */
 record PreviewCredentials(Optional<String> token, boolean fromQuery) {
     static final String HEADER = "X-Stasis-Preview-Token";
+    /** The same, as the e2b SDKs' users send it for a sandbox without public traffic. */
+    static final String E2B_HEADER = "E2b-Traffic-Access-Token";
     static final String PARAMETER = "stasis_preview_token";
     static final String COOKIE = "stasis_preview_token";
 
     static PreviewCredentials of(RequestHead head) {
         var query = queryToken(head.target());
         if (query.isPresent()) return new PreviewCredentials(query, true);
-        var header = head.headers().first(HEADER).filter(t -> !t.isEmpty());
+        var header = head.headers().first(HEADER).or(() -> head.headers().first(E2B_HEADER)).filter(t -> !t.isEmpty());
         if (header.isPresent()) return new PreviewCredentials(header, false);
         for (String field : head.headers().all("Cookie")) {
             for (String pair : field.split(";")) {
@@ -67,6 +69,7 @@ record PreviewCredentials(Optional<String> token, boolean fromQuery) {
     /** Removes the token header and cookie from a head that goes upstream. */
     static void strip(HttpHeaders headers) {
         headers.remove(HEADER);
+        headers.remove(E2B_HEADER);
         var cookies = headers.all("Cookie");
         if (cookies.isEmpty()) return;
         var kept = new ArrayList<String>();

@@ -1,5 +1,6 @@
 package io.stasis.server.preview;
 
+import io.stasis.core.preview.Preview;
 import io.stasis.core.sandbox.SandboxId;
 
 /**
@@ -12,12 +13,27 @@ import io.stasis.core.sandbox.SandboxId;
  */
 public record PreviewUrls(String domain, int listenerPort) {
 
+    /** With {@link Preview#EVERY_PORT}: the URL with {@code {port}} in the place of the port. */
     public String hostUrl(SandboxId sandbox, int port) {
-        return "http://" + port + "-" + sandbox.hostname() + "." + domain + portSuffix() + "/";
+        return "http://" + label(port) + "-" + sandbox.hostname() + "." + domain + portSuffix() + "/";
     }
 
     public String pathUrl(SandboxId sandbox, int port) {
-        return "http://" + domain + portSuffix() + PreviewRoute.PATH_PREFIX + sandbox.value() + "/" + port + "/";
+        return "http://" + domain + portSuffix() + PreviewRoute.PATH_PREFIX + sandbox.value() + "/" + label(port) + "/";
+    }
+
+    /** The host and port a sandbox port's host-based URL names, {@code 3000-sbx-abc.DOMAIN:PORT} (E2B's getHost). */
+    public String host(SandboxId sandbox, int port) {
+        return label(port) + "-" + sandbox.hostname() + "." + domain + portSuffix();
+    }
+
+    /** The domain and listener port under which host-based URLs are: {@code DOMAIN:PORT}. */
+    public String domainAndPort() {
+        return domain + portSuffix();
+    }
+
+    private static String label(int port) {
+        return port == Preview.EVERY_PORT ? "{port}" : Integer.toString(port);
     }
 
     private String portSuffix() {
