@@ -89,8 +89,12 @@ public final class NodeForwarder implements AutoCloseable {
      * then make it itself. A create another node passed here stays: that node placed it.
      */
     boolean placeCreate(Context ctx, TenantUsage demand) throws IOException, InterruptedException {
+        return placeCreate(ctx, demand, Set.of());
+    }
+
+    private boolean placeCreate(Context ctx, TenantUsage demand, Set<String> fullAlready) throws IOException, InterruptedException {
         if (ctx.header(FORWARDED_BY) != null) return false;
-        var full = new HashSet<String>();
+        var full = new HashSet<>(fullAlready);
         Answer refusal = null;
         while (true) {
             Optional<Node> target;
@@ -119,7 +123,8 @@ public final class NodeForwarder implements AutoCloseable {
     boolean placeAgainIfFull(Context ctx, StasisException refusal, TenantUsage demand) throws IOException, InterruptedException {
         boolean full = refusal.code() == ErrorCode.HOST_BUSY && nodes.name().equals(refusal.details().get("node"))
                 && refusal.details().containsKey("limit");
-        return full && placeCreate(ctx, demand);
+        // This node is passed over: the catalog may show it room again by now, but it has just said it has none.
+        return full && placeCreate(ctx, demand, Set.of(nodes.name()));
     }
 
     /** Passes a create to another node if this one is being drained; returns whether it did. */
