@@ -15,7 +15,7 @@ public final class Benchmark {
     private static final List<Scenario> SCENARIOS = List.of(new FirstCalls(), new CliCalls(), new CreateToFirstOutput(), new ExecRoundTrip(),
             new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new StandbyResume(), new SeedScenario(), new HibernateResume(), new ForkTen(),
             new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new PreviewOverhead(), new EgressOverhead(),
-            new Lifecycles(), new Crowd(), new TemplateBench(), new NodesBench(), new BlobThroughput(), new BlobDedup(), new BlobRestore(), new CheckpointFork());
+            new Lifecycles(), new Crowd(), new TemplateBench(), new NodesBench(), new E2bBench(), new BlobThroughput(), new BlobDedup(), new BlobRestore(), new CheckpointFork());
 
     private Benchmark() {
     }

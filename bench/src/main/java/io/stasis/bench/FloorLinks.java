@@ -42,6 +42,9 @@ final class FloorLinks {
             Map.entry("nodes.create_postgresql", List.of("floor.nodes_create_sqlite")),
             // Through another node, against through the node it is made on: what placing and passing on add.
             Map.entry("nodes.create_forwarded", List.of("nodes.create_postgresql")),
+            Map.entry("e2b.create", List.of("floor.e2b_create_java")),
+            Map.entry("e2b.run", List.of("floor.e2b_run_java")),
+            Map.entry("e2b.pause_connect", List.of("floor.e2b_pause_connect_java")),
             Map.entry("nodes.loss_to_answer", List.of("floor.nodes_lease_and_grace")));
 
     /** Floors of the figures measured per size; the size suffix of the figure carries over to its floors. */

@@ -27,7 +27,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                       long blobRootSize, long blobDataSize, String runtime, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "seed", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
-            "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd", "templates", "nodes");
+            "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd", "templates", "nodes", "e2b");
     /**
      * What runs under {@code --runtime gvisor}: the others time runc's and CRIU's floors on the
      * sandbox's own bundle, or write a host FIFO in its root, which a gVisor sandbox does not see.

@@ -4,7 +4,7 @@ package io.stasis.bench;
 sealed interface Scenario permits CreateToFirstOutput, ExecRoundTrip, FileThroughput, IdleMemory, RawFloors, PauseResume,
         HibernateResume, ForkTen, CheckpointFork, OutputThroughput, OutputLatency, FileEventLatency, ConcurrentFollowers,
         PreviewOverhead, EgressOverhead, BlobThroughput, BlobDedup, BlobRestore, CliCalls, FirstCalls, StandbyResume, SeedScenario, Lifecycles, Crowd,
-        TemplateBench, NodesBench {
+        TemplateBench, NodesBench, E2bBench {
     String name();
 
     /** Runs against the private service. Every sandbox it creates is deleted before it returns. */

@@ -46,6 +46,7 @@ class BenchIT {
             "nodes.exec_forwarded", "floor.nodes_exec_owner", "nodes.get_forwarded", "floor.nodes_get_owner",
             "nodes.create_postgresql", "floor.nodes_create_sqlite", "nodes.create_forwarded",
             "nodes.loss_to_answer", "floor.nodes_lease_and_grace",
+            "e2b.create", "floor.e2b_create_java", "e2b.run", "floor.e2b_run_java", "e2b.pause_connect", "floor.e2b_pause_connect_java",
             "create_first_output.tiny", "create_call.tiny", "first_exec.tiny",
             "create_first_output.base", "create_call.base", "first_exec.base",
             "exec_true",
