@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.E2bErrors.E2bException;
 import io.stasis.sdk.CheckpointInfo;
+import io.stasis.sdk.ConflictException;
 import io.stasis.sdk.CheckpointRequest;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ExecRequest;
@@ -17,6 +18,7 @@ import io.stasis.sdk.SandboxInfo;
 import io.stasis.sdk.StasisApiException;
 import io.stasis.sdk.StasisClient;
 import io.stasis.sdk.TokenRequest;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -96,8 +98,7 @@ final class ControlPlane {
             if (killAtTimeout) setTimeout(client, sandbox, timeout);
         }
         try {
-            if (snapshot.isEmpty()) // a snapshot's sandbox has the user already
-                sandbox.exec(ExecRequest.builder("sh", "-c", ADD_DEFAULT_USER).user("root").timeout(Duration.ofSeconds(30)).build());
+            if (snapshot.isEmpty()) ensureDefaultUser(sandbox); // a snapshot's sandbox has it already
             boolean publicTraffic = body.path("network").path("allowPublicTraffic").asBoolean(true);
             return view(sandbox.info(), envdToken(client, sandbox.id()), expose(client, sandbox.id(), publicTraffic));
         } catch (RuntimeException e) {
@@ -110,16 +111,11 @@ final class ControlPlane {
         }
     }
 
-    /** E2B's connect: resumes a paused sandbox (201) or answers a running one (200), with a fresh envd token. */
-    Connected connect(StasisClient client, String id, JsonNode body) {
-        Sandbox sandbox = client.sandboxes().get(id);
-        boolean resumed = !sandbox.isRunning();
-        if (resumed) sandbox = sandbox.resume();
+    /** E2B's connect: resumes the sandbox if it is not running (Stasis answers a running one unchanged), with a fresh envd token. */
+    E2bSandbox connect(StasisClient client, String id, JsonNode body) {
+        Sandbox sandbox = client.sandboxes().resume(id);
         if (body.path("timeout").isNumber()) setTimeout(client, sandbox, body.path("timeout").asInt());
-        return new Connected(view(sandbox.info(), envdToken(client, sandbox.id()), exposed(client, sandbox.id())), resumed);
-    }
-
-    record Connected(E2bSandbox sandbox, boolean resumed) {
+        return view(sandbox.info(), envdToken(client, sandbox.id()), exposed(client, sandbox.id()));
     }
 
     /** E2B's fork: {@code count} copies of the running sandbox, memory and processes included, each with its timeout and envd token. */
@@ -224,12 +220,21 @@ final class ControlPlane {
         client.sandboxes().updateLifecycle(sandbox.id(), LifecycleUpdate.builder().maxAge(age).build());
     }
 
-    /** Pauses the sandbox: Stasis's standby (processes and memory kept, no CPU). False if it was not running. */
+    /** Pauses the sandbox: Stasis's standby (processes and memory kept, no CPU). False if it cannot be (hibernated, stopped). */
     boolean pause(StasisClient client, String id) {
-        Sandbox sandbox = client.sandboxes().get(id);
-        if (!sandbox.isRunning() && !sandbox.isPaused()) return false;
-        sandbox.standby();
-        return true;
+        try {
+            client.sandboxes().standby(id);
+            return true;
+        } catch (ConflictException notRunning) {
+            return false;
+        }
+    }
+
+    /** Makes E2B's default user unless the sandbox's template has it (one file read when it does). */
+    private static void ensureDefaultUser(Sandbox sandbox) {
+        String passwd = new String(sandbox.files().read("/etc/passwd"), StandardCharsets.UTF_8);
+        if (passwd.lines().anyMatch(line -> line.startsWith(EnvdCall.DEFAULT_USER + ":"))) return;
+        sandbox.exec(ExecRequest.builder("sh", "-c", ADD_DEFAULT_USER).user("root").timeout(Duration.ofSeconds(30)).build());
     }
 
     private static String envdToken(StasisClient client, String sandbox) {

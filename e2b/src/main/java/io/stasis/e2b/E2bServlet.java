@@ -119,10 +119,7 @@ public final class E2bServlet extends HttpServlet {
                     if (!control.pause(client, id)) throw new E2bException(409, "sandbox " + id + " is already paused");
                     response.setStatus(204);
                 }
-                case "POST /connect", "POST /resume" -> {
-                    var connected = control.connect(client, id, body(request));
-                    json(response, connected.resumed() ? 201 : 200, connected.sandbox());
-                }
+                case "POST /connect", "POST /resume" -> json(response, 200, control.connect(client, id, body(request)));
                 case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
                 case "POST /snapshots" -> json(response, 201, control.snapshot(client, id, body(request)));
                 case "PUT /network" -> {

@@ -98,7 +98,7 @@ final class ProcessRpc {
         });
         ProcessInfo ended;
         try {
-            ended = process.follow(new ExecOutputListener() {
+            ended = process.followToEnd(new ExecOutputListener() {
                 @Override
                 public void onStdout(byte[] chunk) {
                     send(stream, data(stdoutKind, chunk));
@@ -138,9 +138,9 @@ final class ProcessRpc {
         return message;
     }
 
-    /** envd's end event: the exit code, and the status as Go's process state words it. */
+    /** envd's end event: the exit code (-1 when a signal ended it, as Go reports it), and the status as Go words it. */
     private static Map<String, Object> endOf(ProcessInfo info) {
-        int code = info.exitCode() == null ? -1 : info.exitCode();
+        int code = info.exitCode() == null || info.signal() != null ? -1 : info.exitCode();
         String status = info.signal() != null ? "signal: " + signalWord(info.signal())
                 : "lost".equals(info.status()) ? "lost" : "exit status " + code;
         return Map.of("exitCode", code, "exited", info.signal() == null && !"lost".equals(info.status()), "status", status);

@@ -126,15 +126,28 @@ public final class BackgroundProcess {
 
     /** As {@link #follow(ExecOutputListener)}, from these offsets (e.g. of a previous {@link #output()}). */
     public ProcessInfo follow(ExecOutputListener listener, long stdoutOffset, long stderrOffset) {
-        Objects.requireNonNull(listener, "listener");
-        var follower = new ProcessOutputFollower(calls.transport(), path + "/output", listener,
-                Reconnects.withDefaults(), stdoutOffset, stderrOffset);
-        ExecWire.Exit exit = follower.follow();
+        ExecWire.Exit exit = followOutput(listener, stdoutOffset, stderrOffset);
         try {
             return refresh();
         } catch (NotFoundException forgotten) {
             return update(info.exited(exit.exitCode(), exit.signal()));
         }
+    }
+
+    /**
+     * As {@link #follow(ExecOutputListener, long, long)}, one call fewer: the answer is this
+     * handle's description marked ended with the exit the output stream reported, without asking
+     * the server for the process again (its byte counts are the ones this handle had).
+     */
+    public ProcessInfo followToEnd(ExecOutputListener listener, long stdoutOffset, long stderrOffset) {
+        ExecWire.Exit exit = followOutput(listener, stdoutOffset, stderrOffset);
+        return update(info.exited(exit.exitCode(), exit.signal()));
+    }
+
+    private ExecWire.Exit followOutput(ExecOutputListener listener, long stdoutOffset, long stderrOffset) {
+        Objects.requireNonNull(listener, "listener");
+        return new ProcessOutputFollower(calls.transport(), path + "/output", listener, Reconnects.withDefaults(), stdoutOffset,
+                stderrOffset).follow();
     }
 
     /**

@@ -219,6 +219,26 @@ class ProcessesTest {
     }
 
     @Test
+    void followToEndAnswersTheStreamsExitWithoutAskingForTheProcessAgain() {
+        api.json("POST " + BASE, 201, RUNNING);
+        var asked = new AtomicInteger();
+        api.on("GET " + BASE + "/7", (request, exchange) -> {
+            asked.incrementAndGet();
+            FakeApi.respond(exchange, 500, "application/json", "{}");
+        });
+        api.on("GET " + BASE + "/7/output", (request, exchange) -> FakeApi.send(FakeApi.startEvents(exchange),
+                "event: stdout\ndata: {\"data\": \"hi\", \"offset\": 2}\n\n"
+                        + "event: exit\ndata: {\"exitCode\": 137, \"signal\": \"KILL\", \"timedOut\": false, \"durationMs\": 1}\n\n"));
+        var out = new StringBuilder();
+        ProcessInfo end = processes.start("x").followToEnd(ExecOutputListener.text(out::append, err -> { }), 0, 0);
+        assertThat(out).hasToString("hi");
+        assertThat(end.status()).isEqualTo("exited");
+        assertThat(end.exitCode()).isEqualTo(137);
+        assertThat(end.signal()).isEqualTo("KILL");
+        assertThat(asked).hasValue(0);
+    }
+
+    @Test
     void followStopsAtOnceWhenTheListenerFails() {
         api.json("POST " + BASE, 201, RUNNING);
         var connections = new AtomicInteger();

@@ -115,12 +115,11 @@ final class ProcessRoutes {
     }
 
     private void follow(Context ctx, String sandbox, long pid, long stdoutOffset, long stderrOffset, Encodings encoding) {
-        processes.get(sandbox, pid); // a missing process is a plain 404, before the stream begins
+        var process = processes.get(sandbox, pid); // a missing process is a plain 404, before the stream begins
         try (var output = new SseOutput(ctx, encoding, stdoutOffset, stderrOffset)) {
             output.begin();
             var exit = processes.follow(sandbox, pid, stdoutOffset, stderrOffset, output);
             output.flush();
-            var process = processes.get(sandbox, pid);
             output.event("exit", new ExitEvent(exit.map(e -> e.exitCode()).orElse(-1), exit.flatMap(e -> e.signal()).orElse(null),
                     false, Duration.between(process.startedAt(), Instant.now()).toMillis()));
         } catch (SseStream.ClientGone | CancellationException e) {
