@@ -24,7 +24,7 @@ import java.util.Optional;
  */
 final class ConnectRpc {
     static final ObjectMapper JSON = new ObjectMapper();
-    private static final int END_STREAM = 0x02;
+    static final int END_STREAM = 0x02;
     private static final int COMPRESSED = 0x01;
     /** Larger than any request envd takes (file content goes through /files). */
     private static final int MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -82,24 +82,43 @@ final class ConnectRpc {
 
     /** The one request message of a server-streaming call. */
     static JsonNode readEnveloped(HttpServletRequest request) throws IOException {
-        try (var in = new DataInputStream(request.getInputStream())) {
-            int flags;
-            int length;
-            try {
-                flags = in.readUnsignedByte();
-                length = in.readInt();
-            } catch (EOFException e) {
-                throw new RpcException(Code.INVALID_ARGUMENT, "the request has no enveloped message");
-            }
-            if ((flags & COMPRESSED) != 0) throw new RpcException(Code.UNIMPLEMENTED, "compressed messages are not supported");
-            if (length < 0 || length > MAX_MESSAGE_BYTES) throw new RpcException(Code.RESOURCE_EXHAUSTED, "the message is larger than " + MAX_MESSAGE_BYTES + " bytes");
-            byte[] message = in.readNBytes(length);
-            if (message.length < length) throw new RpcException(Code.INVALID_ARGUMENT, "the request's message is cut short");
-            return parse(message);
+        try (InputStream in = request.getInputStream()) {
+            return parse(readEnvelope(in));
         }
     }
 
-    private static JsonNode parse(byte[] message) {
+    /** The message of one envelope: a flags byte (compression refused), a 4-byte big-endian length, that many bytes. */
+    static byte[] readEnvelope(InputStream stream) throws IOException {
+        var in = new DataInputStream(stream);
+        int flags;
+        int length;
+        try {
+            flags = in.readUnsignedByte();
+            length = in.readInt();
+        } catch (EOFException e) {
+            throw new RpcException(Code.INVALID_ARGUMENT, "the request has no enveloped message");
+        }
+        if ((flags & COMPRESSED) != 0) throw new RpcException(Code.UNIMPLEMENTED, "compressed messages are not supported");
+        if (length < 0 || length > MAX_MESSAGE_BYTES)
+            throw new RpcException(Code.RESOURCE_EXHAUSTED, "the message is larger than " + MAX_MESSAGE_BYTES + " bytes");
+        byte[] message = in.readNBytes(length);
+        if (message.length < length) throw new RpcException(Code.INVALID_ARGUMENT, "the request's message is cut short");
+        return message;
+    }
+
+    /** One envelope around {@code message}. */
+    static byte[] envelope(int flags, byte[] message) {
+        byte[] out = new byte[5 + message.length];
+        out[0] = (byte) flags;
+        out[1] = (byte) (message.length >>> 24);
+        out[2] = (byte) (message.length >>> 16);
+        out[3] = (byte) (message.length >>> 8);
+        out[4] = (byte) message.length;
+        System.arraycopy(message, 0, out, 5, message.length);
+        return out;
+    }
+
+    static JsonNode parse(byte[] message) {
         if (message.length == 0) return JSON.createObjectNode();
         try {
             var node = JSON.readTree(message);
@@ -154,10 +173,7 @@ final class ConnectRpc {
         }
 
         private void write(int flags, byte[] message) throws IOException {
-            byte[] head = {(byte) flags, (byte) (message.length >>> 24), (byte) (message.length >>> 16), (byte) (message.length >>> 8),
-                    (byte) message.length};
-            out.write(head);
-            out.write(message);
+            out.write(envelope(flags, message));
             out.flush();
         }
     }

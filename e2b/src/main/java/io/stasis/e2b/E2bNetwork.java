@@ -2,8 +2,10 @@ package io.stasis.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.E2bErrors.E2bException;
+import io.stasis.sdk.HeaderRule;
 import io.stasis.sdk.NetworkPolicy;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Optional;
 
@@ -46,14 +48,14 @@ final class E2bNetwork {
         }
         if (!noInternet) builder.allow(allow);
         builder.deny(deny);
-        var rules = network.path("rules");
-        for (var domain : rules.properties()) {
-            for (var rule : domain.getValue()) {
-                for (var header : rule.path("transform").path("headers").properties())
-                    builder.rule(domain.getKey(), header.getKey(), header.getValue().asText());
-            }
+        var rules = new ArrayList<HeaderRule>();
+        for (var domain : network.path("rules").properties()) {
+            var headers = new LinkedHashMap<String, String>(); // one rule per domain, its transforms' headers together
+            for (var rule : domain.getValue())
+                for (var header : rule.path("transform").path("headers").properties()) headers.put(header.getKey(), header.getValue().asText());
+            if (!headers.isEmpty()) rules.add(new HeaderRule(domain.getKey(), headers));
         }
-        return builder.build();
+        return builder.rules(rules).build();
     }
 
     private static List<String> strings(JsonNode node, String field) {

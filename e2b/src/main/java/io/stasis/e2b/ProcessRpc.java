@@ -139,7 +139,7 @@ final class ProcessRpc {
     }
 
     /** envd's end event: the exit code (-1 when a signal ended it, as Go reports it), and the status as Go words it. */
-    private static Map<String, Object> endOf(ProcessInfo info) {
+    static Map<String, Object> endOf(ProcessInfo info) {
         int code = info.exitCode() == null || info.signal() != null ? -1 : info.exitCode();
         String status = info.signal() != null ? "signal: " + signalWord(info.signal())
                 : "lost".equals(info.status()) ? "lost" : "exit status " + code;
