@@ -79,7 +79,11 @@ final class ControlPlane {
         if (snapshot.isEmpty()) {
             var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
                     .metadata(strings(body.path("metadata"), "metadata"));
-            if (killAtTimeout) request.lifecycle(LifecycleUpdate.builder().maxAge(Duration.ofSeconds(timeout)).build());
+            var lifecycle = LifecycleUpdate.builder();
+            if (killAtTimeout) lifecycle.maxAge(Duration.ofSeconds(timeout));
+            // E2B's autoResume: whether a call to a paused sandbox wakes it (Stasis's own setting of that name).
+            if (body.path("autoResume").has("enabled")) lifecycle.autoResume(body.path("autoResume").path("enabled").asBoolean());
+            request.lifecycle(lifecycle.build());
             E2bNetwork.of(body).ifPresent(request::network);
             try {
                 sandbox = client.sandboxes().create(request.build());
