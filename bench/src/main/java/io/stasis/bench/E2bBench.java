@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.sdk.ExecRequest;
 import io.stasis.sdk.Sandbox;
+import io.stasis.testkit.NodeScripts;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -16,7 +16,6 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The official e2b JavaScript SDK against the service's /e2b endpoint (node runs a script shipped in
@@ -38,7 +37,7 @@ final class E2bBench implements Scenario {
 
     @Override
     public ScenarioResult run(BenchContext context) throws Exception {
-        if (!commandWorks("node", "--version") || !commandWorks("npm", "--version"))
+        if (!NodeScripts.available())
             return new ScenarioResult(List.of(), Map.of("skipped", "node and npm are needed (apt-get install nodejs npm)"));
         var service = context.service();
         int creates = context.counts().create();
@@ -55,7 +54,9 @@ final class E2bBench implements Scenario {
         env.put("BENCH_RUNS", Integer.toString(runs));
         env.put("BENCH_WARMUP", Integer.toString(warmup));
         env.put("BENCH_TEMPLATE", TEMPLATE);
-        String output = run(script, env, "node", "bench.mjs");
+        var run = NodeScripts.run(script, env, NODE_TIMEOUT, "node", "bench.mjs");
+        if (run.code() != 0) throw new IllegalStateException("node bench.mjs exited " + run.code() + ": " + run.output());
+        String output = run.output();
         JsonNode times = JSON.readTree(output.lines().filter(l -> l.startsWith("{")).reduce((a, b) -> b)
                 .orElseThrow(() -> new IllegalStateException("the e2b script printed no result: " + output)));
 
@@ -123,7 +124,7 @@ final class E2bBench implements Scenario {
             context.progress().say("installing the e2b SDK into %s (npm ci)", dir);
             Path staging = Files.createTempDirectory(dir.getParent(), "e2b-bench-install-");
             for (String file : SCRIPT) Files.copy(dir.resolve(file), staging.resolve(file), StandardCopyOption.REPLACE_EXISTING);
-            run(staging, Map.of(), "npm", "ci", "--no-audit", "--no-fund");
+            NodeScripts.install(staging);
             Files.move(staging.resolve("node_modules"), dir.resolve("node_modules"), StandardCopyOption.ATOMIC_MOVE);
             PrivateService.deleteTree(staging);
         }
@@ -137,42 +138,6 @@ final class E2bBench implements Scenario {
             return HexFormat.of().formatHex(sha.digest()).substring(0, 16);
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
-        }
-    }
-
-    private static String run(Path dir, Map<String, String> env, String... argv) throws IOException, InterruptedException {
-        var builder = new ProcessBuilder(argv).directory(dir.toFile()).redirectErrorStream(true);
-        builder.environment().putAll(env);
-        Process process = builder.start();
-        try {
-            var output = new StringBuilder();
-            Thread reader = Thread.ofVirtual().start(() -> {
-                try {
-                    output.append(new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-                } catch (IOException e) {
-                    output.append("[output unreadable: ").append(e.getMessage()).append(']');
-                }
-            });
-            if (!process.waitFor(NODE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS))
-                throw new IllegalStateException(String.join(" ", argv) + " did not end within " + NODE_TIMEOUT);
-            reader.join(Duration.ofSeconds(10));
-            if (process.exitValue() != 0)
-                throw new IllegalStateException(String.join(" ", argv) + " exited " + process.exitValue() + ": " + output);
-            return output.toString();
-        } finally {
-            if (process.isAlive()) process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-    }
-
-    private static boolean commandWorks(String... argv) {
-        try {
-            run(Path.of("."), Map.of(), argv);
-            return true;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
         }
     }
 }
