@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.time.Duration;
+import java.net.http.HttpClient;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
@@ -39,6 +41,54 @@ class E2bIT {
             assertThat(refused.status()).isEqualTo(422);
             assertThat(refused.body().path("error").path("message").asText()).contains("format");
             root.call("DELETE", "/v1/tenants/ten_default/keys/" + issued.get("id").asText(), null);
+        }
+    }
+
+    /** Mistakes a client can make get a clear 4xx in E2B's or Connect's form: never a 500, never a hang. */
+    @Test
+    void badRequestsGetClearErrorsInE2bsForm() throws Exception {
+        try (var http = HttpClient.newHttpClient()) {
+            record Case(String method, String path, Map<String, String> headers, String body, int status, String says) {
+            }
+            String key = service.rootKey;
+            var cases = List.of(
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of(), "{}", 401, "API key is required"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", "e2b_" + "0".repeat(40)), "{}", 401, "unauthenticated"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{not json", 400, "not JSON"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "[1]", 400, "JSON object"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"templateID\": 7}", 400, "templateID"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"templateID\": \"no-such-template\"}", 400, "template"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"envVars\": {\"A\": 1}}", 400, "envVars.A"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"timeout\": -5}", 400, "timeout"),
+                    new Case("GET", "/e2b/sandboxes/sbx_0000000000000000", Map.of("X-API-KEY", key), null, 404, "sandbox"),
+                    new Case("DELETE", "/e2b/sandboxes/sbx_0000000000000000", Map.of("X-API-KEY", key), null, 404, "not found"),
+                    new Case("GET", "/e2b/no/such/route", Map.of("X-API-KEY", key), null, 404, "no route"),
+                    new Case("GET", "/e2b/v2/sandboxes?limit=0", Map.of("X-API-KEY", key), null, 400, "limit"),
+                    new Case("GET", "/e2b/envd/files?path=/etc/hostname", Map.of("X-Access-Token", key), null, 400, "E2b-Sandbox-Id"),
+                    new Case("GET", "/e2b/envd/files?path=/etc/hostname", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000"), null, 401,
+                            "X-Access-Token"),
+                    new Case("GET", "/e2b/envd/files?path=/etc/hostname",
+                            Map.of("E2b-Sandbox-Id", "sbx_0000000000000000", "X-Access-Token", key), null, 404, "sandbox"),
+                    new Case("POST", "/e2b/envd/process.Process/List", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000",
+                            "X-Access-Token", key, "Content-Type", "application/json"), "{}", 404, "not_found"),
+                    new Case("POST", "/e2b/envd/process.Process/NoSuchCall", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000",
+                            "X-Access-Token", key, "Content-Type", "application/json"), "{}", 501, "unimplemented"),
+                    new Case("POST", "/e2b/envd/filesystem.Filesystem/Stat", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000",
+                            "X-Access-Token", key, "Content-Type", "application/json"), "not json", 400, "invalid_argument"),
+                    new Case("GET", "/e2b/envd/process.Process/List", Map.of(), null, 501, "POST"),
+                    // A streaming call's errors end its stream (HTTP 200, the error in the end message).
+                    new Case("POST", "/e2b/envd/process.Process/Start", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000",
+                            "X-Access-Token", key, "Content-Type", "application/connect+json"), "{}", 200, "invalid_argument"));
+            for (var c : cases) {
+                var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + c.path()))
+                        .method(c.method(), c.body() == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                                : java.net.http.HttpRequest.BodyPublishers.ofString(c.body()))
+                        .timeout(Duration.ofSeconds(30));
+                c.headers().forEach(request::header);
+                var answer = http.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                assertThat(answer.statusCode()).as("%s %s: %s", c.method(), c.path(), answer.body()).isEqualTo(c.status());
+                assertThat(answer.body()).as("%s %s", c.method(), c.path()).containsIgnoringCase(c.says());
+            }
         }
     }
 
