@@ -9,6 +9,7 @@ import io.stasis.sdk.FileType;
 import io.stasis.sdk.FileWatch;
 import io.stasis.sdk.SandboxFiles;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * envd's {@code filesystem.Filesystem} service onto Stasis's files API: entries as envd describes
@@ -27,11 +29,16 @@ import java.util.concurrent.TimeUnit;
 final class FilesystemRpc {
     private static final int MAX_WATCHERS = 1024;
     private static final int WATCHER_QUEUE = 10_000;
+    /** A polled watch nobody asked for this long is dropped (its client has gone without removing it). */
+    private static final Duration WATCHER_IDLE = Duration.ofMinutes(10);
 
     private final Map<String, Watcher> watchers = new ConcurrentHashMap<>();
 
-    /** A polled watch: its events wait here until fetched. */
-    private record Watcher(String sandbox, FileWatch watch, LinkedBlockingQueue<Map<String, Object>> events) {
+    /** A polled watch: its events wait here until fetched; {@code polledAt} is when its client last asked ({@link System#nanoTime}). */
+    private record Watcher(String sandbox, FileWatch watch, LinkedBlockingQueue<Map<String, Object>> events, AtomicLong polledAt) {
+        boolean abandoned(long now) {
+            return !watch.isOpen() && events.isEmpty() || now - polledAt.get() > WATCHER_IDLE.toNanos();
+        }
     }
 
     Map<String, Object> stat(EnvdCall call, JsonNode request) {
@@ -86,12 +93,18 @@ final class FilesystemRpc {
     }
 
     Map<String, Object> createWatcher(EnvdCall call, JsonNode request) {
+        long now = System.nanoTime();
+        watchers.entrySet().removeIf(entry -> {
+            boolean drop = entry.getValue().abandoned(now);
+            if (drop) entry.getValue().watch().close();
+            return drop;
+        });
         if (watchers.size() >= MAX_WATCHERS) throw new RpcException(Code.RESOURCE_EXHAUSTED, "too many watchers; remove some first");
         String dir = call.resolve(path(request));
         var queue = new LinkedBlockingQueue<Map<String, Object>>(WATCHER_QUEUE);
         var watch = files(call).watch(dir, request.path("recursive").asBoolean(false), change -> offer(queue, dir, change));
         String id = UUID.randomUUID().toString();
-        watchers.put(id, new Watcher(call.sandbox(), watch, queue));
+        watchers.put(id, new Watcher(call.sandbox(), watch, queue, new AtomicLong(now)));
         return Map.of("watcherId", id);
     }
 
@@ -112,6 +125,7 @@ final class FilesystemRpc {
     private Watcher watcher(EnvdCall call, JsonNode request) {
         var watcher = watchers.get(request.path("watcherId").asText(""));
         if (watcher == null || !watcher.sandbox().equals(call.sandbox())) throw new RpcException(Code.NOT_FOUND, "watcher not found");
+        watcher.polledAt().set(System.nanoTime());
         return watcher;
     }
 

@@ -92,6 +92,66 @@ class E2bIT {
         }
     }
 
+    /**
+     * envd's polled watchers (what the e2b Python SDK's synchronous client uses, which cannot hold a
+     * stream): create one, change files, fetch the events, remove it; spoken as plain Connect calls.
+     */
+    @Test
+    void polledWatchersReportChangesUntilRemoved() throws Exception {
+        try (var http = HttpClient.newHttpClient()) {
+            var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
+                    "{\"templateID\": \"tiny\", \"timeout\": 120}");
+            String sandbox = created.get("sandboxID").asText();
+            var envd = Map.of("E2b-Sandbox-Id", sandbox, "X-Access-Token", created.get("envdAccessToken").asText(),
+                    "Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString("root:".getBytes()));
+            try {
+                String url = service.url + "/e2b/envd/filesystem.Filesystem/";
+                String watcher = ConnectCalls.json(http, "POST", url + "CreateWatcher", envd, "{\"path\": \"/tmp\", \"recursive\": true}")
+                        .get("watcherId").asText();
+                service.client.sandboxes().files(sandbox).write("/tmp/seen.txt", "x");
+                io.stasis.testkit.Await.until("the watcher's events", Duration.ofSeconds(10), () -> {
+                    var events = ConnectCalls.json(http, "POST", url + "GetWatcherEvents", envd, "{\"watcherId\": \"" + watcher + "\"}");
+                    return events.get("events").toString().contains("seen.txt");
+                });
+                assertThat(ConnectCalls.json(http, "POST", url + "RemoveWatcher", envd, "{\"watcherId\": \"" + watcher + "\"}").isEmpty()).isTrue();
+                var gone = ConnectCalls.send(http, "POST", url + "GetWatcherEvents", envd, "{\"watcherId\": \"" + watcher + "\"}");
+                assertThat(gone.statusCode()).isEqualTo(404);
+                assertThat(gone.body()).contains("not_found");
+            } finally {
+                ConnectCalls.send(http, "DELETE", service.url + "/e2b/sandboxes/" + sandbox, Map.of("X-API-KEY", service.rootKey), null);
+            }
+        }
+    }
+
+    /** Plain HTTP calls of the E2B endpoint, JSON in and out. */
+    private static final class ConnectCalls {
+        static java.net.http.HttpResponse<String> send(HttpClient http, String method, String url, Map<String, String> headers, String body) {
+            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).timeout(Duration.ofSeconds(60))
+                    .method(method, body == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
+                            : java.net.http.HttpRequest.BodyPublishers.ofString(body))
+                    .header("Content-Type", "application/json");
+            headers.forEach(request::header);
+            try {
+                return http.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            }
+        }
+
+        static com.fasterxml.jackson.databind.JsonNode json(HttpClient http, String method, String url, Map<String, String> headers, String body) {
+            var answer = send(http, method, url, headers, body);
+            assertThat(answer.statusCode()).as("%s %s: %s", method, url, answer.body()).isBetween(200, 201);
+            try {
+                return new com.fasterxml.jackson.databind.ObjectMapper().readTree(answer.body());
+            } catch (IOException e) {
+                throw new AssertionError("not JSON: " + answer.body(), e);
+            }
+        }
+    }
+
     @Test
     void theE2bSdkRunsCommandsFilesAndPauseAndConnectUnchanged() throws Exception {
         String secret;
