@@ -15,6 +15,7 @@ import io.stasis.sdk.NotFoundException;
 import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.SandboxInfo;
+import io.stasis.sdk.SandboxMetrics;
 import io.stasis.sdk.StasisApiException;
 import io.stasis.sdk.StasisClient;
 import io.stasis.sdk.TokenRequest;
@@ -174,6 +175,25 @@ final class ControlPlane {
     /** The id of the newest snapshot (a checkpoint with memory) named {@code name}, if any. */
     private static Optional<String> snapshotNamed(StasisClient client, String name) {
         return snapshots(client, null, name).stream().map(s -> (String) s.get("snapshotID")).reduce((older, newer) -> newer);
+    }
+
+    /**
+     * E2B's metrics: one reading of now (E2B answers the samples it took over a period; Stasis reads
+     * on demand). CPU share since the previous reading, memory in RAM against the limit, the disk
+     * limit; the disk's use is not measured.
+     */
+    List<Map<String, Object>> metrics(StasisClient client, String id) {
+        var sandbox = client.sandboxes().get(id).info();
+        SandboxMetrics reading = client.sandboxes().metrics(id);
+        var metric = new LinkedHashMap<String, Object>();
+        metric.put("timestamp", reading.timestamp().toString());
+        metric.put("timestampUnix", reading.timestamp().getEpochSecond());
+        metric.put("cpuCount", reading.cpuCount());
+        metric.put("cpuUsedPct", reading.cpuUsedPercent());
+        metric.put("memUsed", reading.memoryBytes());
+        metric.put("memTotal", reading.memoryLimitBytes());
+        if (sandbox.resources() != null && sandbox.resources().diskMb() != null) metric.put("diskTotal", (long) sandbox.resources().diskMb() << 20);
+        return List.of(metric);
     }
 
     /** E2B's network update: the whole egress policy, replaced. */

@@ -121,6 +121,7 @@ public final class E2bServlet extends HttpServlet {
                 }
                 case "POST /connect", "POST /resume" -> json(response, 200, control.connect(client, id, body(request)));
                 case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
+                case "GET /metrics" -> json(response, 200, control.metrics(client, id));
                 case "POST /snapshots" -> json(response, 201, control.snapshot(client, id, body(request)));
                 case "PUT /network" -> {
                     control.updateNetwork(client, id, body(request));

@@ -297,6 +297,16 @@ public final class Sandbox {
     }
 
     /**
+     * What it uses now: its CPU share since the previous reading, its memory in RAM and in swap.
+     * Does not resume it.
+     *
+     * @throws NotFoundException {@code sandbox_not_found}
+     */
+    public SandboxMetrics metrics() {
+        return calls.metrics();
+    }
+
+    /**
      * Replaces the whole egress policy (what {@code policy} leaves out is not kept). New
      * connections and lookups follow it at once; connections already open continue. Emits a
      * {@code network.policy} event.

@@ -67,6 +67,10 @@ final class SandboxCalls {
         return transport.json(transport.call("GET", base + "/network"), NetworkInfo.class);
     }
 
+    SandboxMetrics metrics() {
+        return transport.json(transport.call("GET", base + "/metrics"), SandboxMetrics.class);
+    }
+
     NetworkInfo updateNetwork(NetworkPolicy policy) {
         Objects.requireNonNull(policy, "policy");
         return transport.json(transport.jsonCall("PUT", base + "/network", policy), NetworkInfo.class);

@@ -113,6 +113,11 @@ public final class Sandboxes {
         return wrap(new SandboxCalls(transport, idOrName).updateLifecycle(update));
     }
 
+    /** What the sandbox with this id or name uses now; see {@link Sandbox#metrics()}. */
+    public SandboxMetrics metrics(String idOrName) {
+        return new SandboxCalls(transport, idOrName).metrics();
+    }
+
     /** The network of the sandbox with this id or name; see {@link Sandbox#network()}. */
     public NetworkInfo network(String idOrName) {
         return new SandboxCalls(transport, idOrName).network();

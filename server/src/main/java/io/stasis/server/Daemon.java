@@ -40,6 +40,7 @@ import io.stasis.core.lifecycle.RestoreTurns;
 import io.stasis.core.lifecycle.SandboxLocks;
 import io.stasis.core.lifecycle.SandboxParts;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.lifecycle.SandboxUsage;
 import io.stasis.core.lifecycle.WarmPool;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.preview.PreviewService;
@@ -267,7 +268,8 @@ public final class Daemon implements AutoCloseable {
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
-                                    clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime))));
+                                    clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime),
+                            new SandboxUsage(sandboxes, runtime, clock))));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(http.localUrl())));
             // Running sandboxes whose policy asks for it keep a durable checkpoint with memory, from which another node resumes
             // them if this one is lost; while this node is cut off from the catalog, they are frozen here.

@@ -100,6 +100,9 @@ class OpenApiIT {
         expect(200, call("GET", "/v1/sandboxes?metadata.team=docs&limit=10", null));
         expect(200, call("GET", "/v1/templates", null));
         expect(200, call("PATCH", sbx + "/lifecycle", "{\"pauseAfterIdle\": \"1m\", \"stopAfterIdle\": null}"));
+        var metrics = expect(200, call("GET", sbx + "/metrics", null));
+        assertThat(metrics.get("memoryBytes").asLong()).isPositive();
+        assertThat(metrics.get("memoryLimitBytes").asLong()).isPositive();
 
         expect(200, call("POST", sbx + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"echo out; echo err >&2\"]}"));
         expect(200, call("POST", sbx + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"kill -9 $$\"], \"encoding\": \"base64\"}"));

@@ -22,6 +22,7 @@ import io.stasis.core.files.FileService;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.SandboxService;
+import io.stasis.core.lifecycle.SandboxUsage;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.preview.PreviewService;
@@ -80,7 +81,7 @@ public final class HttpApi implements AutoCloseable {
                            SecretService secrets, TenantService tenants,
                            TokenService tokens, QuotaGuard quotas,
                            VolumeService volumes, SandboxBuckets buckets,
-                           S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain) {
+                           S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain, SandboxUsage usage) {
     }
 
     /**
@@ -213,6 +214,7 @@ public final class HttpApi implements AutoCloseable {
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);
+        new UsageRoutes(services.usage()).register(routes);
         new TerminalRoutes(services.processes(), forwarder).register(routes);
         new FileRoutes(services.files(), settings.maxUploadBytes()).register(routes);
         new TemplateRoutes(services.templates(), services.templateBuilds(), services.images(), settings.defaultResources()).register(routes);
