@@ -3,16 +3,13 @@ package io.stasis.e2b;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.E2bErrors.E2bException;
-import io.stasis.sdk.CheckpointInfo;
 import io.stasis.sdk.ConflictException;
-import io.stasis.sdk.CheckpointRequest;
 import io.stasis.sdk.CreateSandboxRequest;
 import io.stasis.sdk.ExecRequest;
 import io.stasis.sdk.ForkRequest;
 import io.stasis.sdk.LifecycleUpdate;
 import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.NotFoundException;
-import io.stasis.sdk.PreviewRequest;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.SandboxInfo;
 import io.stasis.sdk.SandboxMetrics;
@@ -46,8 +43,6 @@ final class ControlPlane {
     /** What the envd token may do: everything envd does on the one sandbox. */
     private static final String[] ENVD_PERMISSIONS = {"sandbox:read", "exec", "files:read", "files:write"};
     private static final Duration ENVD_TOKEN_TTL = Duration.ofDays(30);
-    /** A preview's port that stands for every port of its sandbox. */
-    private static final int EVERY_PORT = 0;
     /** Makes E2B's default user in a template that lacks it (Debian's useradd, else busybox's adduser). */
     private static final String ADD_DEFAULT_USER = "id " + EnvdCall.DEFAULT_USER + " >/dev/null 2>&1 || useradd -m -s /bin/bash -u 1000 "
             + EnvdCall.DEFAULT_USER + " 2>/dev/null || adduser -D -u 1000 " + EnvdCall.DEFAULT_USER;
@@ -91,7 +86,7 @@ final class ControlPlane {
             } catch (StasisApiException noTemplate) {
                 // Not a template: perhaps the name of a snapshot (E2B creates from either).
                 if (!noTemplate.code().equals("template_not_found")) throw noTemplate;
-                snapshot = snapshotNamed(client, template);
+                snapshot = E2bSnapshots.named(client, template);
                 if (snapshot.isEmpty()) throw noTemplate;
                 sandbox = null;
             }
@@ -105,7 +100,7 @@ final class ControlPlane {
         try {
             if (snapshot.isEmpty()) ensureDefaultUser(sandbox); // a snapshot's sandbox has it already
             boolean publicTraffic = body.path("network").path("allowPublicTraffic").asBoolean(true);
-            return view(sandbox.info(), envdToken(client, sandbox.id()), expose(client, sandbox.id(), publicTraffic));
+            return view(sandbox.info(), envdToken(client, sandbox.id()), E2bPorts.expose(client, sandbox.id(), publicTraffic));
         } catch (RuntimeException e) {
             try {
                 sandbox.delete();
@@ -120,7 +115,7 @@ final class ControlPlane {
     E2bSandbox connect(StasisClient client, String id, JsonNode body) {
         Sandbox sandbox = client.sandboxes().resume(id);
         if (body.path("timeout").isNumber()) setTimeout(client, sandbox, body.path("timeout").asInt());
-        return view(sandbox.info(), envdToken(client, sandbox.id()), exposed(client, sandbox.id()));
+        return view(sandbox.info(), envdToken(client, sandbox.id()), E2bPorts.of(client, sandbox.id()));
     }
 
     /** E2B's fork: {@code count} copies of the running sandbox, memory and processes included, each with its timeout and envd token. */
@@ -132,49 +127,12 @@ final class ControlPlane {
         for (Sandbox fork : client.sandboxes().fork(id, ForkRequest.builder().count(count).build())) {
             try {
                 if (timeout > 0) setTimeout(client, fork, timeout);
-                results.add(Map.of("sandbox", view(fork.info(), envdToken(client, fork.id()), expose(client, fork.id(), true))));
+                results.add(Map.of("sandbox", view(fork.info(), envdToken(client, fork.id()), E2bPorts.expose(client, fork.id(), true))));
             } catch (StasisApiException e) {
                 results.add(Map.of("error", Map.of("code", E2bErrors.statusOf(e), "message", E2bErrors.messageOf(e))));
             }
         }
         return results;
-    }
-
-    /** E2B's snapshot: a named checkpoint with memory, kept in the blob store, from which creates restore. */
-    Map<String, Object> snapshot(StasisClient client, String id, JsonNode body) {
-        String name = text(body, "name", null);
-        var checkpoint = client.sandboxes().checkpoint(id, CheckpointRequest.builder().name(name).memory(true).build());
-        return snapshotView(checkpoint.info());
-    }
-
-    /** The tenant's snapshots (its checkpoints with memory taken by a caller), here and in the blob store. */
-    static List<Map<String, Object>> snapshots(StasisClient client, String sandbox, String name) {
-        var seen = new LinkedHashMap<String, CheckpointInfo>();
-        for (var checkpoint : client.checkpoints().list()) seen.put(checkpoint.id(), checkpoint.info());
-        for (var checkpoint : client.checkpoints().listInStore()) seen.putIfAbsent(checkpoint.id(), checkpoint.info());
-        return seen.values().stream().filter(c -> c.memory() && "user".equals(c.purpose()))
-                .filter(c -> sandbox == null || sandbox.equals(c.sandboxId()))
-                .filter(c -> name == null || name.equals(c.name()) || name.equals(c.id()))
-                .map(ControlPlane::snapshotView).toList();
-    }
-
-    /** Deletes a snapshot ({@code DELETE /templates/{id}}); false if there is none of that id. */
-    boolean deleteSnapshot(StasisClient client, String id) {
-        try {
-            client.checkpoints().delete(id);
-            return true;
-        } catch (NotFoundException e) {
-            return false;
-        }
-    }
-
-    private static Map<String, Object> snapshotView(CheckpointInfo checkpoint) {
-        return Map.of("snapshotID", checkpoint.id(), "names", checkpoint.name() == null ? List.of() : List.of(checkpoint.name()));
-    }
-
-    /** The id of the newest snapshot (a checkpoint with memory) named {@code name}, if any. */
-    private static Optional<String> snapshotNamed(StasisClient client, String name) {
-        return snapshots(client, null, name).stream().map(s -> (String) s.get("snapshotID")).reduce((older, newer) -> newer);
     }
 
     /**
@@ -265,38 +223,8 @@ final class ControlPlane {
         return client.tokens().issue(TokenRequest.forSandbox(sandbox, ENVD_PERMISSIONS).withTtl(ENVD_TOKEN_TTL).withName("e2b-envd")).token();
     }
 
-    private static E2bSandbox view(SandboxInfo info, String envdToken, Exposed ports) {
+    private static E2bSandbox view(SandboxInfo info, String envdToken, E2bPorts ports) {
         return new E2bSandbox(info.id(), info.template(), CLIENT_ID, ENVD_VERSION, envdToken, ports.domain(), ports.trafficToken(), info.name());
-    }
-
-    /** How a sandbox's ports are reached: the domain of {@code PORT-ID.DOMAIN} (getHost), and the token a private one needs. */
-    record Exposed(String domain, String trafficToken) {
-    }
-
-    /**
-     * Exposes every port of the sandbox through Stasis's preview listener, as E2B exposes its
-     * sandboxes' ports (public unless {@code allowPublicTraffic} is false: then requests carry the
-     * answered token as {@code E2b-Traffic-Access-Token}).
-     */
-    private static Exposed expose(StasisClient client, String sandbox, boolean isPublic) {
-        var preview = client.sandboxes().previews(sandbox).create(PreviewRequest.builder(EVERY_PORT).isPublic(isPublic).build());
-        return new Exposed(domainOf(preview.url()), preview.token());
-    }
-
-    /** The ports as exposed at create; a private exposure gets a new token (the first was shown once). */
-    private static Exposed exposed(StasisClient client, String sandbox) {
-        var every = client.sandboxes().previews(sandbox).list().stream().filter(p -> p.port() == EVERY_PORT).toList();
-        if (every.isEmpty()) return new Exposed(null, null);
-        if (every.stream().anyMatch(io.stasis.sdk.Preview::isPublic)) return new Exposed(domainOf(every.getFirst().url()), null);
-        return expose(client, sandbox, false);
-    }
-
-    /** {@code DOMAIN:PORT} of a host-based preview URL, {@code http://{port}-sbx-abc.DOMAIN:PORT/}. */
-    static String domainOf(String url) {
-        String host = url.replaceFirst("^https?://", "");
-        if (host.endsWith("/")) host = host.substring(0, host.length() - 1);
-        int dot = host.indexOf('.');
-        return dot < 0 ? host : host.substring(dot + 1);
     }
 
     static E2bSandboxDetail detail(SandboxInfo info) {

@@ -92,12 +92,12 @@ public final class E2bServlet extends HttpServlet {
                 return;
             }
             if (path.equals("/snapshots") && method.equals("GET")) {
-                json(response, 200, ControlPlane.snapshots(client, request.getParameter("sandboxID"), request.getParameter("name")));
+                json(response, 200, E2bSnapshots.list(client, request.getParameter("sandboxID"), request.getParameter("name")));
                 return;
             }
             Matcher template = TEMPLATE_ROUTE.matcher(path);
             if (template.matches() && method.equals("DELETE")) { // E2B deletes a snapshot as the template it is
-                if (!control.deleteSnapshot(client, template.group(1))) throw new E2bException(404, "snapshot " + template.group(1) + " not found");
+                if (!E2bSnapshots.delete(client, template.group(1))) throw new E2bException(404, "snapshot " + template.group(1) + " not found");
                 response.setStatus(204);
                 return;
             }
@@ -122,7 +122,7 @@ public final class E2bServlet extends HttpServlet {
                 case "POST /connect", "POST /resume" -> json(response, 200, control.connect(client, id, body(request)));
                 case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
                 case "GET /metrics" -> json(response, 200, control.metrics(client, id));
-                case "POST /snapshots" -> json(response, 201, control.snapshot(client, id, body(request)));
+                case "POST /snapshots" -> json(response, 201, E2bSnapshots.take(client, id, body(request).path("name").asText(null)));
                 case "PUT /network" -> {
                     control.updateNetwork(client, id, body(request));
                     response.setStatus(204);

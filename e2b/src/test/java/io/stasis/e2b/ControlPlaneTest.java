@@ -37,8 +37,8 @@ class ControlPlaneTest {
 
     @Test
     void theDomainIsWhatFollowsThePortAndSandboxInAPreviewUrl() {
-        assertThat(ControlPlane.domainOf("http://{port}-sbx-abc.localhost:7071/")).isEqualTo("localhost:7071");
-        assertThat(ControlPlane.domainOf("https://{port}-sbx-abc.preview.example.com/")).isEqualTo("preview.example.com");
+        assertThat(E2bPorts.domainOf("http://{port}-sbx-abc.localhost:7071/")).isEqualTo("localhost:7071");
+        assertThat(E2bPorts.domainOf("https://{port}-sbx-abc.preview.example.com/")).isEqualTo("preview.example.com");
     }
 
     @Test
