@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
@@ -122,6 +123,10 @@ public final class E2bServlet extends HttpServlet {
                 case "POST /connect", "POST /resume" -> json(response, 200, control.connect(client, id, body(request)));
                 case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
                 case "GET /metrics" -> json(response, 200, control.metrics(client, id));
+                case "GET /logs" -> {
+                    var entries = E2bLogs.entries(client, id, longParameter(request, "start", 0), (int) longParameter(request, "limit", 1000));
+                    json(response, 200, path.startsWith("/v2/") ? Map.of("logs", entries) : E2bLogs.v1(entries));
+                }
                 case "POST /snapshots" -> json(response, 201, E2bSnapshots.take(client, id, body(request).path("name").asText(null)));
                 case "PUT /network" -> {
                     control.updateNetwork(client, id, body(request));
@@ -159,6 +164,18 @@ public final class E2bServlet extends HttpServlet {
         if (values == null) return Set.of();
         return Arrays.stream(values).flatMap(v -> Arrays.stream(v.split(","))).map(String::strip).filter(s -> !s.isEmpty())
                 .collect(Collectors.toSet());
+    }
+
+    private static long longParameter(HttpServletRequest request, String name, long fallback) {
+        String value = request.getParameter(name);
+        if (value == null || value.isBlank()) return fallback;
+        try {
+            long parsed = Long.parseLong(value.strip());
+            if (parsed < 0) throw new NumberFormatException();
+            return parsed;
+        } catch (NumberFormatException e) {
+            throw new E2bException(400, name + " must be a number that is not negative, was '" + value + "'");
+        }
     }
 
     private static Integer parseLimit(String value) {

@@ -97,7 +97,7 @@ class E2bIT {
      * stream): create one, change files, fetch the events, remove it; spoken as plain Connect calls.
      */
     @Test
-    void polledWatchersReportChangesUntilRemoved() throws Exception {
+    void polledWatchersReportChangesUntilRemovedAndTheSandboxHasLogs() throws Exception {
         try (var http = HttpClient.newHttpClient()) {
             var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
                     "{\"templateID\": \"tiny\", \"timeout\": 120}");
@@ -117,6 +117,12 @@ class E2bIT {
                 var gone = ConnectCalls.send(http, "POST", url + "GetWatcherEvents", envd, "{\"watcherId\": \"" + watcher + "\"}");
                 assertThat(gone.statusCode()).isEqualTo(404);
                 assertThat(gone.body()).contains("not_found");
+                // Its logs: what the service saw happen to it (Stasis's events of the sandbox).
+                var logs = ConnectCalls.json(http, "GET", service.url + "/e2b/v2/sandboxes/" + sandbox + "/logs?limit=10",
+                        Map.of("X-API-KEY", service.rootKey), null);
+                assertThat(logs.get("logs").toString()).contains("\"message\":\"lifecycle\"").contains("\"level\":\"info\"");
+                var v1 = ConnectCalls.json(http, "GET", service.url + "/e2b/sandboxes/" + sandbox + "/logs", Map.of("X-API-KEY", service.rootKey), null);
+                assertThat(v1.get("logs").get(0).get("line").asText()).startsWith("lifecycle");
             } finally {
                 ConnectCalls.send(http, "DELETE", service.url + "/e2b/sandboxes/" + sandbox, Map.of("X-API-KEY", service.rootKey), null);
             }
