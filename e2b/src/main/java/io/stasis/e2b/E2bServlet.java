@@ -113,7 +113,9 @@ public final class E2bServlet extends HttpServlet {
                     response.setStatus(204);
                 }
                 case "POST /timeout" -> {
-                    control.setTimeout(client, id, body(request).path("timeout").asInt(0));
+                    var timeout = body(request).path("timeout");
+                    if (!timeout.canConvertToInt()) throw new E2bException(400, "timeout (seconds) is required");
+                    control.setTimeout(client, id, timeout.asInt());
                     response.setStatus(204);
                 }
                 case "POST /pause" -> {

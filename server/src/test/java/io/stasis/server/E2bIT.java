@@ -61,6 +61,8 @@ class E2bIT {
                     new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"envVars\": {\"A\": 1}}", 400, "envVars.A"),
                     new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"timeout\": -5}", 400, "timeout"),
                     new Case("GET", "/e2b/sandboxes/sbx_0000000000000000", Map.of("X-API-KEY", key), null, 404, "sandbox"),
+                    new Case("POST", "/e2b/sandboxes/sbx_0000000000000000/timeout", Map.of("X-API-KEY", key), "{}", 400, "timeout"),
+                    new Case("GET", "/e2b/v2/sandboxes/sbx_0000000000000000/logs?start=-1", Map.of("X-API-KEY", key), null, 400, "start"),
                     new Case("DELETE", "/e2b/sandboxes/sbx_0000000000000000", Map.of("X-API-KEY", key), null, 404, "not found"),
                     new Case("GET", "/e2b/no/such/route", Map.of("X-API-KEY", key), null, 404, "no route"),
                     new Case("GET", "/e2b/v2/sandboxes?limit=0", Map.of("X-API-KEY", key), null, 400, "limit"),
