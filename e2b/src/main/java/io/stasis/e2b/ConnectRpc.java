@@ -129,16 +129,19 @@ final class ConnectRpc {
         }
     }
 
-    static void answerUnary(HttpServletResponse response, Object message) throws IOException {
-        response.setStatus(200);
+    /** Answers {@code body} as JSON with {@code status}: every JSON answer of the E2B endpoint, Connect's and the control plane's. */
+    static void writeJson(HttpServletResponse response, int status, Object body) throws IOException {
+        response.setStatus(status);
         response.setContentType("application/json");
-        JSON.writeValue(response.getOutputStream(), message);
+        JSON.writeValue(response.getOutputStream(), body);
+    }
+
+    static void answerUnary(HttpServletResponse response, Object message) throws IOException {
+        writeJson(response, 200, message);
     }
 
     static void answerUnaryError(HttpServletResponse response, RpcException error) throws IOException {
-        response.setStatus(error.code.httpStatus);
-        response.setContentType("application/json");
-        JSON.writeValue(response.getOutputStream(), errorBody(error));
+        writeJson(response, error.code.httpStatus, errorBody(error));
     }
 
     private static ObjectNode errorBody(RpcException error) {

@@ -70,35 +70,21 @@ final class ControlPlane {
         if (timeout < 0) throw new E2bException(400, "timeout must not be negative");
         // E2B kills a sandbox at its timeout (unless it pauses it then): Stasis's maxAge deletes it at that age.
         boolean killAtTimeout = !body.path("autoPause").asBoolean(false) && timeout > 0;
-        Sandbox sandbox;
-        var snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.<String>empty();
+        Optional<String> snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.empty();
+        Sandbox sandbox = null;
         if (snapshot.isEmpty()) {
-            var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
-                    .metadata(strings(body.path("metadata"), "metadata"));
-            var lifecycle = LifecycleUpdate.builder();
-            if (killAtTimeout) lifecycle.maxAge(Duration.ofSeconds(timeout));
-            // E2B's autoResume: whether a call to a paused sandbox wakes it (Stasis's own setting of that name).
-            if (body.path("autoResume").has("enabled")) lifecycle.autoResume(body.path("autoResume").path("enabled").asBoolean());
-            request.lifecycle(lifecycle.build());
-            E2bNetwork.of(body).ifPresent(request::network);
             try {
-                sandbox = client.sandboxes().create(request.build());
+                sandbox = client.sandboxes().create(fromTemplate(template, body, killAtTimeout ? timeout : 0));
             } catch (StasisApiException noTemplate) {
                 // Not a template: perhaps the name of a snapshot (E2B creates from either).
                 if (!noTemplate.code().equals("template_not_found")) throw noTemplate;
-                snapshot = E2bSnapshots.named(client, template);
-                if (snapshot.isEmpty()) throw noTemplate;
-                sandbox = null;
+                snapshot = Optional.of(E2bSnapshots.named(client, template).orElseThrow(() -> noTemplate));
             }
-        } else {
-            sandbox = null;
         }
-        if (snapshot.isPresent()) {
-            sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
-            if (killAtTimeout) setTimeout(client, sandbox, timeout);
-        }
+        if (snapshot.isPresent()) sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
         try {
             if (snapshot.isEmpty()) ensureDefaultUser(sandbox); // a snapshot's sandbox has it already
+            else if (killAtTimeout) setTimeout(client, sandbox, timeout); // a restore takes no lifecycle: set after
             boolean publicTraffic = body.path("network").path("allowPublicTraffic").asBoolean(true);
             return view(sandbox.info(), envdToken(client, sandbox.id()), E2bPorts.expose(client, sandbox.id(), publicTraffic));
         } catch (RuntimeException e) {
@@ -109,6 +95,19 @@ final class ControlPlane {
             }
             throw e;
         }
+    }
+
+    /** The create of a sandbox of {@code template} with E2B's settings; {@code killAfterSeconds} 0: never. */
+    private static CreateSandboxRequest fromTemplate(String template, JsonNode body, int killAfterSeconds) {
+        var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
+                .metadata(strings(body.path("metadata"), "metadata"));
+        var lifecycle = LifecycleUpdate.builder();
+        if (killAfterSeconds > 0) lifecycle.maxAge(Duration.ofSeconds(killAfterSeconds));
+        // E2B's autoResume: whether a call to a paused sandbox wakes it (Stasis's own setting of that name).
+        if (body.path("autoResume").has("enabled")) lifecycle.autoResume(body.path("autoResume").path("enabled").asBoolean());
+        request.lifecycle(lifecycle.build());
+        E2bNetwork.of(body).ifPresent(request::network);
+        return request.build();
     }
 
     /** E2B's connect: resumes the sandbox if it is not running (Stasis answers a running one unchanged), with a fresh envd token. */

@@ -48,9 +48,7 @@ final class E2bErrors {
     }
 
     static void write(HttpServletResponse response, int status, String message) throws IOException {
-        response.setStatus(status);
-        response.setContentType("application/json");
-        ConnectRpc.JSON.writeValue(response.getOutputStream(), Map.of("code", status, "message", message == null ? "" : message));
+        ConnectRpc.writeJson(response, status, Map.of("code", status, "message", message == null ? "" : message));
     }
 
     /** The Connect error of the same meaning. */

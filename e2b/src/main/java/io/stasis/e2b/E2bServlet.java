@@ -86,14 +86,14 @@ public final class E2bServlet extends HttpServlet {
             StasisClient client = client(apiKey(request));
             if (path.equals("/sandboxes") || path.equals("/v2/sandboxes")) {
                 switch (method) {
-                    case "POST" -> json(response, 201, control.create(client, body(request)));
+                    case "POST" -> ConnectRpc.writeJson(response, 201, control.create(client, body(request)));
                     case "GET" -> list(client, path.startsWith("/v2"), request, response);
                     default -> throw new E2bException(405, method + " is not allowed on " + path);
                 }
                 return;
             }
             if (path.equals("/snapshots") && method.equals("GET")) {
-                json(response, 200, E2bSnapshots.list(client, request.getParameter("sandboxID"), request.getParameter("name")));
+                ConnectRpc.writeJson(response, 200, E2bSnapshots.list(client, request.getParameter("sandboxID"), request.getParameter("name")));
                 return;
             }
             Matcher template = TEMPLATE_ROUTE.matcher(path);
@@ -107,7 +107,7 @@ public final class E2bServlet extends HttpServlet {
             String id = route.group(1);
             String action = route.group(2) == null ? "" : route.group(2);
             switch (method + " " + action) {
-                case "GET " -> json(response, 200, control.get(client, id));
+                case "GET " -> ConnectRpc.writeJson(response, 200, control.get(client, id));
                 case "DELETE " -> {
                     if (!control.kill(client, id)) throw new E2bException(404, "sandbox " + id + " not found");
                     response.setStatus(204);
@@ -122,14 +122,14 @@ public final class E2bServlet extends HttpServlet {
                     if (!control.pause(client, id)) throw new E2bException(409, "sandbox " + id + " is already paused");
                     response.setStatus(204);
                 }
-                case "POST /connect", "POST /resume" -> json(response, 200, control.connect(client, id, body(request)));
-                case "POST /fork" -> json(response, 201, control.fork(client, id, body(request)));
-                case "GET /metrics" -> json(response, 200, control.metrics(client, id));
+                case "POST /connect", "POST /resume" -> ConnectRpc.writeJson(response, 200, control.connect(client, id, body(request)));
+                case "POST /fork" -> ConnectRpc.writeJson(response, 201, control.fork(client, id, body(request)));
+                case "GET /metrics" -> ConnectRpc.writeJson(response, 200, control.metrics(client, id));
                 case "GET /logs" -> {
                     var entries = E2bLogs.entries(client, id, longParameter(request, "start", 0), (int) longParameter(request, "limit", 1000));
-                    json(response, 200, path.startsWith("/v2/") ? Map.of("logs", entries) : E2bLogs.v1(entries));
+                    ConnectRpc.writeJson(response, 200, path.startsWith("/v2/") ? Map.of("logs", entries) : E2bLogs.v1(entries));
                 }
-                case "POST /snapshots" -> json(response, 201, E2bSnapshots.take(client, id, body(request).path("name").asText(null)));
+                case "POST /snapshots" -> ConnectRpc.writeJson(response, 201, E2bSnapshots.take(client, id, body(request).path("name").asText(null)));
                 case "PUT /network" -> {
                     control.updateNetwork(client, id, body(request));
                     response.setStatus(204);
@@ -159,7 +159,7 @@ public final class E2bServlet extends HttpServlet {
         Integer limit = request.getParameter("limit") == null ? null : parseLimit(request.getParameter("limit"));
         var page = control.list(client, states, metadata, limit, request.getParameter("nextToken"));
         if (page.nextToken() != null) response.setHeader("X-Next-Token", page.nextToken());
-        json(response, 200, page.items());
+        ConnectRpc.writeJson(response, 200, page.items());
     }
 
     private static Set<String> splitSet(String[] values) {
@@ -331,11 +331,5 @@ public final class E2bServlet extends HttpServlet {
         } catch (IOException e) {
             throw new E2bException(400, "the body is not JSON: " + e.getMessage());
         }
-    }
-
-    private static void json(HttpServletResponse response, int status, Object value) throws IOException {
-        response.setStatus(status);
-        response.setContentType("application/json");
-        ConnectRpc.JSON.writeValue(response.getOutputStream(), value);
     }
 }

@@ -56,9 +56,7 @@ final class EnvdFiles {
             }
         }
         if (written.isEmpty()) throw new E2bException(400, "the request has no file");
-        response.setStatus(200);
-        response.setContentType("application/json");
-        ConnectRpc.JSON.writeValue(response.getOutputStream(), written);
+        ConnectRpc.writeJson(response, 200, written);
     }
 
     private static Map<String, Object> write(EnvdCall call, String path, InputStream content) {
