@@ -27,10 +27,14 @@ public record Preview(PreviewId id, SandboxId sandboxId, int port, boolean isPub
         Objects.requireNonNull(tokenHash, "tokenHash");
         Objects.requireNonNull(createdAt, "createdAt");
         Objects.requireNonNull(expiresAt, "expiresAt");
-        if (port != EVERY_PORT && (port < MIN_PORT || port > MAX_PORT))
-            throw new IllegalArgumentException("port must be 1-65535, or 0 for every port, was " + port);
+        if (!isPort(port)) throw new IllegalArgumentException("port must be 1-65535, or 0 for every port, was " + port);
         if (isPublic == tokenHash.isPresent())
             throw new IllegalArgumentException("a private preview has a token hash and a public one none (" + id + ")");
+    }
+
+    /** Whether a preview may be of {@code port}: a TCP port, or {@link #EVERY_PORT}. */
+    public static boolean isPort(int port) {
+        return port == EVERY_PORT || port >= MIN_PORT && port <= MAX_PORT;
     }
 
     /** Whether it exposes {@code requested}: its own port, or every port. */

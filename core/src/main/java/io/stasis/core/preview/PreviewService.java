@@ -44,7 +44,7 @@ public final class PreviewService {
      * (0, 30 days]; {@code sandbox_not_found} when the sandbox is gone or being deleted. Nothing is stored.
      */
     public Created create(SandboxId sandbox, int port, boolean isPublic, Optional<Duration> ttl) {
-        if (port != Preview.EVERY_PORT && (port < Preview.MIN_PORT || port > Preview.MAX_PORT))
+        if (!Preview.isPort(port))
             throw StasisException.invalid("port", "must be between 1 and 65535, or 0 for every port, was " + port);
         ttl.ifPresent(t -> {
             if (t.isNegative() || t.isZero() || t.compareTo(MAX_TTL) > 0)

@@ -22,16 +22,6 @@ public record PreviewUrls(String domain, int listenerPort) {
         return "http://" + domain + portSuffix() + PreviewRoute.PATH_PREFIX + sandbox.value() + "/" + label(port) + "/";
     }
 
-    /** The host and port a sandbox port's host-based URL names, {@code 3000-sbx-abc.DOMAIN:PORT} (E2B's getHost). */
-    public String host(SandboxId sandbox, int port) {
-        return label(port) + "-" + sandbox.hostname() + "." + domain + portSuffix();
-    }
-
-    /** The domain and listener port under which host-based URLs are: {@code DOMAIN:PORT}. */
-    public String domainAndPort() {
-        return domain + portSuffix();
-    }
-
     private static String label(int port) {
         return port == Preview.EVERY_PORT ? "{port}" : Integer.toString(port);
     }
