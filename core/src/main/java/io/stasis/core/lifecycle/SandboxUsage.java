@@ -2,7 +2,6 @@ package io.stasis.core.lifecycle;
 
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
-import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxMeters;
 import java.time.Clock;
 import java.time.Duration;
@@ -50,9 +49,7 @@ public final class SandboxUsage {
         Instant now = clock.instant();
         double cpus = sandbox.resources().cpus();
         long limit = (long) sandbox.resources().memoryMb() << 20;
-        boolean holdsProcesses = sandbox.state() instanceof SandboxState.Running || sandbox.state() instanceof SandboxState.Paused
-                || sandbox.state() instanceof SandboxState.Standby;
-        if (!holdsProcesses) {
+        if (!sandbox.state().hasProcesses()) {
             last.remove(sandbox.id());
             return new Reading(now, cpus, 0, Duration.ZERO, 0, 0, limit);
         }
