@@ -188,6 +188,28 @@ try {
     await offline.kill()
   }
 
+  // Timeouts: one that kills, and one that pauses (processes kept) and is given again when a call wakes the sandbox.
+  const brief = await Sandbox.create(template, { timeoutMs: 2_000 })
+  check((await brief.getInfo()).lifecycle.onTimeout === 'kill', 'a timeout kills by default')
+  await until('killed at its timeout', async () => !(await brief.isRunning()) && !(await Sandbox.list().nextItems()).some((s) => s.sandboxId === brief.sandboxId), 20_000)
+  const napper = await Sandbox.create(template, { timeoutMs: 4_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+  try {
+    check((await napper.getInfo()).lifecycle.onTimeout === 'pause', 'getInfo: onTimeout pause')
+    await napper.commands.run('i=0; while true; do i=$((i+1)); echo $i > /tmp/n; sleep 0.2; done', { background: true, timeoutMs: 0 })
+    await until('paused at its timeout', async () => (await napper.getInfo()).state === 'paused', 20_000)
+    const asleep = Number(await napper.files.read('/tmp/n')) // a call wakes it
+    check((await napper.getInfo()).state === 'running', 'a call wakes it')
+    await until('its loop counts on', async () => Number(await napper.files.read('/tmp/n')) > asleep + 3)
+    const endAt = (await napper.getInfo()).endAt.getTime()
+    check(endAt > Date.now() && endAt < Date.now() + 5_000, 'woken with its timeout again: ends ' + new Date(endAt).toISOString())
+    await until('paused again at that timeout', async () => (await napper.getInfo()).state === 'paused', 20_000)
+    const back = await Sandbox.connect(napper.sandboxId, { timeoutMs: 60_000 })
+    const later = (await back.getInfo()).endAt.getTime()
+    check(later > Date.now() + 50_000, 'connect sets its own timeout')
+  } finally {
+    await napper.kill()
+  }
+
   // Errors as the SDK's own.
   const badKey = await Sandbox.create(template, { apiKey: 'e2b_' + '0'.repeat(40) }).then(() => null, (e) => e)
   check(badKey instanceof AuthenticationError, 'a wrong key: ' + badKey)

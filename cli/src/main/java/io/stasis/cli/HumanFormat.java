@@ -1,5 +1,6 @@
 package io.stasis.cli;
 
+import io.stasis.sdk.LifecyclePolicy;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.Instant;
@@ -41,6 +42,13 @@ final class HumanFormat {
      * A policy duration as the API writes it, in its largest exact unit ({@code 15s}, {@code 10m},
      * {@code 30d}, {@code 1500ms}); null is {@code never}.
      */
+    /** {@code 7d} (it deletes), {@code 5m, then standby, wake for 5m}, {@code never}. */
+    static String maxAge(LifecyclePolicy p) {
+        String age = duration(p.maxAge());
+        if (p.maxAge() == null || p.atMaxAge() == null || p.atMaxAge().equals("delete")) return age;
+        return age + ", then " + p.atMaxAge() + ", wake for " + duration(p.wakeFor());
+    }
+
     static String duration(Duration d) {
         if (d == null) return "never";
         long ms = d.toMillis();

@@ -70,7 +70,7 @@ final class InfoCommand implements Callable<Integer> {
             policy.put("hibernateAfterIdle", HumanFormat.duration(p.hibernateAfterIdle()));
             policy.put("stopAfterIdle", HumanFormat.duration(p.stopAfterIdle()));
             policy.put("deleteAfterIdle", HumanFormat.duration(p.deleteAfterIdle()));
-            policy.put("maxAge", HumanFormat.duration(p.maxAge()));
+            policy.put("maxAge", HumanFormat.maxAge(p));
             policy.put("autoResume", String.valueOf(p.autoResume()));
             pairs(table, "LIFECYCLE", policy);
         }

@@ -46,7 +46,7 @@ final class LifecycleCommand implements Callable<Integer> {
                 .row("HIBERNATE AFTER IDLE", HumanFormat.duration(p.hibernateAfterIdle()))
                 .row("STOP AFTER IDLE", HumanFormat.duration(p.stopAfterIdle()))
                 .row("DELETE AFTER IDLE", HumanFormat.duration(p.deleteAfterIdle()))
-                .row("MAX AGE", HumanFormat.duration(p.maxAge()))
+                .row("MAX AGE", HumanFormat.maxAge(p))
                 .row("AUTO RESUME", p.autoResume())
                 .render();
     }

@@ -33,8 +33,16 @@ final class LifecycleOptions {
     DurationOrNever deleteAfter;
 
     @Option(names = "--max-age", paramLabel = VALUE, converter = DurationOrNever.Converter.class,
-            description = "Delete at this age, busy or not, or never.")
+            description = "At this age, busy or not, do what --at-max-age says (delete unless set), or never.")
     DurationOrNever maxAge;
+
+    @Option(names = "--at-max-age", paramLabel = "delete|stop|hibernate|standby|pause",
+            description = "What --max-age does: delete, or put the sandbox to sleep.")
+    String atMaxAge;
+
+    @Option(names = "--wake-for", paramLabel = VALUE, converter = DurationOrNever.Converter.class,
+            description = "When a sandbox its age put to sleep wakes, its max age moves this far past its age then; never: the limit goes.")
+    DurationOrNever wakeFor;
 
     @Option(names = "--auto-resume", arity = "1", paramLabel = "true|false",
             description = "Whether exec and file calls wake a paused, standby or hibernated sandbox.")
@@ -49,6 +57,8 @@ final class LifecycleOptions {
         set("--stop-after", stopAfter, update::stopAfterIdle);
         set("--delete-after", deleteAfter, update::deleteAfterIdle);
         set("--max-age", maxAge, update::maxAge);
+        if (atMaxAge != null) update.atMaxAge(atMaxAge);
+        set("--wake-for", wakeFor, update::wakeFor);
         if (autoResume != null) update.autoResume(autoResume);
         return update.build();
     }

@@ -171,6 +171,12 @@ class LiveStateCommandsTest {
         assertThat(run("lifecycle", "demo", "--auto-resume", "true", "--json")).isZero();
         assertThat(server.requests.getLast().text()).isEqualTo("{\"autoResume\":true}");
         assertThat(out).contains("\"lifecycle\" : {", "\"pauseAfterIdle\" : \"1m\"");
+
+        server.json("PATCH /v1/sandboxes/demo/lifecycle", 200, sandbox("sbx_1", "running", null)
+                .replace("\"maxAge\": null", "\"maxAge\": \"5m\", \"atMaxAge\": \"standby\", \"wakeFor\": \"5m\""));
+        assertThat(run("lifecycle", "demo", "--max-age", "5m", "--at-max-age", "standby", "--wake-for", "5m")).isZero();
+        assertThat(server.requests.getLast().text()).isEqualTo("{\"maxAge\":\"5m\",\"atMaxAge\":\"standby\",\"wakeFor\":\"5m\"}");
+        assertThat(out).contains("MAX AGE                5m, then standby, wake for 5m\n");
     }
 
     @Test

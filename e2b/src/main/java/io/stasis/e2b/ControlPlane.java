@@ -57,7 +57,11 @@ final class ControlPlane {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     record E2bSandboxDetail(String sandboxID, String templateID, String clientID, String alias, String startedAt, String endAt,
                             String state, double cpuCount, int memoryMB, int diskSizeMB, String envdVersion, Map<String, String> metadata,
-                            String domain) {
+                            String domain, E2bLifecycle lifecycle) {
+    }
+
+    /** E2B's {@code SandboxLifecycle}: whether calls wake it, and what its timeout does ({@code kill}, {@code pause}). */
+    record E2bLifecycle(boolean autoResume, String onTimeout) {
     }
 
     /**
@@ -68,13 +72,11 @@ final class ControlPlane {
         String template = text(body, "templateID", DEFAULT_TEMPLATE);
         int timeout = body.path("timeout").isNumber() ? body.path("timeout").asInt() : DEFAULT_TIMEOUT_SECONDS;
         if (timeout < 0) throw new E2bException(400, "timeout must not be negative");
-        // E2B kills a sandbox at its timeout (unless it pauses it then): Stasis's maxAge deletes it at that age.
-        boolean killAtTimeout = !body.path("autoPause").asBoolean(false) && timeout > 0;
         Optional<String> snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.empty();
         Sandbox sandbox = null;
         if (snapshot.isEmpty()) {
             try {
-                sandbox = client.sandboxes().create(fromTemplate(template, body, killAtTimeout ? timeout : 0));
+                sandbox = client.sandboxes().create(fromTemplate(template, body, timeout));
             } catch (StasisApiException noTemplate) {
                 // Not a template: perhaps the name of a snapshot (E2B creates from either).
                 if (!noTemplate.code().equals("template_not_found")) throw noTemplate;
@@ -84,7 +86,8 @@ final class ControlPlane {
         if (snapshot.isPresent()) sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
         try {
             if (snapshot.isEmpty()) ensureDefaultUser(sandbox); // a snapshot's sandbox has it already
-            else if (killAtTimeout) setTimeout(client, sandbox, timeout); // a restore takes no lifecycle: set after
+            else if (timeout > 0) // a restore takes no lifecycle: set after
+                client.sandboxes().updateLifecycle(sandbox.id(), atTimeout(body, timeout).maxAge(ageIn(sandbox, timeout)).build());
             boolean publicTraffic = body.path("network").path("allowPublicTraffic").asBoolean(true);
             return view(sandbox.info(), envdToken(client, sandbox.id()), E2bPorts.expose(client, sandbox.id(), publicTraffic));
         } catch (RuntimeException e) {
@@ -97,17 +100,27 @@ final class ControlPlane {
         }
     }
 
-    /** The create of a sandbox of {@code template} with E2B's settings; {@code killAfterSeconds} 0: never. */
-    private static CreateSandboxRequest fromTemplate(String template, JsonNode body, int killAfterSeconds) {
+    /** The create of a sandbox of {@code template} with E2B's settings; {@code timeout} 0: it never times out. */
+    private static CreateSandboxRequest fromTemplate(String template, JsonNode body, int timeout) {
         var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
                 .metadata(strings(body.path("metadata"), "metadata"));
-        var lifecycle = LifecycleUpdate.builder();
-        if (killAfterSeconds > 0) lifecycle.maxAge(Duration.ofSeconds(killAfterSeconds));
+        var lifecycle = timeout > 0 ? atTimeout(body, timeout).maxAge(Duration.ofSeconds(timeout)) : LifecycleUpdate.builder();
         // E2B's autoResume: whether a call to a paused sandbox wakes it (Stasis's own setting of that name).
         if (body.path("autoResume").has("enabled")) lifecycle.autoResume(body.path("autoResume").path("enabled").asBoolean());
         request.lifecycle(lifecycle.build());
         E2bNetwork.of(body).ifPresent(request::network);
         return request.build();
+    }
+
+    /**
+     * What E2B's timeout does, as Stasis's age limit: kill (delete), or with {@code autoPause} pause:
+     * standby, memory kept (a stop with {@code autoPauseMemory: false}, E2B's filesystem-only pause).
+     * A sandbox woken from that pause gets the same timeout again, as in E2B.
+     */
+    private static LifecycleUpdate.Builder atTimeout(JsonNode body, int timeout) {
+        var lifecycle = LifecycleUpdate.builder();
+        if (!body.path("autoPause").asBoolean(false)) return lifecycle.atMaxAge("delete").wakeFor(null);
+        return lifecycle.atMaxAge(body.path("autoPauseMemory").asBoolean(true) ? "standby" : "stop").wakeFor(Duration.ofSeconds(timeout));
     }
 
     /** E2B's connect: resumes the sandbox if it is not running (Stasis answers a running one unchanged), with a fresh envd token. */
@@ -197,8 +210,12 @@ final class ControlPlane {
 
     private static void setTimeout(StasisClient client, Sandbox sandbox, int seconds) {
         if (seconds < 0) throw new E2bException(400, "timeout must not be negative");
-        Duration age = Duration.between(sandbox.createdAt(), Instant.now()).plusSeconds(seconds).truncatedTo(ChronoUnit.MILLIS);
-        client.sandboxes().updateLifecycle(sandbox.id(), LifecycleUpdate.builder().maxAge(age).build());
+        client.sandboxes().updateLifecycle(sandbox.id(), LifecycleUpdate.builder().maxAge(ageIn(sandbox, seconds)).build());
+    }
+
+    /** The sandbox's age {@code seconds} from now. */
+    private static Duration ageIn(Sandbox sandbox, int seconds) {
+        return Duration.between(sandbox.createdAt(), Instant.now()).plusSeconds(seconds).truncatedTo(ChronoUnit.MILLIS);
     }
 
     /** Pauses the sandbox: Stasis's standby (processes and memory kept, no CPU). False if it cannot be (hibernated, stopped). */
@@ -233,7 +250,14 @@ final class ControlPlane {
                 endAt == null ? null : endAt.toString(), "running".equals(info.state()) ? "running" : "paused",
                 resources == null || resources.cpus() == null ? 1 : resources.cpus(),
                 resources == null || resources.memoryMb() == null ? 0 : resources.memoryMb(),
-                resources == null || resources.diskMb() == null ? 0 : resources.diskMb(), ENVD_VERSION, info.metadata(), null);
+                resources == null || resources.diskMb() == null ? 0 : resources.diskMb(), ENVD_VERSION, info.metadata(), null, lifecycle(info));
+    }
+
+    private static E2bLifecycle lifecycle(SandboxInfo info) {
+        var policy = info.lifecycle();
+        if (policy == null) return null;
+        boolean pauses = policy.atMaxAge() != null && !policy.atMaxAge().equals("delete");
+        return new E2bLifecycle(policy.autoResume(), pauses ? "pause" : "kill");
     }
 
     private static String text(JsonNode body, String field, String fallback) {

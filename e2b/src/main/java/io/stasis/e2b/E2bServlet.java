@@ -4,9 +4,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.ConnectRpc.Code;
 import io.stasis.e2b.ConnectRpc.RpcException;
 import io.stasis.e2b.E2bErrors.E2bException;
+import io.stasis.sdk.NotFoundException;
 import io.stasis.sdk.RetryPolicy;
 import io.stasis.sdk.StasisClient;
 import io.stasis.sdk.StasisClientException;
+import io.stasis.sdk.UnauthenticatedException;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -197,16 +199,16 @@ public final class E2bServlet extends HttpServlet {
     // --- envd ---
 
     private void envd(String path, HttpServletRequest request, HttpServletResponse response) throws IOException, ServletException {
-        if (path.equals("/envd/health")) {
-            response.setStatus(204);
-            return;
-        }
         Matcher rpc = RPC_ROUTE.matcher(path);
         if (rpc.matches()) {
             rpc(rpc.group(1), rpc.group(2), request, response);
             return;
         }
         try {
+            if (path.equals("/envd/health")) {
+                health(request, response);
+                return;
+            }
             if (!path.equals("/envd/files")) throw new E2bException(404, "no route " + request.getMethod() + " " + path);
             var call = envdCall(request, request.getParameter("username"));
             switch (request.getMethod()) {
@@ -221,6 +223,26 @@ public final class E2bServlet extends HttpServlet {
         } catch (StasisClientException e) {
             E2bErrors.write(response, E2bErrors.statusOf(e), E2bErrors.messageOf(e));
         }
+    }
+
+    /**
+     * envd's health as E2B's proxy answers it: 204 while the sandbox runs, 502 when it is gone or
+     * asleep (the SDK's {@code isRunning} reads that as false). Without a sandbox named: 204.
+     */
+    private void health(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        if (request.getHeader("E2b-Sandbox-Id") == null) {
+            response.setStatus(204);
+            return;
+        }
+        var call = envdCall(request, null);
+        try {
+            String state = call.client().sandboxes().get(call.sandbox()).state();
+            if (!state.equals("running")) throw new E2bException(502, "sandbox " + call.sandbox() + " is " + state);
+        } catch (NotFoundException | UnauthenticatedException gone) {
+            // A deleted sandbox's envd token goes with it: either answer means it is gone.
+            throw new E2bException(502, "sandbox " + call.sandbox() + " is not running: " + gone.getMessage());
+        }
+        response.setStatus(204);
     }
 
     private void rpc(String service, String method, HttpServletRequest request, HttpServletResponse response) throws IOException {

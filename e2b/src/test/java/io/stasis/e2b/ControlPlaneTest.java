@@ -17,7 +17,7 @@ class ControlPlaneTest {
 
     private static SandboxInfo sandbox(String state, Duration maxAge) {
         return new SandboxInfo("sbx_1", null, "base", state, null, null, CREATED, new Resources(2.0, 512, 128, 2048), Map.of(),
-                Map.of("team", "x"), null, null, new LifecyclePolicy(null, null, null, null, null, maxAge, true), 1, null, List.of(),
+                Map.of("team", "x"), null, null, new LifecyclePolicy(null, null, null, null, null, maxAge, "delete", null, true), 1, null, List.of(),
                 "runc", Map.of());
     }
 

@@ -7,6 +7,7 @@ import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.policy.Durations;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ public final class PolicyJson {
     /** Each durability checkpoint dumps the sandbox's memory: no more often than this. */
     private static final Duration MIN_CHECKPOINT_EVERY = Duration.ofSeconds(5);
     private static final Set<String> LIFECYCLE_FIELDS = Set.of("pauseAfterIdle", "standbyAfterIdle", "hibernateAfterIdle", "stopAfterIdle", "deleteAfterIdle",
-            "maxAge", "autoResume");
+            "maxAge", "atMaxAge", "wakeFor", "autoResume");
 
     private PolicyJson() {
     }
@@ -48,6 +49,8 @@ public final class PolicyJson {
         out.put("stopAfterIdle", policy.stopAfterIdle().map(Durations::format).orElse(null));
         out.put("deleteAfterIdle", policy.deleteAfterIdle().map(Durations::format).orElse(null));
         out.put("maxAge", policy.maxAge().map(Durations::format).orElse(null));
+        out.put("atMaxAge", policy.atMaxAge().wireName());
+        out.put("wakeFor", policy.wakeFor().map(Durations::format).orElse(null));
         out.put("autoResume", policy.autoResume());
         return out;
     }
@@ -94,6 +97,12 @@ public final class PolicyJson {
             if (!changes.get("autoResume").isBoolean()) throw StasisException.invalid("lifecycle.autoResume", "must be true or false");
             autoResume = changes.get("autoResume").booleanValue();
         }
+        var atMaxAge = base.atMaxAge();
+        if (changes.has("atMaxAge")) {
+            JsonNode value = changes.get("atMaxAge");
+            atMaxAge = (value.isTextual() ? IdlePolicy.Action.byWireName(value.textValue()) : Optional.<IdlePolicy.Action>empty())
+                    .orElseThrow(() -> StasisException.invalid("lifecycle.atMaxAge", "must be one of delete, stop, hibernate, standby, pause"));
+        }
         return new LifecyclePolicy(
                 duration(changes, "pauseAfterIdle", base.pauseAfterIdle()),
                 duration(changes, "standbyAfterIdle", base.standbyAfterIdle()),
@@ -102,7 +111,9 @@ public final class PolicyJson {
                 duration(changes, "deleteAfterIdle", base.deleteAfterIdle()),
                 duration(changes, "maxAge", base.maxAge()),
                 autoResume,
-                base.checkpointEvery());
+                base.checkpointEvery(),
+                atMaxAge,
+                duration(changes, "wakeFor", base.wakeFor()));
     }
 
     /** {@code {"checkpointEvery": "5m"}}, {@code null} for never: the durability part of a lifecycle policy. */

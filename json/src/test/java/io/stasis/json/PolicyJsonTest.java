@@ -12,6 +12,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Duration;
 import java.util.List;
@@ -76,5 +77,21 @@ class PolicyJsonTest {
         assertThat(PolicyJson.lifecycle(merged)).containsEntry("pauseAfterIdle", "30s");
         assertThatThrownBy(() -> PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, json("{\"pauseAfter\":\"1s\"}")))
                 .hasMessageContaining("lifecycle.pauseAfter");
+    }
+
+    @Test
+    void anAgeLimitMaySleepInsteadOfDelete() throws Exception {
+        var sleeps = PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, json("{\"maxAge\":\"5m\",\"atMaxAge\":\"standby\",\"wakeFor\":\"10m\"}"));
+        assertThat(sleeps.atMaxAge()).isEqualTo(IdlePolicy.Action.STANDBY);
+        assertThat(sleeps.wakeFor()).contains(Duration.ofMinutes(10));
+        assertThat(PolicyJson.lifecycle(sleeps)).containsEntry("maxAge", "5m").containsEntry("atMaxAge", "standby").containsEntry("wakeFor", "10m");
+        assertThat(PolicyJson.lifecycle(LifecyclePolicy.DEFAULT)).containsEntry("atMaxAge", "delete").containsEntry("wakeFor", null);
+        assertThat(PolicyJson.mergeLifecycle(sleeps, json("{\"pauseAfterIdle\":\"1m\"}")).atMaxAge()).isEqualTo(IdlePolicy.Action.STANDBY);
+        assertThatThrownBy(() -> PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, json("{\"atMaxAge\":\"sleep\"}")))
+                .hasMessageContaining("lifecycle.atMaxAge").hasMessageContaining("standby");
+        assertThatThrownBy(() -> PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, json("{\"atMaxAge\":3}")))
+                .hasMessageContaining("lifecycle.atMaxAge");
+        assertThatThrownBy(() -> PolicyJson.mergeLifecycle(LifecyclePolicy.DEFAULT, json("{\"wakeFor\":\"0s\"}")))
+                .hasMessageContaining("lifecycle.wakeFor");
     }
 }

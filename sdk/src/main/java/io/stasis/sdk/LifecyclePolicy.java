@@ -12,10 +12,14 @@ import java.time.Duration;
  * @param hibernateAfterIdle idle this long: hibernate (default 1 h)
  * @param stopAfterIdle      idle this long: stop (default never)
  * @param deleteAfterIdle    idle this long: delete (default 30 days)
- * @param maxAge             this old: delete, busy or not (default never)
+ * @param maxAge             this old: {@code atMaxAge}, busy or not (default never)
+ * @param atMaxAge           what {@code maxAge} does: {@code delete} (default), or a sleep: {@code pause},
+ *                           {@code standby}, {@code hibernate}, {@code stop}
+ * @param wakeFor            when a sandbox its age put to sleep wakes, {@code maxAge} moves this far past
+ *                           its age then (null: the age limit goes)
  * @param autoResume         whether exec and file calls wake a paused, standby or hibernated sandbox
  *                           (default true); when false they get {@code invalid_state}
  */
 public record LifecyclePolicy(Duration pauseAfterIdle, Duration standbyAfterIdle, Duration hibernateAfterIdle, Duration stopAfterIdle,
-                              Duration deleteAfterIdle, Duration maxAge, boolean autoResume) {
+                              Duration deleteAfterIdle, Duration maxAge, String atMaxAge, Duration wakeFor, boolean autoResume) {
 }

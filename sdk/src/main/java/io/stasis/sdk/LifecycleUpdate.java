@@ -96,9 +96,23 @@ public final class LifecycleUpdate {
             return duration("deleteAfterIdle", after);
         }
 
-        /** Delete at this age, busy or not; null: no age limit. */
+        /** At this age, busy or not, {@link #atMaxAge} (delete unless set); null: no age limit. */
         public Builder maxAge(Duration age) {
             return duration("maxAge", age);
+        }
+
+        /**
+         * What {@link #maxAge} does: {@code "delete"}, or put the sandbox to sleep: {@code "pause"},
+         * {@code "standby"}, {@code "hibernate"}, {@code "stop"} (E2B's pause at timeout).
+         */
+        public Builder atMaxAge(String step) {
+            fields.put("atMaxAge", step);
+            return this;
+        }
+
+        /** When a sandbox its age put to sleep wakes, its maxAge moves this far past its age then; null: the limit goes. */
+        public Builder wakeFor(Duration extra) {
+            return duration("wakeFor", extra);
         }
 
         /** Whether exec and file calls wake a paused or hibernated sandbox. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class LiveStateTest {
     static final String LIFECYCLE = """
             {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
-             "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}""";
+             "deleteAfterIdle": "30d", "maxAge": "1h", "atMaxAge": "standby", "wakeFor": "5m", "autoResume": true}""";
 
     static final String HIBERNATED = """
             {"id": "sbx_1", "name": "try-1", "template": "tiny", "state": "hibernated", "stateReason": null,
@@ -65,7 +65,7 @@ class LiveStateTest {
         assertThat(s.checkpointId()).isEqualTo("ckpt_f");
         assertThat(s.generation()).isEqualTo(7);
         assertThat(s.lifecycle()).isEqualTo(new LifecyclePolicy(Duration.ofSeconds(15), Duration.ofMinutes(2), Duration.ofMinutes(10), null,
-                Duration.ofDays(30), null, true));
+                Duration.ofDays(30), Duration.ofHours(1), "standby", Duration.ofMinutes(5), true));
     }
 
     @Test

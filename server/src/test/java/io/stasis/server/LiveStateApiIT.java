@@ -3,6 +3,7 @@ package io.stasis.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.stasis.core.policy.Durations;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.CounterLoop;
@@ -16,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Set;
@@ -145,6 +147,29 @@ class LiveStateApiIT {
             assertThat(seen.poll(10, TimeUnit.SECONDS)).as("the live pause").contains("\"to\":\"paused\"").contains("\"reason\":\"api\"");
             response.body().close();
         }
+    }
+
+    @Test
+    void anAgeLimitThatSleepsPutsTheSandboxInStandbyAndEachWakeGivesItWakeForMore() {
+        String id = create("{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null,"
+                + " \"maxAge\": \"2s\", \"atMaxAge\": \"standby\", \"wakeFor\": \"3s\"}}");
+        api.sh(id, COUNTER);
+        Await.until("standby at its age limit, busy or not", Duration.ofSeconds(15), () -> state(id).equals("standby"));
+        long before = count(id); // an exec: it wakes the sandbox
+        var woken = api.get("/v1/sandboxes/" + id);
+        assertThat(woken.get("state").asText()).isEqualTo("running");
+        Duration age = Duration.between(Instant.parse(woken.get("createdAt").asText()), Instant.now());
+        Duration maxAge = Durations.parse("maxAge", woken.path("lifecycle").path("maxAge").asText());
+        assertThat(maxAge).as("its age when woken plus wakeFor").isGreaterThan(age).isLessThanOrEqualTo(age.plusSeconds(3));
+        assertThat(woken.path("lifecycle").path("atMaxAge").asText()).isEqualTo("standby");
+        Await.until("its processes go on", Duration.ofSeconds(10), () -> count(id) > before + 3);
+        Await.until("standby again wakeFor later", Duration.ofSeconds(15), () -> state(id).equals("standby"));
+        api.call("PATCH", "/v1/sandboxes/" + id + "/lifecycle", "{\"atMaxAge\": \"delete\"}");
+        Await.until("deleted once the age limit deletes", Duration.ofSeconds(15),
+                () -> api.call("GET", "/v1/sandboxes/" + id, null).status() == 404);
+        var refused = api.call("PATCH", "/v1/sandboxes/" + calmSandbox() + "/lifecycle", "{\"atMaxAge\": \"nap\"}");
+        assertThat(refused.status()).isEqualTo(422);
+        assertThat(refused.body().path("error").path("message").asText()).contains("lifecycle.atMaxAge");
     }
 
     @Test

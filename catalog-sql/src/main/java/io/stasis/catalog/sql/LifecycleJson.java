@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -34,6 +35,8 @@ final class LifecycleJson {
         putDuration(node, "maxAge", policy.maxAge());
         node.put("autoResume", policy.autoResume());
         putDuration(node, "checkpointEvery", policy.checkpointEvery());
+        node.put("atMaxAge", policy.atMaxAge().wireName());
+        putDuration(node, "wakeFor", policy.wakeFor());
         return node.toString();
     }
 
@@ -52,9 +55,17 @@ final class LifecycleJson {
         var standby = node.has("standbyAfterIdle") ? duration(node, "standbyAfterIdle") : Optional.<Duration>empty();
         // So did checkpointEvery: rows written before it keep no durability checkpoints.
         var checkpointEvery = node.has("checkpointEvery") ? duration(node, "checkpointEvery") : Optional.<Duration>empty();
+        // And atMaxAge with wakeFor: in rows before them, maxAge deletes.
+        var atMaxAge = IdlePolicy.Action.DELETE;
+        if (node.has("atMaxAge")) {
+            JsonNode action = node.get("atMaxAge");
+            atMaxAge = (action.isTextual() ? IdlePolicy.Action.byWireName(action.textValue()) : Optional.<IdlePolicy.Action>empty())
+                    .orElseThrow(() -> new IllegalArgumentException("lifecycle.atMaxAge is not a step of the idle ladder: " + action));
+        }
+        var wakeFor = node.has("wakeFor") ? duration(node, "wakeFor") : Optional.<Duration>empty();
         return new LifecyclePolicy(duration(node, "pauseAfterIdle"), standby, duration(node, "hibernateAfterIdle"),
                 duration(node, "stopAfterIdle"), duration(node, "deleteAfterIdle"), duration(node, "maxAge"),
-                autoResume.booleanValue(), checkpointEvery);
+                autoResume.booleanValue(), checkpointEvery, atMaxAge, wakeFor);
     }
 
     private static Optional<Duration> duration(JsonNode node, String key) {

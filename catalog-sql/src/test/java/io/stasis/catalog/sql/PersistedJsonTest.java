@@ -7,6 +7,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,10 @@ import org.junit.jupiter.api.Test;
  */
 class PersistedJsonTest {
     private static final String LIFECYCLE = "{\"pauseAfterIdle\":\"PT15S\",\"standbyAfterIdle\":\"PT2M\",\"hibernateAfterIdle\":\"PT30M\","
+            + "\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":\"PT168H\",\"autoResume\":true,\"checkpointEvery\":\"PT5M\","
+            + "\"atMaxAge\":\"standby\",\"wakeFor\":\"PT10M\"}";
+    /** Before atMaxAge and wakeFor: the age limit deletes. */
+    private static final String LIFECYCLE_WITHOUT_AGE_ACTION = "{\"pauseAfterIdle\":\"PT15S\",\"standbyAfterIdle\":\"PT2M\",\"hibernateAfterIdle\":\"PT30M\","
             + "\"stopAfterIdle\":null,\"deleteAfterIdle\":\"PT720H\",\"maxAge\":\"PT168H\",\"autoResume\":true,\"checkpointEvery\":\"PT5M\"}";
     /** Before standby existed (V2 migration's shape), and before checkpointEvery. */
     private static final String LIFECYCLE_WITHOUT_STANDBY = "{\"pauseAfterIdle\":\"PT15S\",\"hibernateAfterIdle\":\"PT30M\","
@@ -31,7 +36,8 @@ class PersistedJsonTest {
     private static final String NETWORK_WITHOUT_RULES = "{\"egress\":{\"default\":\"allow\",\"allow\":[],\"deny\":[\"169.254.0.0/16\"]}}";
 
     private static final LifecyclePolicy POLICY = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
-            Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.of(Duration.ofDays(7)), true, Optional.of(Duration.ofMinutes(5)));
+            Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.of(Duration.ofDays(7)), true, Optional.of(Duration.ofMinutes(5)),
+            IdlePolicy.Action.STANDBY, Optional.of(Duration.ofMinutes(10)));
 
     private static NetworkPolicy network() {
         var egress = new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse("pypi.org", "allow"),
@@ -43,6 +49,10 @@ class PersistedJsonTest {
     void lifecycleWritesAndReadsItsRows() throws Exception {
         assertThat(LifecycleJson.toJson(POLICY)).isEqualTo(LIFECYCLE);
         assertThat(LifecycleJson.fromJson(LIFECYCLE)).isEqualTo(POLICY);
+        assertThat(LifecycleJson.fromJson(LIFECYCLE_WITHOUT_AGE_ACTION))
+                .isEqualTo(POLICY.withMaxAge(POLICY.maxAge(), IdlePolicy.Action.DELETE, Optional.empty()));
+        assertThatThrownBy(() -> LifecycleJson.fromJson(LIFECYCLE.replace("\"standby\"", "\"sleep\"")))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atMaxAge");
         assertThat(LifecycleJson.fromJson(LIFECYCLE_WITHOUT_STANDBY)).isEqualTo(new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)),
                 Optional.empty(), Optional.of(Duration.ofMinutes(30)), Optional.empty(), Optional.of(Duration.ofDays(30)), Optional.empty(), false, Optional.empty()));
         assertThatThrownBy(() -> LifecycleJson.fromJson("{\"pauseAfterIdle\":\"PT15S\"}"))

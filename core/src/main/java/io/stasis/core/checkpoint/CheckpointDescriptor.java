@@ -3,6 +3,7 @@ package io.stasis.core.checkpoint;
 import io.stasis.core.blob.ManifestId;
 import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.RuntimeKind;
@@ -40,11 +41,14 @@ public record CheckpointDescriptor(CheckpointId checkpoint, TenantId tenant, San
      * written only by descriptors that have some, so that a reader knowing only 1 refuses them
      * rather than restore a sandbox without its buckets. 3 adds the runtime and is written only by
      * descriptors of a runtime other than runc, which a reader knowing less must not restore into runc.
+     * 4 adds what the age limit does ({@code atMaxAge}, {@code wakeFor}) and is written only when it
+     * does not delete: a reader knowing less would delete the sandbox its lifecycle means to keep.
      */
-    public static final int VERSION = 3;
+    public static final int VERSION = 4;
 
     /** The version a descriptor is written with: the oldest that holds everything it has. */
     public int formatVersion() {
+        if (lifecycle.atMaxAge() != IdlePolicy.Action.DELETE || lifecycle.wakeFor().isPresent()) return 4;
         if (runtime != RuntimeKind.RUNC) return 3;
         return buckets.isEmpty() ? 1 : 2;
     }

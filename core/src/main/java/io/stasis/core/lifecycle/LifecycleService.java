@@ -175,7 +175,10 @@ public final class LifecycleService {
         return resume(id, reason);
     }
 
-    private Sandbox resumeLocked(Sandbox sandbox, Reason reason) {
+    private Sandbox resumeLocked(Sandbox asleep, Reason reason) {
+        if (asleep.state() instanceof SandboxState.Running) return asleep;
+        // Woken from the sleep its age limit chose: the new limit is recorded with the state, in one write.
+        Sandbox sandbox = asleep.withLifecycle(asleep.lifecycle().wokenAt(Duration.between(asleep.createdAt(), clock.instant())));
         SandboxId id = sandbox.id();
         return switch (sandbox.state()) {
             case SandboxState.Running r -> sandbox;

@@ -3,6 +3,7 @@ package io.stasis.core.policy;
 import io.stasis.core.sandbox.SandboxState;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -15,7 +16,20 @@ public final class IdlePolicy {
     private IdlePolicy() {
     }
 
-    public enum Action { PAUSE, STANDBY, HIBERNATE, STOP, DELETE }
+    /** The steps, in the ladder's order (each leaves a sandbox deeper than the one before). */
+    public enum Action {
+        PAUSE, STANDBY, HIBERNATE, STOP, DELETE;
+
+        /** The name on the wire and in the catalog: {@code "standby"}. */
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        public static Optional<Action> byWireName(String name) {
+            for (var action : values()) if (action.wireName().equals(name)) return Optional.of(action);
+            return Optional.empty();
+        }
+    }
 
     /** What to do, and why: {@code idle} or {@code ttl} (the sandbox outlived {@code maxAge}). */
     public record Decision(Action action, String reason) {
@@ -23,10 +37,13 @@ public final class IdlePolicy {
 
     public static Optional<Decision> decide(LifecyclePolicy policy, SandboxState state, Instant createdAt, Instant idleSince, Instant now) {
         if (state instanceof SandboxState.Deleted) return Optional.empty();
-        if (reached(policy.maxAge(), Duration.between(createdAt, now))) return Optional.of(new Decision(Action.DELETE, "ttl"));
+        int depth = depth(state);
+        if (policy.reachedMaxAge(Duration.between(createdAt, now))) {
+            // A sleeping age limit acts once: a sandbox at that depth or deeper goes on down the idle ladder.
+            if (policy.atMaxAge() == Action.DELETE || depth < depth(policy.atMaxAge())) return Optional.of(new Decision(policy.atMaxAge(), "ttl"));
+        }
         Duration idle = Duration.between(idleSince, now);
         if (reached(policy.deleteAfterIdle(), idle)) return Optional.of(new Decision(Action.DELETE, "idle"));
-        int depth = depth(state);
         if (reached(policy.stopAfterIdle(), idle) && depth < 4) return Optional.of(new Decision(Action.STOP, "idle"));
         if (reached(policy.hibernateAfterIdle(), idle) && depth < 3) return Optional.of(new Decision(Action.HIBERNATE, "idle"));
         if (reached(policy.standbyAfterIdle(), idle) && depth < 2) return Optional.of(new Decision(Action.STANDBY, "idle"));
@@ -36,6 +53,11 @@ public final class IdlePolicy {
 
     private static boolean reached(Optional<Duration> limit, Duration elapsed) {
         return limit.isPresent() && elapsed.compareTo(limit.get()) >= 0;
+    }
+
+    /** How deep a step takes a sandbox: the depth of the state it leaves it in. */
+    static int depth(Action action) {
+        return action.ordinal() + 1;
     }
 
     /** How far down the ladder a state is: running 0, paused 1, standby 2, hibernated 3, stopped 4. */

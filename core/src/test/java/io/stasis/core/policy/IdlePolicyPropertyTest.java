@@ -75,6 +75,44 @@ class IdlePolicyPropertyTest {
         else assertThat(decision).contains(new IdlePolicy.Decision(Action.DELETE, "ttl"));
     }
 
+    @Property
+    void anAgeLimitThatSleepsActsOnceThenLeavesTheIdleLadderToItsWork(@ForAll("policies") LifecyclePolicy policy,
+                                                                       @ForAll("states") SandboxState state,
+                                                                       @ForAll("sleeps") Action sleep,
+                                                                       @ForAll @LongRange(min = 1, max = 100_000) long ageSeconds,
+                                                                       @ForAll @LongRange(min = 0, max = 100_000) long idleSeconds) {
+        var aged = policy.withMaxAge(Optional.of(Duration.ofSeconds(ageSeconds)), sleep, Optional.empty());
+        var now = CREATED.plusSeconds(ageSeconds + idleSeconds);
+        var idleSince = now.minusSeconds(idleSeconds);
+        var decision = IdlePolicy.decide(aged, state, CREATED, idleSince, now);
+        if (!(state instanceof SandboxState.Deleted) && depth(state) < LADDER.indexOf(sleep) + 1)
+            assertThat(decision).contains(new IdlePolicy.Decision(sleep, "ttl"));
+        else // asleep at least that deep already: what the idle ladder says, as if there were no age limit
+            assertThat(decision).isEqualTo(IdlePolicy.decide(policy, state, CREATED, idleSince, now));
+    }
+
+    @Property
+    void aSandboxItsAgePutToSleepWakesWithWakeForMoreAndIsNotPutBackAtOnce(@ForAll("policies") LifecyclePolicy policy,
+                                                                          @ForAll("sleeps") Action sleep,
+                                                                          @ForAll @LongRange(min = 1, max = 100_000) long ageSeconds,
+                                                                          @ForAll @LongRange(min = 0, max = 100_000) long laterSeconds,
+                                                                          @ForAll @LongRange(min = 1, max = 100_000) long wakeSeconds) {
+        var aged = policy.withMaxAge(Optional.of(Duration.ofSeconds(ageSeconds)), sleep, Optional.of(Duration.ofSeconds(wakeSeconds)));
+        var wokenAge = Duration.ofSeconds(ageSeconds + laterSeconds);
+        var woken = aged.wokenAt(wokenAge);
+        assertThat(woken.maxAge()).contains(wokenAge.plusSeconds(wakeSeconds));
+        var now = CREATED.plus(wokenAge);
+        assertThat(IdlePolicy.decide(woken, new SandboxState.Running(), CREATED, now, now)).isEmpty();
+        // ... until wakeFor has passed
+        assertThat(IdlePolicy.decide(woken, new SandboxState.Running(), CREATED, now, now.plusSeconds(wakeSeconds)))
+                .map(IdlePolicy.Decision::reason).contains("ttl");
+        // No wakeFor: the limit goes. An age limit that deletes, or one not reached, stays as it was.
+        assertThat(aged.withMaxAge(aged.maxAge(), sleep, Optional.empty()).wokenAt(wokenAge).maxAge()).isEmpty();
+        assertThat(aged.wokenAt(Duration.ofSeconds(ageSeconds - 1))).isEqualTo(aged);
+        var deletes = aged.withMaxAge(aged.maxAge(), Action.DELETE, aged.wakeFor());
+        assertThat(deletes.wokenAt(wokenAge)).isEqualTo(deletes);
+    }
+
     private static boolean due(Optional<Duration> limit, Duration idle) {
         return limit.isPresent() && idle.compareTo(limit.get()) >= 0;
     }
@@ -89,6 +127,11 @@ class IdlePolicyPropertyTest {
         return Arbitraries.of(new SandboxState.Running(), new SandboxState.Paused(), new SandboxState.Standby(),
                 new SandboxState.Hibernated(new CheckpointId("ckpt_0000000000000000"), 1, CREATED), new SandboxState.Stopped("api"),
                 new SandboxState.Deleted());
+    }
+
+    @Provide
+    Arbitrary<Action> sleeps() {
+        return Arbitraries.of(Action.PAUSE, Action.STANDBY, Action.HIBERNATE, Action.STOP);
     }
 
     @Provide

@@ -62,7 +62,8 @@ class OpenApiSpecTest {
                  "createdAt": "2026-11-29T10:00:00Z", "resources": {"cpus": 1.0, "memoryMb": 1024, "pids": 512, "diskMb": 10240},
                  "env": {}, "metadata": {"team": "x"}, "parentId": null, "checkpointId": null,
                  "lifecycle": {"pauseAfterIdle": "15s", "standbyAfterIdle": "2m", "hibernateAfterIdle": "10m", "stopAfterIdle": null,
-                               "deleteAfterIdle": "30d", "maxAge": null, "autoResume": true}, "durability": {"checkpointEvery": null},
+                               "deleteAfterIdle": "30d", "maxAge": null, "atMaxAge": "delete", "wakeFor": null, "autoResume": true},
+                 "durability": {"checkpointEvery": null},
                  "generation": 3,
                  "runtime": "runc"}
                 """);

@@ -27,7 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * The JSON of a checkpoint descriptor in the blob store (versions 1 to 3, see
+ * The JSON of a checkpoint descriptor in the blob store (versions 1 to 4, see
  * {@link CheckpointDescriptor#VERSION}; golden files in the tests pin both). The sandbox's settings use
  * the API's own shapes (lifecycle and network as in a create, written by {@link PolicyJson}; bucket
  * mounts as the API shows them), so a descriptor reads like one.
@@ -61,7 +61,12 @@ public final class DescriptorJson {
         sandbox.put("resources", resources);
         sandbox.put("env", d.env());
         sandbox.put("metadata", d.metadata());
-        sandbox.put("lifecycle", PolicyJson.lifecycle(d.lifecycle()));
+        var lifecycle = PolicyJson.lifecycle(d.lifecycle());
+        if (d.formatVersion() < 4) {
+            lifecycle.remove("atMaxAge"); // version 4's: an age limit that deletes is what older readers know
+            lifecycle.remove("wakeFor");
+        }
+        sandbox.put("lifecycle", lifecycle);
         sandbox.put("network", PolicyJson.network(d.network()));
         if (!d.buckets().isEmpty()) sandbox.put("mounts", d.buckets().stream().map(DescriptorJson::bucket).toList());
         if (d.runtime() != RuntimeKind.RUNC) sandbox.put("runtime", d.runtime().wireName());

@@ -13,6 +13,7 @@ import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.HeaderRule;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.policy.IdlePolicy;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
@@ -34,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * The durable checkpoint descriptor is a persisted format: descriptors written by any earlier
  * version sit in blob stores and must stay readable, and a change to what this version writes must
  * be deliberate. The golden files under {@code descriptors/} pin both: version 1 (no bucket mounts),
- * version 2 (with some) and version 3 (a runtime other than runc). Regenerate them only with a new format version
+ * version 2 (with some), version 3 (a runtime other than runc) and version 4 (an age limit that puts to sleep). Regenerate them only with a new format version
  * ({@code -Dstasis.golden.write=true} writes them into the source tree).
  */
 class DescriptorJsonTest {
@@ -44,11 +45,18 @@ class DescriptorJsonTest {
         return descriptor(buckets, RuntimeKind.RUNC);
     }
 
+    private static final LifecyclePolicy LIFECYCLE = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
+            Optional.of(Duration.ofMinutes(30)), Optional.of(Duration.ofHours(12)), Optional.of(Duration.ofDays(30)),
+            Optional.of(Duration.ofDays(7)), true, Optional.empty());
+    private static final LifecyclePolicy SLEEPS_AT_MAX_AGE = LIFECYCLE.withMaxAge(Optional.of(Duration.ofMinutes(5)), IdlePolicy.Action.STANDBY,
+            Optional.of(Duration.ofMinutes(5)));
+
     private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets, RuntimeKind runtime) {
+        return descriptor(buckets, runtime, LIFECYCLE);
+    }
+
+    private static CheckpointDescriptor descriptor(List<SandboxBucket> buckets, RuntimeKind runtime, LifecyclePolicy lifecycle) {
         // Every field given: the golden files must not follow the server's defaults.
-        var lifecycle = new LifecyclePolicy(Optional.of(Duration.ofSeconds(15)), Optional.of(Duration.ofMinutes(2)),
-                Optional.of(Duration.ofMinutes(30)), Optional.of(Duration.ofHours(12)), Optional.of(Duration.ofDays(30)),
-                Optional.of(Duration.ofDays(7)), true, Optional.empty());
         var allow = List.of(EgressRule.parse("pypi.org", "allow[0]"), EgressRule.parse("api.example.com", "allow[1]"),
                 EgressRule.parse("10.1.0.0/16", "allow[2]"));
         var network = new NetworkPolicy(new EgressPolicy(EgressPolicy.Action.DENY, allow, List.of()),
@@ -71,6 +79,8 @@ class DescriptorJsonTest {
         assertThat(new String(DescriptorJson.encode(descriptor(List.of())), StandardCharsets.UTF_8)).isEqualTo(golden("v1.json"));
         assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS)), StandardCharsets.UTF_8)).isEqualTo(golden("v2.json"));
         assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS, RuntimeKind.GVISOR)), StandardCharsets.UTF_8)).isEqualTo(golden("v3.json"));
+        assertThat(new String(DescriptorJson.encode(descriptor(BUCKETS, RuntimeKind.GVISOR, SLEEPS_AT_MAX_AGE)), StandardCharsets.UTF_8))
+                .isEqualTo(golden("v4.json"));
     }
 
     @Test
@@ -78,14 +88,16 @@ class DescriptorJsonTest {
         assertThat(DescriptorJson.decode(golden("v1.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(List.of()));
         assertThat(DescriptorJson.decode(golden("v2.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(BUCKETS));
         assertThat(DescriptorJson.decode(golden("v3.json").getBytes(StandardCharsets.UTF_8))).isEqualTo(descriptor(BUCKETS, RuntimeKind.GVISOR));
+        assertThat(DescriptorJson.decode(golden("v4.json").getBytes(StandardCharsets.UTF_8)))
+                .isEqualTo(descriptor(BUCKETS, RuntimeKind.GVISOR, SLEEPS_AT_MAX_AGE));
     }
 
     @Test
     void refusesAVersionItDoesNotKnow() {
-        String future = golden("v3.json").replace("\"version\":3", "\"version\":4");
-        assertThat(future).isNotEqualTo(golden("v3.json"));
+        String future = golden("v4.json").replace("\"version\":4", "\"version\":5");
+        assertThat(future).isNotEqualTo(golden("v4.json"));
         assertThatThrownBy(() -> DescriptorJson.decode(future.getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 4").hasMessageContaining("knows up to 3");
+                .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 5").hasMessageContaining("knows up to 4");
         assertThatThrownBy(() -> DescriptorJson.decode("{\"checkpointId\": \"ckpt_x\"}".getBytes(StandardCharsets.UTF_8)))
                 .isInstanceOf(IOException.class).hasMessageContaining("descriptor version 0");
     }
@@ -95,7 +107,8 @@ class DescriptorJsonTest {
             var d = switch (name) {
                 case "v1.json" -> descriptor(List.of());
                 case "v2.json" -> descriptor(BUCKETS);
-                default -> descriptor(BUCKETS, RuntimeKind.GVISOR);
+                case "v3.json" -> descriptor(BUCKETS, RuntimeKind.GVISOR);
+                default -> descriptor(BUCKETS, RuntimeKind.GVISOR, SLEEPS_AT_MAX_AGE);
             };
             try {
                 Files.createDirectories(GOLDEN_DIR);
