@@ -10,8 +10,11 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.Locale;
+import java.util.NoSuchElementException;
 import java.util.Optional;
 
 /**
@@ -20,7 +23,8 @@ import java.util.Optional;
  * {@code {"code", "message"}}); a server-streaming call sends one enveloped message
  * ({@code application/connect+json}: a flags byte, a 4-byte big-endian length, the JSON) and is
  * answered by enveloped messages, ended by one with flag {@value #END_STREAM} that carries the
- * error, if any.
+ * error, if any. A client-streaming call sends enveloped messages until its request ends, and is
+ * answered as a server-streaming one (one message, then the end).
  */
 final class ConnectRpc {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -89,21 +93,51 @@ final class ConnectRpc {
 
     /** The message of one envelope: a flags byte (compression refused), a 4-byte big-endian length, that many bytes. */
     static byte[] readEnvelope(InputStream stream) throws IOException {
+        return nextEnvelope(stream).orElseThrow(() -> new RpcException(Code.INVALID_ARGUMENT, "the request has no enveloped message"));
+    }
+
+    /** Each message of a client-streaming call's request, read as the loop asks for it, until the request ends. */
+    static Iterable<JsonNode> messages(InputStream stream) {
+        return () -> new Iterator<>() {
+            private Optional<byte[]> next;
+
+            @Override
+            public boolean hasNext() {
+                try {
+                    if (next == null) next = nextEnvelope(stream);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                return next.isPresent();
+            }
+
+            @Override
+            public JsonNode next() {
+                if (!hasNext()) throw new NoSuchElementException();
+                byte[] message = next.get();
+                next = null;
+                return parse(message);
+            }
+        };
+    }
+
+    /** The next envelope's message; empty when the request ends before one starts. */
+    private static Optional<byte[]> nextEnvelope(InputStream stream) throws IOException {
         var in = new DataInputStream(stream);
-        int flags;
+        int flags = in.read();
+        if (flags < 0) return Optional.empty();
         int length;
         try {
-            flags = in.readUnsignedByte();
             length = in.readInt();
         } catch (EOFException e) {
-            throw new RpcException(Code.INVALID_ARGUMENT, "the request has no enveloped message");
+            throw new RpcException(Code.INVALID_ARGUMENT, "the request's envelope is cut short");
         }
         if ((flags & COMPRESSED) != 0) throw new RpcException(Code.UNIMPLEMENTED, "compressed messages are not supported");
         if (length < 0 || length > MAX_MESSAGE_BYTES)
             throw new RpcException(Code.RESOURCE_EXHAUSTED, "the message is larger than " + MAX_MESSAGE_BYTES + " bytes");
         byte[] message = in.readNBytes(length);
         if (message.length < length) throw new RpcException(Code.INVALID_ARGUMENT, "the request's message is cut short");
-        return message;
+        return Optional.of(message);
     }
 
     /** One envelope around {@code message}. */

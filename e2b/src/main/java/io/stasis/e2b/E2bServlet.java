@@ -246,7 +246,7 @@ public final class E2bServlet extends HttpServlet {
     }
 
     private void rpc(String service, String method, HttpServletRequest request, HttpServletResponse response) throws IOException {
-        boolean streaming = service.equals("process.Process") ? method.equals("Start") || method.equals("Connect") : method.equals("WatchDir");
+        boolean streaming = service.equals("process.Process") ? Set.of("Start", "Connect", "StreamInput").contains(method) : method.equals("WatchDir");
         if (!"POST".equals(request.getMethod())) {
             ConnectRpc.answerUnaryError(response, new RpcException(Code.UNIMPLEMENTED, "Connect calls are POSTs"));
             return;
@@ -288,8 +288,9 @@ public final class E2bServlet extends HttpServlet {
         ConnectRpc.Stream stream;
         JsonNode message;
         EnvdCall call;
+        boolean clientStreams = method.equals("StreamInput"); // its messages are read as they come
         try {
-            message = ConnectRpc.readEnveloped(request);
+            message = clientStreams ? null : ConnectRpc.readEnveloped(request);
             call = envdCall(request, null);
         } catch (RpcException e) {
             new ConnectRpc.Stream(response).end(e);
@@ -300,6 +301,7 @@ public final class E2bServlet extends HttpServlet {
             switch (service + "/" + method) {
                 case "process.Process/Start" -> processes.start(call, message, ConnectRpc.deadline(request), stream);
                 case "process.Process/Connect" -> processes.connect(call, message, stream);
+                case "process.Process/StreamInput" -> stream.send(processes.streamInput(call, ConnectRpc.messages(request.getInputStream())));
                 default -> filesystem.watchDir(call, message, stream);
             }
             stream.end(null);

@@ -196,16 +196,36 @@ final class ProcessRpc {
 
     /** SendInput: bytes to the process's stdin (or its terminal). */
     Map<String, Object> sendInput(EnvdCall call, JsonNode request) {
-        var input = request.path("input");
+        find(call, request.path("process")).sendStdin(bytesOf(request.path("input")));
+        return Map.of();
+    }
+
+    /**
+     * StreamInput (client streaming): a {@code start} naming the process, then {@code data} events,
+     * each written to its stdin (or terminal) as it arrives, and {@code keepalive}s, until the request ends.
+     */
+    Map<String, Object> streamInput(EnvdCall call, Iterable<JsonNode> messages) {
+        BackgroundProcess process = null;
+        for (JsonNode message : messages) {
+            if (message.has("start")) process = find(call, message.path("start").path("process"));
+            else if (message.has("data")) {
+                if (process == null) throw new RpcException(Code.INVALID_ARGUMENT, "the first message names the process (start)");
+                process.sendStdin(bytesOf(message.path("data").path("input")));
+            } else if (!message.has("keepalive"))
+                throw new RpcException(Code.INVALID_ARGUMENT, "a StreamInput message is a start, data or keepalive");
+        }
+        if (process == null) throw new RpcException(Code.INVALID_ARGUMENT, "the stream named no process (start)");
+        return Map.of();
+    }
+
+    /** A {@code ProcessInput}'s bytes: its {@code stdin} or its {@code pty}, base64. */
+    private static byte[] bytesOf(JsonNode input) {
         String encoded = input.hasNonNull("stdin") ? input.path("stdin").asText() : input.path("pty").asText("");
-        byte[] bytes;
         try {
-            bytes = Base64.getDecoder().decode(encoded);
+            return Base64.getDecoder().decode(encoded);
         } catch (IllegalArgumentException e) {
             throw new RpcException(Code.INVALID_ARGUMENT, "input is not base64");
         }
-        find(call, request.path("process")).sendStdin(bytes);
-        return Map.of();
     }
 
     Map<String, Object> closeStdin(EnvdCall call, JsonNode request) {

@@ -6,9 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.stasis.e2b.ConnectRpc.Code;
 import io.stasis.e2b.ConnectRpc.RpcException;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Size;
@@ -28,6 +31,19 @@ class ConnectRpcTest {
         int cut = Math.floorMod(cutSeed, wire.length); // 0 .. length-1: at least one byte missing
         assertThatThrownBy(() -> ConnectRpc.readEnvelope(new ByteArrayInputStream(Arrays.copyOf(wire, cut))))
                 .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code).isEqualTo(Code.INVALID_ARGUMENT));
+    }
+
+    @Property
+    void aClientStreamReadsBackEveryMessageInOrderThenEnds(@ForAll @Size(max = 20) List<@Size(max = 50) String> texts) throws IOException {
+        var wire = new ByteArrayOutputStream();
+        for (String text : texts) wire.write(ConnectRpc.envelope(0, ("{\"t\": " + ConnectRpc.JSON.writeValueAsString(text) + "}").getBytes(StandardCharsets.UTF_8)));
+        var read = new ArrayList<String>();
+        for (var message : ConnectRpc.messages(new ByteArrayInputStream(wire.toByteArray()))) read.add(message.path("t").asText());
+        assertThat(read).isEqualTo(texts);
+        byte[] cut = Arrays.copyOf(wire.toByteArray(), Math.max(0, wire.size() - 1));
+        if (!texts.isEmpty())
+            assertThatThrownBy(() -> ConnectRpc.messages(new ByteArrayInputStream(cut)).forEach(m -> { }))
+                    .as("a stream cut inside its last message").isInstanceOf(RpcException.class);
     }
 
     @Test

@@ -2,9 +2,21 @@ package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.stasis.sdk.ProcessRequest;
+import io.stasis.testkit.Await;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.time.Duration;
+import java.io.UncheckedIOException;
+import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AutoClose;
@@ -82,12 +94,12 @@ class E2bIT {
                     new Case("POST", "/e2b/envd/process.Process/Start", Map.of("E2b-Sandbox-Id", "sbx_0000000000000000",
                             "X-Access-Token", key, "Content-Type", "application/connect+json"), "{}", 200, "invalid_argument"));
             for (var c : cases) {
-                var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(service.url + c.path()))
-                        .method(c.method(), c.body() == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
-                                : java.net.http.HttpRequest.BodyPublishers.ofString(c.body()))
+                var request = HttpRequest.newBuilder(URI.create(service.url + c.path()))
+                        .method(c.method(), c.body() == null ? HttpRequest.BodyPublishers.noBody()
+                                : HttpRequest.BodyPublishers.ofString(c.body()))
                         .timeout(Duration.ofSeconds(30));
                 c.headers().forEach(request::header);
-                var answer = http.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                var answer = http.send(request.build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(answer.statusCode()).as("%s %s: %s", c.method(), c.path(), answer.body()).isEqualTo(c.status());
                 assertThat(answer.body()).as("%s %s", c.method(), c.path()).containsIgnoringCase(c.says());
             }
@@ -105,13 +117,13 @@ class E2bIT {
                     "{\"templateID\": \"tiny\", \"timeout\": 120}");
             String sandbox = created.get("sandboxID").asText();
             var envd = Map.of("E2b-Sandbox-Id", sandbox, "X-Access-Token", created.get("envdAccessToken").asText(),
-                    "Authorization", "Basic " + java.util.Base64.getEncoder().encodeToString("root:".getBytes()));
+                    "Authorization", "Basic " + Base64.getEncoder().encodeToString("root:".getBytes()));
             try {
                 String url = service.url + "/e2b/envd/filesystem.Filesystem/";
                 String watcher = ConnectCalls.json(http, "POST", url + "CreateWatcher", envd, "{\"path\": \"/tmp\", \"recursive\": true}")
                         .get("watcherId").asText();
                 service.client.sandboxes().files(sandbox).write("/tmp/seen.txt", "x");
-                io.stasis.testkit.Await.until("the watcher's events", Duration.ofSeconds(10), () -> {
+                Await.until("the watcher's events", Duration.ofSeconds(10), () -> {
                     var events = ConnectCalls.json(http, "POST", url + "GetWatcherEvents", envd, "{\"watcherId\": \"" + watcher + "\"}");
                     return events.get("events").toString().contains("seen.txt");
                 });
@@ -131,29 +143,76 @@ class E2bIT {
         }
     }
 
+    /** StreamInput, which the JavaScript SDK does not call: a Connect client stream sent as envelopes, one HTTP/1.1 request. */
+    @Test
+    void streamInputWritesEachMessagesInputToTheProcess() throws Exception {
+        try (var http = HttpClient.newHttpClient()) {
+            var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
+                    "{\"templateID\": \"tiny\", \"timeout\": 120}");
+            String sandbox = created.get("sandboxID").asText();
+            try {
+                var cat = service.client.sandboxes().processes(sandbox)
+                        .start(ProcessRequest.builder("sh", "-c", "cat > /tmp/in").stdin(true).build());
+                var envelopes = new ByteArrayOutputStream();
+                for (String message : new String[] {"{\"start\": {\"process\": {\"pid\": " + cat.pid() + "}}}", "{\"keepalive\": {}}",
+                        "{\"data\": {\"input\": {\"stdin\": \"" + b64("one\n") + "\"}}}", "{\"data\": {\"input\": {\"stdin\": \"" + b64("two\n") + "\"}}}"}) {
+                    byte[] bytes = message.getBytes(StandardCharsets.UTF_8);
+                    envelopes.write(ByteBuffer.allocate(5).put((byte) 0).putInt(bytes.length).array());
+                    envelopes.write(bytes);
+                }
+                var answer = streamInput(http, sandbox, created.get("envdAccessToken").asText(), envelopes.toByteArray());
+                assertThat(answer.statusCode()).isEqualTo(200);
+                assertThat(answer.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("application/connect+json"));
+                String body = new String(answer.body(), StandardCharsets.UTF_8);
+                assertThat(answer.body()[0]).as("a message, then the end: " + body).isZero();
+                assertThat(body).endsWith("{}").doesNotContain("error");
+                cat.closeStdin();
+                Await.until("the input written", Duration.ofSeconds(10),
+                        () -> new String(service.client.sandboxes().files(sandbox).read("/tmp/in")).equals("one\ntwo\n"));
+                byte[] dataFirst = "{\"data\": {\"input\": {\"stdin\": \"eA==\"}}}".getBytes(StandardCharsets.UTF_8);
+                var refused = streamInput(http, sandbox, created.get("envdAccessToken").asText(),
+                        ByteBuffer.allocate(5 + dataFirst.length).put((byte) 0).putInt(dataFirst.length).put(dataFirst).array());
+                assertThat(new String(refused.body(), StandardCharsets.UTF_8)).as("input before the process is named")
+                        .contains("invalid_argument").contains("start");
+            } finally {
+                ConnectCalls.send(http, "DELETE", service.url + "/e2b/sandboxes/" + sandbox, Map.of("X-API-KEY", service.rootKey), null);
+            }
+        }
+    }
+
+    private static HttpResponse<byte[]> streamInput(HttpClient http, String sandbox, String token, byte[] envelopes) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(service.url + "/e2b/envd/process.Process/StreamInput"))
+                .header("Content-Type", "application/connect+json").header("E2b-Sandbox-Id", sandbox).header("X-Access-Token", token)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelopes)).build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    private static String b64(String text) {
+        return Base64.getEncoder().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+    }
+
     /** Plain HTTP calls of the E2B endpoint, JSON in and out. */
     private static final class ConnectCalls {
-        static java.net.http.HttpResponse<String> send(HttpClient http, String method, String url, Map<String, String> headers, String body) {
-            var request = java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).timeout(Duration.ofSeconds(60))
-                    .method(method, body == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
-                            : java.net.http.HttpRequest.BodyPublishers.ofString(body))
+        static HttpResponse<String> send(HttpClient http, String method, String url, Map<String, String> headers, String body) {
+            var request = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(60))
+                    .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                            : HttpRequest.BodyPublishers.ofString(body))
                     .header("Content-Type", "application/json");
             headers.forEach(request::header);
             try {
-                return http.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+                return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new AssertionError("interrupted", e);
             }
         }
 
-        static com.fasterxml.jackson.databind.JsonNode json(HttpClient http, String method, String url, Map<String, String> headers, String body) {
+        static JsonNode json(HttpClient http, String method, String url, Map<String, String> headers, String body) {
             var answer = send(http, method, url, headers, body);
             assertThat(answer.statusCode()).as("%s %s: %s", method, url, answer.body()).isBetween(200, 201);
             try {
-                return new com.fasterxml.jackson.databind.ObjectMapper().readTree(answer.body());
+                return new ObjectMapper().readTree(answer.body());
             } catch (IOException e) {
                 throw new AssertionError("not JSON: " + answer.body(), e);
             }
