@@ -53,6 +53,7 @@ public final class E2bServlet extends HttpServlet {
     private final transient ProcessRpc processes = new ProcessRpc();
     private final transient FilesystemRpc filesystem = new FilesystemRpc();
     private final transient EnvdFiles files = new EnvdFiles();
+    private final transient EnvdInfo info = new EnvdInfo();
 
     /** @param apiUrl the Stasis API's base URL, asked for at the first call (the port may be chosen late) */
     public E2bServlet(Supplier<String> apiUrl) {
@@ -205,16 +206,19 @@ public final class E2bServlet extends HttpServlet {
             return;
         }
         try {
-            if (path.equals("/envd/health")) {
-                health(request, response);
-                return;
-            }
-            if (!path.equals("/envd/files")) throw new E2bException(404, "no route " + request.getMethod() + " " + path);
-            var call = envdCall(request, request.getParameter("username"));
-            switch (request.getMethod()) {
-                case "GET" -> files.download(call, request.getParameter("path"), response);
-                case "POST" -> files.upload(call, request.getParameter("path"), request, response);
-                default -> throw new E2bException(405, request.getMethod() + " is not allowed on /files");
+            switch (request.getMethod() + " " + path) {
+                case "GET /envd/health" -> health(request, response);
+                case "GET /envd/files" -> files.download(envdCall(request, request.getParameter("username")), request.getParameter("path"), response);
+                case "POST /envd/files" -> files.upload(envdCall(request, request.getParameter("username")), request.getParameter("path"), request, response);
+                case "GET /envd/envs" -> ConnectRpc.writeJson(response, 200, info.envs(envdCall(request, null)));
+                case "GET /envd/metrics" -> ConnectRpc.writeJson(response, 200, info.metrics(envdCall(request, null)));
+                case "POST /envd/init" -> {
+                    var call = envdCall(request, null);
+                    call.client().sandboxes().get(call.sandbox()); // the sandbox exists, and the caller's token is its own
+                    info.init(ConnectRpc.readUnary(request));
+                    response.setStatus(204);
+                }
+                default -> throw new E2bException(404, "no route " + request.getMethod() + " " + path);
             }
         } catch (E2bException e) {
             E2bErrors.write(response, e.status, e.getMessage());

@@ -114,7 +114,7 @@ class E2bIT {
     void polledWatchersReportChangesUntilRemovedAndTheSandboxHasLogs() throws Exception {
         try (var http = HttpClient.newHttpClient()) {
             var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
-                    "{\"templateID\": \"tiny\", \"timeout\": 120}");
+                    "{\"templateID\": \"tiny\", \"timeout\": 120, \"envVars\": {\"STAGE\": \"it\"}}");
             String sandbox = created.get("sandboxID").asText();
             var envd = Map.of("E2b-Sandbox-Id", sandbox, "X-Access-Token", created.get("envdAccessToken").asText(),
                     "Authorization", "Basic " + Base64.getEncoder().encodeToString("root:".getBytes()));
@@ -137,6 +137,16 @@ class E2bIT {
                 assertThat(logs.get("logs").toString()).contains("\"message\":\"lifecycle\"").contains("\"level\":\"info\"");
                 var v1 = ConnectCalls.json(http, "GET", service.url + "/e2b/sandboxes/" + sandbox + "/logs", Map.of("X-API-KEY", service.rootKey), null);
                 assertThat(v1.get("logs").get(0).get("line").asText()).startsWith("lifecycle");
+                // envd's own HTTP calls: its environment, its metrics, the orchestrator's init.
+                assertThat(ConnectCalls.json(http, "GET", service.url + "/e2b/envd/envs", envd, null).get("STAGE").asText()).isEqualTo("it");
+                var metrics = ConnectCalls.json(http, "GET", service.url + "/e2b/envd/metrics", envd, null);
+                assertThat(metrics.get("mem_total").asLong()).isPositive();
+                assertThat(metrics.get("cpu_count").asInt()).isPositive();
+                assertThat(ConnectCalls.send(http, "POST", service.url + "/e2b/envd/init", envd, "{\"timestamp\": \"2026-12-05T00:00:00Z\"}").statusCode())
+                        .isEqualTo(204);
+                var init = ConnectCalls.send(http, "POST", service.url + "/e2b/envd/init", envd, "{\"envVars\": {\"X\": \"1\"}}");
+                assertThat(init.statusCode()).isEqualTo(400);
+                assertThat(init.body()).contains("envVars");
             } finally {
                 ConnectCalls.send(http, "DELETE", service.url + "/e2b/sandboxes/" + sandbox, Map.of("X-API-KEY", service.rootKey), null);
             }
