@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 
 /**
  * E2B's control plane (its REST API: create, get, list, kill, timeout, pause, connect) onto
@@ -153,8 +154,11 @@ final class ControlPlane {
      * limit; the disk's use is not measured.
      */
     List<Map<String, Object>> metrics(StasisClient client, String id) {
-        var sandbox = client.sandboxes().get(id).info();
-        SandboxMetrics reading = client.sandboxes().metrics(id);
+        return List.of(metric(client, client.sandboxes().get(id).info()));
+    }
+
+    private static Map<String, Object> metric(StasisClient client, SandboxInfo sandbox) {
+        SandboxMetrics reading = client.sandboxes().metrics(sandbox.id());
         var metric = new LinkedHashMap<String, Object>();
         metric.put("timestamp", reading.timestamp().toString());
         metric.put("timestampUnix", reading.timestamp().getEpochSecond());
@@ -163,7 +167,21 @@ final class ControlPlane {
         metric.put("memUsed", reading.memoryBytes());
         metric.put("memTotal", reading.memoryLimitBytes());
         if (sandbox.resources() != null && sandbox.resources().diskMb() != null) metric.put("diskTotal", (long) sandbox.resources().diskMb() << 20);
-        return List.of(metric);
+        return metric;
+    }
+
+    /** The latest metric of each of {@code ids} that is one of the caller's running sandboxes (E2B's {@code SandboxesWithMetrics}). */
+    Map<String, Map<String, Object>> metricsOf(StasisClient client, Set<String> ids) {
+        var found = new TreeMap<String, Map<String, Object>>();
+        for (String id : ids) {
+            try {
+                var sandbox = client.sandboxes().get(id).info();
+                if (sandbox.state().equals("running")) found.put(id, metric(client, sandbox));
+            } catch (NotFoundException gone) {
+                // not the caller's, or gone: E2B leaves it out
+            }
+        }
+        return found;
     }
 
     /** E2B's network update: the whole egress policy, replaced. */

@@ -95,6 +95,12 @@ public final class E2bServlet extends HttpServlet {
                 }
                 return;
             }
+            if (path.equals("/sandboxes/metrics") && method.equals("GET")) {
+                var ids = splitSet(request.getParameterValues("sandbox_ids"));
+                if (ids.isEmpty() || ids.size() > 100) throw new E2bException(400, "sandbox_ids names 1 to 100 sandboxes, comma-separated");
+                ConnectRpc.writeJson(response, 200, Map.of("sandboxes", control.metricsOf(client, ids)));
+                return;
+            }
             if (path.equals("/snapshots") && method.equals("GET")) {
                 ConnectRpc.writeJson(response, 200, E2bSnapshots.list(client, request.getParameter("sandboxID"), request.getParameter("name")));
                 return;

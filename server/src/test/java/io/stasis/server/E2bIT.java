@@ -142,6 +142,12 @@ class E2bIT {
                 var metrics = ConnectCalls.json(http, "GET", service.url + "/e2b/envd/metrics", envd, null);
                 assertThat(metrics.get("mem_total").asLong()).isPositive();
                 assertThat(metrics.get("cpu_count").asInt()).isPositive();
+                var several = ConnectCalls.json(http, "GET", service.url + "/e2b/sandboxes/metrics?sandbox_ids=" + sandbox + ",sbx_nosuchsandbox00",
+                        Map.of("X-API-KEY", service.rootKey), null).get("sandboxes");
+                assertThat(several.size()).as("the running ones of those named: " + several).isEqualTo(1);
+                assertThat(several.get(sandbox).get("memTotal").asLong()).isPositive();
+                assertThat(ConnectCalls.send(http, "GET", service.url + "/e2b/sandboxes/metrics", Map.of("X-API-KEY", service.rootKey), null).statusCode())
+                        .isEqualTo(400);
                 assertThat(ConnectCalls.send(http, "POST", service.url + "/e2b/envd/init", envd, "{\"timestamp\": \"2026-12-05T00:00:00Z\"}").statusCode())
                         .isEqualTo(204);
                 var init = ConnectCalls.send(http, "POST", service.url + "/e2b/envd/init", envd, "{\"envVars\": {\"X\": \"1\"}}");
