@@ -39,6 +39,7 @@ async function until(what, condition, ms = 10_000) {
 const sbx = await Sandbox.create(template, { metadata: { suite: 'e2b-it' }, envs: { GREETING: 'hi' }, timeoutMs: 600_000 })
 try {
   check(sbx.sandboxId.length > 0, 'created ' + sbx.sandboxId)
+  check(await sbx.isRunning(), 'isRunning')
 
   // Commands: as the default user in its home, environment from create, stdout and stderr apart.
   const first = await sbx.commands.run('echo $GREETING; echo err >&2; whoami; pwd')

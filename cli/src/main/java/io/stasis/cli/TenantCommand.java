@@ -32,8 +32,12 @@ final class TenantCommand extends CommandGroup {
         @Option(names = "--max-disk-mb", paramLabel = "MB", description = "Disk limits of all its sandboxes, added up.")
         Long diskMb;
 
+        @Option(names = "--runtimes", paramLabel = "LIST", split = ",",
+                description = "The runtimes its sandboxes may start in, comma-separated (e.g. gvisor).")
+        List<String> runtimes;
+
         TenantQuota quota() {
-            return new TenantQuota(runningSandboxes, memoryMb, diskMb);
+            return new TenantQuota(runningSandboxes, memoryMb, diskMb, runtimes);
         }
     }
 

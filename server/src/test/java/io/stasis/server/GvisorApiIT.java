@@ -10,6 +10,7 @@ import io.stasis.testkit.TestNetnsHost;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -53,6 +54,35 @@ class GvisorApiIT {
 
     private static String create(String extra) {
         return api.post("/v1/sandboxes", "{\"template\":\"tiny\",\"runtime\":\"gvisor\"" + extra + "}").get("id").asText();
+    }
+
+    @Test
+    void aTenantHeldToGvisorStartsNothingNewInRunc() {
+        String tid = api.post("/v1/tenants", "{\"name\": \"gvisor-only\"}").get("id").asText();
+        String secret = api.post("/v1/tenants/" + tid + "/keys", "{}").get("secret").asText();
+        try (var tenant = new RawApi(service.url, secret)) {
+            String running = tenant.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText(); // runc: the default
+            String stopped = tenant.post("/v1/sandboxes", "{\"template\": \"tiny\"}").get("id").asText();
+            tenant.post("/v1/sandboxes/" + stopped + "/stop", null);
+            var held = api.call("PATCH", "/v1/tenants/" + tid, "{\"quota\": {\"runtimes\": [\"gvisor\"]}}");
+            assertThat(held.status()).isEqualTo(200);
+            assertThat(held.body().path("quota").path("runtimes").toString()).isEqualTo("[\"gvisor\"]");
+            var made = tenant.post("/v1/sandboxes", "{\"template\": \"tiny\"}");
+            assertThat(made.get("runtime").asText()).as("a create naming no runtime gets one the tenant may use").isEqualTo("gvisor");
+            for (var refused : List.of(tenant.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"runtime\": \"runc\"}"),
+                    tenant.call("POST", "/v1/sandboxes/" + running + "/fork", "{}"),
+                    tenant.call("POST", "/v1/sandboxes/" + stopped + "/start", null))) {
+                assertThat(refused.status()).as(refused.body().toString()).isEqualTo(403);
+                assertThat(refused.body().path("error").path("code").asText()).isEqualTo("forbidden");
+                assertThat(refused.body().path("error").path("message").asText()).contains("only in gvisor");
+            }
+            assertThat(tenant.sh(running, "echo still")).as("what runs keeps running").isEqualTo("still\n");
+            var unknown = api.call("PATCH", "/v1/tenants/" + tid, "{\"quota\": {\"runtimes\": [\"kata\"]}}");
+            assertThat(unknown.status()).isEqualTo(422);
+            assertThat(api.call("PATCH", "/v1/tenants/" + tid, "{\"quota\": {\"runtimes\": []}}").status()).isEqualTo(422);
+            for (String id : List.of(running, stopped, made.get("id").asText())) tenant.call("DELETE", "/v1/sandboxes/" + id, null);
+        }
+        assertThat(api.call("DELETE", "/v1/tenants/" + tid, null).status()).isEqualTo(204);
     }
 
     @Test

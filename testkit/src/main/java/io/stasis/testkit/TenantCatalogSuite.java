@@ -12,6 +12,7 @@ import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.Ids;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
@@ -137,6 +138,13 @@ public abstract class TenantCatalogSuite extends CatalogSuiteBase<Catalog> {
         var changed = t.withQuota(new TenantQuota(Optional.empty(), Optional.of(4096L), Optional.empty()));
         catalog().updateTenant(changed);
         assertThat(catalog().findTenant(t.id())).contains(changed);
+        var heldToGvisor = t.withQuota(new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(Set.of(RuntimeKind.GVISOR))));
+        catalog().updateTenant(heldToGvisor);
+        assertThat(catalog().findTenant(t.id())).contains(heldToGvisor);
+        var either = t.withQuota(new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(),
+                Optional.of(Set.of(RuntimeKind.RUNC, RuntimeKind.GVISOR))));
+        catalog().updateTenant(either);
+        assertThat(catalog().findTenant(t.id()).orElseThrow().quota().runtimes()).contains(Set.of(RuntimeKind.GVISOR, RuntimeKind.RUNC));
 
         catalog().updateTenant(new Tenant(t.id(), "renamed", TenantQuota.UNLIMITED, LATER.plusSeconds(5)));
         assertThat(catalog().findTenant(t.id())).contains(t.withQuota(TenantQuota.UNLIMITED));

@@ -2,6 +2,7 @@ package io.stasis.catalog.sql;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
 import io.stasis.core.tenant.TenantQuota;
@@ -12,19 +13,22 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /** The SQL of the {@code tenants} table, and of what a tenant holds. Callers hold the catalog's lock. */
 final class TenantTable {
-    private static final String COLUMNS = "id, name, created_at, max_running_sandboxes, max_memory_mb, max_disk_mb";
+    private static final String COLUMNS = "id, name, created_at, max_running_sandboxes, max_memory_mb, max_disk_mb, runtimes";
 
     private TenantTable() {
     }
 
     static void insert(Connection c, Tenant tenant) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO tenants (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?)")) {
+        try (var st = c.prepareStatement("INSERT INTO tenants (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, tenant.id().value());
             st.setString(2, tenant.name());
             st.setString(3, CatalogTime.format(tenant.createdAt()));
@@ -38,7 +42,7 @@ final class TenantTable {
     }
 
     static void update(Connection c, Tenant tenant) throws SQLException {
-        try (var st = c.prepareStatement("UPDATE tenants SET max_running_sandboxes = ?, max_memory_mb = ?, max_disk_mb = ? WHERE id = ?")) {
+        try (var st = c.prepareStatement("UPDATE tenants SET max_running_sandboxes = ?, max_memory_mb = ?, max_disk_mb = ?, runtimes = ? WHERE id = ?")) {
             int next = bindQuota(st, 1, tenant.quota());
             st.setString(next, tenant.id().value());
             if (st.executeUpdate() == 0) throw new SQLException("no tenant row " + tenant.id());
@@ -49,7 +53,13 @@ final class TenantTable {
         bindOptional(st, index++, quota.runningSandboxes().map(Integer::longValue));
         bindOptional(st, index++, quota.memoryMb());
         bindOptional(st, index++, quota.diskMb());
+        st.setString(index++, quota.runtimes().map(TenantTable::runtimesText).orElse(null));
         return index;
+    }
+
+    /** {@code gvisor} or {@code gvisor,runc}: the wire names, sorted. */
+    private static String runtimesText(Set<RuntimeKind> runtimes) {
+        return runtimes.stream().map(RuntimeKind::wireName).sorted().collect(Collectors.joining(","));
     }
 
     private static void bindOptional(PreparedStatement st, int index, Optional<Long> value) throws SQLException {
@@ -114,8 +124,10 @@ final class TenantTable {
     }
 
     private static Tenant read(ResultSet rs) throws SQLException {
+        String runtimes = rs.getString("runtimes");
         var quota = new TenantQuota(optional(rs, "max_running_sandboxes").map(Long::intValue), optional(rs, "max_memory_mb"),
-                optional(rs, "max_disk_mb"));
+                optional(rs, "max_disk_mb"), Optional.ofNullable(runtimes).map(text -> Arrays.stream(text.split(","))
+                        .map(name -> RuntimeKind.parse("tenants.runtimes", name)).collect(Collectors.toSet())));
         return new Tenant(new TenantId(rs.getString("id")), rs.getString("name"), quota, CatalogTime.parse(rs.getString("created_at")));
     }
 

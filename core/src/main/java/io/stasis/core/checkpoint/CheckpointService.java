@@ -251,6 +251,7 @@ public final class CheckpointService {
             if (local.isPresent() && owner.isPresent()) {
                 if (!owner.get().tenant().equals(tenant)) throw notFound(id.value());
                 parts.requireDiskAllowed(owner.get().resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
+                quotas.requireRuntime(tenant, local.get().runtime(), "restore of checkpoint " + id);
                 var taken = local.get().memory() ? spares.take(id, 1) : List.<ForkSpares.Spare>of();
                 if (!taken.isEmpty()) {
                     var made = branchFromSpare(owner.get(), local.get(), name, taken.getFirst()); // its quota is held already
@@ -262,6 +263,7 @@ public final class CheckpointService {
             }
             var descriptor = durable.descriptor(tenant, id);
             parts.requireDiskAllowed(descriptor.resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
+            quotas.requireRuntime(tenant, descriptor.runtime(), "restore of checkpoint " + id);
             var demand = SandboxService.demandOfNew(descriptor.resources());
             return quotas.admit(tenant, demand, () -> restoring.exclusive(id, () -> {
                 try (var present = durable.materialize(descriptor)) {
@@ -285,6 +287,7 @@ public final class CheckpointService {
                 .orElseThrow(() -> templateGone(spec.template(), "the sandbox holding its checkpoint is gone"));
         parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy));
+        quotas.requireRuntime(spec.tenant(), checkpoint.runtime(), "create");
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
             return quotas.admit(spec.tenant(), SandboxService.demandOfNew(spec.resources()), () -> {
                 var id = SandboxId.random();
@@ -452,6 +455,7 @@ public final class CheckpointService {
         activity.touch(parentId);
         var parent = current(parentId);
         parts.requireDiskAllowed(parent.resources(), "id", "the disk of sandbox " + parentId + ", which its forks get");
+        quotas.requireRuntime(parent.tenant(), parent.runtime(), "fork of " + parentId);
         var names = names(name, count);
         var given = from.map(id -> forkable(id, parent));
         // Ready spares are taken first and hold their quota until their forks are recorded: only the others are admitted anew.

@@ -180,6 +180,8 @@ public final class LifecycleService {
         // Woken from the sleep its age limit chose: the new limit is recorded with the state, in one write.
         Sandbox sandbox = asleep.withLifecycle(asleep.lifecycle().wokenAt(Duration.between(asleep.createdAt(), clock.instant())));
         SandboxId id = sandbox.id();
+        if (sandbox.state() instanceof SandboxState.Hibernated || sandbox.state() instanceof SandboxState.Stopped)
+            quotas.requireRuntime(sandbox.tenant(), sandbox.runtime(), "start of " + id);
         return switch (sandbox.state()) {
             case SandboxState.Running r -> sandbox;
             case SandboxState.Paused p -> transition(sandbox, Operation.Kind.RESUME, Optional.empty(), SandboxState.RUNNING, reason, () -> {
@@ -190,7 +192,8 @@ public final class LifecycleService {
                 runtime.thaw(id);
                 faults.reach("resume.after-thaw");
             });
-            // Hibernated and stopped sandboxes hold no memory: running again counts against the tenant's quota.
+            // Hibernated and stopped sandboxes hold no memory: running again counts against the tenant's quota,
+            // and starts their processes anew, in a runtime the tenant must still be allowed.
             case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
                     () -> restoreHibernated(sandbox, h, reason));
             case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),

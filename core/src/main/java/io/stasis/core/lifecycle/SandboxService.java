@@ -107,6 +107,7 @@ public final class SandboxService {
             throw StasisException.invalid("mounts", "a gvisor sandbox mounts no buckets yet: what it writes does not reach the bucket"
                     + " (a runc sandbox's writes do)");
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
+        quotas.requireRuntime(spec.tenant(), spec.runtime(), "create");
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
             return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
                 templates.awaitReady(spec.tenant(), spec.template(), templateWait);

@@ -4,6 +4,7 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.TenantCatalog;
 import io.stasis.core.node.NodeLimits;
+import io.stasis.core.sandbox.RuntimeKind;
 import java.util.LinkedHashMap;
 import java.util.Optional;
 import java.util.UUID;
@@ -64,6 +65,21 @@ public final class QuotaGuard {
         return () -> {
             if (released.compareAndSet(false, true)) release(hold);
         };
+    }
+
+    /**
+     * Refuses, {@code forbidden}, to start anything of the tenant in a runtime its quota does not
+     * allow (a tenant held to gVisor): creates, forks, restores and starts of what sleeps without processes.
+     *
+     * @param what what would start, for the message: "create", "fork of sbx_..."
+     */
+    public void requireRuntime(TenantId tenant, RuntimeKind runtime, String what) {
+        catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED).requireRuntime(tenant, runtime, what);
+    }
+
+    /** The runtime of the tenant's create that names none (see {@link TenantQuota#runtimeFor}). */
+    public RuntimeKind runtimeFor(TenantId tenant, RuntimeKind serviceDefault) {
+        return catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED).runtimeFor(serviceDefault);
     }
 
     /** What the tenant holds now, by the catalog. */

@@ -1,7 +1,13 @@
 package io.stasis.core.tenant;
 
+import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.RuntimeKind;
+import java.util.Comparator;
+import java.util.EnumSet;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What a tenant may hold at once; an empty field is unlimited.
@@ -9,11 +15,22 @@ import java.util.Optional;
  * @param runningSandboxes sandboxes holding memory: running or paused (hibernated and stopped ones do not count)
  * @param memoryMb         the memory limits of those sandboxes, added up
  * @param diskMb           the disk limits of all the tenant's sandboxes, added up, whatever their state
+ * @param runtimes         the runtimes its sandboxes may start in (e.g. only gVisor); empty: any the service runs
  */
-public record TenantQuota(Optional<Integer> runningSandboxes, Optional<Long> memoryMb, Optional<Long> diskMb) {
-    public static final TenantQuota UNLIMITED = new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty());
+public record TenantQuota(Optional<Integer> runningSandboxes, Optional<Long> memoryMb, Optional<Long> diskMb,
+                          Optional<Set<RuntimeKind>> runtimes) {
+    public static final TenantQuota UNLIMITED = new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
+
+    /** A quota that holds the tenant to no runtime. */
+    public TenantQuota(Optional<Integer> runningSandboxes, Optional<Long> memoryMb, Optional<Long> diskMb) {
+        this(runningSandboxes, memoryMb, diskMb, Optional.empty());
+    }
 
     public TenantQuota {
+        runtimes = runtimes.map(kinds -> {
+            if (kinds.isEmpty()) throw StasisException.invalid("quota.runtimes", "names at least one runtime (null: any)");
+            return Set.copyOf(EnumSet.copyOf(kinds));
+        });
         runningSandboxes.ifPresent(n -> {
             if (n < 0) throw StasisException.invalid("quota.runningSandboxes", "must be 0 or more, was " + n);
         });
@@ -28,6 +45,29 @@ public record TenantQuota(Optional<Integer> runningSandboxes, Optional<Long> mem
     /** This quota with the fields of {@code change} that are present replacing its own. */
     public TenantQuota with(TenantQuota change) {
         return new TenantQuota(change.runningSandboxes.or(() -> runningSandboxes), change.memoryMb.or(() -> memoryMb),
-                change.diskMb.or(() -> diskMb));
+                change.diskMb.or(() -> diskMb), change.runtimes.or(() -> runtimes));
+    }
+
+    /** The runtime of a create that names none: the service's default if the tenant may use it, else the first it may. */
+    public RuntimeKind runtimeFor(RuntimeKind serviceDefault) {
+        if (allows(serviceDefault)) return serviceDefault;
+        return runtimes.orElseThrow().stream().min(Comparator.comparing(RuntimeKind::wireName)).orElseThrow();
+    }
+
+    /** Whether the tenant's sandboxes may start in {@code runtime}. */
+    public boolean allows(RuntimeKind runtime) {
+        return runtimes.map(kinds -> kinds.contains(runtime)).orElse(true);
+    }
+
+    /**
+     * Refuses, {@code forbidden}, to start anything of {@code tenant} in a runtime its quota does not allow.
+     *
+     * @param what what would start: "create", "fork of sbx_...", "resume of sbx_..."
+     */
+    public void requireRuntime(TenantId tenant, RuntimeKind runtime, String what) {
+        if (allows(runtime)) return;
+        var allowed = runtimes.orElseThrow().stream().map(RuntimeKind::wireName).sorted().toList();
+        throw new StasisException(ErrorCode.FORBIDDEN, "tenant " + tenant + " may run sandboxes only in " + String.join(", ", allowed)
+                + "; the " + what + " would run in " + runtime.wireName(), Map.of("runtime", runtime.wireName(), "allowed", allowed));
     }
 }

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.RuntimeKind;
 import java.util.Optional;
+import java.util.Set;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -27,6 +29,20 @@ class TenantQuotaPropertyTest {
         assertThat(merged.runningSandboxes()).isEqualTo(change.runningSandboxes().or(base::runningSandboxes));
         assertThat(merged.memoryMb()).isEqualTo(change.memoryMb().isPresent() ? change.memoryMb() : base.memoryMb());
         assertThat(merged.diskMb()).isEqualTo(change.diskMb().isPresent() ? change.diskMb() : base.diskMb());
+        assertThat(merged.runtimes()).isEqualTo(change.runtimes().isPresent() ? change.runtimes() : base.runtimes());
+    }
+
+    @Property
+    void aCreateNamingNoRuntimeGetsTheServicesDefaultIfAllowedElseOneTheTenantMayUse(@ForAll("quotas") TenantQuota quota,
+                                                                                     @ForAll RuntimeKind serviceDefault) {
+        var chosen = quota.runtimeFor(serviceDefault);
+        assertThat(quota.allows(chosen)).isTrue();
+        if (quota.allows(serviceDefault)) assertThat(chosen).isEqualTo(serviceDefault);
+        for (var runtime : RuntimeKind.values()) {
+            if (quota.allows(runtime)) quota.requireRuntime(TenantId.DEFAULT, runtime, "create");
+            else assertThatThrownBy(() -> quota.requireRuntime(TenantId.DEFAULT, runtime, "create"))
+                    .isInstanceOfSatisfying(StasisException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FORBIDDEN));
+        }
     }
 
     @Property
@@ -54,6 +70,7 @@ class TenantQuotaPropertyTest {
         invalid(() -> new TenantQuota(Optional.empty(), Optional.empty(), Optional.of(Long.MIN_VALUE)), "quota.diskMb");
         var zero = new TenantQuota(Optional.of(0), Optional.of(0L), Optional.of(0L));
         assertThat(TenantQuota.UNLIMITED.with(zero)).isEqualTo(zero);
+        invalid(() -> new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(Set.of())), "quota.runtimes");
     }
 
     private static void invalid(Runnable action, String field) {
@@ -67,13 +84,14 @@ class TenantQuotaPropertyTest {
     Arbitrary<TenantQuota> quotas() {
         return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE).optional(0.5),
                 Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5),
-                Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5)).as(TenantQuota::new);
+                Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5),
+                Arbitraries.of(RuntimeKind.class).set().ofMinSize(1).optional(0.5)).as(TenantQuota::new);
     }
 
     @Provide
     Arbitrary<TenantQuota> fullQuotas() {
         return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE),
                 Arbitraries.longs().between(0, Long.MAX_VALUE), Arbitraries.longs().between(0, Long.MAX_VALUE))
-                .as((n, memory, disk) -> new TenantQuota(Optional.of(n), Optional.of(memory), Optional.of(disk)));
+                .as((n, memory, disk) -> new TenantQuota(Optional.of(n), Optional.of(memory), Optional.of(disk), Optional.of(Set.of(RuntimeKind.GVISOR))));
     }
 }

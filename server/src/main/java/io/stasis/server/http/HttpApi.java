@@ -207,7 +207,7 @@ public final class HttpApi implements AutoCloseable {
         routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), services.templateSandboxes(), settings.defaultTemplate(), settings.defaultResources(),
                 settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
-                settings.allowedRuntimes(), forwarder, services.nodes()).register(routes);
+                settings.allowedRuntimes(), forwarder, services.nodes(), services.quotas()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes, forwarder);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);
@@ -220,7 +220,7 @@ public final class HttpApi implements AutoCloseable {
         new TemplateRoutes(services.templates(), services.templateBuilds(), services.images(), settings.defaultResources()).register(routes);
         new NetworkRoutes(services.network()).register(routes);
         new SecretRoutes(services.secrets()).register(routes);
-        new TenantRoutes(services.tenants(), services.quotas()).register(routes);
+        new TenantRoutes(services.tenants(), services.quotas(), settings.allowedRuntimes()).register(routes);
         new TokenRoutes(services.tokens(), services.sandboxes(), services.volumes()).register(routes);
         new EventRoutes(services.events(), services.nodes().sharesCatalog()).register(routes);
         new PreviewRoutes(services.previews(), settings.previewUrls()).register(routes);

@@ -19,6 +19,8 @@ import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxQuery;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.template.TemplateSandboxes;
+import io.stasis.core.tenant.QuotaGuard;
+import io.stasis.core.tenant.TenantId;
 import io.stasis.core.volume.VolumeMount;
 import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
@@ -48,6 +50,7 @@ final class SandboxRoutes {
     private final CheckpointService checkpoints;
     private final SandboxBuckets buckets;
     private final RuntimeKind defaultRuntime;
+    private final QuotaGuard quotas;
     private final Set<RuntimeKind> allowedRuntimes;
     private final TemplateSandboxes templateSandboxes;
     private final NodeForwarder forwarder;
@@ -56,7 +59,8 @@ final class SandboxRoutes {
     SandboxRoutes(SandboxService sandboxes, CheckpointService checkpoints, TemplateSandboxes templateSandboxes, String defaultTemplate,
                   Resources defaultResources, LifecyclePolicy defaultLifecycle, Metrics metrics,
                   VolumeService volumes, SandboxBuckets buckets, RuntimeKind defaultRuntime, Set<RuntimeKind> allowedRuntimes,
-                  NodeForwarder forwarder, NodeService nodes) {
+                  NodeForwarder forwarder, NodeService nodes, QuotaGuard quotas) {
+        this.quotas = quotas;
         this.forwarder = forwarder;
         this.nodes = nodes;
         this.defaultRuntime = defaultRuntime;
@@ -113,7 +117,7 @@ final class SandboxRoutes {
                 tenant,
                 volumeMounts,
                 bucketMounts,
-                runtimeOf(body.runtime()));
+                runtimeOf(body.runtime(), tenant));
         // Where the sandbox is made: with its volumes, whose files are on their node's disk; else on the node with most room.
         var demand = SandboxService.demandOfNew(resources);
         if (volumeMounts.isEmpty() ? forwarder.placeCreate(ctx, demand) : forwarder.passIfVolumeElsewhere(ctx, volumeMounts.getFirst().volume()))
@@ -151,10 +155,12 @@ final class SandboxRoutes {
         ctx.status(201).json(withMounts(sandbox));
     }
 
-    /** The runtime a create asks for, or the default; {@code invalid_request} for one this service does not allow. */
-    private RuntimeKind runtimeOf(String asked) {
-        if (asked == null) return defaultRuntime;
-        var kind = RuntimeKind.parse("runtime", asked);
+    /**
+     * The runtime a create asks for, or the default (the tenant's, if it is held to others);
+     * {@code invalid_request} for one this service does not allow.
+     */
+    private RuntimeKind runtimeOf(String asked, TenantId tenant) {
+        var kind = asked == null ? quotas.runtimeFor(tenant, defaultRuntime) : RuntimeKind.parse("runtime", asked);
         if (!allowedRuntimes.contains(kind))
             throw StasisException.invalid("runtime", kind + " is not allowed on this service; allowed: "
                     + String.join(", ", allowedRuntimes.stream().map(RuntimeKind::wireName).sorted().toList()));

@@ -7,6 +7,7 @@ import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.Caller;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantQuota;
@@ -16,21 +17,38 @@ import io.stasis.server.auth.Access;
 import io.stasis.server.auth.BearerAuth;
 import io.stasis.server.http.Views.ListView;
 import java.time.Instant;
+import java.util.EnumSet;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 
 /** Tenants, their quotas and their API keys: the root key's business, but a tenant may look at itself. */
 final class TenantRoutes {
     private final TenantService tenants;
     private final QuotaGuard quotas;
+    private final Set<RuntimeKind> allowedRuntimes;
 
-    TenantRoutes(TenantService tenants, QuotaGuard quotas) {
+    TenantRoutes(TenantService tenants, QuotaGuard quotas, Set<RuntimeKind> allowedRuntimes) {
         this.tenants = tenants;
         this.quotas = quotas;
+        this.allowedRuntimes = Set.copyOf(allowedRuntimes);
     }
 
-    record QuotaBody(Integer runningSandboxes, Long memoryMb, Long diskMb) {
-        TenantQuota quota() {
-            return new TenantQuota(Optional.ofNullable(runningSandboxes), Optional.ofNullable(memoryMb), Optional.ofNullable(diskMb));
+    /** {@code runtimes}: the runtimes the tenant's sandboxes may start in, among those the service runs (null: keep, or any). */
+    record QuotaBody(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes) {
+        TenantQuota quota(Set<RuntimeKind> serviceRuns) {
+            Optional<Set<RuntimeKind>> kinds = Optional.ofNullable(runtimes).map(names -> {
+                var parsed = EnumSet.noneOf(RuntimeKind.class);
+                for (String name : names) {
+                    var kind = RuntimeKind.parse("quota.runtimes", name);
+                    if (!serviceRuns.contains(kind))
+                        throw StasisException.invalid("quota.runtimes", kind + " does not run on this service; it runs "
+                                + String.join(", ", serviceRuns.stream().map(RuntimeKind::wireName).sorted().toList()));
+                    parsed.add(kind);
+                }
+                return parsed;
+            });
+            return new TenantQuota(Optional.ofNullable(runningSandboxes), Optional.ofNullable(memoryMb), Optional.ofNullable(diskMb), kinds);
         }
     }
 
@@ -40,10 +58,11 @@ final class TenantRoutes {
     record UpdateTenant(QuotaBody quota) {
     }
 
-    /** A quota's fields; null where unlimited. */
-    record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb) {
+    /** A quota's fields; null where unlimited (runtimes: any the service runs). */
+    record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes) {
         static QuotaView of(TenantQuota q) {
-            return new QuotaView(q.runningSandboxes().orElse(null), q.memoryMb().orElse(null), q.diskMb().orElse(null));
+            return new QuotaView(q.runningSandboxes().orElse(null), q.memoryMb().orElse(null), q.diskMb().orElse(null),
+                    q.runtimes().map(kinds -> kinds.stream().map(RuntimeKind::wireName).sorted().toList()).orElse(null));
         }
     }
 
@@ -99,7 +118,7 @@ final class TenantRoutes {
     private void create(Context ctx) {
         var body = Json.body(ctx, CreateTenant.class);
         if (body.name() == null) throw StasisException.invalid("name", "is required");
-        var quota = body.quota() == null ? TenantQuota.UNLIMITED : body.quota().quota();
+        var quota = body.quota() == null ? TenantQuota.UNLIMITED : body.quota().quota(allowedRuntimes);
         ctx.status(201).json(view(tenants.create(body.name(), quota)));
     }
 
@@ -114,7 +133,7 @@ final class TenantRoutes {
     private void update(Context ctx) {
         var body = Json.body(ctx, UpdateTenant.class);
         if (body.quota() == null) throw StasisException.invalid("quota", "is required: the quota fields to change");
-        ctx.json(view(tenants.updateQuota(ctx.pathParam("tid"), body.quota().quota())));
+        ctx.json(view(tenants.updateQuota(ctx.pathParam("tid"), body.quota().quota(allowedRuntimes))));
     }
 
     private TenantView view(Tenant t) {
