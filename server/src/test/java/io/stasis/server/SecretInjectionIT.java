@@ -2,6 +2,7 @@ package io.stasis.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.testkit.SecretSearch;
 import io.stasis.testkit.TestNetnsHost;
 import java.io.IOException;
@@ -86,8 +87,10 @@ class SecretInjectionIT {
         upstream.awaitListening(443);
         upstream.awaitListening(80);
         String a = upstream.address();
+        // gVisor too where it is set up: its sandboxes go through the same proxy.
+        String runtimes = RunscConfig.installedAndVerified() ? "runc,gvisor" : "runc";
         service = ServiceFixture.start("--dns-names", "api.allowed.test=" + a + ";plain.allowed.test=" + a,
-                "--egress-upstream-ca", served.resolve("ca.crt").toString());
+                "--egress-upstream-ca", served.resolve("ca.crt").toString(), "--runtimes-allowed", runtimes);
         api = new RawApi(service.url, service.rootKey);
     }
 
@@ -183,6 +186,36 @@ class SecretInjectionIT {
         assertThat(answers).allSatisfy(a -> assertThat(a).doesNotContain(SECRET));
         assertThat(call("DELETE", "/v1/sandboxes/" + id, null).status()).isEqualTo(204);
         assertThat(service.dataDir.resolve("egress-ca/" + id)).doesNotExist();
+    }
+
+    /**
+     * Under gVisor the same: the sandbox's own TLS client (python's, in the base template: gVisor's
+     * network stack is its own, so the host's curl cannot stand in for it) trusts the interception
+     * CA, its request carries the secret, and the value is in no file of the sandbox.
+     */
+    @Test
+    void aGvisorSandboxsOwnRequestsGetTheSecretToo() throws Exception {
+        ServiceFixture.assumeRuntime("gvisor");
+        assertThat(call("POST", "/v1/secrets", "{\"name\": \"GVISOR_TOKEN\", \"value\": \"" + SECRET + "\"}").status()).isEqualTo(201);
+        var created = call("POST", "/v1/sandboxes", "{\"template\": \"base\", \"runtime\": \"gvisor\", \"network\": "
+                + POLICY.replace("API_TOKEN", "GVISOR_TOKEN") + "}");
+        assertThat(created.status()).as(created.toString()).isEqualTo(201);
+        String id = created.body().get("id").asText();
+        try {
+            String out = api.sh(id, "python3 -c \"import ssl, urllib.request as u; "
+                    + "c = ssl.create_default_context(cafile='/etc/ssl/certs/ca-certificates.crt'); "
+                    + "print(u.urlopen(u.Request('https://api.allowed.test/from-gvisor', headers={'Authorization': 'Bearer sandbox-own'}), "
+                    + "context=c, timeout=20).read().decode())\"");
+            assertThat(out).contains("ok GET").doesNotContain(SECRET);
+            String seen = Files.readString(served.resolve("seen.log"));
+            String request = seen.substring(seen.indexOf("GET /from-gvisor"));
+            assertThat(request).contains("Authorization: Bearer " + SECRET).doesNotContain("sandbox-own");
+            assertThat(SecretSearch.filesHolding(service.dataDir.resolve("btrfs/roots/" + id), SECRET)).isEmpty();
+        } finally {
+            call("DELETE", "/v1/sandboxes/" + id, null);
+            call("DELETE", "/v1/secrets/GVISOR_TOKEN", null);
+            Files.deleteIfExists(served.resolve("seen.log")); // the other tests count what they alone sent
+        }
     }
 
     /** A template build's steps get the secret through the same header rules, and it lands in no file of the template. */
