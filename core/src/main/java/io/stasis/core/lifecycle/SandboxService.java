@@ -7,7 +7,6 @@ import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.network.NetworkService;
 import io.stasis.core.sandbox.Page;
 import io.stasis.core.sandbox.Resources;
-import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxQuery;
@@ -101,11 +100,6 @@ public final class SandboxService {
         templates.requireVisible(request.tenant(), request.template());
         var spec = withTemplateEnv(pinned(request));
         parts.requireDiskAllowed(spec.resources(), "resources.diskMb", "");
-        // Measured: a gVisor sandbox reads its buckets, but what it writes never reached the bucket
-        // within 30 s (BucketMountsIT), so refuse rather than lose the writes.
-        if (spec.runtime() == RuntimeKind.GVISOR && !spec.buckets().isEmpty())
-            throw StasisException.invalid("mounts", "a gvisor sandbox mounts no buckets yet: what it writes does not reach the bucket"
-                    + " (a runc sandbox's writes do)");
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
         quotas.requireRuntime(spec.tenant(), spec.runtime(), "create");
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {

@@ -151,7 +151,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         Path bundle = writeBundle(spec);
         try {
             Path pidFile = bundles.pidFile(id);
-            withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher));
+            withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher, !spec.mounts().isEmpty()));
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
             serviceFiles.writeBoot(id, spec.root());
         } catch (RuntimeException e) {
@@ -308,7 +308,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         }
         Path bundle = writeBundle(spec);
         try {
-            withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
+            withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher,
+                    !spec.mounts().isEmpty()));
             rebind(id);
             serviceFiles.writeInstance(spec, image);
         } catch (RuntimeException e) {
