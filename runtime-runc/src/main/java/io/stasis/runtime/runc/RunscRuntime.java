@@ -36,8 +36,9 @@ import org.slf4j.LoggerFactory;
  *   <li>pause is {@code runsc pause} (the sentry stops its tasks), then the cgroup freezer: a paused
  *   sentry still used ~6% of a core (its timers, the systrap stubs), a frozen one uses none. runsc's
  *   own calls hang on a frozen sandbox, so every call thaws the cgroup first, and the status is
- *   read from runsc's state file and /proc. Standby is a pause for now: the sentry's memory is not
- *   paged out yet;</li>
+ *   read from runsc's state file and /proc. Standby is that pause, then the cgroup's reclaim pages
+ *   the sentry's memory (its memory file, shared with the systrap stubs, so no single process can
+ *   advise it out) to swap in the background;</li>
  *   <li>the pids limit counts host tasks (the sentry's threads, the gofer and a systrap stub per
  *   address space: about 21 plus 2.5 per process inside), and reaching it ends the whole sandbox,
  *   so the host limit is scaled from the one asked for ({@link #hostLimits});</li>
@@ -70,6 +71,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private final FileOwner rootOwner;
     private final VethPlug vethPlug;
     private final Freezer freezer = new Freezer();
+    private final PageOuts pageOuts;
     private final ServiceFiles serviceFiles;
     /** Sandboxes saved and ended whose runsc state is still being removed: see {@link #tearDownAfterSave}. */
     private final Map<SandboxId, CompletableFuture<Void>> teardowns = new ConcurrentHashMap<>();
@@ -88,7 +90,9 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         this.processes = new InitProcesses(bundles, rootOwner, connections, outputNotifier, InitProcesses.StdinPath.INIT_SOCKET);
         this.imageStore = new ImageStore(config.imageStateDir());
         this.images = new RuncImages(imageStore);
-        this.meters = new CgroupMeters(new MemoryPager(), cgroups);
+        var pager = new MemoryPager();
+        this.meters = new CgroupMeters(pager, cgroups);
+        this.pageOuts = new PageOuts(pager);
         log.atInfo().addKeyValue("runsc", runsc.version()).addKeyValue("flags", Runsc.SANDBOX_FLAGS)
                 .addKeyValue("stateDir", config.stateDir()).log("gVisor runtime ready");
     }
@@ -182,16 +186,21 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         resume(id);
     }
 
-    /** A paused sandbox running again: its cgroup thawed (runsc cannot reach a frozen sentry), then its tasks. */
+    /**
+     * A paused sandbox running again: its page-out stopped, its cgroup thawed (runsc cannot reach a
+     * frozen sentry), then its tasks. Every path that runs a frozen sandbox again comes here.
+     */
     private void resume(SandboxId id) {
+        pageOuts.stop(id);
         freezer.thaw(id, cgroups.path(id));
         runsc.resume(id);
     }
 
-    /** A pause: the sentry keeps its memory (paging it out is not built for gVisor yet). */
+    /** A pause, then the sentry's memory paged out to swap in the background, until a thaw stops it. */
     @Override
     public void standby(SandboxId id) {
         freeze(id);
+        pageOuts.start(id, cgroups.path(id));
     }
 
     /**
@@ -399,6 +408,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     @Override
     public void destroy(SandboxId id) {
         awaitTeardown(id);
+        pageOuts.stop(id);
         var status = status(id);
         if (status != RuntimeStatus.UNKNOWN) {
             // A paused sandbox's tasks cannot die, and runsc's delete of a running one waits for them in slow steps.

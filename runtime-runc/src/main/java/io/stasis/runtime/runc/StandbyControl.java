@@ -1,9 +1,6 @@
 package io.stasis.runtime.runc;
 
 import io.stasis.core.sandbox.SandboxId;
-import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,12 +16,12 @@ final class StandbyControl {
     private final SandboxCgroups cgroups;
     private final SandboxInit init;
     private final InitConnections connections;
-    /** Page-outs under way, each with its cancel flag: a thaw stops one before the processes run. */
-    private final Map<SandboxId, PageOut> pageOuts = new ConcurrentHashMap<>();
+    private final PageOuts pageOuts;
 
     StandbyControl(Freezer freezer, MemoryPager pager, SandboxCgroups cgroups, SandboxInit init, InitConnections connections) {
         this.freezer = freezer;
         this.pager = pager;
+        this.pageOuts = new PageOuts(pager);
         this.cgroups = cgroups;
         this.init = init;
         this.connections = connections;
@@ -54,45 +51,11 @@ final class StandbyControl {
 
     void standby(SandboxId id) {
         freeze(id);
-        String cgroup = cgroups.path(id);
-        var pageOut = new PageOut();
-        var previous = pageOuts.put(id, pageOut);
-        if (previous != null) previous.cancelAndWait();
-        pageOut.thread = Thread.ofVirtual().name("stasis-page-out-" + id.value()).start(() -> {
-            long start = System.nanoTime();
-            try {
-                long released = pager.pageOut(id, cgroup, () -> pageOut.cancelled);
-                log.atInfo().addKeyValue("sandbox", id).addKeyValue("releasedBytes", released)
-                        .addKeyValue("swappedBytes", pager.swapped(cgroup)).addKeyValue("cancelled", pageOut.cancelled)
-                        .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("standby memory paged out");
-            } catch (RuntimeException e) {
-                log.atWarn().addKeyValue("sandbox", id).setCause(e).log("standby page-out failed; the sandbox stays frozen");
-            } finally {
-                pageOuts.remove(id, pageOut);
-            }
-        });
+        pageOuts.start(id, cgroups.path(id));
     }
 
     /** Stops the sandbox's page-out, if one is under way: before it runs, is dumped or goes. */
     void stopPageOut(SandboxId id) {
-        var pageOut = pageOuts.remove(id);
-        if (pageOut != null) pageOut.cancelAndWait();
-    }
-
-    /** A page-out in the background, and how a thaw stops it. */
-    private static final class PageOut {
-        volatile boolean cancelled;
-        volatile Thread thread;
-
-        void cancelAndWait() {
-            cancelled = true;
-            var t = thread;
-            if (t == null) return;
-            try {
-                t.join(Duration.ofSeconds(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        pageOuts.stop(id);
     }
 }
