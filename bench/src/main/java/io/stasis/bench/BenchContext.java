@@ -12,8 +12,17 @@ package io.stasis.bench;
  * @param blobDataSize what each blob-throughput sample stores, bytes ({@code --blob-data-size}, at most {@code maxSize})
  * @param progress progress lines on stderr
  * @param sampler  runs warm-up and measured iterations
+ * @param runtime  the runtime of the scenarios' sandboxes: runc or gvisor
  */
 record BenchContext(PrivateService service, Options.Counts counts, long maxSize, long outputSize, int followersInFlight,
                     long blobRootSize, long blobDataSize, Progress progress,
-                    Sampler sampler) {
+                    Sampler sampler, String runtime) {
+
+    /**
+     * Whether the floors of runc and CRIU on the sandbox's own bundle apply: not to gVisor sandboxes,
+     * whose raw floor is runsc's own (measured beside the benchmark by the peer script, same session).
+     */
+    boolean runcFloors() {
+        return runtime.equals("runc");
+    }
 }

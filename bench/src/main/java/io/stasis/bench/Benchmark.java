@@ -44,7 +44,7 @@ public final class Benchmark {
                 var context = new BenchContext(service, counts, options.maxSize(),
                         Math.min(options.outputSize(), options.maxSize()), options.followersInFlight(),
                         Math.min(options.blobRootSize(), options.maxSize()), Math.min(options.blobDataSize(), options.maxSize()),
-                        progress, new Sampler(progress));
+                        progress, new Sampler(progress), options.runtime());
                 for (Scenario scenario : SCENARIOS) {
                     if (!options.runs(scenario.name())) continue;
                     service.requireOpen();

@@ -116,7 +116,7 @@ final class ForkTen implements Scenario {
                             Stats.of(new double[]{memory[1]})),
                     Figure.of("fork10_memory_pss_shared", name(), "MiB", "the same on a service with --fork-page-sharing, once the "
                             + "kernel's same-page merging has been over them (PSS steady for 5 s, at most 60 s)", Stats.of(new double[]{merged}))));
-            figures.add(floor(context, parent));
+            if (context.runcFloors()) figures.add(floor(context, parent));
             return new ScenarioResult(figures, Map.of("parentProcesses", "stasis-init and a shell loop appending to a file every 0.1 s"));
         } finally {
             parent.delete();

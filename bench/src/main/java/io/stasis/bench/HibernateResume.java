@@ -65,7 +65,7 @@ final class HibernateResume implements Scenario {
                 }
                 var api = measureApi(context, lab, size);
                 figures.addAll(api.figures());
-                figures.addAll(measureFloor(context, lab, size, api.bundle()));
+                if (context.runcFloors()) figures.addAll(measureFloor(context, lab, size, api.bundle()));
             }
         }
         if (!skipped.isEmpty()) details.put("skipped", skipped);
@@ -116,7 +116,7 @@ final class HibernateResume implements Scenario {
                             "POST /v1/sandboxes/{id}/hibernate of a running base sandbox (" + describe(size) + ") until it answers",
                             Stats.of(hibernates)),
                     resume,
-                    Figure.of("hibernate_image." + label, name(), "MiB", "size of the CRIU image (hibernation.imageBytes)",
+                    Figure.of("hibernate_image." + label, name(), "MiB", "size of the image (CRIU's; runsc's under gVisor: hibernation.imageBytes)",
                             Stats.of(images))), bundle);
         } finally {
             sandbox.delete();

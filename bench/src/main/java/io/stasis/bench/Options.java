@@ -29,10 +29,12 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
             "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd", "templates", "nodes", "e2b");
     /**
-     * What runs under {@code --runtime gvisor}: the others time runc's and CRIU's floors on the
-     * sandbox's own bundle, or write a host FIFO in its root, which a gVisor sandbox does not see.
+     * What runs under {@code --runtime gvisor} (the lifecycle: the API's figures, without the floors
+     * of runc and CRIU, which are not gVisor's). The others measure runc's or CRIU's own parts, or the
+     * service beside its sandboxes whatever their runtime.
      */
-    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "checkpoint");
+    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "memory", "pause", "standby", "hibernate", "fork10",
+            "checkpoint");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;

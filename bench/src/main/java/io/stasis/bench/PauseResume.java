@@ -81,7 +81,7 @@ final class PauseResume implements Scenario {
             } finally {
                 if (!freezer.isThawed()) freezer.thaw(); // the service must find it as it left it
             }
-            figures.addAll(runcFloors(context, driven.id()));
+            if (context.runcFloors()) figures.addAll(runcFloors(context, driven.id()));
         } finally {
             driven.delete();
             if (frozen != null) frozen.delete();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class OptionsTest {
@@ -86,15 +87,16 @@ class OptionsTest {
     }
 
     @Test
-    void underGvisorOnlyTheScenariosWithoutRuncFloorsRun() {
+    void underGvisorTheLifecycleScenariosRun() {
         assertThat(Options.parse().runtime()).isEqualTo("runc");
         var gvisor = Options.parse("--runtime", "gvisor");
         assertThat(gvisor.runtime()).isEqualTo("gvisor");
-        assertThat(gvisor.runs("create")).isTrue();
-        assertThat(gvisor.runs("hibernate")).isFalse();
+        for (String lifecycle : List.of("create", "exec", "memory", "pause", "standby", "hibernate", "fork10", "checkpoint"))
+            assertThat(gvisor.runs(lifecycle)).as(lifecycle).isTrue();
+        assertThat(gvisor.runs("floors")).isFalse();
         assertThat(Options.parse("--runtime", "gvisor", "--only", "exec,checkpoint").runs("checkpoint")).isTrue();
-        assertThatThrownBy(() -> Options.parse("--runtime", "gvisor", "--only", "exec,pause"))
-                .hasMessageContaining("--runtime gvisor runs only create,exec,checkpoint, not pause");
+        assertThatThrownBy(() -> Options.parse("--runtime", "gvisor", "--only", "exec,floors"))
+                .hasMessageContaining("--runtime gvisor runs only create,exec,memory,pause,standby,hibernate,fork10,checkpoint, not floors");
         assertThatThrownBy(() -> Options.parse("--runtime", "kata")).hasMessageContaining("--runtime must be runc or gvisor");
     }
 

@@ -70,13 +70,13 @@ final class MemoryPager {
         }
         int stalls = 0;
         long deadline = System.nanoTime() + RECLAIM_WAIT.toNanos();
-        while (!cancelled.getAsBoolean() && charged(cgroupPath) > RECLAIM_ENOUGH && stalls < RECLAIM_STALLS && System.nanoTime() < deadline) {
+        do { // once at least: it frees what the page-out left in the swap cache
             long charge = charged(cgroupPath);
             reclaim(id, cgroupPath);
             if (charge - charged(cgroupPath) >= RECLAIM_PROGRESS) continue;
             if (stat(cgroupPath, "writeback") == 0) stalls++; // else its writes to swap are not done: wait for them
             LockSupport.parkNanos(RECLAIM_PAUSE.toNanos());
-        }
+        } while (!cancelled.getAsBoolean() && charged(cgroupPath) > RECLAIM_ENOUGH && stalls < RECLAIM_STALLS && System.nanoTime() < deadline);
         return before - charged(cgroupPath);
     }
 

@@ -4,7 +4,6 @@ import static io.stasis.testkit.core.CoreOnFakes.codeOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.stasis.core.bucket.SandboxBucket;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Resources;
@@ -12,14 +11,16 @@ import io.stasis.core.sandbox.RuntimeKind;
 import io.stasis.core.sandbox.SandboxSpec;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
+import io.stasis.core.tenant.Tenant;
 import io.stasis.core.tenant.TenantId;
+import io.stasis.core.tenant.TenantQuota;
 import io.stasis.testkit.core.CoreOnFakes;
 import io.stasis.testkit.fake.FakeSandboxRuntime.Step;
-import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -119,16 +120,19 @@ class SandboxServiceTest {
     }
 
     @Test
-    void aGvisorSandboxWithABucketIsRefusedBeforeAnythingIsMade() {
-        var bucket = new SandboxBucket("/data", URI.create("http://127.0.0.1:9000"), "us-east-1", "data", "", false, "S3_KEY");
+    void aCreateInARuntimeItsTenantIsNotAllowedIsRefusedBeforeAnythingIsMade() {
+        var held = new Tenant(TenantId.random(), "held", new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(),
+                Optional.of(Set.of(RuntimeKind.GVISOR))), core.clock.instant());
+        core.catalog.insertTenant(held);
         var spec = new SandboxSpec(CoreOnFakes.TEMPLATE, Optional.empty(), Map.of(), Map.of(), Resources.DEFAULT, LifecyclePolicy.DEFAULT,
-                Optional.empty(), TenantId.DEFAULT, List.of(), List.of(bucket), RuntimeKind.GVISOR);
+                Optional.empty(), held.id(), List.of(), List.of(), RuntimeKind.RUNC);
 
         assertThatThrownBy(() -> core.sandboxes.create(spec)).satisfies(e -> {
-            assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_REQUEST);
-            assertThat(e).hasMessageContaining("gvisor");
+            assertThat(codeOf(e)).isEqualTo(ErrorCode.FORBIDDEN);
+            assertThat(e).hasMessageContaining("only in gvisor");
         });
         assertThat(core.roots.listRoots()).isEmpty();
+        assertThat(core.catalog.all()).isEmpty();
     }
 
     @Test
