@@ -34,10 +34,6 @@ import java.util.Map;
  * </ul>
  * Compare {@code hibernate_call} and {@code hibernate_resume_call} of the same run, and gVisor's
  * restore measured beside it (docs/BENCHMARKS.md).
- *
- * <p>Under gVisor a FIFO made inside is the sentry's own, which the host cannot open: the questions
- * go through an exec ({@code echo line > /tmp/in; cat /tmp/out}), so {@code standby_resume_to_answer}
- * there includes an exec's round trip.
  */
 final class StandbyResume implements Scenario {
     static final double SMALL_TARGET_MS = 25;
@@ -80,7 +76,6 @@ final class StandbyResume implements Scenario {
         Sandbox sandbox = service.create(CreateSandboxRequest.builder().template(large ? "base" : "tiny").memoryMb(large ? 1024 : 256).build());
         try {
             Path root = service.dataDir().resolve("btrfs/roots/" + sandbox.id());
-            Asker asker = context.runcFloors() ? line -> askThroughRoot(root, line) : line -> askThroughExec(sandbox, line);
             if (large) {
                 sandbox.files().write("/root/repl.py", REPL.formatted(bytes));
                 HibernateResume.requireSuccess(sandbox.exec("sh", "-c", "mkfifo /tmp/in /tmp/out && (python3 /root/repl.py >/dev/null 2>&1 &)"), "start the REPL");
@@ -89,12 +84,12 @@ final class StandbyResume implements Scenario {
             } else {
                 HibernateResume.requireSuccess(sandbox.exec("sh", "-c", LOOP), "start the loop");
             }
-            asker.ask("warm");
+            ask(root, "warm");
             String cgroup = "/sys/fs/cgroup/memory" + PrivateService.cgroupOf(sandbox.id());
             int n = context.counts().hibernate();
             double[] enters = new double[n], pagedOut = new double[n], freed = new double[n], pagesFreed = new double[n];
             double[] calls = new double[n], full = new double[n];
-            String digest = large ? asker.ask("hash") : null;
+            String digest = large ? ask(root, "hash") : null;
             double[] answers = context.sampler().run("standby + resume (" + label + ")", context.counts().warmupOfSlowSeries(), n, i -> {
                 long before = charge(cgroup);
                 long pagesBefore = pages(cgroup);
@@ -108,12 +103,12 @@ final class StandbyResume implements Scenario {
                 long resumeStart = System.nanoTime();
                 service.live().resume(sandbox.id());
                 long resumed = System.nanoTime();
-                String answer = asker.ask("ping");
+                String answer = ask(root, "ping");
                 long answered = System.nanoTime();
                 if (!answer.equals("ping")) throw new IllegalStateException("the process answered " + answer + " after the resume");
                 double fullMs = 0;
                 if (large) {
-                    String now = asker.ask("hash");
+                    String now = ask(root, "hash");
                     fullMs = Format.millis(System.nanoTime() - answered);
                     if (!now.equals(digest)) throw new IllegalStateException("the 300 MiB came back different: " + now + " != " + digest);
                 }
@@ -138,8 +133,7 @@ final class StandbyResume implements Scenario {
                     "of the pages charged to the sandbox (memory.stat rss + cache; kernel memory aside) given back by the standby", Stats.of(pagesFreed))
                     .withTarget(Target.atLeast(FREED_TARGET_PERCENT)));
             result.add(Figure.of("standby_resume_to_answer." + label, name(), "ms",
-                    "POST .../resume until the process inside answered a line on its FIFO"
-                            + (context.runcFloors() ? "" : " (asked through an exec: gVisor's FIFOs are its own)"), Stats.of(answers))
+                    "POST .../resume until the process inside answered a line on its FIFO", Stats.of(answers))
                     .withTarget(Target.atMost(large ? LARGE_TARGET_MS : SMALL_TARGET_MS)));
             result.add(Figure.of("standby_resume_call." + label, name(), "ms", "POST .../resume alone", Stats.of(calls)));
             if (large) result.add(Figure.of("standby_fully_resident." + label, name(), "ms",
@@ -154,20 +148,10 @@ final class StandbyResume implements Scenario {
         return label.equals("idle") ? "tiny sandbox (a shell loop)" : "base sandbox with a python REPL holding 300 MiB of random bytes";
     }
 
-    /** A question to the process inside, and its answer. */
-    private interface Asker {
-        String ask(String line) throws IOException;
-    }
-
     /** Writes a line into the sandbox's /tmp/in FIFO from the host and reads the answer from /tmp/out. */
-    private static String askThroughRoot(Path root, String line) throws IOException {
+    private static String ask(Path root, String line) throws IOException {
         Files.writeString(root.resolve("tmp/in"), line + "\n", StandardCharsets.UTF_8, StandardOpenOption.WRITE);
         return Files.readString(root.resolve("tmp/out"), StandardCharsets.UTF_8).strip();
-    }
-
-    /** The same through an exec inside, for a sandbox whose FIFOs the host cannot open (gVisor's). */
-    private static String askThroughExec(Sandbox sandbox, String line) {
-        return HibernateResume.requireSuccess(sandbox.exec("sh", "-c", "echo " + line + " > /tmp/in; cat /tmp/out"), "ask " + line).stdout().strip();
     }
 
     private static long charge(String cgroup) throws IOException {
