@@ -113,8 +113,7 @@ class E2bIT {
     @Test
     void polledWatchersReportChangesUntilRemovedAndTheSandboxHasLogs() throws Exception {
         try (var http = HttpClient.newHttpClient()) {
-            var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
-                    "{\"templateID\": \"tiny\", \"timeout\": 120, \"envVars\": {\"STAGE\": \"it\"}}");
+            var created = createTiny(http, ", \"envVars\": {\"STAGE\": \"it\"}");
             String sandbox = created.get("sandboxID").asText();
             var envd = Map.of("E2b-Sandbox-Id", sandbox, "X-Access-Token", created.get("envdAccessToken").asText(),
                     "Authorization", "Basic " + Base64.getEncoder().encodeToString("root:".getBytes()));
@@ -163,8 +162,7 @@ class E2bIT {
     @Test
     void streamInputWritesEachMessagesInputToTheProcess() throws Exception {
         try (var http = HttpClient.newHttpClient()) {
-            var created = ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
-                    "{\"templateID\": \"tiny\", \"timeout\": 120}");
+            var created = createTiny(http, "");
             String sandbox = created.get("sandboxID").asText();
             try {
                 var cat = service.client.sandboxes().processes(sandbox)
@@ -200,6 +198,12 @@ class E2bIT {
         return http.send(HttpRequest.newBuilder(URI.create(service.url + "/e2b/envd/process.Process/StreamInput"))
                 .header("Content-Type", "application/connect+json").header("E2b-Sandbox-Id", sandbox).header("X-Access-Token", token)
                 .POST(HttpRequest.BodyPublishers.ofByteArray(envelopes)).build(), HttpResponse.BodyHandlers.ofByteArray());
+    }
+
+    /** A tiny sandbox made through E2B's create, with {@code more} fields of its body ({@code , "k": v}); its E2B answer. */
+    private static JsonNode createTiny(HttpClient http, String more) {
+        return ConnectCalls.json(http, "POST", service.url + "/e2b/v2/sandboxes", Map.of("X-API-KEY", service.rootKey),
+                "{\"templateID\": \"tiny\", \"timeout\": 120" + more + "}");
     }
 
     private static String b64(String text) {
