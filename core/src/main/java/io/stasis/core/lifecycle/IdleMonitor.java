@@ -11,6 +11,7 @@ import io.stasis.core.spi.SandboxMeters;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
@@ -35,6 +36,8 @@ public final class IdleMonitor implements AutoCloseable {
     private final double busyCpu;
     private final Predicate<SandboxId> keptAwake;
     private final Map<SandboxId, Duration> lastCpu = new ConcurrentHashMap<>();
+    /** Sandboxes whose age limit's hibernation was refused: in standby instead until they wake, not dumped again every tick. */
+    private final Set<SandboxId> ttlHibernationRefused = ConcurrentHashMap.newKeySet();
     private volatile Thread thread;
     private volatile boolean closed;
 
@@ -92,9 +95,11 @@ public final class IdleMonitor implements AutoCloseable {
         SandboxId id = sandbox.id();
         boolean running = sandbox.state() instanceof SandboxState.Running;
         if (activity.isAttached(id) || busy(sandbox) || (running && keptAwake.test(id))) activity.touch(id);
+        if (running) ttlHibernationRefused.remove(id);
         var decision = IdlePolicy.decide(sandbox.lifecycle(), sandbox.state(), sandbox.createdAt(), activity.lastActivity(id), clock.instant());
         if (decision.isEmpty()) return;
         var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;
+        if (reason == LifecycleService.Reason.TTL && decision.get().action() == IdlePolicy.Action.HIBERNATE && ttlHibernationRefused.contains(id)) return;
         switch (decision.get().action()) {
             case PAUSE -> lifecycle.pause(id, reason);
             case STANDBY -> lifecycle.standby(id, reason);
@@ -103,6 +108,13 @@ public final class IdleMonitor implements AutoCloseable {
                     lifecycle.hibernate(id, reason);
                 } catch (StasisException e) {
                     if (e.code() != ErrorCode.CHECKPOINT_UNSUPPORTED) throw e;
+                    if (reason == LifecycleService.Reason.TTL) {
+                        // An age limit acts now, whatever the idle windows: a sleep that keeps its processes instead.
+                        ttlHibernationRefused.add(id);
+                        lifecycle.standby(id, reason);
+                        log.atInfo().addKeyValue("sandbox", id).log("age limit's hibernation refused; in standby instead");
+                        return;
+                    }
                     // what it runs cannot be checkpointed now: try again after another idle window,
                     // not on every tick (each attempt freezes the sandbox for a CRIU dump)
                     activity.touch(id);
@@ -113,6 +125,7 @@ public final class IdleMonitor implements AutoCloseable {
             case DELETE -> {
                 sandboxes.delete(id.value(), reason);
                 lastCpu.remove(id);
+                ttlHibernationRefused.remove(id);
             }
         }
     }

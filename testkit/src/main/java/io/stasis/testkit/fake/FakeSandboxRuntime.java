@@ -60,6 +60,7 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     private final Map<SandboxId, Box> sandboxes = new LinkedHashMap<>();
     private final Map<CheckpointId, byte[]> images = new LinkedHashMap<>();
     private final Map<Step, Integer> failures = new EnumMap<>(Step.class);
+    private boolean refuseCheckpoints;
     private final Map<Step, Integer> calls = new EnumMap<>(Step.class);
     private Function<SpawnSpec, Outcome> exec = spec -> Outcome.SUCCESS;
     private final Map<Step, Consumer<SandboxId>> observers = new EnumMap<>(Step.class);
@@ -91,6 +92,11 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     /** Makes the next {@code step} fail with {@code runtime_failed}, leaving what the SPI says a failure leaves. */
     public synchronized void failNext(Step step) {
         failures.merge(step, 1, Integer::sum);
+    }
+
+    /** Makes every checkpoint from now on refused as a real runtime refuses what it cannot dump ({@code checkpoint_unsupported}). */
+    public synchronized void refuseCheckpoints() {
+        refuseCheckpoints = true;
     }
 
     /** How many times {@code step} was called, failed calls included. */
@@ -312,6 +318,8 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     @Override
     public synchronized long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
         step(Step.CHECKPOINT, id);
+        if (refuseCheckpoints)
+            throw new StasisException(ErrorCode.CHECKPOINT_UNSUPPORTED, "sandbox " + id + " cannot be checkpointed now (FakeSandboxRuntime)", Map.of());
         var box = live(id, "checkpoint");
         if (images.containsKey(image)) throw StasisException.runtimeFailed(id.value(), "checkpoint", "the image " + image + " exists", null);
         byte[] bytes = encode(box);

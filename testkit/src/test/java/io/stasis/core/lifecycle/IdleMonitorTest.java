@@ -2,13 +2,17 @@ package io.stasis.core.lifecycle;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.policy.IdlePolicy;
+import io.stasis.core.policy.LifecyclePolicy;
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.testkit.core.CoreOnFakes;
+import io.stasis.testkit.fake.FakeSandboxRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -58,6 +62,17 @@ class IdleMonitorTest {
         assertThat(after(Duration.ofHours(1))).isInstanceOf(SandboxState.Hibernated.class);
         assertThat(after(Duration.ofDays(30))).isEqualTo(new SandboxState.Deleted());
         assertThat(core.runtime.listOwned()).isEmpty();
+    }
+
+    @Test
+    void anAgeLimitThatHibernatesWhatCannotBeCheckpointedPutsItInStandby() {
+        core.lifecycle.updatePolicy(sandbox.id(), LifecyclePolicy.DEFAULT.withMaxAge(Optional.of(Duration.ofSeconds(5)),
+                IdlePolicy.Action.HIBERNATE, Optional.of(Duration.ofMinutes(1))));
+        core.runtime.refuseCheckpoints();
+        assertThat(after(Duration.ofSeconds(5))).isEqualTo(new SandboxState.Standby());
+        int dumps = core.runtime.calls(FakeSandboxRuntime.Step.CHECKPOINT);
+        assertThat(after(TICK)).as("and stays there").isEqualTo(new SandboxState.Standby());
+        assertThat(core.runtime.calls(FakeSandboxRuntime.Step.CHECKPOINT)).as("not dumped again every tick").isEqualTo(dumps);
     }
 
     @Test
