@@ -73,6 +73,9 @@ final class ControlPlane {
         String template = text(body, "templateID", DEFAULT_TEMPLATE);
         int timeout = body.path("timeout").isNumber() ? body.path("timeout").asInt() : DEFAULT_TIMEOUT_SECONDS;
         if (timeout < 0) throw new E2bException(400, "timeout must not be negative");
+        for (String unsupported : List.of("mcp", "iam"))
+            if (!body.path(unsupported).isMissingNode() && !body.path(unsupported).isNull() && !body.path(unsupported).isEmpty())
+                throw new E2bException(400, unsupported + " is not supported by Stasis yet (see docs/E2B.md)");
         Optional<String> snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.empty();
         Sandbox sandbox = null;
         if (snapshot.isEmpty()) {
@@ -84,7 +87,11 @@ final class ControlPlane {
                 snapshot = Optional.of(E2bSnapshots.named(client, template).orElseThrow(() -> noTemplate));
             }
         }
-        if (snapshot.isPresent()) sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
+        if (snapshot.isPresent()) {
+            if (!volumeMounts(body).isEmpty())
+                throw new E2bException(400, "volumeMounts: a sandbox made from a snapshot mounts what the snapshotted sandbox mounted");
+            sandbox = client.sandboxes().create(CreateSandboxRequest.fromCheckpoint(snapshot.get(), null));
+        }
         try {
             if (snapshot.isEmpty()) ensureDefaultUser(sandbox); // a snapshot's sandbox has it already
             else if (timeout > 0) // a restore takes no lifecycle: set after
@@ -105,12 +112,30 @@ final class ControlPlane {
     private static CreateSandboxRequest fromTemplate(String template, JsonNode body, int timeout) {
         var request = CreateSandboxRequest.builder().template(template).env(strings(body.path("envVars"), "envVars"))
                 .metadata(strings(body.path("metadata"), "metadata"));
+        volumeMounts(body).forEach(mount -> request.volume(mount.name(), mount.path()));
         var lifecycle = timeout > 0 ? atTimeout(body, timeout).maxAge(Duration.ofSeconds(timeout)) : LifecycleUpdate.builder();
         // E2B's autoResume: whether a call to a paused sandbox wakes it (Stasis's own setting of that name).
         if (body.path("autoResume").has("enabled")) lifecycle.autoResume(body.path("autoResume").path("enabled").asBoolean());
         request.lifecycle(lifecycle.build());
         E2bNetwork.of(body).ifPresent(request::network);
         return request.build();
+    }
+
+    /** One of E2B's {@code volumeMounts}: a Stasis volume of the caller's (by name) at {@code path}. */
+    record VolumeMount(String name, String path) {
+    }
+
+    private static List<VolumeMount> volumeMounts(JsonNode body) {
+        var node = body.path("volumeMounts");
+        if (node.isMissingNode() || node.isNull()) return List.of();
+        if (!node.isArray()) throw new E2bException(400, "volumeMounts must be a list of {name, path}");
+        var mounts = new ArrayList<VolumeMount>();
+        for (var mount : node) {
+            if (!mount.path("name").isTextual() || !mount.path("path").isTextual())
+                throw new E2bException(400, "each of volumeMounts has a name (a volume's) and a path (where it is mounted)");
+            mounts.add(new VolumeMount(mount.path("name").asText(), mount.path("path").asText()));
+        }
+        return mounts;
     }
 
     /**

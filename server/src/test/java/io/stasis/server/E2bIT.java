@@ -72,6 +72,10 @@ class E2bIT {
                     new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"templateID\": \"no-such-template\"}", 400, "template"),
                     new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"envVars\": {\"A\": 1}}", 400, "envVars.A"),
                     new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"timeout\": -5}", 400, "timeout"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"mcp\": {\"github\": {}}}", 400, "mcp"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"volumeMounts\": [{\"name\": 1}]}", 400, "volumeMounts"),
+                    new Case("POST", "/e2b/v2/sandboxes", Map.of("X-API-KEY", key), "{\"templateID\": \"tiny\", \"volumeMounts\": "
+                            + "[{\"name\": \"no-such-volume\", \"path\": \"/data\"}]}", 404, "no-such-volume"),
                     new Case("GET", "/e2b/sandboxes/sbx_0000000000000000", Map.of("X-API-KEY", key), null, 404, "sandbox"),
                     new Case("POST", "/e2b/sandboxes/sbx_0000000000000000/timeout", Map.of("X-API-KEY", key), "{}", 400, "timeout"),
                     new Case("GET", "/e2b/v2/sandboxes/sbx_0000000000000000/logs?start=-1", Map.of("X-API-KEY", key), null, 400, "start"),
@@ -113,8 +117,11 @@ class E2bIT {
     @Test
     void polledWatchersReportChangesUntilRemovedAndTheSandboxHasLogs() throws Exception {
         try (var http = HttpClient.newHttpClient()) {
-            var created = createTiny(http, ", \"envVars\": {\"STAGE\": \"it\"}");
+            service.client.volumes().create("e2b-shared", 32);
+            var created = createTiny(http, ", \"envVars\": {\"STAGE\": \"it\"}, \"volumeMounts\": [{\"name\": \"e2b-shared\", \"path\": \"/shared\"}]");
             String sandbox = created.get("sandboxID").asText();
+            assertThat(service.client.sandboxes().get(sandbox).exec("sh", "-c", "echo kept > /shared/f && cat /shared/f").stdout())
+                    .as("a Stasis volume mounted by E2B's volumeMounts").isEqualTo("kept\n");
             var envd = Map.of("E2b-Sandbox-Id", sandbox, "X-Access-Token", created.get("envdAccessToken").asText(),
                     "Authorization", "Basic " + Base64.getEncoder().encodeToString("root:".getBytes()));
             try {
@@ -154,6 +161,7 @@ class E2bIT {
                 assertThat(init.body()).contains("envVars");
             } finally {
                 ConnectCalls.send(http, "DELETE", service.url + "/e2b/sandboxes/" + sandbox, Map.of("X-API-KEY", service.rootKey), null);
+                service.client.volumes().delete("e2b-shared", false);
             }
         }
     }
