@@ -32,7 +32,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * What runs under {@code --runtime gvisor} (the lifecycle: the API's figures, without the floors
      * of runc and CRIU, which are not gVisor's). The others measure runc's or CRIU's own parts, or the
      * service beside its sandboxes whatever their runtime. Not standby yet: it talks to a process
-     * waiting on a FIFO, and under gVisor such a process did not wake for ~10 s after a pause. Not
+     * waiting on a FIFO, and the `runsc pause` of a gVisor pause makes that wait fail with EINTR. Not
      * fork10: its 100 forks and spares, each a gVisor sentry, overloaded a 2-core host (load 300).
      * A gVisor memory fork is timed by checkpoint.
      */
