@@ -69,7 +69,7 @@ public record RuntimeSettings(RuntimeKind defaultRuntime, Set<RuntimeKind> allow
     }
 
     private static String names(Set<RuntimeKind> kinds) {
-        return String.join(",", kinds.stream().map(RuntimeKind::wireName).sorted().toList());
+        return String.join(",", RuntimeKind.wireNames(kinds));
     }
 
     static final String USAGE = """

@@ -17,7 +17,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Collectors;
 
 /** The SQL of the {@code tenants} table, and of what a tenant holds. Callers hold the catalog's lock. */
@@ -53,13 +52,9 @@ final class TenantTable {
         bindOptional(st, index++, quota.runningSandboxes().map(Integer::longValue));
         bindOptional(st, index++, quota.memoryMb());
         bindOptional(st, index++, quota.diskMb());
-        st.setString(index++, quota.runtimes().map(TenantTable::runtimesText).orElse(null));
+        // "gvisor" or "gvisor,runc": the wire names, sorted
+        st.setString(index++, quota.runtimes().map(kinds -> String.join(",", RuntimeKind.wireNames(kinds))).orElse(null));
         return index;
-    }
-
-    /** {@code gvisor} or {@code gvisor,runc}: the wire names, sorted. */
-    private static String runtimesText(Set<RuntimeKind> runtimes) {
-        return runtimes.stream().map(RuntimeKind::wireName).sorted().collect(Collectors.joining(","));
     }
 
     private static void bindOptional(PreparedStatement st, int index, Optional<Long> value) throws SQLException {

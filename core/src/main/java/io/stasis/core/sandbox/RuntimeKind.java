@@ -2,6 +2,8 @@ package io.stasis.core.sandbox;
 
 import io.stasis.core.error.StasisException;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
 import java.util.stream.Collectors;
 
 /**
@@ -28,6 +30,11 @@ public enum RuntimeKind {
     public static RuntimeKind parse(String field, String name) {
         for (var kind : values()) if (kind.wireName.equals(name)) return kind;
         throw StasisException.invalid(field, "unknown runtime \"" + name + "\"; the runtimes are " + names());
+    }
+
+    /** The names of {@code kinds}, sorted: how a set of runtimes is shown, stored and named in messages. */
+    public static List<String> wireNames(Collection<RuntimeKind> kinds) {
+        return kinds.stream().map(RuntimeKind::wireName).sorted().toList();
     }
 
     /** Every kind's name, comma-separated. */

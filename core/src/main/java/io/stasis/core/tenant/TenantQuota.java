@@ -66,7 +66,7 @@ public record TenantQuota(Optional<Integer> runningSandboxes, Optional<Long> mem
      */
     public void requireRuntime(TenantId tenant, RuntimeKind runtime, String what) {
         if (allows(runtime)) return;
-        var allowed = runtimes.orElseThrow().stream().map(RuntimeKind::wireName).sorted().toList();
+        var allowed = RuntimeKind.wireNames(runtimes.orElseThrow());
         throw new StasisException(ErrorCode.FORBIDDEN, "tenant " + tenant + " may run sandboxes only in " + String.join(", ", allowed)
                 + "; the " + what + " would run in " + runtime.wireName(), Map.of("runtime", runtime.wireName(), "allowed", allowed));
     }

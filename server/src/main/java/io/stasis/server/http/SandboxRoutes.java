@@ -163,7 +163,7 @@ final class SandboxRoutes {
         var kind = asked == null ? quotas.runtimeFor(tenant, defaultRuntime) : RuntimeKind.parse("runtime", asked);
         if (!allowedRuntimes.contains(kind))
             throw StasisException.invalid("runtime", kind + " is not allowed on this service; allowed: "
-                    + String.join(", ", allowedRuntimes.stream().map(RuntimeKind::wireName).sorted().toList()));
+                    + String.join(", ", RuntimeKind.wireNames(allowedRuntimes)));
         return kind;
     }
 

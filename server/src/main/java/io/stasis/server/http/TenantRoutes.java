@@ -43,7 +43,7 @@ final class TenantRoutes {
                     var kind = RuntimeKind.parse("quota.runtimes", name);
                     if (!serviceRuns.contains(kind))
                         throw StasisException.invalid("quota.runtimes", kind + " does not run on this service; it runs "
-                                + String.join(", ", serviceRuns.stream().map(RuntimeKind::wireName).sorted().toList()));
+                                + String.join(", ", RuntimeKind.wireNames(serviceRuns)));
                     parsed.add(kind);
                 }
                 return parsed;
@@ -62,7 +62,7 @@ final class TenantRoutes {
     record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes) {
         static QuotaView of(TenantQuota q) {
             return new QuotaView(q.runningSandboxes().orElse(null), q.memoryMb().orElse(null), q.diskMb().orElse(null),
-                    q.runtimes().map(kinds -> kinds.stream().map(RuntimeKind::wireName).sorted().toList()).orElse(null));
+                    q.runtimes().map(RuntimeKind::wireNames).orElse(null));
         }
     }
 
