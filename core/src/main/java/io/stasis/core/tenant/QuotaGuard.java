@@ -74,12 +74,17 @@ public final class QuotaGuard {
      * @param what what would start, for the message: "create", "fork of sbx_..."
      */
     public void requireRuntime(TenantId tenant, RuntimeKind runtime, String what) {
-        catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED).requireRuntime(tenant, runtime, what);
+        quotaOf(tenant).requireRuntime(tenant, runtime, what);
     }
 
     /** The runtime of the tenant's create that names none (see {@link TenantQuota#runtimeFor}). */
     public RuntimeKind runtimeFor(TenantId tenant, RuntimeKind serviceDefault) {
-        return catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED).runtimeFor(serviceDefault);
+        return quotaOf(tenant).runtimeFor(serviceDefault);
+    }
+
+    /** The tenant's quota; unlimited for a tenant the catalog does not have. */
+    private TenantQuota quotaOf(TenantId tenant) {
+        return catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED);
     }
 
     /** What the tenant holds now, by the catalog. */
@@ -90,7 +95,7 @@ public final class QuotaGuard {
     /** Records the hold once the tenant's quota and the node's limits admit it; empty for nothing asked (a fork whose sandboxes all come from spares). */
     private Optional<String> reserve(TenantId tenant, TenantUsage demand) {
         if (demand.equals(TenantUsage.NONE)) return Optional.empty();
-        var quota = catalog.findTenant(tenant).map(Tenant::quota).orElse(TenantQuota.UNLIMITED);
+        var quota = quotaOf(tenant);
         var hold = new QuotaHold("qh_" + UUID.randomUUID(), tenant, demand);
         catalog.hold(hold, (tenantHeld, nodeHeld) -> {
             check("runningSandboxes", quota.runningSandboxes().map(Integer::longValue), tenantHeld.runningSandboxes(), demand.runningSandboxes(), tenant);
