@@ -12,7 +12,6 @@ import io.stasis.sdk.ListSandboxesRequest;
 import io.stasis.sdk.NotFoundException;
 import io.stasis.sdk.Sandbox;
 import io.stasis.sdk.SandboxInfo;
-import io.stasis.sdk.SandboxMetrics;
 import io.stasis.sdk.StasisApiException;
 import io.stasis.sdk.StasisClient;
 import io.stasis.sdk.TokenRequest;
@@ -74,7 +73,7 @@ final class ControlPlane {
         int timeout = body.path("timeout").isNumber() ? body.path("timeout").asInt() : DEFAULT_TIMEOUT_SECONDS;
         if (timeout < 0) throw new E2bException(400, "timeout must not be negative");
         for (String unsupported : List.of("mcp", "iam"))
-            if (!body.path(unsupported).isMissingNode() && !body.path(unsupported).isNull() && !body.path(unsupported).isEmpty())
+            if (!body.path(unsupported).isEmpty()) // absent, null and {} alike
                 throw new E2bException(400, unsupported + " is not supported by Stasis yet (see docs/E2B.md)");
         Optional<String> snapshot = template.startsWith("ckpt_") ? Optional.of(template) : Optional.empty();
         Sandbox sandbox = null;
@@ -179,20 +178,7 @@ final class ControlPlane {
      * limit; the disk's use is not measured.
      */
     List<Map<String, Object>> metrics(StasisClient client, String id) {
-        return List.of(metric(client, client.sandboxes().get(id).info()));
-    }
-
-    private static Map<String, Object> metric(StasisClient client, SandboxInfo sandbox) {
-        SandboxMetrics reading = client.sandboxes().metrics(sandbox.id());
-        var metric = new LinkedHashMap<String, Object>();
-        metric.put("timestamp", reading.timestamp().toString());
-        metric.put("timestampUnix", reading.timestamp().getEpochSecond());
-        metric.put("cpuCount", reading.cpuCount());
-        metric.put("cpuUsedPct", reading.cpuUsedPercent());
-        metric.put("memUsed", reading.memoryBytes());
-        metric.put("memTotal", reading.memoryLimitBytes());
-        if (sandbox.resources() != null && sandbox.resources().diskMb() != null) metric.put("diskTotal", (long) sandbox.resources().diskMb() << 20);
-        return metric;
+        return List.of(E2bMetric.of(client, client.sandboxes().get(id).info()).controlPlane());
     }
 
     /** The latest metric of each of {@code ids} that is one of the caller's running sandboxes (E2B's {@code SandboxesWithMetrics}). */
@@ -201,7 +187,7 @@ final class ControlPlane {
         for (String id : ids) {
             try {
                 var sandbox = client.sandboxes().get(id).info();
-                if (sandbox.state().equals("running")) found.put(id, metric(client, sandbox));
+                if (sandbox.state().equals("running")) found.put(id, E2bMetric.of(client, sandbox).controlPlane());
             } catch (NotFoundException gone) {
                 // not the caller's, or gone: E2B leaves it out
             }

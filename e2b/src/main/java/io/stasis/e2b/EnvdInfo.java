@@ -2,8 +2,6 @@ package io.stasis.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.stasis.e2b.E2bErrors.E2bException;
-import io.stasis.sdk.SandboxMetrics;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 
@@ -23,18 +21,7 @@ final class EnvdInfo {
 
     /** envd's {@code Metrics}: one reading of now, in envd's field names. */
     Map<String, Object> metrics(EnvdCall call) {
-        var sandbox = call.client().sandboxes().get(call.sandbox()).info();
-        SandboxMetrics reading = call.client().sandboxes().metrics(call.sandbox());
-        var metrics = new LinkedHashMap<String, Object>();
-        metrics.put("ts", reading.timestamp().getEpochSecond());
-        metrics.put("cpu_count", (int) Math.ceil(reading.cpuCount()));
-        metrics.put("cpu_used_pct", reading.cpuUsedPercent());
-        metrics.put("mem_used", reading.memoryBytes());
-        metrics.put("mem_used_mib", reading.memoryBytes() >> 20);
-        metrics.put("mem_total", reading.memoryLimitBytes());
-        metrics.put("mem_total_mib", reading.memoryLimitBytes() >> 20);
-        if (sandbox.resources() != null && sandbox.resources().diskMb() != null) metrics.put("disk_total", (long) sandbox.resources().diskMb() << 20);
-        return metrics;
+        return E2bMetric.of(call.client(), call.client().sandboxes().get(call.sandbox()).info()).envd();
     }
 
     /**
