@@ -91,7 +91,7 @@ final class HibernateResume implements Scenario {
             double[] resident = new double[n];
             double[] resumes = context.sampler().run("hibernate + resume calls (" + size.label() + ")",
                     context.counts().warmupOfSlowSeries(), n, i -> {
-                        long rss = context.runcFloors() ? requireResident(sandbox.id(), size) : requireCharged(sandbox.id(), size.bytes());
+                        long rss = requireHeld(context, sandbox.id(), size);
                         long start = System.nanoTime();
                         JsonNode hibernated = service.live().hibernate(sandbox.id());
                         long slept = System.nanoTime();
@@ -104,8 +104,7 @@ final class HibernateResume implements Scenario {
                         }
                         return Format.millis(end - slept);
                     });
-            if (context.runcFloors()) requireResident(sandbox.id(), size); // the last restore kept the memory too
-            else requireCharged(sandbox.id(), size.bytes());
+            requireHeld(context, sandbox.id(), size); // the last restore kept the memory too
             String label = size.label();
             var resume = Figure.of("hibernate_resume_call." + label, name(), "ms",
                     "POST .../resume of that hibernated sandbox until it answers (restored, init answering)", Stats.of(resumes));
@@ -197,6 +196,11 @@ final class HibernateResume implements Scenario {
         if (rss < bytes * 0.95)
             throw new IllegalStateException(id + " holds " + rss + " bytes resident, expected at least " + bytes);
         return rss;
+    }
+
+    /** The sandbox's memory by what shows it under its runtime: runc's VmRSS, gVisor's cgroup charge. */
+    private static long requireHeld(BenchContext context, String id, Size size) {
+        return context.runcFloors() ? requireResident(id, size) : requireCharged(id, size.bytes());
     }
 
     /** The same by the sandbox's memory cgroup charge: a gVisor sandbox's memory is its sentry's memory file. */
