@@ -31,12 +31,11 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
     /**
      * What runs under {@code --runtime gvisor} (the lifecycle: the API's figures, without the floors
      * of runc and CRIU, which are not gVisor's). The others measure runc's or CRIU's own parts, or the
-     * service beside its sandboxes whatever their runtime. Not standby yet: it talks to a process
-     * waiting on a FIFO, and the `runsc pause` of a gVisor pause makes that wait fail with EINTR. Not
+     * service beside its sandboxes whatever their runtime. Not
      * fork10: its 100 forks and spares, each a gVisor sentry, overloaded a 2-core host (load 300).
      * A gVisor memory fork is timed by checkpoint.
      */
-    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "memory", "pause", "hibernate", "checkpoint");
+    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "memory", "pause", "standby", "hibernate", "checkpoint");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;
@@ -289,7 +288,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --json PATH           where to write the JSON (default %s)
                   --max-size SIZE       skip memory and root sizes above SIZE (e.g. 100M; default 5G: all)
                   --runtime NAME        the scenarios' sandboxes run under NAME: runc (default) or gvisor
-                                        (gvisor: create, exec and checkpoint only)
+                                        (gvisor: only %s)
                   --create-n N          create -> first output samples per template (default %d)
                   --exec-n N            exec round trips of `true` (default %d)
                   --file-1mb-n N        1 MB writes and reads (default %d)
@@ -323,7 +322,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                                         take N/5, at least 1 (default %d)
                   --help                this text
                 Percentiles are nearest-rank.
-                """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, d.create(), d.exec(), d.file1mb(), d.file100mb(),
+                """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, String.join(",", GVISOR_SCENARIOS), d.create(), d.exec(), d.file1mb(), d.file100mb(),
                 d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
                 d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.blob(), d.cli(), d.lifecycles(), d.crowd(), d.crowdProbes(), d.warmup());
     }

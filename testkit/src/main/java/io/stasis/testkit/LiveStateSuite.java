@@ -73,6 +73,29 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         runtime().thaw(id);
     }
 
+    /**
+     * A process waiting in a system call when the sandbox is paused or put in standby waits on after
+     * it runs again, as it would have without the pause: here {@code cat} waits in the open of a FIFO
+     * that nobody has opened for writing yet, and must then copy what a later writer sends.
+     */
+    @Test
+    void aProcessWaitingInASystemCallWaitsOnAcrossPauseAndStandby() {
+        var id = start();
+        Commands.sh(runtime(), id, "mkfifo /tmp/in && (cat /tmp/in > /tmp/out; echo $? > /tmp/cat-exit) >/dev/null 2>&1 &");
+        Await.until("cat to start", Duration.ofSeconds(10), () -> Commands.sh(runtime(), id, "grep -qx cat /proc/[0-9]*/comm").code() == 0);
+        LockSupport.parkNanos(Duration.ofMillis(200).toNanos()); // into the open
+        runtime().freeze(id);
+        runtime().thaw(id);
+        runtime().standby(id);
+        runtime().thaw(id);
+        var write = Commands.run(runtime(), id, new SpawnSpec(List.of("sh", "-c", "echo through > /tmp/in"), Optional.empty(),
+                Commands.ENV, Optional.empty()), Duration.ofSeconds(10));
+        assertThat(write.code()).as("the write found its reader").isZero();
+        Await.until("cat to copy what was written and end", Duration.ofSeconds(10),
+                () -> Commands.sh(runtime(), id, "cat /tmp/cat-exit 2>/dev/null").stdout().strip().equals("0"));
+        assertThat(new String(readFile(id, "/tmp/out"))).isEqualTo("through\n");
+    }
+
     @Test
     void aRerootedSandboxRunsOnItsNewRootAndSurvivesHibernation() {
         assumeTrue(runtime().canReroot(), "this runtime cannot give a running sandbox a new root");

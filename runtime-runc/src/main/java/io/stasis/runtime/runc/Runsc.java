@@ -86,11 +86,7 @@ final class Runsc {
         cli.run(networkedLauncher.orElse(List.of()), id, "restore", true, Map.of(), args.toArray(String[]::new));
     }
 
-    /** Stops every task of the sandbox, the sentry keeping their state. */
-    void pause(SandboxId id) {
-        cli.run(id, "pause", false, Map.of(), "pause", id.value());
-    }
-
+    /** Runs the tasks of a sandbox that {@code runsc pause} stopped (only earlier versions of the service paused that way). */
     void resume(SandboxId id) {
         cli.run(id, "resume", false, Map.of(), "resume", id.value());
     }

@@ -33,12 +33,14 @@ import org.slf4j.LoggerFactory;
  * in the root, which under the flags of {@link Runsc} is the host directory itself), the cgroup
  * meters. What differs is here and in {@link Runsc}:
  * <ul>
- *   <li>pause is {@code runsc pause} (the sentry stops its tasks), then the cgroup freezer: a paused
- *   sentry still used ~6% of a core (its timers, the systrap stubs), a frozen one uses none. runsc's
- *   own calls hang on a frozen sandbox, so every call thaws the cgroup first, and the status is
- *   read from runsc's state file and /proc. Standby is that pause, then the cgroup's reclaim pages
- *   the sentry's memory (its memory file, shared with the systrap stubs, so no single process can
- *   advise it out) to swap in the background;</li>
+ *   <li>pause is the cgroup freezer alone, as under runc: the sentry and its stubs stop where they
+ *   are and use no CPU. Not {@code runsc pause}: a sentry paused by it still used ~6% of a core, and
+ *   its resume ends the system calls its tasks were waiting in with EINTR (a shell's open of a FIFO
+ *   failed), where the freezer's thaw lets them wait on. runsc's own calls hang on a frozen
+ *   sandbox, so every call thaws the cgroup first, and the status is read from runsc's state file,
+ *   /proc and the freezer. Standby is that pause, then the cgroup's reclaim pages the sentry's
+ *   memory (its memory file, shared with the systrap stubs, so no single process can advise it
+ *   out) to swap in the background;</li>
  *   <li>the pids limit counts host tasks (the sentry's threads, the gofer and a systrap stub per
  *   address space: about 21 plus 2.5 per process inside), and reaching it ends the whole sandbox,
  *   so the host limit is scaled from the one asked for ({@link #hostLimits});</li>
@@ -176,7 +178,6 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     }
 
     private void pause(SandboxId id) {
-        runsc.pause(id);
         freezer.freeze(id, cgroups.path(id));
     }
 
@@ -187,13 +188,14 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     }
 
     /**
-     * A paused sandbox running again: its page-out stopped, its cgroup thawed (runsc cannot reach a
-     * frozen sentry), then its tasks. Every path that runs a frozen sandbox again comes here.
+     * A paused sandbox running again: its page-out stopped, its cgroup thawed, and its tasks resumed
+     * if an earlier version of the service paused them with runsc (after the thaw: runsc cannot reach
+     * a frozen sentry). Every path that runs a frozen sandbox again comes here.
      */
     private void resume(SandboxId id) {
         pageOuts.stop(id);
         freezer.thaw(id, cgroups.path(id));
-        runsc.resume(id);
+        if (runsc.state(id).filter(state -> state.status().equals("paused")).isPresent()) runsc.resume(id);
     }
 
     /** A pause, then the sentry's memory paged out to swap in the background, until a thaw stops it. */
@@ -347,8 +349,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         // runsc's file still says running when the sandbox ended by itself (its memory limit ends it whole).
         if (!HostProcesses.isAlive(state.get().pid())) return RuntimeStatus.STOPPED;
         return switch (state.get().status()) {
-            case "paused" -> RuntimeStatus.FROZEN;
-            case "created", "running" -> RuntimeStatus.RUNNING;
+            case "paused" -> RuntimeStatus.FROZEN; // by runsc, as earlier versions of the service paused
+            case "created", "running" -> freezer.isFrozen(cgroups.path(id)) ? RuntimeStatus.FROZEN : RuntimeStatus.RUNNING;
             default -> RuntimeStatus.STOPPED;
         };
     }
