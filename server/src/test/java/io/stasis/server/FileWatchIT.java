@@ -22,8 +22,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** {@code GET /v1/sandboxes/{id}/files/watch}: changes made inside a sandbox, as it names them, live. */
 @Tag("root")
@@ -104,8 +102,7 @@ class FileWatchIT {
     }
 
     /** Under gVisor too: the sentry writes through its gofer to the root on the host, where the watch is. */
-    @ParameterizedTest
-    @ValueSource(strings = {"runc", "gvisor"})
+    @EachRuntime
     void createModifyMoveAndDeleteInNestedDirectories(String runtime) throws Exception {
         String id = create(runtime);
         try (var watch = new Watch(id, "path=/root&recursive=true")) {
@@ -122,8 +119,7 @@ class FileWatchIT {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"runc", "gvisor"})
+    @EachRuntime
     void aWatchGoesOnAcrossHibernation(String runtime) throws Exception {
         String id = create(runtime);
         try (var watch = new Watch(id, "path=/tmp&recursive=false")) {

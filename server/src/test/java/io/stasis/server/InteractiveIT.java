@@ -21,8 +21,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /** Standard input, terminals and the terminal WebSocket, and that they survive hibernation. */
 @Tag("root")
@@ -167,8 +165,7 @@ class InteractiveIT {
     }
 
     /** Under gVisor too: its input goes through stasis-init's socket instead of the FIFO in the root. */
-    @ParameterizedTest
-    @ValueSource(strings = {"runc", "gvisor"})
+    @EachRuntime
     void theTerminalWebSocketCarriesBytesBothWaysResizesAndReattaches(String runtime) throws Exception {
         ServiceFixture.assumeRuntime(runtime);
         String id = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", " + CALM.substring(1)).get("id").asText();

@@ -21,8 +21,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Previews of real sandboxes, over their network links: a private preview refuses requests
@@ -84,8 +82,7 @@ class PreviewIT {
     }
 
     /** Under gVisor too: the preview reaches the sentry's own network stack at the sandbox's address. */
-    @ParameterizedTest
-    @ValueSource(strings = {"runc", "gvisor"})
+    @EachRuntime
     void aPrivatePreviewOfAHibernatedSandboxResumesItAndAnswers(String runtime) throws Exception {
         ServiceFixture.assumeRuntime(runtime);
         var sandbox = sandboxServing(CreateSandboxRequest.builder().template("tiny").runtime(runtime).build());

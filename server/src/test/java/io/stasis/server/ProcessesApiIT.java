@@ -50,6 +50,12 @@ class ProcessesApiIT {
         return api.post("/v1/sandboxes", body).get("id").asText();
     }
 
+    /** A sandbox of {@code body} in {@code runtime}, or the test skipped where that runtime is not set up. */
+    private static String sandbox(String runtime, String body) {
+        ServiceFixture.assumeRuntime(runtime);
+        return sandbox(body.substring(0, body.length() - 1) + ", \"runtime\": \"" + runtime + "\"}");
+    }
+
     private static JsonNode startProcess(String id, String script, String extra) {
         var body = JSON.createObjectNode();
         body.putArray("cmd").add("sh").add("-c").add(script);
@@ -60,9 +66,9 @@ class ProcessesApiIT {
         return response.body();
     }
 
-    @Test
-    void aBackgroundProcessRunsOnAndIsFoundAgain() {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void aBackgroundProcessRunsOnAndIsFoundAgain(String runtime) {
+        String id = sandbox(runtime, CALM);
         var process = startProcess(id, "for i in 1 2 3; do echo line $i; sleep 0.2; done; echo oops >&2; exit 3", "\"tag\": \"counter\"");
         long pid = process.get("pid").asLong();
         assertThat(process.get("status").asText()).isEqualTo("running");
@@ -84,9 +90,9 @@ class ProcessesApiIT {
         assertThat(api.call("GET", "/v1/sandboxes/" + id + "/processes/" + pid, null).errorCode()).isEqualTo("process_not_found");
     }
 
-    @Test
-    void signalsReachTheProcess() {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void signalsReachTheProcess(String runtime) {
+        String id = sandbox(runtime, CALM);
         long pid = startProcess(id, "trap 'echo got-term; exit 0' TERM; while true; do sleep 0.1; done", "").get("pid").asLong();
         Await.until("the trap to be set", Duration.ofSeconds(10), () -> !api.sh(id, "ps -o pid,args | grep -c '[w]hile true'").isBlank());
         assertThat(api.call("POST", "/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"TERM\"}").status()).isEqualTo(200);
@@ -102,9 +108,9 @@ class ProcessesApiIT {
                 .isEqualTo("invalid_state");
     }
 
-    @Test
-    void followingTheOutputGivesEveryByteOnceAcrossReconnects() throws Exception {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void followingTheOutputGivesEveryByteOnceAcrossReconnects(String runtime) throws Exception {
+        String id = sandbox(runtime, CALM);
         long pid = startProcess(id, "for i in $(seq 1 30); do echo tick $i; sleep 0.05; done", "").get("pid").asLong();
         var seen = new StringBuilder();
         String resumeFrom = null;
@@ -246,9 +252,9 @@ class ProcessesApiIT {
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
     }
 
-    @Test
-    void aFollowerStaysConnectedAcrossPauseAndHibernation() throws Exception {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void aFollowerStaysConnectedAcrossPauseAndHibernation(String runtime) throws Exception {
+        String id = sandbox(runtime, CALM);
         long pid = startProcess(id, "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); echo $i; sleep 0.02; done", "").get("pid").asLong();
         var lines = new LinkedBlockingQueue<Long>();
         var text = new StringBuilder();
@@ -293,9 +299,9 @@ class ProcessesApiIT {
         api.post("/v1/sandboxes/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
     }
 
-    @Test
-    void processesSurviveHibernationAndForksHaveTheirOwnCopies() {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void processesSurviveHibernationAndForksHaveTheirOwnCopies(String runtime) {
+        String id = sandbox(runtime, CALM);
         long pid = startProcess(id, "i=0; while true; do i=$((i+1)); echo $i; sleep 0.05; done", "").get("pid").asLong();
         Await.until("output", Duration.ofSeconds(10), () -> stdoutBytes(id, pid) > 10);
         api.post("/v1/sandboxes/" + id + "/hibernate", null);
@@ -317,12 +323,14 @@ class ProcessesApiIT {
         assertThat(afterStop.get("signal").asText()).isEqualTo("TERM");
     }
 
-    @Test
-    void aProcessWhoseSandboxDiedIsReportedLost() throws Exception {
-        String id = sandbox(CALM);
+    @EachRuntime
+    void aProcessWhoseSandboxDiedIsReportedLost(String runtime) throws Exception {
+        String id = sandbox(runtime, CALM);
         long pid = startProcess(id, "sleep 1000", "").get("pid").asLong();
-        long init = Long.parseLong(Files.readString(service.dataDir.resolve("runtime/bundles/" + id + "/init.pid")).strip());
-        ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly); // as a host crash would: no exit status gets written
+        // runc's init, or gVisor's sentry: killed as a host crash would, no exit status gets written
+        String stateDir = runtime.equals("gvisor") ? "runtime-gvisor" : "runtime";
+        long init = Long.parseLong(Files.readString(service.dataDir.resolve(stateDir + "/bundles/" + id + "/init.pid")).strip());
+        ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly);
         Await.until("the sandbox's init to be gone", Duration.ofSeconds(10), () -> ProcessHandle.of(init).map(h -> !h.isAlive()).orElse(true));
         var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
         assertThat(refused.errorCode()).isEqualTo("invalid_state");
@@ -335,11 +343,11 @@ class ProcessesApiIT {
         return api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("stdoutBytes").asLong();
     }
 
-    @Test
-    void aKeepAliveProcessKeepsItsSandboxAwake() {
-        String kept = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
-        String deadline = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
-        String plain = sandbox("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+    @EachRuntime
+    void aKeepAliveProcessKeepsItsSandboxAwake(String runtime) {
+        String kept = sandbox(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        String deadline = sandbox(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+        String plain = sandbox(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
         startProcess(kept, "sleep 1000", "\"keepAlive\": true");
         startProcess(deadline, "sleep 1000", "\"keepAlive\": true, \"keepAliveFor\": \"2s\"");
         startProcess(plain, "sleep 1000", "");

@@ -15,8 +15,6 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Standby end to end: the memory really goes back to the host (the sandbox's cgroup charge falls
@@ -83,8 +81,7 @@ class StandbyIT {
     }
 
     /** Under gVisor the memory is the sentry's memory file: the cgroup's reclaim pages it out. */
-    @ParameterizedTest
-    @ValueSource(strings = {"runc", "gvisor"})
+    @EachRuntime
     void theMemoryGoesBackToTheHostAndComesBackByteForByte(String runtime) throws Exception {
         ServiceFixture.assumeRuntime(runtime);
         String id = api.post("/v1/sandboxes", "{\"template\": \"base\", \"runtime\": \"" + runtime + "\", \"resources\": {\"memoryMb\": 1024}, "

@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -300,6 +301,24 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
         assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
         runtime().destroy(id);
         assertThatThrownBy(() -> Commands.run(runtime(), id, "true")).isInstanceOf(StasisException.class);
+    }
+
+    /**
+     * The CPU time the idle ladder judges a sandbox by is its processes': a sandbox whose process
+     * sleeps counts as idle whatever its runtime spends beside it (gVisor's sentry keeps ~5% of a
+     * core), and one whose process spins counts it.
+     */
+    @Test
+    void theCpuUsageIsTheSandboxsProcessesOwn() {
+        var id = start();
+        Commands.sh(runtime(), id, "sleep 1000 >/dev/null 2>&1 &");
+        LockSupport.parkNanos(Duration.ofMillis(500).toNanos()); // gVisor charges a command's CPU in 10 ms ticks, some late
+        var before = runtime().cpuUsage(id);
+        LockSupport.parkNanos(Duration.ofSeconds(2).toNanos());
+        assertThat(runtime().cpuUsage(id).minus(before)).as("asleep for 2 s").isLessThanOrEqualTo(Duration.ofMillis(20));
+        var busy = runtime().cpuUsage(id);
+        Commands.sh(runtime(), id, "end=$(($(date +%s) + 2)); while [ $(date +%s) -lt $end ]; do :; done");
+        assertThat(runtime().cpuUsage(id).minus(busy)).as("spinning for 1-2 s").isGreaterThan(Duration.ofMillis(300));
     }
 
     @Test

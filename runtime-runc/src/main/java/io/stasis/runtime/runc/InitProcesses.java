@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -223,6 +224,20 @@ final class InitProcesses implements SandboxProcesses {
     @Override
     public void resizeTerminal(SandboxId id, String processId, SpawnSpec.TerminalSize size) {
         initCall(id, InitFrame.of("resize").with("id", processId).with("cols", size.cols()).with("rows", size.rows()).build(), "resize");
+    }
+
+    /**
+     * The CPU time of every process of the sandbox so far, as the sandbox's own kernel counts it (its
+     * cgroup {@code cpuacct.usage}, read by init), or empty where init cannot tell (an init started
+     * before it could, or a kernel without that cgroup).
+     */
+    public Optional<Duration> kernelCpu(SandboxId id) {
+        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
+             var connection = InitConnection.open(id, confined)) {
+            var reply = connection.call(InitFrame.of("cpu").build());
+            if (!reply.verb().equals("ok")) return Optional.empty();
+            return reply.get("ns").map(ns -> Duration.ofNanos(Long.parseLong(ns)));
+        }
     }
 
     private void initCall(SandboxId id, InitFrame request, String step) {
