@@ -8,6 +8,7 @@ import io.stasis.core.events.EventLog;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.ActivityTracker;
+import io.stasis.core.lifecycle.DiskHeadroom;
 import io.stasis.core.lifecycle.ForkSpares;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.RestoreTurns;
@@ -364,7 +365,7 @@ public final class CheckpointService {
             faults.reach("checkpoint.after-freeze");
             roots.snapshotRoot(id, checkpoint);
             faults.reach("checkpoint.after-snapshot");
-            if (memory) bytes = runtime.checkpoint(id, checkpoint, true);
+            if (memory) bytes = DiskHeadroom.during(roots, sandbox, () -> runtime.checkpoint(id, checkpoint, true));
             faults.reach("checkpoint.after-dump");
         } catch (RuntimeException e) {
             try {

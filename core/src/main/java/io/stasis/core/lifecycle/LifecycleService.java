@@ -39,7 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class LifecycleService {
     private static final Logger log = LoggerFactory.getLogger(LifecycleService.class);
-    private static final long HEADROOM_BYTES = 4L << 20;
     /** How long a stop lets processes end on SIGTERM before they are killed. */
     static final Duration STOP_GRACE = Duration.ofSeconds(10);
 
@@ -200,7 +199,7 @@ public final class LifecycleService {
                     () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
                         var spec = specOf(sandbox);
                         try {
-                            withHeadroom(sandbox, () -> runtime.create(spec));
+                            DiskHeadroom.during(roots, sandbox, () -> runtime.create(spec));
                         } catch (RuntimeException e) {
                             buckets.discard(id, e);
                             throw e;
@@ -211,23 +210,6 @@ public final class LifecycleService {
         };
     }
 
-    /**
-     * CRIU binds the sandbox's control socket in its root again and the runtime writes /.stasis/instance
-     * there after a restore, /.stasis/boot at a start: a root at its disk limit refused them (EDQUOT),
-     * and a sandbox that had filled its disk could never come back from hibernation, nor start again.
-     * Its limit is a little higher for the restore or start only; a crash in between leaves the higher
-     * one until the reconciler sets the recorded limit again.
-     */
-    private void withHeadroom(Sandbox sandbox, Runnable step) {
-        long limit = sandbox.resources().diskBytes();
-        roots.limitRoot(sandbox.id(), limit + HEADROOM_BYTES);
-        try {
-            step.run();
-        } finally {
-            roots.limitRoot(sandbox.id(), limit);
-        }
-    }
-
     private Sandbox restoreHibernated(Sandbox sandbox, SandboxState.Hibernated image, Reason reason) {
         SandboxId id = sandbox.id();
         long start = System.nanoTime();
@@ -235,7 +217,7 @@ public final class LifecycleService {
         // An image that is not here is one of a sandbox adopted from a lost node: it comes from the durable store.
         boolean here = runtime.imageSize(image.checkpoint()).isPresent() && roots.root(id).isPresent();
         try (var fetched = here ? HibernationSource.Fetched.NOTHING : elsewhere.fetch(sandbox, image.checkpoint())) {
-            withHeadroom(sandbox, () -> runtime.restore(specOf(sandbox), image.checkpoint()));
+            DiskHeadroom.during(roots, sandbox, () -> runtime.restore(specOf(sandbox), image.checkpoint()));
         } catch (RuntimeException e) {
             // The image stays: the sandbox remains hibernated and the error is reported.
             buckets.discard(id, e);

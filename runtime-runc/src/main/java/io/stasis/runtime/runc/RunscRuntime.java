@@ -159,7 +159,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         Path bundle = writeBundle(spec);
         try {
             Path pidFile = bundles.pidFile(id);
-            withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher, !spec.mounts().isEmpty()));
+            withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher));
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
             serviceFiles.writeBoot(id, spec.root());
         } catch (RuntimeException e) {
@@ -346,8 +346,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         }
         Path bundle = writeBundle(spec);
         try {
-            withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher,
-                    !spec.mounts().isEmpty()));
+            withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
             rebind(id);
             serviceFiles.writeInstance(spec, image);
         } catch (RuntimeException e) {
