@@ -431,27 +431,28 @@ class TenantsIT {
                 .errorCode()).as("another tenant's sandbox").isEqualTo("sandbox_not_found");
     }
 
-    @Test
-    void quotasRefuseCreateForkAndResumeWith429NamingTheQuota() {
-        var dave = tenantWithKey("dave", "{\"runningSandboxes\": 1, \"memoryMb\": 512}");
+    @EachRuntime
+    void quotasRefuseCreateForkAndResumeWith429NamingTheQuota(String runtime) {
+        ServiceFixture.assumeRuntime(runtime);
+        var dave = tenantWithKey("dave-" + runtime, "{\"runningSandboxes\": 1, \"memoryMb\": 512}");
         var api = new RawApi(service.url, dave.get("secret").asText());
         String daveId = dave.get("tenant").get("id").asText();
-        String first = api.post("/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 256}}").get("id").asText();
+        String first = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"template\": \"tiny\", \"resources\": {\"memoryMb\": 256}}").get("id").asText();
         try {
-            var refused = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 128}}");
+            var refused = api.call("POST", "/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"template\": \"tiny\", \"resources\": {\"memoryMb\": 128}}");
             assertThat(refused.status()).isEqualTo(429);
             assertThat(refused.body().path("error").path("details")).isEqualTo(JSON.valueToTree(
                     Map.of("quota", "runningSandboxes", "limit", 1, "used", 1, "requested", 1)));
             assertThat(api.call("POST", "/v1/sandboxes/" + first + "/fork", "{}").errorCode()).isEqualTo("quota_exceeded");
 
             root.call("PATCH", "/v1/tenants/" + daveId, "{\"quota\": {\"runningSandboxes\": 5}}");
-            var memory = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}");
+            var memory = api.call("POST", "/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}");
             assertThat(memory.status()).isEqualTo(429);
             assertThat(memory.body().path("error").path("details").path("quota").asText()).isEqualTo("memoryMb");
 
             // A hibernated sandbox holds no memory: another fits, and then the first cannot come back.
             api.post("/v1/sandboxes/" + first + "/hibernate", null);
-            String second = api.post("/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}").get("id").asText();
+            String second = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"template\": \"tiny\", \"resources\": {\"memoryMb\": 512}}").get("id").asText();
             var resume = api.call("POST", "/v1/sandboxes/" + first + "/resume", null);
             assertThat(resume.status()).isEqualTo(429);
             assertThat(api.get("/v1/sandboxes/" + first).get("state").asText()).isEqualTo("hibernated");
@@ -464,7 +465,7 @@ class TenantsIT {
 
             // Disk: the limits of all the tenant's sandboxes, added up.
             root.call("PATCH", "/v1/tenants/" + daveId, "{\"quota\": {\"memoryMb\": 100000, \"diskMb\": " + (disk + 100) + "}}");
-            var full = api.call("POST", "/v1/sandboxes", "{\"template\": \"tiny\", \"resources\": {\"diskMb\": 200}}");
+            var full = api.call("POST", "/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"template\": \"tiny\", \"resources\": {\"diskMb\": 200}}");
             assertThat(full.status()).isEqualTo(429);
             assertThat(full.body().path("error").path("details").path("quota").asText()).isEqualTo("diskMb");
             api.call("DELETE", "/v1/sandboxes/" + second, null);
