@@ -32,6 +32,12 @@
  *   closestdin id=..                 -> ok   (the process reads end of file once the FIFO is drained)
  *   resize id=.. cols=N rows=N       -> ok   (the terminal's window size; its foreground job gets SIGWINCH)
  *   ping                             -> ok version=N
+ *   hostname name=<name>             -> ok | error errno=N msg=..  The sandbox's hostname set (a copy
+ *                                       restored from another sandbox's image takes its own). For
+ *                                       gVisor, which restores its kernel's hostname with the image;
+ *                                       there init holds CAP_SYS_ADMIN for it, in gVisor's kernel
+ *                                       only, and drops it from the bounding set of every process it
+ *                                       starts (under runc it never has it, and CRIU's script sets it).
  *   cpu                              -> ok ns=N (CPU time of every process of the sandbox so far, as its
  *                                       kernel counts it: the cpuacct cgroup at /sys/fs/cgroup/cpuacct)
  *                                       | error errno=N msg=..  For gVisor, whose host cgroup also counts
@@ -67,6 +73,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <termios.h>
@@ -432,6 +439,8 @@ static int parse_run_as(const char *text, struct run_as *as) {
 
 static void child_exec(int status_fd, const char *id, char **argv, char **envp, const char *cwd, int cwd_fallback,
                        int stdin_mode, int tty, const struct run_as *as) {
+    /* init's own privilege (see "hostname") is not the program's: gone from the bounding set, exec cannot grant it. */
+    if (prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0 && errno != EINVAL) child_fail(status_fd, "fork", errno);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -903,6 +912,24 @@ static void conn_close(struct conn *c) {
     c->fd = -1;
 }
 
+/* hostname: see the header. */
+static void handle_hostname(int fd, char **fields, int nfields) {
+    const char *name = NULL;
+    for (int i = 0; i < nfields; i++)
+        if (!strncmp(fields[i], "name=", 5)) name = fields[i] + 5;
+    if (!name || !*name || strlen(name) > 64) {
+        reply_error(fd, "request", EINVAL, "a hostname of 1 to 64 characters is needed");
+        return;
+    }
+    if (sethostname(name, strlen(name)) != 0) {
+        reply_error(fd, "hostname", errno, strerror(errno));
+        return;
+    }
+    struct out o = {0};
+    out_add(&o, "ok");
+    send_frame(fd, &o);
+}
+
 /* cpu: see the header. */
 static void report_cpu(int fd) {
     char text[32] = {0};
@@ -956,6 +983,7 @@ static void dispatch(int fd, unsigned char *payload, size_t len) {
     else if (!strcmp(fields[0], "resize")) handle_resize(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "quiesce")) quiesce(fd);
     else if (!strcmp(fields[0], "cpu")) report_cpu(fd);
+    else if (!strcmp(fields[0], "hostname")) handle_hostname(fd, fields + 1, n - 1);
     else if (!strcmp(fields[0], "ping")) {
         struct out o = {0};
         out_add(&o, "ok");

@@ -52,9 +52,19 @@ class LiveStateApiIT {
         return api.post("/v1/sandboxes", body).get("id").asText();
     }
 
+    /** A sandbox of {@code body} in {@code runtime}, or the test skipped where that runtime is not set up. */
+    private static String create(String runtime, String body) {
+        ServiceFixture.assumeRuntime(runtime);
+        return create(body.substring(0, body.length() - 1) + ", \"runtime\": \"" + runtime + "\"}");
+    }
+
     /** A sandbox whose default idle policy will not interfere (never pauses by itself). */
     private static String calmSandbox() {
-        return create("{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}");
+        return calmSandbox("runc");
+    }
+
+    private static String calmSandbox(String runtime) {
+        return create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}");
     }
 
     /** The counter's value; -1 before the loop wrote it first. */
@@ -67,9 +77,9 @@ class LiveStateApiIT {
         return api.get("/v1/sandboxes/" + id).get("state").asText();
     }
 
-    @Test
-    void pauseFreezesAndResumeContinues() {
-        String id = calmSandbox();
+    @EachRuntime
+    void pauseFreezesAndResumeContinues(String runtime) {
+        String id = calmSandbox(runtime);
         api.sh(id, COUNTER);
         Await.until("counting", Duration.ofSeconds(10), () -> count(id) > 3);
         var paused = api.post("/v1/sandboxes/" + id + "/pause", null);
@@ -94,9 +104,9 @@ class LiveStateApiIT {
         }
     }
 
-    @Test
-    void hibernateFreesTheProcessesAndResumeBringsThemBack() {
-        String id = calmSandbox();
+    @EachRuntime
+    void hibernateFreesTheProcessesAndResumeBringsThemBack(String runtime) {
+        String id = calmSandbox(runtime);
         api.sh(id, COUNTER + " httpd -p 8080 -h /etc");
         Await.until("counting", Duration.ofSeconds(10), () -> count(id) > 3);
         var hibernated = api.post("/v1/sandboxes/" + id + "/hibernate", null);
@@ -149,9 +159,9 @@ class LiveStateApiIT {
         }
     }
 
-    @Test
-    void anAgeLimitThatSleepsPutsTheSandboxInStandbyAndEachWakeGivesItWakeForMore() {
-        String id = create("{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null,"
+    @EachRuntime
+    void anAgeLimitThatSleepsPutsTheSandboxInStandbyAndEachWakeGivesItWakeForMore(String runtime) {
+        String id = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": null, \"standbyAfterIdle\": null, \"hibernateAfterIdle\": null,"
                 + " \"maxAge\": \"2s\", \"atMaxAge\": \"standby\", \"wakeFor\": \"3s\"}}");
         api.sh(id, COUNTER);
         Await.until("standby at its age limit, busy or not", Duration.ofSeconds(15), () -> state(id).equals("standby"));
@@ -172,9 +182,9 @@ class LiveStateApiIT {
         assertThat(refused.body().path("error").path("message").asText()).contains("lifecycle.atMaxAge");
     }
 
-    @Test
-    void anyCallWakesASleepingSandbox() {
-        String id = calmSandbox();
+    @EachRuntime
+    void anyCallWakesASleepingSandbox(String runtime) {
+        String id = calmSandbox(runtime);
         api.sh(id, "echo kept > /root/f");
         api.post("/v1/sandboxes/" + id + "/pause", null);
         assertThat(api.sh(id, "cat /root/f")).isEqualTo("kept\n");
@@ -193,9 +203,9 @@ class LiveStateApiIT {
         assertThat(state(id)).as("metadata reads do not wake it").isEqualTo("paused");
     }
 
-    @Test
-    void stopEndsProcessesKeepsFilesAndStartBoots() {
-        String id = calmSandbox();
+    @EachRuntime
+    void stopEndsProcessesKeepsFilesAndStartBoots(String runtime) {
+        String id = calmSandbox(runtime);
         api.sh(id, COUNTER + " echo kept > /root/f");
         assertThat(api.post("/v1/sandboxes/" + id + "/stop", null).get("state").asText()).isEqualTo("stopped");
         var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
@@ -205,9 +215,9 @@ class LiveStateApiIT {
         assertThat(api.sh(id, "cat /root/f; ps -o args | grep -c '[w]hile true' || true")).isEqualTo("kept\n0\n");
     }
 
-    @Test
-    void checkpointsAndForksDiverge() {
-        String parent = calmSandbox();
+    @EachRuntime
+    void checkpointsAndForksDiverge(String runtime) {
+        String parent = calmSandbox(runtime);
         api.sh(parent, COUNTER + " echo before > /root/shared");
         Await.until("counting", Duration.ofSeconds(10), () -> count(parent) > 3);
         var memory = api.post("/v1/sandboxes/" + parent + "/checkpoints", "{\"name\": \"with-memory\", \"memory\": true}");
@@ -241,9 +251,9 @@ class LiveStateApiIT {
         String coldId = cold.get("id").asText();
         assertThat(api.sh(coldId, "cat /root/shared; ps -o args | grep -c '[w]hile true' || true")).isEqualTo("before\n0\n");
 
-        var current = api.post("/v1/sandboxes/" + parent + "/fork", "{\"name\": \"now\"}").get("items").get(0);
-        assertThat(current.get("name").asText()).isEqualTo("now");
-        Await.until("the current-state fork counts", Duration.ofSeconds(10), () -> count("now") > 3);
+        var current = api.post("/v1/sandboxes/" + parent + "/fork", "{\"name\": \"now-" + runtime + "\"}").get("items").get(0);
+        assertThat(current.get("name").asText()).isEqualTo("now-" + runtime);
+        Await.until("the current-state fork counts", Duration.ofSeconds(10), () -> count("now-" + runtime) > 3);
 
         assertThat(api.call("DELETE", "/v1/checkpoints/" + files.get("id").asText(), null).status()).isEqualTo(204);
         assertThat(api.call("POST", "/v1/sandboxes/" + parent + "/fork", "{\"checkpoint\": \"" + files.get("id").asText() + "\"}").errorCode())
@@ -364,10 +374,10 @@ class LiveStateApiIT {
         assertThat(api.call("POST", "/v1/sandboxes/" + id + "/checkpoints", "{\"memory\": true}").errorCode()).isEqualTo("invalid_state");
     }
 
-    @Test
-    void theIdlePolicyMovesAnIdleSandboxDownTheLadderButNotABusyOne() {
-        String idle = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
-        String busy = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
+    @EachRuntime
+    void theIdlePolicyMovesAnIdleSandboxDownTheLadderButNotABusyOne(String runtime) {
+        String idle = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
+        String busy = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
         api.sh(busy, "(while true; do :; done) >/dev/null 2>&1 &");
         Await.until("the idle sandbox to pause", Duration.ofSeconds(10), () -> state(idle).equals("paused"));
         Await.until("the idle sandbox to hibernate", Duration.ofSeconds(15), () -> state(idle).equals("hibernated"));
@@ -380,9 +390,9 @@ class LiveStateApiIT {
         api.sh(busy, "pkill -f 'while true' || kill $(pgrep -f 'while true') || true");
     }
 
-    @Test
-    void aLongExecKeepsItsSandboxAwake() {
-        String id = create("{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
+    @EachRuntime
+    void aLongExecKeepsItsSandboxAwake(String runtime) {
+        String id = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\"}}");
         var result = api.post("/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sleep\", \"3\"]}");
         assertThat(result.get("exitCode").asInt()).isZero();
         Await.until("the sandbox to pause once idle", Duration.ofSeconds(10), () -> state(id).equals("paused"));

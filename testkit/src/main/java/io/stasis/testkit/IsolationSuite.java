@@ -73,6 +73,8 @@ public abstract class IsolationSuite extends RuntimeSuite {
         assertThat(insmod.stderr().toLowerCase()).containsAnyOf("not permitted", "operation not permitted", "permission");
         assertThat(Commands.sh(runtime(), id, "mknod /tmp/disk b 8 0").code()).isNotZero();
         assertThat(Commands.sh(runtime(), id, "ls /dev").stdout()).doesNotContain("sda", "vda", "mem", "kmsg", "loop");
+        long bounding = Long.parseLong(Commands.sh(runtime(), id, "grep CapBnd /proc/self/status | cut -f2").stdout().strip(), 16);
+        assertThat(bounding & (1L << 21)).as("CAP_SYS_ADMIN in a process's bounding set (init's under gVisor is not theirs)").isZero();
         if (!hostKernelServesTheSandbox()) {
             // Namespaces and filters inside are the sentry's own; what faces the host kernel is the
             // sentry, its file server and its stubs: each filtered by seccomp, none able to gain privileges.

@@ -185,14 +185,6 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         }
     }
 
-    /**
-     * Whether a sandbox restored from another's image takes the hostname its spec gives (runc: the
-     * CRIU action script sets it), or keeps the image's (gVisor restores its kernel's state whole).
-     */
-    protected boolean restoresTakeTheirOwnHostname() {
-        return true;
-    }
-
     @Test
     void copiesRestoredFromOneImageRunSideBySideAndDiverge() {
         var parent = start();
@@ -215,7 +207,7 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         for (var copy : copies) {
             assertThat(Commands.run(runtime(), copy, "cat", "/root/shared").stdout()).isEqualTo("shared\n");
             assertThat(Commands.run(runtime(), copy, "hostname").stdout().strip())
-                    .isEqualTo(restoresTakeTheirOwnHostname() ? copy.hostname() : parent.hostname());
+                    .as("a copy's own hostname").isEqualTo(copy.hostname());
             awaitCountAbove(copy, 3);
         }
         Commands.sh(runtime(), copies.getFirst(), "echo mine > /root/only-first");

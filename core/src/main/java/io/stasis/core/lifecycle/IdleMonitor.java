@@ -94,10 +94,15 @@ public final class IdleMonitor implements AutoCloseable {
     private void check(Sandbox sandbox) {
         SandboxId id = sandbox.id();
         boolean running = sandbox.state() instanceof SandboxState.Running;
+        boolean unread = running && !lastCpu.containsKey(id);
         if (activity.isAttached(id) || busy(sandbox) || (running && keptAwake.test(id))) activity.touch(id);
         if (running) ttlHibernationRefused.remove(id);
         var decision = IdlePolicy.decide(sandbox.lifecycle(), sandbox.state(), sandbox.createdAt(), activity.lastActivity(id), clock.instant());
         if (decision.isEmpty()) return;
+        // Not idle yet for want of a CPU reading before this one (a sandbox new, or running again, since
+        // the last tick): it may have been busy since its last call. A tick held up by a slow action (a
+        // deletion at an age limit) had paused a sandbox spinning since its creation at its first reading.
+        if (unread && !decision.get().reason().equals("ttl")) return;
         var reason = decision.get().reason().equals("ttl") ? LifecycleService.Reason.TTL : LifecycleService.Reason.IDLE;
         if (reason == LifecycleService.Reason.TTL && decision.get().action() == IdlePolicy.Action.HIBERNATE && ttlHibernationRefused.contains(id)) return;
         switch (decision.get().action()) {
@@ -130,7 +135,7 @@ public final class IdleMonitor implements AutoCloseable {
         }
     }
 
-    /** Whether the sandbox's processes used more than {@code busyCpu} of a core since the last tick. */
+    /** Whether the sandbox's processes used more than {@code busyCpu} of a core since the last tick (false at the first reading). */
     private boolean busy(Sandbox sandbox) {
         if (!(sandbox.state() instanceof SandboxState.Running)) {
             lastCpu.remove(sandbox.id());

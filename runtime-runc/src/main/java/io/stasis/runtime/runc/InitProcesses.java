@@ -240,6 +240,11 @@ final class InitProcesses implements SandboxProcesses {
         }
     }
 
+    /** Sets the sandbox's hostname (stasis-init needs CAP_SYS_ADMIN in the sandbox for it: gVisor's {@link RunscRuntime} gives it). */
+    void setHostname(SandboxId id, String hostname) {
+        initCall(id, InitFrame.of("hostname").with("name", hostname).build(), "set the hostname");
+    }
+
     private void initCall(SandboxId id, InitFrame request, String step) {
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
              var connection = InitConnection.open(id, confined)) {

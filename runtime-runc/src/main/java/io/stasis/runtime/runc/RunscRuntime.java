@@ -113,7 +113,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     /**
      * What runsc needs changed in runc's spec: the sentry applies no seccomp profile of ours and runs
-     * no CRIU; and the root's own /tmp is bound on /tmp, since runsc otherwise mounts a tmpfs of the
+     * no CRIU; stasis-init may set the hostname of a copy restored from another sandbox's image
+     * (CAP_SYS_ADMIN, in gVisor's kernel only: init drops it from every process it starts); and the root's own /tmp is bound on /tmp, since runsc otherwise mounts a tmpfs of the
      * sentry's there, which the host (the files API) would never see. Only a real directory is bound:
      * the sandbox may have made its /tmp a link, which the host would follow out of the root. A
      * bundle is written right before each start and restore, when no process of the sandbox runs to
@@ -122,6 +123,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private static ObjectNode forRunsc(ObjectNode spec) {
         ((ObjectNode) spec.get("linux")).remove("seccomp");
         spec.remove("annotations");
+        var capabilities = (ObjectNode) spec.path("process").path("capabilities");
+        for (String set : List.of("bounding", "effective", "permitted")) ((ArrayNode) capabilities.get(set)).add("CAP_SYS_ADMIN");
         Path tmp = Path.of(spec.path("root").path("path").asText()).resolve("tmp");
         var mounts = (ArrayNode) spec.get("mounts");
         boolean bound = false;
@@ -348,6 +351,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         try {
             withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
             rebind(id);
+            processes.setHostname(id, spec.hostname()); // gVisor restored the image's own, which a fork's is not
             serviceFiles.writeInstance(spec, image);
         } catch (RuntimeException e) {
             destroyAfter(id, e);

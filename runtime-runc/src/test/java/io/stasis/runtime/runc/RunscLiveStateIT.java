@@ -14,9 +14,4 @@ class RunscLiveStateIT extends LiveStateOnHost {
     protected boolean limitsShowInside() {
         return false;
     }
-
-    @Override
-    protected boolean restoresTakeTheirOwnHostname() {
-        return false;
-    }
 }

@@ -40,6 +40,7 @@ class IdleMonitorTest {
         monitor = new IdleMonitor(core.catalog, core.runtime, core.lifecycle, core.sandboxes, core.activity, core.clock, TICK, 0.02,
                 keptAwake::contains);
         sandbox = core.create();
+        monitor.checkAll(); // the first reading of its CPU counter: idle from the next on
     }
 
     @AfterEach
@@ -76,13 +77,22 @@ class IdleMonitorTest {
     }
 
     @Test
+    void aSandboxIsNotIdleBeforeItsSecondCpuReading() {
+        var spinning = core.create();
+        core.runtime.burnCpu(spinning.id(), Duration.ofMinutes(1));
+        core.clock.advance(Duration.ofMinutes(1)); // a tick held up: its first reading comes late
+        monitor.checkAll();
+        assertThat(core.catalog.find(spinning.id()).orElseThrow().state()).isEqualTo(new SandboxState.Running());
+        assertThat(after(Duration.ZERO)).as("one read before").isEqualTo(new SandboxState.Paused());
+    }
+
+    @Test
     void aSandboxIdleLongAgoTakesTheDeepestStepDue() {
         assertThat(after(Duration.ofHours(2))).isInstanceOf(SandboxState.Hibernated.class);
     }
 
     @Test
     void cpuUseAnAttachedClientOrAKeptAwakeProcessIsActivity() {
-        monitor.checkAll(); // the first reading of the CPU counter
         for (int i = 0; i < 20; i++) {
             core.runtime.burnCpu(sandbox.id(), TICK.dividedBy(10));
             assertThat(after(TICK)).as("busy at 10% of a core").isEqualTo(new SandboxState.Running());
