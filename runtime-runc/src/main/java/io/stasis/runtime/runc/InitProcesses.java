@@ -231,7 +231,7 @@ final class InitProcesses implements SandboxProcesses {
      * cgroup {@code cpuacct.usage}, read by init), or empty where init cannot tell (an init started
      * before it could, or a kernel without that cgroup).
      */
-    public Optional<Duration> kernelCpu(SandboxId id) {
+    Optional<Duration> kernelCpu(SandboxId id) {
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
              var connection = InitConnection.open(id, confined)) {
             var reply = connection.call(InitFrame.of("cpu").build());

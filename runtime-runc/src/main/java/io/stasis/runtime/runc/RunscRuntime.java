@@ -114,11 +114,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     /**
      * What runsc needs changed in runc's spec: the sentry applies no seccomp profile of ours and runs
      * no CRIU; stasis-init may set the hostname of a copy restored from another sandbox's image
-     * (CAP_SYS_ADMIN, in gVisor's kernel only: init drops it from every process it starts); and the root's own /tmp is bound on /tmp, since runsc otherwise mounts a tmpfs of the
-     * sentry's there, which the host (the files API) would never see. Only a real directory is bound:
-     * the sandbox may have made its /tmp a link, which the host would follow out of the root. A
-     * bundle is written right before each start and restore, when no process of the sandbox runs to
-     * change it after this check.
+     * (CAP_SYS_ADMIN, in gVisor's kernel only: init drops it from every process it starts); and the
+     * root's own /tmp is bound on /tmp, since runsc otherwise mounts a tmpfs of the sentry's there,
+     * which the host (the files API) would never see. Only a real directory is bound: the sandbox may
+     * have made its /tmp a link, which the host would follow out of the root. A bundle is written
+     * right before each start and restore, when no process of the sandbox runs to change it after
+     * this check.
      */
     private static ObjectNode forRunsc(ObjectNode spec) {
         ((ObjectNode) spec.get("linux")).remove("seccomp");
