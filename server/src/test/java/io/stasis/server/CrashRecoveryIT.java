@@ -41,15 +41,24 @@ class CrashRecoveryIT {
      * @param from    the state the sandbox is brought to first
      * @param action  the call that reaches the step
      * @param allowed the states the sandbox may be found in afterwards ("gone" for deleted)
+     * @param runtime the sandbox's runtime
      */
-    record Case(String step, String from, String action, Set<String> allowed, int warmPool) {
+    record Case(String step, String from, String action, Set<String> allowed, int warmPool, String runtime) {
         Case(String step, String from, String action, Set<String> allowed) {
-            this(step, from, action, allowed, 0);
+            this(step, from, action, allowed, 0, "runc");
+        }
+
+        Case(String step, String from, String action, Set<String> allowed, int warmPool) {
+            this(step, from, action, allowed, warmPool, "runc");
+        }
+
+        Case underGvisor() {
+            return new Case(step, from, action, allowed, warmPool, "gvisor");
         }
 
         @Override
         public String toString() {
-            return step + " from " + from;
+            return step + " from " + from + (runtime.equals("runc") ? "" : " (" + runtime + ")");
         }
     }
 
@@ -77,7 +86,13 @@ class CrashRecoveryIT {
                 // A fork of a files checkpoint into a warm sandbox, between its new root and the old one's removal.
                 new Case("fork.after-reroot", "running", "fork-files", Set.of("running"), 2),
                 new Case("delete.after-mark", "running", "delete", Set.of("gone")),
-                new Case("delete.after-destroy", "running", "delete", Set.of("gone")));
+                new Case("delete.after-destroy", "running", "delete", Set.of("gone")),
+                // Where gVisor's engine does the work its own way: its standby, save, restore and copies.
+                new Case("standby.after-freeze", "running", "standby", Set.of("running", "standby")).underGvisor(),
+                new Case("hibernate.after-dump", "running", "hibernate", Set.of("running", "hibernated")).underGvisor(),
+                new Case("resume.after-restore", "hibernated", "resume", Set.of("hibernated", "running")).underGvisor(),
+                new Case("checkpoint.after-dump", "running", "checkpoint", Set.of("running")).underGvisor(),
+                new Case("fork.after-start", "running", "fork", Set.of("running")).underGvisor());
     }
 
     @BeforeAll
@@ -107,12 +122,14 @@ class CrashRecoveryIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void aCrashAtEveryStepLeavesAWellDefinedUsableSandbox(Case c) throws Exception {
+        ServiceFixture.assumeRuntime(c.runtime());
         String id;
         long generationBefore;
         try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool",
                 Integer.toString(c.warmPool()), "--no-warm-up")) {
             try (var api = api(armed)) {
-                id = api.post("/v1/sandboxes", CALM).get("id").asText();
+                id = api.post("/v1/sandboxes", CALM.substring(0, CALM.length() - 1) + ", \"runtime\": \"" + c.runtime() + "\"}")
+                        .get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
                 Await.until("counting", Duration.ofSeconds(10), () -> !api.sh(id, "cat /tmp/count 2>/dev/null; true").isBlank());
                 api.bringTo(id, c.from());

@@ -12,16 +12,16 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
 
 /** Sandboxes outlive the service: killed with SIGKILL and started again, it finds them running. */
 @Tag("root")
 class RestartIT {
 
-    @Test
-    void sandboxesSurviveAKilledServiceAndAreAdoptedOnRestart() throws Exception {
+    @EachRuntime
+    void sandboxesSurviveAKilledServiceAndAreAdoptedOnRestart(String runtime) throws Exception {
+        ServiceFixture.assumeRuntime(runtime);
         Path dataDir = Files.createTempDirectory("stasis-restart-it");
-        Path log = Path.of("target", "restart-it-service.log").toAbsolutePath();
+        Path log = Path.of("target", "restart-it-service-" + runtime + ".log").toAbsolutePath();
         SandboxId id;
         long counter;
         long lastOffset;
@@ -33,7 +33,7 @@ class RestartIT {
                 try (var client = StasisClient.connect(first.url, key)) {
                     String created;
                     try (var api = new RawApi(first.url, key)) {
-                        created = api.post("/v1/sandboxes", "{\"network\": {\"egress\": {\"default\": \"deny\", \"allow\": [\"restart.test\"]}}}")
+                        created = api.post("/v1/sandboxes", "{\"runtime\": \"" + runtime + "\", \"network\": {\"egress\": {\"default\": \"deny\", \"allow\": [\"restart.test\"]}}}")
                                 .get("id").asText();
                     }
                     var sandbox = client.sandboxes().get(created);
