@@ -122,14 +122,12 @@ class CrashRecoveryIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void aCrashAtEveryStepLeavesAWellDefinedUsableSandbox(Case c) throws Exception {
-        ServiceFixture.assumeRuntime(c.runtime());
         String id;
         long generationBefore;
         try (var armed = ServiceProcess.start(dataDir, log, Map.of("STASIS_FAULT_POINT", c.step()), "--warm-pool",
                 Integer.toString(c.warmPool()), "--no-warm-up")) {
             try (var api = api(armed)) {
-                id = api.post("/v1/sandboxes", CALM.substring(0, CALM.length() - 1) + ", \"runtime\": \"" + c.runtime() + "\"}")
-                        .get("id").asText();
+                id = api.post("/v1/sandboxes", ServiceFixture.inRuntime(c.runtime(), CALM)).get("id").asText();
                 api.sh(id, COUNTER + " echo precious > /root/precious");
                 Await.until("counting", Duration.ofSeconds(10), () -> !api.sh(id, "cat /tmp/count 2>/dev/null; true").isBlank());
                 api.bringTo(id, c.from());

@@ -52,10 +52,8 @@ class LiveStateApiIT {
         return api.post("/v1/sandboxes", body).get("id").asText();
     }
 
-    /** A sandbox of {@code body} in {@code runtime}, or the test skipped where that runtime is not set up. */
     private static String create(String runtime, String body) {
-        ServiceFixture.assumeRuntime(runtime);
-        return create(body.substring(0, body.length() - 1) + ", \"runtime\": \"" + runtime + "\"}");
+        return create(ServiceFixture.inRuntime(runtime, body));
     }
 
     /** A sandbox whose default idle policy will not interfere (never pauses by itself). */

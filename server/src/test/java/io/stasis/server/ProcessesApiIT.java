@@ -50,10 +50,8 @@ class ProcessesApiIT {
         return api.post("/v1/sandboxes", body).get("id").asText();
     }
 
-    /** A sandbox of {@code body} in {@code runtime}, or the test skipped where that runtime is not set up. */
     private static String sandbox(String runtime, String body) {
-        ServiceFixture.assumeRuntime(runtime);
-        return sandbox(body.substring(0, body.length() - 1) + ", \"runtime\": \"" + runtime + "\"}");
+        return sandbox(ServiceFixture.inRuntime(runtime, body));
     }
 
     private static JsonNode startProcess(String id, String script, String extra) {

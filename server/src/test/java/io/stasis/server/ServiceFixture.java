@@ -41,6 +41,15 @@ final class ServiceFixture implements AutoCloseable {
         if (runtime.equals("gvisor")) assumeTrue(RunscConfig.installedAndVerified(), "./stasis setup installed and verified runsc");
     }
 
+    /**
+     * A create request's JSON object {@code body} asking for {@code runtime} too, the test skipped
+     * where that runtime is not set up.
+     */
+    static String inRuntime(String runtime, String body) {
+        assumeRuntime(runtime);
+        return body.substring(0, body.lastIndexOf('}')) + ", \"runtime\": \"" + runtime + "\"}";
+    }
+
     static ServiceFixture start(String... extraFlags) throws IOException {
         Path dataDir = Files.createTempDirectory("stasis-server-it");
         try {
