@@ -154,15 +154,12 @@ final class InitProcesses implements SandboxProcesses {
 
     @Override
     public void signal(SandboxId id, long pid, int signal) {
-        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
-             var connection = InitConnection.open(id, confined)) {
-            var reply = connection.call(InitFrame.of("kill").with("pid", pid).with("signal", signal).build());
-            if (!reply.verb().equals("ok")) {
-                String message = reply.get("msg").orElse("unknown error");
-                if (reply.get("errno").map("3"::equals).orElse(false))
-                    throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has ended", Map.of("pid", pid, "sandbox", id.value()));
-                throw StasisException.runtimeFailed(id.value(), "signal", message, null);
-            }
+        var reply = ask(id, InitFrame.of("kill").with("pid", pid).with("signal", signal).build());
+        if (!reply.verb().equals("ok")) {
+            String message = reply.get("msg").orElse("unknown error");
+            if (reply.get("errno").map("3"::equals).orElse(false))
+                throw new StasisException(ErrorCode.INVALID_STATE, "process " + pid + " has ended", Map.of("pid", pid, "sandbox", id.value()));
+            throw StasisException.runtimeFailed(id.value(), "signal", message, null);
         }
     }
 
@@ -232,12 +229,9 @@ final class InitProcesses implements SandboxProcesses {
      * before it could, or a kernel without that cgroup).
      */
     Optional<Duration> kernelCpu(SandboxId id) {
-        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
-             var connection = InitConnection.open(id, confined)) {
-            var reply = connection.call(InitFrame.of("cpu").build());
-            if (!reply.verb().equals("ok")) return Optional.empty();
-            return reply.get("ns").map(ns -> Duration.ofNanos(Long.parseLong(ns)));
-        }
+        var reply = ask(id, InitFrame.of("cpu").build());
+        if (!reply.verb().equals("ok")) return Optional.empty();
+        return reply.get("ns").map(ns -> Duration.ofNanos(Long.parseLong(ns)));
     }
 
     /** Sets the sandbox's hostname (stasis-init needs CAP_SYS_ADMIN in the sandbox for it: gVisor's {@link RunscRuntime} gives it). */
@@ -246,14 +240,19 @@ final class InitProcesses implements SandboxProcesses {
     }
 
     private void initCall(SandboxId id, InitFrame request, String step) {
+        var reply = ask(id, request);
+        if (reply.verb().equals("ok")) return;
+        if (reply.get("errno").map(e -> e.equals("3") || e.equals("22")).orElse(false))
+            throw new StasisException(ErrorCode.INVALID_STATE, step + ": " + reply.get("msg").orElse("not possible now"),
+                    Map.of("sandbox", id.value()));
+        throw StasisException.runtimeFailed(id.value(), step, reply.get("msg").orElse("unknown error"), null);
+    }
+
+    /** One request to the sandbox's init over a connection of its own, and its reply. */
+    private InitFrame ask(SandboxId id, InitFrame request) {
         try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
              var connection = InitConnection.open(id, confined)) {
-            var reply = connection.call(request);
-            if (reply.verb().equals("ok")) return;
-            if (reply.get("errno").map(e -> e.equals("3") || e.equals("22")).orElse(false))
-                throw new StasisException(ErrorCode.INVALID_STATE, step + ": " + reply.get("msg").orElse("not possible now"),
-                        Map.of("sandbox", id.value()));
-            throw StasisException.runtimeFailed(id.value(), step, reply.get("msg").orElse("unknown error"), null);
+            return connection.call(request);
         }
     }
 
