@@ -18,14 +18,16 @@ import java.util.List;
  * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
  * {@value #INIT}, process 1 of every sandbox; {@value #REROOT}, which the host runs to give a
  * running sandbox a new root; {@value #NET}, which plugs a sandbox into its link and is CRIU's
- * action script; {@value #CRIU}, runc's CRIU when forks share pages (see SamePageMerging). They are installed into the runtime's state directory, which every sandbox
- * mounts read-only.
+ * action script; {@value #CRIU}, runc's CRIU when forks share pages (see SamePageMerging); {@value #REAPER}, the parent
+ * that reaps a gVisor sandbox's processes (see Runsc). They are installed into the runtime's state
+ * directory, which every sandbox mounts read-only.
  */
 final class HelperBinary {
     static final String INIT = "stasis-init";
     static final String REROOT = "stasis-reroot";
     static final String NET = "stasis-net";
     static final String CRIU = "stasis-criu";
+    static final String REAPER = "stasis-reaper";
 
     private HelperBinary() {
     }

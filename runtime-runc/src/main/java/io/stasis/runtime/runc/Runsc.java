@@ -31,6 +31,10 @@ import java.util.Optional;
  * through the files API kept its blocks (its disk stayed full), and a bucket's FUSE mount, which
  * uploads a file only at its last close on the host, never uploaded it. The cost: opening files on
  * deep paths is ~10-15% slower.
+ * A sandbox is started and restored under {@code stasis-reaper} (src/main/c/stasis-reaper.c), which
+ * stays as the parent of the sentry and the gofer once runsc has left them, and reaps them the
+ * moment they end: {@code runsc delete} waits for that, and this host's process 1 reaps orphans
+ * only every ~2 s (a resume right after a hibernate took 1.9 s instead of 0.2 s).
  */
 final class Runsc {
     static final List<String> SANDBOX_FLAGS = List.of("--platform=systrap", "--overlay2=none",
@@ -40,9 +44,11 @@ final class Runsc {
     private static final String STATE_SUFFIX = ".state";
 
     private final OciCli cli;
+    private final Path reaper;
 
-    Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout) {
+    Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout, Path reaper) {
         this.cli = new OciCli("runsc", binary, stateRoot, logDir, timeout, SANDBOX_FLAGS, Map.of());
+        this.reaper = reaper;
     }
 
     /** runsc's version line, checked at start-up. */
@@ -58,7 +64,7 @@ final class Runsc {
     void runDetached(SandboxId id, Path bundle, Path pidFile, Optional<List<String>> networkedLauncher) {
         var args = bootFlags(networkedLauncher);
         args.addAll(List.of("run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value()));
-        cli.run(networkedLauncher.orElse(List.of()), id, "run", true, Map.of(), args.toArray(String[]::new));
+        cli.run(launcher(networkedLauncher), id, "run", true, Map.of(), args.toArray(String[]::new));
     }
 
     /** The flags of a sandbox's boot (a run or a restore) beyond {@link #SANDBOX_FLAGS}. */
@@ -82,7 +88,14 @@ final class Runsc {
         var args = bootFlags(networkedLauncher);
         args.addAll(List.of("restore", "--detach", "--bundle", bundle.toString(), "--image-path", images.toString(), "--pid-file",
                 pidFile.toString(), id.value()));
-        cli.run(networkedLauncher.orElse(List.of()), id, "restore", true, Map.of(), args.toArray(String[]::new));
+        cli.run(launcher(networkedLauncher), id, "restore", true, Map.of(), args.toArray(String[]::new));
+    }
+
+    /** What a start or a restore runs runsc under: the reaper, then the networked launcher if any. */
+    private List<String> launcher(Optional<List<String>> networkedLauncher) {
+        var launcher = new ArrayList<>(List.of(reaper.toString()));
+        networkedLauncher.ifPresent(launcher::addAll);
+        return launcher;
     }
 
     /** Runs the tasks of a sandbox that {@code runsc pause} stopped (only earlier versions of the service paused that way). */

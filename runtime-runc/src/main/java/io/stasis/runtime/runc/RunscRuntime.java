@@ -84,7 +84,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         this.logs = config.stateDir().resolve("logs");
         Path initDir = config.stateDir().resolve("bin");
         HelperBinary.install(initDir, HelperBinary.INIT);
-        this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout());
+        this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout(),
+                HelperBinary.install(initDir, HelperBinary.REAPER));
         this.rootOwner = config.rootOwner();
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.serviceFiles = new ServiceFiles(rootOwner);

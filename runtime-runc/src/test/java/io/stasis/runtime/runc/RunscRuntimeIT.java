@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.SpawnSpec;
 import io.stasis.testkit.Await;
@@ -12,11 +13,13 @@ import io.stasis.testkit.Commands;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.IsolationSuite;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -101,6 +104,57 @@ class RunscRuntimeIT extends IsolationSuite {
         Await.until("the sandbox to end", Duration.ofSeconds(60), () -> runtime.status(id) != SandboxRuntime.RuntimeStatus.RUNNING);
         runtime.destroy(id);
         assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
+    }
+
+    /**
+     * The sentry and the gofer, left by the runsc that started them, are children of the sandbox's
+     * own reaper (not of the host's process 1, which may reap late: a delete waits for it), and the
+     * reaper ends with the sandbox, restored ones too.
+     */
+    @Test
+    void aSandboxsHostProcessesAreReapedByItsOwnReaperWhichEndsWithIt() throws Exception {
+        var id = start();
+        var reapers = reapersOf(id);
+        assertThat(reapers).hasSize(1);
+        var image = newImage();
+        runtime.checkpoint(id, image, false);
+        Await.until("the first reaper to end with its sandbox", Duration.ofSeconds(10), () -> !isLive(reapers.getFirst()));
+        runtime.restore(new RuntimeSpec(id, rootOf(id), id.hostname(), Resources.DEFAULT), image);
+        var restored = reapersOf(id);
+        assertThat(restored).hasSize(1).doesNotContain(reapers.getFirst());
+        runtime.destroy(id);
+        Await.until("the reaper to end with its sandbox", Duration.ofSeconds(10), () -> !isLive(restored.getFirst()));
+    }
+
+    /** The parents (distinct) of the sandbox's host processes that are not in its cgroup: its reaper, each named stasis-reaper. */
+    private static List<Long> reapersOf(SandboxId id) throws IOException {
+        var parents = new TreeSet<Long>();
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path proc : procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).toList()) {
+                try {
+                    if (!Files.readString(proc.resolve("cgroup")).contains("/" + id.value())) continue;
+                    long parent = Long.parseLong(field(proc, "PPid"));
+                    if (!Files.readString(Path.of("/proc/" + parent + "/cgroup")).contains("/" + id.value())) parents.add(parent);
+                } catch (IOException e) {
+                    // ended meanwhile
+                }
+            }
+        }
+        for (long parent : parents) assertThat(Files.readString(Path.of("/proc/" + parent + "/comm")).strip()).isEqualTo(HelperBinary.REAPER);
+        return List.copyOf(parents);
+    }
+
+    private static boolean isLive(long pid) {
+        try {
+            return !field(Path.of("/proc/" + pid), "State").startsWith("Z");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String field(Path proc, String name) throws IOException {
+        return Files.readAllLines(proc.resolve("status")).stream().filter(l -> l.startsWith(name + ":"))
+                .map(l -> l.substring(name.length() + 1).strip()).findFirst().orElseThrow(() -> new IOException("no " + name));
     }
 
     @Test
