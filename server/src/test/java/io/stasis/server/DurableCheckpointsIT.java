@@ -32,11 +32,12 @@ class DurableCheckpointsIT {
     private static final String COUNTER = CounterLoop.SCRIPT;
     private static final String CALM = "{\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}}";
 
-    @Test
-    void restoresOnAnotherInstanceFromALocalBlobDirectory() throws Exception {
+    @EachRuntime
+    void restoresOnAnotherInstanceFromALocalBlobDirectory(String runtime) throws Exception {
+        ServiceFixture.assumeRuntime(runtime);
         Path blobs = Files.createTempDirectory("stasis-durable-blobs");
         try {
-            roundTrip(List.of("--blob-dir", blobs.toString()), blobs);
+            roundTrip(List.of("--blob-dir", blobs.toString()), blobs, runtime);
         } finally {
             ServiceFixture.deleteTree(blobs);
         }
@@ -45,16 +46,16 @@ class DurableCheckpointsIT {
     @Test
     void restoresOnAnotherInstanceFromS3() throws Exception {
         try (var s3 = new S3ProxyServer(); var store = new S3StoreFlags(s3)) {
-            roundTrip(store.flags, null);
+            roundTrip(store.flags, null, "runc");
         }
     }
 
     /** Checkpoints on a first instance, which then goes with its whole data dir; restores on a second. */
-    private void roundTrip(List<String> storeFlags, Path blobDir) throws Exception {
+    private void roundTrip(List<String> storeFlags, Path blobDir, String runtime) throws Exception {
         String memoryCheckpoint, filesCheckpoint;
         long countBefore;
         try (var first = ServiceFixture.start(storeFlags.toArray(String[]::new)); var api = new RawApi(first.url, first.rootKey)) {
-            String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+            String id = api.post("/v1/sandboxes", ServiceFixture.inRuntime(runtime, CALM)).get("id").asText();
             api.sh(id, "echo one > /root/state; head -c 3000000 /dev/urandom > /root/blob");
             // A files-only checkpoint, uploaded in the background, then waited for.
             var files = api.post("/v1/sandboxes/" + id + "/checkpoints", "{\"name\": \"files\", \"memory\": false}");
@@ -118,6 +119,7 @@ class DurableCheckpointsIT {
             String id = restored.body().get("id").asText();
             assertThat(restored.body().get("checkpointId").asText()).isEqualTo(memoryCheckpoint);
             assertThat(restored.body().get("lifecycle").get("pauseAfterIdle").isNull()).as("settings from the descriptor").isTrue();
+            assertThat(restored.body().get("runtime").asText()).as("the runtime from the descriptor").isEqualTo(runtime);
             assertThat(api.sh(id, "cat /root/state")).isEqualTo("two\n");
             long resumedAt = count(api, id);
             assertThat(resumedAt).as("the counter's memory came back").isGreaterThanOrEqualTo(countBefore);
@@ -126,6 +128,7 @@ class DurableCheckpointsIT {
             var fromFiles = api.post("/v1/sandboxes", "{\"fromCheckpoint\": \"" + filesCheckpoint + "\"}");
             String filesId = fromFiles.get("id").asText();
             assertThat(api.sh(filesId, "cat /root/state; wc -c < /root/blob")).isEqualTo("one\n3000000\n");
+            assertThat(fromFiles.get("runtime").asText()).isEqualTo(runtime);
             assertThat(api.sh(filesId, "test -e /tmp/count && echo yes || echo no")).as("files only: no processes").isEqualTo("no\n");
 
             // Another tenant does not see it.
@@ -141,15 +144,16 @@ class DurableCheckpointsIT {
         }
     }
 
-    @Test
-    void aDurableHibernationSurvivesTheLossOfTheDataDirectory() throws Exception {
+    @EachRuntime
+    void aDurableHibernationSurvivesTheLossOfTheDataDirectory(String runtime) throws Exception {
+        ServiceFixture.assumeRuntime(runtime);
         Path blobs = Files.createTempDirectory("stasis-durable-blobs");
         try {
             String checkpoint;
             long countBefore;
             try (var first = ServiceFixture.start("--blob-dir", blobs.toString(), "--hibernate-durable");
                  var api = new RawApi(first.url, first.rootKey)) {
-                String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+                String id = api.post("/v1/sandboxes", ServiceFixture.inRuntime(runtime, CALM)).get("id").asText();
                 api.sh(id, "echo asleep > /root/state");
                 api.sh(id, COUNTER);
                 Await.until("counting", Duration.ofSeconds(10), () -> count(api, id) > 3);
@@ -166,6 +170,7 @@ class DurableCheckpointsIT {
                 var restored = api.call("POST", "/v1/sandboxes", "{\"fromCheckpoint\": \"" + checkpoint + "\"}");
                 assertThat(restored.status()).as(restored.body().toString()).isEqualTo(201);
                 String id = restored.body().get("id").asText();
+                assertThat(restored.body().get("runtime").asText()).isEqualTo(runtime);
                 assertThat(api.sh(id, "cat /root/state")).isEqualTo("asleep\n");
                 long resumedAt = count(api, id);
                 assertThat(resumedAt).isGreaterThanOrEqualTo(countBefore);
