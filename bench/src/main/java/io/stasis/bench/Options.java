@@ -31,11 +31,11 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
     /**
      * What runs under {@code --runtime gvisor} (the lifecycle: the API's figures, without the floors
      * of runc and CRIU, which are not gVisor's). The others measure runc's or CRIU's own parts, or the
-     * service beside its sandboxes whatever their runtime. Not
-     * fork10: its 100 forks and spares, each a gVisor sentry, overloaded a 2-core host (load 300).
-     * A gVisor memory fork is timed by checkpoint.
+     * service beside its sandboxes whatever their runtime. fork10 runs its forks of 1 and 10 only
+     * (see ForkTen).
      */
-    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "memory", "pause", "standby", "hibernate", "checkpoint");
+    public static final List<String> GVISOR_SCENARIOS = List.of("create", "exec", "memory", "pause", "standby", "hibernate", "fork10",
+            "checkpoint");
     public static final Path DEFAULT_JSON = Path.of("bench/target/bench-results.json");
     /** The largest size any scenario uses (5 GiB written in a root). */
     public static final long DEFAULT_MAX_SIZE = 5L << 30;

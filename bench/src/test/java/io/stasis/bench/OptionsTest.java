@@ -91,12 +91,12 @@ class OptionsTest {
         assertThat(Options.parse().runtime()).isEqualTo("runc");
         var gvisor = Options.parse("--runtime", "gvisor");
         assertThat(gvisor.runtime()).isEqualTo("gvisor");
-        for (String lifecycle : List.of("create", "exec", "memory", "pause", "standby", "hibernate", "checkpoint"))
+        for (String lifecycle : List.of("create", "exec", "memory", "pause", "standby", "hibernate", "fork10", "checkpoint"))
             assertThat(gvisor.runs(lifecycle)).as(lifecycle).isTrue();
         assertThat(gvisor.runs("floors")).isFalse();
         assertThat(Options.parse("--runtime", "gvisor", "--only", "exec,checkpoint").runs("checkpoint")).isTrue();
         assertThatThrownBy(() -> Options.parse("--runtime", "gvisor", "--only", "exec,floors"))
-                .hasMessageContaining("--runtime gvisor runs only create,exec,memory,pause,standby,hibernate,checkpoint, not floors");
+                .hasMessageContaining("--runtime gvisor runs only create,exec,memory,pause,standby,hibernate,fork10,checkpoint, not floors");
         assertThatThrownBy(() -> Options.parse("--runtime", "kata")).hasMessageContaining("--runtime must be runc or gvisor");
     }
 
