@@ -7,8 +7,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * One benchmark run: a private service, each chosen scenario in turn, then the teardown and its
- * leak check. A failing scenario is recorded and the others still run; the teardown always runs.
+ * One benchmark run: per runtime asked for, a private service, each chosen scenario in turn, then
+ * the teardown and its leak check. A failing scenario is recorded and the others still run; the
+ * teardown always runs. With both runtimes, gVisor's pass comes second and its figures, details and
+ * errors are named {@value #GVISOR_PREFIX}*.
  */
 public final class Benchmark {
     // The blob scenarios and the checkpoint scenario write gigabytes: last, so deleting them disturbs nothing after them.
@@ -16,6 +18,8 @@ public final class Benchmark {
             new IdleMemory(), new FileThroughput(), new RawFloors(), new PauseResume(), new StandbyResume(), new SeedScenario(), new HibernateResume(), new ForkTen(),
             new OutputThroughput(), new OutputLatency(), new FileEventLatency(), new ConcurrentFollowers(), new PreviewOverhead(), new EgressOverhead(),
             new Lifecycles(), new Crowd(), new TemplateBench(), new NodesBench(), new E2bBench(), new BlobThroughput(), new BlobDedup(), new BlobRestore(), new CheckpointFork());
+
+    static final String GVISOR_PREFIX = "gvisor.";
 
     private Benchmark() {
     }
@@ -32,10 +36,22 @@ public final class Benchmark {
         var figures = new ArrayList<Figure>();
         Map<String, Map<String, Object>> details = new LinkedHashMap<>();
         Map<String, String> errors = new LinkedHashMap<>();
+        for (String runtime : options.runtimes()) {
+            String prefix = options.runtimes().size() > 1 && runtime.equals("gvisor") ? GVISOR_PREFIX : "";
+            var pass = new ArrayList<Figure>();
+            runPass(options, counts, runtime, progress, pass, details, errors, prefix);
+            for (Figure figure : FloorLinks.apply(pass)) figures.add(figure.named(prefix + figure.name()));
+        }
+        return new Report(machine, options, counts, figures, details, errors, Duration.ofNanos(System.nanoTime() - start));
+    }
+
+    /** The scenarios of one runtime on a private service of their own: figures, details and errors (keys after {@code prefix}) added. */
+    private static void runPass(Options options, Options.Counts counts, String runtime, Progress progress, List<Figure> figures,
+                                Map<String, Map<String, Object>> details, Map<String, String> errors, String prefix) {
         // A stream's writer outruns its follower: keep all it writes (and the service's default 64 MiB at least).
         long outputLimit = Math.max(64L << 20, Math.min(options.outputSize(), options.maxSize()) + (64L << 20));
-        try (var service = PrivateService.start(progress, outputLimit, List.of("--runtime", options.runtime()))) {
-            details.put("service", Map.of("runtime", options.runtime()));
+        try (var service = PrivateService.start(progress, outputLimit, List.of("--runtime", runtime))) {
+            details.put(prefix + "service", Map.of("runtime", runtime));
             var hook = ShutdownHook.closing(service);
             try {
                 // base is unpacked from the host's cache in the background at start: wait, so that
@@ -44,18 +60,18 @@ public final class Benchmark {
                 var context = new BenchContext(service, counts, options.maxSize(),
                         Math.min(options.outputSize(), options.maxSize()), options.followersInFlight(),
                         Math.min(options.blobRootSize(), options.maxSize()), Math.min(options.blobDataSize(), options.maxSize()),
-                        progress, new Sampler(progress), options.runtime());
+                        progress, new Sampler(progress), runtime);
                 for (Scenario scenario : SCENARIOS) {
-                    if (!options.runs(scenario.name())) continue;
+                    if (!options.runs(scenario.name(), runtime)) continue;
                     service.requireOpen();
-                    progress.say("scenario %s", scenario.name());
+                    progress.say("scenario %s%s", prefix, scenario.name());
                     try {
                         var result = scenario.run(context);
                         figures.addAll(result.figures());
-                        if (!result.details().isEmpty()) details.put(scenario.name(), result.details());
+                        if (!result.details().isEmpty()) details.put(prefix + scenario.name(), result.details());
                     } catch (Exception e) {
-                        errors.put(scenario.name(), describe(e));
-                        progress.say("scenario %s FAILED: %s", scenario.name(), describe(e));
+                        errors.put(prefix + scenario.name(), describe(e));
+                        progress.say("scenario %s%s FAILED: %s", prefix, scenario.name(), describe(e));
                     }
                 }
                 progress.say("deleting sandboxes, stopping the service, checking for leftovers");
@@ -63,11 +79,9 @@ public final class Benchmark {
                 hook.close();
             }
         } catch (Exception e) {
-            errors.put("service", describe(e));
+            errors.put(prefix + "service", describe(e));
             progress.say("FAILED: %s", describe(e));
         }
-        return new Report(machine, options, counts, FloorLinks.apply(figures), details, errors,
-                Duration.ofNanos(System.nanoTime() - start));
     }
 
     private static String describe(Throwable e) {

@@ -20,6 +20,10 @@ public record Figure(String name, String scenario, String unit, String descripti
         return new Figure(name, scenario, unit, description, stats, Optional.empty(), Optional.empty());
     }
 
+    public Figure named(String other) {
+        return new Figure(other, scenario, unit, description, stats, target, floor);
+    }
+
     public Figure withTarget(Target goal) {
         return new Figure(name, scenario, unit, description, stats, Optional.of(goal), floor);
     }

@@ -20,11 +20,12 @@ import java.util.Set;
  * @param followersInFlight streams the followers scenario may have requested and not yet seen open at once
  * @param blobRootSize the file tree whose two checkpoints the blob-dedup scenario stores, bytes (at most {@code maxSize})
  * @param blobDataSize what each blob-throughput sample stores and reads back, bytes (at most {@code maxSize})
- * @param runtime     the runtime of the sandboxes the scenarios make (the service's {@code --runtime}): runc or gvisor
+ * @param runtimes    the runtimes of the sandboxes the scenarios make (the service's {@code --runtime}), one pass
+ *                    and one private service each, in this order: runc, gvisor or both
  * @param help        whether only the usage was asked for
  */
 public record Options(double scale, Set<String> only, Path json, Counts counts, long maxSize, long outputSize, int followersInFlight,
-                      long blobRootSize, long blobDataSize, String runtime, boolean help) {
+                      long blobRootSize, long blobDataSize, List<String> runtimes, boolean help) {
     public static final List<String> SCENARIOS = List.of("create", "exec", "memory", "files", "floors", "pause", "standby", "seed", "hibernate",
             "fork10", "checkpoint", "output", "output-latency", "file-watch", "followers", "preview", "egress", "blob-dedup",
             "blob-throughput", "blob-restore", "cli", "first-call", "lifecycles", "crowd", "templates", "nodes", "e2b");
@@ -52,6 +53,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
 
     public Options {
         only = Set.copyOf(only);
+        runtimes = List.copyOf(runtimes);
         if (maxSize <= 0) throw new IllegalArgumentException("maxSize must be positive, was " + maxSize);
         if (outputSize <= 0) throw new IllegalArgumentException("outputSize must be positive, was " + outputSize);
         if (followersInFlight < 1) throw new IllegalArgumentException("followersInFlight must be positive, was " + followersInFlight);
@@ -62,7 +64,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
 
     /** The same options, writing the JSON elsewhere. */
     public Options withJson(Path file) {
-        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtime, help);
+        return new Options(scale, only, file, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtimes, help);
     }
 
     /**
@@ -122,7 +124,13 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         return counts.scaled(scale);
     }
 
+    /** Whether a pass of the run runs {@code scenario}. */
     public boolean runs(String scenario) {
+        return runtimes.stream().anyMatch(runtime -> runs(scenario, runtime));
+    }
+
+    /** Whether the pass of {@code runtime} runs {@code scenario}. */
+    public boolean runs(String scenario, String runtime) {
         if (runtime.equals("gvisor") && !GVISOR_SCENARIOS.contains(scenario)) return false;
         return only.isEmpty() || only.contains(scenario);
     }
@@ -150,7 +158,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         long maxSize = DEFAULT_MAX_SIZE;
         long outputSize = DEFAULT_OUTPUT_SIZE;
         int followersInFlight = DEFAULT_FOLLOWERS_IN_FLIGHT;
-        String runtime = "runc";
+        List<String> runtimes = List.of("runc");
         boolean help = false;
         var rest = new ArrayList<>(List.of(args));
         while (!rest.isEmpty()) {
@@ -176,7 +184,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--only" -> only.addAll(scenarios(value));
                 case "--json" -> json = Path.of(value);
                 case "--max-size" -> maxSize = size(name, value);
-                case "--runtime" -> runtime = runtime(value);
+                case "--runtime" -> runtimes = runtimes(value);
                 case "--create-n" -> create = count(name, value, 1);
                 case "--exec-n" -> exec = count(name, value, 1);
                 case "--file-1mb-n" -> file1mb = count(name, value, 1);
@@ -209,7 +217,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 default -> throw new UsageException("unknown flag " + name);
             }
         }
-        if (runtime.equals("gvisor")) {
+        if (runtimes.equals(List.of("gvisor"))) {
             var refused = only.stream().filter(s -> !GVISOR_SCENARIOS.contains(s)).toList();
             if (!refused.isEmpty())
                 throw new UsageException("--runtime gvisor runs only " + String.join(",", GVISOR_SCENARIOS) + ", not " + String.join(",", refused)
@@ -217,12 +225,15 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         }
         var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
                 outputLatency, fileEvents, followers, preview, egress, blob, cli, lifecycles, crowd, crowdProbes, warmup);
-        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtime, help);
+        return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtimes, help);
     }
 
-    private static String runtime(String value) {
-        if (!value.equals("runc") && !value.equals("gvisor")) throw new UsageException("--runtime must be runc or gvisor, was '" + value + "'");
-        return value;
+    private static List<String> runtimes(String value) {
+        return switch (value) {
+            case "runc", "gvisor" -> List.of(value);
+            case "both" -> List.of("runc", "gvisor");
+            default -> throw new UsageException("--runtime must be runc, gvisor or both, was '" + value + "'");
+        };
     }
 
     private static List<String> scenarios(String value) {
@@ -287,8 +298,9 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --only a,b            run only these scenarios: %s
                   --json PATH           where to write the JSON (default %s)
                   --max-size SIZE       skip memory and root sizes above SIZE (e.g. 100M; default 5G: all)
-                  --runtime NAME        the scenarios' sandboxes run under NAME: runc (default) or gvisor
-                                        (gvisor: only %s)
+                  --runtime NAME        the scenarios' sandboxes run under NAME: runc (default), gvisor
+                                        (only %s), or both: runc's pass, then gVisor's
+                                        (its figures named gvisor.*), and the two side by side
                   --create-n N          create -> first output samples per template (default %d)
                   --exec-n N            exec round trips of `true` (default %d)
                   --file-1mb-n N        1 MB writes and reads (default %d)

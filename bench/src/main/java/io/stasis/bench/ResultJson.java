@@ -38,6 +38,7 @@ final class ResultJson {
         Options.SCENARIOS.stream().filter(report.options()::runs).forEach(only::add);
         options.set("counts", JSON.valueToTree(report.counts()));
         options.put("maxSizeBytes", report.options().maxSize());
+        report.options().runtimes().forEach(options.putArray("runtimes")::add);
 
         ArrayNode figures = root.putArray("figures");
         for (Figure f : report.figures()) {

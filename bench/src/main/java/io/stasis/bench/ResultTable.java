@@ -1,12 +1,18 @@
 package io.stasis.bench;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Set;
 
-/** The report as a plain-text table for stdout, with the machine and the percentile method below it. */
+/**
+ * The report as a plain-text table for stdout, with the machine and the percentile method below it;
+ * after a run of both runtimes, a second table puts each gVisor figure beside runc's.
+ */
 final class ResultTable {
     private static final List<String> HEADER = List.of("figure", "unit", "n", "p50", "p90", "p95", "p99", "min", "max", "target", "met?",
             "floor p50", "ratio");
+    private static final List<String> SIDE_BY_SIDE_HEADER = List.of("figure", "unit", "runc p50", "gvisor p50", "gvisor / runc");
 
     private ResultTable() {
     }
@@ -24,22 +30,12 @@ final class ResultTable {
                     f.floor().map(fl -> Format.number(fl.p50())).orElse("-"),
                     f.floor().map(fl -> Format.number(fl.ratio()) + "x").orElse("-")));
         }
-        int[] widths = new int[HEADER.size()];
-        for (var row : rows)
-            for (int c = 0; c < row.size(); c++) widths[c] = Math.max(widths[c], row.get(c).length());
         var out = new StringBuilder();
-        for (int r = 0; r < rows.size(); r++) {
-            var row = rows.get(r);
-            var line = new StringBuilder();
-            for (int c = 0; c < row.size(); c++) {
-                String cell = row.get(c);
-                // Names and words left-aligned, numbers right-aligned.
-                boolean left = c == 0 || c == 1 || c == 9 || c == 10;
-                String pad = " ".repeat(widths[c] - cell.length());
-                line.append(c == 0 ? "" : "  ").append(left ? cell + pad : pad + cell);
-            }
-            out.append(line.toString().stripTrailing()).append('\n');
-            if (r == 0) out.append("-".repeat(line.length())).append('\n');
+        aligned(rows, Set.of(0, 1, 9, 10), out);
+        var sideBySide = sideBySide(report.figures());
+        if (sideBySide.size() > 1) {
+            out.append('\n').append("runc and gVisor side by side, each from its own pass of this run:\n");
+            aligned(sideBySide, Set.of(0, 1), out);
         }
         var m = report.machine();
         out.append('\n').append("machine: kernel ").append(m.kernel()).append(", ").append(m.cores()).append(" cores (")
@@ -49,5 +45,40 @@ final class ResultTable {
         out.append("run took ").append(report.duration().toSeconds()).append(" s\n");
         report.errors().forEach((scenario, why) -> out.append("FAILED ").append(scenario).append(": ").append(why).append('\n'));
         return out.toString();
+    }
+
+    /** Rows of each gVisor figure ({@value Benchmark#GVISOR_PREFIX}*) that runc's pass has too: the header alone if none. */
+    static List<List<String>> sideBySide(List<Figure> figures) {
+        var runc = new LinkedHashMap<String, Figure>();
+        for (Figure f : figures) if (!f.name().startsWith(Benchmark.GVISOR_PREFIX)) runc.put(f.name(), f);
+        var rows = new ArrayList<List<String>>();
+        rows.add(SIDE_BY_SIDE_HEADER);
+        for (Figure gvisor : figures) {
+            if (!gvisor.name().startsWith(Benchmark.GVISOR_PREFIX)) continue;
+            Figure own = runc.get(gvisor.name().substring(Benchmark.GVISOR_PREFIX.length()));
+            if (own == null) continue;
+            double ratio = gvisor.stats().p50() / own.stats().p50();
+            rows.add(List.of(own.name(), own.unit(), Format.number(own.stats().p50()), Format.number(gvisor.stats().p50()),
+                    Double.isFinite(ratio) ? Format.number(ratio) + "x" : "-"));
+        }
+        return rows;
+    }
+
+    /** {@code rows} as columns of one width each, a rule under the header; the columns in {@code left} left-aligned (names, words), the others right (numbers). */
+    private static void aligned(List<List<String>> rows, Set<Integer> left, StringBuilder out) {
+        int[] widths = new int[rows.getFirst().size()];
+        for (var row : rows)
+            for (int c = 0; c < row.size(); c++) widths[c] = Math.max(widths[c], row.get(c).length());
+        for (int r = 0; r < rows.size(); r++) {
+            var row = rows.get(r);
+            var line = new StringBuilder();
+            for (int c = 0; c < row.size(); c++) {
+                String cell = row.get(c);
+                String pad = " ".repeat(widths[c] - cell.length());
+                line.append(c == 0 ? "" : "  ").append(left.contains(c) ? cell + pad : pad + cell);
+            }
+            out.append(line.toString().stripTrailing()).append('\n');
+            if (r == 0) out.append("-".repeat(line.length())).append('\n');
+        }
     }
 }

@@ -88,16 +88,26 @@ class OptionsTest {
 
     @Test
     void underGvisorTheLifecycleScenariosRun() {
-        assertThat(Options.parse().runtime()).isEqualTo("runc");
+        assertThat(Options.parse().runtimes()).containsExactly("runc");
         var gvisor = Options.parse("--runtime", "gvisor");
-        assertThat(gvisor.runtime()).isEqualTo("gvisor");
+        assertThat(gvisor.runtimes()).containsExactly("gvisor");
         for (String lifecycle : List.of("create", "exec", "memory", "pause", "standby", "hibernate", "fork10", "checkpoint"))
             assertThat(gvisor.runs(lifecycle)).as(lifecycle).isTrue();
         assertThat(gvisor.runs("floors")).isFalse();
         assertThat(Options.parse("--runtime", "gvisor", "--only", "exec,checkpoint").runs("checkpoint")).isTrue();
         assertThatThrownBy(() -> Options.parse("--runtime", "gvisor", "--only", "exec,floors"))
                 .hasMessageContaining("--runtime gvisor runs only create,exec,memory,pause,standby,hibernate,fork10,checkpoint, not floors");
-        assertThatThrownBy(() -> Options.parse("--runtime", "kata")).hasMessageContaining("--runtime must be runc or gvisor");
+        assertThatThrownBy(() -> Options.parse("--runtime", "kata")).hasMessageContaining("--runtime must be runc, gvisor or both");
+    }
+
+    @Test
+    void bothRuntimesRunRuncsPassThenGvisorsWithItsOwnScenarios() {
+        var both = Options.parse("--runtime", "both", "--only", "exec,floors");
+        assertThat(both.runtimes()).containsExactly("runc", "gvisor");
+        assertThat(both.runs("floors", "runc")).isTrue();
+        assertThat(both.runs("floors", "gvisor")).as("runc's own floors").isFalse();
+        assertThat(both.runs("exec", "gvisor")).isTrue();
+        assertThat(both.runs("floors")).isTrue();
     }
 
     @Test
