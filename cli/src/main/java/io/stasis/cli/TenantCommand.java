@@ -36,8 +36,17 @@ final class TenantCommand extends CommandGroup {
                 description = "The runtimes its sandboxes may start in, comma-separated (e.g. gvisor).")
         List<String> runtimes;
 
+        @Option(names = "--requests-per-second", paramLabel = "N", description = "Its API calls a second, all its keys and tokens together.")
+        Integer requestsPerSecond;
+
+        @Option(names = "--request-burst", paramLabel = "N", description = "Calls at once after a quiet spell (default: twice the rate).")
+        Integer requestBurst;
+
+        @Option(names = "--creates-per-minute", paramLabel = "N", description = "Its creates and forks a minute.")
+        Integer createsPerMinute;
+
         TenantQuota quota() {
-            return new TenantQuota(runningSandboxes, memoryMb, diskMb, runtimes);
+            return new TenantQuota(runningSandboxes, memoryMb, diskMb, runtimes, requestsPerSecond, requestBurst, createsPerMinute);
         }
     }
 

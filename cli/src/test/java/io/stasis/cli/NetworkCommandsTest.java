@@ -97,7 +97,7 @@ class NetworkCommandsTest {
     }
 
     @Test
-    void eventsShowDeniedConnectionsOnOneLine() {
+    void eventsShowEgressAttemptsOnOneLine() {
         var at = Instant.parse("2026-11-29T10:00:00Z");
         assertThat(EventsCommand.summary(new Event(7, "network.denied", at, Map.of("sandboxId", "sbx_1", "domain", "denied.test",
                 "address", "192.0.2.7", "port", 443, "protocol", "tcp", "rule", "default deny"))))

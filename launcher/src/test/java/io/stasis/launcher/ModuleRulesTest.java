@@ -45,7 +45,7 @@ class ModuleRulesTest {
             Map.entry("host", Role.LEAF), Map.entry("fs-linux", Role.LEAF), Map.entry("http1", Role.LEAF), Map.entry("json", Role.LEAF),
             Map.entry("storage-btrfs", Role.ADAPTER), Map.entry("runtime-runc", Role.ADAPTER),
             Map.entry("network-linux", Role.ADAPTER), Map.entry("catalog-sql", Role.ADAPTER),
-            Map.entry("blob-local", Role.ADAPTER), Map.entry("blob-s3", Role.ADAPTER), Map.entry("blob-content", Role.ADAPTER),
+            Map.entry("blob-local", Role.ADAPTER), Map.entry("audit-jsonl", Role.ADAPTER), Map.entry("blob-s3", Role.ADAPTER), Map.entry("blob-content", Role.ADAPTER),
             Map.entry("mounts-fuse", Role.ADAPTER), Map.entry("templates", Role.ADAPTER),
             Map.entry("testkit", Role.TESTKIT),
             Map.entry("server", Role.SERVER),

@@ -83,7 +83,7 @@ final class ApiErrors {
                  "directory_not_empty", "store_busy" -> 409;
             case "payload_too_large" -> 413;
             case "invalid_request", "template_not_found", "not_a_directory", "is_a_directory" -> 422;
-            case "quota_exceeded" -> 429;
+            case "quota_exceeded", "rate_limited" -> 429;
             case "host_busy", "template_unavailable" -> 503;
             case "runtime_failed", "internal" -> 500;
             default -> 0;
@@ -100,7 +100,8 @@ final class ApiErrors {
             case 409 -> new ConflictException(status, code, message, details, requestId);
             case 400, 422 -> new InvalidRequestException(status, code, message, details, requestId);
             case 413 -> new PayloadTooLargeException(status, code, message, details, requestId);
-            case 429 -> new QuotaExceededException(status, code, message, details, requestId);
+            case 429 -> "rate_limited".equals(code) ? new RateLimitedException(status, code, message, details, requestId)
+                    : new QuotaExceededException(status, code, message, details, requestId);
             case 503 -> new ServiceUnavailableException(status, code, message, details, requestId);
             default -> kind >= 500
                     ? new ServerErrorException(status, code, message, details, requestId)

@@ -196,10 +196,11 @@ final class HttpTransport {
      * Sends the call and returns the successful response with its body unread: the caller must
      * read it to the end or close it. A {@linkplain Call#retryable() retryable} call is repeated
      * as the {@link RetryPolicy} says when the connection fails or the server answers 429, 502,
-     * 503 or 504; a response that timed out is not repeated (its time is spent).
+     * 503 or 504; a response that timed out is not repeated (its time is spent). Any call is repeated
+     * after a 429 {@code rate_limited}, which the server answers before doing anything, after the
+     * wait it names to the millisecond, unless it is sent {@linkplain Call#once() once} by design.
      */
     HttpResponse<InputStream> send(Call call) {
-        RetryPolicy policy = call.retryable() ? retries : RetryPolicy.none();
         long start = System.nanoTime();
         var earlier = new ArrayList<StasisClientException>();
         for (int attempt = 1; ; attempt++) {
@@ -211,12 +212,17 @@ final class HttpTransport {
                 failure = ApiErrors.fromResponse(response.statusCode(), readErrorBody(response),
                         header(response, REQUEST_ID));
                 if (!RETRIED_STATUSES.contains(response.statusCode())) throw failure;
-                retryAfter = retryAfter(header(response, "Retry-After"));
+                retryAfter = failure instanceof RateLimitedException limited
+                        ? limited.retryAfter().orElseGet(() -> retryAfter(header(response, "Retry-After")))
+                        : retryAfter(header(response, "Retry-After"));
             } catch (StasisTimeoutException e) {
                 throw e;
             } catch (StasisConnectionException e) {
                 failure = e;
             }
+            // A call sent once by design (an upload from a stream, which cannot be read twice) stays so.
+            boolean again = call.retryable() || (failure instanceof RateLimitedException && !Boolean.FALSE.equals(call.retry()));
+            RetryPolicy policy = again ? retries : RetryPolicy.none();
             Duration pause = retryAfter != null ? retryAfter : jitter(policy.backoff(attempt));
             long deadline = start + policy.maxElapsed().toNanos();
             if (attempt >= policy.maxAttempts() || System.nanoTime() + pause.toNanos() > deadline) {

@@ -122,6 +122,30 @@ class RetriesTest {
     }
 
     @Test
+    void aRateLimitedPostIsRetriedAfterTheWaitTheServerNamedToTheMillisecond() {
+        api.on("POST /v1/secrets", firstThen((request, exchange) -> {
+            exchange.getResponseHeaders().set("Retry-After", "1");
+            FakeApi.respond(exchange, 429, "application/json",
+                    "{\"error\":{\"code\":\"rate_limited\",\"message\":\"too many\",\"details\":{\"retryAfterMs\":40,\"limits\":[\"tenant\"]}}}");
+        }, "{}"));
+
+        long start = System.nanoTime();
+        client.secrets().set("token", "v");
+        assertThat(requests("POST", "/v1/secrets")).as("nothing was done the first time: sent again").isEqualTo(2);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(Duration.ofMillis(40)).isLessThan(Duration.ofMillis(900));
+    }
+
+    @Test
+    void aRateLimitThatDoesNotPassIsARateLimitedExceptionWithItsWait() {
+        api.on("POST /v1/secrets", (request, exchange) -> FakeApi.respond(exchange, 429, "application/json",
+                "{\"error\":{\"code\":\"rate_limited\",\"message\":\"too many\",\"details\":{\"retryAfterMs\":2,\"limits\":[\"credential\"]}}}"));
+
+        assertThatThrownBy(() -> client.secrets().set("token", "v")).isInstanceOfSatisfying(RateLimitedException.class,
+                e -> assertThat(e.retryAfter()).contains(Duration.ofMillis(2)));
+        assertThat(requests("POST", "/v1/secrets")).isEqualTo(3);
+    }
+
+    @Test
     void aRetryAfterBeyondTheTimeBudgetFailsAtOnce() {
         api.on("GET /healthz", (request, exchange) -> {
             exchange.getResponseHeaders().set("Retry-After", "120");

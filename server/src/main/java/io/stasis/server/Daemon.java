@@ -86,6 +86,9 @@ import io.stasis.runtime.runc.RuncRuntime;
 import io.stasis.runtime.runc.RunscConfig;
 import io.stasis.runtime.runc.RunscRuntime;
 import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.auth.RequestRates;
+import io.stasis.audit.jsonl.JsonLinesAuditLog;
+import io.stasis.core.audit.EgressAudit;
 import io.stasis.server.http.HttpApi;
 import io.stasis.server.http.NodeForwarder;
 import io.stasis.server.metrics.Metrics;
@@ -167,6 +170,8 @@ public final class Daemon implements AutoCloseable {
             var templates = new TemplateService(roots, recipes, owner);
             templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
             var clock = Clock.systemUTC();
+            var audit = register(new JsonLinesAuditLog(config.dataDir().resolve("audit"), config.audit().maxFileBytes(),
+                    config.audit().keepFiles(), clock));
             var locks = new SandboxLocks();
             var events = new EventLog(catalog, clock);
             var activity = new ActivityTracker(clock);
@@ -201,7 +206,8 @@ public final class Daemon implements AutoCloseable {
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.
             buckets.reconcile(catalog::find);
-            var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(), network::denied));
+            var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(),
+                    new EgressAudit(audit, catalog, clock, network)));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.
             register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,
@@ -269,7 +275,7 @@ public final class Daemon implements AutoCloseable {
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime),
-                            new SandboxUsage(sandboxes, runtime, clock))));
+                            new SandboxUsage(sandboxes, runtime, clock), new RequestRates(config.rateLimits(), tenants), audit)));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(http.localUrl())));
             // Running sandboxes whose policy asks for it keep a durable checkpoint with memory, from which another node resumes
             // them if this one is lost; while this node is cut off from the catalog, they are frozen here.

@@ -63,6 +63,8 @@ import java.util.regex.Pattern;
  * @param nodeLease        how long a node stays alive to the others without renewing its lease (it renews every
  *                         third of it); a lost node's durable sandboxes are adopted one more lease after it lapsed
  * @param nodeLimits       what this node may hold at once (sandboxes with processes, their memory limits); none by default
+ * @param rateLimits       the operator's rate limits on tenants and credentials; none by default
+ * @param audit            the audit log's files: their size and how many are kept
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -71,7 +73,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
-                           Optional<Path> rootKeyFile, Duration nodeLease, NodeLimits nodeLimits) {
+                           Optional<Path> rootKeyFile, Duration nodeLease, NodeLimits nodeLimits, RateLimitSettings rateLimits,
+                           AuditSettings audit) {
     private static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
@@ -83,7 +86,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
-                Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE);
+                Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE, RateLimitSettings.NONE, AuditSettings.DEFAULTS);
     }
 
     /** The host name, as a node name may spell it. */
@@ -161,6 +164,16 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             var runtimes = c.runtimes().with(name, value);
             if (runtimes.isPresent()) {
                 c = c.with(b -> b.runtimes = runtimes.get());
+                continue;
+            }
+            var audit = c.audit().with(name, value);
+            if (audit.isPresent()) {
+                c = c.with(b -> b.audit = audit.get());
+                continue;
+            }
+            var rates = c.rateLimits().with(name, value);
+            if (rates.isPresent()) {
+                c = c.with(b -> b.rateLimits = rates.get());
                 continue;
             }
             var preview = c.previews().with(name, value);
@@ -285,6 +298,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
                 """ + BlobSettings.USAGE + """
+                """ + RateLimitSettings.USAGE + """
+                """ + AuditSettings.USAGE + """
                 SIZE: bytes or with K, M, G, T. DURATION: 500ms, 30s, 10m, 2h.
                 """;
     }
@@ -438,6 +453,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         Optional<Path> rootKeyFile;
         Duration nodeLease;
         NodeLimits nodeLimits;
+        RateLimitSettings rateLimits;
+        AuditSettings audit;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -475,12 +492,14 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             rootKeyFile = c.rootKeyFile;
             nodeLease = c.nodeLease;
             nodeLimits = c.nodeLimits;
+            rateLimits = c.rateLimits;
+            audit = c.audit;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits, rateLimits, audit);
         }
     }
 }

@@ -9,6 +9,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 
 /** Plain JSON calls to the REST API, for tests of endpoints as the wire shows them. */
 final class RawApi implements AutoCloseable {
@@ -23,7 +27,16 @@ final class RawApi implements AutoCloseable {
         this.key = key;
     }
 
-    record Response(int status, JsonNode body) {
+    record Response(int status, JsonNode body, Map<String, List<String>> headers) {
+        Response(int status, JsonNode body) {
+            this(status, body, Map.of());
+        }
+
+        /** The header's first value, if it came (names as the JDK's client keeps them: lower case). */
+        Optional<String> header(String name) {
+            return headers.getOrDefault(name.toLowerCase(Locale.ROOT), List.of()).stream().findFirst();
+        }
+
         JsonNode ok() {
             if (status >= 300) throw new AssertionError("HTTP " + status + ": " + body);
             return body;
@@ -42,7 +55,8 @@ final class RawApi implements AutoCloseable {
             var response = http.send(builder.build(), BodyHandlers.ofString());
             String text = response.body();
             boolean json = response.headers().firstValue("Content-Type").orElse("").startsWith("application/json");
-            return new Response(response.statusCode(), text.isEmpty() || !json ? JSON.getNodeFactory().textNode(text) : JSON.readTree(text));
+            return new Response(response.statusCode(), text.isEmpty() || !json ? JSON.getNodeFactory().textNode(text) : JSON.readTree(text),
+                    response.headers().map());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

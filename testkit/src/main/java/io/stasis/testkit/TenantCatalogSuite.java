@@ -145,6 +145,10 @@ public abstract class TenantCatalogSuite extends CatalogSuiteBase<Catalog> {
                 Optional.of(Set.of(RuntimeKind.RUNC, RuntimeKind.GVISOR))));
         catalog().updateTenant(either);
         assertThat(catalog().findTenant(t.id()).orElseThrow().quota().runtimes()).contains(Set.of(RuntimeKind.GVISOR, RuntimeKind.RUNC));
+        var rated = t.withQuota(new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(),
+                Optional.of(20), Optional.of(50), Optional.of(6)));
+        catalog().updateTenant(rated);
+        assertThat(catalog().findTenant(t.id())).contains(rated);
 
         catalog().updateTenant(new Tenant(t.id(), "renamed", TenantQuota.UNLIMITED, LATER.plusSeconds(5)));
         assertThat(catalog().findTenant(t.id())).contains(t.withQuota(TenantQuota.UNLIMITED));

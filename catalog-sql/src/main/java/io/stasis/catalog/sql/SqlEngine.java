@@ -29,7 +29,8 @@ enum SqlEngine {
             "V15__nodes.sql",
             "V16__node_drain.sql",
             "V17__quota_holds.sql",
-            "V18__node_preview_url.sql", "V19__previews_of_every_port.sql", "V20__tenant_runtimes.sql")) {
+            "V18__node_preview_url.sql", "V19__previews_of_every_port.sql", "V20__tenant_runtimes.sql",
+            "V21__tenant_rates.sql")) {
         @Override
         String metadataMatch(String column) {
             // json_each compares keys as plain strings: no JSON-path quoting of keys with '.' or '/'.
@@ -49,7 +50,7 @@ enum SqlEngine {
 
     /** A pool of connections, possibly from several services: turns are transaction-scoped advisory locks. */
     POSTGRESQL("postgresql", List.of("V1__init.sql", "V2__nodes.sql", "V3__node_drain.sql", "V4__quota_holds.sql", "V5__node_preview_url.sql",
-            "V6__previews_of_every_port.sql", "V7__tenant_runtimes.sql")) {
+            "V6__previews_of_every_port.sql", "V7__tenant_runtimes.sql", "V8__tenant_rates.sql")) {
         @Override
         String metadataMatch(String column) {
             return "EXISTS (SELECT 1 FROM jsonb_each_text(" + column + "::jsonb) m WHERE m.key = ? AND m.value = ?)";

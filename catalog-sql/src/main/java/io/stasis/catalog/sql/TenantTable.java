@@ -21,13 +21,14 @@ import java.util.stream.Collectors;
 
 /** The SQL of the {@code tenants} table, and of what a tenant holds. Callers hold the catalog's lock. */
 final class TenantTable {
-    private static final String COLUMNS = "id, name, created_at, max_running_sandboxes, max_memory_mb, max_disk_mb, runtimes";
+    private static final String COLUMNS = "id, name, created_at, max_running_sandboxes, max_memory_mb, max_disk_mb, runtimes, "
+            + "requests_per_second, request_burst, creates_per_minute";
 
     private TenantTable() {
     }
 
     static void insert(Connection c, Tenant tenant) throws SQLException {
-        try (var st = c.prepareStatement("INSERT INTO tenants (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?)")) {
+        try (var st = c.prepareStatement("INSERT INTO tenants (" + COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
             st.setString(1, tenant.id().value());
             st.setString(2, tenant.name());
             st.setString(3, CatalogTime.format(tenant.createdAt()));
@@ -41,7 +42,8 @@ final class TenantTable {
     }
 
     static void update(Connection c, Tenant tenant) throws SQLException {
-        try (var st = c.prepareStatement("UPDATE tenants SET max_running_sandboxes = ?, max_memory_mb = ?, max_disk_mb = ?, runtimes = ? WHERE id = ?")) {
+        try (var st = c.prepareStatement("UPDATE tenants SET max_running_sandboxes = ?, max_memory_mb = ?, max_disk_mb = ?, runtimes = ?, "
+                + "requests_per_second = ?, request_burst = ?, creates_per_minute = ? WHERE id = ?")) {
             int next = bindQuota(st, 1, tenant.quota());
             st.setString(next, tenant.id().value());
             if (st.executeUpdate() == 0) throw new SQLException("no tenant row " + tenant.id());
@@ -54,6 +56,9 @@ final class TenantTable {
         bindOptional(st, index++, quota.diskMb());
         // "gvisor" or "gvisor,runc": the wire names, sorted
         st.setString(index++, quota.runtimes().map(kinds -> String.join(",", RuntimeKind.wireNames(kinds))).orElse(null));
+        bindOptional(st, index++, quota.requestsPerSecond().map(Integer::longValue));
+        bindOptional(st, index++, quota.requestBurst().map(Integer::longValue));
+        bindOptional(st, index++, quota.createsPerMinute().map(Integer::longValue));
         return index;
     }
 
@@ -122,7 +127,9 @@ final class TenantTable {
         String runtimes = rs.getString("runtimes");
         var quota = new TenantQuota(optional(rs, "max_running_sandboxes").map(Long::intValue), optional(rs, "max_memory_mb"),
                 optional(rs, "max_disk_mb"), Optional.ofNullable(runtimes).map(text -> Arrays.stream(text.split(","))
-                        .map(name -> RuntimeKind.parse("tenants.runtimes", name)).collect(Collectors.toSet())));
+                        .map(name -> RuntimeKind.parse("tenants.runtimes", name)).collect(Collectors.toSet())),
+                optional(rs, "requests_per_second").map(Long::intValue), optional(rs, "request_burst").map(Long::intValue),
+                optional(rs, "creates_per_minute").map(Long::intValue));
         return new Tenant(new TenantId(rs.getString("id")), rs.getString("name"), quota, CatalogTime.parse(rs.getString("created_at")));
     }
 

@@ -41,6 +41,8 @@ public enum ErrorCode {
     /** A bucket of a sandbox's {@code mounts} could not be mounted: the endpoint, key, bucket or prefix was refused or unreachable. */
     BUCKET_MOUNT_FAILED,
     QUOTA_EXCEEDED,
+    /** Too many calls of a credential or a tenant, or creates of a tenant, for its rate: try again after {@code Retry-After}. */
+    RATE_LIMITED,
     HOST_BUSY,
     /** The blob store is held by another instance's garbage collection or uploads; try again later. */
     STORE_BUSY,

@@ -32,7 +32,7 @@ import java.util.function.Predicate;
  * come back with the same address. Without a host network (disabled by the operator) sandboxes
  * have loopback only.
  */
-public final class NetworkService {
+public final class NetworkService implements EgressDecisions {
     /** Identical refusals of one sandbox within this window become one event. */
     private static final Duration DENIED_EVENT_WINDOW = Duration.ofSeconds(10);
 
@@ -282,8 +282,14 @@ public final class NetworkService {
                 Map.of("sandbox", id.value(), "action", action));
     }
 
+    /** An allowed lookup or connection: nothing to publish (the audit log keeps them). */
+    @Override
+    public void allowed(SandboxId id, EgressAttempt attempt) {
+    }
+
     /** Publishes a refused lookup or connection as an event, at most one per identical refusal and window. */
-    public void denied(SandboxId id, DeniedConnection attempt) {
+    @Override
+    public void denied(SandboxId id, EgressAttempt attempt) {
         String key = id + "|" + attempt.domain().orElse("") + "|" + attempt.address().orElse("") + "|" + attempt.port() + "|" + attempt.rule();
         var now = clock.instant();
         var last = lastDeniedEvent.get(key);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import io.stasis.core.ratelimit.Rate;
 import io.stasis.core.sandbox.RuntimeKind;
 import java.util.Optional;
 import java.util.Set;
@@ -30,6 +31,9 @@ class TenantQuotaPropertyTest {
         assertThat(merged.memoryMb()).isEqualTo(change.memoryMb().isPresent() ? change.memoryMb() : base.memoryMb());
         assertThat(merged.diskMb()).isEqualTo(change.diskMb().isPresent() ? change.diskMb() : base.diskMb());
         assertThat(merged.runtimes()).isEqualTo(change.runtimes().isPresent() ? change.runtimes() : base.runtimes());
+        assertThat(merged.requestsPerSecond()).isEqualTo(change.requestsPerSecond().or(base::requestsPerSecond));
+        assertThat(merged.requestBurst()).isEqualTo(change.requestBurst().or(base::requestBurst));
+        assertThat(merged.createsPerMinute()).isEqualTo(change.createsPerMinute().or(base::createsPerMinute));
     }
 
     @Property
@@ -71,6 +75,26 @@ class TenantQuotaPropertyTest {
         var zero = new TenantQuota(Optional.of(0), Optional.of(0L), Optional.of(0L));
         assertThat(TenantQuota.UNLIMITED.with(zero)).isEqualTo(zero);
         invalid(() -> new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.of(Set.of())), "quota.runtimes");
+        invalid(() -> rates(Optional.of(0), Optional.empty(), Optional.empty()), "quota.requestsPerSecond");
+        invalid(() -> rates(Optional.empty(), Optional.of(TenantQuota.MAX_RATE + 1), Optional.empty()), "quota.requestBurst");
+        invalid(() -> rates(Optional.empty(), Optional.empty(), Optional.of(-5)), "quota.createsPerMinute");
+    }
+
+    @Test
+    void aTenantsOwnRatesWinOverTheOperatorsAndItsBurstAppliesToEither() {
+        var operator = Optional.of(new Rate(100, 150));
+        assertThat(TenantQuota.UNLIMITED.requestRate(Optional.empty())).isEmpty();
+        assertThat(TenantQuota.UNLIMITED.requestRate(operator)).isEqualTo(operator);
+        assertThat(rates(Optional.of(5), Optional.empty(), Optional.empty()).requestRate(operator)).contains(new Rate(5, 10));
+        assertThat(rates(Optional.of(5), Optional.of(7), Optional.empty()).requestRate(Optional.empty())).contains(new Rate(5, 7));
+        assertThat(rates(Optional.empty(), Optional.of(7), Optional.empty()).requestRate(operator)).contains(new Rate(100, 7));
+        assertThat(rates(Optional.empty(), Optional.of(7), Optional.empty()).requestRate(Optional.empty())).as("a burst alone limits nothing").isEmpty();
+        assertThat(rates(Optional.empty(), Optional.empty(), Optional.of(6)).createRate(Optional.of(Rate.perMinute(60)))).contains(Rate.perMinute(6));
+        assertThat(TenantQuota.UNLIMITED.createRate(Optional.of(Rate.perMinute(60)))).contains(Rate.perMinute(60));
+    }
+
+    private static TenantQuota rates(Optional<Integer> perSecond, Optional<Integer> burst, Optional<Integer> createsPerMinute) {
+        return new TenantQuota(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty(), perSecond, burst, createsPerMinute);
     }
 
     private static void invalid(Runnable action, String field) {
@@ -85,13 +109,19 @@ class TenantQuotaPropertyTest {
         return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE).optional(0.5),
                 Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5),
                 Arbitraries.longs().between(0, Long.MAX_VALUE).optional(0.5),
-                Arbitraries.of(RuntimeKind.class).set().ofMinSize(1).optional(0.5)).as(TenantQuota::new);
+                Arbitraries.of(RuntimeKind.class).set().ofMinSize(1).optional(0.5), rate().optional(0.5), rate().optional(0.5),
+                rate().optional(0.5)).as(TenantQuota::new);
+    }
+
+    private static Arbitrary<Integer> rate() {
+        return Arbitraries.integers().between(1, TenantQuota.MAX_RATE);
     }
 
     @Provide
     Arbitrary<TenantQuota> fullQuotas() {
         return Combinators.combine(Arbitraries.integers().between(0, Integer.MAX_VALUE),
                 Arbitraries.longs().between(0, Long.MAX_VALUE), Arbitraries.longs().between(0, Long.MAX_VALUE))
-                .as((n, memory, disk) -> new TenantQuota(Optional.of(n), Optional.of(memory), Optional.of(disk), Optional.of(Set.of(RuntimeKind.GVISOR))));
+                .as((n, memory, disk) -> new TenantQuota(Optional.of(n), Optional.of(memory), Optional.of(disk), Optional.of(Set.of(RuntimeKind.GVISOR)),
+                        Optional.of(n % 1000 + 1), Optional.of(n % 500 + 1), Optional.of(n % 60 + 1)));
     }
 }

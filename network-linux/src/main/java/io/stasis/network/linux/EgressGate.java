@@ -1,6 +1,6 @@
 package io.stasis.network.linux;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.sandbox.SandboxId;
 import java.net.InetAddress;
@@ -23,8 +23,11 @@ public interface EgressGate {
     /** Whether the sandbox may reach {@code address}, a connection presenting {@code name} if known. */
     EgressDecision connection(SandboxId sandbox, Optional<String> name, InetAddress address);
 
-    /** Records a refused lookup or connection (counted, and published as an event). */
-    void denied(SandboxId sandbox, DeniedConnection attempt);
+    /** Records a refused lookup or connection (counted, published as an event, audited). */
+    void denied(SandboxId sandbox, EgressAttempt attempt);
+
+    /** Records an allowed lookup or relayed connection (audited). */
+    void allowed(SandboxId sandbox, EgressAttempt attempt);
 
     /**
      * The resolver answered an allowed {@code name} with {@code addresses}: connections from the

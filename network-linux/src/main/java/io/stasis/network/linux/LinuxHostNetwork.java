@@ -1,6 +1,7 @@
 package io.stasis.network.linux;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
+import io.stasis.core.network.EgressDecisions;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkAttachment;
@@ -14,7 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,7 +34,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     private final AlwaysBlocked blocked;
     private final NftRuleset rules;
     private final Nft nft;
-    private volatile BiConsumer<SandboxId, DeniedConnection> onDenied = (id, attempt) -> { };
+    private volatile EgressDecisions decisions = EgressDecisions.NONE;
     private final Map<SandboxId, NftRuleset.Opened> open = new ConcurrentHashMap<>();
     private final Map<InetAddress, SandboxId> bySource = new ConcurrentHashMap<>();
     /** Per sandbox, until when (System.nanoTime) each resolved address is open in its set: a repeated lookup costs no nft run. */
@@ -55,12 +55,12 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
      * Installs this instance's table, with the rules of {@code sandboxes} (those known to be
      * running or about to run), in one transaction, and turns IPv4 forwarding on.
      *
-     * @param onDenied told of every lookup and connection the resolver or the proxy refused
+     * @param decisions told of every lookup and connection the resolver or the proxy allowed or refused, and of dropped packets
      */
     public synchronized void start(ServicePorts ports, Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> sandboxes,
-                                   BiConsumer<SandboxId, DeniedConnection> onDenied) {
+                                   EgressDecisions decisions) {
         this.ports = ports;
-        this.onDenied = onDenied;
+        this.decisions = decisions;
         open.clear();
         bySource.clear();
         openUntil.clear();
@@ -155,11 +155,16 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
     }
 
     @Override
-    public void denied(SandboxId sandbox, DeniedConnection attempt) {
+    public void denied(SandboxId sandbox, EgressAttempt attempt) {
         log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("domain", attempt.domain().orElse(""))
                 .addKeyValue("address", attempt.address().orElse("")).addKeyValue("port", attempt.port())
                 .addKeyValue("rule", attempt.rule()).log("egress denied");
-        onDenied.accept(sandbox, attempt);
+        decisions.denied(sandbox, attempt);
+    }
+
+    @Override
+    public void allowed(SandboxId sandbox, EgressAttempt attempt) {
+        decisions.allowed(sandbox, attempt);
     }
 
     @Override
@@ -206,7 +211,7 @@ public final class LinuxHostNetwork implements HostNetwork, EgressGate, AutoClos
         String rule = decision.allowed() || packet.rule().equals("blocked host") ? packet.rule() : decision.rule();
         log.atDebug().addKeyValue("sandbox", sandbox).addKeyValue("protocol", packet.protocolName())
                 .addKeyValue("icmpType", packet.icmpType().isPresent() ? packet.icmpType().getAsInt() : "").log("packet dropped by the filter");
-        denied(sandbox, new DeniedConnection(Optional.empty(), Optional.of(packet.destination().getHostAddress()), packet.port(),
+        denied(sandbox, new EgressAttempt(Optional.empty(), Optional.of(packet.destination().getHostAddress()), packet.port(),
                 packet.protocolName(), rule));
     }
 

@@ -1,6 +1,6 @@
 package io.stasis.network.linux;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressDecisions;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
@@ -18,7 +18,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.function.BiConsumer;
 
 /**
  * The host side of sandbox networks, running: the DNS resolver and the egress proxy that the
@@ -47,7 +46,7 @@ public final class LinuxNetworking implements AutoCloseable {
      */
     public static LinuxNetworking start(LinuxHostNetwork host, Map<String, List<Inet4Address>> staticNames,
                                         Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> recorded,
-                                        BiConsumer<SandboxId, DeniedConnection> onDenied) {
+                                        EgressDecisions decisions) {
         SandboxDnsResolver dns = null;
         try {
             dns = SandboxDnsResolver.start(host, DnsUpstreams.fromResolvConf(), staticNames, new InetSocketAddress(0));
@@ -56,7 +55,7 @@ public final class LinuxNetworking implements AutoCloseable {
             NflogReader drops = null;
             try {
                 drops = NflogReader.start(host.config().logGroup(), host::dropped);
-                host.start(new ServicePorts(dns.port(), proxy.httpPort(), proxy.tlsPort()), recorded, onDenied);
+                host.start(new ServicePorts(dns.port(), proxy.httpPort(), proxy.tlsPort()), recorded, decisions);
             } catch (IOException | RuntimeException e) {
                 if (drops != null) drops.close();
                 proxy.close();

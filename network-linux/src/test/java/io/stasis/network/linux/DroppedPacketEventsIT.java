@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.network.Cidr;
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
+import io.stasis.core.network.EgressDecisions;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkAttachment;
@@ -83,8 +84,8 @@ class DroppedPacketEventsIT {
     private final String linkLocal = "169.254.250." + (2 + net % 250);
 
     private final SandboxId sandbox = SandboxId.random();
-    private final LinkedBlockingQueue<DeniedConnection> events = new LinkedBlockingQueue<>();
-    private final List<DeniedConnection> seen = new ArrayList<>();
+    private final LinkedBlockingQueue<EgressAttempt> events = new LinkedBlockingQueue<>();
+    private final List<EgressAttempt> seen = new ArrayList<>();
     private final Deque<Step> undo = new ArrayDeque<>();
     private LinuxHostNetwork host;
     private NetworkAttachment link;
@@ -111,8 +112,15 @@ class DroppedPacketEventsIT {
                 List.of(denied + "/29", unlisted + "/29", privateAddress + "/32", linkLocal + "/32"));
         for (String a : List.of(privateAddress, linkLocal)) run("ip", "route", "add", a + "/32", "dev", targetVeth); // go with the veth
 
-        var networking = LinuxNetworking.start(host, Map.of(), Map.of(), (id, attempt) -> {
-            if (id.equals(sandbox)) events.add(attempt);
+        var networking = LinuxNetworking.start(host, Map.of(), Map.of(), new EgressDecisions() {
+            @Override
+            public void allowed(SandboxId id, EgressAttempt attempt) {
+            }
+
+            @Override
+            public void denied(SandboxId id, EgressAttempt attempt) {
+                if (id.equals(sandbox)) events.add(attempt);
+            }
         });
         undo.push(() -> networking.close(true));
         host.open(sandbox, link, new EgressPolicy(EgressPolicy.Action.DENY, List.of(), List.of(EgressRule.parse(denied + "/32", "deny"))));
@@ -138,24 +146,24 @@ class DroppedPacketEventsIT {
         // Long enough for the SYN to be sent again twice: each retransmission is dropped, only the attempt is logged.
         probe("tcp", denied, "9", "3.5");
         var tcp = await("tcp to " + denied, e -> e.address().equals(Optional.of(denied)) && e.protocol().equals("tcp"));
-        assertThat(tcp).isEqualTo(new DeniedConnection(Optional.empty(), Optional.of(denied), 9, "tcp", "deny " + EgressRule.parse(denied + "/32", "deny")));
+        assertThat(tcp).isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(denied), 9, "tcp", "deny " + EgressRule.parse(denied + "/32", "deny")));
 
         probe("udp", unlisted, "5353");
         assertThat(await("udp to " + unlisted, e -> e.protocol().equals("udp")))
-                .isEqualTo(new DeniedConnection(Optional.empty(), Optional.of(unlisted), 5353, "udp", "default deny"));
+                .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(unlisted), 5353, "udp", "default deny"));
 
         probe("icmp", privateAddress);
         assertThat(await("ping of " + privateAddress, e -> e.protocol().equals("icmp")))
-                .isEqualTo(new DeniedConnection(Optional.empty(), Optional.of(privateAddress), 0, "icmp", "blocked private 10.0.0.0/8"));
+                .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(privateAddress), 0, "icmp", "blocked private 10.0.0.0/8"));
 
         probe("tcp", linkLocal, "8080", "1.5");
         assertThat(await("tcp to " + linkLocal, e -> e.address().equals(Optional.of(linkLocal))))
-                .isEqualTo(new DeniedConnection(Optional.empty(), Optional.of(linkLocal), 8080, "tcp", "blocked link-local"));
+                .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(linkLocal), 8080, "tcp", "blocked link-local"));
 
         String gateway = link.gateway().getHostAddress();
         probe("tcp", gateway, "9", "1.5");
         assertThat(await("tcp to the host", e -> e.address().equals(Optional.of(gateway))))
-                .isEqualTo(new DeniedConnection(Optional.empty(), Optional.of(gateway), 9, "tcp", "blocked host"));
+                .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(gateway), 9, "tcp", "blocked host"));
 
         events.drainTo(seen);
         assertThat(seen).as("the retransmitted SYNs were not logged again").filteredOn(e -> e.protocol().equals("tcp") && e.port() == 9
@@ -172,7 +180,7 @@ class DroppedPacketEventsIT {
         assertThat(host.deniedCount(sandbox)).as("the limit only thins the log: every datagram was dropped").isEqualTo(flood);
 
         // The kernel has logged all it will by now; let the reader deliver it, then count.
-        while (events.poll(1, TimeUnit.SECONDS) instanceof DeniedConnection e) seen.add(e);
+        while (events.poll(1, TimeUnit.SECONDS) instanceof EgressAttempt e) seen.add(e);
         events.drainTo(seen);
         assertThat(seen).as("burst 40, then 20 a second").hasSizeBetween(20, 60).allMatch(e -> e.rule().equals("default deny"));
     }
@@ -183,7 +191,7 @@ class DroppedPacketEventsIT {
                 .isInstanceOf(IOException.class).hasMessageContaining("NFLOG group " + config.logGroup()).hasMessageContaining("its own group");
     }
 
-    private DeniedConnection await(String what, Predicate<DeniedConnection> wanted) throws InterruptedException {
+    private EgressAttempt await(String what, Predicate<EgressAttempt> wanted) throws InterruptedException {
         long deadline = System.nanoTime() + EVENT_TIMEOUT.toNanos();
         for (var e : seen) if (wanted.test(e)) return e;
         while (System.nanoTime() < deadline) {

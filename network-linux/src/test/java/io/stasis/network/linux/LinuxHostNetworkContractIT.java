@@ -2,6 +2,7 @@ package io.stasis.network.linux;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.network.EgressDecisions;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.HostNetwork;
@@ -30,7 +31,7 @@ class LinuxHostNetworkContractIT extends HostNetworkSuite {
         var config = new NetworkConfig(Cidr.parse("10.251.1.0/24", "range"), "tc", table, List.of(Cidr.parse("10.252.0.0/16", "allowed")),
                 Duration.ofSeconds(10));
         linux = new LinuxHostNetwork(config);
-        linux.start(new ServicePorts(15353, 18080, 18443), Map.of(), (id, denied) -> { });
+        linux.start(new ServicePorts(15353, 18080, 18443), Map.of(), EgressDecisions.NONE);
         return linux;
     }
 

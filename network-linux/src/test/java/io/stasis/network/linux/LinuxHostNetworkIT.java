@@ -2,6 +2,7 @@ package io.stasis.network.linux;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.network.EgressDecisions;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
@@ -35,7 +36,7 @@ class LinuxHostNetworkIT {
     @Test
     void opensUpdatesAndClosesASandboxsRules() throws Exception {
         var id = SandboxId.random();
-        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (id1, denied) -> { });
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), EgressDecisions.NONE);
         var link = network.attachment(3);
         assertThat(link.hostInterface()).isEqualTo("tq3");
         assertThat(link.gateway().getHostAddress()).isEqualTo("10.251.0.13");
@@ -71,15 +72,15 @@ class LinuxHostNetworkIT {
     void startRebuildsTheTableWithTheSandboxesGiven() throws Exception {
         var id = SandboxId.random();
         var link = network.attachment(5);
-        network.start(new ServicePorts(15353, 18080, 18443), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), (i, d) -> { });
-        network.start(new ServicePorts(15354, 18081, 18444), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), (i, d) -> { });
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), EgressDecisions.NONE);
+        network.start(new ServicePorts(15354, 18081, 18444), Map.of(id, Map.entry(link, EgressPolicy.ALLOW_ALL)), EgressDecisions.NONE);
         assertThat(list()).contains("egress_5", "redirect to :18444").doesNotContain(":18443");
     }
 
     /** Forty sandboxes opened and closed from forty threads at once (their scripts share nft runs, see Nft). */
     @Test
     void concurrentOpensAndClosesAllApply() throws Exception {
-        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (i, d) -> { });
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), EgressDecisions.NONE);
         var ids = new ArrayList<SandboxId>();
         for (int i = 0; i < 40; i++) ids.add(SandboxId.random());
         try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -99,7 +100,7 @@ class LinuxHostNetworkIT {
     /** Scripts applied at once share runs; one that nft refuses fails alone, the others in its batch are applied. */
     @Test
     void nftAppliesConcurrentScriptsTogetherAndAFailureStaysWithItsCaller() throws Exception {
-        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), (i, d) -> { });
+        network.start(new ServicePorts(15353, 18080, 18443), Map.of(), EgressDecisions.NONE);
         var nft = new Nft(Duration.ofSeconds(10));
         var failures = new ConcurrentHashMap<Integer, Throwable>();
         try (var threads = Executors.newVirtualThreadPerTaskExecutor()) {

@@ -1,6 +1,6 @@
 package io.stasis.network.linux;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.sandbox.SandboxId;
@@ -15,7 +15,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class RecordingGate implements EgressGate {
     private final Map<InetAddress, SandboxId> owners;
     private final EgressPolicy policy;
-    private final List<DeniedConnection> denied = new CopyOnWriteArrayList<>();
+    private final List<EgressAttempt> denied = new CopyOnWriteArrayList<>();
+    private final List<EgressAttempt> allowed = new CopyOnWriteArrayList<>();
     private final List<Resolution> resolved = new CopyOnWriteArrayList<>();
 
     public record Resolution(SandboxId sandbox, String name, List<InetAddress> addresses, Duration ttl) {
@@ -26,8 +27,12 @@ public final class RecordingGate implements EgressGate {
         this.policy = policy;
     }
 
-    public List<DeniedConnection> denied() {
+    public List<EgressAttempt> denied() {
         return List.copyOf(denied);
+    }
+
+    public List<EgressAttempt> allowed() {
+        return List.copyOf(allowed);
     }
 
     public List<Resolution> resolved() {
@@ -50,8 +55,13 @@ public final class RecordingGate implements EgressGate {
     }
 
     @Override
-    public void denied(SandboxId sandbox, DeniedConnection attempt) {
+    public void denied(SandboxId sandbox, EgressAttempt attempt) {
         denied.add(attempt);
+    }
+
+    @Override
+    public void allowed(SandboxId sandbox, EgressAttempt attempt) {
+        allowed.add(attempt);
     }
 
     @Override

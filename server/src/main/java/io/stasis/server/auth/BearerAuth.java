@@ -5,6 +5,7 @@ import io.stasis.core.auth.Caller;
 import io.stasis.core.auth.Credentials;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
+import java.util.Optional;
 
 /**
  * Checks {@code Authorization: Bearer <key or token>} on every API call. The secret itself is
@@ -39,6 +40,11 @@ public final class BearerAuth {
         Caller caller = ctx.attribute(ATTRIBUTE);
         if (caller == null) throw new StasisException(ErrorCode.UNAUTHENTICATED, "missing Authorization header");
         return caller;
+    }
+
+    /** The request's caller, if it presented a credential the service knows. */
+    public static Optional<Caller> callerIf(Context ctx) {
+        return Optional.ofNullable(ctx.attribute(ATTRIBUTE));
     }
 
     /** The public id of the request's key or token, for logs. */

@@ -9,6 +9,8 @@ import io.javalin.security.Roles;
 import io.javalin.security.RouteRole;
 import io.javalin.websocket.WsHandlerType;
 import io.stasis.blob.content.archive.BlobGc;
+import io.stasis.core.audit.AuditEntry;
+import io.stasis.core.auth.Caller;
 import io.stasis.core.auth.TokenService;
 import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
@@ -36,10 +38,12 @@ import io.stasis.core.template.TemplateService;
 import io.stasis.templates.oci.OciImports;
 import io.stasis.core.tenant.QuotaGuard;
 import io.stasis.core.tenant.TenantService;
+import io.stasis.core.spi.AuditLog;
 import io.stasis.core.volume.VolumeService;
 import io.stasis.server.auth.Access;
 import io.stasis.server.auth.AccessGuard;
 import io.stasis.server.auth.BearerAuth;
+import io.stasis.server.auth.RequestRates;
 import io.stasis.server.error.ErrorBody;
 import io.stasis.server.error.ErrorMapper;
 import io.stasis.server.e2b.E2bEndpoint;
@@ -48,10 +52,12 @@ import io.stasis.server.metrics.Metrics;
 import io.stasis.server.preview.PreviewUrls;
 import io.stasis.server.s3.S3Routes;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
@@ -71,6 +77,10 @@ public final class HttpApi implements AutoCloseable {
     private static final String START_ATTRIBUTE = "stasis.start";
     /** Set on a request whose error answer is written: the 404/405 handlers then leave it alone. */
     public static final String ERROR_WRITTEN = "stasis.errorWritten";
+    /** The error code a request was answered, for its audit entry. */
+    private static final String ERROR_CODE = "stasis.errorCode";
+    /** The path parameters that name a call's resource, in the order they are looked for. */
+    private static final List<String> RESOURCE_PARAMS = List.of("id", "cid", "vid", "tid", "kid", "name");
 
     /** Everything the routes call. */
     public record Services(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, ExecService exec,
@@ -81,7 +91,8 @@ public final class HttpApi implements AutoCloseable {
                            SecretService secrets, TenantService tenants,
                            TokenService tokens, QuotaGuard quotas,
                            VolumeService volumes, SandboxBuckets buckets,
-                           S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain, SandboxUsage usage) {
+                           S3Routes s3, BlobGc blobGc, NodeService nodes, NodeDrain drain, SandboxUsage usage, RequestRates rates,
+                           AuditLog audit) {
     }
 
     /**
@@ -190,13 +201,17 @@ public final class HttpApi implements AutoCloseable {
         var guard = new AccessGuard(services.sandboxes(), services.checkpoints(), services.volumes());
         routes.before("/v1/*", ctx -> {
             services.nodes().requireLease(); // a node cut off from the catalog answers nothing: others may be taking its sandboxes
-            if (!OpenApiRoutes.isPublic(ctx)) auth.authenticate(ctx);
+            if (OpenApiRoutes.isPublic(ctx)) return;
+            auth.authenticate(ctx);
+            services.rates().admit(BearerAuth.caller(ctx), ctx.method().name(), ctx.path());
         });
         routes.beforeMatched(guard::check);
         routes.beforeMatched(forwarder::forwardIfElsewhere); // a sandbox of another node: after the guard, so the caller is checked here
         routes.wsBeforeUpgrade("/v1/*", ctx -> {
             services.nodes().requireLease();
             services.auth().authenticate(ctx);
+            services.rates().admit(BearerAuth.caller(ctx), "GET", ctx.path());
+            audit(services.audit(), ctx, 101); // the terminal's upgrade: its end is not a request the logger sees
         });
         routes.wsBeforeUpgrade(TerminalRoutes.PATH, ctx -> {
             guard.checkUpgrade(ctx, Access.EXEC);
@@ -212,6 +227,7 @@ public final class HttpApi implements AutoCloseable {
         services.s3().register(routes, forwarder);
         new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
+        new AuditRoutes(services.audit()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);
         new ProcessRoutes(services.processes()).register(routes);
         new UsageRoutes(services.usage()).register(routes);
@@ -250,11 +266,26 @@ public final class HttpApi implements AutoCloseable {
             long nanos = start == null ? 0 : System.nanoTime() - start;
             String route = ctx.endpoint() == null ? "unmatched" : ctx.endpoint().path;
             services.metrics().httpRequest(ctx.method().name(), route, ctx.statusCode(), nanos);
+            if (ctx.path().startsWith("/v1/") && (BearerAuth.callerIf(ctx).isPresent() || ctx.statusCode() == 401))
+                audit(services.audit(), ctx, ctx.statusCode());
             var event = ctx.statusCode() >= 500 ? log.atWarn() : log.atDebug();
             event.addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("method", ctx.method().name())
                     .addKeyValue("path", ctx.path()).addKeyValue("status", ctx.statusCode())
                     .addKeyValue("ms", nanos / 1_000_000).addKeyValue("credential", BearerAuth.credentialId(ctx)).log("request");
         });
+    }
+
+    /** One audited call: who (the credential's id, never its secret), what, on which resource, how it ended. */
+    private static void audit(AuditLog audit, Context ctx, int status) {
+        var caller = BearerAuth.callerIf(ctx);
+        String route = ctx.endpoint() == null ? ctx.path() : ctx.endpoint().path;
+        Map<String, String> params = ctx.endpoint() == null ? Map.of() : ctx.pathParamMap();
+        Optional<String> resource = RESOURCE_PARAMS.stream().map(params::get).filter(Objects::nonNull).findFirst()
+                .or(() -> params.values().stream().findFirst());
+        String code = ctx.attribute(ERROR_CODE);
+        audit.append(new AuditEntry.Call(Instant.now(), caller.map(Caller::tenant), caller.map(Caller::credentialId),
+                caller.map(Caller::isRoot).orElse(false), ctx.method().name(), route, ctx.path(), resource, status,
+                code != null ? code : status < 400 ? "ok" : "http_" + status, RequestIds.of(ctx)));
     }
 
     private static StasisException fromHttp(HttpResponseException e) {
@@ -286,6 +317,8 @@ public final class HttpApi implements AutoCloseable {
                     .addKeyValue("details", e.details()).setCause(e).log(e.getMessage());
         RefusedBodies.drain(ctx, REFUSED_BODY_DRAIN);
         ctx.attribute(ERROR_WRITTEN, true);
+        ctx.attribute(ERROR_CODE, e.code().wireName());
+        if (e.details().get("retryAfterMs") instanceof Long waitMs) ctx.header("Retry-After", Long.toString(Math.ceilDiv(waitMs, 1000L)));
         ctx.status(status).json(ErrorBody.of(e));
     }
 

@@ -34,8 +34,12 @@ final class TenantRoutes {
         this.allowedRuntimes = Set.copyOf(allowedRuntimes);
     }
 
-    /** {@code runtimes}: the runtimes the tenant's sandboxes may start in, among those the service runs (null: keep, or any). */
-    record QuotaBody(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes) {
+    /**
+     * {@code runtimes}: the runtimes the tenant's sandboxes may start in, among those the service runs (null: keep, or any);
+     * the rates: the tenant's own (null: keep, or the operator's).
+     */
+    record QuotaBody(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes, Integer requestsPerSecond,
+                     Integer requestBurst, Integer createsPerMinute) {
         TenantQuota quota(Set<RuntimeKind> serviceRuns) {
             Optional<Set<RuntimeKind>> kinds = Optional.ofNullable(runtimes).map(names -> {
                 var parsed = EnumSet.noneOf(RuntimeKind.class);
@@ -48,7 +52,8 @@ final class TenantRoutes {
                 }
                 return parsed;
             });
-            return new TenantQuota(Optional.ofNullable(runningSandboxes), Optional.ofNullable(memoryMb), Optional.ofNullable(diskMb), kinds);
+            return new TenantQuota(Optional.ofNullable(runningSandboxes), Optional.ofNullable(memoryMb), Optional.ofNullable(diskMb), kinds,
+                    Optional.ofNullable(requestsPerSecond), Optional.ofNullable(requestBurst), Optional.ofNullable(createsPerMinute));
         }
     }
 
@@ -58,11 +63,13 @@ final class TenantRoutes {
     record UpdateTenant(QuotaBody quota) {
     }
 
-    /** A quota's fields; null where unlimited (runtimes: any the service runs). */
-    record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes) {
+    /** A quota's fields; null where unlimited (runtimes: any the service runs; a rate: the operator's). */
+    record QuotaView(Integer runningSandboxes, Long memoryMb, Long diskMb, List<String> runtimes, Integer requestsPerSecond,
+                     Integer requestBurst, Integer createsPerMinute) {
         static QuotaView of(TenantQuota q) {
             return new QuotaView(q.runningSandboxes().orElse(null), q.memoryMb().orElse(null), q.diskMb().orElse(null),
-                    q.runtimes().map(RuntimeKind::wireNames).orElse(null));
+                    q.runtimes().map(RuntimeKind::wireNames).orElse(null), q.requestsPerSecond().orElse(null),
+                    q.requestBurst().orElse(null), q.createsPerMinute().orElse(null));
         }
     }
 

@@ -1,6 +1,6 @@
 package io.stasis.network.linux.dns;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.DomainPattern;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.sandbox.SandboxId;
@@ -89,6 +89,7 @@ final class DnsQueryHandler {
         }
         EgressDecision decision = gate.domain(sandbox, name);
         if (!decision.allowed()) return deny(sandbox, query, name, decision);
+        gate.allowed(sandbox, new EgressAttempt(Optional.of(name), Optional.empty(), DNS_PORT, "dns", decision.rule()));
         switch (question.type()) {
             case DnsType.AAAA, DnsType.SVCB, DnsType.HTTPS -> {
                 return reply(sandbox, query, Rcode.NOERROR, "ipv4 only");
@@ -130,7 +131,7 @@ final class DnsQueryHandler {
 
     /** NXDOMAIN, as if the name did not exist: for {@code name}, the asked one or an alias target on its way. */
     private byte[] deny(SandboxId sandbox, DnsMessage query, String name, EgressDecision decision) {
-        gate.denied(sandbox, new DeniedConnection(Optional.of(name), Optional.empty(), DNS_PORT, "dns", decision.rule()));
+        gate.denied(sandbox, new EgressAttempt(Optional.of(name), Optional.empty(), DNS_PORT, "dns", decision.rule()));
         return reply(sandbox, query, Rcode.NXDOMAIN, decision.rule());
     }
 

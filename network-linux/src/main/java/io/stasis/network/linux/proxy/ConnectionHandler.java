@@ -1,6 +1,6 @@
 package io.stasis.network.linux.proxy;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.EgressDecision;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.network.linux.EgressGate;
@@ -115,6 +115,8 @@ final class ConnectionHandler implements Runnable {
 
     private void carry(AllowedFlow flow, EgressDecision decision, InetSocketAddress original) {
         counters.allowed.increment();
+        gate.allowed(flow.sandbox(), new EgressAttempt(flow.name(), Optional.of(original.getAddress().getHostAddress()), original.getPort(),
+                protocol.wireName(), decision.rule()));
         log.atDebug().addKeyValue("sandbox", flow.sandbox()).addKeyValue("protocol", protocol.wireName())
                 .addKeyValue("name", flow.name().orElse("")).addKeyValue("destination", original)
                 .addKeyValue("upstream", flow.upstream()).addKeyValue("rule", decision.rule()).log("egress connection allowed");
@@ -136,7 +138,7 @@ final class ConnectionHandler implements Runnable {
         counters.denied.increment();
         log.atInfo().addKeyValue("sandbox", sandbox).addKeyValue("protocol", protocol.wireName()).addKeyValue("name", name.orElse(""))
                 .addKeyValue("destination", original).addKeyValue("rule", rule).log("egress connection denied");
-        gate.denied(sandbox, new DeniedConnection(name, Optional.of(original.getAddress().getHostAddress()), original.getPort(),
+        gate.denied(sandbox, new EgressAttempt(name, Optional.of(original.getAddress().getHostAddress()), original.getPort(),
                 protocol.wireName(), rule));
         send(protocol.refusal(rule, name));
     }

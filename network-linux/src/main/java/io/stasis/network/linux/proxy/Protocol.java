@@ -49,7 +49,7 @@ enum Protocol {
         this.maxHeadBytes = maxHeadBytes;
     }
 
-    /** As {@code DeniedConnection.protocol} names it. */
+    /** As {@code EgressAttempt.protocol} names it. */
     String wireName() {
         return wireName;
     }

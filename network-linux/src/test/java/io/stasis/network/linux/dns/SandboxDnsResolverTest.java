@@ -4,7 +4,7 @@ import static io.stasis.network.linux.dns.DnsCodecPropertiesTest.ipv4;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
@@ -68,6 +68,9 @@ class SandboxDnsResolverTest {
         assertThat(answer.header().rcode()).isEqualTo(Rcode.NOERROR);
         assertThat(answer.answers()).extracting(DnsRecord::data).containsExactly(new DnsRecord.A(EXAMPLE_1), new DnsRecord.A(EXAMPLE_2));
         assertThat(gate.resolved()).containsExactly(new Resolution(SANDBOX, "example.test", List.of(EXAMPLE_1, EXAMPLE_2), Duration.ofSeconds(300)));
+        assertThat(gate.allowed()).extracting(EgressAttempt::domain, EgressAttempt::port, EgressAttempt::protocol)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple(Optional.of("example.test"), 53, "dns"));
+        assertThat(gate.denied()).isEmpty();
     }
 
     @Test
@@ -76,9 +79,10 @@ class SandboxDnsResolverTest {
 
         assertThat(answer.header().rcode()).isEqualTo(Rcode.NXDOMAIN);
         assertThat(answer.questions()).containsExactly(DnsQuestion.in("denied.test", DnsType.A));
-        assertThat(gate.denied()).containsExactly(new DeniedConnection(Optional.of("denied.test"), Optional.empty(), 53, "dns", "default deny"));
+        assertThat(gate.denied()).containsExactly(new EgressAttempt(Optional.of("denied.test"), Optional.empty(), 53, "dns", "default deny"));
         assertThat(upstream.asked()).isEmpty();
         assertThat(gate.resolved()).isEmpty();
+        assertThat(gate.allowed()).isEmpty();
     }
 
     @Test
@@ -91,7 +95,7 @@ class SandboxDnsResolverTest {
         // the chain's shortest TTL: the A record's 30 s, not the CNAME's 120 s
         assertThat(gate.resolved()).containsExactly(new Resolution(SANDBOX, "www.wild.test", List.of(EDGE), Duration.ofSeconds(30)));
         assertThat(apex.header().rcode()).isEqualTo(Rcode.NXDOMAIN);
-        assertThat(gate.denied()).extracting(DeniedConnection::domain).containsExactly(Optional.of("wild.test"));
+        assertThat(gate.denied()).extracting(EgressAttempt::domain).containsExactly(Optional.of("wild.test"));
     }
 
     @Test
@@ -100,7 +104,7 @@ class SandboxDnsResolverTest {
 
         assertThat(answer.header().rcode()).isEqualTo(Rcode.NXDOMAIN);
         assertThat(answer.answers()).isEmpty();
-        assertThat(gate.denied()).containsExactly(new DeniedConnection(Optional.of("blocked.test"), Optional.empty(), 53, "dns", "deny blocked.test"));
+        assertThat(gate.denied()).containsExactly(new EgressAttempt(Optional.of("blocked.test"), Optional.empty(), 53, "dns", "deny blocked.test"));
         assertThat(gate.resolved()).isEmpty();
     }
 

@@ -3,7 +3,7 @@ package io.stasis.network.linux.proxy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.stasis.core.network.DeniedConnection;
+import io.stasis.core.network.EgressAttempt;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
@@ -95,13 +95,15 @@ class EgressProxyIT {
     void anAllowedHostPassesAndTheAnswerComesBack() throws Exception {
         assertThat(curl("-H", "Host: " + ALLOWED, "http://" + ip(net.origin()) + "/"))
                 .isEqualTo("served-by " + ip(net.origin()) + " host=" + ALLOWED);
+        assertThat(gate.allowed()).extracting(EgressAttempt::domain, EgressAttempt::address, EgressAttempt::port, EgressAttempt::protocol)
+                .contains(org.assertj.core.groups.Tuple.tuple(Optional.of(ALLOWED), Optional.of(ip(net.origin())), 80, "http"));
     }
 
     @Test
     void aDeniedHostGetsA403NamingTheRule() throws Exception {
         var r = net.inClient("curl", "-sS", "-m", "10", "-w", "\n%{http_code}", "-H", "Host: denied.test", "http://" + ip(net.origin()) + "/");
         assertThat(r.stdoutText()).contains("'denied.test'", "default deny").endsWith("403");
-        assertThat(gate.denied()).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 80, "http", "default deny"));
+        assertThat(gate.denied()).contains(new EgressAttempt(Optional.of("denied.test"), Optional.of(ip(net.origin())), 80, "http", "default deny"));
     }
 
     @Test
@@ -115,7 +117,7 @@ class EgressProxyIT {
         var r = net.inClient("curl", "-sS", "-k", "-m", "10", "--resolve", "denied.test:443:" + ip(net.origin()), "https://denied.test/");
         assertThat(r.exitCode()).as(r.stderrText()).isNotZero();
         assertThat(r.stdoutText()).doesNotContain("served-by");
-        assertThat(gate.denied()).contains(new DeniedConnection(Optional.of("denied.test"), Optional.of(ip(net.origin())), 443, "tls", "default deny"));
+        assertThat(gate.denied()).contains(new EgressAttempt(Optional.of("denied.test"), Optional.of(ip(net.origin())), 443, "tls", "default deny"));
     }
 
     @Test
@@ -130,7 +132,7 @@ class EgressProxyIT {
     void withoutANameTheAddressDecides() throws Exception {
         var r = net.inClient("curl", "-sS", "-k", "-m", "10", "https://" + ip(net.attacker()) + "/");
         assertThat(r.exitCode()).isNotZero();
-        assertThat(gate.denied()).contains(new DeniedConnection(Optional.empty(), Optional.of(ip(net.attacker())), 443, "tls", "default deny"));
+        assertThat(gate.denied()).contains(new EgressAttempt(Optional.empty(), Optional.of(ip(net.attacker())), 443, "tls", "default deny"));
     }
 
     @Test
