@@ -7,7 +7,8 @@ import picocli.CommandLine.ParentCommand;
 /** {@code stasis metrics}: the server's Prometheus metrics, as the server sends them. */
 @Command(name = "metrics", mixinStandardHelpOptions = true,
         description = {"Print the server's Prometheus metrics (text exposition format 0.0.4).",
-                "Needs no API key. The format is Prometheus's own: --json is refused (exit 2)."})
+                "Needs the root key, unless the server runs with --metrics-public. The format is Prometheus's own:",
+                "--json is refused (exit 2)."})
 final class MetricsCommand implements Callable<Integer> {
     @ParentCommand
     StasisCommand root;

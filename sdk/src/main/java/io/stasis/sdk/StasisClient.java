@@ -186,9 +186,9 @@ public final class StasisClient implements AutoCloseable {
         return transport.json(transport.call("GET", "/healthz").anonymous(), Health.class);
     }
 
-    /** {@code GET /metrics} (no key needed): the server's Prometheus metrics, text exposition format 0.0.4. */
+    /** {@code GET /metrics} (the root key, unless the server runs with {@code --metrics-public}): its Prometheus metrics, text format 0.0.4. */
     public String metrics() {
-        return transport.text(transport.call("GET", "/metrics").anonymous().accept("text/plain"));
+        return transport.text(transport.call("GET", "/metrics").accept("text/plain"));
     }
 
     /** {@code GET /v1/openapi.yaml} (no key needed): the OpenAPI 3 description of the API this server serves. */

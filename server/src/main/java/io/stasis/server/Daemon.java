@@ -268,7 +268,7 @@ public final class Daemon implements AutoCloseable {
                     new HttpApi.Settings(config.bind(), config.port(), config.defaultTemplate(), config.defaultResources(),
                             config.defaultLifecycle(), config.maxUploadBytes(), 64L << 20,
                             new PreviewUrls(config.previews().domain(), previewProxy.port()), config.runtimes().defaultRuntime(),
-                            config.runtimes().allowed(), config.dataDir().resolve("e2b-uploads")),
+                            config.runtimes().allowed(), config.dataDir().resolve("e2b-uploads"), config.metricsPublic()),
                     new HttpApi.Services(sandboxes, lifecycle, checkpoints, exec, processes, files, templates, templateBuilds,
                             new TemplateSandboxes(sandboxes, checkpoints, roots),
                             register(new OciImports(owner, imageSpool(config), IMAGE_LIMIT_BYTES, IMAGE_PULL_TIMEOUT)), events, activity,

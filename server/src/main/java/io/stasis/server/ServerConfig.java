@@ -65,6 +65,7 @@ import java.util.regex.Pattern;
  * @param nodeLimits       what this node may hold at once (sandboxes with processes, their memory limits); none by default
  * @param rateLimits       the operator's rate limits on tenants and credentials; none by default
  * @param audit            the audit log's files: their size and how many are kept
+ * @param metricsPublic    whether {@code GET /metrics} answers without a key (by default it needs the root key)
  */
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
@@ -74,7 +75,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
                            Optional<Path> rootKeyFile, Duration nodeLease, NodeLimits nodeLimits, RateLimitSettings rateLimits,
-                           AuditSettings audit) {
+                           AuditSettings audit, boolean metricsPublic) {
     private static final Pattern NODE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
 
     /** 64 GiB, the default pool's size: a sandbox is not promised more disk than the pool has. */
@@ -86,7 +87,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
-                Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE, RateLimitSettings.NONE, AuditSettings.DEFAULTS);
+                Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE, RateLimitSettings.NONE, AuditSettings.DEFAULTS, false);
     }
 
     /** The host name, as a node name may spell it. */
@@ -134,6 +135,10 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             }
             if (name.equals("--no-warm-up")) {
                 c = c.with(b -> b.warmUp = false);
+                continue;
+            }
+            if (name.equals("--metrics-public")) {
+                c = c.with(b -> b.metricsPublic = true);
                 continue;
             }
             if (name.equals("--fork-page-sharing")) {
@@ -281,6 +286,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                                            0: none, a standby then keeps its memory in RAM)
                   --no-warm-up             skip the pass through the common calls that ends a start
                                            (the first calls after a start are then slower)
+                  --metrics-public         GET /metrics answers without a key (by default: the root key only)
                   --pause-after-idle D     default idle policy of new sandboxes (D: a duration or "never"):
                   --standby-after-idle D     pause 15s, standby 2m, hibernate 1h, stop never, delete 30d,
                   --hibernate-after-idle D   max age never
@@ -455,6 +461,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         NodeLimits nodeLimits;
         RateLimitSettings rateLimits;
         AuditSettings audit;
+        boolean metricsPublic;
 
         Builder(ServerConfig c) {
             port = c.port;
@@ -494,12 +501,13 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             nodeLimits = c.nodeLimits;
             rateLimits = c.rateLimits;
             audit = c.audit;
+            metricsPublic = c.metricsPublic;
         }
 
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits, rateLimits, audit);
+                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits, rateLimits, audit, metricsPublic);
         }
     }
 }

@@ -66,9 +66,16 @@ class ApiErrorsIT {
         expect(call("GET", "/v1/sandboxes", null, "Basic abc"), 401, "unauthenticated");
         expect(call("GET", "/v1/nothing-here", null, null), 401, "unauthenticated");
         assertThat(call("GET", "/healthz", null, null).statusCode()).isEqualTo(200);
-        var metrics = call("GET", "/metrics", null, null);
+        expect(call("GET", "/metrics", null, null), 401, "unauthenticated");
+        String tenant = JSON.readTree(call("POST", "/v1/tenants", "{\"name\": \"metrics-reader\"}").body()).get("id").asText();
+        String key = JSON.readTree(call("POST", "/v1/tenants/" + tenant + "/keys", "{}").body()).get("secret").asText();
+        assertThat(call("GET", "/v1/sandboxes", null, "Bearer " + key).statusCode()).isEqualTo(200);
+        expect(call("GET", "/metrics", null, "Bearer " + key), 403, "forbidden");
+        var metrics = call("GET", "/metrics", null);
         assertThat(metrics.statusCode()).isEqualTo(200);
-        assertThat(metrics.body()).contains("stasis_sandboxes").contains("stasis_http_requests");
+        assertThat(metrics.body()).contains("stasis_sandboxes").contains("stasis_http_requests")
+                .contains("stasis_tenant_requests_total{outcome=\"ok\",tenant=\"" + tenant + "\"}")
+                .contains("stasis_tenant_sandboxes{");
     }
 
     @Test

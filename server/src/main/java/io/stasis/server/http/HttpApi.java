@@ -101,7 +101,7 @@ public final class HttpApi implements AutoCloseable {
      */
     public record Settings(String bind, int port, String defaultTemplate, Resources defaultResources, LifecyclePolicy defaultLifecycle,
                            long maxUploadBytes, long maxJsonBytes, PreviewUrls previewUrls, RuntimeKind defaultRuntime,
-                           Set<RuntimeKind> allowedRuntimes, Path e2bUploads) {
+                           Set<RuntimeKind> allowedRuntimes, Path e2bUploads, boolean metricsPublic) {
     }
 
     private final Javalin app;
@@ -219,7 +219,15 @@ public final class HttpApi implements AutoCloseable {
         });
 
         routes.get("/healthz", ctx -> ctx.json(new Views.Health("ok")));
-        routes.get("/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape()));
+        routes.get("/metrics", ctx -> {
+            if (!settings.metricsPublic()) {
+                auth.authenticate(ctx);
+                if (!BearerAuth.caller(ctx).isRoot())
+                    throw new StasisException(ErrorCode.FORBIDDEN, "the metrics are the operator's: send the root key "
+                            + "(or start the service with --metrics-public)");
+            }
+            ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(services.metrics().scrape());
+        });
         new SandboxRoutes(services.sandboxes(), services.checkpoints(), services.templateSandboxes(), settings.defaultTemplate(), settings.defaultResources(),
                 settings.defaultLifecycle(), services.metrics(), services.volumes(), services.buckets(), settings.defaultRuntime(),
                 settings.allowedRuntimes(), forwarder, services.nodes(), services.quotas()).register(routes);
@@ -268,6 +276,7 @@ public final class HttpApi implements AutoCloseable {
             services.metrics().httpRequest(ctx.method().name(), route, ctx.statusCode(), nanos);
             if (ctx.path().startsWith("/v1/") && (BearerAuth.callerIf(ctx).isPresent() || ctx.statusCode() == 401))
                 audit(services.audit(), ctx, ctx.statusCode());
+            BearerAuth.callerIf(ctx).ifPresent(caller -> services.metrics().tenantRequest(caller.tenant().value(), ctx.statusCode()));
             var event = ctx.statusCode() >= 500 ? log.atWarn() : log.atDebug();
             event.addKeyValue("requestId", RequestIds.of(ctx)).addKeyValue("method", ctx.method().name())
                     .addKeyValue("path", ctx.path()).addKeyValue("status", ctx.statusCode())
