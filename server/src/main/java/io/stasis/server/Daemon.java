@@ -33,6 +33,7 @@ import io.stasis.core.files.FileService;
 import io.stasis.core.journal.FaultPoints;
 import io.stasis.core.lifecycle.ActivityTracker;
 import io.stasis.core.lifecycle.ForkSpares;
+import io.stasis.core.lifecycle.ExitWatch;
 import io.stasis.core.lifecycle.IdleMonitor;
 import io.stasis.core.lifecycle.LifecycleService;
 import io.stasis.core.lifecycle.Reconciler;
@@ -244,6 +245,7 @@ public final class Daemon implements AutoCloseable {
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
                     processes::keepsAwake));
             idle.start();
+            register(new ExitWatch(catalog, runtime, sandboxes, config.idleCheck())).start();
             register(new OutputLimiter(catalog, processes, config.processOutputLimit(), OUTPUT_LIMIT_TICK)).start();
             var credentials = new Credentials(catalog, clock);
             rootKeyFile = config.rootKeyFile().orElse(config.dataDir().resolve("root.key"));

@@ -228,6 +228,11 @@ final class RuntimeRouter implements SandboxRuntime {
     }
 
     @Override
+    public long oomKills(SandboxId id) {
+        return of(id).oomKills(id);
+    }
+
+    @Override
     public Duration cpuUsage(SandboxId id) {
         return of(id).cpuUsage(id);
     }

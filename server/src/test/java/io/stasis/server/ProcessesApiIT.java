@@ -330,9 +330,16 @@ class ProcessesApiIT {
         long init = Long.parseLong(Files.readString(service.dataDir.resolve(stateDir + "/bundles/" + id + "/init.pid")).strip());
         ProcessHandle.of(init).ifPresent(ProcessHandle::destroyForcibly);
         Await.until("the sandbox's init to be gone", Duration.ofSeconds(10), () -> ProcessHandle.of(init).map(h -> !h.isAlive()).orElse(true));
+        // Noticed without a call: stopped with its reason, and an event says so.
+        Await.until("the sandbox to be stopped", Duration.ofSeconds(10), () -> api.get("/v1/sandboxes/" + id).get("state").asText().equals("stopped"));
+        assertThat(api.get("/v1/sandboxes/" + id).get("stateReason").asText()).isEqualTo("init_exited");
+        var stopped = new ArrayList<JsonNode>();
+        api.get("/v1/sandboxes/" + id + "/events?limit=1000").get("items").forEach(e -> {
+            if (e.get("type").asText().equals("lifecycle") && e.get("data").get("to").asText().equals("stopped")) stopped.add(e);
+        });
+        assertThat(stopped).singleElement().satisfies(e -> assertThat(e.get("data").get("reason").asText()).isEqualTo("init_exited"));
         var refused = api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"true\"]}");
         assertThat(refused.errorCode()).isEqualTo("invalid_state");
-        assertThat(api.get("/v1/sandboxes/" + id).get("state").asText()).isEqualTo("stopped");
         api.post("/v1/sandboxes/" + id + "/start", null);
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).isEqualTo("lost");
     }

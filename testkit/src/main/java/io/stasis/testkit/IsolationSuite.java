@@ -128,6 +128,7 @@ public abstract class IsolationSuite extends RuntimeSuite {
         var hog = Commands.run(runtime(), id, new SpawnSpec(List.of("sh", "-c", "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived"),
                 Optional.empty(), Commands.ENV, Optional.empty()), Duration.ofSeconds(60));
         assertThat(hog.stdout()).doesNotContain("survived");
+        assertThat(runtime().oomKills(id)).as("counted as the out-of-memory killer's").isPositive();
         assertThat(Commands.run(runtime(), id, "echo", "still here").stdout()).isEqualTo("still here\n");
     }
 

@@ -70,7 +70,7 @@ public final class ExecService {
             if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN) {
                 // Its processes are gone: a running sandbox whose init died is stopped now. One that is
                 // still hibernated (its auto-resume failed) is not, and the caller gets that failure.
-                sandboxes.markExited(sandbox.id(), "exited");
+                sandboxes.markExited(sandbox.id());
                 if (sandboxes.get(sandbox.id().value()).state() instanceof SandboxState.Stopped)
                     throw StasisException.invalidState(sandbox.id().value(), "stopped", "exec");
             }

@@ -294,14 +294,19 @@ public final class SandboxService {
     }
 
     /**
-     * Notes that a sandbox's processes are gone without being asked (its init died, the host
-     * rebooted), so the catalog stops calling it running.
+     * Notes that a sandbox's processes are gone without being asked, so the catalog stops calling it
+     * running: stopped, with the reason {@code out_of_memory} where the host's out-of-memory killer
+     * ended one of its processes (a gVisor sandbox past its memory ends whole), else
+     * {@code init_exited} (its process 1 ended: {@code kill 1} inside, a crash, a kill from the host).
      */
-    public void markExited(SandboxId id, String reason) {
+    public void markExited(SandboxId id) {
         locks.exclusive(id, () -> {
             catalog.find(id).filter(s -> s.state().hasProcesses()).ifPresent(s -> {
                 var status = runtime.status(id);
                 if (status == RuntimeStatus.RUNNING || status == RuntimeStatus.FROZEN) return;
+                String reason = runtime.oomKills(id) > 0 ? "out_of_memory" : "init_exited"; // read before its cgroup goes
+                log.atWarn().addKeyValue("sandbox", id).addKeyValue("was", s.state().wireName()).addKeyValue("reason", reason)
+                        .log("sandbox stopped by itself");
                 runtime.destroy(id);
                 buckets.release(id);
                 catalog.update(s.withState(new SandboxState.Stopped(reason)));

@@ -13,4 +13,7 @@ public interface SandboxMeters {
 
     /** CPU time used by all the sandbox's processes so far, for idle detection. */
     Duration cpuUsage(SandboxId id);
+
+    /** Processes of the sandbox the host's out-of-memory killer ended so far; 0 once the sandbox is destroyed. */
+    long oomKills(SandboxId id);
 }

@@ -28,4 +28,9 @@ final class CgroupMeters implements SandboxMeters {
     public Duration cpuUsage(SandboxId id) {
         return CgroupLimits.cpuUsage(cgroups.path(id));
     }
+
+    @Override
+    public long oomKills(SandboxId id) {
+        return pager.oomKills(cgroups.path(id));
+    }
 }

@@ -86,6 +86,11 @@ interface InitRuntime extends SandboxRuntime, AutoCloseable {
     }
 
     @Override
+    default long oomKills(SandboxId id) {
+        return metersPart().oomKills(id);
+    }
+
+    @Override
     default Duration cpuUsage(SandboxId id) {
         return metersPart().cpuUsage(id);
     }

@@ -94,9 +94,18 @@ final class MemoryPager {
 
     /** A line of the cgroup's {@code memory.stat} (v2's name for writeback is {@code file_writeback}); 0 if it has none. */
     private long stat(String cgroupPath, String key) {
-        String name = unified && key.equals("writeback") ? "file_writeback" : key;
+        return field(cgroupPath, "memory.stat", unified && key.equals("writeback") ? "file_writeback" : key);
+    }
+
+    /** Processes of the cgroup the kernel's OOM killer ended (v1 {@code memory.oom_control}, v2 {@code memory.events}); 0 if gone. */
+    long oomKills(String cgroupPath) {
+        return field(cgroupPath, unified ? "memory.events" : "memory.oom_control", "oom_kill");
+    }
+
+    /** The value of the line {@code name N} of one of the cgroup's memory files; 0 if it has none or the cgroup is gone. */
+    private long field(String cgroupPath, String file, String name) {
         try {
-            for (String line : Files.readAllLines(dir(unified ? "" : "memory", cgroupPath).resolve("memory.stat")))
+            for (String line : Files.readAllLines(dir(unified ? "" : "memory", cgroupPath).resolve(file)))
                 if (line.startsWith(name + " ")) return Long.parseLong(line.substring(name.length() + 1).strip());
         } catch (IOException | NumberFormatException e) {
             return 0;

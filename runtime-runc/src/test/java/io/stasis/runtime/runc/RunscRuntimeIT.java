@@ -89,6 +89,7 @@ class RunscRuntimeIT extends IsolationSuite {
         runtime.startProcess(id, Ids.randomSuffix(), hog, new byte[0]);
         // The host's OOM killer ends the sentry once the sandbox's memory is past its limit (seen to take 15-60 s here).
         Await.until("the sandbox to end", Duration.ofSeconds(120), () -> runtime.status(id) != SandboxRuntime.RuntimeStatus.RUNNING);
+        assertThat(runtime.oomKills(id)).as("the host's out-of-memory killer ended it").isPositive();
         runtime.destroy(id);
         assertThat(HostLeaks.processesOf(Set.of(id))).isEmpty();
     }

@@ -70,6 +70,7 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
         boolean frozen;
         boolean standby;
         boolean dead;
+        long oomKills;
         Duration cpu = Duration.ZERO;
         final Map<String, String> memory = new TreeMap<>();
         final Map<String, Process> processes = new LinkedHashMap<>();
@@ -151,6 +152,14 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     public synchronized void killInit(SandboxId id) {
         var box = box(id, "kill");
         box.dead = true;
+        box.processes.values().forEach(p -> p.exit.complete(ExitStatus.killed(9)));
+    }
+
+    /** Ends the whole sandbox as the host's out-of-memory killer would (gVisor's sentry past its memory limit). */
+    public synchronized void killByOutOfMemory(SandboxId id) {
+        var box = box(id, "oom");
+        box.dead = true;
+        box.oomKills++;
         box.processes.values().forEach(p -> p.exit.complete(ExitStatus.killed(9)));
     }
 
@@ -313,6 +322,12 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     public synchronized long swappedBytes(SandboxId id) {
         var box = box(id, "swapped");
         return box.standby ? resident(box) : 0;
+    }
+
+    @Override
+    public synchronized long oomKills(SandboxId id) {
+        var box = sandboxes.get(id);
+        return box == null ? 0 : box.oomKills;
     }
 
     @Override
