@@ -62,7 +62,8 @@ final class CreateCommand implements Callable<Integer> {
 
     @Option(names = "--mount", paramLabel = "endpoint=URL,bucket=NAME,path=/PATH,secret=SECRET[,prefix=P][,region=R][,ro]",
             description = "Mount an existing S3 bucket at an absolute path (repeatable). SECRET names one of your secrets "
-                    + "(stasis secret set) holding ACCESS_KEY_ID:SECRET_ACCESS_KEY; the key stays on the server.")
+                    + "(stasis secret set) holding ACCESS_KEY_ID:SECRET_ACCESS_KEY; the key stays on the server. A value with a "
+                    + "comma is quoted: prefix=\"runs,2026\".")
     List<String> mounts = new ArrayList<>();
 
     /** The policy's --allow and --deny lists. */

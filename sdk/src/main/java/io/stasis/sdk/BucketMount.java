@@ -1,7 +1,9 @@
 package io.stasis.sdk;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -60,11 +62,13 @@ public record BucketMount(String type, String endpoint, String region, String bu
      * {@code bucket}, {@code path}, {@code secret}; optional {@code prefix}, {@code region},
      * {@code type}) and the flag {@code ro}, e.g.
      * {@code endpoint=http://127.0.0.1:9000,bucket=data,prefix=2026,path=/data,secret=DATA_KEY,ro}.
+     * A value with a comma is quoted, as in Docker's {@code --mount}: {@code prefix="runs,2026"} or
+     * {@code "prefix=runs,2026"} (a quote inside quotes is doubled: {@code ""}).
      */
     public static BucketMount parse(String spec) {
         var values = new LinkedHashMap<String, String>();
         boolean readOnly = false;
-        for (String part : spec.split(",")) {
+        for (String part : fields(spec)) {
             if (part.equals("ro")) {
                 readOnly = true;
                 continue;
@@ -81,5 +85,29 @@ public record BucketMount(String type, String endpoint, String region, String bu
                 throw new IllegalArgumentException("a bucket mount needs " + required + "=..., was '" + spec + "'");
         return new BucketMount(values.getOrDefault("type", "s3"), values.get("endpoint"), values.get("region"), values.get("bucket"),
                 values.get("prefix"), values.get("path"), readOnly, values.get("secret"));
+    }
+
+    /** The comma-separated fields of {@code spec}, a quoted stretch kept whole with its quotes taken off ({@code ""} inside: a quote). */
+    static List<String> fields(String spec) {
+        var fields = new ArrayList<String>();
+        var field = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < spec.length(); i++) {
+            char c = spec.charAt(i);
+            if (c == '"' && quoted && i + 1 < spec.length() && spec.charAt(i + 1) == '"') {
+                field.append('"');
+                i++;
+            } else if (c == '"') {
+                quoted = !quoted;
+            } else if (c == ',' && !quoted) {
+                fields.add(field.toString());
+                field.setLength(0);
+            } else {
+                field.append(c);
+            }
+        }
+        if (quoted) throw new IllegalArgumentException("a bucket mount has a quote that is not closed: '" + spec + "'");
+        fields.add(field.toString());
+        return fields;
     }
 }

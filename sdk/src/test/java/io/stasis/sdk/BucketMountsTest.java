@@ -48,4 +48,20 @@ class BucketMountsTest {
         assertThatThrownBy(() -> BucketMount.parse("endpoint=x,bucket=b,bucket=c,path=/b,secret=S")).hasMessageContaining("each key once");
         assertThatThrownBy(() -> BucketMount.parse("endpoint=x,bucket=b,path=/b,secret=S,colour=red")).hasMessageContaining("endpoint=URL");
     }
+
+    @Test
+    void aValueWithACommaIsQuotedAsInDockersMount() {
+        assertThat(BucketMount.parse("endpoint=http://h,bucket=b,prefix=\"runs,2026\",path=/b,secret=S").prefix()).isEqualTo("runs,2026");
+        assertThat(BucketMount.parse("endpoint=http://h,bucket=b,\"prefix=a,b,c\",path=/b,secret=S,ro").prefix()).isEqualTo("a,b,c");
+        assertThat(BucketMount.parse("endpoint=http://h,bucket=b,prefix=\"say \"\"hi\"\", x\",path=/b,secret=S").prefix()).isEqualTo("say \"hi\", x");
+        assertThatThrownBy(() -> BucketMount.parse("endpoint=http://h,bucket=b,prefix=\"open,path=/b,secret=S")).hasMessageContaining("not closed");
+    }
+
+    /** Any prefix, quoted the documented way, comes back as it was. */
+    @net.jqwik.api.Property(tries = 300)
+    void anyQuotedPrefixRoundTrips(@net.jqwik.api.ForAll @net.jqwik.api.constraints.StringLength(max = 30)
+                                   @net.jqwik.api.constraints.Chars({',', '"', '=', 'a', 'b', ' ', '/'}) String prefix) {
+        String quoted = "\"" + prefix.replace("\"", "\"\"") + "\"";
+        assertThat(BucketMount.parse("endpoint=http://h,bucket=b,prefix=" + quoted + ",path=/b,secret=S").prefix()).isEqualTo(prefix);
+    }
 }
