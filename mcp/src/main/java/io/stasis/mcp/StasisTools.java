@@ -19,6 +19,8 @@ public final class StasisTools {
         tools.addAll(ProcessTools.all());
         tools.addAll(FileTools.all());
         tools.addAll(TemplateTools.all());
+        tools.addAll(VolumeTools.all());
+        tools.addAll(AccessTools.all());
         return List.copyOf(tools);
     }
 

@@ -45,7 +45,8 @@ class StasisToolsTest {
                 "sandbox_get", "sandbox_delete", "sandbox_exec", "process_start", "process_output", "process_stdin",
                 "process_signal", "file_read", "file_write", "file_list", "file_stat", "file_move", "file_remove",
                 "sandbox_pause", "sandbox_hibernate", "sandbox_resume", "checkpoint_create", "sandbox_fork",
-                "preview_create", "network_set").doesNotHaveDuplicates();
+                "preview_create", "network_set", "volume_create", "volume_list", "volume_snapshot", "volume_delete", "token_create",
+                "token_list", "token_revoke", "tenant_list", "tenant_create", "tenant_quota").doesNotHaveDuplicates();
         for (StasisTool tool : StasisTools.all()) {
             Map<String, Object> schema = tool.inputSchema();
             assertThat(schema).containsEntry("type", "object").containsEntry("additionalProperties", false);
@@ -119,6 +120,47 @@ class StasisToolsTest {
         assertThat(text(call("sandbox_create", Map.of("volumes", List.of("no-path"))))).contains("'VOLUME:/path'");
         assertThat(text(result)).startsWith("created sbx_1 \"demo\": running, template tiny");
         assertThat((Map<String, Object>) result.structuredContent()).containsEntry("id", "sbx_1");
+    }
+
+    @Test
+    void volumesAreMadeListedSnapshottedAndDeleted() {
+        String volume = "{\"id\": \"vol_1\", \"name\": \"datasets\", \"sizeMb\": 512, \"createdAt\": \"2026-11-29T10:00:00Z\","
+                + " \"origin\": null, \"mountedBy\": []}";
+        api.json("POST /v1/volumes", 201, volume);
+        CallToolResult created = call("volume_create", Map.of("name", "datasets", "sizeMb", 512));
+        assertThat(api.last().text()).contains("\"name\":\"datasets\"").contains("\"sizeMb\":512");
+        assertThat(text(created)).isEqualTo("created volume datasets (vol_1, 512 MB)");
+        api.json("GET /v1/volumes", 200, "{\"items\": [" + volume + "], \"nextCursor\": null}");
+        assertThat(text(call("volume_list", Map.of()))).isEqualTo("datasets (vol_1, 512 MB)");
+        api.json("DELETE /v1/volumes/datasets", 204, "");
+        assertThat(text(call("volume_delete", Map.of("volume", "datasets", "force", true)))).isEqualTo("deleted volume datasets");
+        assertThat(api.last().query()).contains("force=true");
+    }
+
+    @Test
+    void aTokenIsIssuedForOneSandboxWithItsPermissionsAndItsSecretShownOnce() {
+        api.json("POST /v1/tokens", 201, "{\"id\": \"tok_1\", \"name\": \"helper\", \"scope\": {\"sandbox\": \"demo\"},"
+                + " \"permissions\": [\"exec\", \"files:read\"], \"createdAt\": \"2026-11-29T10:00:00Z\","
+                + " \"expiresAt\": \"2026-11-29T12:00:00Z\", \"token\": \"st_secret\"}");
+        CallToolResult issued = call("token_create", Map.of("sandbox", "demo", "permissions", List.of("exec", "files:read"),
+                "ttlSeconds", 7200, "name", "helper"));
+        assertThat(api.last().text()).contains("\"sandbox\":\"demo\"").contains("\"permissions\":[\"exec\",\"files:read\"]")
+                .contains("\"ttlSeconds\":7200");
+        assertThat(text(issued)).contains("tok_1 'helper': sandbox demo, exec files:read").contains("secret (shown once): st_secret");
+        assertThat(text(call("token_create", Map.of("sandbox", "demo", "volume", "v", "permissions", List.of("exec")))))
+                .contains("one of them");
+    }
+
+    @Test
+    void aTenantIsMadeWithAQuotaAndItsFirstKey() {
+        String tenant = "{\"id\": \"ten_1\", \"name\": \"acme\", \"quota\": {\"runningSandboxes\": 5, \"requestsPerSecond\": 20},"
+                + " \"usage\": {\"runningSandboxes\": 0, \"memoryMb\": 0, \"diskMb\": 0}, \"createdAt\": \"2026-11-29T10:00:00Z\"}";
+        api.json("POST /v1/tenants", 201, tenant);
+        api.json("POST /v1/tenants/ten_1/keys", 201, "{\"id\": \"key_1\", \"tenantId\": \"ten_1\", \"root\": false,"
+                + " \"createdAt\": \"2026-11-29T10:00:00Z\", \"secret\": \"sk_secret\"}");
+        CallToolResult created = call("tenant_create", Map.of("name", "acme", "runningSandboxes", 5, "requestsPerSecond", 20));
+        assertThat(api.calls.get(api.calls.size() - 2).text()).contains("\"runningSandboxes\":5").contains("\"requestsPerSecond\":20");
+        assertThat(text(created)).contains("ten_1 acme: 0/5 running").contains("API key (shown once): sk_secret");
     }
 
     @Test
