@@ -174,6 +174,27 @@ class McpIT {
     }
 
     @Test
+    void aModelSharesAVolumeBetweenSandboxesAndHandsOutAScopedToken() {
+        try (McpSyncClient client = Transport.STREAMABLE_HTTP.connect()) {
+            client.initialize();
+            assertThat(text(ok(call(client, "volume_create", Map.of("name", "mcp-vol", "sizeMb", 64))))).startsWith("created volume mcp-vol");
+            String writer = (String) json(ok(call(client, "sandbox_create", Map.of("template", "tiny", "volumes", List.of("mcp-vol:/shared"))))).get("id");
+            String reader = (String) json(ok(call(client, "sandbox_create", Map.of("template", "tiny", "volumes", List.of("mcp-vol:/shared:ro"))))).get("id");
+            ok(call(client, "sandbox_exec", Map.of("sandbox", writer, "command", "echo shared > /shared/note")));
+            assertThat(text(ok(call(client, "sandbox_exec", Map.of("sandbox", reader, "command", "cat /shared/note"))))).contains("shared");
+            assertThat(text(ok(call(client, "volume_list", Map.of())))).contains("mcp-vol", "mounted by 2 sandbox(es)");
+            var token = ok(call(client, "token_create", Map.of("sandbox", reader, "permissions", List.of("exec"), "name", "helper")));
+            String tokenId = (String) json(token).get("id");
+            assertThat(text(token)).contains("exec", "secret (shown once): ");
+            assertThat(text(ok(call(client, "token_list", Map.of())))).contains(tokenId);
+            assertThat(text(ok(call(client, "token_revoke", Map.of("token", tokenId))))).isEqualTo("revoked token " + tokenId);
+            ok(call(client, "sandbox_delete", Map.of("sandbox", writer)));
+            ok(call(client, "sandbox_delete", Map.of("sandbox", reader)));
+            assertThat(text(ok(call(client, "volume_delete", Map.of("volume", "mcp-vol"))))).isEqualTo("deleted volume mcp-vol");
+        }
+    }
+
+    @Test
     void theHttpEndpointNeedsAnApiKey() throws Exception {
         String initialize = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
                 + "\"capabilities\":{},\"clientInfo\":{\"name\":\"curl\",\"version\":\"1\"}}}";
