@@ -144,6 +144,26 @@ public final class BackgroundProcess {
         return update(info.exited(exit.exitCode(), exit.signal()));
     }
 
+    /**
+     * As {@link #follow(ExecOutputListener)}, without blocking: the output goes to {@code listener}
+     * on the subscription's own thread while the caller goes on; its {@link OutputSubscription#exit()}
+     * completes with the process once it has ended. Close it to stop following (the process goes on).
+     */
+    public OutputSubscription subscribe(ExecOutputListener listener) {
+        return subscribe(listener, 0, 0);
+    }
+
+    /** As {@link #subscribe(ExecOutputListener)}, from these offsets (e.g. of a previous {@link #output()}). */
+    public OutputSubscription subscribe(ExecOutputListener listener, long stdoutOffset, long stderrOffset) {
+        Objects.requireNonNull(listener, "listener");
+        return OutputSubscription.start(this, calls.transport(), path + "/output", listener, stdoutOffset, stderrOffset);
+    }
+
+    /** This handle marked ended as the output stream reported (what a subscription completes with). */
+    ProcessInfo ended(ExecWire.Exit exit) {
+        return update(info.exited(exit.exitCode(), exit.signal()));
+    }
+
     private ExecWire.Exit followOutput(ExecOutputListener listener, long stdoutOffset, long stderrOffset) {
         Objects.requireNonNull(listener, "listener");
         return new ProcessOutputFollower(calls.transport(), path + "/output", listener, Reconnects.withDefaults(), stdoutOffset,

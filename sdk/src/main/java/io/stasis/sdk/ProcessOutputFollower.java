@@ -2,6 +2,8 @@ package io.stasis.sdk;
 
 import java.io.IOException;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Follows a background process's output ({@code GET .../output?follow=true}) until its
@@ -16,12 +18,23 @@ final class ProcessOutputFollower {
     private final String outputPath;
     private final ExecOutputListener listener;
     private final Reconnects reconnects;
+    /** Told of each connection as it opens (a subscription closes it to stop), and asked whether to stop. */
+    private final Consumer<SseConnection> reading;
+    private final BooleanSupplier stopped;
     private long stdoutOffset;
     private long stderrOffset;
     private boolean resuming;
 
     ProcessOutputFollower(HttpTransport transport, String outputPath, ExecOutputListener listener,
                           Reconnects reconnects, long stdoutOffset, long stderrOffset) {
+        this(transport, outputPath, listener, reconnects, stdoutOffset, stderrOffset, connection -> { }, () -> false);
+    }
+
+    /** As above, in the background of a subscription: {@code reading} gets each connection, {@code stopped} ends the following. */
+    ProcessOutputFollower(HttpTransport transport, String outputPath, ExecOutputListener listener, Reconnects reconnects,
+                          long stdoutOffset, long stderrOffset, Consumer<SseConnection> reading, BooleanSupplier stopped) {
+        this.reading = reading;
+        this.stopped = stopped;
         this.transport = transport;
         this.outputPath = outputPath;
         this.listener = listener;
@@ -31,17 +44,18 @@ final class ProcessOutputFollower {
     }
 
     /**
-     * Delivers the output and returns at the exit event.
+     * Delivers the output and returns at the exit event (null if stopped first).
      *
      * @throws StasisConnectionException when the connection could not be restored
      * @throws RuntimeException          what the listener threw, as it threw it
      */
     ExecWire.Exit follow() {
         try {
-            while (true) {
+            while (!stopped.getAsBoolean()) {
                 ExecWire.Exit exit = followOnce();
                 if (exit != null) return exit;
             }
+            return null;
         } catch (ConsumerFailure failure) {
             throw failure.thrown();
         }
@@ -58,6 +72,7 @@ final class ProcessOutputFollower {
     /** One connection: the exit event, or null after a failure worth another attempt. */
     private ExecWire.Exit followOnce() {
         try (var stream = SseConnection.open(transport, call())) {
+            reading.accept(stream);
             reconnects.connected();
             resuming = true;
             for (SseEvent event; (event = stream.next()) != null; ) {
@@ -65,9 +80,11 @@ final class ProcessOutputFollower {
                 ExecWire.Exit exit = onEvent(event, stream.requestId());
                 if (exit != null) return exit;
             }
+            if (stopped.getAsBoolean()) return null;
             reconnects.afterFailure(new StasisConnectionException("the output stream from " + transport.baseUrl()
                     + " (" + outputPath + ") ended before the process's exit event", null));
         } catch (StasisConnectionException e) {
+            if (stopped.getAsBoolean()) return null;
             reconnects.afterFailure(e);
         }
         return null;

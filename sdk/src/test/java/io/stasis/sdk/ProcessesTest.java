@@ -238,6 +238,72 @@ class ProcessesTest {
         assertThat(asked).hasValue(0);
     }
 
+    private static void awaitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) throw new AssertionError("not within 5 s");
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void aSubscriptionDeliversInTheBackgroundAndItsExitCompletesAtTheEnd() throws Exception {
+        api.json("POST " + BASE, 201, RUNNING);
+        var release = new java.util.concurrent.CountDownLatch(1);
+        api.on("GET " + BASE + "/7/output", (request, exchange) -> {
+            var out = FakeApi.startEvents(exchange);
+            FakeApi.send(out, "event: stdout\ndata: {\"data\": \"first \", \"offset\": 6}\n\n");
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            FakeApi.send(out, "event: stdout\ndata: {\"data\": \"second\", \"offset\": 12}\n\n"
+                    + "event: exit\ndata: {\"exitCode\": 0, \"signal\": null, \"timedOut\": false, \"durationMs\": 1}\n\n");
+        });
+        var out = new StringBuffer();
+        var caller = Thread.currentThread();
+        var threads = new java.util.concurrent.CopyOnWriteArraySet<Thread>();
+        try (OutputSubscription output = processes.start("x").subscribe(ExecOutputListener.text(chunk -> {
+            threads.add(Thread.currentThread());
+            out.append(chunk);
+        }, err -> { }))) {
+            awaitUntil(() -> out.toString().equals("first "));
+            assertThat(output.exit()).as("returned at once, the process still running").isNotDone();
+            release.countDown();
+            ProcessInfo end = output.exit().get(5, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(end.status()).isEqualTo("exited");
+            assertThat(end.exitCode()).isZero();
+            assertThat(out).hasToString("first second");
+            assertThat(threads).doesNotContain(caller);
+        }
+    }
+
+    @Test
+    void closingASubscriptionStopsItAndCancelsItsExit() throws Exception {
+        api.json("POST " + BASE, 201, RUNNING);
+        var connections = new AtomicInteger();
+        api.on("GET " + BASE + "/7/output", (request, exchange) -> {
+            connections.incrementAndGet();
+            var out = FakeApi.startEvents(exchange);
+            FakeApi.send(out, "event: stdout\ndata: {\"data\": \"a\", \"offset\": 1}\n\n");
+            try {
+                Thread.sleep(10_000); // a quiet process
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        var out = new StringBuffer();
+        var output = processes.start("x").subscribe(ExecOutputListener.text(out::append, err -> { }));
+        awaitUntil(() -> out.length() == 1);
+        long start = System.nanoTime();
+        output.close();
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(output.isOpen()).isFalse();
+        assertThat(output.exit()).isCancelled();
+        assertThat(connections).as("no reconnect after the close").hasValue(1);
+    }
+
     @Test
     void followStopsAtOnceWhenTheListenerFails() {
         api.json("POST " + BASE, 201, RUNNING);
