@@ -208,7 +208,7 @@ public final class Daemon implements AutoCloseable {
             // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.
             buckets.reconcile(catalog::find);
             var networking = hostNetwork.map(h -> LinuxNetworking.start(h, config.network().dnsNames(), network.recorded(),
-                    new EgressAudit(audit, catalog, clock, network)));
+                    new EgressAudit(audit, catalog, clock, network), config.network().egressLimits()));
             // The table outlives the service while sandboxes do; with none left, nothing stays behind.
             register(() -> networking.ifPresent(n -> n.close(catalog.allNetworks().isEmpty())));
             networking.ifPresent(n -> n.proxy().intercept(new Interception(network::headersFor, authorities,

@@ -6,9 +6,12 @@ import io.stasis.core.network.DomainPattern;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.EgressRule;
 import io.stasis.core.network.NetworkPolicy;
+import io.stasis.core.policy.Durations;
 import io.stasis.network.linux.NetworkConfig;
+import io.stasis.network.linux.proxy.EgressLimits;
 import java.net.Inet4Address;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,7 +30,7 @@ import java.util.Optional;
  *                      names, besides the JDK's (internal CAs; tests)
  */
 public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames,
-                              Optional<Path> upstreamCa, Optional<List<EgressRule>> buildAllow) {
+                              Optional<Path> upstreamCa, Optional<List<EgressRule>> buildAllow, EgressLimits egressLimits) {
 
     public NetworkSettings {
         dnsNames = Map.copyOf(dnsNames);
@@ -35,7 +38,7 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
     }
 
     public NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaultPolicy, Map<String, List<Inet4Address>> dnsNames) {
-        this(host, defaultPolicy, dnsNames, Optional.empty(), Optional.empty());
+        this(host, defaultPolicy, dnsNames, Optional.empty(), Optional.empty(), EgressLimits.DEFAULTS);
     }
 
     /**
@@ -60,8 +63,8 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
         try {
             return Optional.ofNullable(switch (flag) {
                 case "--network" -> switch (value) {
-                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow);
-                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames, upstreamCa, buildAllow);
+                    case "none" -> new NetworkSettings(Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow, egressLimits);
+                    case "host" -> new NetworkSettings(Optional.of(h), defaultPolicy, dnsNames, upstreamCa, buildAllow, egressLimits);
                     default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
                 };
                 case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
@@ -77,9 +80,13 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                 case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
-                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa, buildAllow);
-                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)), buildAllow);
-                case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)));
+                case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa, buildAllow, egressLimits);
+                case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)), buildAllow, egressLimits);
+                case "--egress-max-connections" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
+                        new EgressLimits(positive(value), egressLimits.idleTimeout()));
+                case "--egress-idle-timeout" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
+                        new EgressLimits(egressLimits.connectionsPerSandbox(), value.equals("never") ? Duration.ZERO : Durations.parse(flag, value)));
+                case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)), egressLimits);
                 default -> null;
             });
         } catch (IllegalArgumentException e) {
@@ -101,16 +108,30 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
               --egress-deny LIST       domains and CIDRs new sandboxes may not reach
               --dns-names NAME=IP[,IP];...  names the sandboxes' resolver answers itself
               --egress-upstream-ca FILE  PEM CA certificates trusted for upstreams of secret header rules, besides the JDK's
+              --egress-max-connections N  connections through the egress proxy (HTTP, TLS) a sandbox may have open
+                                       at once; more are refused (default 256)
+              --egress-idle-timeout D  a proxied connection idle this long (no byte either way) is closed
+                                       (default 15m; never: none)
               --build-egress-allow LIST  domains and CIDRs a template build that names no policy may reach
                                        (default: the hosts of this host's apt sources; '' for none)
             """;
 
     private NetworkSettings withHost(NetworkConfig config) {
-        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow);
+        return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow, egressLimits);
     }
 
     private NetworkSettings withEgress(EgressPolicy egress) {
-        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa, buildAllow);
+        return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa, buildAllow, egressLimits);
+    }
+
+    private static int positive(String value) {
+        try {
+            int n = Integer.parseInt(value.strip());
+            if (n >= 1 && n <= 1_000_000) return n;
+        } catch (NumberFormatException e) {
+            // told below
+        }
+        throw new IllegalArgumentException("must be a number 1..1000000, was '" + value + "'");
     }
 
     private static int logGroup(String value) {

@@ -7,6 +7,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.network.linux.dns.DnsUpstreams;
 import io.stasis.network.linux.dns.SandboxDnsResolver;
 import io.stasis.network.linux.nflog.NflogReader;
+import io.stasis.network.linux.proxy.EgressLimits;
 import io.stasis.network.linux.proxy.EgressProxy;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -47,11 +48,18 @@ public final class LinuxNetworking implements AutoCloseable {
     public static LinuxNetworking start(LinuxHostNetwork host, Map<String, List<Inet4Address>> staticNames,
                                         Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> recorded,
                                         EgressDecisions decisions) {
+        return start(host, staticNames, recorded, decisions, EgressLimits.DEFAULTS);
+    }
+
+    /** As above, the egress proxy holding each sandbox to {@code limits}. */
+    public static LinuxNetworking start(LinuxHostNetwork host, Map<String, List<Inet4Address>> staticNames,
+                                        Map<SandboxId, Map.Entry<NetworkAttachment, EgressPolicy>> recorded,
+                                        EgressDecisions decisions, EgressLimits limits) {
         SandboxDnsResolver dns = null;
         try {
             dns = SandboxDnsResolver.start(host, DnsUpstreams.fromResolvConf(), staticNames, new InetSocketAddress(0));
             var names = Map.copyOf(lowercase(staticNames));
-            var proxy = EgressProxy.start(host, name -> resolve(names, name), InetAddress.getByName("0.0.0.0"), 0, 0);
+            var proxy = EgressProxy.start(host, name -> resolve(names, name), InetAddress.getByName("0.0.0.0"), 0, 0, limits);
             NflogReader drops = null;
             try {
                 drops = NflogReader.start(host.config().logGroup(), host::dropped);

@@ -32,9 +32,17 @@ final class ConnectionHandler implements Runnable {
     private final Counters counters;
     private final Duration headTimeout;
     private final Teardown teardown = new Teardown();
+    private final SandboxConnections connections;
+    private final String connectionRule;
 
+    /**
+     * @param connections    the sandboxes' open connections, held to their limit
+     * @param connectionRule the rule a refusal past it names
+     */
     ConnectionHandler(NativeSocket client, Protocol protocol, EgressGate gate, NameResolver resolver, Carrier carrier,
-                      Counters counters, Duration headTimeout) {
+                      Counters counters, Duration headTimeout, SandboxConnections connections, String connectionRule) {
+        this.connections = connections;
+        this.connectionRule = connectionRule;
         this.client = client;
         this.protocol = protocol;
         this.gate = gate;
@@ -48,6 +56,11 @@ final class ConnectionHandler implements Runnable {
     /** Stops the connection from another thread; {@link #run} then returns and closes it. */
     void abort() {
         teardown.abort();
+    }
+
+    /** How long no byte went through the sandbox's side of it, either way. */
+    long idleNanos(long now) {
+        return client.idleNanos(now);
     }
 
     @Override
@@ -82,6 +95,18 @@ final class ConnectionHandler implements Runnable {
             return;
         }
         SandboxId sandbox = owner.get();
+        if (!connections.tryOpen(sandbox)) {
+            deny(sandbox, Optional.empty(), original, connectionRule);
+            return;
+        }
+        try {
+            handle(sandbox, original, local);
+        } finally {
+            connections.closed(sandbox);
+        }
+    }
+
+    private void handle(SandboxId sandbox, InetSocketAddress original, InetSocketAddress local) {
         // Nothing rewrote the destination: the sandbox dialled the proxy's own port, which would loop.
         if (original.equals(local)) {
             deny(sandbox, Optional.empty(), original, DIRECT);

@@ -11,9 +11,10 @@ final class Counters {
     final LongAdder failed = new LongAdder();
     final LongAdder bytesUp = new LongAdder();
     final LongAdder bytesDown = new LongAdder();
+    final LongAdder idleClosed = new LongAdder();
     final AtomicInteger active = new AtomicInteger();
 
     ProxyStats snapshot() {
-        return new ProxyStats(accepted.sum(), allowed.sum(), denied.sum(), failed.sum(), bytesUp.sum(), bytesDown.sum(), active.get());
+        return new ProxyStats(accepted.sum(), allowed.sum(), denied.sum(), failed.sum(), bytesUp.sum(), bytesDown.sum(), active.get(), idleClosed.sum());
     }
 }

@@ -31,7 +31,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: one platform thread per port accepting, and per connection two platform threads with
  * small stacks (one per direction; blocking FFM reads would pin a virtual thread's carrier). At most
- * {@value #MAX_ACTIVE} connections at once; more are closed on accept.
+ * {@value #MAX_ACTIVE} connections at once; more are closed on accept. Per sandbox, the
+ * {@link EgressLimits}: at most so many relayed connections at once (more are refused, and audited
+ * as denied), and a connection idle past the timeout (no byte either way) is closed by a watcher
+ * that looks every second.
  *
  * <p>Not defended: what travels inside an allowed TLS session (a CDN that serves both an allowed and
  * a refused name can be reached through the allowed one: the HTTP Host inside TLS is not visible
@@ -47,6 +50,9 @@ public final class EgressProxy implements AutoCloseable {
 
     private final EgressGate gate;
     private final NameResolver resolver;
+    private final EgressLimits limits;
+    private final SandboxConnections connections;
+    private volatile Thread idleWatcher;
     private final Counters counters = new Counters();
     private final Set<ConnectionHandler> active = ConcurrentHashMap.newKeySet();
     private final Set<Thread> handlerThreads = ConcurrentHashMap.newKeySet();
@@ -58,9 +64,11 @@ public final class EgressProxy implements AutoCloseable {
     private ProxyListener http;
     private ProxyListener tls;
 
-    private EgressProxy(EgressGate gate, NameResolver resolver) {
+    private EgressProxy(EgressGate gate, NameResolver resolver, EgressLimits limits) {
         this.gate = gate;
         this.resolver = resolver;
+        this.limits = limits;
+        this.connections = new SandboxConnections(limits.connectionsPerSandbox());
         // Called on the connection's own thread: the upstream-to-sandbox direction is named after it.
         this.downstream = r -> Thread.ofPlatform().daemon().stackSize(STACK_BYTES)
                 .name(Thread.currentThread().getName() + "-down").unstarted(r);
@@ -85,11 +93,17 @@ public final class EgressProxy implements AutoCloseable {
      * @throws UncheckedIOException naming the address and errno if a port cannot be bound; nothing is left open
      */
     public static EgressProxy start(EgressGate gate, NameResolver resolver, InetAddress bindAddress, int httpPort, int tlsPort) {
+        return start(gate, resolver, bindAddress, httpPort, tlsPort, EgressLimits.DEFAULTS);
+    }
+
+    /** As above, with these {@code limits} per sandbox. */
+    public static EgressProxy start(EgressGate gate, NameResolver resolver, InetAddress bindAddress, int httpPort, int tlsPort,
+                                    EgressLimits limits) {
         Objects.requireNonNull(gate, "gate");
         Objects.requireNonNull(resolver, "resolver");
         if (!(bindAddress instanceof Inet4Address))
             throw new IllegalArgumentException("the egress proxy binds IPv4 only (SO_ORIGINAL_DST is IPv4), not " + bindAddress);
-        var proxy = new EgressProxy(gate, resolver);
+        var proxy = new EgressProxy(gate, resolver, limits);
         try {
             proxy.http = ProxyListener.start(new InetSocketAddress(bindAddress, httpPort), Protocol.HTTP, c -> proxy.accepted(c, Protocol.HTTP));
             proxy.tls = ProxyListener.start(new InetSocketAddress(bindAddress, tlsPort), Protocol.TLS, c -> proxy.accepted(c, Protocol.TLS));
@@ -97,8 +111,9 @@ public final class EgressProxy implements AutoCloseable {
             proxy.close();
             throw new UncheckedIOException("egress proxy cannot listen on " + bindAddress.getHostAddress() + " ports " + httpPort + "/" + tlsPort, e);
         }
+        if (!limits.idleTimeout().isZero()) proxy.idleWatcher = Thread.ofVirtual().name("egress-idle").start(proxy::closeIdle);
         log.atInfo().addKeyValue("address", bindAddress.getHostAddress()).addKeyValue("httpPort", proxy.httpPort())
-                .addKeyValue("tlsPort", proxy.tlsPort()).log("egress proxy listening");
+                .addKeyValue("tlsPort", proxy.tlsPort()).addKeyValue("limits", limits).log("egress proxy listening");
         return proxy;
     }
 
@@ -114,6 +129,26 @@ public final class EgressProxy implements AutoCloseable {
         return counters.snapshot();
     }
 
+    /** Once a second: closes the connections idle past the timeout. */
+    private void closeIdle() {
+        long timeout = limits.idleTimeout().toNanos();
+        try {
+            while (!Thread.currentThread().isInterrupted()) {
+                Thread.sleep(Duration.ofSeconds(1));
+                long now = System.nanoTime();
+                for (var handler : active) {
+                    if (handler.idleNanos(now) < timeout) continue;
+                    log.atInfo().addKeyValue("connection", handler).addKeyValue("idleSeconds", limits.idleTimeout().toSeconds())
+                            .log("egress connection idle too long; closed");
+                    counters.idleClosed.increment();
+                    handler.abort();
+                }
+            }
+        } catch (InterruptedException e) {
+            // closing
+        }
+    }
+
     private void accepted(NativeSocket client, Protocol protocol) {
         counters.accepted.increment();
         if (counters.active.get() >= MAX_ACTIVE) {
@@ -122,7 +157,8 @@ public final class EgressProxy implements AutoCloseable {
             client.close();
             return;
         }
-        var handler = new ConnectionHandler(client, protocol, gate, resolver, carrier, counters, HEAD_TIMEOUT);
+        var handler = new ConnectionHandler(client, protocol, gate, resolver, carrier, counters, HEAD_TIMEOUT, connections,
+                limits.connectionRule());
         long id = connectionIds.incrementAndGet();
         Thread thread = Thread.ofPlatform().daemon().stackSize(STACK_BYTES).name("egress-" + protocol.wireName() + "-" + id).unstarted(() -> {
             try {
@@ -151,6 +187,7 @@ public final class EgressProxy implements AutoCloseable {
     /** Stops accepting, cuts every open connection and waits (up to 5 s) for their threads. Idempotent. */
     @Override
     public void close() {
+        if (idleWatcher != null) idleWatcher.interrupt();
         if (http != null) http.close();
         if (tls != null) tls.close();
         active.forEach(ConnectionHandler::abort);

@@ -14,9 +14,16 @@ import java.net.SocketTimeoutException;
 final class NativeSocket implements AutoCloseable {
     private final int fd;
     private boolean closed; // guarded by this
+    /** When data last went through it either way ({@link System#nanoTime()}): what the idle limit reads. */
+    private volatile long lastData = System.nanoTime();
 
     private NativeSocket(int fd) {
         this.fd = fd;
+    }
+
+    /** How long no data went through it, either way. */
+    long idleNanos(long now) {
+        return now - lastData;
     }
 
     static NativeSocket listen(InetSocketAddress address, int backlog) throws NativeSocketException {
@@ -47,7 +54,9 @@ final class NativeSocket implements AutoCloseable {
 
     /** Blocks until data, end of stream (0) or an error. */
     int read(MemorySegment buffer) throws NativeSocketException {
-        return ProxySyscalls.read(fd, buffer);
+        int n = ProxySyscalls.read(fd, buffer);
+        lastData = System.nanoTime();
+        return n;
     }
 
     /** Like {@link #read(MemorySegment)}, but gives up at {@code deadlineNanos} ({@link System#nanoTime()}). */
@@ -61,6 +70,7 @@ final class NativeSocket implements AutoCloseable {
 
     void write(MemorySegment data) throws NativeSocketException {
         ProxySyscalls.writeFully(fd, data);
+        lastData = System.nanoTime();
     }
 
     /** Sends FIN after what was written: the client sees end of stream, and may still send. */

@@ -10,6 +10,7 @@ package io.stasis.network.linux.proxy;
  * @param bytesUp   bytes sent upstream, the replayed head included
  * @param bytesDown bytes sent back to sandboxes
  * @param active    connections open now
+ * @param idleClosed connections closed for being idle past the limit
  */
-public record ProxyStats(long accepted, long allowed, long denied, long failed, long bytesUp, long bytesDown, int active) {
+public record ProxyStats(long accepted, long allowed, long denied, long failed, long bytesUp, long bytesDown, int active, long idleClosed) {
 }

@@ -16,6 +16,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -67,6 +68,9 @@ class EgressProxyIT {
             threading.Event().wait()
             """;
 
+    /** Small enough to reach in a test, large enough for the sequential requests of the others. */
+    private static final EgressLimits LIMITS = new EgressLimits(8, Duration.ofSeconds(3));
+
     private final TestNetwork net = new TestNetwork();
     private final SandboxId sandbox = SandboxId.random();
     private RecordingGate gate;
@@ -80,7 +84,7 @@ class EgressProxyIT {
         gate = new RecordingGate(Map.of(net.clientAddress(), sandbox),
                 new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(ALLOWED, "test")), List.of()));
         NameResolver resolver = name -> name.equals(ALLOWED) ? List.of(net.origin()) : List.of();
-        proxy = EgressProxy.start(gate, resolver, InetAddress.getByName("0.0.0.0"), 0, 0);
+        proxy = EgressProxy.start(gate, resolver, InetAddress.getByName("0.0.0.0"), 0, 0, LIMITS);
         net.onClose(proxy::close);
         net.create(proxy.httpPort(), proxy.tlsPort());
         startServer();
@@ -179,6 +183,46 @@ class EgressProxyIT {
         String[] ms = r.stdoutText().strip().split(" ");
         log.atInfo().addKeyValue("proxiedMs", ms[0]).addKeyValue("routedMs", ms[1])
                 .log("sequential new-connection HTTP requests, through the egress proxy and routed past it");
+    }
+
+    @Test
+    void aSandboxPastItsConnectionLimitIsRefusedNamingTheRule() throws Exception {
+        var r = net.inClient("python3", "-c", """
+                import socket, subprocess, sys, time
+                held = [socket.create_connection((sys.argv[1], 80)) for _ in range(8)]
+                time.sleep(0.5)
+                over = subprocess.run(["curl", "-sS", "-m", "10", "-w", "\\n%{http_code}", "-H", "Host: allowed.test",
+                                       "http://%s/" % sys.argv[1]], capture_output=True, text=True)
+                for s in held: s.close()
+                time.sleep(0.5)
+                again = subprocess.run(["curl", "-sS", "-m", "10", "-H", "Host: allowed.test", "http://%s/" % sys.argv[1]],
+                                       capture_output=True, text=True)
+                print(over.stdout.replace("\\n", " | ") + " || " + again.stdout.strip())
+                """, ip(net.origin()));
+        assertThat(r.exitCode()).as(r.stderrText()).isZero();
+        assertThat(r.stdoutText()).contains("connection limit 8").contains("| 403").contains("|| served-by");
+        assertThat(gate.denied()).anyMatch(a -> a.rule().equals("connection limit 8") && a.port() == 80);
+    }
+
+    @Test
+    void aConnectionIdlePastTheLimitIsClosed() throws Exception {
+        long before = proxy.stats().idleClosed();
+        var r = net.inClient("python3", "-c", """
+                import socket, sys, time
+                s = socket.create_connection((sys.argv[1], 80))
+                s.sendall(b"GET / HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n")
+                s.settimeout(15)
+                answer = s.recv(4096)
+                start = time.monotonic()
+                rest = s.recv(4096)  # nothing more comes: the proxy closes it once idle
+                print("%d %s %.1f" % (len(answer), rest == b"", time.monotonic() - start))
+                """, ip(net.origin()));
+        assertThat(r.exitCode()).as(r.stderrText()).isZero();
+        String[] out = r.stdoutText().strip().split(" ");
+        assertThat(Integer.parseInt(out[0])).isPositive();
+        assertThat(out[1]).as("closed, not timed out").isEqualTo("True");
+        assertThat(Double.parseDouble(out[2])).as("after the 3 s idle limit").isBetween(1.5, 10.0);
+        assertThat(proxy.stats().idleClosed()).isGreaterThan(before);
     }
 
     private String curl(String... args) throws Exception {
