@@ -1,7 +1,6 @@
 package io.stasis.sdk;
 
 import java.io.IOException;
-import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -20,7 +19,7 @@ import java.util.function.Consumer;
  *
  * Streamed events have no {@link Event#at() time}: the stream carries only the id, type and data.
  */
-public final class EventSubscription implements Subscription {
+public final class EventSubscription extends StreamedSubscription {
     private final HttpTransport transport;
     private final String path;
     private final Consumer<Event> consumer;
@@ -52,18 +51,8 @@ public final class EventSubscription implements Subscription {
     }
 
     @Override
-    public boolean isOpen() {
-        return stream.isOpen();
-    }
-
-    @Override
-    public boolean await(Duration timeout) throws InterruptedException {
-        return stream.await(timeout);
-    }
-
-    @Override
-    public void close() {
-        stream.close();
+    BackgroundStream stream() {
+        return stream;
     }
 
     private void follow(BackgroundStream background, SseConnection first) {

@@ -22,7 +22,7 @@ import java.util.function.Consumer;
  * }
  * }</pre>
  */
-public final class FileWatch implements Subscription {
+public final class FileWatch extends StreamedSubscription {
     private static final int WAITING = 0;
     private static final int READY = 1;
     private static final int TIMED_OUT = 2;
@@ -74,18 +74,8 @@ public final class FileWatch implements Subscription {
     }
 
     @Override
-    public boolean isOpen() {
-        return stream.isOpen();
-    }
-
-    @Override
-    public boolean await(Duration timeout) throws InterruptedException {
-        return stream.await(timeout);
-    }
-
-    @Override
-    public void close() {
-        stream.close();
+    BackgroundStream stream() {
+        return stream;
     }
 
     private void awaitReady(SseConnection connection, Duration timeout) {

@@ -1,6 +1,5 @@
 package io.stasis.sdk;
 
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -16,7 +15,7 @@ import java.util.concurrent.CompletableFuture;
  * }
  * }</pre>
  */
-public final class OutputSubscription implements Subscription {
+public final class OutputSubscription extends StreamedSubscription {
     private final CompletableFuture<ProcessInfo> exit = new CompletableFuture<>();
     private final BackgroundStream stream;
 
@@ -51,18 +50,13 @@ public final class OutputSubscription implements Subscription {
     }
 
     @Override
-    public boolean isOpen() {
-        return stream.isOpen();
-    }
-
-    @Override
-    public boolean await(Duration timeout) throws InterruptedException {
-        return stream.await(timeout);
+    BackgroundStream stream() {
+        return stream;
     }
 
     @Override
     public void close() {
-        stream.close();
+        super.close();
         exit.cancel(false); // a no-op once it completed
     }
 }

@@ -1,5 +1,6 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.concurrent.Periodic;
 import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.SandboxCatalog;
 import io.stasis.core.spi.SandboxRuntime;
@@ -21,8 +22,7 @@ public final class ExitWatch implements AutoCloseable {
     private final SandboxRuntime runtime;
     private final SandboxService sandboxes;
     private final Duration tick;
-    private volatile Thread thread;
-    private volatile boolean closed;
+    private Periodic passes;
 
     public ExitWatch(SandboxCatalog catalog, SandboxRuntime runtime, SandboxService sandboxes, Duration tick) {
         this.catalog = catalog;
@@ -31,19 +31,9 @@ public final class ExitWatch implements AutoCloseable {
         this.tick = tick;
     }
 
-    public void start() {
-        thread = Thread.ofVirtual().name("exit-watch").start(() -> {
-            while (!closed) {
-                try {
-                    Thread.sleep(tick);
-                    checkAll();
-                } catch (InterruptedException e) {
-                    return;
-                } catch (RuntimeException e) {
-                    log.atWarn().setCause(e).log("exit check failed");
-                }
-            }
-        });
+    public ExitWatch start() {
+        passes = Periodic.start("exit-watch", tick, Duration.ofSeconds(5), this::checkAll);
+        return this;
     }
 
     /**
@@ -53,7 +43,6 @@ public final class ExitWatch implements AutoCloseable {
      */
     public void checkAll() {
         for (var sandbox : catalog.all()) {
-            if (closed) return;
             if (!sandbox.state().hasProcesses() || sandbox.state() instanceof SandboxState.Deleted) continue;
             try {
                 if (runtime.status(sandbox.id()) == RuntimeStatus.STOPPED) sandboxes.markExited(sandbox.id());
@@ -65,15 +54,6 @@ public final class ExitWatch implements AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        var t = thread;
-        if (t != null) {
-            t.interrupt();
-            try {
-                t.join(Duration.ofSeconds(5));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        if (passes != null) passes.close();
     }
 }
