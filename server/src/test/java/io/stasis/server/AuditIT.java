@@ -64,7 +64,7 @@ class AuditIT {
             api.sh(sandbox, "nslookup allowed.test >/dev/null 2>&1; nslookup denied.test >/dev/null 2>&1; true");
             var token = api.post("/v1/tokens", "{\"scope\": {\"sandbox\": \"" + sandbox + "\"}, \"permissions\": [\"exec\"], \"ttlSeconds\": 600}");
             tokenId = token.get("id").asText();
-            tokenSecret = token.get("secret").asText();
+            tokenSecret = token.get("token").asText();
             assertThat(api.call("GET", "/v1/sandboxes/sbx_doesnotexist00000", null).status()).isEqualTo(404);
         }
         try (var scoped = new RawApi(service.url, tokenSecret); var wrong = new RawApi(service.url, "sk_not_a_key_at_all_000000000000000000")) {

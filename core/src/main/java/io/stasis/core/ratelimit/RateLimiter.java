@@ -1,6 +1,7 @@
 package io.stasis.core.ratelimit;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,13 @@ import java.util.function.LongSupplier;
 public final class RateLimiter {
     /** One bucket a request is counted in: its key and the rate it is held to (which may change between requests). */
     public record Limit(String key, Rate rate) {
+    }
+
+    /** A request refused: the keys of the buckets that had no token, and how long until all of the request's would. */
+    public record Refusal(List<String> keys, Duration retryAfter) {
+        public Refusal {
+            keys = List.copyOf(keys);
+        }
     }
 
     /** Buckets are swept for full ones once this many are held, and again each time that many more are. */
@@ -39,20 +47,23 @@ public final class RateLimiter {
 
     /**
      * Takes a token from each of {@code limits}' buckets if every one has one; otherwise takes none
-     * and answers how long until all of them would.
+     * and answers which had none and how long until all of them would.
      */
-    public Optional<Duration> take(List<Limit> limits) {
+    public Optional<Refusal> take(List<Limit> limits) {
         if (limits.isEmpty()) return Optional.empty();
         long now = nanoClock.getAsLong();
         lock.lock();
         try {
             double waitSeconds = 0;
+            var empty = new ArrayList<String>();
             for (Limit limit : limits) {
                 var bucket = buckets.computeIfAbsent(limit.key(), key -> new Bucket(limit.rate().burst(), now));
                 bucket.refill(limit.rate(), now);
-                if (bucket.tokens < 1) waitSeconds = Math.max(waitSeconds, (1 - bucket.tokens) / limit.rate().perSecond());
+                if (bucket.tokens >= 1) continue;
+                empty.add(limit.key());
+                waitSeconds = Math.max(waitSeconds, (1 - bucket.tokens) / limit.rate().perSecond());
             }
-            if (waitSeconds > 0) return Optional.of(Duration.ofNanos((long) Math.ceil(waitSeconds * 1e9)));
+            if (!empty.isEmpty()) return Optional.of(new Refusal(empty, Duration.ofNanos((long) Math.ceil(waitSeconds * 1e9))));
             for (Limit limit : limits) buckets.get(limit.key()).tokens -= 1;
             if (buckets.size() >= sweepAt) sweep(now);
             return Optional.empty();

@@ -29,8 +29,9 @@ class RateLimiterTest {
     void aBurstPassesThenTheRateHoldsAndTheWaitItNamesIsEnough() {
         var rate = new Rate(10, 5);
         for (int i = 0; i < 5; i++) assertThat(limiter.take(one("k", rate))).isEmpty();
-        var wait = limiter.take(one("k", rate));
-        assertThat(wait).contains(Duration.ofMillis(100));
+        var refused = limiter.take(one("k", rate));
+        assertThat(refused.map(RateLimiter.Refusal::retryAfter)).contains(Duration.ofMillis(100));
+        assertThat(refused.orElseThrow().keys()).containsExactly("k");
         advance(Duration.ofMillis(99));
         assertThat(limiter.take(one("k", rate))).as("not yet").isPresent();
         advance(Duration.ofMillis(1));
@@ -44,7 +45,8 @@ class RateLimiterTest {
         var loose = new Rate(100, 3);
         assertThat(limiter.take(List.of(new RateLimiter.Limit("credential", loose), new RateLimiter.Limit("tenant", tight)))).isEmpty();
         for (int i = 0; i < 5; i++)
-            assertThat(limiter.take(List.of(new RateLimiter.Limit("credential", loose), new RateLimiter.Limit("tenant", tight)))).isPresent();
+            assertThat(limiter.take(List.of(new RateLimiter.Limit("credential", loose), new RateLimiter.Limit("tenant", tight)))
+                    .orElseThrow().keys()).as("only the one that had no token").containsExactly("tenant");
         // The credential's bucket lost one token (the admitted request), not six.
         assertThat(limiter.take(one("credential", loose))).isEmpty();
         assertThat(limiter.take(one("credential", loose))).isEmpty();
@@ -55,7 +57,7 @@ class RateLimiterTest {
     void perMinuteLetsAWholeMinutesWorthThroughAtOnce() {
         var creates = Rate.perMinute(6);
         for (int i = 0; i < 6; i++) assertThat(limiter.take(one("creates", creates))).isEmpty();
-        assertThat(limiter.take(one("creates", creates))).contains(Duration.ofSeconds(10));
+        assertThat(limiter.take(one("creates", creates)).map(RateLimiter.Refusal::retryAfter)).contains(Duration.ofSeconds(10));
         assertThat(Rate.perSecond(5)).isEqualTo(new Rate(5, 10));
         assertThatThrownBy(() -> new Rate(0, 1)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> new Rate(1, 0)).isInstanceOf(IllegalArgumentException.class);

@@ -66,16 +66,23 @@ public final class RequestRates {
         if (isCreate(method, path))
             quota.createRate(settings.tenantCreates()).ifPresent(rate -> add(limits, names, "creates:" + tenant.value(), rate,
                     "the creates and forks of tenant " + tenant.value()));
-        var wait = limiter.take(limits);
-        if (wait.isEmpty()) return;
-        long waitMs = Math.max(1, wait.get().toMillis());
-        throw new StasisException(ErrorCode.RATE_LIMITED, "too many requests: " + String.join(", ", names.values())
-                + " are past their rate; try again in " + waitMs + " ms", Map.of("retryAfterMs", waitMs, "limits", List.copyOf(names.keySet())));
+        var refused = limiter.take(limits);
+        if (refused.isEmpty()) return;
+        long waitMs = Math.max(1, refused.get().retryAfter().toMillis());
+        var kinds = refused.get().keys().stream().map(RequestRates::kindOf).toList();
+        throw new StasisException(ErrorCode.RATE_LIMITED, "too many requests: " + String.join(", ", kinds.stream().map(names::get).toList())
+                + (kinds.size() == 1 ? " is" : " are") + " past the rate; try again in " + waitMs + " ms",
+                Map.of("retryAfterMs", waitMs, "limits", kinds));
     }
 
     private static void add(List<RateLimiter.Limit> limits, Map<String, String> names, String key, Rate rate, String name) {
         limits.add(new RateLimiter.Limit(key, rate));
-        names.put(key.substring(0, key.indexOf(':')), name + " (" + describe(rate) + ")"); // "credential", "tenant", "creates"
+        names.put(kindOf(key), name + " (" + describe(rate) + ")");
+    }
+
+    /** A bucket key's kind: {@code credential}, {@code tenant} or {@code creates}. */
+    private static String kindOf(String key) {
+        return key.substring(0, key.indexOf(':'));
     }
 
     private static String describe(Rate rate) {

@@ -14,7 +14,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.stasis.core.sandbox.Sandbox;
 import java.time.Duration;
 import java.util.List;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
@@ -65,10 +64,9 @@ public final class Metrics implements AutoCloseable {
 
     /** The metrics now; each tenant's sandboxes counted afresh (a tenant with none left drops out). */
     public String scrape() {
-        var counts = sandboxes.get().stream().collect(Collectors.groupingBy(s -> List.of(s.tenant().value(), s.state().wireName()),
-                TreeMap::new, Collectors.counting()));
-        tenantSandboxes.register(counts.entrySet().stream().map(e -> MultiGauge.Row.of(
-                Tags.of("tenant", e.getKey().get(0), "state", e.getKey().get(1)), e.getValue())).toList(), true);
+        var counts = sandboxes.get().stream().collect(Collectors.groupingBy(s -> Tags.of("tenant", s.tenant().value(), "state",
+                s.state().wireName()), Collectors.counting()));
+        tenantSandboxes.register(counts.entrySet().stream().map(e -> MultiGauge.Row.of(e.getKey(), e.getValue())).toList(), true);
         return registry.scrape();
     }
 
