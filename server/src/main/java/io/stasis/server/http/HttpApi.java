@@ -287,7 +287,9 @@ public final class HttpApi implements AutoCloseable {
     /** One audited call: who (the credential's id, never its secret), what, on which resource, how it ended. */
     private static void audit(AuditLog audit, Context ctx, int status) {
         var caller = BearerAuth.callerIf(ctx);
-        String route = ctx.endpoint() == null ? ctx.path() : ctx.endpoint().path;
+        // The route as matched, also when an error was answered before its handler (the guard's 404, under the error handler)
+        var matched = ctx.endpoints().matchedHttpEndpoint();
+        String route = matched != null ? matched.path : ctx.path();
         Map<String, String> params = ctx.endpoint() == null ? Map.of() : ctx.pathParamMap();
         Optional<String> resource = RESOURCE_PARAMS.stream().map(params::get).filter(Objects::nonNull).findFirst()
                 .or(() -> params.values().stream().findFirst());
