@@ -344,6 +344,17 @@ class ProcessesApiIT {
         assertThat(api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("status").asText()).isEqualTo("lost");
     }
 
+    /** {@code kill 1} inside: stasis-init ends every process and itself, as on a stop; the sandbox is reported stopped with why. */
+    @EachRuntime
+    void killOneInsideStopsTheSandboxAndSaysWhy(String runtime) {
+        String id = sandbox(runtime, CALM);
+        api.call("POST", "/v1/sandboxes/" + id + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"kill 1; sleep 30\"], \"timeoutMs\": 20000}");
+        Await.until("the sandbox to be stopped", Duration.ofSeconds(20), () -> api.get("/v1/sandboxes/" + id).get("state").asText().equals("stopped"));
+        assertThat(api.get("/v1/sandboxes/" + id).get("stateReason").asText()).isEqualTo("init_exited");
+        api.post("/v1/sandboxes/" + id + "/start", null);
+        assertThat(api.sh(id, "echo back")).isEqualTo("back\n");
+    }
+
     private static long stdoutBytes(String id, long pid) {
         return api.get("/v1/sandboxes/" + id + "/processes/" + pid).get("stdoutBytes").asLong();
     }
