@@ -43,7 +43,10 @@
  *                                       | error errno=N msg=..  For gVisor, whose host cgroup also counts
  *                                       the sentry's own work, which goes on while the sandbox is idle.
  *   quiesce                          -> ok, then the socket is closed and its file removed, and every
- *                                       connection closed (this one too); SIGUSR1 binds it again.
+ *                                       connection closed (this one too); SIGUSR1 binds it again, and
+ *                                       so does the file /.stasis/rebind appearing (the host makes it:
+ *                                       no process to start, where a signal under gVisor takes a runsc;
+ *                                       looked for every REBIND_POLL_MS while quiesced).
  *                                       For checkpoints under gVisor, whose runsc refuses to save a
  *                                       unix socket bound on the host.
  * A spawned process gets its own session; tree=1 signals that session and every descendant.
@@ -80,7 +83,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROTOCOL_VERSION 5
+#define PROTOCOL_VERSION 6
 #define PTY_PENDING 4096
 #define RELAY_DRAIN_MS 500
 #define EOF_AGAIN_MS 200
@@ -88,6 +91,8 @@
 #define STATE_DIR "/.stasis"
 #define PROC_DIR STATE_DIR "/proc"
 #define SOCKET_PATH STATE_DIR "/ctl.sock"
+#define REBIND_PATH STATE_DIR "/rebind"
+#define REBIND_POLL_MS 2
 #define LOG_PATH STATE_DIR "/init.log"
 #define MAX_FRAME (4u << 20)
 #define MAX_CONNS 256
@@ -957,6 +962,7 @@ static void quiesce(int fd) {
     send_frame(fd, &o);
     if (listen_fd >= 0) close(listen_fd);
     listen_fd = -1;
+    unlink(REBIND_PATH); /* one left over would bind the socket again before the checkpoint */
     unlink(SOCKET_PATH);
     for (int i = 0; i < MAX_CONNS; i++)
         if (conns[i].fd >= 0) conn_close(&conns[i]);
@@ -1064,6 +1070,7 @@ static int setup_socket(void) {
  * path, now in that root, where the host looks for it; the old one, left in the old root, closes.
  */
 static void rebind(void) {
+    unlink(REBIND_PATH);
     int bound = setup_socket();
     if (bound < 0) {
         log_line("binding the socket again: %s", strerror(errno));
@@ -1125,6 +1132,13 @@ int main(void) {
             }
         int timeout = report_overdue_exits();
         if (shutting_down && (timeout < 0 || timeout > 100)) timeout = 100;
+        if (listen_fd < 0) {
+            if (access(REBIND_PATH, F_OK) == 0) {
+                rebind();
+                continue;
+            }
+            if (timeout < 0 || timeout > REBIND_POLL_MS) timeout = REBIND_POLL_MS;
+        }
         int ready = poll(pfds, n, timeout);
         if (ready < 0 && errno != EINTR) {
             log_line("poll: %s", strerror(errno));

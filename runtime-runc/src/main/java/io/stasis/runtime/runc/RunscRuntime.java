@@ -10,6 +10,10 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.FileOwner;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.fs.linux.ConfinedRoot;
+import io.stasis.fs.linux.Errno;
+import io.stasis.fs.linux.LinuxException;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -56,6 +60,10 @@ import org.slf4j.LoggerFactory;
 public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RunscRuntime.class);
     private static final Duration START_TIMEOUT = Duration.ofSeconds(30);
+    /** What a quiesced stasis-init looks for to bind its socket again (see stasis-init.c, quiesce). */
+    private static final String REBIND_FILE = "/.stasis/rebind";
+    /** How long an init has to answer after the rebind file before it is signalled instead (it looks every 2 ms). */
+    private static final Duration REBIND_BY_FILE_WAIT = Duration.ofMillis(500);
     /** Host tasks of an idle sandbox: the sentry's threads, the gofer, the first stub. */
     private static final int BASE_HOST_TASKS = 32;
     private static final int HOST_TASKS_PER_PROCESS = 3;
@@ -331,11 +339,30 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         }
     }
 
-    /** SIGUSR1 to stasis-init, which binds its socket again; returns once it answers there. */
+    /**
+     * Has stasis-init bind its socket again, and returns once it answers there: the file
+     * {@code /.stasis/rebind} made in its root, which a quiesced init looks for every 2 ms (no
+     * process to start, where a signal takes a {@code runsc kill}, ~20-40 ms); an init of an image
+     * saved by an earlier version, which only knows SIGUSR1, gets that after {@link #REBIND_BY_FILE_WAIT}.
+     */
     private void rebind(SandboxId id) {
         long start = System.nanoTime();
+        long initPid = SandboxInit.readPid(id, bundles.pidFile(id));
+        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner)) {
+            confined.createFile(REBIND_FILE, InputStream.nullInputStream(), 0600, rootOwner);
+        } catch (IOException | RuntimeException e) {
+            // EEXIST: one is there already, which does the same
+            if (!(e instanceof LinuxException l && l.errno() == Errno.EEXIST))
+                log.atDebug().addKeyValue("sandbox", id).addKeyValue("reason", e.toString()).log("could not ask init to rebind by file");
+        }
+        try {
+            SandboxInit.awaitAnswer(id, bundles.rootOf(id), rootOwner, initPid, start, REBIND_BY_FILE_WAIT);
+            return;
+        } catch (StasisException olderInit) {
+            log.atInfo().addKeyValue("sandbox", id).log("init did not rebind by file (an image of an earlier version): signalling it");
+        }
         runsc.kill(id, "USR1");
-        SandboxInit.awaitAnswer(id, bundles.rootOf(id), rootOwner, SandboxInit.readPid(id, bundles.pidFile(id)), start, START_TIMEOUT);
+        SandboxInit.awaitAnswer(id, bundles.rootOf(id), rootOwner, initPid, System.nanoTime(), START_TIMEOUT);
     }
 
     @Override
