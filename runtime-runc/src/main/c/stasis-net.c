@@ -17,6 +17,9 @@
  *       A new network namespace, held by a bind mount at PATH (a new file): gVisor's sentry takes
  *       its interfaces from the namespace it starts in, so they are plugged before it starts.
  *
+ *   stasis-net netns-plug PATH HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]
+ *       Both of the above in one process: a new namespace bound at PATH, plugged.
+ *
  *   stasis-net release PATH
  *       PATH unmounted (lazily) and removed, if there; the namespace lives on while a process is in it.
  *
@@ -316,6 +319,19 @@ static void new_netns(const char *path) {
     }
 }
 
+/* netns and plug in one process (argv: netns-plug PATH HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]). */
+static void new_netns_plugged(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: stasis-net netns-plug PATH HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]\n");
+        exit(2);
+    }
+    int host_ns = open_namespace("self", "net");
+    new_netns(argv[1]);
+    enter(host_ns, "the host");
+    close(host_ns);
+    plug(argc, argv);
+}
+
 static void release_netns(const char *path) {
     if (umount2(path, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) fail("unmounting", path);
     if (unlink(path) != 0 && errno != ENOENT) fail("removing", path);
@@ -376,6 +392,10 @@ int main(int argc, char **argv) {
     }
     if (argc == 3 && !strcmp(argv[1], "netns")) {
         new_netns(argv[2]);
+        return 0;
+    }
+    if (argc >= 3 && !strcmp(argv[1], "netns-plug")) {
+        new_netns_plugged(argc - 1, argv + 1);
         return 0;
     }
     if (argc == 3 && !strcmp(argv[1], "release")) {

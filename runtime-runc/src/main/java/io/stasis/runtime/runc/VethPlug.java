@@ -55,9 +55,10 @@ final class VethPlug {
      * {@link #release}; on failure nothing is left bound.
      */
     void plugNew(SandboxId id, Path netns, NetworkAttachment link) {
-        HelperBinary.run(id, "make network namespace", List.of(binary.toString(), "netns", netns.toString()), timeout);
+        var argv = new ArrayList<>(List.of(binary.toString(), "netns-plug", netns.toString()));
+        argv.addAll(List.of(arguments(link).split(" ")));
         try {
-            plug(id, netns.toString(), link);
+            HelperBinary.run(id, "make and plug a network namespace", argv, timeout); // one process where two were
         } catch (RuntimeException e) {
             try {
                 release(id, netns);
