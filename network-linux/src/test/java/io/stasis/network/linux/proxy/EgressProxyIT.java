@@ -212,16 +212,18 @@ class EgressProxyIT {
                 s = socket.create_connection((sys.argv[1], 80))
                 s.sendall(b"GET / HTTP/1.1\\r\\nHost: allowed.test\\r\\n\\r\\n")
                 s.settimeout(15)
-                answer = s.recv(4096)
-                start = time.monotonic()
-                rest = s.recv(4096)  # nothing more comes: the proxy closes it once idle
-                print("%d %s %.1f" % (len(answer), rest == b"", time.monotonic() - start))
+                got, last = 0, time.monotonic()
+                while True:  # the answer, in as many pieces as it comes, then nothing: the proxy closes it once idle
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    got, last = got + len(chunk), time.monotonic()
+                print("%d %.1f" % (got, time.monotonic() - last))  # a timeout (not closed) would have raised instead
                 """, ip(net.origin()));
         assertThat(r.exitCode()).as(r.stderrText()).isZero();
         String[] out = r.stdoutText().strip().split(" ");
-        assertThat(Integer.parseInt(out[0])).isPositive();
-        assertThat(out[1]).as("closed, not timed out").isEqualTo("True");
-        assertThat(Double.parseDouble(out[2])).as("after the 3 s idle limit").isBetween(1.5, 10.0);
+        assertThat(Integer.parseInt(out[0])).as("the answer came").isPositive();
+        assertThat(Double.parseDouble(out[1])).as("closed after the 3 s idle limit").isBetween(1.5, 10.0);
         assertThat(proxy.stats().idleClosed()).isGreaterThan(before);
     }
 
