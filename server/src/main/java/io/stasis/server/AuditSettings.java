@@ -18,16 +18,7 @@ public record AuditSettings(long maxFileBytes, int keepFiles) {
                 if (bytes < 4096) throw new ServerConfig.UsageException(flag + " must be at least 4K, was '" + value + "'");
                 yield new AuditSettings(bytes, keepFiles);
             }
-            case "--audit-files" -> {
-                int files;
-                try {
-                    files = Integer.parseInt(value.strip());
-                } catch (NumberFormatException e) {
-                    files = 0;
-                }
-                if (files < 1 || files > 100_000) throw new ServerConfig.UsageException(flag + " must be 1 to 100000, was '" + value + "'");
-                yield new AuditSettings(maxFileBytes, files);
-            }
+            case "--audit-files" -> new AuditSettings(maxFileBytes, ServerConfig.integer(flag, value.strip(), 1, 100_000));
             default -> null;
         });
     }

@@ -83,7 +83,7 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                 case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa, buildAllow, egressLimits);
                 case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)), buildAllow, egressLimits);
                 case "--egress-max-connections" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
-                        new EgressLimits(positive(value), egressLimits.idleTimeout()));
+                        new EgressLimits(ServerConfig.integer(flag, value.strip(), 1, 1_000_000), egressLimits.idleTimeout()));
                 case "--egress-idle-timeout" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
                         new EgressLimits(egressLimits.connectionsPerSandbox(), value.equals("never") ? Duration.ZERO : Durations.parse(flag, value)));
                 case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)), egressLimits);
@@ -122,16 +122,6 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
 
     private NetworkSettings withEgress(EgressPolicy egress) {
         return new NetworkSettings(host, new NetworkPolicy(egress), dnsNames, upstreamCa, buildAllow, egressLimits);
-    }
-
-    private static int positive(String value) {
-        try {
-            int n = Integer.parseInt(value.strip());
-            if (n >= 1 && n <= 1_000_000) return n;
-        } catch (NumberFormatException e) {
-            // told below
-        }
-        throw new IllegalArgumentException("must be a number 1..1000000, was '" + value + "'");
     }
 
     private static int logGroup(String value) {

@@ -357,7 +357,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         return lease;
     }
 
-    private static int integer(String flag, String v, int min, int max) {
+    static int integer(String flag, String v, int min, int max) {
         try {
             int n = Integer.parseInt(v);
             if (n < min || n > max) throw new NumberFormatException();
