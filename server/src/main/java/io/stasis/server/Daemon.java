@@ -24,6 +24,7 @@ import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.checkpoint.DurabilityKeeper;
 import io.stasis.core.checkpoint.DurableCheckpoints;
+import io.stasis.core.concurrent.Periodic;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.events.EventLog;
@@ -135,6 +136,8 @@ import org.slf4j.LoggerFactory;
 public final class Daemon implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Daemon.class);
     private static final Duration OUTPUT_LIMIT_TICK = Duration.ofSeconds(5);
+    /** How often bucket mounts left uploading by their sandbox are looked at, and removed once done. */
+    private static final Duration BUCKET_DRAIN_PERIOD = Duration.ofSeconds(5);
     /** The largest image an import takes (its layers, uncompressed), and how long a registry may stay silent. */
     private static final long IMAGE_LIMIT_BYTES = 8L << 30;
     private static final Duration IMAGE_PULL_TIMEOUT = Duration.ofSeconds(60);
@@ -201,8 +204,8 @@ public final class Daemon implements AutoCloseable {
                     Optional.of(injection), locks);
             var buckets = new SandboxBuckets(openBucketMounts(config, owner), catalog,
                     (tenant, name) -> Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)),
-                    new BucketEndpoints(config.bucketEndpointsAllow(),
-                            HostAddresses::ofInterfaces, HostAddresses::resolve));
+                    new BucketEndpoints(config.buckets().endpointsAllow(), HostAddresses::ofInterfaces, HostAddresses::resolve),
+                    config.buckets().releaseWait());
             volumes.reconcile();
             new Reconciler(catalog, roots, runtime, events, clock, network).reconcile();
             // After the sandboxes are settled: their buckets stay mounted while they have processes, no longer otherwise.
@@ -246,6 +249,11 @@ public final class Daemon implements AutoCloseable {
                     processes::keepsAwake));
             idle.start();
             register(new ExitWatch(catalog, runtime, sandboxes, config.idleCheck())).start();
+            register(Periodic.start("bucket-drain", BUCKET_DRAIN_PERIOD, Duration.ofSeconds(30),
+                    () -> buckets.drain(catalog::find, (id, action) -> locks.exclusive(id, () -> {
+                        action.run();
+                        return null;
+                    }))));
             register(new OutputLimiter(catalog, processes, config.processOutputLimit(), OUTPUT_LIMIT_TICK)).start();
             var credentials = new Credentials(catalog, clock);
             rootKeyFile = config.rootKeyFile().orElse(config.dataDir().resolve("root.key"));

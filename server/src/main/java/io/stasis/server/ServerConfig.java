@@ -50,7 +50,7 @@ import java.util.regex.Pattern;
  * @param previews         the preview listener: its port and the domain of preview URLs
  * @param faultPoint       a step at which the service kills itself (crash tests only; empty in use)
  * @param blobs            the durable store of checkpoints
- * @param bucketEndpointsAllow non-public ranges that bucket mounts' endpoints may resolve to (default none)
+ * @param buckets          bucket mounts: the endpoints they may reach, how long a stop waits for their uploads
  * @param standbySwapBytes size of the swap file (data-dir/standby.swap) that sandboxes in standby page out to; 0: none
  *                         (a standby then only freezes and drops the page cache)
  * @param warmUp           whether the start ends with one pass through the common calls ({@link WarmUp}), so
@@ -72,7 +72,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
                            boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
-                           BlobSettings blobs, List<Cidr> bucketEndpointsAllow, long standbySwapBytes, boolean warmUp,
+                           BlobSettings blobs, BucketSettings buckets, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
                            Optional<Path> rootKeyFile, Duration nodeLease, NodeLimits nodeLimits, RateLimitSettings rateLimits,
                            AuditSettings audit, boolean metricsPublic) {
@@ -86,7 +86,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
                 Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
-                BlobSettings.defaults(), List.of(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
+                BlobSettings.defaults(), BucketSettings.defaults(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
                 Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE, RateLimitSettings.NONE, AuditSettings.DEFAULTS, false);
     }
 
@@ -204,7 +204,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--exec-output-limit" -> c.with(b -> b.execOutputLimit = size(flag, v));
                 case "--process-output-limit" -> c.with(b -> b.processOutputLimit = size(flag, v));
                 case "--max-upload" -> c.with(b -> b.maxUploadBytes = size(flag, v));
-                case "--bucket-endpoints-allow" -> c.with(b -> b.bucketEndpointsAllow = cidrs(flag, v));
+                case "--bucket-endpoints-allow" -> c.with(b -> b.buckets = b.buckets.withEndpointsAllow(cidrs(flag, v)));
+                case "--bucket-release-wait" -> c.with(b -> b.buckets = b.buckets.withReleaseWait(duration(flag, v)));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--standby-swap" -> c.with(b -> b.standbySwapBytes = v.equals("0") ? 0 : size(flag, v));
                 case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
@@ -297,9 +298,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                                            this often while running, for another node to resume them from
                                            (default never)
                   --idle-check DURATION    how often idle policies are applied (default 1s)
-                  --bucket-endpoints-allow LIST  non-public ranges (CIDRs, comma-separated) that bucket
-                                           mounts' S3 endpoints may resolve to; by default only public
-                                           addresses (the FUSE client connects from this host)
+                """ + BucketSettings.USAGE + """
                 """ + RuntimeSettings.USAGE + """
                 """ + NetworkSettings.USAGE + """
                 """ + PreviewSettings.USAGE + """
@@ -449,7 +448,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         PreviewSettings previews;
         Optional<String> faultPoint;
         BlobSettings blobs;
-        List<Cidr> bucketEndpointsAllow;
+        BucketSettings buckets;
         long standbySwapBytes;
         boolean warmUp;
         RuntimeSettings runtimes;
@@ -489,7 +488,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
             previews = c.previews;
             faultPoint = c.faultPoint;
             blobs = c.blobs;
-            bucketEndpointsAllow = c.bucketEndpointsAllow;
+            buckets = c.buckets;
             standbySwapBytes = c.standbySwapBytes;
             warmUp = c.warmUp;
             runtimes = c.runtimes;
@@ -507,7 +506,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         ServerConfig build() {
             return new ServerConfig(port, bind, dataDir, btrfsMount, poolSizeBytes, runc, criu, templateCache,
                     defaultTemplate, defaultResources, maxDiskMb, execOutputLimit, processOutputLimit, maxUploadBytes, templateWait, buildSlowTemplates, warmPool, forkSparesMax, forkPageSharing, lifecycle, idleCheck, network, previews, faultPoint, blobs,
-                    bucketEndpointsAllow, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits, rateLimits, audit, metricsPublic);
+                    buckets, standbySwapBytes, warmUp, runtimes, catalog, nodeName, advertiseUrl, rootKeyFile, nodeLease, nodeLimits, rateLimits, audit, metricsPublic);
         }
     }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.testkit.Await;
+import io.stasis.testkit.CuttableRelay;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.S3TestServer;
 import io.stasis.testkit.SecretSearch;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Test;
 class BucketMountsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String CALM = "\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}";
+    private static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
     private static ServiceFixture service;
     private static RawApi api;
     private static S3TestServer s3;
@@ -43,7 +45,7 @@ class BucketMountsIT {
     static void start() throws Exception {
         s3 = S3TestServer.inMemory();
         blobs = Files.createTempDirectory("stasis-bucket-blobs");
-        service = ServiceFixture.start("--blob-dir", blobs.toString());
+        service = ServiceFixture.start("--blob-dir", blobs.toString(), "--bucket-release-wait", RELEASE_WAIT.toMillis() + "ms");
         api = new RawApi(service.url, service.rootKey);
         secretValue = s3.credentials().accessKeyId() + ":" + s3.credentials().secretAccessKey();
         putSecret(api, "S3_KEY", secretValue);
@@ -331,6 +333,56 @@ class BucketMountsIT {
     }
 
     /** The FUSE daemon of a running sandbox killed: its mount fails (ENOTCONN, ECONNABORTED) until a stop and start mounts it again. */
+    /**
+     * With the endpoint out of reach, a stop and a delete wait the release wait for the uploads, not
+     * minutes; the stopped sandbox shows what is still pending, and once the endpoint is back the
+     * files arrive and the mounts go.
+     */
+    @Test
+    void stopAndDeleteDoNotWaitLongForAnEndpointThatIsDownAndTheUploadsFollowLater() throws Exception {
+        String bucket = s3.newBucket();
+        try (var relay = CuttableRelay.to(s3.endpoint().getPort())) {
+            String through = "{\"type\": \"s3\", \"endpoint\": \"http://127.0.0.1:" + relay.port() + "\", \"bucket\": \"" + bucket
+                    + "\", \"path\": \"/data\", \"credentialsSecret\": \"S3_KEY\"}";
+            String stopped = create(api, through).ok().get("id").asText();
+            String deleted = create(api, through).ok().get("id").asText();
+            try {
+                // written, then the endpoint goes before the write-back (2 s) uploads them
+                api.sh(stopped, "echo kept > /data/stopped.txt");
+                api.sh(deleted, "echo kept > /data/deleted.txt");
+                relay.cut();
+
+                long start = System.nanoTime();
+                var afterStop = api.post("/v1/sandboxes/" + stopped + "/stop", null);
+                long stopMs = (System.nanoTime() - start) / 1_000_000;
+                start = System.nanoTime();
+                assertThat(api.call("DELETE", "/v1/sandboxes/" + deleted, null).status()).isEqualTo(204);
+                long deleteMs = (System.nanoTime() - start) / 1_000_000;
+                System.out.printf("endpoint down: stop %d ms, delete %d ms (release wait %d ms)%n", stopMs, deleteMs, RELEASE_WAIT.toMillis());
+                assertThat(Duration.ofMillis(stopMs)).as("stop").isLessThan(RELEASE_WAIT.plusSeconds(8));
+                assertThat(Duration.ofMillis(deleteMs)).as("delete").isLessThan(RELEASE_WAIT.plusSeconds(8));
+                assertThat(afterStop.get("state").asText()).isEqualTo("stopped");
+                assertThat(afterStop.get("mounts").get(0).get("pendingUploads").asInt()).as(afterStop.toString()).isEqualTo(1);
+                assertThat(text(bucket, "stopped.txt")).isNull();
+                assertThat(HostLeaks.processesWorkingUnder(mountsDir())).as("the daemons upload on")
+                        .anyMatch(p -> p.contains(stopped + "-0")).anyMatch(p -> p.contains(deleted + "-0"));
+
+                relay.mend();
+                Await.until("both files in the bucket", Duration.ofSeconds(60),
+                        () -> "kept\n".equals(text(bucket, "stopped.txt")) && "kept\n".equals(text(bucket, "deleted.txt")));
+                Await.until("both mounts gone once their uploads are done", Duration.ofSeconds(30),
+                        () -> HostLeaks.processesWorkingUnder(mountsDir()).stream().noneMatch(p -> p.contains(stopped) || p.contains(deleted)));
+                assertThat(api.get("/v1/sandboxes/" + stopped).get("mounts").get(0).has("pendingUploads")).isFalse();
+                api.post("/v1/sandboxes/" + stopped + "/start", null);
+                assertThat(api.sh(stopped, "cat /data/stopped.txt /data/deleted.txt")).isEqualTo("kept\nkept\n");
+            } finally {
+                relay.mend();
+                api.call("DELETE", "/v1/sandboxes/" + stopped, null);
+                api.call("DELETE", "/v1/sandboxes/" + deleted, null);
+            }
+        }
+    }
+
     @Test
     void aKilledDaemonIsReplacedByAStopAndStart() {
         String bucket = s3.newBucket();

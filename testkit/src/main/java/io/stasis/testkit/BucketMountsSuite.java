@@ -188,7 +188,7 @@ public abstract class BucketMountsSuite {
     @Test
     void aMissingBucketFailsTheMountAndLeavesNothing() {
         var spec = spec(new BucketMountId("no-bucket"));
-        var missing = new BucketMount(spec.id(), spec.endpoint(), spec.region(), "no-such-bucket-here", "", false, spec.credentials());
+        var missing = new BucketMount(spec.id(), spec.endpoint(), spec.region(), "no-such-bucket-here", "", false, spec.credentials(), List.of());
 
         assertThatThrownBy(() -> mounts.mount(missing)).isInstanceOfSatisfying(StasisException.class, e -> {
             assertThat(e.code()).isEqualTo(ErrorCode.RUNTIME_FAILED);

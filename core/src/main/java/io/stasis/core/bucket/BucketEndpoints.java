@@ -18,9 +18,10 @@ import java.util.function.Supplier;
  *
  * <p>Not public: unspecified, loopback, link-local (169.254.169.254 among them), private (RFC 1918,
  * IPv6 unique local), CGNAT (100.64.0.0/10), multicast, and every address of the host's own
- * interfaces. The check runs before each mount (create, start, resume, restore elsewhere), on
- * what the name resolves to then; the daemon resolves the name again itself, so a name whose
- * answer changes in between (DNS rebinding) is not caught: use addresses or names you control.
+ * interfaces. The check runs before each mount (create, start, resume, restore elsewhere, a
+ * daemon made again after a restart), on what the name resolves to then, and the mount is pinned
+ * to the addresses checked ({@code BucketMount#addresses}): its daemon never resolves the name
+ * itself, so a name whose answer changes after the check (DNS rebinding) reaches nothing new.
  *
  * @param allowed       ranges opened on purpose, checked before the rules above
  * @param hostAddresses the addresses of the host's own interfaces, read at each check (they change)
@@ -43,9 +44,10 @@ public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hos
 
     /**
      * Refuses an endpoint that resolves to an address that is neither public nor opened:
-     * {@code invalid_request} naming {@code field}.
+     * {@code invalid_request} naming {@code field}. Returns the addresses checked: the only ones a
+     * mount of it may connect to.
      */
-    public void check(String field, URI endpoint) {
+    public List<InetAddress> check(String field, URI endpoint) {
         String host = endpoint.getHost();
         if (host == null) throw StasisException.invalid(field, "'" + endpoint + "' names no host");
         List<InetAddress> addresses;
@@ -63,6 +65,8 @@ public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hos
                         + ": bucket mounts connect from the server itself, so they may reach public addresses only"
                         + " (an operator opens a range with --bucket-endpoints-allow)");
         }
+        if (addresses.isEmpty()) throw StasisException.invalid(field, "the host '" + host + "' resolves to no address on this server");
+        return List.copyOf(addresses);
     }
 
     private static String whyNotPublic(InetAddress a, Set<InetAddress> own) {

@@ -5,6 +5,7 @@ import io.stasis.core.spi.BucketMount;
 import io.stasis.core.spi.BucketMountId;
 import io.stasis.core.sandbox.SandboxId;
 import java.net.URI;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -41,6 +42,6 @@ public record SandboxBucket(String path, URI endpoint, String region, String buc
 
     /** What to ask the host's {@code BucketMounts} for, with the key read from the secret just now. */
     BucketMount toMount(BucketMountId id, BucketCredentials credentials) {
-        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials);
+        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials, List.of());
     }
 }

@@ -17,11 +17,13 @@ import io.stasis.core.volume.VolumeMount;
 import io.stasis.core.volume.VolumeService;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -49,19 +51,24 @@ public final class SandboxBuckets {
     private final BucketCatalog catalog;
     private final BiFunction<TenantId, String, Optional<String>> secretValue;
     private final BucketEndpoints endpoints;
+    private final Duration releaseWait;
+    /** Mounts their sandbox let go of with uploads still pending, and how many: kept on the host until those are up ({@link #drain}). */
+    private final Map<BucketMountId, Integer> draining = new ConcurrentHashMap<>();
 
     /**
      * @param mounts      the host's bucket mounts; empty where they are not available (no rclone or
      *                    {@code /dev/fuse}): a create asking for one is refused then
      * @param secretValue the value of a tenant's secret by name, if it exists
      * @param endpoints   which endpoints a mount may reach, checked before every mount
+     * @param releaseWait how long {@link #release} waits for a mount's uploads before it leaves them to the background
      */
     public SandboxBuckets(Optional<BucketMounts> mounts, BucketCatalog catalog, BiFunction<TenantId, String, Optional<String>> secretValue,
-                          BucketEndpoints endpoints) {
+                          BucketEndpoints endpoints, Duration releaseWait) {
         this.mounts = mounts;
         this.catalog = catalog;
         this.secretValue = secretValue;
         this.endpoints = endpoints;
+        this.releaseWait = releaseWait;
     }
 
     /**
@@ -139,7 +146,8 @@ public final class SandboxBuckets {
                 if (live.isEmpty()) {
                     String field = "mounts[" + i + "]";
                     var spec = inField(field, () -> bucket.toMount(id, credentials(tenant, bucket, field)));
-                    endpoints.check(field + ".endpoint", bucket.endpoint()); // again: what the name resolves to may have changed
+                    // again: what the name resolves to may have changed; the mount connects to what is checked now, and only to that
+                    spec = spec.withAddresses(endpoints.check(field + ".endpoint", bucket.endpoint()));
                     live = Optional.of(mountOrExplain(host, spec, field, bucket));
                     made.add(id);
                 }
@@ -158,14 +166,66 @@ public final class SandboxBuckets {
     }
 
     /**
-     * Unmounts the sandbox's buckets, uploading what was written first: its processes
-     * are gone (deleted, stopped) or in an image (hibernated), and the next start mounts them
-     * again. A mount that cannot be flushed now (its endpoint is down) is kept and logged: the
-     * next mount of the sandbox reuses it and the reconciler retries it at the next start.
+     * Unmounts the sandbox's buckets once what was written through them is uploaded: its
+     * processes are gone (deleted, stopped) or in an image (hibernated), and the next start mounts
+     * them again. Waits at most the release wait: a mount whose uploads are still pending then
+     * (its endpoint is slow or down) stays on the host, its daemon uploading and retrying, until
+     * {@link #drain} finds them up; {@link #pendingUploads} tells how many, and the next mount of
+     * the sandbox takes it back as it is. A mount whose daemon died with uploads pending is kept
+     * and logged; the reconciler mounts it again at the next start of the service.
      */
     public void release(SandboxId sandbox) {
-        forEachMount(sandbox, (host, id) -> host.unmount(id, BucketMounts.Flush.WAIT),
-                "bucket mount kept: its uploads could not be flushed (retried at the next start of the service)");
+        forEachMount(sandbox, (host, id) -> {
+            draining.remove(id);
+            int pending = host.unmountOnceUploaded(id, releaseWait);
+            if (pending == 0) return;
+            draining.put(id, pending);
+            log.atWarn().addKeyValue("sandbox", sandbox).addKeyValue("mount", id).addKeyValue("pendingUploads", pending)
+                    .addKeyValue("waitedMs", releaseWait.toMillis()).log("bucket uploads still pending: they go on in the background");
+        }, "bucket mount kept: its uploads could not be flushed (retried at the next start of the service)");
+    }
+
+    /**
+     * Files written through the sandbox's bucket mount {@code index} still being uploaded after
+     * the sandbox let go of it (stop, hibernate, delete); 0 once they are up, and while the
+     * sandbox's processes use it.
+     */
+    public int pendingUploads(SandboxId sandbox, int index) {
+        return draining.getOrDefault(SandboxBucket.mountId(sandbox, index), 0);
+    }
+
+    /**
+     * The background half of {@link #release}: unmounts each mount left with uploads pending once
+     * they are up, and counts what is still pending. {@code underLock} runs its action under the
+     * owning sandbox's lock, so a start that took the mount back meanwhile keeps it.
+     */
+    public void drain(Function<SandboxId, Optional<Sandbox>> sandboxes, BiConsumer<SandboxId, Runnable> underLock) {
+        if (mounts.isEmpty()) return;
+        for (var id : List.copyOf(draining.keySet())) {
+            var owner = ownerOf(id);
+            if (owner.isEmpty()) {
+                draining.remove(id);
+                continue;
+            }
+            underLock.accept(owner.get(), () -> {
+                if (owner.flatMap(sandboxes).filter(s -> s.state().hasProcesses()).isPresent()) {
+                    draining.remove(id); // its sandbox runs again, with this mount
+                    return;
+                }
+                try {
+                    int pending = mounts.get().unmountOnceUploaded(id, Duration.ZERO);
+                    if (pending > 0) {
+                        draining.put(id, pending);
+                        return;
+                    }
+                    draining.remove(id);
+                    log.atInfo().addKeyValue("mount", id).log("bucket uploads done in the background: mount removed");
+                } catch (RuntimeException e) {
+                    draining.remove(id);
+                    log.atWarn().addKeyValue("mount", id).setCause(e).log("bucket mount kept: its uploads could not finish (retried at the next start)");
+                }
+            });
+        }
     }
 
     /**
@@ -227,9 +287,9 @@ public final class SandboxBuckets {
     /**
      * After a restart: keeps the mounts of sandboxes with live processes (mounting again those whose
      * daemon died, so their pending uploads resume) and unmounts every other mount this service left
-     * (of sandboxes deleted, stopped or hibernated meanwhile), uploading what is pending first.
-     * Runs before the API serves: a mount whose uploads cannot be flushed (endpoint down) delays
-     * the start by the flush timeout and is kept for the next start.
+     * (of sandboxes deleted, stopped or hibernated meanwhile), at once if nothing is pending, else
+     * by {@link #drain} once its live daemon has uploaded it (the start does not wait for an
+     * endpoint that is down). A dead daemon's pending files are kept for the next start.
      *
      * <p>A sandbox whose daemon died keeps a dead bind mount ({@code ENOTCONN}) until it is stopped
      * and started, or hibernated and resumed: the new FUSE mount is not propagated into its mount
@@ -244,16 +304,22 @@ public final class SandboxBuckets {
             var buckets = owner.map(s -> bucketsOf(s.id())).orElse(List.of());
             boolean wanted = owner.isPresent() && owner.get().state().hasProcesses() && index < buckets.size();
             try {
-                if (!wanted) {
-                    // WAIT only where something is pending: the settle it costs otherwise would delay the start for nothing.
-                    // With uploads pending and the endpoint down, the start waits up to the flush timeout, then keeps the mount.
+                if (!wanted && owned.pendingUploads() > 0 && owned.state() == OwnedBucketMount.State.ACTIVE) {
+                    // uploads pending (the endpoint may be down): the start does not wait for them; drain unmounts it once they are up
+                    draining.put(owned.id(), owned.pendingUploads());
+                    log.atInfo().addKeyValue("mount", owned.id()).addKeyValue("pendingUploads", owned.pendingUploads())
+                            .log("a bucket mount no sandbox uses still uploads: removed once that is done");
+                } else if (!wanted) {
+                    // WAIT only where something is pending (a dead daemon's files: kept, and logged below): the settle it costs
+                    // otherwise would delay the start for nothing
                     host.unmount(owned.id(), owned.pendingUploads() > 0 ? BucketMounts.Flush.WAIT : BucketMounts.Flush.DISCARD);
                     log.atInfo().addKeyValue("mount", owned.id()).addKeyValue("state", owned.state()).log("removed a bucket mount no sandbox uses");
                 } else if (owned.state() != OwnedBucketMount.State.ACTIVE) {
                     var sandbox = owner.get();
                     var bucket = buckets.get(index);
                     String field = "mounts[" + index + "]";
-                    host.mount(bucket.toMount(owned.id(), credentials(sandbox.tenant(), bucket, field)));
+                    host.mount(bucket.toMount(owned.id(), credentials(sandbox.tenant(), bucket, field))
+                            .withAddresses(endpoints.check(field + ".endpoint", bucket.endpoint())));
                     log.atWarn().addKeyValue("sandbox", sandbox.id()).addKeyValue("mount", owned.id()).addKeyValue("was", owned.state())
                             .log("bucket mount made again on the host; the sandbox sees it after a stop and start (or hibernate and resume)");
                 }

@@ -1,7 +1,9 @@
 package io.stasis.core.spi;
 
 import io.stasis.core.error.StasisException;
+import java.net.InetAddress;
 import java.net.URI;
+import java.util.List;
 import java.util.Objects;
 import java.util.regex.Pattern;
 
@@ -25,9 +27,12 @@ import java.util.regex.Pattern;
  *                    without leading or trailing {@code /}; e.g. {@code datasets/2026}
  * @param readOnly    writes fail with {@code EROFS}, and nothing is ever sent to the bucket but reads
  * @param credentials the access key
+ * @param addresses   where the endpoint's host is reached: the addresses it resolved to when it was
+ *                    checked, and the only ones the mount connects to (what the name resolves to
+ *                    later does not matter); empty: what the host resolves it to at the mount
  */
 public record BucketMount(BucketMountId id, URI endpoint, String region, String bucket, String prefix, boolean readOnly,
-                          BucketCredentials credentials) {
+                          BucketCredentials credentials, List<InetAddress> addresses) {
     /** The region when none is given. */
     public static final String DEFAULT_REGION = "us-east-1";
 
@@ -45,23 +50,40 @@ public record BucketMount(BucketMountId id, URI endpoint, String region, String 
             throw StasisException.invalid("mounts.bucket", "must be 3 to 63 lowercase letters, digits, '.' or '-', was '" + bucket + "'");
         checkPrefix(prefix);
         Objects.requireNonNull(credentials, "credentials");
+        addresses = List.copyOf(addresses);
     }
 
     /** A read-write mount of a whole bucket in the {@linkplain #DEFAULT_REGION default region}. */
     public static BucketMount of(BucketMountId id, URI endpoint, String bucket, BucketCredentials credentials) {
-        return new BucketMount(id, endpoint, DEFAULT_REGION, bucket, "", false, credentials);
+        return new BucketMount(id, endpoint, DEFAULT_REGION, bucket, "", false, credentials, List.of());
     }
 
     public BucketMount withPrefix(String prefix) {
-        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials);
+        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials, addresses);
     }
 
     public BucketMount withReadOnly(boolean readOnly) {
-        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials);
+        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials, addresses);
     }
 
     public BucketMount withRegion(String region) {
-        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials);
+        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials, addresses);
+    }
+
+    /** The mount pinned to {@code addresses} (see the record's parameters). */
+    public BucketMount withAddresses(List<InetAddress> addresses) {
+        return new BucketMount(id, endpoint, region, bucket, prefix, readOnly, credentials, addresses);
+    }
+
+    /** The endpoint's host without the brackets of an IPv6 literal. */
+    public String host() {
+        String host = endpoint.getHost();
+        return host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+    }
+
+    /** The endpoint's port: the URL's, else 80 for http and 443 for https. */
+    public int port() {
+        return endpoint.getPort() > 0 ? endpoint.getPort() : "https".equals(endpoint.getScheme()) ? 443 : 80;
     }
 
     /** {@code bucket} or {@code bucket/prefix}: what is mounted, without the endpoint. */

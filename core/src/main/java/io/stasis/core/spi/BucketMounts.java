@@ -1,5 +1,6 @@
 package io.stasis.core.spi;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -56,6 +57,16 @@ public interface BucketMounts {
      * with {@link Flush#DISCARD}.
      */
     void unmount(BucketMountId id, Flush flush);
+
+    /**
+     * Unmounts {@code id} as {@link #unmount} with {@link Flush#WAIT} does if every file written
+     * through it is uploaded within {@code wait}; otherwise leaves it mounted, its daemon uploading
+     * and retrying on its own, and returns how many files are still pending. Call again later (a
+     * {@code wait} of zero only looks) to unmount it once they are up.
+     * <p>Returns 0 once unmounted (or if nothing was there).
+     * <p>On failure: as {@link #unmount} with {@link Flush#WAIT} (e.g. files pending and the daemon gone).
+     */
+    int unmountOnceUploaded(BucketMountId id, Duration wait);
 
     /** {@link #unmount(BucketMountId, Flush)} waiting for pending uploads. */
     default void unmount(BucketMountId id) {

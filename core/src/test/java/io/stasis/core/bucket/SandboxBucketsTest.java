@@ -17,6 +17,10 @@ import io.stasis.core.tenant.TenantId;
 import io.stasis.core.volume.VolumeId;
 import io.stasis.core.volume.VolumeMount;
 import java.net.InetAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -36,6 +40,10 @@ class SandboxBucketsTest {
         }
 
         public void unmount(BucketMountId id, Flush flush) {
+            throw new AssertionError();
+        }
+
+        public int unmountOnceUploaded(BucketMountId id, Duration wait) {
             throw new AssertionError();
         }
 
@@ -68,7 +76,7 @@ class SandboxBucketsTest {
 
     private final SandboxBuckets buckets = new SandboxBuckets(Optional.of(UNREACHED), NO_CATALOG,
             (tenant, name) -> tenant.equals(TENANT) ? Optional.ofNullable(SECRETS.get(name)) : Optional.empty(),
-            endpoints(List.of(Cidr.parse("127.0.0.0/8", "allowed"))));
+            endpoints(List.of(Cidr.parse("127.0.0.0/8", "allowed"))), Duration.ofSeconds(10));
 
     /** Endpoints checked against literal addresses only: the host's resolver and interfaces are the server's. */
     private static BucketEndpoints endpoints(List<Cidr> allowed) {
@@ -131,9 +139,58 @@ class SandboxBucketsTest {
 
     @Test
     void withoutHostMountsACreateWithMountsIsRefusedAndOneWithoutIsNot() {
-        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty(), endpoints(List.of()));
+        var none = new SandboxBuckets(Optional.empty(), NO_CATALOG, (t, n) -> Optional.empty(), endpoints(List.of()), Duration.ofSeconds(10));
         assertThat(none.resolve(TENANT, List.of(), List.of())).isEmpty();
         assertThatThrownBy(() -> none.resolve(TENANT, List.of(request("/data")), List.of())).hasMessageContaining("not available on this server");
+    }
+
+    @Test
+    void aMountIsPinnedToTheAddressesCheckedJustBeforeAndARebindIsRefused() throws Exception {
+        // the name's answers change between calls: public at the create, public (another) at the first mount, then loopback
+        var answers = new ArrayDeque<>(List.of("203.0.113.7", "198.51.100.9", "127.0.0.1"));
+        var rebinding = new BucketEndpoints(List.of(), Set::of, host -> List.of(InetAddress.ofLiteral(answers.poll())));
+        var asked = new ArrayList<BucketMount>();
+        var host = new BucketMounts() {
+            public MountedBucket mount(BucketMount spec) {
+                asked.add(spec);
+                return new MountedBucket(spec.id(), Path.of("/mnt", spec.id().value()), spec.readOnly());
+            }
+
+            public void unmount(BucketMountId id, Flush flush) {
+            }
+
+            public int unmountOnceUploaded(BucketMountId id, Duration wait) {
+                return 0;
+            }
+
+            public Optional<MountedBucket> mounted(BucketMountId id) {
+                return Optional.empty();
+            }
+
+            public void flush(BucketMountId id) {
+            }
+
+            public List<String> openFiles(BucketMountId id) {
+                return List.of();
+            }
+
+            public List<OwnedBucketMount> listOwned() {
+                return List.of();
+            }
+        };
+        var pinning = new SandboxBuckets(Optional.of(host), NO_CATALOG, (tenant, name) -> Optional.ofNullable(SECRETS.get(name)), rebinding, Duration.ofSeconds(10));
+        var request = new BucketMountRequest("s3", "https://bucket.example.com", null, "data", null, "/data", null, "KEY");
+        var sandbox = SandboxId.random();
+
+        var resolved = pinning.resolve(TENANT, List.of(request), List.of());
+        pinning.mount(sandbox, TENANT, resolved);
+
+        assertThat(asked).singleElement().satisfies(spec -> assertThat(spec.addresses()).containsExactly(InetAddress.ofLiteral("198.51.100.9")));
+        assertThatThrownBy(() -> pinning.mount(SandboxId.random(), TENANT, resolved)).isInstanceOfSatisfying(StasisException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+            assertThat(e.getMessage()).contains("resolves to 127.0.0.1, a loopback address");
+        });
+        assertThat(asked).as("nothing mounted for the rebound name").hasSize(1);
     }
 
     @Test

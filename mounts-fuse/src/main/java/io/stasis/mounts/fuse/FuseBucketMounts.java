@@ -38,6 +38,7 @@ import org.slf4j.LoggerFactory;
  * &lt;dir&gt;/                    0710 root, group: the sandboxes' root ({@link Options#owner()})
  *   mnt/                    0711: the sandboxes' root may pass through to its bind source; no other host user can
  *     &lt;id&gt;                  the FUSE mount point: {@link MountedBucket#hostPath()}
+ *   bin/stasis-pin          0700: the daemons' proxy to their endpoint (see {@link Rclone})
  *   private/                0700
  *     &lt;id&gt;/                 0700: the daemon's working directory (how it is found again)
  *       cache/              rclone's cache: ranges read, files written and not uploaded yet
@@ -62,6 +63,8 @@ public final class FuseBucketMounts implements BucketMounts {
     static final String MOUNT_POINTS = "mnt";
     /** The daemons' private directories, {@code private/<id>}: 0700, nobody else gets in. */
     static final String PRIVATE_DIRS = "private";
+    /** The helper programs, {@code bin/}: 0700. */
+    static final String HELPERS = "bin";
     /** How long the pending count must stay zero before an unmount with {@code WAIT} goes ahead. */
     static final Duration SETTLE = Duration.ofMillis(300);
 
@@ -137,11 +140,10 @@ public final class FuseBucketMounts implements BucketMounts {
      * {@link #listOwned()} shows them.
      */
     public static FuseBucketMounts open(Path dir, Options options) {
-        var rclone = Rclone.fromSystem();
-        String version = rclone.checkVersion();
         Path real;
         try {
-            for (var sub : List.of(dir, dir.resolve(MOUNT_POINTS), dir.resolve(PRIVATE_DIRS))) Files.createDirectories(sub);
+            for (var sub : List.of(dir, dir.resolve(MOUNT_POINTS), dir.resolve(PRIVATE_DIRS), dir.resolve(HELPERS))) Files.createDirectories(sub);
+            Files.setPosixFilePermissions(dir.resolve(HELPERS), PosixFilePermissions.fromString("rwx------"));
             // only root and the sandboxes' root group get past <dir>; below it, mnt/ lets them through, private/ does not
             Files.setAttribute(dir, "unix:gid", options.owner().gid());
             Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x---"));
@@ -151,6 +153,8 @@ public final class FuseBucketMounts implements BucketMounts {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create the bucket mounts directory " + dir, e);
         }
+        var rclone = Rclone.fromSystem(real.resolve(HELPERS));
+        String version = rclone.checkVersion();
         log.atInfo().addKeyValue("dir", real).addKeyValue("rclone", version).log("bucket mounts ready");
         return new FuseBucketMounts(real, rclone, Mounts.fromSystem(), options);
     }
@@ -212,38 +216,63 @@ public final class FuseBucketMounts implements BucketMounts {
     public void unmount(BucketMountId id, Flush flush) {
         var lock = lock(id);
         try {
-            Path privateDir = privateDir(id);
-            Path mountPoint = mountPoint(id);
-            if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
-            var daemon = rclone.daemonIn(privateDir);
-            var entry = MountInfo.read().at(mountPoint);
-            boolean mounted = entry.isPresent();
-            boolean readOnly = entry.map(e -> List.of(e.superOptions().split(",")).contains("ro")).orElse(false);
-            if (flush == Flush.WAIT && !readOnly) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
-            if (mounted) {
-                boolean lazy = mounts.unmountOrDetach(mountPoint);
-                if (lazy && daemon.isPresent()) {
-                    // a file is open: the daemon serves it until it is closed, then ends; the directory goes on a later call
-                    log.atInfo().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("bucket mount busy: detached lazily");
-                    return;
-                }
-            } else if (daemon.isPresent() && flush == Flush.WAIT) {
-                log.atInfo().addKeyValue("mount", id).log("bucket mount detached earlier still has open files");
-                return;
-            }
-            // unmounted, rclone ends in about a second; one still retrying uploads that DISCARD drops needs a SIGTERM
-            if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), flush == Flush.WAIT ? Duration.ofSeconds(10) : Duration.ofSeconds(2)))
-                log.atWarn().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("rclone did not end after its unmount: killed");
-            int lost = Rclone.pendingUploads(privateDir);
-            if (lost > 0 && flush == Flush.WAIT) // a write recorded after the last look: keep it for the next mount of this id
-                throw unmountFailure(id, "unmounted, but " + lost + " files written just before were not uploaded: they are kept;"
-                        + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
-            if (lost > 0) log.atWarn().addKeyValue("mount", id).addKeyValue("files", lost).log("discarded files that were not uploaded");
-            removeDirs(id);
-            log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
+            unmountLocked(id, flush, false);
         } finally {
             lock.close();
         }
+    }
+
+    @Override
+    public int unmountOnceUploaded(BucketMountId id, Duration wait) {
+        var lock = lock(id);
+        try {
+            Path privateDir = privateDir(id);
+            boolean live = rclone.daemonIn(privateDir).isPresent() && Rclone.isMounted(mountPoint(id));
+            if (live) {
+                int pending = pendingAfter(privateDir, wait);
+                if (pending > 0) {
+                    log.atInfo().addKeyValue("mount", id).addKeyValue("pendingUploads", pending).log("bucket mount kept until its uploads are done");
+                    return pending;
+                }
+            }
+            unmountLocked(id, Flush.WAIT, live);
+            return 0;
+        } finally {
+            lock.close();
+        }
+    }
+
+    /** {@link #unmount}, the caller holding the id's lock; {@code uploaded}: the live daemon's uploads were just awaited. */
+    private void unmountLocked(BucketMountId id, Flush flush, boolean uploaded) {
+        Path privateDir = privateDir(id);
+        Path mountPoint = mountPoint(id);
+        if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
+        var daemon = rclone.daemonIn(privateDir);
+        var entry = MountInfo.read().at(mountPoint);
+        boolean mounted = entry.isPresent();
+        boolean readOnly = entry.map(e -> List.of(e.superOptions().split(",")).contains("ro")).orElse(false);
+        if (flush == Flush.WAIT && !readOnly && !uploaded) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
+        if (mounted) {
+            boolean lazy = mounts.unmountOrDetach(mountPoint);
+            if (lazy && daemon.isPresent()) {
+                // a file is open: the daemon serves it until it is closed, then ends; the directory goes on a later call
+                log.atInfo().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("bucket mount busy: detached lazily");
+                return;
+            }
+        } else if (daemon.isPresent() && flush == Flush.WAIT) {
+            log.atInfo().addKeyValue("mount", id).log("bucket mount detached earlier still has open files");
+            return;
+        }
+        // unmounted, rclone ends in about a second; one still retrying uploads that DISCARD drops needs a SIGTERM
+        if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), flush == Flush.WAIT ? Duration.ofSeconds(10) : Duration.ofSeconds(2)))
+            log.atWarn().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("rclone did not end after its unmount: killed");
+        int lost = Rclone.pendingUploads(privateDir);
+        if (lost > 0 && flush == Flush.WAIT) // a write recorded after the last look: keep it for the next mount of this id
+            throw unmountFailure(id, "unmounted, but " + lost + " files written just before were not uploaded: they are kept;"
+                    + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
+        if (lost > 0) log.atWarn().addKeyValue("mount", id).addKeyValue("files", lost).log("discarded files that were not uploaded");
+        removeDirs(id);
+        log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
     }
 
     @Override
@@ -263,25 +292,36 @@ public final class FuseBucketMounts implements BucketMounts {
         if (!live)
             throw unmountFailure(id, pending + " files written through it were never uploaded and its daemon is gone:"
                     + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
-        long deadline = System.nanoTime() + options.flushTimeout().toNanos();
+        pending = pendingAfter(privateDir, options.flushTimeout());
+        if (pending > 0)
+            throw unmountFailure(id, pending + " files still not uploaded after " + options.flushTimeout().toSeconds()
+                    + " s; the mount stays (unmount again later, or with DISCARD)", privateDir);
+    }
+
+    /**
+     * Waits up to {@code timeout} for the live daemon's pending uploads to settle at zero; returns
+     * how many are pending then (0: nothing). rclone marks a file dirty when the kernel's
+     * (asynchronous) release of it arrives, milliseconds after the close: only a count that stays
+     * zero for {@link #SETTLE} counts as nothing pending, and that is looked for even past the timeout.
+     */
+    private static int pendingAfter(Path privateDir, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         long pauseMillis = 10;
-        // rclone marks a file dirty when the kernel's (asynchronous) release of it arrives, milliseconds after
-        // the close: only a count that stays zero for SETTLE counts as nothing pending
         long zeroSince = -1;
+        int pending;
         while ((pending = Rclone.pendingUploads(privateDir)) > 0 || zeroSince < 0 || System.nanoTime() - zeroSince < SETTLE.toNanos()) {
             if (pending > 0) zeroSince = -1;
             else if (zeroSince < 0) zeroSince = System.nanoTime();
-            if (System.nanoTime() > deadline)
-                throw unmountFailure(id, pending + " files still not uploaded after " + options.flushTimeout().toSeconds()
-                        + " s; the mount stays (unmount again later, or with DISCARD)", privateDir);
+            if (pending > 0 && System.nanoTime() > deadline) return pending;
             try {
                 Thread.sleep(pauseMillis); // polling rclone's cache metadata: there is no event for it
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw unmountFailure(id, "interrupted while waiting for uploads", privateDir);
+                return Math.max(pending, 1);
             }
             pauseMillis = Math.min(pauseMillis * 2, 250);
         }
+        return 0;
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.stasis.mounts.fuse;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.spi.BucketMount;
+import io.stasis.host.HelperFiles;
 import io.stasis.host.MountInfo;
 import io.stasis.host.ToolRunner;
 import java.io.BufferedReader;
@@ -10,6 +11,8 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
@@ -72,11 +75,20 @@ import org.slf4j.LoggerFactory;
  * What rclone does not do: POSIX locks across hosts, hard links, symlinks (without
  * {@code --links}, not in 1.60's mount), atomic directory renames. Those are the bucket's limits.
  *
- * <p><b>Process.</b> Each daemon runs as {@code setsid rclone mount} in its own session (a signal to
- * the service's process group does not reach it), with the mount's private directory as its
- * working directory: that is how {@link #daemonIn(Path)} finds it again after a restart, even
- * when its mount is gone. stdin is {@code /dev/null}; stdout and stderr go to {@code rclone.out},
- * the log to {@code rclone.log}, both in the private directory, and errors quote their tails.
+ * <p><b>Process.</b> Each daemon runs as {@code setsid stasis-pin ... rclone mount} in its own
+ * session (a signal to the service's process group does not reach it), with the mount's private
+ * directory as its working directory: that is how {@link #daemonIn(Path)} finds it again after a
+ * restart, even when its mount is gone. stdin is {@code /dev/null}; stdout and stderr go to
+ * {@code rclone.out}, the log to {@code rclone.log}, both in the private directory, and errors
+ * quote their tails.
+ *
+ * <p><b>Pinned endpoint.</b> rclone connects only through {@code stasis-pin} (src/main/c), its
+ * parent: a SOCKS5 proxy on loopback that reaches the endpoint's host at
+ * {@link BucketMount#addresses()} (the addresses the service checked) and refuses any other
+ * target. rclone never resolves the endpoint's name, so DNS rebinding after the check reaches
+ * nothing new. The pin lives as long as its rclone and takes it along if it dies (a daemon without
+ * its pin would connect unchecked). An endpoint on a loopback address is the one exception: Go's
+ * HTTP client never proxies those, and an address literal needs no pin.
  */
 final class Rclone {
     private static final Logger log = LoggerFactory.getLogger(Rclone.class);
@@ -95,19 +107,28 @@ final class Rclone {
     private static final Pattern VERSION = Pattern.compile("rclone v(\\d+)\\.(\\d+)\\.(\\d+)");
     private static final Pattern DIRTY = Pattern.compile("\"Dirty\"\\s*:\\s*true");
     private static final int TAIL_LINES = 20;
+    /** The most addresses the pin takes (stasis-pin.c's MAX_ADDRESSES): a name with more is pinned to its first. */
+    private static final int MAX_PINNED = 16;
+
+    /** The pin, a static helper built from src/main/c and shipped beside this class. */
+    static final String PIN = "stasis-pin";
 
     private final Path binary;
     private final Path setsid;
+    private final Path pin;
     private final Duration commandTimeout;
 
-    Rclone(Path binary, Path setsid, Duration commandTimeout) {
+    Rclone(Path binary, Path setsid, Path pin, Duration commandTimeout) {
         this.binary = binary;
         this.setsid = setsid;
+        this.pin = pin;
         this.commandTimeout = commandTimeout;
     }
 
-    static Rclone fromSystem() {
-        return new Rclone(ToolRunner.locate("rclone"), ToolRunner.locate("setsid"), Duration.ofSeconds(30));
+    /** The system's rclone, run under the pin installed into {@code helperDir}. */
+    static Rclone fromSystem(Path helperDir) {
+        return new Rclone(ToolRunner.locate("rclone"), ToolRunner.locate("setsid"), HelperFiles.install(Rclone.class, helperDir, PIN),
+                Duration.ofSeconds(30));
     }
 
     /**
@@ -192,9 +213,10 @@ final class Rclone {
      * keys is not listed.
      */
     private void checkBucket(BucketMount spec, Path privateDir, FuseBucketMounts.Options o) {
-        var argv = List.of(binary.toString(), "lsf", REMOTE + ":" + spec.bucket(), "--config", privateDir.resolve(CONFIG_FILE).toString(),
+        var argv = new ArrayList<>(pinned(spec));
+        argv.addAll(List.of(binary.toString(), "lsf", REMOTE + ":" + spec.bucket(), "--config", privateDir.resolve(CONFIG_FILE).toString(),
                 "--max-depth", "1", "--s3-list-chunk", "1", "--low-level-retries", "1", "--retries", "1",
-                "--contimeout", millis(o.connectTimeout()), "--timeout", millis(o.ioTimeout()));
+                "--contimeout", millis(o.connectTimeout()), "--timeout", millis(o.ioTimeout())));
         Path err = privateDir.resolve(CHECK_FILE);
         Process process;
         try {
@@ -232,7 +254,9 @@ final class Rclone {
 
     /** The mount's flags. Every path is absolute; nothing secret is on it. */
     private List<String> argv(BucketMount spec, Path privateDir, Path mountPoint, FuseBucketMounts.Options o) {
-        var argv = new ArrayList<>(List.of(setsid.toString(), binary.toString(), "mount", REMOTE + ":" + spec.bucketPath(),
+        var argv = new ArrayList<>(List.of(setsid.toString()));
+        argv.addAll(pinned(spec));
+        argv.addAll(List.of(binary.toString(), "mount", REMOTE + ":" + spec.bucketPath(),
                 mountPoint.toString(),
                 "--config", privateDir.resolve(CONFIG_FILE).toString(),
                 "--cache-dir", privateDir.resolve(CACHE_DIR).toString(),
@@ -261,6 +285,24 @@ final class Rclone {
                 "--umask", "0" + Integer.toOctalString(o.umask())));
         if (spec.readOnly()) argv.add("--read-only");
         return argv;
+    }
+
+    /**
+     * The pin before rclone's own argv: the endpoint's host and port, and the addresses it may be
+     * reached at ({@link BucketMount#addresses()}, else what the host resolves the name to now).
+     */
+    private List<String> pinned(BucketMount spec) {
+        List<InetAddress> addresses = spec.addresses();
+        if (addresses.isEmpty()) {
+            try {
+                addresses = List.of(InetAddress.getAllByName(spec.host()));
+            } catch (UnknownHostException e) {
+                throw failure("mount", spec, "the endpoint's host '" + spec.host() + "' does not resolve on this server", null, e);
+            }
+        }
+        if (addresses.size() > MAX_PINNED) addresses = addresses.subList(0, MAX_PINNED);
+        String list = String.join(",", addresses.stream().map(InetAddress::getHostAddress).toList());
+        return List.of(pin.toString(), spec.host(), Integer.toString(spec.port()), list);
     }
 
     /**

@@ -21,6 +21,8 @@ import io.stasis.testkit.S3TestServer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -103,6 +105,29 @@ class FuseBucketMountsIT {
         assertThat(Files.getAttribute(mounted.hostPath().resolve("a.txt"), "unix:uid")).as("owned by the sandbox's root").isEqualTo(100_000);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(mounted.hostPath().resolve("a.txt")))).isEqualTo("rw-r--r--");
         assertThat(mounts.mounted(mounted.id())).contains(mounted);
+    }
+
+    @Test
+    void theDaemonReachesItsEndpointAtThePinnedAddressOnly() throws IOException {
+        // a name that resolves nowhere: the daemon gets to the server only through its pin's address
+        s3.put(bucket, "pinned.txt", "through the pin".getBytes(UTF_8));
+        var pinned = BucketMount.of(new BucketMountId("sbx_test-" + ids++), URI.create("http://bucket.stasis.invalid:" + s3.endpoint().getPort()),
+                bucket, s3.credentials()).withAddresses(List.of(InetAddress.ofLiteral("127.0.0.1")));
+
+        MountedBucket mounted = mounts.mount(pinned);
+
+        assertThat(Files.readString(mounted.hostPath().resolve("pinned.txt"))).isEqualTo("through the pin");
+        Files.writeString(mounted.hostPath().resolve("back.txt"), "up");
+        Await.until("the upload through the pin", DEADLINE, () -> s3.get(bucket, "back.txt").isPresent());
+    }
+
+    @Test
+    void aNameThatDoesNotResolveIsRefusedWithoutPinnedAddresses() {
+        var unpinned = BucketMount.of(new BucketMountId("sbx_test-" + ids++), URI.create("http://bucket.stasis.invalid:" + s3.endpoint().getPort()),
+                bucket, s3.credentials());
+
+        assertThatThrownBy(() -> mounts.mount(unpinned)).isInstanceOfSatisfying(StasisException.class,
+                e -> assertThat(e.getMessage()).contains("does not resolve on this server"));
     }
 
     @Test

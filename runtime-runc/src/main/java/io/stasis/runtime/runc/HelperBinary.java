@@ -2,16 +2,11 @@ package io.stasis.runtime.runc;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.host.HelperFiles;
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -50,20 +45,6 @@ final class HelperBinary {
 
     /** Installs the helper {@code name} into {@code dir} unless an identical one is there; returns its path. */
     static Path install(Path dir, String name) {
-        try (InputStream in = HelperBinary.class.getResourceAsStream(name)) {
-            if (in == null) throw new IllegalStateException(name + " is missing from the runtime jar: was it built with gcc?");
-            byte[] bytes = in.readAllBytes();
-            Files.createDirectories(dir);
-            Path target = dir.resolve(name);
-            if (Files.exists(target) && Arrays.equals(Files.readAllBytes(target), bytes)) return target;
-            Path tmp = Files.createTempFile(dir, "." + name, ".tmp");
-            Files.write(tmp, bytes);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("r-xr-xr-x"));
-            // A rename keeps running sandboxes on the old inode, which their mount still holds.
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            return target;
-        } catch (IOException e) {
-            throw new UncheckedIOException("installing " + name + " into " + dir, e);
-        }
+        return HelperFiles.install(HelperBinary.class, dir, name);
     }
 }

@@ -233,7 +233,7 @@ public final class HttpApi implements AutoCloseable {
                 settings.allowedRuntimes(), forwarder, services.nodes(), services.quotas()).register(routes);
         new VolumeRoutes(services.volumes(), services.lifecycle()).register(routes);
         services.s3().register(routes, forwarder);
-        new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints()).register(routes);
+        new LifecycleRoutes(services.sandboxes(), services.lifecycle(), services.checkpoints(), services.buckets()).register(routes);
         new CheckpointRoutes(services.checkpoints()).register(routes);
         new AuditRoutes(services.audit()).register(routes);
         new ExecRoutes(services.exec(), services.metrics()).register(routes);

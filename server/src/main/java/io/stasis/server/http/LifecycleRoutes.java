@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import io.stasis.json.PolicyJson;
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.CheckpointService;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
@@ -20,12 +21,14 @@ import java.util.function.BiFunction;
 final class LifecycleRoutes {
     private final SandboxService sandboxes;
     private final LifecycleService lifecycle;
+    private final SandboxBuckets buckets;
     private final CheckpointService checkpoints;
 
-    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints) {
+    LifecycleRoutes(SandboxService sandboxes, LifecycleService lifecycle, CheckpointService checkpoints, SandboxBuckets buckets) {
         this.sandboxes = sandboxes;
         this.lifecycle = lifecycle;
         this.checkpoints = checkpoints;
+        this.buckets = buckets;
     }
 
     void register(RoutesConfig routes) {
@@ -41,7 +44,7 @@ final class LifecycleRoutes {
     private void action(RoutesConfig routes, String name, BiFunction<SandboxId, Reason, Sandbox> change) {
         routes.post("/v1/sandboxes/{id}/" + name, ctx -> {
             var id = new SandboxId(AccessGuard.sandboxId(ctx));
-            ctx.json(SandboxView.of(change.apply(id, Reason.API)));
+            ctx.json(SandboxView.of(change.apply(id, Reason.API), buckets)); // with what its buckets still upload after a stop or hibernate
         }, Access.SANDBOX_LIFECYCLE);
     }
 
@@ -58,7 +61,7 @@ final class LifecycleRoutes {
         var request = Json.body(ctx, ResumeRequest.class);
         var resumed = request.expectGeneration() == null ? lifecycle.resume(id, Reason.API)
                 : lifecycle.resume(id, Reason.API, request.expectGeneration());
-        ctx.json(SandboxView.of(resumed).withDurableImage(checkpoints.durableImage(id)));
+        ctx.json(SandboxView.of(resumed, buckets).withDurableImage(checkpoints.durableImage(id)));
     }
 
     private void updatePolicy(Context ctx) {

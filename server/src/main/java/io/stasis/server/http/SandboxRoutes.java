@@ -132,7 +132,7 @@ final class SandboxRoutes {
             throw e;
         }
         metrics.sandboxCreated(spec.template(), System.nanoTime() - start);
-        ctx.status(201).json(SandboxView.of(sandbox, spec.buckets()));
+        ctx.status(201).json(SandboxView.of(sandbox, spec.buckets(), i -> 0));
     }
 
     /**
@@ -168,7 +168,7 @@ final class SandboxRoutes {
     }
 
     private SandboxView withMounts(Sandbox sandbox) {
-        return SandboxView.of(sandbox, buckets.bucketsOf(sandbox.id())).withDurableImage(checkpoints.durableImage(sandbox.id()));
+        return SandboxView.of(sandbox, buckets).withDurableImage(checkpoints.durableImage(sandbox.id()));
     }
 
     private void list(Context ctx) {

@@ -3,6 +3,7 @@ package io.stasis.server.http;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.stasis.json.PolicyJson;
 import io.stasis.core.bucket.SandboxBucket;
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointDescriptor;
 import io.stasis.core.checkpoint.CheckpointId;
@@ -20,6 +21,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntUnaryOperator;
+import java.util.stream.IntStream;
 
 /** The JSON shapes the API returns. Field names are the wire contract (docs/API.md). */
 final class Views {
@@ -43,11 +46,17 @@ final class Views {
                        DurableImageView durableImage,
                        @com.fasterxml.jackson.annotation.JsonInclude(JsonInclude.Include.NON_NULL)
                        List<BucketMountView> mounts) {
-        /** With the sandbox's bucket mounts (the answers of create and get). */
-        static SandboxView of(Sandbox s, List<SandboxBucket> buckets) {
+        /** With the sandbox's bucket mounts as recorded and what each still uploads (the answers of get and of lifecycle actions). */
+        static SandboxView of(Sandbox s, SandboxBuckets buckets) {
+            return of(s, buckets.bucketsOf(s.id()), i -> buckets.pendingUploads(s.id(), i));
+        }
+
+        /** With the sandbox's bucket mounts and, by index, what each still uploads. */
+        static SandboxView of(Sandbox s, List<SandboxBucket> buckets, IntUnaryOperator pendingUploads) {
             var v = of(s);
+            var mounts = IntStream.range(0, buckets.size()).mapToObj(i -> BucketMountView.of(buckets.get(i), pendingUploads.applyAsInt(i))).toList();
             return new SandboxView(v.id, v.name, v.template, v.state, v.stateReason, v.hibernation, v.createdAt, v.resources, v.env, v.metadata,
-                    v.parentId, v.checkpointId, v.lifecycle, v.durability, v.generation, v.runtime, null, buckets.stream().map(BucketMountView::of).toList());
+                    v.parentId, v.checkpointId, v.lifecycle, v.durability, v.generation, v.runtime, null, mounts);
         }
 
         /** As shown while its node is lost and nothing brings it back elsewhere: state {@code lost}, with why. */
@@ -74,12 +83,15 @@ final class Views {
         }
     }
 
-    /** A bucket mount as the API shows it: the secret's name, never its value. */
+    /**
+     * A bucket mount as the API shows it: the secret's name, never its value; {@code pendingUploads}
+     * only while files the sandbox wrote are still being uploaded after it let go of the mount.
+     */
     record BucketMountView(String type, String endpoint, String region, String bucket, String prefix, String path, boolean readOnly,
-                           String credentialsSecret) {
-        static BucketMountView of(SandboxBucket b) {
+                           String credentialsSecret, @JsonInclude(JsonInclude.Include.NON_NULL) Integer pendingUploads) {
+        static BucketMountView of(SandboxBucket b, int pendingUploads) {
             return new BucketMountView(SandboxBucket.TYPE_S3, b.endpoint().toString(), b.region(), b.bucket(), b.prefix(),
-                    b.path(), b.readOnly(), b.credentialsSecret());
+                    b.path(), b.readOnly(), b.credentialsSecret(), pendingUploads > 0 ? pendingUploads : null);
         }
     }
 

@@ -12,6 +12,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -89,6 +90,13 @@ public final class DirectoryBucketMounts implements BucketMounts {
             throw new StasisException(ErrorCode.RUNTIME_FAILED, "unmount of bucket mount " + id + " failed: " + e, Map.of("mount", id.value()), e);
         }
         live.remove(id);
+    }
+
+    /** Nothing is ever pending: an unmount at once. */
+    @Override
+    public int unmountOnceUploaded(BucketMountId id, Duration wait) {
+        unmount(id, Flush.WAIT);
+        return 0;
     }
 
     /** Nothing to wait for: writes go straight to the bucket. */

@@ -153,7 +153,7 @@ public final class CoreOnFakes implements AutoCloseable {
         network = new NetworkService(catalog, Optional.of((HostNetwork) hostNetwork), new NetworkPolicy(EgressPolicy.DENY_ALL), events,
                 clock, Optional.empty(), locks);
         buckets = new SandboxBuckets(Optional.empty(), catalog, (tenant, name) -> Optional.empty(),
-                new BucketEndpoints(List.of(), Set::of, name -> List.of()));
+                new BucketEndpoints(List.of(), Set::of, name -> List.of()), Duration.ofSeconds(10));
         templates = new TemplateService(roots, List.of(TestRecipe.of(TEMPLATE, "1")), OWNER);
         templates.ensureInstalled(TemplateService.SlowBuilds.ON_DEMAND);
         pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, RuntimeKind.RUNC, warmPerTemplate);
