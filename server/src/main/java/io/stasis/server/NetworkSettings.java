@@ -68,22 +68,25 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                     default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
                 };
                 case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
-                        h.allowedPrivate(), h.toolTimeout(), h.logGroup()));
+                        h.allowedPrivate(), h.toolTimeout(), h.logGroup(), h.routedConnections()));
                 case "--network-interface-prefix" -> withHost(new NetworkConfig(h.range(), value, h.table(), h.allowedPrivate(),
-                        h.toolTimeout(), h.logGroup()));
+                        h.toolTimeout(), h.logGroup(), h.routedConnections()));
                 case "--network-table" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), value, h.allowedPrivate(),
-                        h.toolTimeout(), h.logGroup()));
+                        h.toolTimeout(), h.logGroup(), h.routedConnections()));
                 case "--network-allow-private" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(),
-                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout(), h.logGroup()));
+                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout(), h.logGroup(), h.routedConnections()));
                 case "--network-log-group" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(), h.allowedPrivate(),
-                        h.toolTimeout(), logGroup(value)));
+                        h.toolTimeout(), logGroup(value), h.routedConnections()));
                 case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
                 case "--dns-names" -> new NetworkSettings(host, defaultPolicy, names(value), upstreamCa, buildAllow, egressLimits);
                 case "--egress-upstream-ca" -> new NetworkSettings(host, defaultPolicy, dnsNames, Optional.of(Path.of(value)), buildAllow, egressLimits);
-                case "--egress-max-connections" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
-                        new EgressLimits(ServerConfig.integer(flag, value.strip(), 1, 1_000_000), egressLimits.idleTimeout()));
+                case "--egress-max-connections" -> {
+                    int limit = ServerConfig.integer(flag, value.strip(), 1, 1_000_000);
+                    yield new NetworkSettings(host.map(c -> c.withRoutedConnections(limit)), defaultPolicy, dnsNames, upstreamCa, buildAllow,
+                            new EgressLimits(limit, egressLimits.idleTimeout()));
+                }
                 case "--egress-idle-timeout" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
                         new EgressLimits(egressLimits.connectionsPerSandbox(), value.equals("never") ? Duration.ZERO : Durations.parse(flag, value)));
                 case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)), egressLimits);
@@ -109,7 +112,8 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
               --dns-names NAME=IP[,IP];...  names the sandboxes' resolver answers itself
               --egress-upstream-ca FILE  PEM CA certificates trusted for upstreams of secret header rules, besides the JDK's
               --egress-max-connections N  connections through the egress proxy (HTTP, TLS) a sandbox may have open
-                                       at once; more are refused (default 256)
+                                       at once, and as many routed flows (what its policy lets through
+                                       directly: TCP and UDP); more are refused (default 256)
               --egress-idle-timeout D  a proxied connection idle this long (no byte either way) is closed
                                        (default 15m; never: none)
               --build-egress-allow LIST  domains and CIDRs a template build that names no policy may reach

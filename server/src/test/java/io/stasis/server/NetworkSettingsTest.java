@@ -24,8 +24,11 @@ class NetworkSettingsTest {
         var network = ServerConfig.parse("--network-range", "10.77.0.0/20", "--network-interface-prefix", "tq", "--network-table=stasis_q",
                 "--network-allow-private", "10.254.0.0/16, 192.168.5.0/24", "--egress-default", "allow",
                 "--egress-deny", "*.example.com,10.9.0.0/16", "--egress-allow", "pypi.org",
-                "--dns-names", "a.test=10.254.0.2,10.254.0.6;B.test=10.254.1.2", "--network-log-group", "7777").network();
+                "--dns-names", "a.test=10.254.0.2,10.254.0.6;B.test=10.254.1.2", "--egress-max-connections", "64",
+                "--network-log-group", "7777").network();
         var host = network.host().orElseThrow();
+        assertThat(host.routedConnections()).as("routed flows: as many as proxied connections, kept by later flags").isEqualTo(64);
+        assertThat(network.egressLimits().connectionsPerSandbox()).isEqualTo(64);
         assertThat(host.range().toString()).isEqualTo("10.77.0.0/20");
         assertThat(host.interfacePrefix()).isEqualTo("tq");
         assertThat(host.table()).isEqualTo("stasis_q");

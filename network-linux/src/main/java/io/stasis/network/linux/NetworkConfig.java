@@ -16,11 +16,17 @@ import java.util.Objects;
  * @param toolTimeout     how long an {@code nft} run may take
  * @param logGroup        the NFLOG group the filter logs dropped packets to, for {@code network.denied} events; one
  *                        process per host can read a group, so each Stasis instance on a host needs its own
+ * @param routedConnections flows a sandbox may have open at once that its policy lets through without the egress
+ *                        proxy (allowed networks, names' addresses on other ports, a default of allow): TCP
+ *                        connections and UDP flows as conntrack counts them; a new one past it is dropped and
+ *                        logged as {@code connection limit N}
  */
 public record NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout,
-                            int logGroup) {
+                            int logGroup, int routedConnections) {
     /** The NFLOG group unless configured otherwise. */
     public static final int DEFAULT_LOG_GROUP = 7601;
+    /** Routed flows per sandbox unless configured otherwise: as many as the egress proxy's connections. */
+    public static final int DEFAULT_ROUTED_CONNECTIONS = 256;
 
     public NetworkConfig {
         Objects.requireNonNull(range);
@@ -32,6 +38,16 @@ public record NetworkConfig(Cidr range, String interfacePrefix, String table, Li
             throw new IllegalArgumentException("nftables table name must be lowercase letters, digits, underscores: " + table);
         allowedPrivate = List.copyOf(allowedPrivate);
         if (logGroup < 0 || logGroup > 65535) throw new IllegalArgumentException("NFLOG group must be 0..65535: " + logGroup);
+        if (routedConnections < 1) throw new IllegalArgumentException("routed connections must be positive: " + routedConnections);
+    }
+
+    /** With the default limit of routed flows. */
+    public NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout, int logGroup) {
+        this(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, DEFAULT_ROUTED_CONNECTIONS);
+    }
+
+    public NetworkConfig withRoutedConnections(int limit) {
+        return new NetworkConfig(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, limit);
     }
 
     /** With the default NFLOG group. */

@@ -41,6 +41,7 @@ final class NftRuleset {
     private final String wildcard;
     private final Cidr range;
     private final List<Cidr> allowedPrivate;
+    private final int routedConnections;
     private final int logGroup;
 
     NftRuleset(NetworkConfig config) {
@@ -49,6 +50,7 @@ final class NftRuleset {
         this.range = config.range();
         this.allowedPrivate = config.allowedPrivate();
         this.logGroup = config.logGroup();
+        this.routedConnections = config.routedConnections();
     }
 
     /** Replaces the whole table, atomically, by the base and the sandboxes given. */
@@ -129,6 +131,9 @@ final class NftRuleset {
                 + "add set ip " + table + " allow_" + n + " { type ipv4_addr; flags interval; auto-merge; }\n"
                 + "add set ip " + table + " deny_" + n + " { type ipv4_addr; flags interval; auto-merge; }\n"
                 + "add set ip " + table + " resolved_" + n + " { type ipv4_addr; flags timeout; }\n"
+                + "add set ip " + table + " flows_" + n + " { type ipv4_addr; size 16; flags dynamic; }\n"
+                + "add chain ip " + table + " admit_" + n + "\n"
+                + "add chain ip " + table + " over_" + n + "\n"
                 + "add chain ip " + table + " egress_" + n + "\n"
                 + "add chain ip " + table + " nat_" + n + "\n"
                 + policy(n, o.policy(), ports)
@@ -154,10 +159,19 @@ final class NftRuleset {
                 .append(refuse(egress, n, "ip daddr @blocked ", "blocked"))
                 .append(refuse(egress, n, "ip daddr @private ip daddr != @private_allowed ", "blocked private"))
                 .append(refuse(egress, n, "ip daddr @deny_" + n + " ", "deny"))
-                .append(egress).append("ip daddr @allow_").append(n).append(" accept\n")
+                .append(egress).append("ip daddr @allow_").append(n).append(" goto admit_").append(n).append('\n')
                 // Names resolve to addresses for TCP only: no UDP or ICMP tunnel to an allowed name's host.
-                .append(egress).append("meta l4proto tcp ip daddr @resolved_").append(n).append(" accept\n")
-                .append(policy.defaultAction() == EgressPolicy.Action.ALLOW ? egress + "accept\n" : refuse(egress, n, "", "default deny"));
+                .append(egress).append("meta l4proto tcp ip daddr @resolved_").append(n).append(" goto admit_").append(n).append('\n')
+                .append(policy.defaultAction() == EgressPolicy.Action.ALLOW ? egress + "goto admit_" + n + "\n" : refuse(egress, n, "", "default deny"));
+        // What the policy lets through counts against the sandbox's flows (conntrack's count of them, by its address):
+        // counted by one rule only, since each evaluation of the count adds the flow again.
+        String admit = "add rule" + t + "admit_" + n + " ";
+        s.append("flush chain").append(t).append("admit_").append(n).append('\n')
+                .append(admit).append("ct state new add @flows_").append(n).append(" { ip saddr ct count over ").append(routedConnections)
+                .append(" } goto over_").append(n).append('\n')
+                .append(admit).append("accept\n")
+                .append("flush chain").append(t).append("over_").append(n).append('\n')
+                .append(refuse("add rule" + t + "over_" + n + " ", n, "", "connection limit " + routedConnections));
         String nat = "add rule" + t + "nat_" + n + " ";
         s.append("flush chain").append(t).append("nat_").append(n).append('\n')
                 .append(nat).append("fib daddr type local udp dport 53 redirect to :").append(ports.dns()).append('\n')
@@ -194,10 +208,13 @@ final class NftRuleset {
                 + "delete element" + t + "nat_jumps { " + iface + " }\n"
                 + "delete element" + t + "sources { " + link.address().getHostAddress() + " . " + iface + " }\n"
                 + "delete chain" + t + "egress_" + n + "\n"
+                + "delete chain" + t + "admit_" + n + "\n"
+                + "delete chain" + t + "over_" + n + "\n"
                 + "delete chain" + t + "nat_" + n + "\n"
                 + "delete set" + t + "allow_" + n + "\n"
                 + "delete set" + t + "deny_" + n + "\n"
                 + "delete set" + t + "resolved_" + n + "\n"
+                + "delete set" + t + "flows_" + n + "\n"
                 + "delete counter" + t + "denied_" + n + "\n";
     }
 

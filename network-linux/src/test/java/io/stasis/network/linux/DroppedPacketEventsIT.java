@@ -13,7 +13,10 @@ import io.stasis.core.network.NetworkAttachment;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.ToolRunner;
 import io.stasis.network.linux.nflog.NflogReader;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -68,11 +71,13 @@ class DroppedPacketEventsIT {
                 s.sendto(body[:2] + struct.pack("!H", ~total & 0xffff) + body[4:], (address, 0))
             """;
 
+    /** Routed flows a sandbox may hold at once here: a few, to go past. */
+    private static final int ROUTED_FLOWS = 2;
     private final String label = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
     private final int net = ThreadLocalRandom.current().nextInt(256);
     private final int targetBase = 8 * ThreadLocalRandom.current().nextInt(32);
     private final NetworkConfig config = new NetworkConfig(Cidr.parse("10.249." + net + ".0/24", "range"), "d" + label, "stasis_d" + label,
-            List.of(), Duration.ofSeconds(10), 30000 + ThreadLocalRandom.current().nextInt(20000));
+            List.of(), Duration.ofSeconds(10), 30000 + ThreadLocalRandom.current().nextInt(20000)).withRoutedConnections(ROUTED_FLOWS);
     private final String sandboxNs = "stasis-d" + label + "-s";
     private final String targetNs = "stasis-d" + label + "-t";
     private final String targetVeth = "x" + label + "t";
@@ -183,6 +188,46 @@ class DroppedPacketEventsIT {
         while (events.poll(1, TimeUnit.SECONDS) instanceof EgressAttempt e) seen.add(e);
         events.drainTo(seen);
         assertThat(seen).as("burst 40, then 20 a second").hasSizeBetween(20, 60).allMatch(e -> e.rule().equals("default deny"));
+    }
+
+    /**
+     * Flows the policy routes (an allowed network, no proxy) past the sandbox's limit: the one over
+     * it is dropped, counted and logged as {@code connection limit N}; those within it stay up.
+     */
+    @Test
+    void routedFlowsPastTheLimitAreDroppedAndLogged() throws Exception {
+        String target = "198.51.100." + (targetBase + 4);
+        run("ip", "-n", targetNs, "addr", "add", target + "/29", "dev", targetVeth + "p");
+        host.update(sandbox, new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(target + "/32", "allow")), List.of()));
+        var listener = new ProcessBuilder("ip", "netns", "exec", targetNs, "python3", "-c", """
+                import socket, sys
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((sys.argv[1], 7000)); s.listen(16); print("ready", flush=True)
+                held = []
+                while True: held.append(s.accept())
+                """, target).redirectErrorStream(true).start();
+        undo.push(() -> {
+            listener.destroyForcibly();
+            listener.waitFor(10, TimeUnit.SECONDS);
+        });
+        assertThat(new BufferedReader(new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8)).readLine()).isEqualTo("ready");
+
+        var opened = ToolRunner.run(List.of("ip", "netns", "exec", sandboxNs, "python3", "-c", """
+                import socket, sys
+                held, out = [], []
+                for i in range(int(sys.argv[2])):
+                    c = socket.socket(); c.settimeout(2)
+                    try:
+                        c.connect((sys.argv[1], 7000)); held.append(c); out.append("ok")
+                    except OSError:
+                        out.append("dropped")
+                print(" ".join(out))
+                """, target, Integer.toString(ROUTED_FLOWS + 1)), TOOL_TIMEOUT);
+
+        assertThat(opened.stdoutText().strip()).as(opened.stderrTail()).isEqualTo("ok ".repeat(ROUTED_FLOWS) + "dropped");
+        assertThat(await("the flow over the limit", e -> e.rule().startsWith("connection limit")))
+                .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(target), 7000, "tcp", "connection limit " + ROUTED_FLOWS));
+        assertThat(host.deniedCount(sandbox)).as("its SYNs were dropped").isGreaterThanOrEqualTo(1);
     }
 
     @Test

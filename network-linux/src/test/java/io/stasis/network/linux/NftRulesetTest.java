@@ -44,4 +44,24 @@ class NftRulesetTest {
         var logRules = rules.rebuild(ports, List.of(opened)).lines().filter(l -> l.contains(" log prefix ")).toList();
         assertThat(logRules).isNotEmpty().allSatisfy(l -> assertThat(VERDICT.matcher(l).find()).as(l).isFalse());
     }
+
+    @ParameterizedTest
+    @EnumSource(EgressPolicy.Action.class)
+    void whatThePolicyLetsThroughIsCountedOnceAgainstTheSandboxsFlows(EgressPolicy.Action defaultAction) {
+        var limited = new NftRuleset(config.withRoutedConnections(7));
+        var policy = new EgressPolicy(defaultAction, List.of(EgressRule.parse("192.0.2.0/24", "allow")), List.of());
+        var link = new AddressPlan(config.range(), config.interfacePrefix()).attachment(3);
+        List<String> lines = limited.rebuild(ports, List.of(new NftRuleset.Opened(link, policy))).lines().map(String::strip).toList();
+
+        assertThat(lines.stream().filter(l -> l.startsWith("add rule ip stasis_t egress_3 ") && l.endsWith(" accept")))
+                .as("no new flow accepted but through the count").containsExactly("add rule ip stasis_t egress_3 ct state established,related accept");
+        assertThat(lines.stream().filter(l -> l.startsWith("add rule ip stasis_t egress_3 ") && l.endsWith("goto admit_3")))
+                .hasSize(defaultAction == EgressPolicy.Action.ALLOW ? 3 : 2);
+        assertThat(lines.stream().filter(l -> l.contains("ct count"))).as("each evaluation of a count adds the flow: one rule")
+                .containsExactly("add rule ip stasis_t admit_3 ct state new add @flows_3 { ip saddr ct count over 7 } goto over_3");
+        assertThat(lines.stream().filter(l -> l.startsWith("add rule ip stasis_t over_3 ")))
+                .satisfiesExactly(log -> assertThat(log).contains("log prefix \"3 connection limit 7\""),
+                        drop -> assertThat(drop).endsWith("counter name denied_3 drop"));
+        assertThat(limited.close(link)).contains("delete chain ip stasis_t admit_3", "delete chain ip stasis_t over_3", "delete set ip stasis_t flows_3");
+    }
 }
