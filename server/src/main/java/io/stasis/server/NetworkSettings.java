@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * The network part of the service's settings.
@@ -68,15 +69,15 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                     default -> throw new ServerConfig.UsageException("--network must be 'host' or 'none', was '" + value + "'");
                 };
                 case "--network-range" -> withHost(new NetworkConfig(Cidr.parse(value, flag), h.interfacePrefix(), h.table(),
-                        h.allowedPrivate(), h.toolTimeout(), h.logGroup(), h.routedConnections()));
+                        h.allowedPrivate(), h.toolTimeout(), h.logGroup(), h.routedConnections(), h.bandwidth()));
                 case "--network-interface-prefix" -> withHost(new NetworkConfig(h.range(), value, h.table(), h.allowedPrivate(),
-                        h.toolTimeout(), h.logGroup(), h.routedConnections()));
+                        h.toolTimeout(), h.logGroup(), h.routedConnections(), h.bandwidth()));
                 case "--network-table" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), value, h.allowedPrivate(),
-                        h.toolTimeout(), h.logGroup(), h.routedConnections()));
+                        h.toolTimeout(), h.logGroup(), h.routedConnections(), h.bandwidth()));
                 case "--network-allow-private" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(),
-                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout(), h.logGroup(), h.routedConnections()));
+                        list(value).stream().map(c -> Cidr.parse(c, flag)).toList(), h.toolTimeout(), h.logGroup(), h.routedConnections(), h.bandwidth()));
                 case "--network-log-group" -> withHost(new NetworkConfig(h.range(), h.interfacePrefix(), h.table(), h.allowedPrivate(),
-                        h.toolTimeout(), logGroup(value), h.routedConnections()));
+                        h.toolTimeout(), logGroup(value), h.routedConnections(), h.bandwidth()));
                 case "--egress-default" -> withEgress(new EgressPolicy(action(value), egress.allow(), egress.deny()));
                 case "--egress-allow" -> withEgress(new EgressPolicy(egress.defaultAction(), rules(flag, value), egress.deny()));
                 case "--egress-deny" -> withEgress(new EgressPolicy(egress.defaultAction(), egress.allow(), rules(flag, value)));
@@ -87,6 +88,10 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
                     yield new NetworkSettings(host.map(c -> c.withRoutedConnections(limit)), defaultPolicy, dnsNames, upstreamCa, buildAllow,
                             new EgressLimits(limit, egressLimits.idleTimeout()));
                 }
+                case "--egress-bandwidth" -> withHost(h.withBandwidth(new NetworkConfig.Bandwidth(bitsPerSecond(flag, value),
+                        h.bandwidth().ingressBitsPerSecond())));
+                case "--ingress-bandwidth" -> withHost(h.withBandwidth(new NetworkConfig.Bandwidth(h.bandwidth().egressBitsPerSecond(),
+                        bitsPerSecond(flag, value))));
                 case "--egress-idle-timeout" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, buildAllow,
                         new EgressLimits(egressLimits.connectionsPerSandbox(), value.equals("never") ? Duration.ZERO : Durations.parse(flag, value)));
                 case "--build-egress-allow" -> new NetworkSettings(host, defaultPolicy, dnsNames, upstreamCa, Optional.of(rules(flag, value)), egressLimits);
@@ -98,6 +103,8 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
             throw new ServerConfig.UsageException(flag + ": " + e.getMessage());
         }
     }
+
+    private static final Pattern RATE = Pattern.compile("(\\d{1,9})(k|m|g)bit");
 
     static final String USAGE = """
               --network host|none      give sandboxes a network (default host) or loopback only
@@ -114,11 +121,28 @@ public record NetworkSettings(Optional<NetworkConfig> host, NetworkPolicy defaul
               --egress-max-connections N  connections through the egress proxy (HTTP, TLS) a sandbox may have open
                                        at once, and as many routed flows (what its policy lets through
                                        directly: TCP and UDP); more are refused (default 256)
+              --egress-bandwidth RATE  what each sandbox may send (e.g. 100mbit, 1gbit, 512kbit; default none):
+                                       policed on its link, proxied and routed alike; past it packets drop
+              --ingress-bandwidth RATE what each sandbox may receive, the same way (default none)
               --egress-idle-timeout D  a proxied connection idle this long (no byte either way) is closed
                                        (default 15m; never: none)
               --build-egress-allow LIST  domains and CIDRs a template build that names no policy may reach
                                        (default: the hosts of this host's apt sources; '' for none)
             """;
+
+    /** A rate such as {@code 100mbit}, {@code 1gbit} or {@code 512kbit}, in bits per second; {@code 0} or {@code none}: no limit. */
+    static long bitsPerSecond(String flag, String value) {
+        String v = value.strip().toLowerCase(Locale.ROOT);
+        if (v.equals("0") || v.equals("none")) return 0;
+        var m = RATE.matcher(v);
+        if (!m.matches()) throw new ServerConfig.UsageException(flag + " must be a rate such as 100mbit, 1gbit or 512kbit (or none), was '" + value + "'");
+        long unit = switch (m.group(2)) {
+            case "k" -> 1_000L;
+            case "m" -> 1_000_000L;
+            default -> 1_000_000_000L;
+        };
+        return Long.parseLong(m.group(1)) * unit;
+    }
 
     private NetworkSettings withHost(NetworkConfig config) {
         return new NetworkSettings(host.isPresent() ? Optional.of(config) : Optional.empty(), defaultPolicy, dnsNames, upstreamCa, buildAllow, egressLimits);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.network.EgressPolicy;
+import io.stasis.network.linux.NetworkConfig;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -25,10 +26,15 @@ class NetworkSettingsTest {
                 "--network-allow-private", "10.254.0.0/16, 192.168.5.0/24", "--egress-default", "allow",
                 "--egress-deny", "*.example.com,10.9.0.0/16", "--egress-allow", "pypi.org",
                 "--dns-names", "a.test=10.254.0.2,10.254.0.6;B.test=10.254.1.2", "--egress-max-connections", "64",
-                "--network-log-group", "7777").network();
+                "--network-log-group", "7777", "--egress-bandwidth", "100mbit", "--ingress-bandwidth", "1gbit").network();
         var host = network.host().orElseThrow();
         assertThat(host.routedConnections()).as("routed flows: as many as proxied connections, kept by later flags").isEqualTo(64);
         assertThat(network.egressLimits().connectionsPerSandbox()).isEqualTo(64);
+        assertThat(host.bandwidth()).isEqualTo(new NetworkConfig.Bandwidth(100_000_000, 1_000_000_000));
+        assertThat(ServerConfig.parse("--egress-bandwidth", "none").network().host().orElseThrow().bandwidth().limited()).isFalse();
+        for (String bad : List.of("100", "100mb", "-5mbit", "512kbit"))
+            assertThatThrownBy(() -> ServerConfig.parse("--egress-bandwidth", bad)).as(bad).isInstanceOf(ServerConfig.UsageException.class)
+                    .hasMessageContaining("--egress-bandwidth");
         assertThat(host.range().toString()).isEqualTo("10.77.0.0/20");
         assertThat(host.interfacePrefix()).isEqualTo("tq");
         assertThat(host.table()).isEqualTo("stasis_q");

@@ -20,9 +20,33 @@ import java.util.Objects;
  *                        proxy (allowed networks, names' addresses on other ports, a default of allow): TCP
  *                        connections and UDP flows as conntrack counts them; a new one past it is dropped and
  *                        logged as {@code connection limit N}
+ * @param bandwidth       what each sandbox may send and receive, in bits per second
  */
 public record NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout,
-                            int logGroup, int routedConnections) {
+                            int logGroup, int routedConnections, Bandwidth bandwidth) {
+    /**
+     * A sandbox's rates, each direction policed on its link (packets past the rate are dropped,
+     * and TCP backs off), whether they go through the egress proxy or are routed.
+     *
+     * @param egressBitsPerSecond  what it sends; 0: no limit, else at least {@link #MIN_BITS_PER_SECOND}
+     * @param ingressBitsPerSecond what it receives; 0: no limit, else at least {@link #MIN_BITS_PER_SECOND}
+     */
+    public record Bandwidth(long egressBitsPerSecond, long ingressBitsPerSecond) {
+        public static final Bandwidth UNLIMITED = new Bandwidth(0, 0);
+        /** The lowest rate: the policer's bucket (one second of it) must hold a whole GSO packet (64 KiB on a veth), else it drops every one. */
+        public static final long MIN_BITS_PER_SECOND = 1_000_000;
+
+        public Bandwidth {
+            for (long rate : new long[] {egressBitsPerSecond, ingressBitsPerSecond})
+                if (rate != 0 && rate < MIN_BITS_PER_SECOND)
+                    throw new IllegalArgumentException("a bandwidth must be 0 (no limit) or at least 1mbit, was " + rate + " bit/s");
+        }
+
+        public boolean limited() {
+            return egressBitsPerSecond > 0 || ingressBitsPerSecond > 0;
+        }
+    }
+
     /** The NFLOG group unless configured otherwise. */
     public static final int DEFAULT_LOG_GROUP = 7601;
     /** Routed flows per sandbox unless configured otherwise: as many as the egress proxy's connections. */
@@ -39,15 +63,20 @@ public record NetworkConfig(Cidr range, String interfacePrefix, String table, Li
         allowedPrivate = List.copyOf(allowedPrivate);
         if (logGroup < 0 || logGroup > 65535) throw new IllegalArgumentException("NFLOG group must be 0..65535: " + logGroup);
         if (routedConnections < 1) throw new IllegalArgumentException("routed connections must be positive: " + routedConnections);
+        Objects.requireNonNull(bandwidth);
     }
 
-    /** With the default limit of routed flows. */
+    /** With the default limit of routed flows and no bandwidth limit. */
     public NetworkConfig(Cidr range, String interfacePrefix, String table, List<Cidr> allowedPrivate, Duration toolTimeout, int logGroup) {
-        this(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, DEFAULT_ROUTED_CONNECTIONS);
+        this(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, DEFAULT_ROUTED_CONNECTIONS, Bandwidth.UNLIMITED);
     }
 
     public NetworkConfig withRoutedConnections(int limit) {
-        return new NetworkConfig(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, limit);
+        return new NetworkConfig(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, limit, bandwidth);
+    }
+
+    public NetworkConfig withBandwidth(Bandwidth rates) {
+        return new NetworkConfig(range, interfacePrefix, table, allowedPrivate, toolTimeout, logGroup, routedConnections, rates);
     }
 
     /** With the default NFLOG group. */

@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
@@ -42,6 +43,7 @@ final class NftRuleset {
     private final Cidr range;
     private final List<Cidr> allowedPrivate;
     private final int routedConnections;
+    private final NetworkConfig.Bandwidth bandwidth;
     private final int logGroup;
 
     NftRuleset(NetworkConfig config) {
@@ -51,6 +53,7 @@ final class NftRuleset {
         this.allowedPrivate = config.allowedPrivate();
         this.logGroup = config.logGroup();
         this.routedConnections = config.routedConnections();
+        this.bandwidth = config.bandwidth();
     }
 
     /** Replaces the whole table, atomically, by the base and the sandboxes given. */
@@ -79,6 +82,17 @@ final class NftRuleset {
                     set sources { type ipv4_addr . ifname; }
                     map nat_jumps { type ifname : verdict; }
                     map egress_jumps { type ifname : verdict; }
+                    map sent_jumps { type ifname : verdict; }
+                    map received_jumps { type ifname : verdict; }
+
+                    chain sent {
+                        type filter hook prerouting priority mangle; policy accept;
+                        iifname %2$s iifname vmap @sent_jumps
+                    }
+                    chain received {
+                        type filter hook postrouting priority mangle; policy accept;
+                        oifname %2$s oifname vmap @received_jumps
+                    }
 
                     chain prerouting {
                         type nat hook prerouting priority dstnat; policy accept;
@@ -139,7 +153,31 @@ final class NftRuleset {
                 + policy(n, o.policy(), ports)
                 + "add element ip " + table + " sources { " + o.link().address().getHostAddress() + " . " + iface + " }\n"
                 + "add element ip " + table + " nat_jumps { " + iface + " : jump nat_" + n + " }\n"
-                + "add element ip " + table + " egress_jumps { " + iface + " : jump egress_" + n + " }\n";
+                + "add element ip " + table + " egress_jumps { " + iface + " : jump egress_" + n + " }\n"
+                + rates(n, iface);
+    }
+
+    /**
+     * The sandbox's bandwidth, policed on its link in both directions: everything it sends passes
+     * prerouting on its interface, everything it receives postrouting, proxied or routed. nftables'
+     * byte limit is a token bucket holding one second of the rate (its finest unit), which is
+     * also the burst a sandbox may send or receive at once after a pause.
+     */
+    private String rates(int n, String iface) {
+        var s = new StringBuilder();
+        rate(s, "sent_", n, iface, bandwidth.egressBitsPerSecond());
+        rate(s, "received_", n, iface, bandwidth.ingressBitsPerSecond());
+        return s.toString();
+    }
+
+    private void rate(StringBuilder s, String chain, int n, String iface, long bitsPerSecond) {
+        if (bitsPerSecond == 0) return;
+        long bytes = Math.max(1, bitsPerSecond / 8);
+        s.append("add chain ip ").append(table).append(' ').append(chain).append(n).append('\n')
+                .append("add rule ip ").append(table).append(' ').append(chain).append(n)
+                .append(" limit rate over ").append(bytes).append(" bytes/second drop\n")
+                .append("add element ip ").append(table).append(' ').append(chain).append("jumps { ").append(iface)
+                .append(" : jump ").append(chain).append(n).append(" }\n");
     }
 
     /** Replaces a sandbox's policy: its sets and chains are flushed and refilled in one transaction. */
@@ -204,7 +242,11 @@ final class NftRuleset {
         int n = link.slot();
         String iface = "\"" + link.hostInterface() + "\"";
         String t = " ip " + table + " ";
-        return "delete element" + t + "egress_jumps { " + iface + " }\n"
+        String rates = "";
+        for (var direction : List.of(Map.entry("sent_", bandwidth.egressBitsPerSecond()), Map.entry("received_", bandwidth.ingressBitsPerSecond())))
+            if (direction.getValue() > 0)
+                rates += "delete element" + t + direction.getKey() + "jumps { " + iface + " }\n" + "delete chain" + t + direction.getKey() + n + "\n";
+        return rates + "delete element" + t + "egress_jumps { " + iface + " }\n"
                 + "delete element" + t + "nat_jumps { " + iface + " }\n"
                 + "delete element" + t + "sources { " + link.address().getHostAddress() + " . " + iface + " }\n"
                 + "delete chain" + t + "egress_" + n + "\n"

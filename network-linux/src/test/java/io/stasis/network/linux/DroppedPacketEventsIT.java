@@ -73,11 +73,16 @@ class DroppedPacketEventsIT {
 
     /** Routed flows a sandbox may hold at once here: a few, to go past. */
     private static final int ROUTED_FLOWS = 2;
+    /** A sandbox's rates here; a transfer each way moves four seconds of the slower (a policer's bucket holds one). */
+    private static final long EGRESS_BITS = 8_000_000;
+    private static final long INGRESS_BITS = 8_000_000;
+    private static final int TRANSFER_BYTES = (int) (4 * EGRESS_BITS / 8);
     private final String label = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
     private final int net = ThreadLocalRandom.current().nextInt(256);
     private final int targetBase = 8 * ThreadLocalRandom.current().nextInt(32);
     private final NetworkConfig config = new NetworkConfig(Cidr.parse("10.249." + net + ".0/24", "range"), "d" + label, "stasis_d" + label,
-            List.of(), Duration.ofSeconds(10), 30000 + ThreadLocalRandom.current().nextInt(20000)).withRoutedConnections(ROUTED_FLOWS);
+            List.of(), Duration.ofSeconds(10), 30000 + ThreadLocalRandom.current().nextInt(20000)).withRoutedConnections(ROUTED_FLOWS)
+            .withBandwidth(new NetworkConfig.Bandwidth(EGRESS_BITS, INGRESS_BITS));
     private final String sandboxNs = "stasis-d" + label + "-s";
     private final String targetNs = "stasis-d" + label + "-t";
     private final String targetVeth = "x" + label + "t";
@@ -228,6 +233,62 @@ class DroppedPacketEventsIT {
         assertThat(await("the flow over the limit", e -> e.rule().startsWith("connection limit")))
                 .isEqualTo(new EgressAttempt(Optional.empty(), Optional.of(target), 7000, "tcp", "connection limit " + ROUTED_FLOWS));
         assertThat(host.deniedCount(sandbox)).as("its SYNs were dropped").isGreaterThanOrEqualTo(1);
+    }
+
+    /**
+     * What a sandbox sends and receives is policed at its rates on its link: a transfer of four
+     * seconds' worth each way takes about three (the bucket holds one second; TCP backs off from
+     * the drops), not the milliseconds of a veth's gigabits.
+     */
+    @Test
+    void aSandboxSendsAndReceivesAtItsRates() throws Exception {
+        String target = "198.51.100." + (targetBase + 5);
+        run("ip", "-n", targetNs, "addr", "add", target + "/29", "dev", targetVeth + "p");
+        host.update(sandbox, new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(target + "/32", "allow")), List.of()));
+        var server = new ProcessBuilder("ip", "netns", "exec", targetNs, "python3", "-c", """
+                import socket, sys
+                s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind((sys.argv[1], 7001)); s.listen(4); print("ready", flush=True)
+                while True:
+                    c, _ = s.accept()
+                    size = int(c.recv(16).decode().strip())
+                    if size > 0:
+                        c.sendall(b"x" * size)
+                    else:
+                        while c.recv(65536): pass
+                    c.close()
+                """, target).redirectErrorStream(true).start();
+        undo.push(() -> {
+            server.destroyForcibly();
+            server.waitFor(10, TimeUnit.SECONDS);
+        });
+        assertThat(new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8)).readLine()).isEqualTo("ready");
+
+        // Seconds to receive SIZE bytes, then to send them (the server reads until the close).
+        var timed = ToolRunner.run(List.of("ip", "netns", "exec", sandboxNs, "python3", "-c", """
+                import socket, sys, time
+                address, size = sys.argv[1], int(sys.argv[2])
+                c = socket.create_connection((address, 7001)); c.sendall(b"%15d" % size)
+                start, got = time.monotonic(), 0
+                while got < size:
+                    chunk = c.recv(65536)
+                    if not chunk: break
+                    got += len(chunk)
+                received = time.monotonic() - start
+                c.close()
+                c = socket.create_connection((address, 7001)); c.sendall(b"%15d" % 0)
+                start = time.monotonic(); c.sendall(b"y" * size); c.shutdown(socket.SHUT_WR); c.recv(1)
+                print(received, time.monotonic() - start)
+                """, target, Integer.toString(TRANSFER_BYTES)), Duration.ofSeconds(60));
+
+        String[] seconds = timed.stdoutText().strip().split(" ");
+        assertThat(seconds).as(timed.stderrTail()).hasSize(2);
+        double received = TRANSFER_BYTES * 8 / Double.parseDouble(seconds[0]);
+        double sent = TRANSFER_BYTES * 8 / Double.parseDouble(seconds[1]);
+        System.out.printf("policed rates: received %.1f Mbit/s (limit %.1f), sent %.1f Mbit/s (limit %.1f)%n",
+                received / 1e6, INGRESS_BITS / 1e6, sent / 1e6, EGRESS_BITS / 1e6);
+        assertThat(received).as("received, bits/s").isBetween(0.5 * INGRESS_BITS, 1.6 * INGRESS_BITS);
+        assertThat(sent).as("sent, bits/s").isBetween(0.5 * EGRESS_BITS, 1.6 * EGRESS_BITS);
     }
 
     @Test

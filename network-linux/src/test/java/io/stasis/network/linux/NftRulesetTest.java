@@ -8,6 +8,7 @@ import io.stasis.core.network.EgressRule;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -63,5 +64,20 @@ class NftRulesetTest {
                 .satisfiesExactly(log -> assertThat(log).contains("log prefix \"3 connection limit 7\""),
                         drop -> assertThat(drop).endsWith("counter name denied_3 drop"));
         assertThat(limited.close(link)).contains("delete chain ip stasis_t admit_3", "delete chain ip stasis_t over_3", "delete set ip stasis_t flows_3");
+    }
+
+    @Test
+    void aSandboxsRatesArePolicedOnItsLinkBothWaysAndGoWithIt() {
+        var link = new AddressPlan(config.range(), config.interfacePrefix()).attachment(4);
+        var opened = List.of(new NftRuleset.Opened(link, EgressPolicy.ALLOW_ALL));
+        var limited = new NftRuleset(config.withBandwidth(new NetworkConfig.Bandwidth(100_000_000, 8_000_000)));
+
+        assertThat(limited.rebuild(ports, opened).lines().map(String::strip)).contains(
+                "add rule ip stasis_t sent_4 limit rate over 12500000 bytes/second drop",
+                "add element ip stasis_t sent_jumps { \"tq4\" : jump sent_4 }",
+                "add rule ip stasis_t received_4 limit rate over 1000000 bytes/second drop",
+                "add element ip stasis_t received_jumps { \"tq4\" : jump received_4 }");
+        assertThat(limited.close(link)).contains("delete chain ip stasis_t sent_4", "delete chain ip stasis_t received_4");
+        assertThat(rules.rebuild(ports, opened)).as("no limit, no policer").doesNotContain("sent_4", "received_4", "limit rate over");
     }
 }
