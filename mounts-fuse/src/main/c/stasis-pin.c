@@ -18,7 +18,11 @@
  * it) as soon as it ends. Each proxied connection is a child process of its own, ended with this one.
  * Only the program keeps the working directory this process was started in; this one moves to /.
  *
- * Exit status 127 with one line on stderr if the program cannot run or the proxy cannot listen.
+ * With STASIS_PIN_CGROUP set (a cgroup's cgroup.procs file), it first moves itself there, so the
+ * program and every connection count against that cgroup's limits; the variable is not passed on.
+ *
+ * Exit status 127 with one line on stderr if the program cannot run, the proxy cannot listen or
+ * the cgroup cannot be joined.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -221,6 +225,13 @@ int main(int argc, char **argv) {
     if (!parse_addresses(argv[3])) {
         fprintf(stderr, "stasis-pin: '%s' is not a list of at most %d IP addresses\n", argv[3], MAX_ADDRESSES);
         return 2;
+    }
+
+    const char *cgroup = getenv("STASIS_PIN_CGROUP");
+    if (cgroup) {
+        FILE *procs = fopen(cgroup, "w");
+        if (!procs || fputs("0\n", procs) == EOF || fclose(procs) == EOF) return fail("joining the cgroup", cgroup);
+        unsetenv("STASIS_PIN_CGROUP");
     }
 
     int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -440,7 +440,8 @@ public final class Daemon implements AutoCloseable {
      */
     private static Optional<BucketMounts> openBucketMounts(ServerConfig config, FileOwner owner) {
         try {
-            var options = FuseBucketMounts.Options.DEFAULTS.withOwner(owner);
+            // the daemon's memory limit is what each mount counts in its tenant's quota
+            var options = FuseBucketMounts.Options.DEFAULTS.withOwner(owner).withDaemonMemory((long) SandboxBuckets.DAEMON_MEMORY_MB << 20);
             return Optional.of(FuseBucketMounts.open(config.dataDir().resolve("mounts"), options));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("reason", e.getMessage()).log("bucket mounts are not available (./stasis setup installs rclone and fuse3)");

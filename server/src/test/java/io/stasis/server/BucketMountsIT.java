@@ -383,6 +383,29 @@ class BucketMountsIT {
         }
     }
 
+    /** Each mount's daemon holds its memory in the tenant's quota: a create that fits without it is refused with it. */
+    @Test
+    void aBucketMountsDaemonCountsInTheTenantsMemoryQuota() {
+        var tenant = api.post("/v1/tenants", "{\"name\": \"bucket-quota\", \"quota\": {\"memoryMb\": 300}}");
+        var key = api.post("/v1/tenants/" + tenant.get("id").asText() + "/keys", "{}").get("secret").asText();
+        try (var tenantApi = new RawApi(service.url, key)) {
+            putSecret(tenantApi, "S3_KEY", secretValue);
+            String bucket = s3.newBucket();
+            String body = "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 256}, \"mounts\": [" + mount(bucket, "/data", "") + "], " + CALM + "}";
+            var refused = tenantApi.call("POST", "/v1/sandboxes", body);
+            assertThat(refused.status()).as(refused.body().toString()).isEqualTo(429);
+            assertThat(refused.body().get("error").get("code").asText()).isEqualTo("quota_exceeded");
+            assertThat(refused.body().get("error").get("message").asText()).contains("memoryMb", (256 + 128) + " more asked");
+
+            String without = "{\"template\": \"tiny\", \"resources\": {\"memoryMb\": 256}, " + CALM + "}";
+            String id = tenantApi.post("/v1/sandboxes", without).get("id").asText();
+            tenantApi.call("DELETE", "/v1/sandboxes/" + id, null);
+        } finally {
+            api.call("DELETE", "/v1/tenants/" + tenant.get("id").asText(), null);
+        }
+        assertThat(HostLeaks.processesWorkingUnder(mountsDir())).as("nothing mounted for the refused create").isEmpty();
+    }
+
     @Test
     void aKilledDaemonIsReplacedByAStopAndStart() {
         String bucket = s3.newBucket();

@@ -10,10 +10,13 @@ import java.util.Map;
 
 /** The SQL of the {@code quota_holds} table, and of what a node holds. */
 final class QuotaHoldTable {
-    /** Sandboxes with processes hold a running slot and their memory; every sandbox not being deleted holds its disk. */
+    /**
+     * Sandboxes with processes hold a running slot and their memory, their bucket mounts' daemons' included; every
+     * sandbox not being deleted holds its disk.
+     */
     private static final String SANDBOX_LOADS = "SELECT node,"
             + " CASE WHEN state IN ('running', 'paused', 'standby') THEN 1 ELSE 0 END AS running_sandboxes,"
-            + " CASE WHEN state IN ('running', 'paused', 'standby') THEN memory_mb ELSE 0 END AS memory_mb,"
+            + " CASE WHEN state IN ('running', 'paused', 'standby') THEN " + TenantTable.MEMORY_HELD + " ELSE 0 END AS memory_mb,"
             + " disk_mb FROM sandboxes WHERE state <> 'deleted'";
     private static final String LOADS = "SELECT node, sum(running_sandboxes), sum(memory_mb), sum(disk_mb) FROM (" + SANDBOX_LOADS
             + " UNION ALL SELECT node, running_sandboxes, memory_mb, disk_mb FROM quota_holds) loads";

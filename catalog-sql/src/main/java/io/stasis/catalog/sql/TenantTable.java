@@ -1,5 +1,6 @@
 package io.stasis.catalog.sql;
 
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.RuntimeKind;
@@ -81,6 +82,10 @@ final class TenantTable {
         SqlStatements.update(c, "DELETE FROM tenants WHERE id = ?", id.value());
     }
 
+    /** What a sandbox with processes holds of memory, in a query of {@code sandboxes}: its limit and its bucket mounts' daemons. */
+    static final String MEMORY_HELD = "(memory_mb + " + SandboxBuckets.DAEMON_MEMORY_MB
+            + " * (SELECT count(*) FROM sandbox_buckets WHERE sandbox_buckets.sandbox_id = sandboxes.id))";
+
     /**
      * Running sandboxes are those with processes (running, paused or in standby); sandboxes being deleted hold
      * nothing any more. Disk counts the limits of every sandbox.
@@ -98,7 +103,7 @@ final class TenantTable {
         String held = holds ? " + (SELECT coalesce(sum(%s), 0) FROM quota_holds WHERE tenant_id = ?)" : "";
         try (var st = c.prepareStatement("SELECT"
                 + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN 1 ELSE 0 END), 0)" + held.formatted("running_sandboxes") + ","
-                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN memory_mb ELSE 0 END), 0)" + held.formatted("memory_mb") + ","
+                + " coalesce(sum(CASE WHEN state IN ('running', 'paused', 'standby') THEN " + MEMORY_HELD + " ELSE 0 END), 0)" + held.formatted("memory_mb") + ","
                 + " coalesce(sum(disk_mb), 0)"
                 + " + (SELECT coalesce(sum(size_mb), 0) FROM volumes WHERE tenant_id = ?)" // volumes count toward diskMb too
                 + held.formatted("disk_mb")

@@ -46,6 +46,11 @@ public final class SandboxBuckets {
     private static final Logger log = LoggerFactory.getLogger(SandboxBuckets.class);
     /** At most this many bucket mounts per sandbox (each is a daemon on the host). */
     public static final int MAX_MOUNTS = 8;
+    /**
+     * The memory each mount's daemon may use on the host (its cgroup's limit), counted in its
+     * sandbox's tenant's memory while the sandbox has processes.
+     */
+    public static final int DAEMON_MEMORY_MB = 128;
 
     private final Optional<BucketMounts> mounts;
     private final BucketCatalog catalog;

@@ -259,13 +259,13 @@ public final class CheckpointService {
                     refillSpares(local.get());
                     return made;
                 }
-                var demand = SandboxService.demandOfNew(owner.get().resources());
+                var demand = SandboxService.demandOfNew(owner.get().resources(), buckets.bucketsOf(owner.get().id()).size());
                 return quotas.admit(tenant, demand, () -> branch(owner.get(), local.get(), name, Optional.empty()));
             }
             var descriptor = durable.descriptor(tenant, id);
             parts.requireDiskAllowed(descriptor.resources(), "fromCheckpoint", "the disk of checkpoint " + id + "'s sandbox");
             quotas.requireRuntime(tenant, descriptor.runtime(), "restore of checkpoint " + id);
-            var demand = SandboxService.demandOfNew(descriptor.resources());
+            var demand = SandboxService.demandOfNew(descriptor.resources(), descriptor.buckets().size());
             return quotas.admit(tenant, demand, () -> restoring.exclusive(id, () -> {
                 try (var present = durable.materialize(descriptor)) {
                     return restoreFrom(present.descriptor(), name);
@@ -290,7 +290,7 @@ public final class CheckpointService {
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy));
         quotas.requireRuntime(spec.tenant(), checkpoint.runtime(), "create");
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
-            return quotas.admit(spec.tenant(), SandboxService.demandOfNew(spec.resources()), () -> {
+            return quotas.admit(spec.tenant(), SandboxService.demandOfNew(spec.resources(), spec.buckets().size()), () -> {
                 var id = SandboxId.random();
                 long start = System.nanoTime();
                 var root = roots.createRootFrom(id, checkpoint.id(), spec.resources().diskBytes());
@@ -463,7 +463,7 @@ public final class CheckpointService {
         var unused = new ConcurrentLinkedDeque<>(given.filter(Checkpoint::memory)
                 .map(c -> spares.take(c.id(), count)).orElse(List.of()));
         int fresh = count - unused.size();
-        var one = SandboxService.demandOfNew(parent.resources());
+        var one = SandboxService.demandOfNew(parent.resources(), buckets.bucketsOf(parent.id()).size());
         var demand = new TenantUsage(fresh * one.runningSandboxes(), fresh * one.memoryMb(), fresh * one.diskMb());
         try (var claim = locks.claimNames(parent.tenant(), names.stream().flatMap(Optional::stream).toList(), catalog::findByName)) {
             return quotas.admit(parent.tenant(), demand, () -> forkAdmitted(parent, given, names, unused));

@@ -251,7 +251,8 @@ public final class ForkSpares implements AutoCloseable {
             return Optional.empty();
         }
         try {
-            return Optional.of(quotas.hold(source.tenant(), SandboxService.demandOfNew(source.resources())));
+            // spares are of sandboxes without bucket mounts (CheckpointService refuses them for those)
+            return Optional.of(quotas.hold(source.tenant(), SandboxService.demandOfNew(source.resources(), 0)));
         } catch (RuntimeException e) {
             held.decrementAndGet();
             log.atInfo().addKeyValue("checkpoint", source.checkpoint()).log("no quota left for another fork spare: " + e.getMessage());

@@ -193,9 +193,9 @@ public final class LifecycleService {
             });
             // Hibernated and stopped sandboxes hold no memory: running again counts against the tenant's quota,
             // and starts their processes anew, in a runtime the tenant must still be allowed.
-            case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
+            case SandboxState.Hibernated h -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources(), buckets.bucketsOf(id).size()),
                     () -> restoreHibernated(sandbox, h, reason));
-            case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources()),
+            case SandboxState.Stopped s -> quotas.admit(sandbox.tenant(), SandboxService.demandOfResume(sandbox.resources(), buckets.bucketsOf(id).size()),
                     () -> transition(sandbox, Operation.Kind.START, Optional.empty(), SandboxState.RUNNING, reason, () -> {
                         var spec = specOf(sandbox);
                         try {

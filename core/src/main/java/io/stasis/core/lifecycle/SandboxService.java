@@ -103,7 +103,7 @@ public final class SandboxService {
         spec.network().ifPresent(policy -> network.validate(spec.tenant(), policy)); // the secrets its header rules name exist
         quotas.requireRuntime(spec.tenant(), spec.runtime(), "create");
         try (var claim = locks.claimNames(spec.tenant(), spec.name().stream().toList(), catalog::findByName)) {
-            return quotas.admit(spec.tenant(), demandOfNew(spec.resources()), () -> {
+            return quotas.admit(spec.tenant(), demandOfNew(spec.resources(), spec.buckets().size()), () -> {
                 templates.awaitReady(spec.tenant(), spec.template(), templateWait);
                 requireDiskRoom(spec);
                 // Warm sandboxes mount nothing: one that asks for volumes or buckets, or another runtime, starts fresh.
@@ -166,14 +166,18 @@ public final class SandboxService {
         return catalog.all().stream().filter(s -> s.metadata().containsKey(key)).toList();
     }
 
-    /** What a new running sandbox with these resources adds to its tenant's usage: a running sandbox, its memory, its disk. */
-    public static TenantUsage demandOfNew(Resources resources) {
-        return new TenantUsage(1, resources.memoryMb(), resources.diskMb());
+    /**
+     * What a new running sandbox with these resources and bucket mounts adds to its tenant's usage:
+     * a running sandbox, its memory and its mounts' daemons' ({@link SandboxBuckets#DAEMON_MEMORY_MB}
+     * each), its disk.
+     */
+    public static TenantUsage demandOfNew(Resources resources, int bucketMounts) {
+        return new TenantUsage(1, resources.memoryMb() + (long) bucketMounts * SandboxBuckets.DAEMON_MEMORY_MB, resources.diskMb());
     }
 
     /** What a hibernated or stopped sandbox adds by running again: its disk is counted already. */
-    public static TenantUsage demandOfResume(Resources resources) {
-        return new TenantUsage(1, resources.memoryMb(), 0);
+    public static TenantUsage demandOfResume(Resources resources, int bucketMounts) {
+        return new TenantUsage(1, resources.memoryMb() + (long) bucketMounts * SandboxBuckets.DAEMON_MEMORY_MB, 0);
     }
 
     private Sandbox createLocked(SandboxId id, SandboxSpec spec) {

@@ -70,6 +70,7 @@ public final class FuseBucketMounts implements BucketMounts {
 
     private final Path dir;
     private final Rclone rclone;
+    private final Optional<DaemonCgroups> cgroups;
     private final Mounts mounts;
     private final Options options;
     private final KeyedLock<BucketMountId> locks = new KeyedLock<>();
@@ -92,14 +93,15 @@ public final class FuseBucketMounts implements BucketMounts {
      *                       endpoint makes a call fail with EIO after about 3 times this
      * @param mountTimeout   the longest {@link #mount} waits for the mount and its first listing
      * @param flushTimeout   the longest {@link #unmount} with {@code WAIT} waits for pending uploads
+     * @param daemonMemoryBytes the memory one mount's daemon may use (its cgroup's limit, see {@link DaemonCgroups})
      */
     public record Options(FileOwner owner, int umask, Duration writeBack, Duration dirCacheTime, long cacheMaxBytes,
                           Duration cacheMaxAge, long readChunkBytes, Duration connectTimeout, Duration ioTimeout,
-                          Duration mountTimeout, Duration flushTimeout) {
+                          Duration mountTimeout, Duration flushTimeout, long daemonMemoryBytes) {
         /** Sandbox root (100000:100000), umask 022, 2 s write-back, 10 s listings, 1 GiB cache, 4 MiB reads. */
         public static final Options DEFAULTS = new Options(new FileOwner(100_000, 100_000), 0022, Duration.ofSeconds(2),
                 Duration.ofSeconds(10), 1L << 30, Duration.ofHours(1), 4L << 20, Duration.ofSeconds(10), Duration.ofSeconds(30),
-                Duration.ofSeconds(60), Duration.ofMinutes(5));
+                Duration.ofSeconds(60), Duration.ofMinutes(5), 128L << 20);
 
         public Options {
             if (owner == null || owner.uid() < 0 || owner.gid() < 0) throw new IllegalArgumentException("owner must be a uid and gid >= 0, was " + owner);
@@ -108,30 +110,36 @@ public final class FuseBucketMounts implements BucketMounts {
                 if (d == null || d.isNegative()) throw new IllegalArgumentException("durations must be >= 0, was " + d);
             if (cacheMaxBytes < 1 << 20) throw new IllegalArgumentException("cacheMaxBytes must be at least 1 MiB, was " + cacheMaxBytes);
             if (readChunkBytes < 64 << 10) throw new IllegalArgumentException("readChunkBytes must be at least 64 KiB, was " + readChunkBytes);
+            if (daemonMemoryBytes < 32 << 20) throw new IllegalArgumentException("daemonMemoryBytes must be at least 32 MiB, was " + daemonMemoryBytes);
         }
 
         public Options withOwner(FileOwner owner) {
-            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout, daemonMemoryBytes);
         }
 
         public Options withWriteBack(Duration writeBack) {
-            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout, daemonMemoryBytes);
         }
 
         public Options withDirCacheTime(Duration dirCacheTime) {
-            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout);
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout, daemonMemoryBytes);
+        }
+
+        public Options withDaemonMemory(long bytes) {
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connectTimeout, ioTimeout, mountTimeout, flushTimeout, bytes);
         }
 
         public Options withTimeouts(Duration connect, Duration io, Duration mount, Duration flush) {
-            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connect, io, mount, flush);
+            return new Options(owner, umask, writeBack, dirCacheTime, cacheMaxBytes, cacheMaxAge, readChunkBytes, connect, io, mount, flush, daemonMemoryBytes);
         }
     }
 
-    FuseBucketMounts(Path dir, Rclone rclone, Mounts mounts, Options options) {
+    FuseBucketMounts(Path dir, Rclone rclone, Mounts mounts, Options options, Optional<DaemonCgroups> cgroups) {
         this.dir = dir;
         this.rclone = rclone;
         this.mounts = mounts;
         this.options = options;
+        this.cgroups = cgroups;
     }
 
     /**
@@ -156,7 +164,7 @@ public final class FuseBucketMounts implements BucketMounts {
         var rclone = Rclone.fromSystem(real.resolve(HELPERS));
         String version = rclone.checkVersion();
         log.atInfo().addKeyValue("dir", real).addKeyValue("rclone", version).log("bucket mounts ready");
-        return new FuseBucketMounts(real, rclone, Mounts.fromSystem(), options);
+        return new FuseBucketMounts(real, rclone, Mounts.fromSystem(), options, DaemonCgroups.open(real, options.daemonMemoryBytes()));
     }
 
     /** Where the mounts live. */
@@ -179,10 +187,11 @@ public final class FuseBucketMounts implements BucketMounts {
                 throw Rclone.failure("mount", spec, "cannot create " + mountPoint + ": " + e.getMessage(), null, e);
             }
             try {
-                rclone.mount(spec, privateDir, mountPoint, options);
+                rclone.mount(spec, privateDir, mountPoint, options, daemonCgroup(spec));
             } catch (RuntimeException e) {
                 try {
                     if (Rclone.pendingUploads(privateDir) == 0) removeDirs(spec.id());
+                    cgroups.ifPresent(c -> c.remove(spec.id()));
                 } catch (RuntimeException cleanup) {
                     e.addSuppressed(cleanup);
                 }
@@ -272,7 +281,23 @@ public final class FuseBucketMounts implements BucketMounts {
                     + " mount the same id again to upload them, or unmount with DISCARD", privateDir);
         if (lost > 0) log.atWarn().addKeyValue("mount", id).addKeyValue("files", lost).log("discarded files that were not uploaded");
         removeDirs(id);
+        cgroups.ifPresent(c -> c.remove(id));
         log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
+    }
+
+    /** The {@code cgroup.procs} of the mount's daemon, made with its memory limit; empty where cgroups cannot be used. */
+    private Optional<Path> daemonCgroup(BucketMount spec) {
+        if (cgroups.isEmpty()) return Optional.empty();
+        try {
+            return Optional.of(cgroups.get().prepare(spec.id()));
+        } catch (IOException e) {
+            throw Rclone.failure("mount", spec, "cannot make the daemon's memory cgroup: " + e.getMessage(), null, e);
+        }
+    }
+
+    /** Where mount {@code id}'s daemon is held to its memory, if anywhere (tests). */
+    Optional<Path> daemonCgroupDir(BucketMountId id) {
+        return cgroups.map(c -> c.dirOf(id));
     }
 
     @Override

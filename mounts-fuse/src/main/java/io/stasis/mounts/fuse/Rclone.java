@@ -167,14 +167,14 @@ final class Rclone {
      * <p>On failure: {@code runtime_failed} quoting the log's tail; no daemon, no mount, no config
      * file. The cache (pending uploads of an earlier daemon) is left alone.
      */
-    ProcessHandle mount(BucketMount spec, Path privateDir, Path mountPoint, FuseBucketMounts.Options options) {
+    ProcessHandle mount(BucketMount spec, Path privateDir, Path mountPoint, FuseBucketMounts.Options options, Optional<Path> cgroup) {
         Path config = privateDir.resolve(CONFIG_FILE);
         writeConfig(config, spec);
         Process process = null;
         boolean ok = false;
         try {
-            checkBucket(spec, privateDir, options);
-            var builder = cleanBuilder(argv(spec, privateDir, mountPoint, options), privateDir)
+            checkBucket(spec, privateDir, options, cgroup);
+            var builder = cleanBuilder(argv(spec, privateDir, mountPoint, options), privateDir, cgroup)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(privateDir.resolve(OUT_FILE).toFile()))
                     .redirectErrorStream(true);
             try {
@@ -194,14 +194,18 @@ final class Rclone {
         }
     }
 
-    /** A command run in {@code privateDir} with an environment of its own: nothing of the service's (no AWS_* or RCLONE_* surprises). */
-    private static ProcessBuilder cleanBuilder(List<String> argv, Path privateDir) {
+    /**
+     * A command run in {@code privateDir} with an environment of its own: nothing of the service's
+     * (no AWS_* or RCLONE_* surprises); with {@code cgroup}, the pin moves into it before it starts rclone.
+     */
+    private static ProcessBuilder cleanBuilder(List<String> argv, Path privateDir, Optional<Path> cgroup) {
         var builder = new ProcessBuilder(argv).directory(privateDir.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
         var env = builder.environment();
         env.clear();
         env.put("PATH", String.join(File.pathSeparator, ToolRunner.SYSTEM_DIRS.stream().map(Path::toString).toList()));
         env.put("HOME", privateDir.toString());
         env.put("LC_ALL", "C");
+        cgroup.ifPresent(procs -> env.put("STASIS_PIN_CGROUP", procs.toString()));
         return builder;
     }
 
@@ -212,7 +216,7 @@ final class Rclone {
      * instead. One key per page, and the first line of output is enough: a bucket of millions of
      * keys is not listed.
      */
-    private void checkBucket(BucketMount spec, Path privateDir, FuseBucketMounts.Options o) {
+    private void checkBucket(BucketMount spec, Path privateDir, FuseBucketMounts.Options o, Optional<Path> cgroup) {
         var argv = new ArrayList<>(pinned(spec));
         argv.addAll(List.of(binary.toString(), "lsf", REMOTE + ":" + spec.bucket(), "--config", privateDir.resolve(CONFIG_FILE).toString(),
                 "--max-depth", "1", "--s3-list-chunk", "1", "--low-level-retries", "1", "--retries", "1",
@@ -220,7 +224,7 @@ final class Rclone {
         Path err = privateDir.resolve(CHECK_FILE);
         Process process;
         try {
-            process = cleanBuilder(argv, privateDir).redirectError(ProcessBuilder.Redirect.to(err.toFile())).start();
+            process = cleanBuilder(argv, privateDir, cgroup).redirectError(ProcessBuilder.Redirect.to(err.toFile())).start();
         } catch (IOException e) {
             throw failure("check bucket", spec, "cannot start " + binary + ": " + e.getMessage(), null, e);
         }

@@ -82,6 +82,8 @@ class FuseBucketMountsIT {
             assertThat(HostLeaks.mountsUnder(dir)).as("FUSE mounts left").isEmpty();
             assertThat(daemonsUnder(dir)).as("rclone daemons left").isEmpty();
             assertThat(mounts.listOwned()).isEmpty();
+            assertThat(mounts.daemonCgroupDir(new BucketMountId("any")).map(Path::getParent)).as("daemons' cgroups left")
+                    .hasValueSatisfying(parent -> assertThat(parent).doesNotExist());
         } finally {
             if (HostLeaks.mountsUnder(dir).isEmpty()) FileTrees.deleteRecursively(dir);
         }
@@ -128,6 +130,22 @@ class FuseBucketMountsIT {
 
         assertThatThrownBy(() -> mounts.mount(unpinned)).isInstanceOfSatisfying(StasisException.class,
                 e -> assertThat(e.getMessage()).contains("does not resolve on this server"));
+    }
+
+    @Test
+    void eachDaemonIsHeldToItsMemoryInACgroupThatGoesWithItsMount() throws IOException {
+        MountedBucket mounted = mounts.mount(spec(""));
+        Path cgroup = mounts.daemonCgroupDir(mounted.id()).orElseThrow(() -> new AssertionError("this host has a memory controller"));
+        long pid = daemonsUnder(dir).getFirst();
+
+        String limitFile = Files.exists(cgroup.resolve("memory.limit_in_bytes")) ? "memory.limit_in_bytes" : "memory.max";
+        assertThat(Files.readString(cgroup.resolve(limitFile)).strip()).isEqualTo(Long.toString(FuseBucketMounts.Options.DEFAULTS.daemonMemoryBytes()));
+        assertThat(Files.readString(cgroup.resolve("cgroup.procs")).lines()).as("rclone and its pin").contains(Long.toString(pid)).hasSize(2);
+
+        mounts.unmount(mounted.id());
+
+        assertThat(cgroup).doesNotExist();
+        assertThat(cgroup.getParent()).as("the instance's parent cgroup, with its last mount").doesNotExist();
     }
 
     @Test

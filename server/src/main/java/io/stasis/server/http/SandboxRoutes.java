@@ -119,7 +119,7 @@ final class SandboxRoutes {
                 bucketMounts,
                 runtimeOf(body.runtime(), tenant));
         // Where the sandbox is made: with its volumes, whose files are on their node's disk; else on the node with most room.
-        var demand = SandboxService.demandOfNew(resources);
+        var demand = SandboxService.demandOfNew(resources, bucketMounts.size());
         if (volumeMounts.isEmpty() ? forwarder.placeCreate(ctx, demand) : forwarder.passIfVolumeElsewhere(ctx, volumeMounts.getFirst().volume()))
             return;
         long start = System.nanoTime();

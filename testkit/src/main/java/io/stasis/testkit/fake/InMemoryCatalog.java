@@ -4,6 +4,7 @@ import io.stasis.core.auth.ApiKey;
 import io.stasis.core.auth.ScopedToken;
 import io.stasis.core.auth.TokenScope;
 import io.stasis.core.bucket.SandboxBucket;
+import io.stasis.core.bucket.SandboxBuckets;
 import io.stasis.core.checkpoint.Checkpoint;
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.checkpoint.CheckpointUpload;
@@ -622,7 +623,7 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
             if (!which.test(s) || s.state() instanceof SandboxState.Deleted) continue;
             if (holdsProcesses(s.state())) {
                 running++;
-                memoryMb += s.resources().memoryMb();
+                memoryMb += s.resources().memoryMb() + (long) buckets.getOrDefault(s.id(), List.of()).size() * SandboxBuckets.DAEMON_MEMORY_MB;
             }
             diskMb += s.resources().diskMb();
         }
