@@ -251,7 +251,7 @@ class DroppedPacketEventsIT {
                 s.bind((sys.argv[1], 7001)); s.listen(4); print("ready", flush=True)
                 while True:
                     c, _ = s.accept()
-                    size = int(c.recv(16).decode().strip())
+                    size = int(c.recv(15, socket.MSG_WAITALL).decode().strip())
                     if size > 0:
                         c.sendall(b"x" * size)
                     else:

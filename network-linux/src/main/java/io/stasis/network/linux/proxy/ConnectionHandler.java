@@ -17,7 +17,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One redirected connection from accept to close, on its own platform thread: whose it is, where it
+ * One redirected connection from accept to close, on its own virtual thread: whose it is, where it
  * was going, what name it presents, what the policy says, and then the {@link Carrier}.
  */
 final class ConnectionHandler implements Runnable {

@@ -29,9 +29,10 @@ import org.slf4j.LoggerFactory;
  * incoming interface's primary address), so the wildcard {@code 0.0.0.0} unless every veth shares one
  * host address; IPv4 only. A sandbox dialling the proxy port itself is refused.
  *
- * <p>Threads: one platform thread per port accepting, and per connection two platform threads with
- * small stacks (one per direction; blocking FFM reads would pin a virtual thread's carrier). At most
- * {@value #MAX_ACTIVE} connections at once; more are closed on accept. Per sandbox, the
+ * <p>Threads: one platform thread per port accepting, and per connection two virtual threads (one
+ * per direction): the client's socket is non-blocking, and a read or write that would block parks
+ * its thread until the {@link ReadinessPoller} (two platform threads in {@code epoll_wait}, for the
+ * whole proxy) wakes it. At most {@value #MAX_ACTIVE} connections at once; more are closed on accept. Per sandbox, the
  * {@link EgressLimits}: at most so many relayed connections at once (more are refused, and audited
  * as denied), and a connection idle past the timeout (no byte either way) is closed by a watcher
  * that looks every second.
@@ -45,8 +46,6 @@ public final class EgressProxy implements AutoCloseable {
     static final int MAX_ACTIVE = 4096;
     static final Duration HEAD_TIMEOUT = Duration.ofSeconds(10);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    /** Plenty for the relay loops and FFM downcalls; the default 1 MiB would cost 2 MiB of address space per connection. */
-    private static final long STACK_BYTES = 256 * 1024;
 
     private final EgressGate gate;
     private final NameResolver resolver;
@@ -70,8 +69,7 @@ public final class EgressProxy implements AutoCloseable {
         this.limits = limits;
         this.connections = new SandboxConnections(limits.connectionsPerSandbox());
         // Called on the connection's own thread: the upstream-to-sandbox direction is named after it.
-        this.downstream = r -> Thread.ofPlatform().daemon().stackSize(STACK_BYTES)
-                .name(Thread.currentThread().getName() + "-down").unstarted(r);
+        this.downstream = r -> Thread.ofVirtual().name(Thread.currentThread().getName() + "-down").unstarted(r);
         this.relay = new RelayCarrier(CONNECT_TIMEOUT, downstream, counters);
         this.carrier = relay;
     }
@@ -160,7 +158,7 @@ public final class EgressProxy implements AutoCloseable {
         var handler = new ConnectionHandler(client, protocol, gate, resolver, carrier, counters, HEAD_TIMEOUT, connections,
                 limits.connectionRule());
         long id = connectionIds.incrementAndGet();
-        Thread thread = Thread.ofPlatform().daemon().stackSize(STACK_BYTES).name("egress-" + protocol.wireName() + "-" + id).unstarted(() -> {
+        Thread thread = Thread.ofVirtual().name("egress-" + protocol.wireName() + "-" + id).unstarted(() -> {
             try {
                 handler.run();
             } finally {
@@ -172,16 +170,7 @@ public final class EgressProxy implements AutoCloseable {
         counters.active.incrementAndGet();
         active.add(handler);
         handlerThreads.add(thread);
-        try {
-            thread.start();
-        } catch (OutOfMemoryError e) { // "unable to create native thread": drop this one, keep accepting
-            active.remove(handler);
-            handlerThreads.remove(thread);
-            counters.active.decrementAndGet();
-            counters.failed.increment();
-            client.close();
-            log.atWarn().addKeyValue("error", e.getMessage()).log("egress proxy cannot start a connection thread; connection closed");
-        }
+        thread.start();
     }
 
     /** Stops accepting, cuts every open connection and waits (up to 5 s) for their threads. Idempotent. */

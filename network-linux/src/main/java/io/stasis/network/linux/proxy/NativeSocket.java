@@ -6,6 +6,8 @@ import java.net.SocketTimeoutException;
 
 /**
  * One socket fd owned through {@link ProxySyscalls}: a listener or an accepted client connection.
+ * An accepted connection is non-blocking: a read or write that would block parks its thread until
+ * the {@link ReadinessPoller} says the socket is ready, so connections run on virtual threads.
  * Reads and writes may run on two threads at once (one per direction); {@link #shutdown} may be
  * called from any thread to wake them; {@link #close} must come last, once no thread uses the fd,
  * because a closed fd number is reused at once by the next {@code accept} and a late read would
@@ -52,24 +54,42 @@ final class NativeSocket implements AutoCloseable {
         ProxySyscalls.setIntOption(fd, ProxySyscalls.IPPROTO_TCP, ProxySyscalls.TCP_NODELAY, 1);
     }
 
-    /** Blocks until data, end of stream (0) or an error. */
+    /** Waits until data, end of stream (0) or an error. */
     int read(MemorySegment buffer) throws NativeSocketException {
-        int n = ProxySyscalls.read(fd, buffer);
-        lastData = System.nanoTime();
-        return n;
-    }
-
-    /** Like {@link #read(MemorySegment)}, but gives up at {@code deadlineNanos} ({@link System#nanoTime()}). */
-    int read(MemorySegment buffer, long deadlineNanos) throws NativeSocketException, SocketTimeoutException {
-        while (true) {
-            long left = (deadlineNanos - System.nanoTime()) / 1_000_000;
-            if (left <= 0) throw new SocketTimeoutException("no data before the deadline");
-            if (ProxySyscalls.pollReadable(fd, (int) Math.min(left, Integer.MAX_VALUE))) return read(buffer);
+        try {
+            return read(buffer, 0);
+        } catch (SocketTimeoutException e) {
+            throw new IllegalStateException("no deadline, no timeout", e);
         }
     }
 
+    /** Like {@link #read(MemorySegment)}, but gives up at {@code deadlineNanos} ({@link System#nanoTime()}; 0: never). */
+    int read(MemorySegment buffer, long deadlineNanos) throws NativeSocketException, SocketTimeoutException {
+        while (true) {
+            int n = ProxySyscalls.readOrWouldBlock(fd, buffer);
+            if (n != ProxySyscalls.WOULD_BLOCK) {
+                lastData = System.nanoTime();
+                return n;
+            }
+            ReadinessPoller.READS.await(fd, deadlineNanos);
+        }
+    }
+
+    /** Writes all of {@code data}, waiting for room as the peer reads. */
     void write(MemorySegment data) throws NativeSocketException {
-        ProxySyscalls.writeFully(fd, data);
+        long done = 0;
+        while (done < data.byteSize()) {
+            int n = ProxySyscalls.sendOrWouldBlock(fd, data.asSlice(done));
+            if (n == ProxySyscalls.WOULD_BLOCK) {
+                try {
+                    ReadinessPoller.WRITES.await(fd, 0);
+                } catch (SocketTimeoutException e) {
+                    throw new IllegalStateException("no deadline, no timeout", e);
+                }
+            } else {
+                done += n;
+            }
+        }
         lastData = System.nanoTime();
     }
 
@@ -95,6 +115,8 @@ final class NativeSocket implements AutoCloseable {
     public synchronized void close() {
         if (closed) return;
         closed = true;
+        ReadinessPoller.READS.forget(fd); // before the number can be reused
+        ReadinessPoller.WRITES.forget(fd);
         ProxySyscalls.close(fd);
     }
 

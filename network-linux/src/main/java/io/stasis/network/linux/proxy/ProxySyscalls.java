@@ -22,8 +22,10 @@ import java.nio.ByteOrder;
  * touches {@code java.lang.foreign}. It exists because the one thing the proxy cannot do without,
  * {@code getsockopt(SO_ORIGINAL_DST)}, needs the client socket's fd, which {@code java.net} hides.
  * IPv4 only: {@code SO_ORIGINAL_DST} answers a {@code sockaddr_in}. Every call retries {@code EINTR}
- * and throws {@link NativeSocketException} with the errno. All calls block the calling (platform)
- * thread: a virtual thread would pin its carrier.
+ * and throws {@link NativeSocketException} with the errno. A connection's reads and sends never
+ * block (its socket is non-blocking: they answer {@link #WOULD_BLOCK}, and {@link ReadinessPoller}
+ * waits), so virtual threads make them; the listener's poll and the poller's {@code epoll_wait}
+ * block, on platform threads of their own.
  */
 final class ProxySyscalls {
     static final int SOL_SOCKET = 1;
@@ -61,6 +63,19 @@ final class ProxySyscalls {
     private static final MethodHandle SHUTDOWN = Libc.function("shutdown", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle CLOSE = Libc.function("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle POLL = Libc.function("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT));
+    private static final MethodHandle EPOLL_CREATE1 = Libc.function("epoll_create1", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle EPOLL_CTL = Libc.function("epoll_ctl", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final MethodHandle EPOLL_WAIT = Libc.function("epoll_wait", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+    private static final int SOCK_NONBLOCK = 04000;
+    private static final int EAGAIN = 11;
+    private static final int EPOLL_CLOEXEC = 02000000;
+    static final int EPOLL_CTL_ADD = 1;
+    static final int EPOLL_CTL_DEL = 2;
+    static final int EPOLL_CTL_MOD = 3;
+    /** {@code struct epoll_event} on x86-64: packed, {@code uint32 events} then the 8-byte {@code data}, of which we use the first 4 (the fd). */
+    static final int EPOLL_EVENT_SIZE = 12;
+    /** What {@link #readOrWouldBlock} and {@link #sendOrWouldBlock} answer for {@code EAGAIN}. */
+    static final int WOULD_BLOCK = -1;
 
     private ProxySyscalls() {
     }
@@ -118,12 +133,12 @@ final class ProxySyscalls {
         }
     }
 
-    /** {@code accept4(fd, NULL, NULL, SOCK_CLOEXEC)}: a blocking connected socket. */
+    /** {@code accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)}: a non-blocking connected socket (see {@link ReadinessPoller}). */
     static int accept(int fd) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment st = arena.allocate(Libc.CALL_STATE);
             return retry("accept4", "fd " + fd, st,
-                    () -> (int) ACCEPT4.invokeExact(st, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC));
+                    () -> (int) ACCEPT4.invokeExact(st, fd, MemorySegment.NULL, MemorySegment.NULL, SOCK_CLOEXEC | SOCK_NONBLOCK));
         }
     }
 
@@ -140,23 +155,57 @@ final class ProxySyscalls {
         return address("getsockname", fd, (st, sa, len) -> (int) GETSOCKNAME.invokeExact(st, fd, sa, len));
     }
 
-    /** Reads at most {@code buffer.byteSize()} bytes; 0 means end of stream. */
-    static int read(int fd, MemorySegment buffer) throws NativeSocketException {
+    /** Reads at most {@code buffer.byteSize()} bytes of a non-blocking socket; 0 means end of stream, {@link #WOULD_BLOCK} nothing yet. */
+    static int readOrWouldBlock(int fd, MemorySegment buffer) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment st = arena.allocate(Libc.CALL_STATE);
-            return retry("read", "fd " + fd, st, () -> (long) READ.invokeExact(st, fd, buffer, buffer.byteSize()));
+            return orWouldBlock("read", fd, Libc.restarting("read", st, () -> (long) READ.invokeExact(st, fd, buffer, buffer.byteSize())));
         }
     }
 
-    /** Writes all of {@code data}, looping over partial sends. */
-    static void writeFully(int fd, MemorySegment data) throws NativeSocketException {
+    /** Sends what a non-blocking socket takes now of {@code data}: the count, or {@link #WOULD_BLOCK} if none. */
+    static int sendOrWouldBlock(int fd, MemorySegment data) throws NativeSocketException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment st = arena.allocate(Libc.CALL_STATE);
-            long done = 0;
-            while (done < data.byteSize()) {
-                MemorySegment rest = data.asSlice(done);
-                done += retry("send", "fd " + fd, st, () -> (long) SEND.invokeExact(st, fd, rest, rest.byteSize(), MSG_NOSIGNAL));
-            }
+            return orWouldBlock("send", fd, Libc.restarting("send", st, () -> (long) SEND.invokeExact(st, fd, data, data.byteSize(), MSG_NOSIGNAL)));
+        }
+    }
+
+    private static int orWouldBlock(String what, int fd, long result) throws NativeSocketException {
+        if (result == -EAGAIN) return WOULD_BLOCK;
+        if (result < 0) throw new NativeSocketException(what, (int) -result, "fd " + fd);
+        return (int) result;
+    }
+
+    /** {@code epoll_create1(EPOLL_CLOEXEC)}. */
+    static int epollCreate() throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            return retry("epoll_create1", "a poller", st, () -> (int) EPOLL_CREATE1.invokeExact(st, EPOLL_CLOEXEC));
+        }
+    }
+
+    /** {@code epoll_ctl(epfd, op, fd, {events, fd})}; the errno, or 0. */
+    static int epollControl(int epfd, int op, int fd, int events) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment event = arena.allocate(EPOLL_EVENT_SIZE);
+            event.set(JAVA_INT, 0, events);
+            event.set(JAVA_INT, 4, fd);
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            long r = Libc.restarting("epoll_ctl", st, () -> (int) EPOLL_CTL.invokeExact(st, epfd, op, fd, event));
+            return r < 0 ? (int) -r : 0;
+        }
+    }
+
+    /** {@code epoll_wait(epfd, events, capacity, -1)}: how many of {@code events} were filled (0 after an {@code EINTR}). */
+    static int epollWait(int epfd, MemorySegment events) throws NativeSocketException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(Libc.CALL_STATE);
+            int n = (int) Libc.once("epoll_wait", () -> (int) EPOLL_WAIT.invokeExact(st, epfd, events, (int) (events.byteSize() / EPOLL_EVENT_SIZE), -1));
+            if (n >= 0) return n;
+            int errno = Libc.errno(st);
+            if (errno == Libc.EINTR) return 0;
+            throw new NativeSocketException("epoll_wait", errno, "fd " + epfd);
         }
     }
 

@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Copies bytes both ways between the client and an ordinary {@link Socket} upstream: the head first,
- * then client-to-upstream on the calling thread and upstream-to-client on one more platform thread
- * (the client side is blocking FFM, which would pin a virtual thread's carrier). An end of stream
+ * then client-to-upstream on the calling thread and upstream-to-client on one more (virtual)
+ * thread. An end of stream
  * in one direction is passed on as a half-close, so request-then-shutdown clients still get their
  * answer; an error in either direction tears down both.
  */

@@ -9,6 +9,7 @@ import io.stasis.core.network.EgressRule;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.ToolRunner;
 import io.stasis.network.linux.RecordingGate;
+import io.stasis.testkit.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -202,6 +203,30 @@ class EgressProxyIT {
         assertThat(r.exitCode()).as(r.stderrText()).isZero();
         assertThat(r.stdoutText()).contains("connection limit 8").contains("| 403").contains("|| served-by");
         assertThat(gate.denied()).anyMatch(a -> a.rule().equals("connection limit 8") && a.port() == 80);
+    }
+
+    /** Held connections take no platform thread of their own: both directions of each are virtual threads, parked while idle. */
+    @Test
+    void heldConnectionsRunOnVirtualThreads() throws Exception {
+        var client = Thread.ofVirtual().start(() -> {
+            try {
+                net.inClient("python3", "-c", """
+                        import socket, sys, time
+                        held = [socket.create_connection((sys.argv[1], 80)) for _ in range(8)]
+                        time.sleep(3)
+                        """, ip(net.origin()));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        try {
+            Await.until("8 connections held by the proxy", Duration.ofSeconds(10), () -> proxy.stats().active() >= 8);
+            assertThat(Thread.getAllStackTraces().keySet()).as("platform threads (virtual ones are not listed)")
+                    .noneMatch(t -> t.getName().startsWith("egress-http-") && !t.getName().endsWith("-accept"));
+        } finally {
+            client.join();
+        }
+        Await.until("the connections closed", Duration.ofSeconds(10), () -> proxy.stats().active() == 0);
     }
 
     @Test
