@@ -2,6 +2,7 @@ package io.stasis.bench;
 
 import io.stasis.testkit.TestNetnsHost;
 import java.io.BufferedInputStream;
+import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLServerSocket;
@@ -55,7 +57,8 @@ final class HttpsUpstream {
         var argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
                 // An IPv4 socket: the namespace host's readiness check reads /proc/net/tcp, not tcp6.
                 "-Djava.net.preferIPv4Stack=true",
-                "-cp", System.getProperty("java.class.path"), HttpsUpstream.class.getName(), keystore.toString(), host.address(),
+                // absolute: the origin runs in dir, where a relative path to the jar (java -jar bench/target/...) leads nowhere
+                "-cp", absoluteClassPath(), HttpsUpstream.class.getName(), keystore.toString(), host.address(),
                 Long.toString(size)));
         for (int port : ports) argv.add(Integer.toString(port));
         host.serve(dir, argv.toArray(String[]::new));
@@ -65,6 +68,11 @@ final class HttpsUpstream {
             throw new IOException("the HTTPS origin did not start listening: " + e.getMessage(), e);
         }
         return new HttpsUpstream(pem);
+    }
+
+    private static String absoluteClassPath() {
+        return Arrays.stream(System.getProperty("java.class.path").split(File.pathSeparator))
+                .map(entry -> Path.of(entry).toAbsolutePath().toString()).collect(Collectors.joining(File.pathSeparator));
     }
 
     /** The origin's certificate (PEM), its own CA. */
