@@ -201,21 +201,14 @@ class DroppedPacketEventsIT {
      */
     @Test
     void routedFlowsPastTheLimitAreDroppedAndLogged() throws Exception {
-        String target = "198.51.100." + (targetBase + 4);
-        run("ip", "-n", targetNs, "addr", "add", target + "/29", "dev", targetVeth + "p");
-        host.update(sandbox, new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(target + "/32", "allow")), List.of()));
-        var listener = new ProcessBuilder("ip", "netns", "exec", targetNs, "python3", "-c", """
+        String target = allowedTarget(4);
+        serveInTarget("""
                 import socket, sys
                 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.bind((sys.argv[1], 7000)); s.listen(16); print("ready", flush=True)
                 held = []
                 while True: held.append(s.accept())
-                """, target).redirectErrorStream(true).start();
-        undo.push(() -> {
-            listener.destroyForcibly();
-            listener.waitFor(10, TimeUnit.SECONDS);
-        });
-        assertThat(new BufferedReader(new InputStreamReader(listener.getInputStream(), StandardCharsets.UTF_8)).readLine()).isEqualTo("ready");
+                """, target);
 
         var opened = ToolRunner.run(List.of("ip", "netns", "exec", sandboxNs, "python3", "-c", """
                 import socket, sys
@@ -242,10 +235,8 @@ class DroppedPacketEventsIT {
      */
     @Test
     void aSandboxSendsAndReceivesAtItsRates() throws Exception {
-        String target = "198.51.100." + (targetBase + 5);
-        run("ip", "-n", targetNs, "addr", "add", target + "/29", "dev", targetVeth + "p");
-        host.update(sandbox, new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(target + "/32", "allow")), List.of()));
-        var server = new ProcessBuilder("ip", "netns", "exec", targetNs, "python3", "-c", """
+        String target = allowedTarget(5);
+        serveInTarget("""
                 import socket, sys
                 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.bind((sys.argv[1], 7001)); s.listen(4); print("ready", flush=True)
@@ -257,12 +248,7 @@ class DroppedPacketEventsIT {
                     else:
                         while c.recv(65536): pass
                     c.close()
-                """, target).redirectErrorStream(true).start();
-        undo.push(() -> {
-            server.destroyForcibly();
-            server.waitFor(10, TimeUnit.SECONDS);
-        });
-        assertThat(new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8)).readLine()).isEqualTo("ready");
+                """, target);
 
         // Seconds to receive SIZE bytes, then to send them (the server reads until the close).
         var timed = ToolRunner.run(List.of("ip", "netns", "exec", sandboxNs, "python3", "-c", """
@@ -295,6 +281,24 @@ class DroppedPacketEventsIT {
     void aSecondReaderOfTheSameGroupIsRefusedByName() {
         assertThatThrownBy(() -> NflogReader.start(config.logGroup(), dropped -> { }))
                 .isInstanceOf(IOException.class).hasMessageContaining("NFLOG group " + config.logGroup()).hasMessageContaining("its own group");
+    }
+
+    /** A new address of the target namespace, at the end of its /29, that the sandbox's policy allows. */
+    private String allowedTarget(int offset) throws Exception {
+        String target = "198.51.100." + (targetBase + offset);
+        run("ip", "-n", targetNs, "addr", "add", target + "/29", "dev", targetVeth + "p");
+        host.update(sandbox, new EgressPolicy(EgressPolicy.Action.DENY, List.of(EgressRule.parse(target + "/32", "allow")), List.of()));
+        return target;
+    }
+
+    /** Runs a python server in the target namespace until the test ends; returns once it printed "ready". */
+    private void serveInTarget(String script, String address) throws Exception {
+        var server = new ProcessBuilder("ip", "netns", "exec", targetNs, "python3", "-c", script, address).redirectErrorStream(true).start();
+        undo.push(() -> {
+            server.destroyForcibly();
+            server.waitFor(10, TimeUnit.SECONDS);
+        });
+        assertThat(new BufferedReader(new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8)).readLine()).isEqualTo("ready");
     }
 
     private EgressAttempt await(String what, Predicate<EgressAttempt> wanted) throws InterruptedException {
