@@ -148,6 +148,7 @@ public final class SandboxBuckets {
                 var bucket = buckets.get(i);
                 var id = SandboxBucket.mountId(sandbox, i);
                 var live = host.mounted(id);
+                draining.remove(id); // a mount still uploading for this sandbox is its own again
                 if (live.isEmpty()) {
                     String field = "mounts[" + i + "]";
                     var spec = inField(field, () -> bucket.toMount(id, credentials(tenant, bucket, field)));
