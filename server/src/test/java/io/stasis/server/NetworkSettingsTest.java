@@ -31,7 +31,7 @@ class NetworkSettingsTest {
         assertThat(host.routedConnections()).as("routed flows: as many as proxied connections, kept by later flags").isEqualTo(64);
         assertThat(network.egressLimits().connectionsPerSandbox()).isEqualTo(64);
         assertThat(host.bandwidth()).isEqualTo(new NetworkConfig.Bandwidth(100_000_000, 1_000_000_000));
-        assertThat(ServerConfig.parse("--egress-bandwidth", "none").network().host().orElseThrow().bandwidth().limited()).isFalse();
+        assertThat(ServerConfig.parse("--egress-bandwidth", "none").network().host().orElseThrow().bandwidth()).isEqualTo(NetworkConfig.Bandwidth.UNLIMITED);
         for (String bad : List.of("100", "100mb", "-5mbit", "512kbit"))
             assertThatThrownBy(() -> ServerConfig.parse("--egress-bandwidth", bad)).as(bad).isInstanceOf(ServerConfig.UsageException.class)
                     .hasMessageContaining("--egress-bandwidth");

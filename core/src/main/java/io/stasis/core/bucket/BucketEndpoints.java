@@ -2,6 +2,7 @@ package io.stasis.core.bucket;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.Cidr;
+import io.stasis.core.spi.BucketMount;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -52,7 +53,7 @@ public record BucketEndpoints(List<Cidr> allowed, Supplier<Set<InetAddress>> hos
         if (host == null) throw StasisException.invalid(field, "'" + endpoint + "' names no host");
         List<InetAddress> addresses;
         try {
-            addresses = resolver.resolve(host.startsWith("[") ? host.substring(1, host.length() - 1) : host);
+            addresses = resolver.resolve(BucketMount.hostOf(endpoint));
         } catch (UnknownHostException e) {
             throw StasisException.invalid(field, "the host '" + host + "' does not resolve on this server");
         }

@@ -77,6 +77,11 @@ public record BucketMount(BucketMountId id, URI endpoint, String region, String 
 
     /** The endpoint's host without the brackets of an IPv6 literal. */
     public String host() {
+        return hostOf(endpoint);
+    }
+
+    /** {@code endpoint}'s host without the brackets of an IPv6 literal (it must name one). */
+    public static String hostOf(URI endpoint) {
         String host = endpoint.getHost();
         return host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
     }

@@ -1,14 +1,11 @@
 package io.stasis.mounts.fuse;
 
+import io.stasis.core.blob.Sha256;
 import io.stasis.core.spi.BucketMountId;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,7 +42,7 @@ final class DaemonCgroups {
 
     /** The daemons' cgroups of the mounts under {@code mountsDir}; empty where the host has no memory controller to use. */
     static Optional<DaemonCgroups> open(Path mountsDir, long bytes) {
-        String name = "stasis-buckets-" + HexFormat.of().formatHex(sha256(mountsDir.toString())).substring(0, 8);
+        String name = "stasis-buckets-" + Sha256.ofText(mountsDir.toString()).substring(0, 8);
         DaemonCgroups cgroups;
         if (Files.isRegularFile(V1.resolve("memory.limit_in_bytes"))) cgroups = new DaemonCgroups(V1.resolve(name), "memory.limit_in_bytes", bytes);
         else if (controllers(V2).contains("memory")) cgroups = new DaemonCgroups(V2.resolve(name), "memory.max", bytes);
@@ -109,14 +106,6 @@ final class DaemonCgroups {
             return Files.readString(root.resolve("cgroup.controllers"));
         } catch (IOException e) {
             return "";
-        }
-    }
-
-    private static byte[] sha256(String text) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

@@ -225,7 +225,7 @@ public final class FuseBucketMounts implements BucketMounts {
     public void unmount(BucketMountId id, Flush flush) {
         var lock = lock(id);
         try {
-            unmountLocked(id, flush, false);
+            unmountLocked(id, flush, Optional.empty());
         } finally {
             lock.close();
         }
@@ -235,42 +235,47 @@ public final class FuseBucketMounts implements BucketMounts {
     public int unmountOnceUploaded(BucketMountId id, Duration wait) {
         var lock = lock(id);
         try {
-            Path privateDir = privateDir(id);
-            boolean live = rclone.daemonIn(privateDir).isPresent() && Rclone.isMounted(mountPoint(id));
-            if (live) {
-                int pending = pendingAfter(privateDir, wait);
-                if (pending > 0) {
-                    log.atInfo().addKeyValue("mount", id).addKeyValue("pendingUploads", pending).log("bucket mount kept until its uploads are done");
-                    return pending;
-                }
-            }
-            unmountLocked(id, Flush.WAIT, live);
-            return 0;
+            return unmountLocked(id, Flush.WAIT, Optional.of(wait));
         } finally {
             lock.close();
         }
     }
 
-    /** {@link #unmount}, the caller holding the id's lock; {@code uploaded}: the live daemon's uploads were just awaited. */
-    private void unmountLocked(BucketMountId id, Flush flush, boolean uploaded) {
+    /**
+     * {@link #unmount}, the caller holding the id's lock. With {@code briefly}, a {@code WAIT} for a
+     * live daemon's uploads lasts at most that long, and what is still pending then is returned
+     * instead of failing, the mount left as it is ({@link #unmountOnceUploaded}); 0 otherwise.
+     */
+    private int unmountLocked(BucketMountId id, Flush flush, Optional<Duration> briefly) {
         Path privateDir = privateDir(id);
         Path mountPoint = mountPoint(id);
-        if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return;
+        if (!Files.isDirectory(privateDir) && !Files.exists(mountPoint)) return 0;
         var daemon = rclone.daemonIn(privateDir);
         var entry = MountInfo.read().at(mountPoint);
         boolean mounted = entry.isPresent();
         boolean readOnly = entry.map(e -> List.of(e.superOptions().split(",")).contains("ro")).orElse(false);
-        if (flush == Flush.WAIT && !readOnly && !uploaded) awaitUploads(id, privateDir, daemon.isPresent() && mounted);
+        boolean live = daemon.isPresent() && mounted;
+        if (flush == Flush.WAIT && !readOnly) {
+            if (briefly.isPresent() && live) {
+                int pending = pendingAfter(privateDir, briefly.get());
+                if (pending > 0) {
+                    log.atInfo().addKeyValue("mount", id).addKeyValue("pendingUploads", pending).log("bucket mount kept until its uploads are done");
+                    return pending;
+                }
+            } else {
+                awaitUploads(id, privateDir, live);
+            }
+        }
         if (mounted) {
             boolean lazy = mounts.unmountOrDetach(mountPoint);
             if (lazy && daemon.isPresent()) {
                 // a file is open: the daemon serves it until it is closed, then ends; the directory goes on a later call
                 log.atInfo().addKeyValue("mount", id).addKeyValue("pid", daemon.get().pid()).log("bucket mount busy: detached lazily");
-                return;
+                return 0;
             }
         } else if (daemon.isPresent() && flush == Flush.WAIT) {
             log.atInfo().addKeyValue("mount", id).log("bucket mount detached earlier still has open files");
-            return;
+            return 0;
         }
         // unmounted, rclone ends in about a second; one still retrying uploads that DISCARD drops needs a SIGTERM
         if (daemon.isPresent() && Rclone.awaitExit(daemon.get(), flush == Flush.WAIT ? Duration.ofSeconds(10) : Duration.ofSeconds(2)))
@@ -283,6 +288,7 @@ public final class FuseBucketMounts implements BucketMounts {
         removeDirs(id);
         cgroups.ifPresent(c -> c.remove(id));
         log.atInfo().addKeyValue("mount", id).log("bucket unmounted");
+        return 0;
     }
 
     /** The {@code cgroup.procs} of the mount's daemon, made with its memory limit; empty where cgroups cannot be used. */

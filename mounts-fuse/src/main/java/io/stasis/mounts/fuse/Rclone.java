@@ -173,8 +173,9 @@ final class Rclone {
         Process process = null;
         boolean ok = false;
         try {
-            checkBucket(spec, privateDir, options, cgroup);
-            var builder = cleanBuilder(argv(spec, privateDir, mountPoint, options), privateDir, cgroup)
+            var pin = pinned(spec); // once: the check and the daemon connect to the same addresses
+            checkBucket(spec, pin, privateDir, options, cgroup);
+            var builder = cleanBuilder(argv(spec, pin, privateDir, mountPoint, options), privateDir, cgroup)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(privateDir.resolve(OUT_FILE).toFile()))
                     .redirectErrorStream(true);
             try {
@@ -216,8 +217,8 @@ final class Rclone {
      * instead. One key per page, and the first line of output is enough: a bucket of millions of
      * keys is not listed.
      */
-    private void checkBucket(BucketMount spec, Path privateDir, FuseBucketMounts.Options o, Optional<Path> cgroup) {
-        var argv = new ArrayList<>(pinned(spec));
+    private void checkBucket(BucketMount spec, List<String> pin, Path privateDir, FuseBucketMounts.Options o, Optional<Path> cgroup) {
+        var argv = new ArrayList<>(pin);
         argv.addAll(List.of(binary.toString(), "lsf", REMOTE + ":" + spec.bucket(), "--config", privateDir.resolve(CONFIG_FILE).toString(),
                 "--max-depth", "1", "--s3-list-chunk", "1", "--low-level-retries", "1", "--retries", "1",
                 "--contimeout", millis(o.connectTimeout()), "--timeout", millis(o.ioTimeout())));
@@ -256,10 +257,10 @@ final class Rclone {
         }
     }
 
-    /** The mount's flags. Every path is absolute; nothing secret is on it. */
-    private List<String> argv(BucketMount spec, Path privateDir, Path mountPoint, FuseBucketMounts.Options o) {
+    /** The mount's flags, after {@code pin} ({@link #pinned}). Every path is absolute; nothing secret is on it. */
+    private List<String> argv(BucketMount spec, List<String> pin, Path privateDir, Path mountPoint, FuseBucketMounts.Options o) {
         var argv = new ArrayList<>(List.of(setsid.toString()));
-        argv.addAll(pinned(spec));
+        argv.addAll(pin);
         argv.addAll(List.of(binary.toString(), "mount", REMOTE + ":" + spec.bucketPath(),
                 mountPoint.toString(),
                 "--config", privateDir.resolve(CONFIG_FILE).toString(),

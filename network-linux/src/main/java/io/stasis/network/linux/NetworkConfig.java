@@ -41,10 +41,6 @@ public record NetworkConfig(Cidr range, String interfacePrefix, String table, Li
                 if (rate != 0 && rate < MIN_BITS_PER_SECOND)
                     throw new IllegalArgumentException("a bandwidth must be 0 (no limit) or at least 1mbit, was " + rate + " bit/s");
         }
-
-        public boolean limited() {
-            return egressBitsPerSecond > 0 || ingressBitsPerSecond > 0;
-        }
     }
 
     /** The NFLOG group unless configured otherwise. */

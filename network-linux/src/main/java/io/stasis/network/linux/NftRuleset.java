@@ -6,6 +6,7 @@ import io.stasis.core.network.NetworkAttachment;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -165,19 +166,20 @@ final class NftRuleset {
      */
     private String rates(int n, String iface) {
         var s = new StringBuilder();
-        rate(s, "sent_", n, iface, bandwidth.egressBitsPerSecond());
-        rate(s, "received_", n, iface, bandwidth.ingressBitsPerSecond());
+        policed().forEach((chain, bytesPerSecond) -> s.append("add chain ip ").append(table).append(' ').append(chain).append(n).append('\n')
+                .append("add rule ip ").append(table).append(' ').append(chain).append(n)
+                .append(" limit rate over ").append(bytesPerSecond).append(" bytes/second drop\n")
+                .append("add element ip ").append(table).append(' ').append(chain).append("jumps { ").append(iface)
+                .append(" : jump ").append(chain).append(n).append(" }\n"));
         return s.toString();
     }
 
-    private void rate(StringBuilder s, String chain, int n, String iface, long bitsPerSecond) {
-        if (bitsPerSecond == 0) return;
-        long bytes = Math.max(1, bitsPerSecond / 8);
-        s.append("add chain ip ").append(table).append(' ').append(chain).append(n).append('\n')
-                .append("add rule ip ").append(table).append(' ').append(chain).append(n)
-                .append(" limit rate over ").append(bytes).append(" bytes/second drop\n")
-                .append("add element ip ").append(table).append(' ').append(chain).append("jumps { ").append(iface)
-                .append(" : jump ").append(chain).append(n).append(" }\n");
+    /** The directions with a rate, each as its chains' prefix and its bytes per second. */
+    private Map<String, Long> policed() {
+        var out = new LinkedHashMap<String, Long>();
+        if (bandwidth.egressBitsPerSecond() > 0) out.put("sent_", bandwidth.egressBitsPerSecond() / 8);
+        if (bandwidth.ingressBitsPerSecond() > 0) out.put("received_", bandwidth.ingressBitsPerSecond() / 8);
+        return out;
     }
 
     /** Replaces a sandbox's policy: its sets and chains are flushed and refilled in one transaction. */
@@ -242,10 +244,9 @@ final class NftRuleset {
         int n = link.slot();
         String iface = "\"" + link.hostInterface() + "\"";
         String t = " ip " + table + " ";
-        String rates = "";
-        for (var direction : List.of(Map.entry("sent_", bandwidth.egressBitsPerSecond()), Map.entry("received_", bandwidth.ingressBitsPerSecond())))
-            if (direction.getValue() > 0)
-                rates += "delete element" + t + direction.getKey() + "jumps { " + iface + " }\n" + "delete chain" + t + direction.getKey() + n + "\n";
+        String rates = policed().keySet().stream()
+                .map(chain -> "delete element" + t + chain + "jumps { " + iface + " }\n" + "delete chain" + t + chain + n + "\n")
+                .collect(Collectors.joining());
         return rates + "delete element" + t + "egress_jumps { " + iface + " }\n"
                 + "delete element" + t + "nat_jumps { " + iface + " }\n"
                 + "delete element" + t + "sources { " + link.address().getHostAddress() + " . " + iface + " }\n"
