@@ -138,6 +138,8 @@ public final class Daemon implements AutoCloseable {
     private static final Duration OUTPUT_LIMIT_TICK = Duration.ofSeconds(5);
     /** How often bucket mounts left uploading by their sandbox are looked at, and removed once done. */
     private static final Duration BUCKET_DRAIN_PERIOD = Duration.ofSeconds(5);
+    /** How soon what a deleted root's forks still hold is charged to one of them. */
+    private static final Duration INHERITED_CHARGES_PERIOD = Duration.ofSeconds(5);
     /** The largest image an import takes (its layers, uncompressed), and how long a registry may stay silent. */
     private static final long IMAGE_LIMIT_BYTES = 8L << 30;
     private static final Duration IMAGE_PULL_TIMEOUT = Duration.ofSeconds(60);
@@ -249,6 +251,7 @@ public final class Daemon implements AutoCloseable {
                     processes::keepsAwake));
             idle.start();
             register(new ExitWatch(catalog, runtime, sandboxes, config.idleCheck())).start();
+            register(Periodic.start("inherited-disk-charges", INHERITED_CHARGES_PERIOD, Duration.ofSeconds(30), roots::settleInheritedCharges));
             register(Periodic.start("bucket-drain", BUCKET_DRAIN_PERIOD, Duration.ofSeconds(30),
                     () -> buckets.drain(catalog::find, (id, action) -> locks.exclusive(id, () -> {
                         action.run();

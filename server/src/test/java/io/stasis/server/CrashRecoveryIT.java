@@ -189,7 +189,7 @@ class CrashRecoveryIT {
         }
     }
 
-    /** Every image and root snapshot on disk belongs to a checkpoint the catalog knows, and the other way round. */
+    /** Every image and root snapshot on disk (and its lineage file) belongs to a checkpoint the catalog knows, and the other way round. */
     private static void assertNoStrayCheckpoints(RawApi api) throws IOException {
         var known = new HashSet<String>();
         for (JsonNode sandbox : api.get("/v1/sandboxes").get("items")) {
@@ -211,7 +211,8 @@ class CrashRecoveryIT {
     private static Set<String> names(Path dir, String prefix) throws IOException {
         if (!Files.isDirectory(dir)) return Set.of();
         try (Stream<Path> entries = Files.list(dir)) {
-            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix)).collect(Collectors.toSet());
+            return entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix))
+                    .map(n -> n.endsWith(".lineage") ? n.substring(0, n.length() - ".lineage".length()) : n).collect(Collectors.toSet());
         }
     }
 }

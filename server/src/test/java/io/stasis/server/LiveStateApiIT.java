@@ -308,7 +308,7 @@ class LiveStateApiIT {
 
         for (String fork : ids) assertThat(api.call("DELETE", "/v1/sandboxes/" + fork, null).status()).isEqualTo(204);
         try (var roots = Files.list(service.dataDir.resolve("btrfs/roots"))) {
-            assertThat(roots.map(p -> p.getFileName().toString())).as("no old root is left aside").noneMatch(n -> n.contains("."));
+            assertThat(roots.map(p -> p.getFileName().toString())).as("no old root is left aside").noneMatch(n -> n.endsWith(".replaced"));
         }
     }
 

@@ -681,7 +681,7 @@ class RandomKillIT {
             if (!Files.isDirectory(dir)) continue;
             try (var entries = Files.list(dir)) {
                 entries.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("sbx_"))
-                        .map(n -> n.endsWith(".replaced") ? n.substring(0, n.length() - ".replaced".length()) : n).forEach(ids::add);
+                        .map(n -> n.replaceFirst("(\\.replaced)?(\\.lineage)?$", "")).forEach(ids::add); // a root put aside, a lineage file
             }
         }
         return ids;

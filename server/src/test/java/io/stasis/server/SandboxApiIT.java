@@ -186,6 +186,16 @@ class SandboxApiIT {
             var forkFreed = fork.exec("sh", "-c", "cat /dev/shm/status /dev/shm/err");
             assertThat(forkFreed.stdout()).as(forkFreed.stderr()).startsWith("1\n").contains("Disk quota exceeded");
             assertThat(fork.exec("sh", "-c", "dd if=/dev/zero of=/root/more bs=1M count=40 2>/dev/null && echo ok").stdout()).isEqualTo("ok\n");
+
+            // The parent deleted: what it wrote that the checkpoint and the fork still hold (its 16 MiB, which the
+            // fork deleted but the checkpoint keeps) is the fork's to carry within its 64 a moment later, 40 of its own with it.
+            String probe = "dd if=/dev/zero of=/root/probe bs=1M count=16 2>/dev/null; s=$?; rm -f /root/probe; echo $s";
+            assertThat(fork.exec("sh", "-c", probe).stdout()).isEqualTo("0\n");
+            sandboxes.delete(sandbox.id());
+            ids.remove(sandbox.id());
+            Await.until("the fork to carry its deleted parent's writes", Duration.ofSeconds(30),
+                    () -> fork.exec("sh", "-c", probe).stdout().equals("1\n"));
+            assertThat(sandboxes.get(fork.id()).state()).isEqualTo("running");
         } finally {
             for (String id : ids) sandboxes.delete(id);
         }

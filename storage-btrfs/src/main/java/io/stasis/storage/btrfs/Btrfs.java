@@ -11,8 +11,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -23,10 +25,11 @@ import org.slf4j.LoggerFactory;
  * the reference implementation of {@link Subvolumes}, and the only way to make a filesystem, read
  * or set the read-only property and list subvolumes.
  */
-public final class Btrfs implements Subvolumes {
+public final class Btrfs implements Subvolumes, Qgroups {
     private static final Logger log = LoggerFactory.getLogger(Btrfs.class);
     private static final Pattern VERSION = Pattern.compile("btrfs-progs v(\\d+)\\.(\\d+)");
     private static final Pattern UUID = Pattern.compile("uuid: ([0-9a-f-]{36})");
+    private static final Pattern QGROUP = Pattern.compile("\\d+/\\d+");
     /** How long one send or receive may take: a stream of a large root or volume, through a slow store. */
     private static final Duration STREAM_LIMIT = Duration.ofHours(2);
 
@@ -132,6 +135,56 @@ public final class Btrfs implements Subvolumes {
         String size = Long.toString(bytes);
         run(step, List.of(btrfs.toString(), "qgroup", "limit", size, qgroup, parent));
         run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", size, qgroup, parent));
+    }
+
+    @Override
+    public long subvolumeId(Path subvolume) {
+        return Long.parseLong(run("btrfs inspect-internal rootid", List.of(btrfs.toString(), "inspect-internal", "rootid",
+                subvolume.toString())).stdoutText().strip());
+    }
+
+    @Override
+    public void create(Path pool, Qgroup group) {
+        runUnless("File exists", "btrfs qgroup create", List.of(btrfs.toString(), "qgroup", "create", group.toString(), pool.toString()));
+    }
+
+    @Override
+    public void destroy(Path pool, Qgroup group) {
+        runUnless("No such file", "btrfs qgroup destroy", List.of(btrfs.toString(), "qgroup", "destroy", group.toString(), pool.toString()));
+    }
+
+    /** {@inheritDoc} <p>{@code --no-rescan}: under full accounting the caller decides when to rescan. */
+    @Override
+    public void assign(Path pool, Qgroup member, Qgroup parent) {
+        runUnless("File exists", "btrfs qgroup assign", List.of(btrfs.toString(), "qgroup", "assign", "--no-rescan", member.toString(),
+                parent.toString(), pool.toString()));
+    }
+
+    @Override
+    public void unassign(Path pool, Qgroup member, Qgroup parent) {
+        runUnless("No such file", "btrfs qgroup remove", List.of(btrfs.toString(), "qgroup", "remove", "--no-rescan", member.toString(),
+                parent.toString(), pool.toString()));
+    }
+
+    @Override
+    public void limit(Path pool, Qgroup group, long bytes) {
+        String step = "btrfs qgroup limit";
+        if (bytes <= 0) throw failure(step, "the limit must be positive, was " + bytes, null, null);
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", Long.toString(bytes), group.toString(), pool.toString()));
+        run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", Long.toString(bytes), group.toString(), pool.toString()));
+    }
+
+    /** {@inheritDoc} <p>The parent column of {@code btrfs qgroup show -p}: {@code -} or a comma-separated list. */
+    @Override
+    public Set<Membership> memberships(Path pool) {
+        var found = new LinkedHashSet<Membership>();
+        for (String line : run("btrfs qgroup show", List.of(btrfs.toString(), "qgroup", "show", "-p", "--raw", pool.toString())).stdout()) {
+            String[] columns = line.strip().split("\\s+");
+            if (columns.length < 4 || !QGROUP.matcher(columns[0]).matches()) continue;
+            for (String parent : columns[3].split(","))
+                if (QGROUP.matcher(parent).matches()) found.add(new Membership(Qgroup.parse(columns[0]), Qgroup.parse(parent)));
+        }
+        return found;
     }
 
     /**
@@ -251,9 +304,14 @@ public final class Btrfs implements Subvolumes {
     }
 
     private ToolRunner.Result run(String step, List<String> argv) {
+        return runUnless(null, step, argv);
+    }
+
+    /** Runs a tool; a failure whose stderr says {@code done} (if not null) means there was nothing to do. */
+    private ToolRunner.Result runUnless(String done, String step, List<String> argv) {
         try {
             var result = ToolRunner.run(argv, timeout);
-            if (result.exitCode() != 0)
+            if (result.exitCode() != 0 && (done == null || !result.stderrTail().contains(done)))
                 throw failure(step, "exit " + result.exitCode() + ": " + result.stderrTail(), result, null);
             log.atDebug().addKeyValue("step", step).addKeyValue("ms", result.millis()).addKeyValue("argv", argv).log("btrfs ok");
             return result;

@@ -14,8 +14,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,9 +38,15 @@ import org.slf4j.LoggerFactory;
  *     struct btrfs_qgroup_limit { __u64 flags, max_rfer, max_excl, rsv_rfer, rsv_excl; } lim; } // 48 bytes
  * struct btrfs_ioctl_fs_info_args { __u64 max_id; __u64 num_devices; __u8 fsid[16]; ... } // 1024 bytes
  * struct btrfs_ioctl_ino_lookup_args { __u64 treeid; __u64 objectid; char name[4080]; } // 4096 bytes
+ * struct btrfs_ioctl_qgroup_assign_args { __u64 assign; __u64 src; __u64 dst; }       // 24 bytes
+ * struct btrfs_ioctl_qgroup_create_args { __u64 create; __u64 qgroupid; }            // 16 bytes
+ * struct btrfs_ioctl_search_args { struct btrfs_ioctl_search_key {                    // 4096 bytes
+ *     __u64 tree_id, min_objectid, max_objectid, min_offset, max_offset, min_transid, max_transid;
+ *     __u32 min_type, max_type, nr_items, unused; __u64 unused1..4; } key;            // 104 bytes
+ *   char buf[3992]; }   // nr_items results: { __u64 transid, objectid, offset; __u32 type, len; } then len bytes
  * </pre>
  */
-final class BtrfsIoctl implements Subvolumes {
+final class BtrfsIoctl implements Subvolumes, Qgroups {
     private static final Logger log = LoggerFactory.getLogger(BtrfsIoctl.class);
 
     private static final long ARGS_SIZE = 4096;
@@ -61,6 +70,14 @@ final class BtrfsIoctl implements Subvolumes {
     private static final long BTRFS_IOC_QGROUP_LIMIT = ior(43, QGROUP_LIMIT_ARGS_SIZE);
     private static final long BTRFS_IOC_FS_INFO = ior(31, FS_INFO_ARGS_SIZE);
     private static final long BTRFS_IOC_INO_LOOKUP = iowr(18, ARGS_SIZE);
+    private static final long BTRFS_IOC_QGROUP_ASSIGN = iow(41, 24);
+    private static final long BTRFS_IOC_QGROUP_CREATE = iow(42, 16);
+    private static final long BTRFS_IOC_TREE_SEARCH = iowr(17, ARGS_SIZE);
+    /** The quota tree, and the key type of its member-of items (one per direction: child to parent, parent to child). */
+    private static final long BTRFS_QUOTA_TREE_OBJECTID = 8;
+    private static final int BTRFS_QGROUP_RELATION_KEY = 246;
+    private static final long SEARCH_KEY_SIZE = 104;
+    private static final long SEARCH_HEADER_SIZE = 32;
     private static final long BTRFS_QUOTA_CTL_ENABLE = 1;
     private static final long BTRFS_QUOTA_CTL_DISABLE = 2;
     private static final long BTRFS_QUOTA_CTL_ENABLE_SIMPLE_QUOTA = 4;
@@ -70,6 +87,8 @@ final class BtrfsIoctl implements Subvolumes {
     private static final int O_RDONLY = 0;
     private static final int O_DIRECTORY = 0x10000;
     private static final int O_CLOEXEC = 0x80000;
+    private static final int ENOENT = 2;
+    private static final int EEXIST = 17;
     private static final int EINVAL = 22;
     private static final int ENOTEMPTY = 39;
     private static final int ENOTCONN = 107;
@@ -232,14 +251,127 @@ final class BtrfsIoctl implements Subvolumes {
             long qgroup = subvolumeId(arena, subvolume, step);
             int parent = openDirectory(arena, subvolume.toAbsolutePath().getParent(), step);
             try {
-                MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: no reserve limits
-                args.set(JAVA_LONG, 0, qgroup);
-                args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL);
-                args.set(JAVA_LONG, 16, bytes);
-                args.set(JAVA_LONG, 24, bytes);
-                call(arena, parent, BTRFS_IOC_QGROUP_LIMIT, args, step, subvolume);
+                call(arena, parent, BTRFS_IOC_QGROUP_LIMIT, limitArgs(arena, qgroup, bytes), step, subvolume);
             } finally {
                 closeQuietly(parent);
+            }
+        }
+    }
+
+    @Override
+    public long subvolumeId(Path subvolume) {
+        try (Arena arena = Arena.ofConfined()) {
+            return subvolumeId(arena, subvolume, "btrfs inspect-internal rootid");
+        }
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_CREATE}; {@code EEXIST} is success. */
+    @Override
+    public void create(Path pool, Qgroup group) {
+        groupCall(pool, BTRFS_IOC_QGROUP_CREATE, "btrfs qgroup create " + group, EEXIST, 1, group.packed());
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_CREATE} with create 0; {@code ENOENT} is success. */
+    @Override
+    public void destroy(Path pool, Qgroup group) {
+        groupCall(pool, BTRFS_IOC_QGROUP_CREATE, "btrfs qgroup destroy " + group, ENOENT, 0, group.packed());
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_ASSIGN}; {@code EEXIST} is success. */
+    @Override
+    public void assign(Path pool, Qgroup member, Qgroup parent) {
+        groupCall(pool, BTRFS_IOC_QGROUP_ASSIGN, "btrfs qgroup assign " + member + " " + parent, EEXIST, 1, member.packed(), parent.packed());
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_ASSIGN} with assign 0; {@code ENOENT} is success. */
+    @Override
+    public void unassign(Path pool, Qgroup member, Qgroup parent) {
+        groupCall(pool, BTRFS_IOC_QGROUP_ASSIGN, "btrfs qgroup remove " + member + " " + parent, ENOENT, 0, member.packed(), parent.packed());
+    }
+
+    /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_LIMIT}, both limits, on {@code pool}. */
+    @Override
+    public void limit(Path pool, Qgroup group, long bytes) {
+        String step = "btrfs qgroup limit";
+        if (bytes <= 0) throw failure(step, pool, "the limit must be positive, was " + bytes, -1, null);
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, pool, step);
+            try {
+                call(arena, fd, BTRFS_IOC_QGROUP_LIMIT, limitArgs(arena, group.packed(), bytes), step, pool);
+            } finally {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>{@code BTRFS_IOC_TREE_SEARCH} of the quota tree for its member-of items, a buffer at a
+     * time, each search starting past the last key seen. Only those items have an object id
+     * other than 0 there (status, info and limit items are keyed 0), and each relation is
+     * stored both ways: the member is the smaller of the two ids (a lower level).
+     */
+    @Override
+    public Set<Membership> memberships(Path pool) {
+        String step = "btrfs qgroup show";
+        var found = new TreeSet<Membership>(Comparator.comparing(Membership::member).thenComparing(Membership::parent));
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, pool, step);
+            try {
+                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                long objectid = 1, offset = 0;
+                while (true) {
+                    args.fill((byte) 0);
+                    args.set(JAVA_LONG, 0, BTRFS_QUOTA_TREE_OBJECTID);
+                    args.set(JAVA_LONG, 8, objectid);
+                    args.set(JAVA_LONG, 16, -1L);
+                    args.set(JAVA_LONG, 24, offset);
+                    args.set(JAVA_LONG, 32, -1L);
+                    args.set(JAVA_LONG, 48, -1L);
+                    args.set(JAVA_INT, 56, BTRFS_QGROUP_RELATION_KEY);
+                    args.set(JAVA_INT, 60, BTRFS_QGROUP_RELATION_KEY);
+                    args.set(JAVA_INT, 64, Integer.MAX_VALUE);
+                    call(arena, fd, BTRFS_IOC_TREE_SEARCH, args, step, pool);
+                    int items = args.get(JAVA_INT, 64);
+                    if (items == 0) return found;
+                    long at = SEARCH_KEY_SIZE;
+                    for (int i = 0; i < items; i++) {
+                        objectid = args.get(JAVA_LONG, at + 8);
+                        offset = args.get(JAVA_LONG, at + 16);
+                        int type = args.get(JAVA_INT, at + 24);
+                        int length = args.get(JAVA_INT, at + 28);
+                        if (type == BTRFS_QGROUP_RELATION_KEY && Long.compareUnsigned(objectid, offset) < 0)
+                            found.add(new Membership(Qgroup.unpacked(objectid), Qgroup.unpacked(offset)));
+                        at += SEARCH_HEADER_SIZE + length;
+                    }
+                    if (offset == -1L) {
+                        if (objectid == -1L) return found;
+                        objectid++;
+                        offset = 0;
+                    } else {
+                        offset++;
+                    }
+                }
+            } finally {
+                closeQuietly(fd);
+            }
+        }
+    }
+
+    /** A qgroup ioctl whose arguments are {@code words}, made on {@code pool}; {@code done} is the errno of "already so". */
+    private void groupCall(Path pool, long request, String step, int done, long... words) {
+        try (Arena arena = Arena.ofConfined()) {
+            int fd = openDirectory(arena, pool, step);
+            try {
+                MemorySegment args = arena.allocate(8L * words.length, 8);
+                for (int i = 0; i < words.length; i++) args.setAtIndex(JAVA_LONG, i, words[i]);
+                try {
+                    call(arena, fd, request, args, step, pool);
+                } catch (StasisException e) {
+                    if (!Integer.valueOf(done).equals(e.details().get("errno"))) throw e;
+                }
+            } finally {
+                closeQuietly(fd);
             }
         }
     }
@@ -255,6 +387,15 @@ final class BtrfsIoctl implements Subvolumes {
         } finally {
             closeQuietly(fd);
         }
+    }
+
+    private static MemorySegment limitArgs(Arena arena, long qgroup, long bytes) {
+        MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: no reserve limits
+        args.set(JAVA_LONG, 0, qgroup);
+        args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL);
+        args.set(JAVA_LONG, 16, bytes);
+        args.set(JAVA_LONG, 24, bytes);
+        return args;
     }
 
     /** The filesystem's UUID ({@code BTRFS_IOC_FS_INFO}), as sysfs names it under /sys/fs/btrfs. */

@@ -14,6 +14,7 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +28,7 @@ import org.slf4j.LoggerFactory;
  * roots/&lt;sandboxId&gt;         writable snapshot of a template or of a checkpoint: a sandbox's root filesystem
  * roots/&lt;sandboxId&gt;.replaced a root put aside by {@link #replaceRoot} (removed once the sandbox left it)
  * checkpoints/&lt;checkpointId&gt; read-only snapshot of a sandbox's root, taken for a checkpoint
+ * roots/*.lineage, checkpoints/*.lineage   which subvolumes each descends from ({@link Lineage})
  * </pre>
  * Snapshots and deletions go through the btrfs ioctls (about as fast as the kernel allows, no
  * process spawned) and fall back to the {@code btrfs} CLI where native access is not permitted.
@@ -43,7 +45,9 @@ import org.slf4j.LoggerFactory;
  * branched from are charged to whoever wrote them, and deleting them frees nothing; what it wrote
  * stays charged to it while a checkpoint's snapshot still holds it, even once deleted in the root,
  * until that checkpoint is deleted. Snapshots do not inherit limits under simple quotas: every root
- * gets its own; templates and checkpoint snapshots have none (nothing writes into them). Where
+ * gets its own; templates and checkpoint snapshots have none (nothing writes into them). Once a root
+ * is deleted, what it wrote that its checkpoints and the roots branched from them still hold is
+ * charged to one of those roots, its heir, within its limit ({@link #settleInheritedCharges}). Where
  * simple quotas are unavailable the pool keeps full quotas, and the same limit then also counts
  * the files a root shares (a WARN says so at open).
  *
@@ -60,6 +64,11 @@ public final class BtrfsRootStore implements RootStore {
     private final SandboxRoots roots;
     private final CheckpointSnapshots snapshots;
     private final SnapshotStreams streams;
+    private final Lineages lineages;
+    private final Optional<InheritedCharges> charges;
+    /** Bumped by every change to roots, snapshots or limits: a charge pass with nothing new to see is skipped. */
+    private final AtomicLong changes = new AtomicLong();
+    private long settledAt = -1;
 
     public BtrfsRootStore(BtrfsPool pool) {
         this(pool, Clock.systemUTC());
@@ -74,12 +83,17 @@ public final class BtrfsRootStore implements RootStore {
         var paths = new RootPaths(pool);
         var trees = new SubvolumeTrees(subvolumes);
         var sends = new RunningSends();
+        // The CLI is the reference, and always there: where the subvolume calls cannot manage groups.
+        Qgroups qgroups = subvolumes instanceof Qgroups q ? q : pool.btrfs();
+        this.lineages = new Lineages(qgroups);
+        this.quotas = PoolQuotas.enable(subvolumes, pool.path(), QuotaState.SYSFS);
+        this.charges = quotas.mode().equals("squota") ? subvolumes.filesystemId(pool.path())
+                .map(fsid -> new InheritedCharges(pool, qgroups, lineages, QgroupFigures.of(QuotaState.SYSFS, fsid))) : Optional.empty();
         this.templates = new TemplateImages(pool, clock, subvolumes, trees);
-        this.roots = new SandboxRoots(pool, paths, subvolumes, trees, templates);
-        this.snapshots = new CheckpointSnapshots(pool, paths, subvolumes, trees, sends);
+        this.roots = new SandboxRoots(pool, paths, subvolumes, trees, templates, lineages, charges);
+        this.snapshots = new CheckpointSnapshots(pool, paths, subvolumes, trees, sends, lineages);
         this.streams = new SnapshotStreams(pool, paths, snapshots, sends);
         templates.recoverInterruptedInstalls();
-        this.quotas = PoolQuotas.enable(subvolumes, pool.path(), QuotaState.SYSFS);
         log.atInfo().addKeyValue("pool", pool.path()).addKeyValue("subvolumes", subvolumes.kind())
                 .addKeyValue("quotaMode", quotas.mode()).addKeyValue("quotasSwitched", quotas.switched())
                 .addKeyValue("quotaRescanPending", quotas.state().map(QuotaState::inconsistent).orElse(false)).log("root store ready");
@@ -94,6 +108,21 @@ public final class BtrfsRootStore implements RootStore {
         return quotas.mode();
     }
 
+    /**
+     * Charges what deleted roots wrote, and the live roots branched from them still hold, to those
+     * roots' limits ({@link InheritedCharges}). Idempotent, and cheap when nothing was made,
+     * deleted or limited since the last pass (it then does nothing); nothing to do where the pool
+     * has full quotas, which count shared files in every root anyway. The service runs it every
+     * few seconds; the first pass of a store always runs, and completes one a crash cut short.
+     */
+    public synchronized void settleInheritedCharges() {
+        if (charges.isEmpty()) return;
+        long seen = changes.get();
+        if (seen == settledAt && !lineages.anyPending()) return;
+        charges.get().settle();
+        settledAt = seen;
+    }
+
     /** {@code ioctl} or {@code cli}: how subvolumes are created and deleted. */
     public String subvolumeBackend() {
         return subvolumes.kind();
@@ -103,16 +132,19 @@ public final class BtrfsRootStore implements RootStore {
 
     @Override
     public Path createRoot(SandboxId id, String template, long diskBytes) {
+        changes.incrementAndGet();
         return roots.create(id, template, diskBytes);
     }
 
     @Override
     public void limitRoot(SandboxId id, long diskBytes) {
+        changes.incrementAndGet();
         roots.limit(id, diskBytes);
     }
 
     @Override
     public Path createRootFrom(SandboxId id, CheckpointId checkpoint, long diskBytes) {
+        changes.incrementAndGet();
         return roots.createFrom(id, checkpoint, diskBytes);
     }
 
@@ -123,11 +155,13 @@ public final class BtrfsRootStore implements RootStore {
      */
     @Override
     public Path replaceRoot(SandboxId id, CheckpointId checkpoint, long diskBytes) {
+        changes.incrementAndGet();
         return roots.replace(id, checkpoint, diskBytes);
     }
 
     @Override
     public void deleteReplacedRoot(SandboxId id) {
+        changes.incrementAndGet();
         roots.deleteReplaced(id);
     }
 
@@ -138,6 +172,7 @@ public final class BtrfsRootStore implements RootStore {
 
     @Override
     public void deleteRoot(SandboxId id) {
+        changes.incrementAndGet();
         roots.delete(id);
     }
 
@@ -182,6 +217,7 @@ public final class BtrfsRootStore implements RootStore {
      */
     @Override
     public void deleteSnapshot(CheckpointId checkpoint) {
+        changes.incrementAndGet();
         snapshots.delete(checkpoint);
     }
 
@@ -205,6 +241,7 @@ public final class BtrfsRootStore implements RootStore {
      */
     @Override
     public void receiveSnapshot(CheckpointId checkpoint, InputStream stream) {
+        changes.incrementAndGet();
         streams.receive(checkpoint, stream);
     }
 

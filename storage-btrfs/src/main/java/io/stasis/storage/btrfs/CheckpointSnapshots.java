@@ -28,13 +28,15 @@ final class CheckpointSnapshots {
     private final Subvolumes subvolumes;
     private final SubvolumeTrees trees;
     private final RunningSends sends;
+    private final Lineages lineages;
 
-    CheckpointSnapshots(BtrfsPool pool, RootPaths paths, Subvolumes subvolumes, SubvolumeTrees trees, RunningSends sends) {
+    CheckpointSnapshots(BtrfsPool pool, RootPaths paths, Subvolumes subvolumes, SubvolumeTrees trees, RunningSends sends, Lineages lineages) {
         this.pool = pool;
         this.paths = paths;
         this.subvolumes = subvolumes;
         this.trees = trees;
         this.sends = sends;
+        this.lineages = lineages;
     }
 
     /**
@@ -66,6 +68,18 @@ final class CheckpointSnapshots {
         } catch (StasisException e) {
             throw withCheckpoint(e, step, id, checkpoint);
         }
+        try {
+            // The snapshot descends from its root: what the root wrote stays traceable to the roots branched from it.
+            lineages.recordBranch(source, target);
+        } catch (StasisException e) {
+            var failure = withCheckpoint(e, step, id, checkpoint);
+            try {
+                trees.delete(target);
+            } catch (IOException | RuntimeException cleanup) {
+                failure.addSuppressed(cleanup);
+            }
+            throw failure;
+        }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root snapshot taken");
     }
@@ -77,12 +91,20 @@ final class CheckpointSnapshots {
     /** Deletes the snapshot if it is there, aborting the sends that read it first ({@link RunningSends}). */
     void delete(CheckpointId checkpoint) {
         Path path = paths.snapshot(checkpoint);
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return;
-        sends.abort(checkpoint);
         String step = "delete root snapshot";
+        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+            try {
+                lineages.delete(path); // a delete cut short after the subvolume went
+            } catch (IOException e) {
+                throw checkpointFailure(step, null, checkpoint, e.toString(), e);
+            }
+            return;
+        }
+        sends.abort(checkpoint);
         long start = System.nanoTime();
         try {
             trees.delete(path);
+            lineages.delete(path);
         } catch (StasisException e) {
             throw withCheckpoint(e, step, null, checkpoint);
         } catch (IOException e) {

@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The sandboxes' roots of a {@link BtrfsRootStore}: writable snapshots of a template or of a
- * checkpoint in {@code roots/}, each limited before anything runs in it; replaced, limited again,
- * listed and deleted.
+ * checkpoint in {@code roots/}, each limited and given its {@link Lineage} before anything runs in
+ * it; replaced, limited again, listed and deleted.
  */
 final class SandboxRoots {
     private static final Logger log = LoggerFactory.getLogger(BtrfsRootStore.class); // the store's logger, as operators know it
@@ -34,13 +34,18 @@ final class SandboxRoots {
     private final Subvolumes subvolumes;
     private final SubvolumeTrees trees;
     private final TemplateImages templates;
+    private final Lineages lineages;
+    private final Optional<InheritedCharges> charges;
 
-    SandboxRoots(BtrfsPool pool, RootPaths paths, Subvolumes subvolumes, SubvolumeTrees trees, TemplateImages templates) {
+    SandboxRoots(BtrfsPool pool, RootPaths paths, Subvolumes subvolumes, SubvolumeTrees trees, TemplateImages templates, Lineages lineages,
+                 Optional<InheritedCharges> charges) {
         this.pool = pool;
         this.paths = paths;
         this.subvolumes = subvolumes;
         this.trees = trees;
         this.templates = templates;
+        this.lineages = lineages;
+        this.charges = charges;
     }
 
     Path create(SandboxId id, String template, long diskBytes) {
@@ -58,20 +63,26 @@ final class SandboxRoots {
             if (e.code() != ErrorCode.RUNTIME_FAILED || e.details().containsKey("sandbox")) throw e;
             throw withSandbox(e, id, "create root");
         }
-        limitNew(id, target, diskBytes, "create root");
+        finishNew(id, target, diskBytes, Optional.empty(), "create root");
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("template", template).addKeyValue("diskBytes", diskBytes)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created");
         return target;
     }
 
-    /** The limit of a root just made, before anything runs in it; on failure the root goes again. */
-    private void limitNew(SandboxId id, Path root, long diskBytes, String step) {
+    /**
+     * The limit of a root just made, and its lineage if it was made from {@code source} (a
+     * checkpoint's snapshot; a root made from a template descends from nothing: the template's
+     * files are nobody's to inherit), before anything runs in it; on failure the root goes again.
+     */
+    private void finishNew(SandboxId id, Path root, long diskBytes, Optional<Path> source, String step) {
         try {
             subvolumes.limit(root, diskBytes);
+            source.ifPresent(s -> lineages.recordBranch(s, root));
         } catch (StasisException e) {
             var failure = withSandbox(e, id, step);
             try {
                 trees.delete(root);
+                lineages.delete(root);
             } catch (IOException | RuntimeException cleanup) {
                 failure.addSuppressed(cleanup);
             }
@@ -88,6 +99,7 @@ final class SandboxRoots {
                     Map.of("sandbox", id.value(), "step", step, "path", root.toString()));
         try {
             subvolumes.limit(root, diskBytes);
+            charges.ifPresent(c -> c.limitChanged(root, diskBytes));
         } catch (StasisException e) {
             throw withSandbox(e, id, step);
         }
@@ -116,7 +128,7 @@ final class SandboxRoots {
         } catch (StasisException e) {
             throw withCheckpoint(e, step, id, checkpoint);
         }
-        limitNew(id, target, diskBytes, step);
+        finishNew(id, target, diskBytes, Optional.of(source), step);
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).addKeyValue("diskBytes", diskBytes)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("root created from checkpoint");
         return target;
@@ -135,6 +147,7 @@ final class SandboxRoots {
         if (Files.exists(aside, LinkOption.NOFOLLOW_LINKS)) throw checkpointFailure(step, id, checkpoint, aside + " already exists");
         try {
             Files.move(root, aside, StandardCopyOption.ATOMIC_MOVE);
+            lineages.move(root, aside);
         } catch (IOException e) {
             throw checkpointFailure(step, id, checkpoint, "moving the old root aside: " + e, e);
         }
@@ -143,6 +156,7 @@ final class SandboxRoots {
         } catch (RuntimeException e) {
             try {
                 Files.move(aside, root, StandardCopyOption.ATOMIC_MOVE);
+                lineages.move(aside, root);
             } catch (IOException back) {
                 e.addSuppressed(back);
             }
@@ -154,11 +168,15 @@ final class SandboxRoots {
         deleteOf(id, paths.replaced(id), "delete replaced root");
     }
 
-    /** Deletes a sandbox's root (or the one put aside) if it is there; whether it was. */
+    /** Deletes a sandbox's root (or the one put aside) if it is there, and then its lineage; whether it was. */
     private boolean deleteOf(SandboxId id, Path path, String step) {
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) return false;
         try {
+            if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
+                lineages.delete(path); // a delete cut short after the subvolume went
+                return false;
+            }
             trees.delete(path);
+            lineages.delete(path);
             return true;
         } catch (StasisException e) {
             throw withSandbox(e, id, step);

@@ -24,6 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -187,6 +190,188 @@ class BtrfsDiskLimitIT {
     }
 
     @Test
+    void whatADeletedRootsForksStillHoldIsChargedToTheOldestForkAndPassesOnWhenItGoes() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var parent = SandboxId.random();
+        Path parentRoot = store.createRoot(parent, "tiny", 64 * MiB);
+        write(parentRoot.resolve("data"), 6 * MiB);
+        var checkpoint = CheckpointId.random();
+        store.snapshotRoot(parent, checkpoint);
+        var first = SandboxId.random();
+        Path firstRoot = store.createRootFrom(first, checkpoint, 10 * MiB);
+        var second = SandboxId.random();
+        Path secondRoot = store.createRootFrom(second, checkpoint, 10 * MiB);
+        write(firstRoot.resolve("mine"), 2 * MiB);
+        write(secondRoot.resolve("mine"), 4 * MiB);
+        store.settleInheritedCharges();
+        assertThat(heirGroups()).as("the parent lives and pays for its own writes").isEmpty();
+
+        long parentId = subvolumeId(parentRoot);
+        store.deleteRoot(parent);
+        store.settleInheritedCharges();
+        // The oldest fork carries the parent's 6 MiB with its own 2 in its 10...
+        long firstId = subvolumeId(firstRoot);
+        assertThat(heirGroups()).isEqualTo(Map.of(firstId, Set.of(firstId, parentId)));
+        assertThatThrownBy(() -> write(firstRoot.resolve("more"), 4 * MiB)).hasMessageContaining("Disk quota exceeded");
+        Files.delete(firstRoot.resolve("more"));
+        write(firstRoot.resolve("more"), MiB);
+        // ... while the other fork keeps its whole limit for its own writes.
+        write(secondRoot.resolve("more"), 4 * MiB);
+        Files.delete(secondRoot.resolve("more"));
+        store.settleInheritedCharges(); // nothing changed: nothing done
+        assertThat(heirGroups()).containsOnlyKeys(firstId);
+
+        // A larger limit for the heir is its group's too, at once.
+        store.limitRoot(first, 32 * MiB);
+        write(firstRoot.resolve("more"), 8 * MiB);
+        Files.delete(firstRoot.resolve("more"));
+
+        // The heir deleted: the other fork inherits, and with its own 4 MiB and the parent's 6 its 10 are full.
+        store.deleteRoot(first);
+        store.settleInheritedCharges();
+        long secondId = subvolumeId(secondRoot);
+        assertThat(heirGroups()).containsOnlyKeys(secondId);
+        assertThatThrownBy(() -> write(secondRoot.resolve("more"), 2 * MiB)).hasMessageContaining("Disk quota exceeded");
+        Files.deleteIfExists(secondRoot.resolve("more"));
+        // Deleting the inherited file frees nothing while the checkpoint holds it; once neither does, the room is back.
+        store.deleteSnapshot(checkpoint);
+        Files.delete(secondRoot.resolve("data"));
+        btrfs("subvolume", "sync", fixture.pool.path().toString());
+        btrfs("filesystem", "sync", fixture.pool.path().toString());
+        write(secondRoot.resolve("more"), 4 * MiB);
+
+        store.deleteRoot(second);
+        store.settleInheritedCharges();
+        assertThat(heirGroups()).as("no heir left, no group left").isEmpty();
+    }
+
+    @Test
+    void aChainOfForkAndDeleteChargesEveryDeletedLinkToTheLastLiveRoot() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var a = SandboxId.random();
+        Path aRoot = store.createRoot(a, "tiny", 16 * MiB);
+        write(aRoot.resolve("a"), 3 * MiB);
+        var fromA = CheckpointId.random();
+        store.snapshotRoot(a, fromA);
+        long fromAId = subvolumeId(fixture.pool.path().resolve("checkpoints").resolve(fromA.value()));
+        var b = SandboxId.random();
+        Path bRoot = store.createRootFrom(b, fromA, 16 * MiB);
+        write(bRoot.resolve("b"), 4 * MiB);
+        long aId = subvolumeId(aRoot), bId = subvolumeId(bRoot);
+        var fromB = CheckpointId.random();
+        store.snapshotRoot(b, fromB);
+        store.deleteSnapshot(fromA); // only the chain of roots holds a's data now
+        var c = SandboxId.random();
+        Path cRoot = store.createRootFrom(c, fromB, 16 * MiB);
+        write(cRoot.resolve("c"), MiB);
+        // Each link alone could write 15 MiB more; deleted, a's 3 and b's 4 fall to c: 1 + 3 + 4 of its 16.
+        store.deleteRoot(a);
+        store.deleteRoot(b);
+        store.settleInheritedCharges();
+        // The deleted checkpoint's group too: the snapshot's own tree root, which b's tree still shares.
+        long cId = subvolumeId(cRoot);
+        assertThat(heirGroups()).isEqualTo(Map.of(cId, Set.of(cId, aId, fromAId, bId)));
+        assertThatThrownBy(() -> write(cRoot.resolve("more"), 10 * MiB)).hasMessageContaining("Disk quota exceeded");
+        Files.delete(cRoot.resolve("more"));
+        write(cRoot.resolve("more"), 5 * MiB);
+        store.deleteRoot(c);
+        store.deleteSnapshot(fromB);
+    }
+
+    @Test
+    void aRestoredRootInheritsTheOneItReplacedSoARestoreGivesNoFreshRoom() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var id = SandboxId.random();
+        write(store.createRoot(id, "tiny", 16 * MiB).resolve("data"), 10 * MiB);
+        var checkpoint = CheckpointId.random();
+        store.snapshotRoot(id, checkpoint);
+        Path root = store.replaceRoot(id, checkpoint, 16 * MiB);
+        store.deleteReplacedRoot(id);
+        store.settleInheritedCharges();
+        assertThatThrownBy(() -> write(root.resolve("more"), 8 * MiB)).hasMessageContaining("Disk quota exceeded");
+        Files.delete(root.resolve("more"));
+        write(root.resolve("more"), 4 * MiB);
+        store.deleteRoot(id);
+        store.deleteSnapshot(checkpoint);
+    }
+
+    @Test
+    void aPassCutShortOrGroupsLeftByAnotherRunAreSetRightByTheNextPassAfterAnOpen() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var parent = SandboxId.random();
+        Path parentRoot = store.createRoot(parent, "tiny", 64 * MiB);
+        write(parentRoot.resolve("data"), 6 * MiB);
+        long parentId = subvolumeId(parentRoot);
+        var checkpoint = CheckpointId.random();
+        store.snapshotRoot(parent, checkpoint);
+        var fork = SandboxId.random();
+        Path forkRoot = store.createRootFrom(fork, checkpoint, 10 * MiB);
+        long forkId = subvolumeId(forkRoot);
+        store.deleteRoot(parent);
+        // A run killed mid-pass: the heir's group made and half filled; and a group of a heir long gone.
+        String pool = fixture.pool.path().toString();
+        btrfs("qgroup", "create", "1/" + forkId, pool);
+        btrfs("qgroup", "assign", "--no-rescan", "0/" + forkId, "1/" + forkId, pool);
+        btrfs("qgroup", "create", "1/99999", pool);
+        btrfs("qgroup", "assign", "--no-rescan", "0/" + parentId, "1/99999", pool);
+
+        fixture.reopen();
+        fixture.store.settleInheritedCharges();
+        assertThat(heirGroups()).isEqualTo(Map.of(forkId, Set.of(forkId, parentId)));
+        assertThatThrownBy(() -> write(forkRoot.resolve("more"), 6 * MiB)).hasMessageContaining("Disk quota exceeded");
+        fixture.store.settleInheritedCharges(); // idempotent
+        assertThat(heirGroups()).isEqualTo(Map.of(forkId, Set.of(forkId, parentId)));
+    }
+
+    @Test
+    void onAFullPoolCheckpointsAndForksStillWorkAndTheirLineageIsWrittenOnceThereIsRoom() throws Exception {
+        var store = fixture.store;
+        store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
+        var parent = SandboxId.random();
+        Path parentRoot = store.createRoot(parent, "tiny", 64 * MiB);
+        write(parentRoot.resolve("data"), 6 * MiB);
+        long parentId = subvolumeId(parentRoot);
+        Path filler = fixture.pool.path().resolve("filler");
+        try {
+            fill(filler);
+            // A snapshot and a fork need no room on the pool, but their lineage files do: kept in memory meanwhile.
+            var checkpoint = CheckpointId.random();
+            store.snapshotRoot(parent, checkpoint);
+            var fork = SandboxId.random();
+            Path forkRoot = store.createRootFrom(fork, checkpoint, 10 * MiB);
+            assertThat(Lineage.fileOf(forkRoot)).doesNotExist();
+            store.deleteRoot(parent);
+            store.settleInheritedCharges();
+            long forkId = subvolumeId(forkRoot);
+            assertThat(heirGroups()).isEqualTo(Map.of(forkId, Set.of(forkId, parentId)));
+
+            Files.delete(filler);
+            btrfs("filesystem", "sync", fixture.pool.path().toString());
+            store.settleInheritedCharges(); // nothing changed, but lineages wait to be written
+            assertThat(Lineage.read(forkRoot)).map(Lineage::ancestors).contains(List.of(
+                    subvolumeId(fixture.pool.path().resolve("checkpoints").resolve(checkpoint.value())), parentId));
+            fixture.reopen(); // written: a restart knows them
+            fixture.store.settleInheritedCharges();
+            assertThat(heirGroups()).isEqualTo(Map.of(forkId, Set.of(forkId, parentId)));
+        } finally {
+            Files.deleteIfExists(filler);
+        }
+    }
+
+    /** Fills the pool (outside any root, so no limit stops it) until btrfs says it has no room. */
+    private static void fill(Path file) throws IOException {
+        try {
+            write(file, 4L << 30);
+        } catch (IOException e) {
+            if (!String.valueOf(e.getMessage()).contains("No space left")) throw e;
+        }
+    }
+
+    @Test
     void limitRootChangesTheLimitOfAnExistingRootEvenAFullOne() throws Exception {
         var store = fixture.store;
         store.installTemplate(TestRecipe.of("tiny", "1"), OWNER, TemplateRecipe.Progress.NONE);
@@ -241,7 +426,19 @@ class BtrfsDiskLimitIT {
         cli.limitRoot(id, 16 * MiB); // a full root
         assertThat(limits(root)).containsExactly(16 * MiB, 16 * MiB);
         write(root.resolve("big"), 4 * MiB);
+        // What a deleted root's fork holds is charged to the fork, through the tools.
+        var checkpoint = CheckpointId.random();
+        cli.snapshotRoot(id, checkpoint);
+        var fork = SandboxId.random();
+        Path forkRoot = cli.createRootFrom(fork, checkpoint, 16 * MiB);
         cli.deleteRoot(id);
+        cli.settleInheritedCharges();
+        assertThat(heirGroups()).containsOnlyKeys(subvolumeId(forkRoot));
+        assertThatThrownBy(() -> write(forkRoot.resolve("more"), 8 * MiB)).hasMessageContaining("Disk quota exceeded");
+        cli.deleteRoot(fork);
+        cli.deleteSnapshot(checkpoint);
+        cli.settleInheritedCharges();
+        assertThat(heirGroups()).isEmpty();
     }
 
     @Test
@@ -389,6 +586,24 @@ class BtrfsDiskLimitIT {
 
     private static long limitValue(String column) {
         return column.equals("none") ? 0 : Long.parseLong(column);
+    }
+
+    /** Each level 1 group of the pool (named after its heir's subvolume id) with its members' subvolume ids. */
+    private Map<Long, Set<Long>> heirGroups() throws Exception {
+        var groups = new TreeMap<Long, Set<Long>>();
+        for (String line : btrfs("qgroup", "show", "-p", "--raw", fixture.pool.path().toString()).lines().toList()) {
+            String[] columns = line.trim().split("\\s+");
+            if (columns.length < 4 || !columns[0].matches("\\d+/\\d+")) continue;
+            if (columns[0].startsWith("1/")) groups.computeIfAbsent(Long.parseLong(columns[0].substring(2)), k -> new TreeSet<>());
+            for (String parent : columns[3].split(","))
+                if (parent.startsWith("1/"))
+                    groups.computeIfAbsent(Long.parseLong(parent.substring(2)), k -> new TreeSet<>()).add(Long.parseLong(columns[0].substring(2)));
+        }
+        return groups;
+    }
+
+    private static long subvolumeId(Path subvolume) throws Exception {
+        return Long.parseLong(btrfs("inspect-internal", "rootid", subvolume.toString()).strip());
     }
 
     /** The kernel's word on the pool's quotas: {@code qgroup}, {@code squota}, or {@code off}. */
