@@ -134,7 +134,8 @@ try {
   check(again.sandboxId === sbx.sandboxId, 'connect')
   await until('the loop counts on after connect', async () => Number(await again.files.read('/tmp/count')) > frozen + 3)
   const metrics = await again.getMetrics()
-  check(metrics.length === 1 && metrics[0].cpuCount > 0 && metrics[0].memUsed > 0 && metrics[0].memTotal >= metrics[0].memUsed,
+  check(metrics.length === 1 && metrics[0].cpuCount > 0 && metrics[0].memUsed > 0 && metrics[0].memTotal >= metrics[0].memUsed &&
+    metrics[0].diskUsed > 0 && metrics[0].diskTotal >= metrics[0].diskUsed,
     'getMetrics: ' + JSON.stringify(metrics))
   const info = await again.getInfo()
   check(info.metadata.suite === 'e2b-it' && info.templateId === template, 'getInfo: ' + JSON.stringify(info))

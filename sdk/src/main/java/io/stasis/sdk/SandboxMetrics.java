@@ -12,7 +12,10 @@ import java.time.Instant;
  * @param memoryBytes      memory it holds in RAM
  * @param swappedBytes     memory of it in swap (standby)
  * @param memoryLimitBytes its memory limit
+ * @param diskBytes        what counts against its disk size: what it wrote and something still holds, and what it inherited
+ * @param diskInheritedBytes of that, what deleted sandboxes it was forked from wrote and it carries since
+ * @param diskLimitBytes   its disk size
  */
 public record SandboxMetrics(Instant timestamp, double cpuCount, double cpuUsedPercent, double cpuSeconds, long memoryBytes,
-                             long swappedBytes, long memoryLimitBytes) {
+                             long swappedBytes, long memoryLimitBytes, long diskBytes, long diskInheritedBytes, long diskLimitBytes) {
 }

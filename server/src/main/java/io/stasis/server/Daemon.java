@@ -288,7 +288,7 @@ public final class Daemon implements AutoCloseable {
                             bearer, metrics, previews, network, secrets, tenants, tokens, quotas, volumes, buckets,
                             new S3Routes(volumes, bearer, new LinuxSandboxFiles(owner), config.dataDir().resolve("s3-uploads"),
                                     clock, 5L << 30), blobGc, nodes, new NodeDrain(catalog, lifecycle, durable, roots, runtime),
-                            new SandboxUsage(sandboxes, runtime, clock), new RequestRates(config.rateLimits(), tenants), audit)));
+                            new SandboxUsage(sandboxes, runtime, roots, clock), new RequestRates(config.rateLimits(), tenants), audit)));
             advertised.set(config.advertiseUrl().orElseGet(() -> URI.create(http.localUrl())));
             // Running sandboxes whose policy asks for it keep a durable checkpoint with memory, from which another node resumes
             // them if this one is lost; while this node is cut off from the catalog, they are frozen here.

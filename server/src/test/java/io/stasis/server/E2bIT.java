@@ -147,6 +147,7 @@ class E2bIT {
                 assertThat(ConnectCalls.json(http, "GET", service.url + "/e2b/envd/envs", envd, null).get("STAGE").asText()).isEqualTo("it");
                 var metrics = ConnectCalls.json(http, "GET", service.url + "/e2b/envd/metrics", envd, null);
                 assertThat(metrics.get("mem_total").asLong()).isPositive();
+                assertThat(metrics.get("disk_used").asLong()).isPositive();
                 assertThat(metrics.get("cpu_count").asInt()).isPositive();
                 var several = ConnectCalls.json(http, "GET", service.url + "/e2b/sandboxes/metrics?sandbox_ids=" + sandbox + ",sbx_nosuchsandbox00",
                         Map.of("X-API-KEY", service.rootKey), null).get("sandboxes");

@@ -103,6 +103,8 @@ class OpenApiIT {
         var metrics = expect(200, call("GET", sbx + "/metrics", null));
         assertThat(metrics.get("memoryBytes").asLong()).isPositive();
         assertThat(metrics.get("memoryLimitBytes").asLong()).isPositive();
+        assertThat(metrics.get("diskLimitBytes").asLong()).isPositive();
+        assertThat(metrics.get("diskBytes").asLong()).isPositive(); // what the sandbox's start wrote in its root, at least
 
         expect(200, call("POST", sbx + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"echo out; echo err >&2\"]}"));
         expect(200, call("POST", sbx + "/exec", "{\"cmd\": [\"sh\", \"-c\", \"kill -9 $$\"], \"encoding\": \"base64\"}"));

@@ -168,6 +168,10 @@ class SandboxApiIT {
             var after = sandbox.exec("sh", "-c", "cat /dev/shm/status /dev/shm/err && dd if=/dev/zero of=/root/small bs=1M count=16 2>/dev/null && echo ok");
             assertThat(after.stdout()).as(after.stderr()).startsWith("1\n").contains("Disk quota exceeded").endsWith("ok\n");
             assertThat(sandboxes.get(sandbox.id()).state()).isEqualTo("running");
+            var parentDisk = sandboxes.metrics(sandbox.id());
+            assertThat(parentDisk.diskLimitBytes()).isEqualTo(64L << 20);
+            assertThat(parentDisk.diskBytes()).isBetween(16L << 20, 64L << 20);
+            assertThat(parentDisk.diskInheritedBytes()).isZero();
 
             // A fork has the same disk size, for what it writes itself: the 16 MiB it inherited
             // (/root/small) are its parent's.
@@ -196,6 +200,9 @@ class SandboxApiIT {
             Await.until("the fork to carry its deleted parent's writes", Duration.ofSeconds(30),
                     () -> fork.exec("sh", "-c", probe).stdout().equals("1\n"));
             assertThat(sandboxes.get(fork.id()).state()).isEqualTo("running");
+            var forkDisk = sandboxes.metrics(fork.id());
+            assertThat(forkDisk.diskInheritedBytes()).as("the parent's 16 MiB").isGreaterThanOrEqualTo(16L << 20);
+            assertThat(forkDisk.diskBytes()).isGreaterThanOrEqualTo((40L + 16) << 20);
         } finally {
             for (String id : ids) sandboxes.delete(id);
         }

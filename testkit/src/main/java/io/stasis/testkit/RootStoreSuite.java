@@ -22,6 +22,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -166,6 +167,21 @@ public abstract class RootStoreSuite {
         assertFails(() -> store.limitRoot(missing, DISK), ErrorCode.RUNTIME_FAILED,
                 e -> assertThat(e.details()).containsEntry("sandbox", missing.value()));
         assertThat(store.root(missing)).isEmpty();
+    }
+
+    @Test
+    void aRootsDiskUsageCountsWhatItWritesAndAMissingRootHasNone() throws Exception {
+        var id = SandboxId.random();
+        Path root = store.createRoot(id, TEMPLATE, DISK);
+        long before = store.diskUsage(id).orElseThrow().writtenBytes();
+        byte[] written = new byte[1 << 20];
+        new Random(7).nextBytes(written);
+        Files.write(root.resolve("etc/new"), written); // not synced: what is waiting to be written counts too
+        var after = store.diskUsage(id).orElseThrow();
+        assertThat(after.writtenBytes()).isGreaterThanOrEqualTo(before + written.length);
+        assertThat(after.inheritedBytes()).as("a root from a template inherits nothing").isZero();
+        assertThat(after.totalBytes()).isEqualTo(after.writtenBytes());
+        assertThat(store.diskUsage(SandboxId.random())).isEmpty();
     }
 
     @Test

@@ -2,6 +2,7 @@ package io.stasis.core.lifecycle;
 
 import io.stasis.core.sandbox.Sandbox;
 import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.SandboxMeters;
 import java.time.Clock;
 import java.time.Duration;
@@ -11,9 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What a sandbox uses now, as its metrics show it: the share of its CPUs it used since it was last
- * read (since it was made, at the first reading), its CPU time in all, and its memory in RAM and in
- * swap against its limit. Reading does not wake it: a paused or standby sandbox shows what it holds,
- * a hibernated or stopped one nothing.
+ * read (since it was made, at the first reading), its CPU time in all, its memory in RAM and in
+ * swap against its limit, and its disk against its disk size. Reading does not wake it: a paused or
+ * standby sandbox shows what it holds, a hibernated or stopped one no memory (its disk still counts).
  */
 public final class SandboxUsage {
     /** Readings kept for the next one's CPU share; older ones (of sandboxes nobody reads any more) are dropped. */
@@ -21,12 +22,14 @@ public final class SandboxUsage {
 
     private final SandboxService sandboxes;
     private final SandboxMeters meters;
+    private final RootStore roots;
     private final Clock clock;
     private final Map<SandboxId, Reading> last = new ConcurrentHashMap<>();
 
-    public SandboxUsage(SandboxService sandboxes, SandboxMeters meters, Clock clock) {
+    public SandboxUsage(SandboxService sandboxes, SandboxMeters meters, RootStore roots, Clock clock) {
         this.sandboxes = sandboxes;
         this.meters = meters;
+        this.roots = roots;
         this.clock = clock;
     }
 
@@ -38,9 +41,11 @@ public final class SandboxUsage {
      * @param memoryBytes    memory it holds in RAM
      * @param swappedBytes   memory of it in swap (standby)
      * @param memoryLimitBytes its memory limit
+     * @param disk             what counts against its disk size (none known: zeros)
+     * @param diskLimitBytes   its disk size
      */
     public record Reading(Instant at, double cpus, double cpuUsedPercent, Duration cpuTime, long memoryBytes, long swappedBytes,
-                          long memoryLimitBytes) {
+                          long memoryLimitBytes, RootStore.DiskUsage disk, long diskLimitBytes) {
     }
 
     /** Reads the sandbox with this id or name (of the caller's tenant: resolve it before). */
@@ -49,16 +54,18 @@ public final class SandboxUsage {
         Instant now = clock.instant();
         double cpus = sandbox.resources().cpus();
         long limit = (long) sandbox.resources().memoryMb() << 20;
+        var disk = roots.diskUsage(sandbox.id()).orElse(new RootStore.DiskUsage(0, 0));
+        long diskLimit = sandbox.resources().diskBytes();
         if (!sandbox.state().hasProcesses()) {
             last.remove(sandbox.id());
-            return new Reading(now, cpus, 0, Duration.ZERO, 0, 0, limit);
+            return new Reading(now, cpus, 0, Duration.ZERO, 0, 0, limit, disk, diskLimit);
         }
         Duration cpu = meters.cpuUsage(sandbox.id());
         var before = last.get(sandbox.id());
         Instant since = before == null ? sandbox.createdAt() : before.at();
         Duration used = before == null || cpu.compareTo(before.cpuTime()) < 0 ? cpu : cpu.minus(before.cpuTime()); // a restart resets the count
         var reading = new Reading(now, cpus, share(used, Duration.between(since, now), cpus), cpu, meters.residentBytes(sandbox.id()),
-                meters.swappedBytes(sandbox.id()), limit);
+                meters.swappedBytes(sandbox.id()), limit, disk, diskLimit);
         if (last.size() >= KEPT_READINGS) last.clear();
         last.put(sandbox.id(), reading);
         return reading;

@@ -81,6 +81,26 @@ public interface RootStore {
     /** The root of a sandbox, if it has one. */
     Optional<Path> root(SandboxId id);
 
+    /**
+     * What counts against the disk limit of the sandbox's root now, writes not yet on disk
+     * included; empty if it has no root, or this store cannot tell. By default it cannot.
+     */
+    default Optional<DiskUsage> diskUsage(SandboxId id) {
+        return Optional.empty();
+    }
+
+    /**
+     * @param writtenBytes   what the root wrote itself and something still holds (where the store
+     *                       cannot tell writes from shared files, everything the root holds)
+     * @param inheritedBytes what roots it descends from wrote, and it or their checkpoints still
+     *                       hold, charged to it since they were deleted
+     */
+    record DiskUsage(long writtenBytes, long inheritedBytes) {
+        public long totalBytes() {
+            return writtenBytes + inheritedBytes;
+        }
+    }
+
     /** Removes a sandbox's root and everything in it. Idempotent. */
     void deleteRoot(SandboxId id);
 

@@ -65,6 +65,8 @@ public final class BtrfsRootStore implements RootStore {
     private final CheckpointSnapshots snapshots;
     private final SnapshotStreams streams;
     private final Lineages lineages;
+    private final Qgroups qgroups;
+    private final Optional<QgroupFigures> figures;
     private final Optional<InheritedCharges> charges;
     /** Bumped by every change to roots, snapshots or limits: a charge pass with nothing new to see is skipped. */
     private final AtomicLong changes = new AtomicLong();
@@ -84,11 +86,11 @@ public final class BtrfsRootStore implements RootStore {
         var trees = new SubvolumeTrees(subvolumes);
         var sends = new RunningSends();
         // The CLI is the reference, and always there: where the subvolume calls cannot manage groups.
-        Qgroups qgroups = subvolumes instanceof Qgroups q ? q : pool.btrfs();
+        this.qgroups = subvolumes instanceof Qgroups q ? q : pool.btrfs();
         this.lineages = new Lineages(qgroups);
         this.quotas = PoolQuotas.enable(subvolumes, pool.path(), QuotaState.SYSFS);
-        this.charges = quotas.mode().equals("squota") ? subvolumes.filesystemId(pool.path())
-                .map(fsid -> new InheritedCharges(pool, qgroups, lineages, QgroupFigures.of(QuotaState.SYSFS, fsid))) : Optional.empty();
+        this.figures = subvolumes.filesystemId(pool.path()).map(fsid -> QgroupFigures.of(QuotaState.SYSFS, fsid));
+        this.charges = quotas.mode().equals("squota") ? figures.map(f -> new InheritedCharges(pool, qgroups, lineages, f)) : Optional.empty();
         this.templates = new TemplateImages(pool, clock, subvolumes, trees);
         this.roots = new SandboxRoots(pool, paths, subvolumes, trees, templates, lineages, charges);
         this.snapshots = new CheckpointSnapshots(pool, paths, subvolumes, trees, sends, lineages);
@@ -168,6 +170,29 @@ public final class BtrfsRootStore implements RootStore {
     @Override
     public Optional<Path> root(SandboxId id) {
         return roots.root(id);
+    }
+
+    /**
+     * {@inheritDoc}
+     * <p>The kernel's figures for the root's quota group, and for the group of its heir's charges
+     * if it has one ({@link InheritedCharges}). Under full quotas (the fallback) the files it
+     * shares count as written.
+     */
+    @Override
+    public Optional<DiskUsage> diskUsage(SandboxId id) {
+        Optional<Path> root = roots.root(id).filter(Subvolumes::isSubvolume);
+        if (root.isEmpty() || figures.isEmpty()) return Optional.empty();
+        long self;
+        try {
+            self = qgroups.subvolumeId(root.get());
+        } catch (StasisException e) {
+            return Optional.empty(); // deleted meanwhile
+        }
+        var f = figures.get();
+        long written = f.used(Qgroup.ofSubvolume(self));
+        var heir = Qgroup.aboveSubvolume(self);
+        long inherited = f.has(heir) ? Math.max(0, f.used(heir) - written) : 0;
+        return Optional.of(new DiskUsage(written, inherited));
     }
 
     @Override

@@ -152,7 +152,7 @@ final class InheritedCharges {
     /** The heir's group follows its root's limit at once, not at the next pass. */
     void limitChanged(Path root, long bytes) {
         Qgroup group = Qgroup.aboveSubvolume(qgroups.subvolumeId(root));
-        if (figures.groups().contains(group)) qgroups.limit(pool.path(), group, bytes);
+        if (figures.has(group)) qgroups.limit(pool.path(), group, bytes);
     }
 
     /** The roots and checkpoints' snapshots in the pool, each with its lineage. */

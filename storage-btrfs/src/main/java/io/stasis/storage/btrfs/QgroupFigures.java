@@ -30,9 +30,16 @@ record QgroupFigures(Path dir) {
         return groups;
     }
 
-    /** The bytes charged to {@code group} (under simple quotas, what its members wrote and something still holds); 0 if it is gone. */
+    /**
+     * The bytes charged to {@code group} (under simple quotas, what its members wrote and something
+     * still holds), writes not yet committed included (they are reserved until then); 0 if it is gone.
+     */
     long used(Qgroup group) {
-        return number(group, "referenced");
+        return number(group, "referenced") + number(group, "rsv_data");
+    }
+
+    boolean has(Qgroup group) {
+        return Files.isDirectory(dir.resolve(group.level() + "_" + group.id()));
     }
 
     /** {@code group}'s exclusive limit, 0 if it has none. */

@@ -213,9 +213,7 @@ class BtrfsDiskLimitIT {
         // The oldest fork carries the parent's 6 MiB with its own 2 in its 10...
         long firstId = subvolumeId(firstRoot);
         assertThat(heirGroups()).isEqualTo(Map.of(firstId, Set.of(firstId, parentId)));
-        assertThatThrownBy(() -> write(firstRoot.resolve("more"), 4 * MiB)).hasMessageContaining("Disk quota exceeded");
-        Files.delete(firstRoot.resolve("more"));
-        write(firstRoot.resolve("more"), MiB);
+        assertRoomBetween(firstRoot, MiB, 4 * MiB);
         // ... while the other fork keeps its whole limit for its own writes.
         write(secondRoot.resolve("more"), 4 * MiB);
         Files.delete(secondRoot.resolve("more"));
@@ -273,9 +271,7 @@ class BtrfsDiskLimitIT {
         // The deleted checkpoint's group too: the snapshot's own tree root, which b's tree still shares.
         long cId = subvolumeId(cRoot);
         assertThat(heirGroups()).isEqualTo(Map.of(cId, Set.of(cId, aId, fromAId, bId)));
-        assertThatThrownBy(() -> write(cRoot.resolve("more"), 10 * MiB)).hasMessageContaining("Disk quota exceeded");
-        Files.delete(cRoot.resolve("more"));
-        write(cRoot.resolve("more"), 5 * MiB);
+        assertRoomBetween(cRoot, 5 * MiB, 10 * MiB);
         store.deleteRoot(c);
         store.deleteSnapshot(fromB);
     }
@@ -291,9 +287,7 @@ class BtrfsDiskLimitIT {
         Path root = store.replaceRoot(id, checkpoint, 16 * MiB);
         store.deleteReplacedRoot(id);
         store.settleInheritedCharges();
-        assertThatThrownBy(() -> write(root.resolve("more"), 8 * MiB)).hasMessageContaining("Disk quota exceeded");
-        Files.delete(root.resolve("more"));
-        write(root.resolve("more"), 4 * MiB);
+        assertRoomBetween(root, 4 * MiB, 8 * MiB);
         store.deleteRoot(id);
         store.deleteSnapshot(checkpoint);
     }
@@ -586,6 +580,13 @@ class BtrfsDiskLimitIT {
 
     private static long limitValue(String column) {
         return column.equals("none") ? 0 : Long.parseLong(column);
+    }
+
+    /** {@code refused} bytes more do not fit in {@code root} (EDQUOT), {@code fits} do; what the test wrote stays, as {@code more}. */
+    private static void assertRoomBetween(Path root, long fits, long refused) throws IOException {
+        assertThatThrownBy(() -> write(root.resolve("more"), refused)).hasMessageContaining("Disk quota exceeded");
+        Files.delete(root.resolve("more"));
+        write(root.resolve("more"), fits);
     }
 
     /** Each level 1 group of the pool (named after its heir's subvolume id) with its members' subvolume ids. */

@@ -16,6 +16,7 @@ import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.io.Reader;
 import java.io.Writer;
 import java.nio.file.Files;
@@ -174,6 +175,25 @@ public final class DirectoryRootStore implements RootStore {
     public Optional<Path> root(SandboxId id) {
         Path path = rootPath(id);
         return Files.isDirectory(path, LinkOption.NOFOLLOW_LINKS) ? Optional.of(path) : Optional.empty();
+    }
+
+    /** {@inheritDoc} <p>The sizes of its files: plain copies share nothing, so all of it counts as written. */
+    @Override
+    public Optional<DiskUsage> diskUsage(SandboxId id) {
+        Path root = rootPath(id);
+        if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) return Optional.empty();
+        try (var files = Files.walk(root)) {
+            long bytes = files.filter(p -> Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)).mapToLong(p -> {
+                try {
+                    return Files.size(p);
+                } catch (IOException e) {
+                    return 0; // deleted meanwhile
+                }
+            }).sum();
+            return Optional.of(new DiskUsage(bytes, 0));
+        } catch (IOException | UncheckedIOException e) {
+            return Optional.empty();
+        }
     }
 
     @Override

@@ -20,7 +20,7 @@ class SandboxUsageTest {
     @BeforeEach
     void start() {
         core = new CoreOnFakes(dir);
-        usage = new SandboxUsage(core.sandboxes, core.runtime, core.clock);
+        usage = new SandboxUsage(core.sandboxes, core.runtime, core.roots, core.clock);
     }
 
     @AfterEach
@@ -39,6 +39,8 @@ class SandboxUsageTest {
         assertThat(first.cpuTime()).isEqualTo(Duration.ofSeconds(5).multipliedBy((long) cpus));
         assertThat(first.memoryBytes()).isPositive();
         assertThat(first.memoryLimitBytes()).isEqualTo((long) sandbox.resources().memoryMb() << 20);
+        assertThat(first.diskLimitBytes()).isEqualTo(sandbox.resources().diskBytes());
+        assertThat(first.disk()).isEqualTo(core.roots.diskUsage(sandbox.id()).orElseThrow());
 
         core.clock.advance(Duration.ofSeconds(4));
         core.runtime.burnCpu(sandbox.id(), Duration.ofSeconds(1).multipliedBy((long) cpus));
