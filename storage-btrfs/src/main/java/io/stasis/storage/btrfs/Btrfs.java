@@ -129,18 +129,16 @@ public final class Btrfs implements Subvolumes, Qgroups {
     public void limit(Path subvolume, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, "the limit must be positive, was " + bytes, null, null);
-        String id = run(step, List.of(btrfs.toString(), "inspect-internal", "rootid", subvolume.toString())).stdoutText().strip();
-        String qgroup = "0/" + id;
-        String parent = subvolume.toAbsolutePath().getParent().toString();
-        String size = Long.toString(bytes);
-        run(step, List.of(btrfs.toString(), "qgroup", "limit", size, qgroup, parent));
-        run(step, List.of(btrfs.toString(), "qgroup", "limit", "-e", size, qgroup, parent));
+        limit(subvolume.toAbsolutePath().getParent(), Qgroup.ofSubvolume(rootId(step, subvolume)), bytes);
     }
 
     @Override
     public long subvolumeId(Path subvolume) {
-        return Long.parseLong(run("btrfs inspect-internal rootid", List.of(btrfs.toString(), "inspect-internal", "rootid",
-                subvolume.toString())).stdoutText().strip());
+        return rootId("btrfs inspect-internal rootid", subvolume);
+    }
+
+    private long rootId(String step, Path subvolume) {
+        return Long.parseLong(run(step, List.of(btrfs.toString(), "inspect-internal", "rootid", subvolume.toString())).stdoutText().strip());
     }
 
     @Override

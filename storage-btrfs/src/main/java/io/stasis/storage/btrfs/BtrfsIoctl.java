@@ -14,11 +14,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -248,13 +247,7 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, subvolume, "the limit must be positive, was " + bytes, -1, null);
         try (Arena arena = Arena.ofConfined()) {
-            long qgroup = subvolumeId(arena, subvolume, step);
-            int parent = openDirectory(arena, subvolume.toAbsolutePath().getParent(), step);
-            try {
-                call(arena, parent, BTRFS_IOC_QGROUP_LIMIT, limitArgs(arena, qgroup, bytes), step, subvolume);
-            } finally {
-                closeQuietly(parent);
-            }
+            limitGroup(arena, subvolume.toAbsolutePath().getParent(), subvolumeId(arena, subvolume, step), bytes, subvolume);
         }
     }
 
@@ -295,12 +288,23 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, pool, "the limit must be positive, was " + bytes, -1, null);
         try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, pool, step);
-            try {
-                call(arena, fd, BTRFS_IOC_QGROUP_LIMIT, limitArgs(arena, group.packed(), bytes), step, pool);
-            } finally {
-                closeQuietly(fd);
-            }
+            limitGroup(arena, pool, group.packed(), bytes, pool);
+        }
+    }
+
+    /** {@code BTRFS_IOC_QGROUP_LIMIT} on {@code dir}, both limits of {@code qgroup}; failures name {@code subject}. */
+    private void limitGroup(Arena arena, Path dir, long qgroup, long bytes, Path subject) {
+        String step = "btrfs qgroup limit";
+        int fd = openDirectory(arena, dir, step);
+        try {
+            MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: no reserve limits
+            args.set(JAVA_LONG, 0, qgroup);
+            args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL);
+            args.set(JAVA_LONG, 16, bytes);
+            args.set(JAVA_LONG, 24, bytes);
+            call(arena, fd, BTRFS_IOC_QGROUP_LIMIT, args, step, subject);
+        } finally {
+            closeQuietly(fd);
         }
     }
 
@@ -314,7 +318,7 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     @Override
     public Set<Membership> memberships(Path pool) {
         String step = "btrfs qgroup show";
-        var found = new TreeSet<Membership>(Comparator.comparing(Membership::member).thenComparing(Membership::parent));
+        var found = new LinkedHashSet<Membership>();
         try (Arena arena = Arena.ofConfined()) {
             int fd = openDirectory(arena, pool, step);
             try {
@@ -387,15 +391,6 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
         } finally {
             closeQuietly(fd);
         }
-    }
-
-    private static MemorySegment limitArgs(Arena arena, long qgroup, long bytes) {
-        MemorySegment args = arena.allocate(QGROUP_LIMIT_ARGS_SIZE, 8); // zeroed: no reserve limits
-        args.set(JAVA_LONG, 0, qgroup);
-        args.set(JAVA_LONG, 8, BTRFS_QGROUP_LIMIT_MAX_RFER | BTRFS_QGROUP_LIMIT_MAX_EXCL);
-        args.set(JAVA_LONG, 16, bytes);
-        args.set(JAVA_LONG, 24, bytes);
-        return args;
     }
 
     /** The filesystem's UUID ({@code BTRFS_IOC_FS_INFO}), as sysfs names it under /sys/fs/btrfs. */

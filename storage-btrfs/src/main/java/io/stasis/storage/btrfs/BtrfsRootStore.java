@@ -68,7 +68,12 @@ public final class BtrfsRootStore implements RootStore {
     private final Qgroups qgroups;
     private final Optional<QgroupFigures> figures;
     private final Optional<InheritedCharges> charges;
-    /** Bumped by every change to roots, snapshots or limits: a charge pass with nothing new to see is skipped. */
+    /**
+     * Bumped by every change that can move a charge: a root branched from a snapshot, a root or
+     * snapshot deleted, a limit changed. A root made from a template or a snapshot received descends
+     * from nothing, and a snapshot taken inherits nothing, so they do not bump it. A charge pass with
+     * nothing new to see is skipped.
+     */
     private final AtomicLong changes = new AtomicLong();
     private long settledAt = -1;
 
@@ -134,7 +139,6 @@ public final class BtrfsRootStore implements RootStore {
 
     @Override
     public Path createRoot(SandboxId id, String template, long diskBytes) {
-        changes.incrementAndGet();
         return roots.create(id, template, diskBytes);
     }
 
@@ -266,7 +270,6 @@ public final class BtrfsRootStore implements RootStore {
      */
     @Override
     public void receiveSnapshot(CheckpointId checkpoint, InputStream stream) {
-        changes.incrementAndGet();
         streams.receive(checkpoint, stream);
     }
 

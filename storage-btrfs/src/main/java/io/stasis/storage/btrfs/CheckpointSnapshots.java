@@ -92,25 +92,18 @@ final class CheckpointSnapshots {
     void delete(CheckpointId checkpoint) {
         Path path = paths.snapshot(checkpoint);
         String step = "delete root snapshot";
-        if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-            try {
-                lineages.delete(path); // a delete cut short after the subvolume went
-            } catch (IOException e) {
-                throw checkpointFailure(step, null, checkpoint, e.toString(), e);
-            }
-            return;
-        }
-        sends.abort(checkpoint);
+        boolean there = Files.exists(path, LinkOption.NOFOLLOW_LINKS);
+        if (there) sends.abort(checkpoint);
         long start = System.nanoTime();
         try {
-            trees.delete(path);
-            lineages.delete(path);
+            if (there) trees.delete(path);
+            lineages.delete(path); // also after a delete cut short once the subvolume went
         } catch (StasisException e) {
             throw withCheckpoint(e, step, null, checkpoint);
         } catch (IOException e) {
             throw checkpointFailure(step, null, checkpoint, e.toString(), e);
         }
-        log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
+        if (there) log.atInfo().addKeyValue("checkpoint", checkpoint).addKeyValue("ms", (System.nanoTime() - start) / 1_000_000)
                 .log("root snapshot deleted");
     }
 

@@ -171,13 +171,10 @@ final class SandboxRoots {
     /** Deletes a sandbox's root (or the one put aside) if it is there, and then its lineage; whether it was. */
     private boolean deleteOf(SandboxId id, Path path, String step) {
         try {
-            if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-                lineages.delete(path); // a delete cut short after the subvolume went
-                return false;
-            }
-            trees.delete(path);
-            lineages.delete(path);
-            return true;
+            boolean there = Files.exists(path, LinkOption.NOFOLLOW_LINKS);
+            if (there) trees.delete(path);
+            lineages.delete(path); // also after a delete cut short once the subvolume went
+            return there;
         } catch (StasisException e) {
             throw withSandbox(e, id, step);
         } catch (IOException e) {
