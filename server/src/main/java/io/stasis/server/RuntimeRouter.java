@@ -140,12 +140,18 @@ final class RuntimeRouter implements SandboxRuntime {
     }
 
     @Override
-    public OptionalLong completeInterruptedDump(CheckpointId image) {
+    public OptionalLong completeInterruptedDump(SandboxId sandbox, CheckpointId image) {
+        // Every runtime is asked: the reconciler has destroyed what was left of the sandbox, so none owns it any more.
         for (var runtime : runtimes.values()) {
-            var size = runtime.completeInterruptedDump(image);
+            var size = runtime.completeInterruptedDump(sandbox, image);
             if (size.isPresent()) return size;
         }
         return OptionalLong.empty();
+    }
+
+    @Override
+    public void adopt(SandboxId id) {
+        of(id).adopt(id);
     }
 
     @Override

@@ -111,7 +111,10 @@ public final class Reconciler {
         }
         var status = runtime.status(id);
         return switch (status) {
-            case RUNNING -> sandbox.withState(SandboxState.RUNNING);
+            case RUNNING -> {
+                runtime.adopt(id);
+                yield sandbox.withState(SandboxState.RUNNING);
+            }
             case FROZEN -> {
                 // Frozen on purpose only when paused or in standby, or when the crash came mid-pause or
                 // mid-standby: anything else (a checkpoint or hibernation cut short) goes back to running.
@@ -125,6 +128,7 @@ public final class Reconciler {
                         || operation.map(o -> o.kind() == Operation.Kind.PAUSE).orElse(false);
                 if (paused) yield sandbox.withState(SandboxState.PAUSED);
                 runtime.thaw(id);
+                runtime.adopt(id);
                 yield sandbox.withState(SandboxState.RUNNING);
             }
             case STOPPED, UNKNOWN -> {
@@ -163,7 +167,7 @@ public final class Reconciler {
         if (operation.isPresent() && operation.get().kind() == Operation.Kind.HIBERNATE && operation.get().checkpoint().isPresent()) {
             CheckpointId checkpoint = operation.get().checkpoint().get();
             // The dump may have ended after the crash, unmarked: the processes are then in the image only.
-            var size = runtime.completeInterruptedDump(checkpoint);
+            var size = runtime.completeInterruptedDump(sandbox.id(), checkpoint);
             if (size.isPresent() && roots.hasSnapshot(checkpoint)) {
                 var at = clock.instant();
                 if (catalog.findCheckpoint(checkpoint).isEmpty())

@@ -118,13 +118,22 @@ public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, Sandbox
     int awaitEarlierWork(Duration timeout);
 
     /**
-     * An image whose dump ran to its end after the service died, before the service could mark it
-     * complete: marked now if the checkpointing tool says the dump finished (a dump that does not
-     * leave the sandbox running has ended its processes by then: the image is all that holds them).
-     * Returns its size, or empty if the dump did not finish. For the reconciler, after
-     * {@link #awaitEarlierWork}.
+     * An image of {@code sandbox} whose dump ran to its end after the service died, before the
+     * service could mark it complete: marked now if the checkpointing tool says the dump finished
+     * (a dump that does not leave the sandbox running has ended its processes by then: the image is
+     * all that holds them). Returns its size, or empty if the dump did not finish. For the
+     * reconciler, after {@link #awaitEarlierWork}.
      */
-    OptionalLong completeInterruptedDump(CheckpointId image);
+    OptionalLong completeInterruptedDump(SandboxId sandbox, CheckpointId image);
+
+    /**
+     * The reconciler found the sandbox's processes alive after a restart and keeps them running:
+     * the runtime finishes what an earlier run of the service left half done to them (under gVisor,
+     * a checkpoint cut short leaves stasis-init without its socket). After {@link #awaitEarlierWork}.
+     * It does not throw: what it cannot finish, it logs, and the sandbox is kept as found.
+     */
+    default void adopt(SandboxId id) {
+    }
 
     /**
      * Asks every process of the sandbox to end (SIGTERM), waits up to {@code grace}, then ends what

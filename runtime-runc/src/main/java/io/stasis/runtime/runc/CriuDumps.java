@@ -101,19 +101,7 @@ final class CriuDumps {
     }
 
     int awaitEarlierWork(Duration timeout) {
-        var earlier = runc.atWork();
-        if (earlier.isEmpty()) return 0;
-        log.atInfo().addKeyValue("pids", earlier).log("runc processes of an earlier run are at work; waiting for them to end");
-        long deadline = System.nanoTime() + timeout.toNanos();
-        for (long pid : earlier) {
-            HostProcesses.awaitEnd(pid, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            if (HostProcesses.isAlive(pid)) {
-                log.atWarn().addKeyValue("pid", pid).addKeyValue("timeoutMs", timeout.toMillis())
-                        .log("a runc process of an earlier run is still at work; settling without its outcome");
-                break;
-            }
-        }
-        return earlier.size();
+        return runc.awaitEarlierWork(timeout);
     }
 
     OptionalLong completeInterruptedDump(CheckpointId image) {

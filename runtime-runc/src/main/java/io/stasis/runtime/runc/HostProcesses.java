@@ -89,19 +89,8 @@ final class HostProcesses {
                 String name = proc.getFileName().toString();
                 if (!name.chars().allMatch(Character::isDigit)) continue;
                 try {
-                    if (!Files.readString(proc.resolve("comm")).strip().equals(comm)) continue;
-                    try (var fds = Files.list(proc.resolve("fd"))) {
-                        for (Path fd : fds.toList()) {
-                            try {
-                                if (Path.of(Files.readSymbolicLink(fd).toString()).startsWith(dir)) {
-                                    pids.add(Long.parseLong(name));
-                                    break;
-                                }
-                            } catch (IOException | InvalidPathException e) {
-                                // closed meanwhile, or not a path
-                            }
-                        }
-                    }
+                    if (Files.readString(proc.resolve("comm")).strip().equals(comm) && holds(Long.parseLong(name), dir))
+                        pids.add(Long.parseLong(name));
                 } catch (IOException e) {
                     // ended meanwhile
                 }
@@ -110,5 +99,21 @@ final class HostProcesses {
             throw new UncheckedIOException(e);
         }
         return pids.stream().filter(HostProcesses::isAlive).toList();
+    }
+
+    /** Whether the process holds a descriptor on {@code dir} or below (false once it has ended). */
+    static boolean holds(long pid, Path dir) {
+        try (var fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    if (Path.of(Files.readSymbolicLink(fd).toString()).startsWith(dir)) return true;
+                } catch (IOException | InvalidPathException e) {
+                    // closed meanwhile, or not a path
+                }
+            }
+            return false;
+        } catch (IOException e) {
+            return false; // ended
+        }
     }
 }

@@ -71,6 +71,15 @@ final class ImageStore {
         }
     }
 
+    /** Removes what {@link #workDir} made for one step, if anything. */
+    void deleteWorkDir(CheckpointId id, String step) {
+        try {
+            FileTrees.deleteRecursivelyUnmounting(existingWorkDir(id, step));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Where {@link #workDir} put the work of a dump or restore, as it is now (for its log after a crash). */
     Path existingWorkDir(CheckpointId id, String step) {
         return work.resolve(id.value() + "-" + step);

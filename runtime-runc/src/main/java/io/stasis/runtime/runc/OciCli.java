@@ -58,10 +58,6 @@ final class OciCli {
         this.environment = Map.copyOf(environment);
     }
 
-    Path binary() {
-        return binary;
-    }
-
     Path stateRoot() {
         return stateRoot;
     }
@@ -120,14 +116,64 @@ final class OciCli {
         }
     }
 
-    private Path logFile(SandboxId id, String step) {
+    /**
+     * Waits, up to {@code timeout}, until no process of this tool working on this state directory
+     * is left (one an earlier run of the service started: its calls go on without it, see
+     * {@link #run}); returns how many there were. Settling sandboxes on the outcome of that work,
+     * not on its middle, is the reconciler's need (SandboxRuntime#awaitEarlierWork).
+     */
+    int awaitEarlierWork(Duration timeout) {
+        var earlier = atWork();
+        if (earlier.isEmpty()) return 0;
+        log.atInfo().addKeyValue("tool", name).addKeyValue("pids", earlier).log("tool processes of an earlier run are at work; waiting for them to end");
+        long deadline = System.nanoTime() + timeout.toNanos();
+        for (long pid : earlier) {
+            HostProcesses.awaitEnd(pid, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            if (HostProcesses.isAlive(pid)) {
+                log.atWarn().addKeyValue("tool", name).addKeyValue("pid", pid).addKeyValue("timeoutMs", timeout.toMillis())
+                        .log("a tool process of an earlier run is still at work; settling without its outcome");
+                break;
+            }
+        }
+        return earlier.size();
+    }
+
+    /**
+     * Host pids of this tool's processes working on this state directory now (a process's command
+     * line starts with the binary and names the directory after {@code --root}). Not what such a
+     * tool leaves running under other names (runsc's sentry and gofer are runsc-sandbox and runsc-gofer).
+     */
+    private List<Long> atWork() {
+        var pids = new ArrayList<Long>();
+        try (var entries = Files.list(Path.of("/proc"))) {
+            for (Path proc : entries.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) continue;
+                List<String> argv = HostProcesses.commandLine(Long.parseLong(name));
+                int root = argv.indexOf("--root");
+                if (!argv.isEmpty() && argv.getFirst().equals(binary.toString()) && root >= 0 && root + 1 < argv.size()
+                        && argv.get(root + 1).equals(stateRoot.toString()))
+                    pids.add(Long.parseLong(name));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return pids;
+    }
+
+    /** The directory of a sandbox's logs, made if missing. */
+    Path logDir(SandboxId id) {
         Path dir = id == null ? logDir : logDir.resolve(id.value());
         try {
             Files.createDirectories(dir);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return dir.resolve(name + "-" + step + ".log");
+        return dir;
+    }
+
+    private Path logFile(SandboxId id, String step) {
+        return logDir(id).resolve(name + "-" + step + ".log");
     }
 
     private StasisException failure(SandboxId id, String step, String problem, Path log, Throwable cause) {

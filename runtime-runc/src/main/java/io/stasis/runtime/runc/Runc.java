@@ -211,26 +211,9 @@ public final class Runc {
         }
     }
 
-    /**
-     * Host pids of runc processes working on this state directory now, the caller's own ones too
-     * (a process's command line names the directory after {@code --root}).
-     */
-    List<Long> atWork() {
-        var pids = new ArrayList<Long>();
-        try (var entries = Files.list(Path.of("/proc"))) {
-            for (Path proc : entries.toList()) {
-                String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) continue;
-                List<String> argv = HostProcesses.commandLine(Long.parseLong(name));
-                int root = argv.indexOf("--root");
-                if (!argv.isEmpty() && argv.getFirst().equals(cli.binary().toString()) && root >= 0 && root + 1 < argv.size()
-                        && argv.get(root + 1).equals(cli.stateRoot().toString()))
-                    pids.add(Long.parseLong(name));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return pids;
+    /** See {@link OciCli#awaitEarlierWork}. */
+    int awaitEarlierWork(Duration timeout) {
+        return cli.awaitEarlierWork(timeout);
     }
 
     /** Ids of every container in the state directory. */

@@ -153,7 +153,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     }
 
     @Override
-    public OptionalLong completeInterruptedDump(CheckpointId image) {
+    public OptionalLong completeInterruptedDump(SandboxId sandbox, CheckpointId image) {
         return dumps.completeInterruptedDump(image);
     }
 

@@ -6,9 +6,13 @@ import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.NoSuchFileException;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +46,9 @@ final class Runsc {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SANDBOX_INFIX = "_sandbox:";
     private static final String STATE_SUFFIX = ".state";
+    private static final String DEBUG_LOG_PREFIX = "debug-";
+    /** What the sentry logs at the end of a save (runsc/boot, control.State.Save). */
+    private static final String SAVE_SUCCEEDED = "Save succeeded", SAVE_FAILED = "Save failed";
 
     private final OciCli cli;
     private final Path reaper;
@@ -62,14 +69,56 @@ final class Runsc {
      * runsc is started by {@code launcher} (see {@link VethPlug#sysnetMasked}).
      */
     void runDetached(SandboxId id, Path bundle, Path pidFile, Optional<List<String>> networkedLauncher) {
-        var args = bootFlags(networkedLauncher);
+        var args = bootFlags(id, networkedLauncher);
         args.addAll(List.of("run", "--detach", "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value()));
         cli.run(launcher(networkedLauncher), id, "run", true, Map.of(), args.toArray(String[]::new));
     }
 
-    /** The flags of a sandbox's boot (a run or a restore) beyond {@link #SANDBOX_FLAGS}. */
-    private static List<String> bootFlags(Optional<List<String>> networkedLauncher) {
-        return new ArrayList<>(List.of(networkedLauncher.isPresent() ? "--network=sandbox" : "--network=none", "--dcache=0"));
+    /**
+     * The flags of a sandbox's boot (a run or a restore) beyond {@link #SANDBOX_FLAGS}; the logs of
+     * an earlier boot of the sandbox are removed first (each boot writes its own, see {@link #sentryLog}).
+     */
+    private List<String> bootFlags(SandboxId id, Optional<List<String>> networkedLauncher) {
+        Path logs = cli.logDir(id);
+        try (var files = Files.list(logs)) {
+            for (Path file : files.filter(f -> f.getFileName().toString().startsWith(DEBUG_LOG_PREFIX)).toList()) Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new ArrayList<>(List.of(networkedLauncher.isPresent() ? "--network=sandbox" : "--network=none", "--dcache=0",
+                "--debug-log=" + logs.resolve(DEBUG_LOG_PREFIX + "%COMMAND%.log")));
+    }
+
+    /**
+     * The sentry's own log (at runsc's default level, info: its boot, and ~30 KB per save), which
+     * says how each save ended, also when the runsc that asked for it is gone; the boot's flags
+     * name it, and the gofer's and runsc's own beside it, one per boot.
+     */
+    Path sentryLog(SandboxId id) {
+        return cli.logDir(id).resolve(DEBUG_LOG_PREFIX + "boot.log");
+    }
+
+    /** How the sentry said a save ended: the first such line of {@code sentryLog} past {@code offset}. */
+    enum SaveOutcome { SUCCEEDED, FAILED, NOT_SAID }
+
+    /**
+     * How the first save after byte {@code offset} of a sentry's log (see {@link #sentryLog}, read
+     * by the caller before it asked for the save) ended, as the sentry wrote it.
+     */
+    static SaveOutcome saveOutcome(Path sentryLog, long offset) {
+        try (var channel = FileChannel.open(sentryLog, StandardOpenOption.READ)) {
+            if (channel.size() <= offset) return SaveOutcome.NOT_SAID;
+            var text = new String(Channels.newInputStream(channel.position(offset)).readAllBytes(), StandardCharsets.UTF_8);
+            for (String line : text.lines().toList()) {
+                if (line.contains(SAVE_SUCCEEDED)) return SaveOutcome.SUCCEEDED;
+                if (line.contains(SAVE_FAILED)) return SaveOutcome.FAILED;
+            }
+            return SaveOutcome.NOT_SAID;
+        } catch (NoSuchFileException e) {
+            return SaveOutcome.NOT_SAID;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**
@@ -85,7 +134,7 @@ final class Runsc {
 
     /** Starts the sandbox {@code id} of {@code bundle} from an image of {@link #checkpoint}, in the background, as {@link #runDetached}. */
     void restoreDetached(SandboxId id, Path bundle, Path images, Path pidFile, Optional<List<String>> networkedLauncher) {
-        var args = bootFlags(networkedLauncher);
+        var args = bootFlags(id, networkedLauncher);
         args.addAll(List.of("restore", "--detach", "--bundle", bundle.toString(), "--image-path", images.toString(), "--pid-file",
                 pidFile.toString(), id.value()));
         cli.run(launcher(networkedLauncher), id, "restore", true, Map.of(), args.toArray(String[]::new));
@@ -101,6 +150,11 @@ final class Runsc {
     /** Runs the tasks of a sandbox that {@code runsc pause} stopped (only earlier versions of the service paused that way). */
     void resume(SandboxId id) {
         cli.run(id, "resume", false, Map.of(), "resume", id.value());
+    }
+
+    /** See {@link OciCli#awaitEarlierWork}: here a checkpoint goes on after a service that died (a restore and a run too). */
+    int awaitEarlierWork(Duration timeout) {
+        return cli.awaitEarlierWork(timeout);
     }
 
     /** Sends {@code signal} (a name such as TERM or KILL) to the sandbox's process 1. */

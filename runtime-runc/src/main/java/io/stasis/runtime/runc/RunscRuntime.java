@@ -25,6 +25,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,6 +68,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     /** Host tasks of an idle sandbox: the sentry's threads, the gofer, the first stub. */
     private static final int BASE_HOST_TASKS = 32;
     private static final int HOST_TASKS_PER_PROCESS = 3;
+    /** The image's work directory of a save: its {@link SaveRecord}. */
+    private static final String SAVE_STEP = "save";
 
     private final OutputNotifier outputNotifier = new OutputNotifier();
     private final Runsc runsc;
@@ -248,6 +251,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
      * runsc saves the sandbox whole, but refuses a unix socket bound on the host: stasis-init lets go
      * of its socket first ({@code quiesce}) and binds it again on SIGUSR1 afterwards, in this sandbox
      * if it runs on, or in the one restored from the image.
+     *
+     * <p>The save is the sentry's: a runsc that fails or is killed once it has asked for it leaves
+     * the sentry saving, and a save that ends well is the checkpoint asked for (a save that does not
+     * leave the sandbox running ends it then, so the image is all that holds its processes). Such a
+     * save counts as done; the sentry's log says how it ended, also to the reconciler after a crash
+     * ({@link #completeInterruptedDump}).
      */
     @Override
     public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
@@ -258,10 +267,16 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         boolean wasFrozen = status == RuntimeStatus.FROZEN;
         if (wasFrozen) resume(id); // init must run to let go of its socket
         Path dir = imageStore.create(image);
+        var save = SaveRecord.start(imageStore.workDir(image, SAVE_STEP), runsc.sentryLog(id));
         try {
             quiesce(id);
             runsc.checkpoint(id, dir, leaveRunning);
         } catch (RuntimeException e) {
+            if (savedAnyway(id, dir, save)) {
+                log.atWarn().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("reason", e.getMessage())
+                        .log("runsc checkpoint failed, but the sentry saved the sandbox whole: the checkpoint stands");
+                return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+            }
             imageStore.delete(image);
             try {
                 if (status(id) == RuntimeStatus.RUNNING) {
@@ -273,7 +288,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             }
             throw e;
         }
+        return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+    }
+
+    private long finishCheckpoint(SandboxId id, CheckpointId image, boolean leaveRunning, boolean wasFrozen, long start) {
         long size = imageStore.seal(image);
+        imageStore.deleteWorkDir(image, SAVE_STEP);
         if (leaveRunning) {
             rebind(id);
             if (wasFrozen) pause(id);
@@ -314,6 +334,20 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
                 done.complete(null);
             }
         });
+    }
+
+    /**
+     * After a runsc checkpoint that failed: waits until the sentry no longer writes the image (a
+     * runsc killed after asking leaves it saving), then whether its log says that save succeeded.
+     */
+    private boolean savedAnyway(SandboxId id, Path imageDir, SaveRecord save) {
+        var state = runsc.state(id);
+        if (state.isEmpty()) return false;
+        long sentry = state.get().pid();
+        long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+        while (HostProcesses.isAlive(sentry) && HostProcesses.holds(sentry, imageDir) && System.nanoTime() < deadline)
+            LockSupport.parkNanos(2_000_000);
+        return save.outcome() == Runsc.SaveOutcome.SUCCEEDED;
     }
 
     /** Waits for the background teardown of the sandbox, if one is under way. */
@@ -392,12 +426,46 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public int awaitEarlierWork(Duration timeout) {
-        return 0; // no tool of this runtime goes on after the service that started it is gone
+        return runsc.awaitEarlierWork(timeout);
     }
 
+    /** A save the sentry finished after the service died (see {@link #checkpoint}): sealed if its log says it succeeded. */
     @Override
-    public OptionalLong completeInterruptedDump(CheckpointId image) {
-        return OptionalLong.empty();
+    public OptionalLong completeInterruptedDump(SandboxId sandbox, CheckpointId image) {
+        var sealed = imageStore.completeSize(image);
+        if (sealed.isPresent()) return sealed;
+        var save = SaveRecord.read(imageStore.existingWorkDir(image, SAVE_STEP));
+        if (!Files.isDirectory(imageStore.dir(image)) || save.isEmpty() || save.get().outcome() != Runsc.SaveOutcome.SUCCEEDED)
+            return OptionalLong.empty();
+        long size = imageStore.seal(image);
+        imageStore.deleteWorkDir(image, SAVE_STEP);
+        log.atInfo().addKeyValue("sandbox", sandbox).addKeyValue("image", image).addKeyValue("bytes", size)
+                .log("a gVisor save that ended after the service died succeeded; sealed its image");
+        return OptionalLong.of(size);
+    }
+
+    /**
+     * A sandbox whose checkpoint a crash cut short between the quiesce and the rebind runs on with
+     * stasis-init off its socket: it is asked to bind it again.
+     */
+    @Override
+    public void adopt(SandboxId id) {
+        if (initAnswers(id)) return;
+        try {
+            rebind(id);
+            log.atInfo().addKeyValue("sandbox", id).log("stasis-init of an adopted gVisor sandbox was off its socket; it is back");
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", id).setCause(e).log("stasis-init of an adopted gVisor sandbox does not answer");
+        }
+    }
+
+    private boolean initAnswers(SandboxId id) {
+        try (var confined = ConfinedRoot.open(bundles.rootOf(id), rootOwner);
+             var connection = InitConnection.open(id, confined)) {
+            return connection.call(InitFrame.of("ping").build()).verb().equals("ok");
+        } catch (StasisException e) {
+            return false;
+        }
     }
 
     @Override

@@ -47,7 +47,7 @@ import java.util.stream.Collectors;
  */
 public final class FakeSandboxRuntime implements SandboxRuntime {
     /** The operations a test can make fail or count. */
-    public enum Step { CREATE, REROOT, SPAWN, FREEZE, THAW, STANDBY, CHECKPOINT, RESTORE, STOP, DESTROY, UPDATE_RESOURCES }
+    public enum Step { CREATE, REROOT, SPAWN, FREEZE, THAW, STANDBY, CHECKPOINT, RESTORE, STOP, DESTROY, UPDATE_RESOURCES, ADOPT }
 
     /** What a command prints and how it ends. */
     public record Outcome(int exitCode, String stdout, String stderr) {
@@ -413,8 +413,14 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
         return 0;
     }
 
+    /** Counted only ({@link #calls}): the fake leaves nothing half done to finish, and an adopt never fails. */
     @Override
-    public synchronized OptionalLong completeInterruptedDump(CheckpointId image) {
+    public synchronized void adopt(SandboxId id) {
+        calls.merge(Step.ADOPT, 1, Integer::sum);
+    }
+
+    @Override
+    public synchronized OptionalLong completeInterruptedDump(SandboxId sandbox, CheckpointId image) {
         return imageSize(image);
     }
 

@@ -11,6 +11,7 @@ import io.stasis.core.sandbox.SandboxState;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.testkit.core.CoreOnFakes;
+import io.stasis.testkit.fake.FakeSandboxRuntime.Step;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
@@ -100,6 +101,7 @@ class ReconcilerTest {
         assertThat(core.runtime.inStandby(standby.id())).as("its memory goes out again").isTrue();
         assertThat(stateNow()).isEqualTo(new SandboxState.Running());
         assertThat(core.runtime.status(sandbox.id())).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(core.runtime.calls(Step.ADOPT)).as("the runtime finishes what was half done to the one that runs on, only").isEqualTo(1);
     }
 
     @Test
