@@ -72,15 +72,8 @@ final class ForkTen implements Scenario {
                 return Format.millis(end - taken);
             });
             double[] perSandbox = Arrays.stream(totals).map(t -> t / COUNT).toArray();
-            double[] ones = context.sampler().run("memory checkpoint + fork count=1", context.counts().warmupOfSlowSeries(), n, i -> {
-                String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
-                long start = System.nanoTime();
-                List<String> forks = service.fork(parent.id(), checkpoint, 1);
-                long end = System.nanoTime();
-                for (String fork : forks) service.delete(fork);
-                service.live().deleteCheckpoint(checkpoint);
-                return Format.millis(end - start);
-            });
+            double[] ones = context.sampler().run("memory checkpoint + fork count=1", context.counts().warmupOfSlowSeries(), n,
+                    i -> forkOfOne(service, parent));
             var figures = new ArrayList<Figure>(List.of(
                     Figure.of("checkpoint_memory_call.tiny", name(), "ms",
                             "POST .../checkpoints {memory: true} of a tiny sandbox running a counter (keeps running)", Stats.of(checkpoints)),
@@ -134,6 +127,17 @@ final class ForkTen implements Scenario {
         }
     }
 
+    /** A memory checkpoint of {@code parent}, then the ms of a fork of one from it; fork and checkpoint deleted afterwards, untimed. */
+    private static double forkOfOne(PrivateService service, Sandbox parent) throws Exception {
+        String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
+        long start = System.nanoTime();
+        List<String> forks = service.fork(parent.id(), checkpoint, 1);
+        long end = System.nanoTime();
+        for (String fork : forks) service.delete(fork);
+        service.live().deleteCheckpoint(checkpoint);
+        return Format.millis(end - start);
+    }
+
     /**
      * Forks of one from parents made for each: a parent that has started processes for a while
      * makes every later save and restore of it slower under gVisor (runsc 2024-07's sentry kept a
@@ -149,13 +153,7 @@ final class ForkTen implements Scenario {
                     try {
                         requireSuccess(parent.exec("sh", "-c", COUNTER), "start the counter");
                         requireSuccess(parent.exec("sh", "-c", COUNTING), "see the counter count");
-                        String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
-                        long start = System.nanoTime();
-                        List<String> forks = service.fork(parent.id(), checkpoint, 1);
-                        long end = System.nanoTime();
-                        for (String fork : forks) service.delete(fork);
-                        service.live().deleteCheckpoint(checkpoint);
-                        return Format.millis(end - start);
+                        return forkOfOne(service, parent);
                     } finally {
                         parent.delete();
                     }

@@ -1,6 +1,5 @@
 package io.stasis.server;
 
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
@@ -11,16 +10,8 @@ import org.junit.jupiter.api.Test;
  * Each operation gets a fresh subject: under runsc 2024-07 a sandbox's saves grow with every process
  * it has started, and its sentry's memory with every save (docs/BENCHMARKS.md).
  */
+@RandomKillIT.OnRuntime(value = "gvisor", trials = 3, toolTrials = 2)
 class RandomKillGvisorIT extends RandomKillIT {
-    /** Hides RandomKillIT's: the runtime is set before its start runs. */
-    @BeforeAll
-    static void start() throws Exception {
-        runtime = "gvisor";
-        trialsByDefault = 3;
-        toolTrialsByDefault = 2;
-        RandomKillIT.start();
-    }
-
     @Override
     @Test
     @Disabled("a template build runs no sandbox runtime: RandomKillIT covers it")

@@ -13,6 +13,10 @@ import io.stasis.testkit.HostLeaks;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,6 +41,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -68,15 +73,15 @@ class RandomKillIT {
     private static final int DEFAULT_TRIALS = 6;
     private static final int DEFAULT_TOOL_TRIALS = 4;
     /** Kills per operation when no property says: DEFAULT_TRIALS and DEFAULT_TOOL_TRIALS, fewer under gVisor. */
-    static int trialsByDefault = DEFAULT_TRIALS;
-    static int toolTrialsByDefault = DEFAULT_TOOL_TRIALS;
+    private static int trialsByDefault;
+    private static int toolTrialsByDefault;
     /** Trials per kill asked at most, for an operation whose tool runs for a small part of it only. */
     private static final int MAX_ATTEMPTS_PER_KILL = 3;
     /**
      * The runtime of every sandbox: {@code -Dstasis.kill.runtime=gvisor} runs the same trials on
      * gVisor sandboxes (RandomKillGvisorIT does, with fewer kills in CI).
      */
-    static String runtime = System.getProperty("stasis.kill.runtime", "runc");
+    private static String runtime;
     /** No warm-up pass: a restart per kill, and what is measured is recovery, not the first calls' speed. */
     private static String[] serviceFlags() {
         return new String[]{"--warm-pool", "0", "--no-warm-up", "--runtime", runtime};
@@ -145,7 +150,38 @@ class RandomKillIT {
     private static final Set<String> leaked = new HashSet<>();
 
     @BeforeAll
-    static void start() throws Exception {
+    static void start(TestInfo test) throws Exception {
+        var on = test.getTestClass().map(c -> c.getAnnotation(OnRuntime.class));
+        if (on.isPresent()) startWith(on.get().value(), on.get().trials(), on.get().toolTrials());
+        else startWith(System.getProperty("stasis.kill.runtime", "runc"), DEFAULT_TRIALS, DEFAULT_TOOL_TRIALS);
+    }
+
+    /** On a subclass: the runtime of its sandboxes and the kills per operation when no property says. */
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.TYPE)
+    @interface OnRuntime {
+        String value();
+
+        int trials();
+
+        int toolTrials();
+    }
+
+    /**
+     * Sets every static of a run afresh (a subclass runs in the same JVM, on its own service:
+     * nothing of another class's run may carry over) and starts the service.
+     */
+    private static void startWith(String sandboxRuntime, int trials, int toolTrials) throws Exception {
+        runtime = sandboxRuntime;
+        trialsByDefault = trials;
+        toolTrialsByDefault = toolTrials;
+        durable = null;
+        spareCheckpoint = null;
+        volume = null;
+        volumeAcks = 0;
+        leaked.clear();
+        api = null;
+        service = null;
         ServiceFixture.assumeRuntime(runtime);
         seed = Long.getLong("stasis.kill.seed", new Random().nextLong());
         System.out.println("RandomKillIT seed: " + seed + " (replay with -Dstasis.kill.seed=" + seed + ")");
