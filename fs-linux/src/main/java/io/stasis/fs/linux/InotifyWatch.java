@@ -522,6 +522,9 @@ public final class InotifyWatch implements FileWatcher.Watch {
      * Adds a watch on {@code start} and, when recursive, on every directory below it, never
      * following a symlink nor crossing a mount. Each directory is watched before it is listed,
      * so an entry made meanwhile is seen by one or the other (both: the batch drops the repeat).
+     * The listing opens the directory anew once the watch is in place: btrfs lists only the
+     * entries a directory had when it was opened, so an entry made between an open and the
+     * {@code inotify_add_watch} would be in neither.
      * With {@code announce}, every entry found is reported as created, parents first.
      *
      * @return false when the directory limit was reached
@@ -534,7 +537,7 @@ public final class InotifyWatch implements FileWatcher.Watch {
             if (directories.isFull()) return false;
             Fd fd;
             try {
-                fd = openBeneath(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                fd = openBeneath(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
             } catch (LinuxException e) {
                 if (dir.isEmpty() || !replacedOrGone(e)) throw e;
                 continue; // removed or swapped for a symlink already: its own events tell
@@ -545,7 +548,11 @@ public final class InotifyWatch implements FileWatcher.Watch {
                 directories.put(wd, dir);
                 if (dir.isEmpty()) baseWd = wd;
                 if (known || !recursive) continue; // the same inode again: already listed
-                for (var entry : Syscalls.readDirectory(fd.value())) {
+                List<Syscalls.DirEntry> entries;
+                try (Fd listed = new Fd(Syscalls.openat2(fd.value(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, Confinement.ONE_NAME))) {
+                    entries = Syscalls.readDirectory(listed.value());
+                }
+                for (var entry : entries) {
                     String child = join(dir, entry.name());
                     Optional<FileType> type = typeOf(fd, entry);
                     if (type.isEmpty()) continue; // gone since listed
