@@ -113,7 +113,7 @@ public final class Reconciler {
         return switch (status) {
             case RUNNING -> {
                 runtime.adopt(id);
-                yield sandbox.withState(SandboxState.RUNNING);
+                yield backToRestIfWoken(sandbox, operation);
             }
             case FROZEN -> {
                 // Frozen on purpose only when paused or in standby, or when the crash came mid-pause or
@@ -135,6 +135,27 @@ public final class Reconciler {
                 runtime.destroy(id);
                 yield withoutProcesses(sandbox, operation);
             }
+        };
+    }
+
+    /**
+     * A sandbox paused or in standby that runs: a runtime that must thaw one to save it (gVisor's
+     * init lets go of its socket for the save) was cut short in a checkpoint, hibernation or fork of
+     * it. It goes back to rest, its old state; only a resume cut short leaves it running, its new one.
+     */
+    private Sandbox backToRestIfWoken(Sandbox sandbox, Optional<Operation> operation) {
+        boolean resuming = operation.map(o -> o.kind() == Operation.Kind.RESUME).orElse(false);
+        if (resuming) return sandbox.withState(SandboxState.RUNNING);
+        return switch (sandbox.state()) {
+            case SandboxState.Paused paused -> {
+                runtime.freeze(sandbox.id());
+                yield sandbox;
+            }
+            case SandboxState.Standby standby -> {
+                runtime.standby(sandbox.id());
+                yield sandbox;
+            }
+            default -> sandbox.withState(SandboxState.RUNNING);
         };
     }
 

@@ -3,6 +3,7 @@ package io.stasis.core.lifecycle;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.journal.Operation;
 import io.stasis.core.lifecycle.LifecycleService.Reason;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.Sandbox;
@@ -13,6 +14,8 @@ import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.testkit.core.CoreOnFakes;
 import io.stasis.testkit.fake.FakeSandboxRuntime.Step;
 import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -102,6 +105,30 @@ class ReconcilerTest {
         assertThat(stateNow()).isEqualTo(new SandboxState.Running());
         assertThat(core.runtime.status(sandbox.id())).isEqualTo(RuntimeStatus.RUNNING);
         assertThat(core.runtime.calls(Step.ADOPT)).as("the runtime finishes what was half done to the one that runs on, only").isEqualTo(1);
+    }
+
+    @Test
+    void aRestingSandboxThawedForASaveCutShortRestsAgainAndOneThawedToResumeRuns() {
+        var paused = core.create();
+        core.lifecycle.pause(paused.id(), Reason.API);
+        var standby = core.create();
+        core.lifecycle.standby(standby.id(), Reason.IDLE);
+        core.lifecycle.pause(sandbox.id(), Reason.API);
+        // As gVisor's runtime leaves them: thawed for a save (stasis-init must let go of its socket).
+        for (var id : List.of(paused.id(), standby.id(), sandbox.id())) core.runtime.thaw(id);
+        core.catalog.beginOperation(new Operation(paused.id(), Operation.Kind.HIBERNATE, Optional.of(CheckpointId.random()), Instant.now()));
+        core.catalog.beginOperation(new Operation(standby.id(), Operation.Kind.CHECKPOINT, Optional.of(CheckpointId.random()), Instant.now()));
+        core.catalog.beginOperation(new Operation(sandbox.id(), Operation.Kind.RESUME, Optional.empty(), Instant.now()));
+
+        core.reconcile();
+
+        assertThat(core.catalog.find(paused.id()).orElseThrow().state()).isEqualTo(new SandboxState.Paused());
+        assertThat(core.runtime.status(paused.id())).isEqualTo(RuntimeStatus.FROZEN);
+        assertThat(core.catalog.find(standby.id()).orElseThrow().state()).isEqualTo(new SandboxState.Standby());
+        assertThat(core.runtime.inStandby(standby.id())).isTrue();
+        assertThat(stateNow()).as("a resume cut short is finished").isEqualTo(new SandboxState.Running());
+        assertThat(core.runtime.status(sandbox.id())).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(core.catalog.pendingOperations()).isEmpty();
     }
 
     @Test
