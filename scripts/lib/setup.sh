@@ -17,8 +17,9 @@ STASIS_APT_PACKAGES=(
 # What only the tests need, installed by ./stasis test: docker-registry, the loopback registry image
 # pulls are tested against; libcap2-bin (setcap/getcap), file capabilities in imported images;
 # postgresql, the server the PostgreSQL catalog's tests start on private ports (no cluster of the
-# package's own: see no_default_postgresql_cluster).
-STASIS_TEST_APT_PACKAGES=(docker-registry libcap2-bin postgresql)
+# package's own: see no_default_postgresql_cluster); chromium, the real browser the web console's
+# test drives (through playwright-core from npm).
+STASIS_TEST_APT_PACKAGES=(docker-registry libcap2-bin postgresql chromium)
 
 STASIS_JAVA_HOME_DEFAULT=/usr/lib/jvm/temurin-25-jdk-amd64
 STASIS_JAVA_MAJOR=25

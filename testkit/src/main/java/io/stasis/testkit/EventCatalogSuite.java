@@ -42,6 +42,7 @@ public abstract class EventCatalogSuite extends CatalogSuiteBase<Catalog> {
         assertThat(catalog().eventsAfter(0, Optional.empty(), Optional.empty(), 10)).containsExactly(first, second);
         assertThat(catalog().eventsAfter(first.id(), Optional.empty(), Optional.empty(), 10)).containsExactly(second);
         assertThat(catalog().eventsAfter(second.id(), Optional.empty(), Optional.empty(), 10)).isEmpty();
+        assertThat(catalog().lastEventId()).isEqualTo(second.id());
     }
 
     @Test

@@ -34,6 +34,13 @@ final class EventTable {
         }
     }
 
+    static long lastId(Connection c) throws SQLException {
+        try (var st = c.prepareStatement("SELECT COALESCE(MAX(id), 0) FROM events"); var rs = st.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     static List<Event> after(Connection c, long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit)
             throws SQLException {
         var sql = new StringBuilder("SELECT id, at, type, sandbox_id, data, tenant_id FROM events WHERE id > ?");

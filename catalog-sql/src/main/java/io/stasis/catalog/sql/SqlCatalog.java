@@ -570,6 +570,11 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
         return db.withConnection("list events", c -> EventTable.after(c, afterId, sandbox, tenant, limit));
     }
 
+    @Override
+    public long lastEventId() {
+        return db.withConnection("read the last event id", EventTable::lastId);
+    }
+
     // --- API keys ---
 
     @Override

@@ -61,6 +61,11 @@ public final class EventLog {
         return catalog.eventsAfter(afterId, sandbox, Optional.of(viewer), limit);
     }
 
+    /** The newest event's id (0: none yet): {@code after} it, only events still to come. */
+    public long lastId() {
+        return catalog.lastEventId();
+    }
+
     public AutoCloseable subscribe(Consumer<Event> subscriber) {
         subscribers.add(subscriber);
         return () -> subscribers.remove(subscriber);

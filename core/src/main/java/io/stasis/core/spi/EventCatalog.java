@@ -16,4 +16,7 @@ public interface EventCatalog {
      * only that tenant's events and those of no sandbox (see {@link Event#visibleTo}).
      */
     List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit);
+
+    /** The id of the newest event stored, 0 when there is none: where a reader of live events only starts. */
+    long lastEventId();
 }

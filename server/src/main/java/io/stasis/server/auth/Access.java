@@ -12,6 +12,7 @@ import java.util.Optional;
  *   <li>{@link #ROOT}: the operator's root key only (tenants and their keys);</li>
  *   <li>{@link #TENANT}: any API key, acting on its own tenant's collection (list, create, secrets,
  *       tokens); scoped tokens are refused;</li>
+ *   <li>{@link #CALLER}: any credential the service knows, about itself only;</li>
  *   <li>the others: one sandbox (named by {@code {id}}), one checkpoint (by {@code {cid}}) or one volume (by {@code {vid}}) of the
  *       caller's tenant, and for a scoped token, that resource and that permission.</li>
  * </ul>
@@ -20,6 +21,7 @@ public enum Access implements RouteRole {
     PUBLIC(Target.NONE, null),
     ROOT(Target.NONE, null),
     TENANT(Target.NONE, null),
+    CALLER(Target.NONE, null),
     SANDBOX_READ(Target.SANDBOX, Permission.SANDBOX_READ),
     SANDBOX_LIFECYCLE(Target.SANDBOX, Permission.SANDBOX_LIFECYCLE),
     SANDBOX_DELETE(Target.SANDBOX, Permission.SANDBOX_DELETE),

@@ -57,6 +57,7 @@ public final class AccessGuard {
         Caller caller = BearerAuth.caller(ctx);
         switch (access.target()) {
             case NONE -> {
+                if (access == Access.CALLER) return;
                 if (access == Access.ROOT && !caller.isRoot())
                     throw forbidden(caller, "only the root key manages tenants and their keys");
                 if (caller instanceof Caller.Token t)

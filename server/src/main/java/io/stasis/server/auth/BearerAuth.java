@@ -14,6 +14,7 @@ import java.util.Optional;
 public final class BearerAuth {
     private static final String PREFIX = "Bearer ";
     private static final String ATTRIBUTE = "stasis.caller";
+    private static final String SUBPROTOCOL_PREFIX = "bearer.";
 
     private final Credentials credentials;
 
@@ -23,6 +24,27 @@ public final class BearerAuth {
 
     public void authenticate(Context ctx) {
         ctx.attribute(ATTRIBUTE, authenticate(ctx.header("Authorization")));
+    }
+
+    /**
+     * A WebSocket upgrade: the {@code Authorization} header, or from a browser, which cannot set
+     * headers on a WebSocket, the subprotocol {@code bearer.<credential>} offered after
+     * {@code stasis} (the server answers with the first offered, {@code stasis}, never the
+     * credential). Never a query parameter: URLs end up in histories and logs.
+     */
+    public void authenticateUpgrade(Context ctx) {
+        String header = ctx.header("Authorization");
+        if (header == null) header = fromSubprotocols(ctx.header("Sec-WebSocket-Protocol")).map(c -> PREFIX + c).orElse(null);
+        ctx.attribute(ATTRIBUTE, authenticate(header));
+    }
+
+    private static Optional<String> fromSubprotocols(String offered) {
+        if (offered == null) return Optional.empty();
+        for (String protocol : offered.split(",")) {
+            String p = protocol.strip();
+            if (p.startsWith(SUBPROTOCOL_PREFIX) && p.length() > SUBPROTOCOL_PREFIX.length()) return Optional.of(p.substring(SUBPROTOCOL_PREFIX.length()));
+        }
+        return Optional.empty();
     }
 
     /** The caller of an {@code Authorization} header's value; {@code unauthenticated} when it names none. */

@@ -51,7 +51,8 @@ final class EventRoutes {
 
     private void page(Context ctx, Optional<SandboxId> sandbox) {
         long after = Optional.ofNullable(ctx.header("Last-Event-ID")).filter(h -> !h.isBlank())
-                .or(() -> Query.string(ctx, "after")).or(() -> Query.string(ctx, "cursor")).map(EventRoutes::eventId).orElse(0L);
+                .or(() -> Query.string(ctx, "after")).or(() -> Query.string(ctx, "cursor"))
+                .map(text -> text.equals("now") ? events.lastId() : eventId(text)).orElse(0L);
         if (SseStream.wanted(ctx)) {
             stream(ctx, sandbox, after);
             return;

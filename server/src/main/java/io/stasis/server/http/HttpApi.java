@@ -209,7 +209,7 @@ public final class HttpApi implements AutoCloseable {
         routes.beforeMatched(forwarder::forwardIfElsewhere); // a sandbox of another node: after the guard, so the caller is checked here
         routes.wsBeforeUpgrade("/v1/*", ctx -> {
             services.nodes().requireLease();
-            services.auth().authenticate(ctx);
+            services.auth().authenticateUpgrade(ctx);
             services.rates().admit(BearerAuth.caller(ctx), "GET", ctx.path());
             audit(services.audit(), ctx, 101); // the terminal's upgrade: its end is not a request the logger sees
         });
@@ -251,6 +251,8 @@ public final class HttpApi implements AutoCloseable {
         new BlobRoutes(services.blobGc()).register(routes);
         new NodeRoutes(services.nodes(), services.drain(), forwarder).register(routes);
         new OpenApiRoutes().register(routes);
+        new CallerRoutes().register(routes);
+        new ConsoleRoutes().register(routes);
 
         routes.exception(StasisException.class, HttpApi::writeError);
         routes.exception(HttpResponseException.class, (e, ctx) -> writeError(fromHttp(e), ctx));

@@ -486,6 +486,11 @@ public final class InMemoryCatalog implements Catalog, VolumeCatalog, BucketCata
                 .toList());
     }
 
+    @Override
+    public long lastEventId() {
+        return call(() -> events.isEmpty() ? 0L : events.getLast().id());
+    }
+
     // --- keys ---
 
     @Override
