@@ -138,6 +138,18 @@ try {
   }
   console.log('the operator pages render');
 
+  // --- a scoped token opens its one sandbox, and offers no list or operator pages ---
+  const token = await api('POST', '/v1/tokens', { scope: { sandbox: id }, permissions: ['sandbox:read', 'exec', 'files:read'] });
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('API key or token').fill(token.token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(new RegExp(`#/sandboxes/${id}$`));
+  await page.getByRole('heading', { name: 'console-it' }).waitFor();
+  check(await page.locator('[data-action]').count() === 0, 'a read-only token is offered lifecycle actions');
+  check(await page.getByRole('link', { name: 'Operators' }).count() === 0, 'a token is offered the operator pages');
+  await shot('15-scoped-token');
+  console.log('a scoped token opens its one sandbox');
+
   // --- another tenant: its own list, never the root tenant's sandbox, no operator pages ---
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByLabel('API key or token').fill(otherKey);
@@ -147,7 +159,7 @@ try {
   check(await page.getByRole('link', { name: 'Operators' }).count() === 0, 'another tenant is offered the operator pages');
   await page.goto(`${url}/console/#/sandboxes/${id}`);
   await page.getByRole('heading', { name: 'Sandbox not found' }).waitFor();
-  await shot('15-other-tenant-refused');
+  await shot('16-other-tenant-refused');
   console.log("another tenant cannot open the sandbox by its URL");
 
   check(problems.length === 0, `the browser reported: ${problems.join('; ')}`);
