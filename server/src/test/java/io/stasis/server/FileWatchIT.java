@@ -133,6 +133,19 @@ class FileWatchIT {
         }
     }
 
+    /** The files API writes through a nameless file it then links in: one create, nothing of the nameless one. */
+    @Test
+    void aWriteThroughTheFilesApiIsOneCreate() throws Exception {
+        String id = api.post("/v1/sandboxes", CALM).get("id").asText();
+        try (var watch = new Watch(id, "path=/root&recursive=true")) {
+            assertThat(api.call("PUT", "/v1/sandboxes/" + id + "/files?path=/root/written.txt", "{\"some\": \"json\"}").status()).isEqualTo(200);
+            api.sh(id, "touch /root/marker");
+            watch.expect("create /root/marker");
+            assertThat(watch.raw).as("events before the marker").noneMatch(line -> line.contains("#"));
+            assertThat(String.join("\n", watch.raw)).contains("/root/written.txt");
+        }
+    }
+
     @EachRuntime
     void aWatchGoesOnAcrossHibernation(String runtime) throws Exception {
         String id = create(runtime);

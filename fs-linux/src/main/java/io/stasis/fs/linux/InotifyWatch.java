@@ -412,6 +412,7 @@ public final class InotifyWatch implements FileWatcher.Watch {
         if (onlyName.isPresent() && !onlyName.get().equals(event.name())) return;
 
         String path = join(dir, event.name());
+        if (event.has(IN_MODIFY | IN_ATTRIB) && isUnnamedFile(event.name(), path)) return;
         boolean isDir = event.has(IN_ISDIR);
         Optional<FileType> dirType = isDir ? Optional.of(FileType.DIRECTORY) : Optional.empty();
         // the two halves of a rename are queued back to back: anything else in between means the
@@ -619,6 +620,20 @@ public final class InotifyWatch implements FileWatcher.Watch {
             }
         } catch (LinuxException e) {
             return FileType.FILE;
+        }
+    }
+
+    /**
+     * Whether {@code name} is how the kernel names a file made with {@code O_TMPFILE} (the files
+     * API writes through one before it links it in): {@code #<inode>}, which no directory holds.
+     * Its writes are not a change anyone can see; its link is, as a create.
+     */
+    private boolean isUnnamedFile(String name, String path) {
+        if (name.length() < 2 || name.charAt(0) != '#' || !name.substring(1).chars().allMatch(c -> c >= '0' && c <= '9')) return false;
+        try (Fd fd = openBeneath(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) {
+            return false; // a file really named so
+        } catch (LinuxException e) {
+            return e.is(Errno.ENOENT);
         }
     }
 
