@@ -38,7 +38,12 @@ try {
   page.on('console', (m) => {
     if (m.type() === 'error' && !m.text().includes('status of 4')) problems.push(`console error: ${m.text()}`);
   });
-  const shot = async (name) => page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+  // Each page is kept as a picture, and must not show a value the code failed to format.
+  const shot = async (name) => {
+    await page.screenshot({ path: `${shots}/${name}.png`, fullPage: true });
+    const text = await page.evaluate(() => document.body.innerText);
+    for (const slip of ['[object ', 'undefined', 'NaN', 'Invalid Date']) if (text.includes(slip)) problems.push(`${name} shows "${slip}"`);
+  };
 
   // --- sign-in: a wrong key is refused, the root key goes in ---
   await page.goto(url + '/');
@@ -93,6 +98,7 @@ try {
   await page.getByLabel('File content').fill('written in the console\n');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.locator('[data-change="create /root/console-note.txt"]').waitFor();
+  await page.locator('button[data-path="/root/console-note.txt"]').waitFor(); // the listing follows the watch
   const content = await api('POST', `/v1/sandboxes/${id}/exec`, { cmd: ['cat', '/root/console-note.txt'] });
   check(content.stdout === 'written in the console\n', `the file holds ${JSON.stringify(content.stdout)}`);
   await shot('04-files');
