@@ -72,8 +72,14 @@ async function route() {
   for (const [pattern, page, params] of ROUTES) {
     const match = hash.match(pattern);
     if (!match) continue;
-    const ended = await page.render(main, params(match), me);
-    cleanup = typeof ended === 'function' ? ended : () => {};
+    try {
+      const ended = await page.render(main, params(match), me);
+      cleanup = typeof ended === 'function' ? ended : () => {};
+    } catch (e) {
+      // e.g. a scoped token on the list of sandboxes, which only a key may see (403)
+      show(main, h('h1', {}, 'This page cannot be shown'), h('p', { class: 'error', role: 'alert' }, e.message),
+        h('p', {}, h('a', { href: '#/sandboxes' }, 'Back to the sandboxes')));
+    }
     main.focus({ preventScroll: true });
     return;
   }

@@ -104,15 +104,32 @@ try {
   await shot('04-files');
   console.log('a file saved in the editor was seen by the watch and holds what was typed');
 
-  // --- processes, previews, network, overview: each page renders ---
-  for (const [tab, heading, name] of [['processes', null, '05-processes'], ['previews', null, '06-previews'],
-    ['network', 'Egress policy', '07-network'], ['overview', 'Resources', '08-overview']]) {
+  // --- processes: a process's output followed live, and a signal that ends it ---
+  const ticker = await api('POST', `/v1/sandboxes/${id}/processes`, { cmd: ['sh', '-c', 'i=0; while true; do i=$((i+1)); echo tick-$i; sleep 0.2; done'], tag: 'ticker' });
+  await page.goto(`${url}/console/#/sandboxes/${id}/processes`);
+  await page.getByRole('button', { name: String(ticker.pid), exact: true }).click();
+  await page.locator('pre.log').filter({ hasText: 'tick-3' }).waitFor();
+  await shot('05-processes');
+  await page.locator('[data-signal="TERM"]').click();
+  await page.locator('tr', { hasText: 'ticker' }).filter({ hasText: 'exited' }).waitFor();
+  console.log('a process followed live, then ended by a signal from the page');
+
+  // --- previews: a private one's link carries its token, shown once ---
+  await page.goto(`${url}/console/#/sandboxes/${id}/previews`);
+  await page.getByLabel('Port').fill('8000');
+  await page.getByRole('button', { name: 'Open preview' }).click();
+  await page.getByText('this link carries its token').waitFor();
+  check(await page.locator('a[href*="stasis_preview_token="]').count() === 1, 'no link with the token');
+  await shot('06-previews');
+  console.log('a private preview opened from the page');
+
+  // --- network and overview render ---
+  for (const [tab, heading, name] of [['network', 'Egress policy', '07-network'], ['overview', 'Resources', '08-overview']]) {
     await page.goto(`${url}/console/#/sandboxes/${id}/${tab}`);
-    if (heading) await page.getByRole('heading', { name: heading }).waitFor();
-    else await page.locator('table.list').first().waitFor();
+    await page.getByRole('heading', { name: heading }).waitFor();
     await shot(name);
   }
-  console.log('the processes, previews, network and overview pages render');
+  console.log('the network and overview pages render');
 
   // --- hibernate from the page; the state follows; resume ---
   await page.locator('[data-action="hibernate"]').click();
@@ -154,7 +171,9 @@ try {
   check(await page.locator('[data-action]').count() === 0, 'a read-only token is offered lifecycle actions');
   check(await page.getByRole('link', { name: 'Operators' }).count() === 0, 'a token is offered the operator pages');
   await shot('15-scoped-token');
-  console.log('a scoped token opens its one sandbox');
+  await page.goto(`${url}/console/#/sandboxes`);
+  await page.getByRole('alert').filter({ hasText: 'needs an API key' }).waitFor();
+  console.log('a scoped token opens its one sandbox, and is told the list needs a key');
 
   // --- another tenant: its own list, never the root tenant's sandbox, no operator pages ---
   await page.getByRole('button', { name: 'Sign out' }).click();

@@ -149,8 +149,10 @@ class NodesIT {
                     assertThat(wrongToken.statusCode()).isEqualTo(403);
                 }
                 // A terminal of A's sandbox opened through B: its frames are relayed both ways.
-                assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+2)); hostname\n"))
+                assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+2)); hostname\n", false))
                         .contains("relayed-42").contains(onA.replace("_", "-"));
+                // As a browser opens it (the web console): the credential as a subprotocol, which the relay passes on.
+                assertThat(terminalThrough(b.url, key, onA, "sleep 0.3; echo relayed-$((40+3))\n", true)).contains("relayed-43");
                 // An MCP session at node C works on A's sandbox: its tools call C's API, which passes the calls on to A.
                 var mcpAtC = HttpClientStreamableHttpTransport.builder(c.url).endpoint("/mcp")
                         .requestBuilder(java.net.http.HttpRequest.newBuilder().header("Authorization", "Bearer " + key)).build();
@@ -831,12 +833,18 @@ class NodesIT {
         return service;
     }
 
-    /** Opens {@code cmd=sh} on the sandbox's terminal through {@code url}, types {@code input}, ends it and returns what came back. */
-    private static String terminalThrough(String url, String key, String sandbox, String input) throws Exception {
+    /**
+     * Opens {@code cmd=sh} on the sandbox's terminal through {@code url}, types {@code input}, ends it and returns what came back;
+     * {@code asBrowser}: the key offered as a subprotocol, as a browser must, instead of the Authorization header.
+     */
+    private static String terminalThrough(String url, String key, String sandbox, String input, boolean asBrowser) throws Exception {
         var received = new StringBuffer();
         var exit = new java.util.concurrent.CompletableFuture<String>();
         try (var http = java.net.http.HttpClient.newHttpClient()) {
-            var socket = http.newWebSocketBuilder().header("Authorization", "Bearer " + key)
+            var builder = http.newWebSocketBuilder();
+            if (asBrowser) builder.subprotocols("stasis", "bearer." + key);
+            else builder.header("Authorization", "Bearer " + key);
+            var socket = builder
                     .buildAsync(java.net.URI.create(url.replace("http", "ws") + "/v1/sandboxes/" + sandbox + "/terminal?cmd=sh"),
                             new java.net.http.WebSocket.Listener() {
                                 @Override

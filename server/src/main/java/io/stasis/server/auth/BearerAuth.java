@@ -33,9 +33,16 @@ public final class BearerAuth {
      * credential). Never a query parameter: URLs end up in histories and logs.
      */
     public void authenticateUpgrade(Context ctx) {
-        String header = ctx.header("Authorization");
-        if (header == null) header = fromSubprotocols(ctx.header("Sec-WebSocket-Protocol")).map(c -> PREFIX + c).orElse(null);
-        ctx.attribute(ATTRIBUTE, authenticate(header));
+        ctx.attribute(ATTRIBUTE, authenticate(authorizationOfUpgrade(ctx.header("Authorization"), ctx.header("Sec-WebSocket-Protocol"))));
+    }
+
+    /**
+     * The {@code Authorization} value an upgrade's credential amounts to, from the header or the
+     * subprotocols; null when it has neither (also what a relay to another node sends on).
+     */
+    public static String authorizationOfUpgrade(String authorization, String subprotocols) {
+        if (authorization != null) return authorization;
+        return fromSubprotocols(subprotocols).map(c -> PREFIX + c).orElse(null);
     }
 
     private static Optional<String> fromSubprotocols(String offered) {

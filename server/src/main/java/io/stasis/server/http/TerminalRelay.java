@@ -2,6 +2,7 @@ package io.stasis.server.http;
 
 import io.javalin.websocket.WsContext;
 import io.stasis.core.node.Node;
+import io.stasis.server.auth.BearerAuth;
 import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -38,7 +39,7 @@ final class TerminalRelay {
         String base = node.advertiseUrl().toString().replaceFirst("^http", "ws");
         String query = downstream.queryString();
         var builder = client.newWebSocketBuilder().connectTimeout(CONNECT_TIMEOUT).header(NodeForwarder.FORWARDED_BY, thisNode);
-        String authorization = downstream.header("Authorization");
+        String authorization = BearerAuth.authorizationOfUpgrade(downstream.header("Authorization"), downstream.header("Sec-WebSocket-Protocol"));
         if (authorization != null) builder.header("Authorization", authorization);
         var socket = builder.buildAsync(URI.create(base + path + (query == null ? "" : "?" + query)), new Back(downstream))
                 .get(CONNECT_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
