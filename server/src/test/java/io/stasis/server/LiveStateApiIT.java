@@ -374,11 +374,13 @@ class LiveStateApiIT {
 
     @EachRuntime
     void theIdlePolicyMovesAnIdleSandboxDownTheLadderButNotABusyOne(String runtime) {
-        String idle = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
-        String busy = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"3s\"}}");
+        // Hibernation 5 s after the pause: a monitor that first sees the sandbox idle past both (under load, a gVisor
+        // sandbox's CPU reading came 3 s late in CI) rightly takes it straight down, and the ladder would not show.
+        String idle = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"6s\"}}");
+        String busy = create(runtime, "{\"lifecycle\": {\"pauseAfterIdle\": \"1s\", \"hibernateAfterIdle\": \"6s\"}}");
         api.sh(busy, "(while true; do :; done) >/dev/null 2>&1 &");
-        Await.until("the idle sandbox to pause", Duration.ofSeconds(10), () -> state(idle).equals("paused"));
-        Await.until("the idle sandbox to hibernate", Duration.ofSeconds(15), () -> state(idle).equals("hibernated"));
+        Await.until("the idle sandbox to pause", Duration.ofSeconds(15), () -> state(idle).equals("paused"));
+        Await.until("the idle sandbox to hibernate", Duration.ofSeconds(25), () -> state(idle).equals("hibernated"));
         assertThat(state(busy)).as("a CPU-busy sandbox is not idle").isEqualTo("running");
         var reasons = new ArrayList<String>();
         api.get("/v1/sandboxes/" + idle + "/events").get("items").forEach(e -> {

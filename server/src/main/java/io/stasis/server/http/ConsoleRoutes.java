@@ -41,7 +41,8 @@ final class ConsoleRoutes {
     private record Asset(byte[] bytes, String contentType, String etag) {
     }
 
-    private final Map<String, Optional<Asset>> assets = new ConcurrentHashMap<>();
+    /** The files asked for so far; only ones that exist, so that no one can fill it with names. */
+    private final Map<String, Asset> assets = new ConcurrentHashMap<>();
 
     void register(RoutesConfig routes) {
         routes.get("/", ctx -> ctx.redirect("/console/"));
@@ -59,7 +60,11 @@ final class ConsoleRoutes {
     }
 
     private void serve(Context ctx, String resource, boolean immutable) {
-        Asset asset = assets.computeIfAbsent(resource, ConsoleRoutes::load).orElseThrow(() -> notFound(ctx));
+        Asset asset = assets.get(resource);
+        if (asset == null) {
+            asset = load(resource).orElseThrow(() -> notFound(ctx));
+            assets.put(resource, asset);
+        }
         ctx.header("Content-Security-Policy", CONTENT_SECURITY_POLICY);
         ctx.header("X-Content-Type-Options", "nosniff");
         ctx.header("Referrer-Policy", "no-referrer");
