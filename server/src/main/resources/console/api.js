@@ -99,6 +99,25 @@ export async function follow(path, onEvent, signal) {
   }
 }
 
+/**
+ * Follows a stream of events until `signal` aborts, opening it again a second after it ends or
+ * fails (the service restarted, say); `afterGap`, if given, runs after each pause, to read again
+ * what the gap may have missed. Returns at once.
+ */
+export function followAlways(path, onEvent, signal, afterGap = async () => {}) {
+  (async () => {
+    while (!signal.aborted) {
+      try {
+        await follow(path, onEvent, signal);
+      } catch {
+        // ended or failed: open it again below
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      if (!signal.aborted) await afterGap().catch(() => {});
+    }
+  })();
+}
+
 /** A WebSocket to `path` (with its query), its credential offered as the subprotocol after "stasis". */
 export function socket(path) {
   const url = new URL(path, location.href);

@@ -63,12 +63,14 @@ export function when(iso) {
   return h('time', { datetime: iso, title: date.toISOString() }, date.toLocaleString());
 }
 
+let noticeTimer = null;
+
 /** Tells the user what happened (role=status, read out by screen readers). */
 export function notice(text, kind = 'info') {
   const area = document.getElementById('notice');
   show(area, h('p', { class: `notice notice-${kind}` }, text));
-  clearTimeout(notice.timer);
-  notice.timer = setTimeout(() => area.replaceChildren(), kind === 'error' ? 10000 : 4000);
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => area.replaceChildren(), kind === 'error' ? 10000 : 4000);
 }
 
 /** Runs an action from a button: the button is busy meanwhile, a failure is told. */

@@ -13,6 +13,7 @@ export async function render(panel, sandbox, me, pageSignal) {
   const changes = h('ol', { class: 'changes', 'aria-label': 'Changes under this directory', 'aria-live': 'polite' });
   let directory = '/root';
   let watching = null;
+  let relist = null; // the listing read again once a burst of changes is over
 
   const join = (dir, name) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
 
@@ -59,8 +60,8 @@ export async function render(panel, sandbox, me, pageSignal) {
       changes.prepend(h('li', { 'data-change': `${type} ${data.path}` },
         h('span', { class: `change change-${type}` }, type), ' ', data.path, data.from ? ` (from ${data.from})` : ''));
       while (changes.children.length > 200) changes.lastChild.remove();
-      clearTimeout(watch.relist);
-      watch.relist = setTimeout(() => {
+      clearTimeout(relist);
+      relist = setTimeout(() => {
         if (controller.signal.aborted) return;
         get(`${base}/list?path=${encodeURIComponent(dir)}&limit=1000`, pageSignal).then(rows).catch(() => {});
       }, 300);
@@ -112,6 +113,6 @@ export async function render(panel, sandbox, me, pageSignal) {
   await open(directory);
   return () => {
     if (watching) watching.abort();
-    clearTimeout(watch.relist);
+    clearTimeout(relist);
   };
 }

@@ -1,6 +1,6 @@
 // One sandbox: its state (live from its events), its actions, and tabs for the terminal,
 // processes, files, checkpoints and forks, previews, network and resources.
-import { get, follow } from '../api.js';
+import { get, followAlways } from '../api.js';
 import { h, show, stateBadge, when, busy, bytes } from '../dom.js';
 import { actionsFor, act } from './sandboxes.js';
 import * as terminal from './terminal.js';
@@ -49,7 +49,10 @@ export async function render(main, { id, tab }, me) {
           const answer = await act(sandbox.id, verb);
           if (answer && answer.state) sandbox = answer;
           drawHeader();
-          if (verb === 'fork' || verb === 'checkpoint') tabEnded(), openTab();
+          if (verb === 'fork' || verb === 'checkpoint') {
+            tabEnded();
+            openTab();
+          }
         }));
         actions.append(button);
       }
@@ -81,22 +84,13 @@ export async function render(main, { id, tab }, me) {
   drawHeader();
   await openTab();
 
-  (async () => {
-    while (!controller.signal.aborted) {
-      try {
-        await follow(`/v1/sandboxes/${encodeURIComponent(id)}/events?after=now`, (type, data) => {
-          if (type !== 'lifecycle') return;
-          sandbox = { ...sandbox, state: data.to };
-          drawHeader();
-          if (data.to === 'running' || data.to === 'hibernated')
-            get(`/v1/sandboxes/${encodeURIComponent(id)}`).then((fresh) => { sandbox = fresh; drawHeader(); }).catch(() => {});
-        }, controller.signal);
-      } catch {
-        // the sandbox went, or the service restarts: try again
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-  })();
+  followAlways(`/v1/sandboxes/${encodeURIComponent(id)}/events?after=now`, (type, data) => {
+    if (type !== 'lifecycle') return;
+    sandbox = { ...sandbox, state: data.to };
+    drawHeader();
+    if (data.to === 'running' || data.to === 'hibernated')
+      get(`/v1/sandboxes/${encodeURIComponent(id)}`).then((fresh) => { sandbox = fresh; drawHeader(); }).catch(() => {});
+  }, controller.signal);
   return () => {
     tabEnded();
     controller.abort();

@@ -1,6 +1,6 @@
 // The tenant's sandboxes: a live list (states change as the events stream says), filters, a
 // create form and the lifecycle actions.
-import { get, post, del, follow } from '../api.js';
+import { get, post, del, followAlways } from '../api.js';
 import { h, show, field, stateBadge, when, notice, busy } from '../dom.js';
 
 const STATES = ['running', 'paused', 'standby', 'hibernated', 'stopped'];
@@ -137,26 +137,12 @@ export async function render(main) {
     h('div', { class: 'filters', role: 'search' }, field('State', stateFilter), field('Filter', textFilter)),
     table, empty);
   await reload();
-  streamEvents(onEvent, controller.signal, reload);
+  // The tenant's events from now on; after a gap in the stream, the list is read again.
+  followAlways('/v1/events?after=now', onEvent, controller.signal, reload);
   return () => {
     clearTimeout(pending);
     controller.abort();
   };
-}
-
-/** Follows the tenant's events from now on, reconnecting (after a reload of the list) if the stream ends. */
-function streamEvents(onEvent, signal, reload) {
-  (async () => {
-    while (!signal.aborted) {
-      try {
-        await follow('/v1/events?after=now', onEvent, signal);
-      } catch (e) {
-        if (signal.aborted) return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-      if (!signal.aborted) await reload().catch(() => {});
-    }
-  })();
 }
 
 function createForm(reload) {
