@@ -27,12 +27,17 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -56,22 +61,30 @@ import org.junit.jupiter.api.Timeout;
  * gone (roots, bundles, cgroups, processes, mounts).
  *
  * <p>A second test kills the tool under the operation instead (runc, or CRIU under it), the service
- * running on: the same checks hold.
+ * running on: the same checks hold. A third runs every operation at once, each on its own subject,
+ * and kills the service once, at a random point of each; a fourth kills it during a template build.
  *
  * <p>Seeded: {@code -Dstasis.kill.seed=N} replays a run (a failure prints its seed and trial);
- * {@code -Dstasis.kill.trials=N} kills of the service per operation ({@value #DEFAULT_TRIALS} in CI),
- * {@code -Dstasis.kill.tool-trials=N} of a tool ({@value #DEFAULT_TOOL_TRIALS});
+ * {@code -Dstasis.kill.trials=N} kills of the service per operation, one at a time ({@value #DEFAULT_TRIALS} in CI),
+ * {@code -Dstasis.kill.together-trials=N} all at once ({@value #TOGETHER_TRIALS}),
+ * {@code -Dstasis.kill.tool-trials=N} of a tool ({@value #DEFAULT_TOOL_TRIALS}),
+ * {@code -Dstasis.kill.template-trials=N} during a build ({@value #TEMPLATE_TRIALS});
  * {@code -Dstasis.kill.operations=stop,start} only some operations. The long mode is
- * {@code -Dstasis.kill.trials=200 -Dstasis.kill.tool-trials=200 -Dit.timeouts=disabled}.
+ * {@code -Dstasis.kill.trials=200 -Dstasis.kill.together-trials=200 -Dstasis.kill.tool-trials=200
+ * -Dstasis.kill.template-trials=200 -Dit.timeouts=disabled}.
  */
 @Tag("root")
 @Timeout(value = 30, unit = TimeUnit.MINUTES) // each test kills the service or a tool many times over; the build gives other tests 10
 class RandomKillIT {
-    // CI's counts: at 10 and 6 this test took 12 of the suite's 45 minutes; at 6 and 4 it takes about 7,
-    // with a new seed each run (over runs every operation meets every moment). The long mode below is
-    // where thousands of kills go.
-    private static final int DEFAULT_TRIALS = 6;
+    // CI's counts: at 10 and 6 this test took 12 of the suite's 45 minutes; at 6 and 4 it took about 7,
+    // with a new seed each run (over runs every operation meets every moment). The kills of the service
+    // one operation at a time went down to 2 when the test of every operation at once came: 20 kills
+    // per operation there take ~3 minutes, a restart each checking fifteen operations. The long mode
+    // below is where thousands of kills go.
+    private static final int DEFAULT_TRIALS = 2;
     private static final int DEFAULT_TOOL_TRIALS = 4;
+    private static final int TOGETHER_TRIALS = 20;
+    private static final int TEMPLATE_TRIALS = 6;
     /** Kills per operation when no property says: DEFAULT_TRIALS and DEFAULT_TOOL_TRIALS, fewer under gVisor. */
     private static int trialsByDefault;
     private static int toolTrialsByDefault;
@@ -289,6 +302,153 @@ class RandomKillIT {
         });
     }
 
+    /**
+     * Every operation at once, each on a subject of its own, and one kill of the service that lands,
+     * for each, at a random point of its own run: each starts that long before the kill (its duration
+     * measured in a round of all of them at once, unkilled). One restart then checks as many
+     * operations as there are, which is how CI reaches its kills per operation in the time one
+     * operation at a time takes for a few; the kills land amid the other operations' work, as on a
+     * busy host. An operation that had already answered when the kill came counts as nothing killed,
+     * and the trials go on until each operation has its kills.
+     */
+    @Test
+    void aKillDuringEveryOperationAtOnceLeavesEverySandboxDefinedUsableAndWhole() throws Exception {
+        int trials = Integer.getInteger("stasis.kill.together-trials", TOGETHER_TRIALS);
+        var random = new Random(seed);
+        var subjects = new LinkedHashMap<String, Subject>();
+        for (String operation : OPERATIONS) subjects.put(operation, new Subject(null, 0));
+        // The unkilled round: how long each operation takes among the others bounds its delays.
+        var durations = new LinkedHashMap<String, Long>();
+        var froms = stage(subjects, random);
+        var unkilled = runTogether(subjects, Map.of(), new HashSet<>());
+        for (String operation : OPERATIONS) {
+            var answer = unkilled.get(operation);
+            if (answer == null || answer.status() >= 500) throw new AssertionError("seed " + seed + ": unkilled, " + operation + " answered " + answer);
+            durations.put(operation, Math.max(20, answer.ms()));
+            var subject = subjects.get(operation);
+            subjects.put(operation, operation.equals("delete") ? new Subject(null, 0) : subject.after(froms.get(operation), subject.state()));
+        }
+        subjects.putAll(forget(subjects));
+        var results = new ArrayList<Trial>();
+        var failed = new ArrayList<String>();
+        for (int t = 0; t < trials * MAX_ATTEMPTS_PER_KILL && fewestKills(results, OPERATIONS) < trials; t++) {
+            froms = stage(subjects, random);
+            var delays = new LinkedHashMap<String, Long>();
+            for (String operation : OPERATIONS) delays.put(operation, (long) (random.nextDouble() * durations.get(operation) * 1.2));
+            var inFlight = new HashSet<String>();
+            var answers = runTogether(subjects, delays, inFlight);
+            Set<String> involved = sandboxesOnDisk();
+            restart();
+            String outage = outage();
+            var operated = new ArrayList<Operated>();
+            var left = new HashMap<String, String>();
+            for (String operation : OPERATIONS) {
+                operated.add(new Operated(operation, froms.get(operation), subjects.get(operation)));
+                left.put(operation, subjects.get(operation).state());
+            }
+            var problems = check(operated);
+            if (outage != null) problems.add(outage);
+            answers.forEach((operation, answer) -> {
+                if (answer.status() == 500 && answer.response().errorCode().equals("internal"))
+                    problems.add(operation + " answered 500 internal: " + answer.response().body());
+            });
+            for (var o : operated) // afresh after a failure, so that one does not hide the next ones
+                subjects.put(o.operation(), problems.isEmpty() ? o.subject().after(o.from(), left.get(o.operation())) : new Subject(null, 0));
+            subjects.putAll(forget(subjects));
+            problems.addAll(leaks(involved));
+            for (String operation : OPERATIONS) {
+                results.add(new Trial(operation, froms.get(operation), delays.get(operation), inFlight.contains(operation) ? "the service" : null, problems));
+                // One that answered before the kill ran that long, started as this trial starts them: the next delay's bound.
+                var answer = answers.get(operation);
+                if (!inFlight.contains(operation) && answer != null) durations.put(operation, Math.max(20, answer.ms()));
+            }
+            if (!problems.isEmpty()) {
+                failed.add("trial " + (t + 1) + " (delays " + delays + ", from " + froms + "): " + problems);
+                System.out.println("RandomKillIT (all at once) seed " + seed + " " + failed.getLast());
+            }
+        }
+        forget(Map.of()); // the subjects too: the other tests count on sandboxes of their own
+        report("service, every operation at once", OPERATIONS, results, durations);
+        assertThat(failed)
+                .as("seed " + seed + ": trials (one kill of the service during every operation) that left a sandbox undefined, unusable or without an acknowledged write")
+                .isEmpty();
+    }
+
+    /** Kills that landed during the operation that has fewest of them. */
+    private static long fewestKills(List<Trial> results, List<String> operations) {
+        return operations.stream().mapToLong(o -> results.stream().filter(r -> r.operation().equals(o) && r.killed() != null).count())
+                .min().orElse(0);
+    }
+
+    /**
+     * Makes each operation's subject ready at once (running, counting, one more write acknowledged,
+     * what its operation works on prepared) and brings it to the state its operation starts from: those states.
+     */
+    private static Map<String, String> stage(Map<String, Subject> subjects, Random random) throws InterruptedException {
+        var froms = new LinkedHashMap<String, String>();
+        subjects.keySet().forEach(operation -> froms.put(operation, from("service", operation, random)));
+        var staged = new ConcurrentHashMap<String, Subject>();
+        var failures = Collections.synchronizedList(new ArrayList<Throwable>());
+        try (var each = Executors.newVirtualThreadPerTaskExecutor()) {
+            subjects.forEach((operation, subject) -> each.submit(() -> {
+                try {
+                    var ready = ready(subject).acknowledge();
+                    prepare(operation, ready);
+                    api.bringTo(ready.id(), froms.get(operation));
+                    staged.put(operation, ready);
+                } catch (RuntimeException | AssertionError e) {
+                    failures.add(new AssertionError("staging " + operation + " from " + froms.get(operation), e));
+                }
+            }));
+        }
+        if (!failures.isEmpty()) throw new AssertionError("seed " + seed + ": staging the operations failed: " + failures, failures.getFirst());
+        subjects.putAll(staged);
+        return froms;
+    }
+
+    /** An operation's answer and how long it took. */
+    private record Answer(RawApi.Response response, long ms) {
+        int status() {
+            return response.status();
+        }
+    }
+
+    /**
+     * Runs every operation on its subject, each started {@code delays} ms before a kill of the service
+     * (no delays: all start at once, no kill, and each runs to its end); the operations still running
+     * at the kill go into {@code inFlight}. Returns the answers that came.
+     */
+    private static Map<String, Answer> runTogether(Map<String, Subject> subjects, Map<String, Long> delays, Set<String> inFlight)
+            throws InterruptedException {
+        long killAt = delays.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        long start = System.nanoTime();
+        var answers = new ConcurrentHashMap<String, Answer>();
+        var calls = new LinkedHashMap<String, Thread>();
+        var longestFirst = subjects.keySet().stream().sorted(Comparator.comparing((String o) -> delays.getOrDefault(o, 0L)).reversed()).toList();
+        for (String operation : longestFirst) {
+            LockSupport.parkNanos(start + (killAt - delays.getOrDefault(operation, 0L)) * 1_000_000 - System.nanoTime());
+            String id = subjects.get(operation).id();
+            calls.put(operation, Thread.ofVirtual().start(() -> {
+                long began = System.nanoTime();
+                try {
+                    var answer = run(operation, id);
+                    answers.put(operation, new Answer(answer, (System.nanoTime() - began) / 1_000_000));
+                } catch (RuntimeException e) {
+                    // the service died under the call
+                }
+            }));
+        }
+        if (!delays.isEmpty()) {
+            LockSupport.parkNanos(start + killAt * 1_000_000 - System.nanoTime());
+            calls.forEach((operation, call) -> {
+                if (call.isAlive()) inFlight.add(operation);
+            });
+            service.kill();
+        }
+        for (var call : calls.values()) call.join(Duration.ofSeconds(delays.isEmpty() ? 120 : 30));
+        return answers;
+    }
+
     /** How a trial kills: after {@code delay} ms of the operation running on {@code call}; what it killed (null: nothing). */
     private interface Killer {
         String kill(Thread call, long delay) throws Exception;
@@ -304,7 +464,7 @@ class RandomKillIT {
     @Test
     void aKillDuringATemplateBuildLeavesTheTemplateWhole() throws Exception {
         var random = new Random(seed);
-        int kills = Integer.getInteger("stasis.kill.template-trials", DEFAULT_TRIALS);
+        int kills = Integer.getInteger("stasis.kill.template-trials", TEMPLATE_TRIALS);
         Path templates = dataDir.resolve("btrfs/templates");
         var subject = ready(new Subject(null, 0));
         var results = new ArrayList<Trial>();
@@ -591,89 +751,127 @@ class RandomKillIT {
 
     /** Removes every sandbox but the subject (forks, created ones) and the spares' checkpoint with its spares, so trials do not pile up. */
     private static Subject forget(Subject subject) {
+        return forget(Map.of("", subject)).get("");
+    }
+
+    /** The same for many subjects: each one that is still there, or none (null id) in its place. */
+    private static Map<String, Subject> forget(Map<String, Subject> subjects) {
         if (spareCheckpoint != null) {
             api.call("DELETE", "/v1/checkpoints/" + spareCheckpoint, null);
             spareCheckpoint = null;
         }
+        var kept = subjects.values().stream().map(Subject::id).collect(Collectors.toSet());
         for (JsonNode sandbox : api.get("/v1/sandboxes").get("items")) {
             String id = sandbox.get("id").asText();
-            if (!id.equals(subject.id())) api.call("DELETE", "/v1/sandboxes/" + id, null);
+            if (!kept.contains(id)) api.call("DELETE", "/v1/sandboxes/" + id, null);
         }
-        boolean present = subject.id() != null && api.call("GET", "/v1/sandboxes/" + subject.id(), null).status() == 200;
-        return present ? subject : new Subject(null, 0);
+        var left = new LinkedHashMap<String, Subject>();
+        subjects.forEach((operation, subject) -> {
+            boolean present = subject.id() != null && api.call("GET", "/v1/sandboxes/" + subject.id(), null).status() == 200;
+            left.put(operation, present ? subject : new Subject(null, 0));
+        });
+        return left;
+    }
+
+    /** An operation a trial ran, the state its subject started from, and that subject. */
+    private record Operated(String operation, String from, Subject subject) {
     }
 
     /** Everything a restart must hold, for every listed sandbox; the problems found (none when it held). */
     private static List<String> check(String operation, String from, Subject subject) {
-        var problems = new ArrayList<String>();
+        return check(List.of(new Operated(operation, from, subject)));
+    }
+
+    /**
+     * The same after operations on several subjects: each subject in a state its operation allows, and
+     * every listed sandbox checked at once (each waits for its counter).
+     */
+    private static List<String> check(List<Operated> operated) {
+        var problems = Collections.synchronizedList(new ArrayList<String>());
         try {
-            var found = api.call("GET", "/v1/sandboxes/" + subject.id(), null);
-            String subjectState = found.status() == 404 ? "gone" : found.body().get("state").asText();
-            if (!allowed(operation, from).contains(subjectState))
-                problems.add("the subject is " + subjectState + " after a kill during " + operation + " from " + from
-                        + " (neither its old state nor its new one)");
-            for (JsonNode sandbox : api.get("/v1/sandboxes").get("items")) {
-                String id = sandbox.get("id").asText();
-                String state = sandbox.get("state").asText();
-                boolean isSubject = id.equals(subject.id());
-                String who = (isSubject ? "the subject " : "sandbox ") + id + " (" + state + ")";
-                if (!DEFINED.contains(state)) {
-                    problems.add(who + ": not a defined state");
-                    continue;
-                }
-                if (state.equals("stopped")) {
-                    var started = api.call("POST", "/v1/sandboxes/" + id + "/start", null);
-                    if (started.status() != 200) problems.add(who + ": start answered " + started.status() + " " + started.body());
-                }
-                var alive = exec(id, "echo alive");
-                if (!alive.equals("alive\n")) {
-                    Path root = dataDir.resolve("btrfs/roots/" + id);
-                    problems.add(who + ": exec answered " + alive + " (on the host: /bin/busybox in its root " + Files.exists(root.resolve("bin/busybox"))
-                            + ", mounts in its root " + HostLeaks.mountsUnder(root) + ")");
-                    continue;
-                }
-                String lock = networkLock(id);
-                if (!lock.isEmpty()) problems.add(who + ": its network is still locked by CRIU: " + lock);
-                boolean restored = durable != null && sandbox.path("checkpointId").asText("").equals(durable);
-                if (restored) {
-                    var mark = api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/source-mark", null);
-                    if (mark.status() != 200 || !mark.body().asText().equals("source"))
-                        problems.add(who + ": restored from the durable checkpoint without its file: " + mark.status() + " " + mark.body());
-                }
-                if (isSubject || sandbox.path("parentId").asText("").equals(subject.id())) {
-                    for (int n = 1; n <= subject.acknowledged(); n++) {
-                        // A fork holds what its parent had when it was forked, the newest write maybe not.
-                        if (!isSubject && n == subject.acknowledged()) continue;
-                        var file = api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/ack-" + n, null);
-                        if (file.status() != 200 || !file.body().asText().equals("written " + n))
-                            problems.add(who + ": acknowledged write ack-" + n + " is " + file.status() + " " + file.body());
-                    }
-                }
-                // Processes: kept in every state but stopped, by the subject (if its loop ran) and by its forks.
-                boolean counts = isSubject ? subject.counting() && !from.equals("stopped")
-                        : restored || sandbox.path("parentId").asText("").equals(subject.id()) && subject.counting();
-                if (!state.equals("stopped") && counts) {
-                    String before = exec(id, "cat /tmp/count 2>/dev/null; true").strip();
-                    if (before.isEmpty()) {
-                        problems.add(who + ": its counter is gone");
-                        continue;
-                    }
-                    try {
-                        Await.until("the counter of " + id + " to go on", Duration.ofSeconds(10), () -> {
-                            String now = exec(id, "cat /tmp/count 2>/dev/null; true").strip();
-                            return !now.isEmpty() && Long.parseLong(now) > Long.parseLong(before);
-                        });
-                    } catch (AssertionError | RuntimeException e) {
-                        problems.add(who + ": its counter stays at " + before + "; its processes: "
-                                + exec(id, "ps -o pid,ppid,stat,args 2>&1; true").replace('\n', '|') + "; on the host: " + hostView(id));
-                    }
-                }
+            var bySubject = new HashMap<String, Operated>();
+            for (var o : operated) {
+                var found = api.call("GET", "/v1/sandboxes/" + o.subject().id(), null);
+                String subjectState = found.status() == 404 ? "gone" : found.body().get("state").asText();
+                if (!allowed(o.operation(), o.from()).contains(subjectState))
+                    problems.add("the subject of " + o.operation() + " is " + subjectState + " after a kill during " + o.operation() + " from "
+                            + o.from() + " (neither its old state nor its new one)");
+                if (o.subject().id() != null) bySubject.put(o.subject().id(), o);
             }
-            if (operation.equals("volume-sync")) problems.addAll(checkVolume());
+            try (var checks = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (JsonNode sandbox : api.get("/v1/sandboxes").get("items"))
+                    checks.submit(() -> checkSandbox(sandbox, bySubject, problems));
+            }
+            if (operated.stream().anyMatch(o -> o.operation().equals("volume-sync"))) problems.addAll(checkVolume());
         } catch (RuntimeException | AssertionError e) {
             problems.add("checking failed: " + e);
         }
-        return problems;
+        return new ArrayList<>(problems);
+    }
+
+    /** One listed sandbox: defined, usable, unlocked, and, if a subject or a subject's fork, with its writes and its counter. */
+    private static void checkSandbox(JsonNode sandbox, Map<String, Operated> bySubject, List<String> problems) {
+        try {
+            String id = sandbox.get("id").asText();
+            String state = sandbox.get("state").asText();
+            var asSubject = bySubject.get(id);
+            var parent = bySubject.get(sandbox.path("parentId").asText(""));
+            String who = (asSubject != null ? "the subject of " + asSubject.operation() + " " : "sandbox ") + id + " (" + state + ")";
+            if (!DEFINED.contains(state)) {
+                problems.add(who + ": not a defined state");
+                return;
+            }
+            if (state.equals("stopped")) {
+                var started = api.call("POST", "/v1/sandboxes/" + id + "/start", null);
+                if (started.status() != 200) problems.add(who + ": start answered " + started.status() + " " + started.body());
+            }
+            var alive = exec(id, "echo alive");
+            if (!alive.equals("alive\n")) {
+                Path root = dataDir.resolve("btrfs/roots/" + id);
+                problems.add(who + ": exec answered " + alive + " (on the host: /bin/busybox in its root " + Files.exists(root.resolve("bin/busybox"))
+                        + ", mounts in its root " + HostLeaks.mountsUnder(root) + ")");
+                return;
+            }
+            String lock = networkLock(id);
+            if (!lock.isEmpty()) problems.add(who + ": its network is still locked by CRIU: " + lock);
+            boolean restored = durable != null && sandbox.path("checkpointId").asText("").equals(durable);
+            if (restored) {
+                var mark = api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/source-mark", null);
+                if (mark.status() != 200 || !mark.body().asText().equals("source"))
+                    problems.add(who + ": restored from the durable checkpoint without its file: " + mark.status() + " " + mark.body());
+            }
+            var owner = asSubject != null ? asSubject : parent;
+            if (owner != null) {
+                for (int n = 1; n <= owner.subject().acknowledged(); n++) {
+                    // A fork holds what its parent had when it was forked, the newest write maybe not.
+                    if (asSubject == null && n == owner.subject().acknowledged()) continue;
+                    var file = api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/ack-" + n, null);
+                    if (file.status() != 200 || !file.body().asText().equals("written " + n))
+                        problems.add(who + ": acknowledged write ack-" + n + " is " + file.status() + " " + file.body());
+                }
+            }
+            // Processes: kept in every state but stopped, by the subject (if its loop ran) and by its forks.
+            boolean counts = asSubject != null ? asSubject.subject().counting() && !asSubject.from().equals("stopped")
+                    : restored || parent != null && parent.subject().counting();
+            if (!state.equals("stopped") && counts) {
+                String before = exec(id, "cat /tmp/count 2>/dev/null; true").strip();
+                if (before.isEmpty()) {
+                    problems.add(who + ": its counter is gone");
+                    return;
+                }
+                try {
+                    Await.until("the counter of " + id + " to go on", Duration.ofSeconds(10), () -> {
+                        String now = exec(id, "cat /tmp/count 2>/dev/null; true").strip();
+                        return !now.isEmpty() && Long.parseLong(now) > Long.parseLong(before);
+                    });
+                } catch (AssertionError | RuntimeException e) {
+                    problems.add(who + ": its counter stays at " + before + "; its processes: "
+                            + exec(id, "ps -o pid,ppid,stat,args 2>&1; true").replace('\n', '|') + "; on the host: " + hostView(id));
+                }
+            }
+        } catch (RuntimeException | AssertionError e) {
+            problems.add("checking " + sandbox.path("id").asText() + " failed: " + e);
+        }
     }
 
     /**
@@ -812,6 +1010,6 @@ class RandomKillIT {
                     of.size() - killed, durations.get(operation)));
         }
         System.out.println("RandomKillIT (" + runtime + "), kills of the " + mode + ", seed " + seed + ":\n  " + String.join("\n  ", lines));
-        Files.write(Path.of("target", "random-kill-it" + suffix() + "-" + mode + "-report.txt"), lines);
+        Files.write(Path.of("target", "random-kill-it" + suffix() + "-" + mode.replaceAll("[^a-z]+", "-") + "-report.txt"), lines);
     }
 }
