@@ -57,11 +57,11 @@ import org.sqlite.SQLiteConfig;
  * PostgreSQL database ({@link #openPostgres}). The tables and their SQL are the same on both; what
  * differs is in {@link SqlEngine}.
  *
- * <p><b>Concurrency.</b> SQLite: one connection, used by one caller at a time under a lock (see
- * {@link CatalogConnection.OneConnection}). Catalog calls are sub-millisecond point reads and
- * single-row writes, so one connection is not the bottleneck, and it gives every caller a consistent
- * view without pool tuning. The file is in WAL mode, so other processes (the sqlite3 shell, a backup)
- * can read while we write. PostgreSQL: a pool of connections ({@link PostgresConnections}), each call
+ * <p><b>Concurrency.</b> SQLite: one connection for writes, used by one caller at a time under a
+ * lock, and a few more for reads, each read one transaction (one snapshot) on its own (see
+ * {@link CatalogConnection.SqliteConnections}): a read never waits for a write, and sees every write
+ * committed before it began. The file is in WAL mode, so other processes (the sqlite3 shell, a
+ * backup) can read while we write too. PostgreSQL: a pool of connections ({@link PostgresConnections}), each call
  * on its own, at the database's default isolation (read committed); a change spanning rows is one
  * transaction, as on SQLite.
  *
@@ -148,7 +148,8 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
             connection = config.createConnection("jdbc:sqlite:" + file);
             prepare(SqlEngine.SQLITE, connection, file.toString(), retention);
             NodeTable.claim(connection, node, true);
-            return new SqlCatalog(file.toString(), SqlEngine.SQLITE, node, new CatalogConnection.OneConnection(connection), retention);
+            return new SqlCatalog(file.toString(), SqlEngine.SQLITE, node,
+                    new CatalogConnection.SqliteConnections(connection, () -> openSqliteReader(file)), retention);
         } catch (SQLException | RuntimeException e) {
             if (connection != null) {
                 try {
@@ -161,6 +162,18 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
             throw new StasisException(ErrorCode.INTERNAL, "cannot open the catalog " + file + ": " + e.getMessage(),
                     Map.of("database", file.toString()), e);
         }
+    }
+
+    /** A connection for reads of the catalog in {@code file}: each read one transaction, and a write refused. */
+    private static Connection openSqliteReader(Path file) throws SQLException {
+        var config = new SQLiteConfig();
+        config.setBusyTimeout(BUSY_TIMEOUT_MS);
+        var reader = config.createConnection("jdbc:sqlite:" + file);
+        try (var st = reader.createStatement()) {
+            st.execute("PRAGMA query_only = ON");
+        }
+        reader.setAutoCommit(false);
+        return reader;
     }
 
     /**
@@ -210,7 +223,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     /** Whether nothing was ever stored: every table empty but for the default tenant the schema starts with. */
     boolean isFresh() {
-        return db.withConnection("check for content", c -> {
+        return db.read("check for content", c -> {
             for (String table : SqliteToPostgres.TABLES) {
                 String extra = table.equals("tenants") ? " WHERE id <> 'ten_default'" : "";
                 try (var st = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM " + table + extra + ")"); var rs = st.executeQuery()) {
@@ -270,27 +283,27 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<Sandbox> find(SandboxId id) {
-        return db.withConnection("find sandbox", c -> SandboxTable.find(c, id));
+        return db.read("find sandbox", c -> SandboxTable.find(c, id));
     }
 
     @Override
     public Optional<Sandbox> findByName(TenantId tenant, String name) {
-        return db.withConnection("find sandbox by name", c -> SandboxTable.findByName(c, tenant, name));
+        return db.read("find sandbox by name", c -> SandboxTable.findByName(c, tenant, name));
     }
 
     @Override
     public Page<Sandbox> list(SandboxQuery query) {
-        return db.withConnection("list sandboxes", c -> SandboxTable.list(c, engine, query));
+        return db.read("list sandboxes", c -> SandboxTable.list(c, engine, query));
     }
 
     @Override
     public List<Sandbox> all() {
-        return db.withConnection("list all sandboxes", c -> SandboxTable.all(c, node));
+        return db.read("list all sandboxes", c -> SandboxTable.all(c, node));
     }
 
     @Override
     public List<Sandbox> children(SandboxId parent) {
-        return db.withConnection("list children", c -> SandboxTable.children(c, parent));
+        return db.read("list children", c -> SandboxTable.children(c, parent));
     }
 
     /** Removes the sandbox, its operation and its previews, together. Its checkpoints stay. */
@@ -317,7 +330,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<SandboxBucket> bucketsOf(SandboxId sandbox) {
-        return db.withConnection("list bucket mounts", c -> BucketTable.of(c, sandbox));
+        return db.read("list bucket mounts", c -> BucketTable.of(c, sandbox));
     }
 
     // --- volumes ---
@@ -329,22 +342,22 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<Volume> findVolume(VolumeId id) {
-        return db.withConnection("find volume", c -> VolumeTable.find(c, id));
+        return db.read("find volume", c -> VolumeTable.find(c, id));
     }
 
     @Override
     public Optional<Volume> findVolumeByName(TenantId tenant, String name) {
-        return db.withConnection("find volume", c -> VolumeTable.findByName(c, tenant, name));
+        return db.read("find volume", c -> VolumeTable.findByName(c, tenant, name));
     }
 
     @Override
     public List<Volume> volumesOf(TenantId tenant) {
-        return db.withConnection("list volumes", c -> VolumeTable.ofTenant(c, tenant));
+        return db.read("list volumes", c -> VolumeTable.ofTenant(c, tenant));
     }
 
     @Override
     public List<Volume> allVolumes() {
-        return db.withConnection("list volumes", c -> VolumeTable.all(c, node));
+        return db.read("list volumes", c -> VolumeTable.all(c, node));
     }
 
     @Override
@@ -359,12 +372,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<VolumeMount> mountsOf(SandboxId sandbox) {
-        return db.withConnection("list mounts", c -> VolumeTable.mountsOf(c, sandbox));
+        return db.read("list mounts", c -> VolumeTable.mountsOf(c, sandbox));
     }
 
     @Override
     public List<Mounter> mountersOf(VolumeId volume) {
-        return db.withConnection("list mounters", c -> VolumeTable.mountersOf(c, volume));
+        return db.read("list mounters", c -> VolumeTable.mountersOf(c, volume));
     }
 
     @Override
@@ -374,12 +387,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<VolumeSnapshot> findVolumeSnapshot(VolumeSnapshotId id) {
-        return db.withConnection("find volume snapshot", c -> VolumeTable.findSnapshot(c, id));
+        return db.read("find volume snapshot", c -> VolumeTable.findSnapshot(c, id));
     }
 
     @Override
     public List<VolumeSnapshot> volumeSnapshotsOf(VolumeId volume) {
-        return db.withConnection("list volume snapshots", c -> VolumeTable.snapshotsOf(c, volume));
+        return db.read("list volume snapshots", c -> VolumeTable.snapshotsOf(c, volume));
     }
 
     @Override
@@ -394,12 +407,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<VolumeSync> findVolumeSync(VolumeSyncId id) {
-        return db.withConnection("find volume sync", c -> VolumeTable.findSync(c, id));
+        return db.read("find volume sync", c -> VolumeTable.findSync(c, id));
     }
 
     @Override
     public List<VolumeSync> volumeSyncsOf(VolumeId volume) {
-        return db.withConnection("list volume syncs", c -> VolumeTable.syncsOf(c, volume));
+        return db.read("list volume syncs", c -> VolumeTable.syncsOf(c, volume));
     }
 
     @Override
@@ -421,12 +434,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<SandboxNetwork> findNetwork(SandboxId id) {
-        return db.withConnection("find network", c -> NetworkTable.find(c, id));
+        return db.read("find network", c -> NetworkTable.find(c, id));
     }
 
     @Override
     public List<SandboxNetwork> allNetworks() {
-        return db.withConnection("list networks", c -> NetworkTable.all(c, node));
+        return db.read("list networks", c -> NetworkTable.all(c, node));
     }
 
     @Override
@@ -470,7 +483,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     /** Every operation in progress, oldest first. */
     @Override
     public List<Operation> pendingOperations() {
-        return db.withConnection("list pending operations", c -> OperationTable.all(c, node));
+        return db.read("list pending operations", c -> OperationTable.all(c, node));
     }
 
     // --- checkpoints ---
@@ -483,24 +496,24 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<Checkpoint> findCheckpoint(CheckpointId id) {
-        return db.withConnection("find checkpoint", c -> CheckpointTable.find(c, id));
+        return db.read("find checkpoint", c -> CheckpointTable.find(c, id));
     }
 
     /** Oldest first, the id breaking ties; also for a sandbox that is gone. */
     @Override
     public List<Checkpoint> checkpointsOf(SandboxId sandbox) {
-        return db.withConnection("list checkpoints of a sandbox", c -> CheckpointTable.ofSandbox(c, sandbox));
+        return db.read("list checkpoints of a sandbox", c -> CheckpointTable.ofSandbox(c, sandbox));
     }
 
     /** Oldest first, the id breaking ties. */
     @Override
     public List<Checkpoint> allCheckpoints() {
-        return db.withConnection("list checkpoints", c -> CheckpointTable.all(c, node));
+        return db.read("list checkpoints", c -> CheckpointTable.all(c, node));
     }
 
     @Override
     public List<Checkpoint> checkpointsOfTenant(TenantId tenant) {
-        return db.withConnection("list checkpoints of a tenant", c -> CheckpointTable.ofTenant(c, tenant));
+        return db.read("list checkpoints of a tenant", c -> CheckpointTable.ofTenant(c, tenant));
     }
 
     @Override
@@ -515,7 +528,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Map<CheckpointId, Integer> checkpointSpares() {
-        return db.withConnection("list checkpoint spares", c -> CheckpointTable.spares(c, node));
+        return db.read("list checkpoint spares", c -> CheckpointTable.spares(c, node));
     }
 
     @Override
@@ -525,7 +538,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<CheckpointUpload> findUpload(CheckpointId id) {
-        return db.withConnection("find checkpoint upload", c -> UploadTable.find(c, id));
+        return db.read("find checkpoint upload", c -> UploadTable.find(c, id));
     }
 
     @Override
@@ -535,12 +548,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<DurableImage> durableImage(SandboxId sandbox) {
-        return db.withConnection("find durable image", c -> DurableImageTable.find(c, sandbox));
+        return db.read("find durable image", c -> DurableImageTable.find(c, sandbox));
     }
 
     @Override
     public List<CheckpointUpload> allUploads() {
-        return db.withConnection("list checkpoint uploads", c -> UploadTable.all(c, node));
+        return db.read("list checkpoint uploads", c -> UploadTable.all(c, node));
     }
 
     @Override
@@ -567,12 +580,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
     public List<Event> eventsAfter(long afterId, Optional<SandboxId> sandbox, Optional<TenantId> tenant, int limit) {
         if (limit < 0) throw new IllegalArgumentException("limit must not be negative, was " + limit);
         if (limit == 0) return List.of();
-        return db.withConnection("list events", c -> EventTable.after(c, afterId, sandbox, tenant, limit));
+        return db.read("list events", c -> EventTable.after(c, afterId, sandbox, tenant, limit));
     }
 
     @Override
     public long lastEventId() {
-        return db.withConnection("read the last event id", EventTable::lastId);
+        return db.read("read the last event id", EventTable::lastId);
     }
 
     // --- API keys ---
@@ -584,12 +597,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<ApiKey> findApiKeyByHash(String secretHash) {
-        return db.withConnection("find api key", c -> ApiKeyTable.findByHash(c, secretHash));
+        return db.read("find api key", c -> ApiKeyTable.findByHash(c, secretHash));
     }
 
     @Override
     public List<ApiKey> apiKeysOf(TenantId tenant) {
-        return db.withConnection("list api keys", c -> ApiKeyTable.ofTenant(c, tenant));
+        return db.read("list api keys", c -> ApiKeyTable.ofTenant(c, tenant));
     }
 
     @Override
@@ -599,7 +612,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public boolean hasRootKey() {
-        return db.withConnection("check root key", ApiKeyTable::hasRoot);
+        return db.read("check root key", ApiKeyTable::hasRoot);
     }
 
     // --- tenants ---
@@ -616,12 +629,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<Tenant> findTenant(TenantId id) {
-        return db.withConnection("find tenant", c -> TenantTable.find(c, id));
+        return db.read("find tenant", c -> TenantTable.find(c, id));
     }
 
     @Override
     public List<Tenant> allTenants() {
-        return db.withConnection("list tenants", TenantTable::all);
+        return db.read("list tenants", TenantTable::all);
     }
 
     /** Deletes the tenant, its keys, tokens and secrets, together, unless it has sandboxes or volumes or is the default. */
@@ -640,7 +653,7 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public TenantUsage usage(TenantId tenant) {
-        return db.withConnection("tenant usage", c -> TenantTable.usage(c, tenant));
+        return db.read("tenant usage", c -> TenantTable.usage(c, tenant));
     }
 
     @Override
@@ -670,17 +683,17 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<ScopedToken> findTokenByHash(String secretHash) {
-        return db.withConnection("find token", c -> TokenTable.findByHash(c, secretHash));
+        return db.read("find token", c -> TokenTable.findByHash(c, secretHash));
     }
 
     @Override
     public Optional<ScopedToken> findToken(String id) {
-        return db.withConnection("find token", c -> TokenTable.find(c, id));
+        return db.read("find token", c -> TokenTable.find(c, id));
     }
 
     @Override
     public List<ScopedToken> tokensOf(TenantId tenant) {
-        return db.withConnection("list tokens", c -> TokenTable.ofTenant(c, tenant));
+        return db.read("list tokens", c -> TokenTable.ofTenant(c, tenant));
     }
 
     @Override
@@ -702,13 +715,13 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<Preview> findPreview(PreviewId id) {
-        return db.withConnection("find preview", c -> PreviewTable.find(c, id));
+        return db.read("find preview", c -> PreviewTable.find(c, id));
     }
 
     /** Oldest first, the id breaking ties. */
     @Override
     public List<Preview> previewsOf(SandboxId sandbox) {
-        return db.withConnection("list previews of a sandbox", c -> PreviewTable.ofSandbox(c, sandbox));
+        return db.read("list previews of a sandbox", c -> PreviewTable.ofSandbox(c, sandbox));
     }
 
     @Override
@@ -725,12 +738,12 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public Optional<SealedSecret> findSecret(TenantId tenant, String name) {
-        return db.withConnection("find secret", c -> SecretTable.find(c, tenant, name));
+        return db.read("find secret", c -> SecretTable.find(c, tenant, name));
     }
 
     @Override
     public List<SealedSecret> secretsOf(TenantId tenant) {
-        return db.withConnection("list secrets", c -> SecretTable.ofTenant(c, tenant));
+        return db.read("list secrets", c -> SecretTable.ofTenant(c, tenant));
     }
 
     @Override
@@ -763,37 +776,37 @@ public final class SqlCatalog implements Catalog, VolumeCatalog, BucketCatalog {
 
     @Override
     public List<Node> nodes() {
-        return db.withConnection("list nodes", NodeTable::all);
+        return db.read("list nodes", NodeTable::all);
     }
 
     @Override
     public Optional<String> nodeOf(SandboxId sandbox) {
-        return db.withConnection("find the node of a sandbox", c -> NodeTable.nodeOf(c, "sandboxes", sandbox.value()));
+        return db.read("find the node of a sandbox", c -> NodeTable.nodeOf(c, "sandboxes", sandbox.value()));
     }
 
     @Override
     public Optional<String> nodeOfCheckpoint(CheckpointId checkpoint) {
-        return db.withConnection("find the node of a checkpoint", c -> NodeTable.nodeOf(c, "checkpoints", checkpoint.value()));
+        return db.read("find the node of a checkpoint", c -> NodeTable.nodeOf(c, "checkpoints", checkpoint.value()));
     }
 
     @Override
     public Optional<String> nodeOfVolume(VolumeId volume) {
-        return db.withConnection("find the node of a volume", c -> NodeTable.nodeOf(c, "volumes", volume.value()));
+        return db.read("find the node of a volume", c -> NodeTable.nodeOf(c, "volumes", volume.value()));
     }
 
     @Override
     public Map<String, Integer> sandboxCountsByNode() {
-        return db.withConnection("count sandboxes by node", NodeTable::sandboxCounts);
+        return db.read("count sandboxes by node", NodeTable::sandboxCounts);
     }
 
     @Override
     public Map<String, TenantUsage> nodeLoads() {
-        return db.withConnection("what each node holds", QuotaHoldTable::loads);
+        return db.read("what each node holds", QuotaHoldTable::loads);
     }
 
     @Override
     public List<SandboxId> sandboxesOfNode(String other) {
-        return db.withConnection("list the sandboxes of a node", c -> NodeTable.sandboxesOf(c, other));
+        return db.read("list the sandboxes of a node", c -> NodeTable.sandboxesOf(c, other));
     }
 
     @Override

@@ -21,12 +21,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.DriverManager;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -65,6 +68,35 @@ class SqliteCatalogTest {
             assertThat(side).exists();
             assertThat(Files.getPosixFilePermissions(side)).as(side.toString()).isEqualTo(ownerOnly);
         }
+    }
+
+    @Test
+    void readsGoOnWhileAWriteHoldsTheConnectionAndSeeWhatWasCommittedBefore() throws Exception {
+        var sandbox = CatalogFixtures.running(T0);
+        catalog.insert(sandbox);
+        var writing = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        var writer = Thread.ofVirtual().start(() -> catalog.connection().run("hold the writer", c -> {
+            writing.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }));
+        writing.await();
+
+        var reads = new ArrayList<Thread>();
+        var found = Collections.synchronizedList(new ArrayList<Optional<?>>());
+        for (int i = 0; i < 2 * CatalogConnection.SqliteConnections.READERS; i++)
+            reads.add(Thread.ofVirtual().start(() -> found.add(catalog.find(sandbox.id()))));
+        for (var read : reads) assertThat(read.join(Duration.ofSeconds(10))).as("a read while the writer is held").isTrue();
+        assertThat(found).hasSize(2 * CatalogConnection.SqliteConnections.READERS).allMatch(Optional::isPresent);
+
+        release.countDown();
+        writer.join();
+        catalog.update(sandbox.withState(SandboxState.PAUSED));
+        assertThat(catalog.find(sandbox.id()).orElseThrow().state()).isInstanceOf(SandboxState.Paused.class);
     }
 
     @Test
