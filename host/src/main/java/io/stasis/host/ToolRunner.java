@@ -104,7 +104,7 @@ public final class ToolRunner {
      * tool here is started: in the {@linkplain #runToolsIn tools' cgroup}.
      */
     public static Process start(ProcessBuilder builder) throws IOException {
-        Process process = builder.start();
+        Process process = OffCarrier.call(builder::start); // a start is JNI that waits for the child's exec: 5-160 ms on a busy host
         cgroup.ifPresent(c -> c.enter(process.pid()));
         return process;
     }

@@ -8,6 +8,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import io.stasis.host.Libc;
+import io.stasis.host.OffCarrier;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
@@ -25,7 +26,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Subvolume create, snapshot and delete, quotas and subvolume limits through the btrfs ioctls
  * (linux/btrfs.h), called with the FFM API: the same kernel calls the {@code btrfs} CLI makes,
- * without spawning a process per sandbox. All native code of this module is in this class.
+ * without spawning a process per sandbox. All native code of this module is in this class. Each
+ * call runs {@linkplain OffCarrier off the virtual threads' carriers}: one that commits a
+ * transaction blocks for tens of milliseconds when the host is busy.
  *
  * <p>Struct layouts, x86_64 and every other 64-bit Linux alike:
  * <pre>
@@ -126,66 +129,74 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     @Override
     public void create(Path path) {
         String step = "btrfs subvolume create";
-        try (Arena arena = Arena.ofConfined()) {
-            int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
-            try {
-                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                putName(args, V1_NAME_OFFSET, path, step);
-                call(arena, parent, BTRFS_IOC_SUBVOL_CREATE, args, step, path);
-            } finally {
-                closeQuietly(parent);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
+                try {
+                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                    putName(args, V1_NAME_OFFSET, path, step);
+                    call(arena, parent, BTRFS_IOC_SUBVOL_CREATE, args, step, path);
+                } finally {
+                    closeQuietly(parent);
+                }
             }
-        }
+        });
     }
 
     @Override
     public void snapshot(Path source, Path target, boolean readOnly) {
         String step = "btrfs subvolume snapshot";
-        try (Arena arena = Arena.ofConfined()) {
-            int sourceFd = openDirectory(arena, source, step);
-            try {
-                int parent = openDirectory(arena, target.toAbsolutePath().getParent(), step);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int sourceFd = openDirectory(arena, source, step);
                 try {
-                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                    args.set(JAVA_LONG, 0, sourceFd);
-                    args.set(JAVA_LONG, V2_FLAGS_OFFSET, readOnly ? BTRFS_SUBVOL_RDONLY : 0L);
-                    putName(args, V2_NAME_OFFSET, target, step);
-                    call(arena, parent, BTRFS_IOC_SNAP_CREATE_V2, args, step, target);
+                    int parent = openDirectory(arena, target.toAbsolutePath().getParent(), step);
+                    try {
+                        MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                        args.set(JAVA_LONG, 0, sourceFd);
+                        args.set(JAVA_LONG, V2_FLAGS_OFFSET, readOnly ? BTRFS_SUBVOL_RDONLY : 0L);
+                        putName(args, V2_NAME_OFFSET, target, step);
+                        call(arena, parent, BTRFS_IOC_SNAP_CREATE_V2, args, step, target);
+                    } finally {
+                        closeQuietly(parent);
+                    }
                 } finally {
-                    closeQuietly(parent);
+                    closeQuietly(sourceFd);
                 }
-            } finally {
-                closeQuietly(sourceFd);
             }
-        }
+        });
     }
 
     @Override
     public void delete(Path path) {
         String step = "btrfs subvolume delete";
-        try (Arena arena = Arena.ofConfined()) {
-            int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
-            try {
-                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                putName(args, V1_NAME_OFFSET, path, step);
-                call(arena, parent, BTRFS_IOC_SNAP_DESTROY, args, step, path);
-            } finally {
-                closeQuietly(parent);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
+                try {
+                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                    putName(args, V1_NAME_OFFSET, path, step);
+                    call(arena, parent, BTRFS_IOC_SNAP_DESTROY, args, step, path);
+                } finally {
+                    closeQuietly(parent);
+                }
             }
-        }
+        });
     }
 
     @Override
     public void sync(Path anyPath) {
         String step = "btrfs filesystem sync";
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, anyPath, step);
-            try {
-                call(arena, fd, BTRFS_IOC_SYNC, MemorySegment.NULL, step, anyPath);
-            } finally {
-                closeQuietly(fd);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int fd = openDirectory(arena, anyPath, step);
+                try {
+                    call(arena, fd, BTRFS_IOC_SYNC, MemorySegment.NULL, step, anyPath);
+                } finally {
+                    closeQuietly(fd);
+                }
             }
-        }
+        });
     }
 
     /**
@@ -222,16 +233,18 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     }
 
     private void quotaControl(Path anyPath, long command, String step) {
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, anyPath, step);
-            try {
-                MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
-                args.set(JAVA_LONG, 0, command);
-                call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
-            } finally {
-                closeQuietly(fd);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int fd = openDirectory(arena, anyPath, step);
+                try {
+                    MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
+                    args.set(JAVA_LONG, 0, command);
+                    call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
+                } finally {
+                    closeQuietly(fd);
+                }
             }
-        }
+        });
     }
 
     /**
@@ -246,16 +259,20 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public void limit(Path subvolume, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, subvolume, "the limit must be positive, was " + bytes, -1, null);
-        try (Arena arena = Arena.ofConfined()) {
-            limitGroup(arena, subvolume.toAbsolutePath().getParent(), subvolumeId(arena, subvolume, step), bytes, subvolume);
-        }
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                limitGroup(arena, subvolume.toAbsolutePath().getParent(), subvolumeId(arena, subvolume, step), bytes, subvolume);
+            }
+        });
     }
 
     @Override
     public long subvolumeId(Path subvolume) {
-        try (Arena arena = Arena.ofConfined()) {
-            return subvolumeId(arena, subvolume, "btrfs inspect-internal rootid");
-        }
+        return OffCarrier.call(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                return subvolumeId(arena, subvolume, "btrfs inspect-internal rootid");
+            }
+        });
     }
 
     /** {@inheritDoc} <p>{@code BTRFS_IOC_QGROUP_CREATE}; {@code EEXIST} is success. */
@@ -287,9 +304,11 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public void limit(Path pool, Qgroup group, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, pool, "the limit must be positive, was " + bytes, -1, null);
-        try (Arena arena = Arena.ofConfined()) {
-            limitGroup(arena, pool, group.packed(), bytes, pool);
-        }
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                limitGroup(arena, pool, group.packed(), bytes, pool);
+            }
+        });
     }
 
     /** {@code BTRFS_IOC_QGROUP_LIMIT} on {@code dir}, both limits of {@code qgroup}; failures name {@code subject}. */
@@ -319,65 +338,69 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public Set<Membership> memberships(Path pool) {
         String step = "btrfs qgroup show";
         var found = new LinkedHashSet<Membership>();
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, pool, step);
-            try {
-                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                long objectid = 1, offset = 0;
-                while (true) {
-                    args.fill((byte) 0);
-                    args.set(JAVA_LONG, 0, BTRFS_QUOTA_TREE_OBJECTID);
-                    args.set(JAVA_LONG, 8, objectid);
-                    args.set(JAVA_LONG, 16, -1L);
-                    args.set(JAVA_LONG, 24, offset);
-                    args.set(JAVA_LONG, 32, -1L);
-                    args.set(JAVA_LONG, 48, -1L);
-                    args.set(JAVA_INT, 56, BTRFS_QGROUP_RELATION_KEY);
-                    args.set(JAVA_INT, 60, BTRFS_QGROUP_RELATION_KEY);
-                    args.set(JAVA_INT, 64, Integer.MAX_VALUE);
-                    call(arena, fd, BTRFS_IOC_TREE_SEARCH, args, step, pool);
-                    int items = args.get(JAVA_INT, 64);
-                    if (items == 0) return found;
-                    long at = SEARCH_KEY_SIZE;
-                    for (int i = 0; i < items; i++) {
-                        objectid = args.get(JAVA_LONG, at + 8);
-                        offset = args.get(JAVA_LONG, at + 16);
-                        int type = args.get(JAVA_INT, at + 24);
-                        int length = args.get(JAVA_INT, at + 28);
-                        if (type == BTRFS_QGROUP_RELATION_KEY && Long.compareUnsigned(objectid, offset) < 0)
-                            found.add(new Membership(Qgroup.unpacked(objectid), Qgroup.unpacked(offset)));
-                        at += SEARCH_HEADER_SIZE + length;
+        return OffCarrier.call(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int fd = openDirectory(arena, pool, step);
+                try {
+                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                    long objectid = 1, offset = 0;
+                    while (true) {
+                        args.fill((byte) 0);
+                        args.set(JAVA_LONG, 0, BTRFS_QUOTA_TREE_OBJECTID);
+                        args.set(JAVA_LONG, 8, objectid);
+                        args.set(JAVA_LONG, 16, -1L);
+                        args.set(JAVA_LONG, 24, offset);
+                        args.set(JAVA_LONG, 32, -1L);
+                        args.set(JAVA_LONG, 48, -1L);
+                        args.set(JAVA_INT, 56, BTRFS_QGROUP_RELATION_KEY);
+                        args.set(JAVA_INT, 60, BTRFS_QGROUP_RELATION_KEY);
+                        args.set(JAVA_INT, 64, Integer.MAX_VALUE);
+                        call(arena, fd, BTRFS_IOC_TREE_SEARCH, args, step, pool);
+                        int items = args.get(JAVA_INT, 64);
+                        if (items == 0) return found;
+                        long at = SEARCH_KEY_SIZE;
+                        for (int i = 0; i < items; i++) {
+                            objectid = args.get(JAVA_LONG, at + 8);
+                            offset = args.get(JAVA_LONG, at + 16);
+                            int type = args.get(JAVA_INT, at + 24);
+                            int length = args.get(JAVA_INT, at + 28);
+                            if (type == BTRFS_QGROUP_RELATION_KEY && Long.compareUnsigned(objectid, offset) < 0)
+                                found.add(new Membership(Qgroup.unpacked(objectid), Qgroup.unpacked(offset)));
+                            at += SEARCH_HEADER_SIZE + length;
+                        }
+                        if (offset == -1L) {
+                            if (objectid == -1L) return found;
+                            objectid++;
+                            offset = 0;
+                        } else {
+                            offset++;
+                        }
                     }
-                    if (offset == -1L) {
-                        if (objectid == -1L) return found;
-                        objectid++;
-                        offset = 0;
-                    } else {
-                        offset++;
-                    }
+                } finally {
+                    closeQuietly(fd);
                 }
-            } finally {
-                closeQuietly(fd);
             }
-        }
+        });
     }
 
     /** A qgroup ioctl whose arguments are {@code words}, made on {@code pool}; {@code done} is the errno of "already so". */
     private void groupCall(Path pool, long request, String step, int done, long... words) {
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, pool, step);
-            try {
-                MemorySegment args = arena.allocate(8L * words.length, 8);
-                for (int i = 0; i < words.length; i++) args.setAtIndex(JAVA_LONG, i, words[i]);
+        OffCarrier.run(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int fd = openDirectory(arena, pool, step);
                 try {
-                    call(arena, fd, request, args, step, pool);
-                } catch (StasisException e) {
-                    if (!Integer.valueOf(done).equals(e.details().get("errno"))) throw e;
+                    MemorySegment args = arena.allocate(8L * words.length, 8);
+                    for (int i = 0; i < words.length; i++) args.setAtIndex(JAVA_LONG, i, words[i]);
+                    try {
+                        call(arena, fd, request, args, step, pool);
+                    } catch (StasisException e) {
+                        if (!Integer.valueOf(done).equals(e.details().get("errno"))) throw e;
+                    }
+                } finally {
+                    closeQuietly(fd);
                 }
-            } finally {
-                closeQuietly(fd);
             }
-        }
+        });
     }
 
     /** The id of the subvolume whose root directory {@code subvolume} is (its level-0 qgroup id). */
@@ -397,17 +420,19 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     @Override
     public Optional<String> filesystemId(Path anyPath) {
         String step = "btrfs filesystem info";
-        try (Arena arena = Arena.ofConfined()) {
-            int fd = openDirectory(arena, anyPath, step);
-            try {
-                MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
-                call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
-                var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
-                return Optional.of(new UUID(id.getLong(), id.getLong()).toString());
-            } finally {
-                closeQuietly(fd);
+        return OffCarrier.call(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                int fd = openDirectory(arena, anyPath, step);
+                try {
+                    MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
+                    call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
+                    var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
+                    return Optional.of(new UUID(id.getLong(), id.getLong()).toString());
+                } finally {
+                    closeQuietly(fd);
+                }
             }
-        }
+        });
     }
 
     private int openDirectory(Arena arena, Path dir, String step) {
