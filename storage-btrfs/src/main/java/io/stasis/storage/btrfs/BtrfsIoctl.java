@@ -128,73 +128,91 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
 
     @Override
     public void create(Path path) {
-        String step = "btrfs subvolume create";
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
-                try {
-                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                    putName(args, V1_NAME_OFFSET, path, step);
-                    call(arena, parent, BTRFS_IOC_SUBVOL_CREATE, args, step, path);
-                } finally {
-                    closeQuietly(parent);
-                }
-            }
-        });
+        nameCall(path, BTRFS_IOC_SUBVOL_CREATE, "btrfs subvolume create");
     }
 
     @Override
     public void snapshot(Path source, Path target, boolean readOnly) {
         String step = "btrfs subvolume snapshot";
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int sourceFd = openDirectory(arena, source, step);
+        inArena(arena -> {
+            int sourceFd = openDirectory(arena, source, step);
+            try {
+                int parent = openDirectory(arena, target.toAbsolutePath().getParent(), step);
                 try {
-                    int parent = openDirectory(arena, target.toAbsolutePath().getParent(), step);
-                    try {
-                        MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                        args.set(JAVA_LONG, 0, sourceFd);
-                        args.set(JAVA_LONG, V2_FLAGS_OFFSET, readOnly ? BTRFS_SUBVOL_RDONLY : 0L);
-                        putName(args, V2_NAME_OFFSET, target, step);
-                        call(arena, parent, BTRFS_IOC_SNAP_CREATE_V2, args, step, target);
-                    } finally {
-                        closeQuietly(parent);
-                    }
+                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                    args.set(JAVA_LONG, 0, sourceFd);
+                    args.set(JAVA_LONG, V2_FLAGS_OFFSET, readOnly ? BTRFS_SUBVOL_RDONLY : 0L);
+                    putName(args, V2_NAME_OFFSET, target, step);
+                    call(arena, parent, BTRFS_IOC_SNAP_CREATE_V2, args, step, target);
                 } finally {
-                    closeQuietly(sourceFd);
+                    closeQuietly(parent);
                 }
+            } finally {
+                closeQuietly(sourceFd);
             }
         });
     }
 
     @Override
     public void delete(Path path) {
-        String step = "btrfs subvolume delete";
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
-                try {
-                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                    putName(args, V1_NAME_OFFSET, path, step);
-                    call(arena, parent, BTRFS_IOC_SNAP_DESTROY, args, step, path);
-                } finally {
-                    closeQuietly(parent);
-                }
+        nameCall(path, BTRFS_IOC_SNAP_DESTROY, "btrfs subvolume delete");
+    }
+
+    /** {@code request} on {@code path}'s parent directory, its argument {@code path}'s name ({@code struct btrfs_ioctl_vol_args}). */
+    private void nameCall(Path path, long request, String step) {
+        inArena(arena -> {
+            int parent = openDirectory(arena, path.toAbsolutePath().getParent(), step);
+            try {
+                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                putName(args, V1_NAME_OFFSET, path, step);
+                call(arena, parent, request, args, step, path);
+            } finally {
+                closeQuietly(parent);
             }
+        });
+    }
+
+    /** Work on the memory of one call, which {@link #inArena} frees after it. */
+    @FunctionalInterface
+    private interface ArenaWork<T> {
+        T run(Arena arena);
+    }
+
+    /** {@link ArenaWork} without a result. */
+    @FunctionalInterface
+    private interface ArenaAction {
+        void run(Arena arena);
+    }
+
+    /**
+     * Runs {@code work} with a confined arena of its own, {@linkplain OffCarrier off the virtual
+     * threads' carriers} (the class comment says why): every call of this class goes through here.
+     */
+    private static <T> T inArena(ArenaWork<T> work) {
+        return OffCarrier.call(() -> {
+            try (Arena arena = Arena.ofConfined()) {
+                return work.run(arena);
+            }
+        });
+    }
+
+    /** {@link #inArena(ArenaWork)} for work without a result. */
+    private static void inArena(ArenaAction action) {
+        inArena(arena -> {
+            action.run(arena);
+            return null;
         });
     }
 
     @Override
     public void sync(Path anyPath) {
         String step = "btrfs filesystem sync";
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int fd = openDirectory(arena, anyPath, step);
-                try {
-                    call(arena, fd, BTRFS_IOC_SYNC, MemorySegment.NULL, step, anyPath);
-                } finally {
-                    closeQuietly(fd);
-                }
+        inArena(arena -> {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                call(arena, fd, BTRFS_IOC_SYNC, MemorySegment.NULL, step, anyPath);
+            } finally {
+                closeQuietly(fd);
             }
         });
     }
@@ -233,16 +251,14 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     }
 
     private void quotaControl(Path anyPath, long command, String step) {
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int fd = openDirectory(arena, anyPath, step);
-                try {
-                    MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
-                    args.set(JAVA_LONG, 0, command);
-                    call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
-                } finally {
-                    closeQuietly(fd);
-                }
+        inArena(arena -> {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                MemorySegment args = arena.allocate(QUOTA_CTL_ARGS_SIZE, 8);
+                args.set(JAVA_LONG, 0, command);
+                call(arena, fd, BTRFS_IOC_QUOTA_CTL, args, step, anyPath);
+            } finally {
+                closeQuietly(fd);
             }
         });
     }
@@ -259,19 +275,15 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public void limit(Path subvolume, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, subvolume, "the limit must be positive, was " + bytes, -1, null);
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                limitGroup(arena, subvolume.toAbsolutePath().getParent(), subvolumeId(arena, subvolume, step), bytes, subvolume);
-            }
+        inArena(arena -> {
+            limitGroup(arena, subvolume.toAbsolutePath().getParent(), subvolumeId(arena, subvolume, step), bytes, subvolume);
         });
     }
 
     @Override
     public long subvolumeId(Path subvolume) {
-        return OffCarrier.call(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                return subvolumeId(arena, subvolume, "btrfs inspect-internal rootid");
-            }
+        return inArena(arena -> {
+            return subvolumeId(arena, subvolume, "btrfs inspect-internal rootid");
         });
     }
 
@@ -304,10 +316,8 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public void limit(Path pool, Qgroup group, long bytes) {
         String step = "btrfs qgroup limit";
         if (bytes <= 0) throw failure(step, pool, "the limit must be positive, was " + bytes, -1, null);
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                limitGroup(arena, pool, group.packed(), bytes, pool);
-            }
+        inArena(arena -> {
+            limitGroup(arena, pool, group.packed(), bytes, pool);
         });
     }
 
@@ -338,67 +348,63 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     public Set<Membership> memberships(Path pool) {
         String step = "btrfs qgroup show";
         var found = new LinkedHashSet<Membership>();
-        return OffCarrier.call(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int fd = openDirectory(arena, pool, step);
-                try {
-                    MemorySegment args = arena.allocate(ARGS_SIZE, 8);
-                    long objectid = 1, offset = 0;
-                    while (true) {
-                        args.fill((byte) 0);
-                        args.set(JAVA_LONG, 0, BTRFS_QUOTA_TREE_OBJECTID);
-                        args.set(JAVA_LONG, 8, objectid);
-                        args.set(JAVA_LONG, 16, -1L);
-                        args.set(JAVA_LONG, 24, offset);
-                        args.set(JAVA_LONG, 32, -1L);
-                        args.set(JAVA_LONG, 48, -1L);
-                        args.set(JAVA_INT, 56, BTRFS_QGROUP_RELATION_KEY);
-                        args.set(JAVA_INT, 60, BTRFS_QGROUP_RELATION_KEY);
-                        args.set(JAVA_INT, 64, Integer.MAX_VALUE);
-                        call(arena, fd, BTRFS_IOC_TREE_SEARCH, args, step, pool);
-                        int items = args.get(JAVA_INT, 64);
-                        if (items == 0) return found;
-                        long at = SEARCH_KEY_SIZE;
-                        for (int i = 0; i < items; i++) {
-                            objectid = args.get(JAVA_LONG, at + 8);
-                            offset = args.get(JAVA_LONG, at + 16);
-                            int type = args.get(JAVA_INT, at + 24);
-                            int length = args.get(JAVA_INT, at + 28);
-                            if (type == BTRFS_QGROUP_RELATION_KEY && Long.compareUnsigned(objectid, offset) < 0)
-                                found.add(new Membership(Qgroup.unpacked(objectid), Qgroup.unpacked(offset)));
-                            at += SEARCH_HEADER_SIZE + length;
-                        }
-                        if (offset == -1L) {
-                            if (objectid == -1L) return found;
-                            objectid++;
-                            offset = 0;
-                        } else {
-                            offset++;
-                        }
+        return inArena(arena -> {
+            int fd = openDirectory(arena, pool, step);
+            try {
+                MemorySegment args = arena.allocate(ARGS_SIZE, 8);
+                long objectid = 1, offset = 0;
+                while (true) {
+                    args.fill((byte) 0);
+                    args.set(JAVA_LONG, 0, BTRFS_QUOTA_TREE_OBJECTID);
+                    args.set(JAVA_LONG, 8, objectid);
+                    args.set(JAVA_LONG, 16, -1L);
+                    args.set(JAVA_LONG, 24, offset);
+                    args.set(JAVA_LONG, 32, -1L);
+                    args.set(JAVA_LONG, 48, -1L);
+                    args.set(JAVA_INT, 56, BTRFS_QGROUP_RELATION_KEY);
+                    args.set(JAVA_INT, 60, BTRFS_QGROUP_RELATION_KEY);
+                    args.set(JAVA_INT, 64, Integer.MAX_VALUE);
+                    call(arena, fd, BTRFS_IOC_TREE_SEARCH, args, step, pool);
+                    int items = args.get(JAVA_INT, 64);
+                    if (items == 0) return found;
+                    long at = SEARCH_KEY_SIZE;
+                    for (int i = 0; i < items; i++) {
+                        objectid = args.get(JAVA_LONG, at + 8);
+                        offset = args.get(JAVA_LONG, at + 16);
+                        int type = args.get(JAVA_INT, at + 24);
+                        int length = args.get(JAVA_INT, at + 28);
+                        if (type == BTRFS_QGROUP_RELATION_KEY && Long.compareUnsigned(objectid, offset) < 0)
+                            found.add(new Membership(Qgroup.unpacked(objectid), Qgroup.unpacked(offset)));
+                        at += SEARCH_HEADER_SIZE + length;
                     }
-                } finally {
-                    closeQuietly(fd);
+                    if (offset == -1L) {
+                        if (objectid == -1L) return found;
+                        objectid++;
+                        offset = 0;
+                    } else {
+                        offset++;
+                    }
                 }
+            } finally {
+                closeQuietly(fd);
             }
         });
     }
 
     /** A qgroup ioctl whose arguments are {@code words}, made on {@code pool}; {@code done} is the errno of "already so". */
     private void groupCall(Path pool, long request, String step, int done, long... words) {
-        OffCarrier.run(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int fd = openDirectory(arena, pool, step);
+        inArena(arena -> {
+            int fd = openDirectory(arena, pool, step);
+            try {
+                MemorySegment args = arena.allocate(8L * words.length, 8);
+                for (int i = 0; i < words.length; i++) args.setAtIndex(JAVA_LONG, i, words[i]);
                 try {
-                    MemorySegment args = arena.allocate(8L * words.length, 8);
-                    for (int i = 0; i < words.length; i++) args.setAtIndex(JAVA_LONG, i, words[i]);
-                    try {
-                        call(arena, fd, request, args, step, pool);
-                    } catch (StasisException e) {
-                        if (!Integer.valueOf(done).equals(e.details().get("errno"))) throw e;
-                    }
-                } finally {
-                    closeQuietly(fd);
+                    call(arena, fd, request, args, step, pool);
+                } catch (StasisException e) {
+                    if (!Integer.valueOf(done).equals(e.details().get("errno"))) throw e;
                 }
+            } finally {
+                closeQuietly(fd);
             }
         });
     }
@@ -420,17 +426,15 @@ final class BtrfsIoctl implements Subvolumes, Qgroups {
     @Override
     public Optional<String> filesystemId(Path anyPath) {
         String step = "btrfs filesystem info";
-        return OffCarrier.call(() -> {
-            try (Arena arena = Arena.ofConfined()) {
-                int fd = openDirectory(arena, anyPath, step);
-                try {
-                    MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
-                    call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
-                    var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
-                    return Optional.of(new UUID(id.getLong(), id.getLong()).toString());
-                } finally {
-                    closeQuietly(fd);
-                }
+        return inArena(arena -> {
+            int fd = openDirectory(arena, anyPath, step);
+            try {
+                MemorySegment args = arena.allocate(FS_INFO_ARGS_SIZE, 8);
+                call(arena, fd, BTRFS_IOC_FS_INFO, args, step, anyPath);
+                var id = args.asSlice(FS_INFO_FSID_OFFSET, 16).asByteBuffer();
+                return Optional.of(new UUID(id.getLong(), id.getLong()).toString());
+            } finally {
+                closeQuietly(fd);
             }
         });
     }
