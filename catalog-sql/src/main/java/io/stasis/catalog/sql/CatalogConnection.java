@@ -4,11 +4,9 @@ import io.stasis.core.error.ErrorCode;
 import io.stasis.core.error.StasisException;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Deque;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.locks.ReentrantLock;
@@ -84,8 +82,8 @@ final class CatalogConnection {
         private final ReentrantLock lock = new ReentrantLock();
         private final ReaderFactory newReader;
         private final Semaphore readerSlots = new Semaphore(READERS);
+        /** The readers opened and not lent: all of them once every slot is free. */
         private final Deque<Connection> idleReaders = new ConcurrentLinkedDeque<>();
-        private final Set<Connection> readers = ConcurrentHashMap.newKeySet();
         private volatile boolean shut;
 
         /** Opens a connection for reads: not in auto-commit mode, refusing writes. */
@@ -115,9 +113,7 @@ final class CatalogConnection {
             var idle = idleReaders.poll();
             if (idle != null) return idle;
             try {
-                var opened = newReader.open();
-                readers.add(opened);
-                return opened;
+                return newReader.open();
             } catch (SQLException | RuntimeException e) {
                 readerSlots.release();
                 throw e;
@@ -134,8 +130,11 @@ final class CatalogConnection {
                 lent.rollback(); // ends the read's transaction: the next read sees every write committed by then
                 idleReaders.push(lent);
             } catch (SQLException e) {
-                readers.remove(lent);
-                lent.close();
+                try {
+                    lent.close(); // not lent again: a reader whose transaction cannot end would show an old snapshot
+                } catch (SQLException closing) {
+                    e.addSuppressed(closing);
+                }
                 throw e;
             } finally {
                 readerSlots.release();
@@ -145,10 +144,10 @@ final class CatalogConnection {
         @Override
         public void close() throws SQLException {
             shut = true;
-            readerSlots.acquireUninterruptibly(READERS); // the reads under way end first
+            readerSlots.acquireUninterruptibly(READERS); // the reads under way end first: then every reader is idle
             lock.lock();
             try {
-                for (var reader : readers) reader.close();
+                for (var reader : idleReaders) reader.close();
                 writer.close();
             } finally {
                 lock.unlock();
