@@ -9,6 +9,7 @@ import io.stasis.testkit.CuttableRelay;
 import io.stasis.testkit.HostLeaks;
 import io.stasis.testkit.S3TestServer;
 import io.stasis.testkit.SecretSearch;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +17,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -35,6 +41,11 @@ class BucketMountsIT {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String CALM = "\"lifecycle\": {\"pauseAfterIdle\": null, \"hibernateAfterIdle\": null}";
     private static final Duration RELEASE_WAIT = Duration.ofSeconds(2);
+    /** Kills of a bucket's daemon that must land during each operation, trials of one operation at once, and trials per kill at most. */
+    private static final int DAEMON_KILLS = 20;
+    private static final int DAEMON_TRIALS_AT_ONCE = 4;
+    private static final int MAX_DAEMON_TRIALS_PER_KILL = 3;
+    private static final String KILLED_DURING = "killed during";
     private static ServiceFixture service;
     private static RawApi api;
     private static S3TestServer s3;
@@ -438,68 +449,161 @@ class BucketMountsIT {
      * unmounts it: the sandbox is left in its old or new state, never a 500; what the bucket held
      * (every object uploaded before the operation) stays; where the sandbox is still there, the
      * documented recovery (a stop and a start, or the resume) mounts it again and it reads and
-     * writes its bucket; where it is gone, nothing of its mount is left.
+     * writes its bucket; where it is gone, nothing of its mount is left. Each trial has a sandbox and
+     * a bucket of its own, so trials run side by side ({@value #DAEMON_TRIALS_AT_ONCE} per operation,
+     * every operation at once): most of a trial is waiting for uploads. The trials go on until
+     * {@value #DAEMON_KILLS} kills have landed during each operation ({@code -Dstasis.rclone.trials=N}).
      */
     @Test
     void aKilledDaemonMidOperationLeavesTheSandboxDefinedAndTheBucketWhole() throws Exception {
         long seed = Long.getLong("stasis.rclone.seed", System.nanoTime());
-        var random = new Random(seed);
-        int trials = Integer.getInteger("stasis.rclone.trials", 4);
-        var results = new ArrayList<String>();
-        var failures = new ArrayList<String>();
-        for (String operation : List.of("create", "stop", "start", "hibernate", "resume", "delete")) {
-            long duration = 0;
-            for (int t = 0; t <= trials; t++) {
-                String bucket = s3.newBucket();
-                s3.put(bucket, "before.txt", "before\n".getBytes(StandardCharsets.UTF_8));
-                String id = operation.equals("create") ? null : create(api, mount(bucket, "/data", "")).ok().get("id").asText();
-                if (id != null) {
-                    api.sh(id, "echo acked > /data/acked.txt");
-                    Await.until("the write uploaded", Duration.ofSeconds(30), () -> "acked\n".equals(text(bucket, "acked.txt")));
-                    if (operation.equals("start")) api.post("/v1/sandboxes/" + id + "/stop", null);
-                    if (operation.equals("resume")) api.post("/v1/sandboxes/" + id + "/hibernate", null);
-                }
-                String from = id == null ? "none" : api.get("/v1/sandboxes/" + id).get("state").asText();
-                var answer = new AtomicReference<RawApi.Response>();
-                String subject = id;
-                long start = System.nanoTime();
-                var call = Thread.ofVirtual().start(() -> answer.set(switch (operation) {
-                    case "create" -> create(api, mount(bucket, "/data", ""));
-                    case "delete" -> api.call("DELETE", "/v1/sandboxes/" + subject, null);
-                    default -> api.call("POST", "/v1/sandboxes/" + subject + "/" + operation, null);
-                }));
-                String killed = "not killed";
-                if (t == 0) call.join(); // the first runs whole: how long it takes bounds the delays
-                else {
-                    long until = start + (long) (random.nextDouble() * duration * 1.2);
-                    while (call.isAlive() && System.nanoTime() < until) Thread.sleep(1);
-                    boolean during = call.isAlive();
-                    for (String daemon : HostLeaks.processesWorkingUnder(mountsDir())) {
-                        ProcessHandle.of(Long.parseLong(daemon.split(" ")[0])).ifPresent(ProcessHandle::destroyForcibly);
-                        killed = during ? "killed during" : "killed after";
-                    }
-                    call.join(Duration.ofSeconds(120));
-                }
-                if (t == 0) duration = Math.max(20_000_000L, System.nanoTime() - start);
-                var response = answer.get();
-                if (id == null && response != null && response.status() == 201) id = response.body().get("id").asText();
-                var problems = new ArrayList<String>();
-                if (response == null) problems.add("no answer within 120 s");
-                else if (response.status() == 500 && response.errorCode().equals("internal")) problems.add("answered 500 internal: " + response.body());
-                problems.addAll(recovered(operation, from, id, bucket));
-                if (id != null) api.call("DELETE", "/v1/sandboxes/" + id, null);
-                try {
-                    Await.until("nothing of the trial's mounts left", Duration.ofSeconds(30),
-                            () -> HostLeaks.mountsUnder(mountsDir()).isEmpty() && HostLeaks.processesWorkingUnder(mountsDir()).isEmpty());
-                } catch (AssertionError e) {
-                    problems.add("left after the delete: " + HostLeaks.mountsUnder(mountsDir()) + " " + HostLeaks.processesWorkingUnder(mountsDir()));
-                }
-                if (t > 0) results.add(operation + " " + killed);
-                if (!problems.isEmpty()) failures.add(operation + " from " + from + ", " + killed + ": " + problems);
+        int kills = Integer.getInteger("stasis.rclone.trials", DAEMON_KILLS);
+        int atOnce = Integer.getInteger("stasis.rclone.at-once", DAEMON_TRIALS_AT_ONCE);
+        var operations = List.of("create", "stop", "start", "hibernate", "resume", "delete");
+        var results = Collections.synchronizedList(new ArrayList<String>());
+        var failures = Collections.synchronizedList(new ArrayList<String>());
+        // Each operation once unkilled, all at once as the trials run: how long it takes bounds the delays.
+        var durations = new ConcurrentHashMap<String, Long>();
+        forEachAtOnce(operations, 1, (operation, worker) -> {
+            var trial = daemonTrial(operation, -1);
+            durations.put(operation, Math.max(20_000_000L, trial.nanos()));
+            if (!trial.problems().isEmpty()) failures.add(operation + " unkilled: " + trial.problems());
+        });
+        var landed = new ConcurrentHashMap<String, AtomicInteger>();
+        var tried = new ConcurrentHashMap<String, AtomicInteger>();
+        operations.forEach(o -> {
+            landed.put(o, new AtomicInteger());
+            tried.put(o, new AtomicInteger());
+        });
+        forEachAtOnce(operations, atOnce, (operation, worker) -> {
+            var random = new Random(seed + 31L * operations.indexOf(operation) + worker);
+            while (landed.get(operation).get() < kills && tried.get(operation).getAndIncrement() < kills * MAX_DAEMON_TRIALS_PER_KILL) {
+                var trial = daemonTrial(operation, (long) (random.nextDouble() * durations.get(operation) * 1.2));
+                if (trial.killed().equals(KILLED_DURING)) landed.get(operation).incrementAndGet();
+                results.add(operation + " " + trial.killed());
+                if (!trial.problems().isEmpty()) failures.add(operation + " from " + trial.from() + ", " + trial.killed() + ": " + trial.problems());
             }
-        }
-        System.out.println("BucketMountsIT daemon kills (replay with -Dstasis.rclone.seed=" + seed + "): " + results);
+        }).forEach(e -> failures.add(e.toString()));
+        System.out.println("BucketMountsIT daemon kills (replay with -Dstasis.rclone.seed=" + seed + "), landed during each operation "
+                + landed + " of " + tried + " trials: " + results);
         assertThat(failures).as("seed " + seed).isEmpty();
+        assertThat(landed.values()).as("seed " + seed + ": kills that landed during each operation " + landed)
+                .allMatch(n -> n.get() >= kills);
+        Await.until("nothing of the trials' mounts left", Duration.ofSeconds(30),
+                () -> HostLeaks.mountsUnder(mountsDir()).isEmpty() && HostLeaks.processesWorkingUnder(mountsDir()).isEmpty());
+    }
+
+    /** Runs {@code work} for each operation on {@code workers} virtual threads each, all at once; what they threw. */
+    private static List<Throwable> forEachAtOnce(List<String> operations, int workers, DaemonWork work) {
+        var thrown = Collections.synchronizedList(new ArrayList<Throwable>());
+        try (var each = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (String operation : operations)
+                for (int w = 0; w < workers; w++) {
+                    int worker = w;
+                    each.submit(() -> {
+                        try {
+                            work.run(operation, worker);
+                        } catch (Exception | AssertionError e) {
+                            thrown.add(e);
+                        }
+                    });
+                }
+        }
+        return thrown;
+    }
+
+    private interface DaemonWork {
+        void run(String operation, int worker) throws Exception;
+    }
+
+    /** A trial: where the sandbox started from, whether a kill landed and when, how long the call took, and what went wrong. */
+    private record DaemonTrial(String from, String killed, long nanos, List<String> problems) {}
+
+    /**
+     * The operation on a sandbox and a bucket of their own, the bucket's daemon killed the first time
+     * it is seen {@code delayNanos} after the call starts or later (negative: no kill); if the call
+     * ended before one was seen, a daemon found then is killed after it. Then the recovery, the
+     * delete, and nothing of the trial's mount may be left.
+     */
+    private static DaemonTrial daemonTrial(String operation, long delayNanos) throws InterruptedException {
+        String bucket = s3.newBucket();
+        s3.put(bucket, "before.txt", "before\n".getBytes(StandardCharsets.UTF_8));
+        String id = operation.equals("create") ? null : create(api, mount(bucket, "/data", "")).ok().get("id").asText();
+        if (id != null) {
+            api.sh(id, "echo acked > /data/acked.txt");
+            Await.until("the write uploaded", Duration.ofSeconds(30), () -> "acked\n".equals(text(bucket, "acked.txt")));
+            if (operation.equals("start")) api.post("/v1/sandboxes/" + id + "/stop", null);
+            if (operation.equals("resume")) api.post("/v1/sandboxes/" + id + "/hibernate", null);
+        }
+        String from = id == null ? "none" : api.get("/v1/sandboxes/" + id).get("state").asText();
+        var answer = new AtomicReference<RawApi.Response>();
+        String subject = id;
+        long start = System.nanoTime();
+        var call = Thread.ofVirtual().start(() -> answer.set(switch (operation) {
+            case "create" -> create(api, mount(bucket, "/data", ""));
+            case "delete" -> api.call("DELETE", "/v1/sandboxes/" + subject, null);
+            default -> api.call("POST", "/v1/sandboxes/" + subject + "/" + operation, null);
+        }));
+        String killed = "not killed";
+        if (delayNanos < 0) call.join();
+        else {
+            while (call.isAlive() && System.nanoTime() < start + delayNanos) Thread.sleep(1);
+            boolean during = false;
+            while (call.isAlive() && !(during = killDaemonsOf(bucket))) Thread.sleep(2);
+            killed = during ? KILLED_DURING : killDaemonsOf(bucket) ? "killed after" : "not killed";
+            call.join(Duration.ofSeconds(120));
+        }
+        long nanos = System.nanoTime() - start;
+        var response = answer.get();
+        if (id == null && response != null && response.status() == 201) id = response.body().get("id").asText();
+        var problems = new ArrayList<String>();
+        if (response == null) problems.add("no answer within 120 s");
+        else if (response.status() == 500 && response.errorCode().equals("internal")) problems.add("answered 500 internal: " + response.body());
+        problems.addAll(recovered(operation, from, id, bucket));
+        if (id != null) api.call("DELETE", "/v1/sandboxes/" + id, null);
+        String sandbox = id;
+        try {
+            Await.until("nothing of the trial's mount left", Duration.ofSeconds(30), () -> daemonsOf(bucket).isEmpty()
+                    && (sandbox == null || HostLeaks.mountsUnder(mountsDir()).stream().noneMatch(m -> m.contains("/" + sandbox + "-"))));
+        } catch (AssertionError e) {
+            problems.add("left after the delete: daemons " + daemonsOf(bucket) + ", mounts " + HostLeaks.mountsUnder(mountsDir()));
+        }
+        return new DaemonTrial(from, killed, nanos, problems);
+    }
+
+    /**
+     * The bucket's daemon processes (stasis-pin and rclone, named by the bucket on their command
+     * line), found in the daemons' memory cgroups, one per mount: a few reads, not a scan of /proc.
+     */
+    private static List<ProcessHandle> daemonsOf(String bucket) {
+        var found = new ArrayList<ProcessHandle>();
+        try (var parents = Files.newDirectoryStream(Path.of("/sys/fs/cgroup/memory"), "stasis-buckets-*")) {
+            for (Path parent : parents)
+                try (var mounts = Files.newDirectoryStream(parent, Files::isDirectory)) {
+                    for (Path mount : mounts) {
+                        String procs;
+                        try {
+                            procs = Files.readString(mount.resolve("cgroup.procs"));
+                        } catch (IOException e) {
+                            continue; // removed meanwhile
+                        }
+                        procs.lines().filter(l -> !l.isBlank()).map(l -> ProcessHandle.of(Long.parseLong(l.strip())))
+                                .flatMap(Optional::stream)
+                                .filter(p -> p.info().arguments().map(a -> List.of(a).contains("stasis:" + bucket)).orElse(false))
+                                .forEach(found::add);
+                    }
+                }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return found;
+    }
+
+    /** SIGKILL of the bucket's daemons; whether there were any. */
+    private static boolean killDaemonsOf(String bucket) {
+        var daemons = daemonsOf(bucket);
+        daemons.forEach(ProcessHandle::destroyForcibly);
+        return !daemons.isEmpty();
     }
 
     /** After a kill during {@code operation}: the state the operation allows, and the sandbox back at work with its bucket. */

@@ -82,7 +82,7 @@ class RandomKillIT {
     // per operation there take ~3 minutes, a restart each checking fifteen operations. The long mode
     // below is where thousands of kills go.
     private static final int DEFAULT_TRIALS = 2;
-    private static final int DEFAULT_TOOL_TRIALS = 4;
+    private static final int DEFAULT_TOOL_TRIALS = 20;
     private static final int TOGETHER_TRIALS = 20;
     private static final int TEMPLATE_TRIALS = 6;
     /** Kills per operation when no property says: DEFAULT_TRIALS and DEFAULT_TOOL_TRIALS, fewer under gVisor. */
