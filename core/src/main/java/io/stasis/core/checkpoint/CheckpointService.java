@@ -295,9 +295,9 @@ public final class CheckpointService {
                 long start = System.nanoTime();
                 var root = roots.createRootFrom(id, checkpoint.id(), spec.resources().diskBytes());
                 try {
-                    var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.of(holder.id()));
-                    restoreFork(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, List.of(), checkpoint.runtime()), checkpoint,
-                            Optional.empty());
+                    var opening = network.openAhead(id, spec.network().orElse(network.defaultPolicy()), Optional.of(holder.id()));
+                    opening.runBeside(() -> restoreFork(new RuntimeSpec(id, root, id.hostname(), spec.resources(), opening.link(), List.of(),
+                            checkpoint.runtime()), checkpoint, Optional.empty()));
                     network.record(id);
                     var sandbox = new Sandbox(id, spec.name(), spec.template(), SandboxState.RUNNING, clock.instant(), spec.resources(),
                             spec.env(), spec.metadata(), Optional.empty(), Optional.of(checkpoint.id()), spec.lifecycle(), spec.tenant(),
@@ -326,13 +326,15 @@ public final class CheckpointService {
         long start = System.nanoTime();
         var root = roots.createRootFrom(id, d.checkpoint(), d.resources().diskBytes());
         try {
-            var link = network.open(id, d.network(), Optional.empty());
-            // Its buckets are mounted here with this instance's secrets of the same names (the keys never travel in the store).
-            buckets.record(id, d.buckets());
-            var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), link).withMounts(buckets.mount(id, d.tenant(), d.buckets()))
-                    .withRuntime(d.runtime());
-            if (d.memory()) runtime.restore(spec, d.checkpoint());
-            else runtime.create(spec);
+            var opening = network.openAhead(id, d.network(), Optional.empty());
+            opening.runBeside(() -> {
+                // Its buckets are mounted here with this instance's secrets of the same names (the keys never travel in the store).
+                buckets.record(id, d.buckets());
+                var spec = new RuntimeSpec(id, root, id.hostname(), d.resources(), opening.link())
+                        .withMounts(buckets.mount(id, d.tenant(), d.buckets())).withRuntime(d.runtime());
+                if (d.memory()) runtime.restore(spec, d.checkpoint());
+                else runtime.create(spec);
+            });
             network.record(id);
             var sandbox = new Sandbox(id, name, d.template(), SandboxState.RUNNING, clock.instant(), d.resources(), d.env(), d.metadata(),
                     Optional.of(d.sandbox()), Optional.of(d.checkpoint()), d.lifecycle(), d.tenant(), d.runtime());
@@ -582,18 +584,20 @@ public final class CheckpointService {
         var root = roots.createRootFrom(id, checkpoint.id(), parent.resources().diskBytes());
         try {
             var policy = network.policyOf(parent.id());
-            var link = network.open(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
-            // A fork mounts its parent's volumes, as its parent does (see VolumeService: sharing), and its
-            // parent's buckets through mounts of its own (a daemon each: the last upload of a key wins).
-            var mounts = volumes.mountsOf(parent.id());
-            var bucketList = buckets.bucketsOf(parent.id());
-            var hostMounts = new ArrayList<>(volumes.hostMounts(mounts));
-            buckets.record(id, bucketList);
-            hostMounts.addAll(buckets.mount(id, parent.tenant(), bucketList));
-            var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), link, hostMounts, checkpoint.runtime());
-            if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
-            if (checkpoint.memory()) restoreFork(spec, checkpoint, sibling);
-            else runtime.create(spec);
+            var opening = network.openAhead(id, policy, checkpoint.memory() ? Optional.of(parent.id()) : Optional.empty());
+            opening.runBeside(() -> {
+                // A fork mounts its parent's volumes, as its parent does (see VolumeService: sharing), and its
+                // parent's buckets through mounts of its own (a daemon each: the last upload of a key wins).
+                var mounts = volumes.mountsOf(parent.id());
+                var bucketList = buckets.bucketsOf(parent.id());
+                var hostMounts = new ArrayList<>(volumes.hostMounts(mounts));
+                buckets.record(id, bucketList);
+                hostMounts.addAll(buckets.mount(id, parent.tenant(), bucketList));
+                var spec = new RuntimeSpec(id, root, id.hostname(), parent.resources(), opening.link(), hostMounts, checkpoint.runtime());
+                if (!mounts.isEmpty()) volumes.setMounts(id, mounts);
+                if (checkpoint.memory()) restoreFork(spec, checkpoint, sibling);
+                else runtime.create(spec);
+            });
             network.record(id);
             faults.reach("fork.after-start");
             return recordChild(parent, checkpoint, name, id);

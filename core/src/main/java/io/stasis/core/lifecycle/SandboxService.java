@@ -184,10 +184,12 @@ public final class SandboxService {
         long start = System.nanoTime();
         Path root = roots.createRoot(id, spec.template(), spec.resources().diskBytes());
         try {
-            var link = network.open(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
-            var mounts = new ArrayList<>(volumes.hostMounts(spec.volumes()));
-            mounts.addAll(buckets.mount(id, spec.tenant(), spec.buckets()));
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), link, mounts, spec.runtime()));
+            var opening = network.openAhead(id, spec.network().orElse(network.defaultPolicy()), Optional.empty());
+            opening.runBeside(() -> {
+                var mounts = new ArrayList<>(volumes.hostMounts(spec.volumes()));
+                mounts.addAll(buckets.mount(id, spec.tenant(), spec.buckets()));
+                runtime.create(new RuntimeSpec(id, root, id.hostname(), spec.resources(), opening.link(), mounts, spec.runtime()));
+            });
             // Before the sandbox's record: a crash in between leaves rows of no sandbox, which nothing reads.
             if (!spec.volumes().isEmpty()) volumes.setMounts(id, spec.volumes());
             buckets.record(id, spec.buckets());

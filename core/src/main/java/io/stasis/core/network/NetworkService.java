@@ -22,7 +22,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
 
 /**
@@ -76,29 +78,109 @@ public final class NetworkService implements EgressDecisions {
      * {@code inheritFrom}: a fork's parent, whose address the fork's restored sockets may be bound to.
      */
     public Optional<NetworkAttachment> open(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
-        if (host.isEmpty()) return Optional.empty();
+        return openAhead(id, policy, inheritFrom).await();
+    }
+
+    /**
+     * {@link #open}, with the rules installed on a thread of their own while the caller starts the
+     * sandbox: the link is known at once, the host's {@code nft} run (15-40 ms, more with many
+     * sandboxes) overlaps the start. Until the rules are in, the host drops whatever the sandbox
+     * sends (its address is not among the sources the host accepts), so an early start fails
+     * closed. What goes into the root (the egress CA) is in before this returns. The caller must
+     * {@link Opening#await} before it records the sandbox and before it releases it after a failed
+     * start (a release that overtook the install would leave its rules).
+     */
+    public Opening openAhead(SandboxId id, NetworkPolicy policy, Optional<SandboxId> inheritFrom) {
+        if (host.isEmpty()) return new Opening(Optional.empty(), CompletableFuture.completedFuture(null));
         SandboxNetwork network;
         synchronized (this) {
             network = new SandboxNetwork(id, freeSlot(), policy);
             unrecorded.put(id, network);
         }
         var link = host.get().attachment(network.slot());
+        var rules = new CompletableFuture<Void>();
+        Thread.ofVirtual().name("network-open-" + id.value()).start(() -> {
+            try {
+                host.get().open(id, link, policy.egress());
+                rules.complete(null);
+            } catch (RuntimeException | Error e) {
+                undoOpen(id, e);
+                rules.completeExceptionally(e);
+            }
+        });
+        var parentLink = inheritFrom.flatMap(this::linkOf);
+        var opening = new Opening(Optional.of(parentLink.map(p -> link.inheriting(p.address())).orElse(link)), rules);
         try {
-            host.get().open(id, link, policy.egress());
             prepareRules(id, policy, inheritFrom);
         } catch (RuntimeException e) {
-            synchronized (this) {
-                unrecorded.remove(id);
-            }
-            try {
-                host.get().close(id);
-            } catch (RuntimeException closing) {
-                e.addSuppressed(closing);
-            }
+            opening.awaitAfter(e);
+            undoOpen(id, e);
             throw e;
         }
-        var parentLink = inheritFrom.flatMap(this::linkOf);
-        return Optional.of(parentLink.map(p -> link.inheriting(p.address())).orElse(link));
+        return opening;
+    }
+
+    /** A sandbox's link, and its rules being installed (see {@link #openAhead}). */
+    public record Opening(Optional<NetworkAttachment> link, CompletableFuture<Void> rules) {
+        /**
+         * The link once the rules are in; their failure (the slot given back) is thrown. Waits for
+         * them to end even when interrupted (and keeps the interrupt): what comes next must not run
+         * beside them.
+         */
+        public Optional<NetworkAttachment> await() {
+            boolean interrupted = false;
+            try {
+                while (true) {
+                    try {
+                        rules.get();
+                        return link;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    } catch (ExecutionException e) {
+                        if (e.getCause() instanceof RuntimeException r) throw r;
+                        if (e.getCause() instanceof Error r) throw r;
+                        throw new IllegalStateException(e.getCause());
+                    }
+                }
+            } finally {
+                if (interrupted) Thread.currentThread().interrupt();
+            }
+        }
+
+        /** {@link #await} after the start failed with {@code failure}, to which the rules' own failure is added. */
+        void awaitAfter(RuntimeException failure) {
+            try {
+                await();
+            } catch (RuntimeException e) {
+                failure.addSuppressed(e);
+            }
+        }
+
+        /**
+         * Runs {@code start} (which plugs in {@link #link}) while the rules go in, and returns once
+         * both are done; the start's failure comes first, the rules' is added to it.
+         */
+        public void runBeside(Runnable start) {
+            try {
+                start.run();
+            } catch (RuntimeException e) {
+                awaitAfter(e);
+                throw e;
+            }
+            await();
+        }
+    }
+
+    /** What a failed open took back: the slot, and whatever rules were installed. */
+    private void undoOpen(SandboxId id, Throwable failure) {
+        synchronized (this) {
+            unrecorded.remove(id);
+        }
+        try {
+            host.get().close(id);
+        } catch (RuntimeException closing) {
+            failure.addSuppressed(closing);
+        }
     }
 
     /** Records an opened sandbox's network, before the sandbox's own row (a crash between leaves an orphan the reconciler removes). */
