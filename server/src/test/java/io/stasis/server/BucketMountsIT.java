@@ -468,7 +468,8 @@ class BucketMountsIT {
             var trial = daemonTrial(operation, -1);
             durations.put(operation, Math.max(20_000_000L, trial.nanos()));
             if (!trial.problems().isEmpty()) failures.add(operation + " unkilled: " + trial.problems());
-        });
+        }).forEach(e -> failures.add("unkilled: " + e));
+        assertThat(failures).as("seed " + seed + ": the operations unkilled").isEmpty();
         var landed = new ConcurrentHashMap<String, AtomicInteger>();
         var tried = new ConcurrentHashMap<String, AtomicInteger>();
         operations.forEach(o -> {
