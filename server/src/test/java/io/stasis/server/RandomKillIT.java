@@ -81,7 +81,7 @@ class RandomKillIT {
     // one operation at a time went down to 2 when the test of every operation at once came: 20 kills
     // per operation there take ~3 minutes, a restart each checking fifteen operations. The long mode
     // below is where thousands of kills go.
-    private static final int DEFAULT_TRIALS = 2;
+    private static final int DEFAULT_TRIALS = 1;
     private static final int DEFAULT_TOOL_TRIALS = 20;
     private static final int TOGETHER_TRIALS = 20;
     private static final int TEMPLATE_TRIALS = 6;
