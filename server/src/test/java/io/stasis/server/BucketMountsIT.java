@@ -576,11 +576,13 @@ class BucketMountsIT {
 
     /**
      * The bucket's daemon processes (stasis-pin and rclone, named by the bucket on their command
-     * line), found in the daemons' memory cgroups, one per mount: a few reads, not a scan of /proc.
+     * line), found in the daemons' memory cgroups, one per mount, under cgroup v1 or v2 as
+     * {@code DaemonCgroups} makes them: a few reads, not a scan of /proc.
      */
     private static List<ProcessHandle> daemonsOf(String bucket) {
         var found = new ArrayList<ProcessHandle>();
-        try (var parents = Files.newDirectoryStream(Path.of("/sys/fs/cgroup/memory"), "stasis-buckets-*")) {
+        Path v1 = Path.of("/sys/fs/cgroup/memory");
+        try (var parents = Files.newDirectoryStream(Files.isDirectory(v1) ? v1 : Path.of("/sys/fs/cgroup"), "stasis-buckets-*")) {
             for (Path parent : parents)
                 try (var mounts = Files.newDirectoryStream(parent, Files::isDirectory)) {
                     for (Path mount : mounts) {

@@ -23,8 +23,8 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Predicate;
 
 /**
@@ -124,26 +124,17 @@ public final class NetworkService implements EgressDecisions {
     public record Opening(Optional<NetworkAttachment> link, CompletableFuture<Void> rules) {
         /**
          * The link once the rules are in; their failure (the slot given back) is thrown. Waits for
-         * them to end even when interrupted (and keeps the interrupt): what comes next must not run
-         * beside them.
+         * them to end even when interrupted ({@link CompletableFuture#join} does, and keeps the
+         * interrupt): what comes next must not run beside them.
          */
         public Optional<NetworkAttachment> await() {
-            boolean interrupted = false;
             try {
-                while (true) {
-                    try {
-                        rules.get();
-                        return link;
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    } catch (ExecutionException e) {
-                        if (e.getCause() instanceof RuntimeException r) throw r;
-                        if (e.getCause() instanceof Error r) throw r;
-                        throw new IllegalStateException(e.getCause());
-                    }
-                }
-            } finally {
-                if (interrupted) Thread.currentThread().interrupt();
+                rules.join();
+                return link;
+            } catch (CompletionException e) {
+                if (e.getCause() instanceof RuntimeException r) throw r;
+                if (e.getCause() instanceof Error r) throw r;
+                throw e;
             }
         }
 
