@@ -248,7 +248,7 @@ public final class Daemon implements AutoCloseable {
             templateBuilds.removeInterruptedBuilds();
             var files = new FileService(sandboxes, lifecycle, activity, new LinuxSandboxFiles(owner), register(new InotifyFileWatcher()));
             var idle = register(new IdleMonitor(catalog, runtime, lifecycle, sandboxes, activity, clock, config.idleCheck(), 0.02,
-                    processes::keepsAwake));
+                    processes::keepsAwake, step -> Thread.ofVirtual().name("idle-step").start(step)));
             idle.start();
             register(new ExitWatch(catalog, runtime, sandboxes, config.idleCheck())).start();
             register(Periodic.start("inherited-disk-charges", INHERITED_CHARGES_PERIOD, Duration.ofSeconds(30), roots::settleInheritedCharges));

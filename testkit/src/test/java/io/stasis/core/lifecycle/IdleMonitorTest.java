@@ -11,7 +11,9 @@ import io.stasis.testkit.core.CoreOnFakes;
 import io.stasis.testkit.fake.FakeSandboxRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +40,7 @@ class IdleMonitorTest {
     void start() {
         core = new CoreOnFakes(dir);
         monitor = new IdleMonitor(core.catalog, core.runtime, core.lifecycle, core.sandboxes, core.activity, core.clock, TICK, 0.02,
-                keptAwake::contains);
+                keptAwake::contains, Runnable::run);
         sandbox = core.create();
         monitor.checkAll(); // the first reading of its CPU counter: idle from the next on
     }
@@ -52,7 +54,7 @@ class IdleMonitorTest {
     private SandboxState after(Duration idle) {
         core.clock.advance(idle);
         monitor.checkAll();
-        return core.catalog.find(sandbox.id()).map(Sandbox::state).orElse(new SandboxState.Deleted());
+        return stateOf(sandbox);
     }
 
     @Test
@@ -84,6 +86,57 @@ class IdleMonitorTest {
         monitor.checkAll();
         assertThat(core.catalog.find(spinning.id()).orElseThrow().state()).isEqualTo(new SandboxState.Running());
         assertThat(after(Duration.ZERO)).as("one read before").isEqualTo(new SandboxState.Paused());
+    }
+
+    @Test
+    void aPassHeldUpDoesNotMakeAnIdleSandboxBusy() {
+        // 100 ms over the 16 s since the last reading: under 1% of a core, though 10% of one tick.
+        core.runtime.burnCpu(sandbox.id(), Duration.ofMillis(100));
+        assertThat(after(Duration.ofSeconds(16))).isEqualTo(new SandboxState.Paused());
+    }
+
+    @Test
+    void aDeepStepRunsBesideThePassesAndTheSandboxIsLeftAloneUntilItEnds() {
+        var queued = monitorWithQueuedSteps();
+        core.lifecycle.updatePolicy(sandbox.id(), LifecyclePolicy.DEFAULT.withMaxAge(Optional.of(Duration.ofSeconds(5)),
+                IdlePolicy.Action.HIBERNATE, Optional.empty()));
+        var other = core.create();
+        monitor.checkAll();
+        core.clock.advance(Duration.ofSeconds(16));
+        monitor.checkAll();
+        assertThat(stateOf(sandbox)).as("its hibernation waits for its turn").isEqualTo(new SandboxState.Running());
+        assertThat(stateOf(other)).as("paused meanwhile, in the same pass").isEqualTo(new SandboxState.Paused());
+        monitor.checkAll();
+        assertThat(queued).as("not asked again while under way").hasSize(1);
+        queued.removeFirst().run();
+        assertThat(stateOf(sandbox)).isInstanceOf(SandboxState.Hibernated.class);
+    }
+
+    @Test
+    void aDeepStepDecidesAgainWhenItsTurnComes() {
+        var queued = monitorWithQueuedSteps();
+        core.clock.advance(Duration.ofHours(2));
+        monitor.checkAll();
+        assertThat(queued).hasSize(1);
+        core.activity.touch(sandbox.id()); // an API call before the hibernation had its turn
+        queued.removeFirst().run();
+        assertThat(stateOf(sandbox)).isEqualTo(new SandboxState.Running());
+        monitor.checkAll();
+        assertThat(queued).as("the sandbox is awake again").isEmpty();
+    }
+
+    /** A monitor whose deep steps wait in a list until the test runs them; its first CPU reading taken. */
+    private List<Runnable> monitorWithQueuedSteps() {
+        var queued = new ArrayList<Runnable>();
+        monitor.close();
+        monitor = new IdleMonitor(core.catalog, core.runtime, core.lifecycle, core.sandboxes, core.activity, core.clock, TICK, 0.02,
+                keptAwake::contains, queued::add);
+        monitor.checkAll();
+        return queued;
+    }
+
+    private SandboxState stateOf(Sandbox which) {
+        return core.catalog.find(which.id()).map(Sandbox::state).orElse(new SandboxState.Deleted());
     }
 
     @Test
