@@ -80,11 +80,12 @@ class RandomKillIT {
     // with a new seed each run (over runs every operation meets every moment). The kills of the service
     // one operation at a time went down to 2 when the test of every operation at once came: 20 kills
     // per operation there take ~3 minutes, a restart each checking fifteen operations. The long mode
-    // below is where thousands of kills go.
+    // below is where thousands of kills go. A template build's 20 kills take ~60 s (a restart and a
+    // rebuild each).
     private static final int DEFAULT_TRIALS = 1;
     private static final int DEFAULT_TOOL_TRIALS = 20;
     private static final int TOGETHER_TRIALS = 20;
-    private static final int TEMPLATE_TRIALS = 6;
+    private static final int TEMPLATE_TRIALS = 20;
     /** Kills per operation when no property says: DEFAULT_TRIALS and DEFAULT_TOOL_TRIALS, fewer under gVisor. */
     private static int trialsByDefault;
     private static int toolTrialsByDefault;
