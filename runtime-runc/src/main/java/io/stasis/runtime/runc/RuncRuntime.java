@@ -6,6 +6,7 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RuntimeSpec;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -47,14 +48,19 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         Path logs = config.stateDir().resolve("logs");
         Path initDir = config.stateDir().resolve("bin");
         HelperBinary.install(initDir, HelperBinary.INIT);
+        this.pageMerging = config.sharePages() && config.criu().isPresent() ? Optional.of(SamePageMerging.start()) : Optional.empty();
+        Optional<CriuVersion> criuVersion = config.criu().flatMap(criu -> CriuVersion.of(criu, config.toolTimeout()));
         Runc runc;
-        if (config.sharePages() && config.criu().isPresent()) {
-            this.pageMerging = Optional.of(SamePageMerging.start());
+        if (config.criu().isPresent()) {
+            // runc runs CRIU through stasis-criu, which answers runc's version question itself and marks what CRIU restores for merging
+            var criuEnvironment = new HashMap<String, String>();
+            criuEnvironment.put("STASIS_CRIU_BINARY", config.criu().get().toString());
+            criuVersion.ifPresent(v -> criuEnvironment.put("STASIS_CRIU_VERSION", v.wire()));
+            if (pageMerging.isPresent()) criuEnvironment.put("STASIS_CRIU_MERGE", "1");
             runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(),
-                    Optional.of(HelperBinary.install(initDir, HelperBinary.CRIU)), Map.of("STASIS_CRIU_BINARY", config.criu().get().toString()));
+                    Optional.of(HelperBinary.install(initDir, HelperBinary.CRIU)), Map.copyOf(criuEnvironment));
         } else {
-            this.pageMerging = Optional.empty();
-            runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), config.criu());
+            runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), Optional.empty());
         }
         var imageStore = new ImageStore(config.stateDir());
         var reroot = Reroot.install(initDir, config.toolTimeout());
@@ -79,6 +85,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         this.images = new RuncImages(imageStore);
         this.meters = new CgroupMeters(pager, cgroups);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))
+                .addKeyValue("criuVersion", criuVersion.map(CriuVersion::wire).orElse("unknown"))
                 .addKeyValue("networkLock", nftablesLock ? "nftables" : "iptables").addKeyValue("sharePages", pageMerging.isPresent())
                 .addKeyValue("stateDir", config.stateDir()).log("runc runtime ready");
     }

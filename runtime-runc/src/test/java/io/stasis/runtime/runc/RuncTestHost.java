@@ -35,6 +35,12 @@ final class RuncTestHost implements AutoCloseable {
                 defaults.idMapBase(), defaults.toolTimeout())));
     }
 
+    /** A runc host whose runtime runs {@code criu} as its CRIU. */
+    static RuncTestHost withCriu(Path criu) throws IOException {
+        return new RuncTestHost(defaults -> new RuncRuntime(new RuncConfig(defaults.runc(), Optional.of(criu), defaults.stateDir(),
+                defaults.cgroupParent(), defaults.idMapBase(), defaults.toolTimeout())));
+    }
+
     /** A host whose runtime is gVisor's: the runsc `./stasis setup` installs, or the one named by STASIS_RUNSC. */
     static RuncTestHost gvisor() throws IOException {
         String env = System.getenv("STASIS_RUNSC");

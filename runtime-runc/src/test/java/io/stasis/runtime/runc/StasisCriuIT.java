@@ -1,0 +1,62 @@
+package io.stasis.runtime.runc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.sandbox.Resources;
+import io.stasis.core.sandbox.SandboxId;
+import io.stasis.core.spi.RuntimeSpec;
+import io.stasis.testkit.Commands;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Optional;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** runc's CRIU is {@code stasis-criu}: it answers runc's question for CRIU's version itself, and hands everything else to CRIU. */
+@Tag("root")
+class StasisCriuIT {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aDumpAndARestoreStartCriuOnceEachAndWork() throws Exception {
+        var criu = RuncTestHost.criu();
+        assumeTrue(criu.isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
+        // The runtime's CRIU: the real one, each start of it written down first.
+        Path starts = dir.resolve("starts");
+        Path counting = dir.resolve("criu");
+        Files.writeString(counting, "#!/bin/sh\necho \"$*\" >> '" + starts + "'\nexec '" + criu.get() + "' \"$@\"\n");
+        Files.setPosixFilePermissions(counting, PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (var host = RuncTestHost.withCriu(counting)) {
+            var id = SandboxId.random();
+            var spec = new RuntimeSpec(id, host.roots.createRoot(id, "tiny", Resources.DEFAULT.diskBytes()), id.hostname(),
+                    Resources.DEFAULT, Optional.empty());
+            host.runtime.create(spec);
+            var image = CheckpointId.random();
+            try {
+                assertThat(Commands.sh(host.runtime, id, "echo kept > /tmp/mark; sleep 1000 & echo $! > /tmp/pid").code()).isZero();
+                long before = swrkStarts(starts);
+                host.runtime.checkpoint(id, image, false);
+                host.runtime.restore(spec, image);
+                assertThat(Commands.run(host.runtime, id, "cat", "/tmp/mark").stdout()).isEqualTo("kept\n");
+                assertThat(Commands.sh(host.runtime, id, "kill -0 $(cat /tmp/pid)").code()).as("restored processes").isZero();
+                assertThat(swrkStarts(starts) - before).as("CRIU started once for the dump and once for the restore; "
+                        + "runc's two questions for its version answered without it: " + Files.readAllLines(starts)).isEqualTo(2);
+            } finally {
+                host.runtime.destroy(id);
+                host.runtime.deleteImage(image);
+                host.roots.deleteRoot(id);
+            }
+        }
+    }
+
+    private static long swrkStarts(Path starts) throws IOException {
+        if (!Files.exists(starts)) return 0;
+        return Files.readAllLines(starts).stream().filter(line -> line.startsWith("swrk")).count();
+    }
+}
