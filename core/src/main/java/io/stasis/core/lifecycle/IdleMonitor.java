@@ -12,6 +12,7 @@ import io.stasis.core.spi.SandboxMeters;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -95,9 +96,12 @@ public final class IdleMonitor implements AutoCloseable {
     public void checkAll() {
         long start = System.nanoTime();
         int looked = 0;
+        var listed = new HashSet<SandboxId>();
         for (var sandbox : catalog.all()) {
             if (closed) return;
-            if (sandbox.state() instanceof SandboxState.Deleted || stepping.contains(sandbox.id())) continue;
+            if (sandbox.state() instanceof SandboxState.Deleted) continue;
+            listed.add(sandbox.id());
+            if (stepping.contains(sandbox.id())) continue;
             looked++;
             try {
                 check(sandbox);
@@ -106,6 +110,9 @@ public final class IdleMonitor implements AutoCloseable {
                 log.atWarn().addKeyValue("sandbox", sandbox.id()).setCause(e).log("idle policy could not act");
             }
         }
+        // What is kept of sandboxes deleted since (through the API, by another node) goes with them.
+        lastCpu.keySet().retainAll(listed);
+        ttlHibernationRefused.retainAll(listed);
         long ms = (System.nanoTime() - start) / 1_000_000;
         if (ms >= SLOW_PASS.toMillis())
             log.atInfo().addKeyValue("sandboxes", looked).addKeyValue("ms", ms).addKeyValue("tick", tick).log("idle pass slower than it should be");

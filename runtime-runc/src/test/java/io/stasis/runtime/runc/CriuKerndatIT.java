@@ -2,7 +2,6 @@ package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.host.ToolRunner;
 import java.nio.file.Files;
@@ -22,12 +21,11 @@ class CriuKerndatIT {
 
     @Test
     void theCacheIsMadeOncePerBootAndBinaryAndCriuLoadsIt() throws Exception {
-        var criu = RuncTestHost.criu();
-        assumeTrue(criu.isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
+        Path criu = RuncTestHost.criuOrSkip();
         assumeFalse("tmpfs".equals(Files.getFileStore(Path.of("/run")).type()), "/run is a tmpfs: CRIU keeps its cache itself");
         Files.deleteIfExists(CriuKerndat.CACHE);
 
-        CriuKerndat.prepare(criu.get(), stateDir, Duration.ofSeconds(30));
+        CriuKerndat.prepare(criu, stateDir, Duration.ofSeconds(30));
         assertThat(CriuKerndat.CACHE).isRegularFile();
         Path stamp = stateDir.resolve("criu-kdat.stamp");
         assertThat(Files.readString(stamp)).startsWith(Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip() + " ");
@@ -35,15 +33,15 @@ class CriuKerndatIT {
         var made = FileTime.fromMillis(1_000_000_000L);
         Files.setLastModifiedTime(CriuKerndat.CACHE, made);
 
-        CriuKerndat.prepare(criu.get(), stateDir, Duration.ofSeconds(30));
+        CriuKerndat.prepare(criu, stateDir, Duration.ofSeconds(30));
         assertThat(Files.getLastModifiedTime(CriuKerndat.CACHE)).as("kept: same boot, same binary").isEqualTo(made);
 
-        Files.writeString(stamp, "another-boot " + criu.get() + "\n");
-        CriuKerndat.prepare(criu.get(), stateDir, Duration.ofSeconds(30));
+        Files.writeString(stamp, "another-boot " + criu + "\n");
+        CriuKerndat.prepare(criu, stateDir, Duration.ofSeconds(30));
         assertThat(Files.getLastModifiedTime(CriuKerndat.CACHE)).as("made again after a reboot").isNotEqualTo(made);
 
         // CRIU reads it (it says so at debug level) instead of probing the kernel again.
-        var check = ToolRunner.run(List.of(criu.get().toString(), "check", "-v4", "--log-file", stateDir.resolve("check.log").toString()),
+        var check = ToolRunner.run(List.of(criu.toString(), "check", "-v4", "--log-file", stateDir.resolve("check.log").toString()),
                 Duration.ofSeconds(30));
         assertThat(check.exitCode()).as(check.stderrTail()).isZero();
         assertThat(Files.readString(stateDir.resolve("check.log"))).contains("Loaded kdat cache from " + CriuKerndat.CACHE);

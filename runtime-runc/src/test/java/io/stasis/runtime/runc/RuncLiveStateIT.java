@@ -1,7 +1,5 @@
 package io.stasis.runtime.runc;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import java.io.IOException;
 import org.junit.jupiter.api.BeforeAll;
 
@@ -9,7 +7,7 @@ import org.junit.jupiter.api.BeforeAll;
 class RuncLiveStateIT extends LiveStateOnHost {
     @BeforeAll
     static void setUp() throws IOException {
-        assumeTrue(RuncTestHost.criu().isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
+        RuncTestHost.criuOrSkip();
         host = new RuncTestHost();
     }
 }

@@ -1,6 +1,7 @@
 package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
@@ -64,6 +65,13 @@ final class RuncTestHost implements AutoCloseable {
         String env = System.getenv("STASIS_CRIU");
         Path path = env != null && !env.isBlank() ? Path.of(env) : Path.of("/opt/stasis/criu/criu");
         return Files.isExecutable(path) ? Optional.of(path) : Optional.empty();
+    }
+
+    /** The CRIU of {@link #criu()}; a test without it is skipped, saying what to run. */
+    static Path criuOrSkip() {
+        var criu = criu();
+        assumeTrue(criu.isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
+        return criu.get();
     }
 
     Path root(SandboxId id) {

@@ -1,7 +1,6 @@
 package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.stasis.core.checkpoint.CheckpointId;
 import io.stasis.core.sandbox.Resources;
@@ -25,12 +24,11 @@ class StasisCriuIT {
 
     @Test
     void aDumpAndARestoreStartCriuOnceEachAndWork() throws Exception {
-        var criu = RuncTestHost.criu();
-        assumeTrue(criu.isPresent(), "no CRIU at /opt/stasis/criu/criu or $STASIS_CRIU: run ./stasis setup");
+        Path criu = RuncTestHost.criuOrSkip();
         // The runtime's CRIU: the real one, each start of it written down first.
         Path starts = dir.resolve("starts");
         Path counting = dir.resolve("criu");
-        Files.writeString(counting, "#!/bin/sh\necho \"$*\" >> '" + starts + "'\nexec '" + criu.get() + "' \"$@\"\n");
+        Files.writeString(counting, "#!/bin/sh\necho \"$*\" >> '" + starts + "'\nexec '" + criu + "' \"$@\"\n");
         Files.setPosixFilePermissions(counting, PosixFilePermissions.fromString("rwxr-xr-x"));
         try (var host = RuncTestHost.withCriu(counting)) {
             var id = SandboxId.random();
