@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.host.FileTrees;
 import io.stasis.host.HelperFiles;
+import io.stasis.testkit.Await;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -16,7 +17,9 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -101,11 +104,16 @@ class StasisPinIT {
 
     @Test
     void theProgramDiesWithItsPin() throws InterruptedException {
-        var program = pin.children().filter(p -> p.info().command().orElse("").endsWith("sleep")).findFirst();
-        assertThat(program).as("the program, the pin's child").isPresent();
+        // The shell printed its line before it became the sleep: wait for the exec.
+        Await.until("the program, the pin's child", Duration.ofSeconds(10), () -> program().isPresent());
+        var program = program();
         pin.destroyForcibly();
         assertThat(program.get().onExit().completeOnTimeout(null, 10, TimeUnit.SECONDS).join()).as("ended").isNotNull();
         assertThat(program.get().isAlive()).isFalse();
+    }
+
+    private Optional<ProcessHandle> program() {
+        return pin.children().filter(p -> p.info().command().orElse("").endsWith("sleep")).findFirst();
     }
 
     @Test
