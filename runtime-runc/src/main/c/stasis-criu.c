@@ -9,6 +9,8 @@
  *   linked CRIU here. With STASIS_CRIU_VERSION=MAJOR.MINOR.SUBLEVEL (what the real CRIU's
  *   --version said when the service started), such a call is answered here. The request is only
  *   peeked at: any other request stays on the socket for the real CRIU, which this helper becomes.
+ * - With STASIS_CRIU_PATH=DIR, DIR goes first on CRIU's PATH: it holds stasis-tar as `tar`, which
+ *   saves and refills the sandbox's tmpfs mounts without a tar and a gzip process each.
  * - With STASIS_CRIU_MERGE=1 the helper marks itself PR_SET_MEMORY_MERGE before it becomes CRIU.
  *   The mark is inherited by the tasks CRIU restores (forked from it), so ksmd merges their
  *   identical anonymous pages: forks of one checkpoint share what they have not written since. A
@@ -116,6 +118,17 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "stasis-criu: answering the version request: %s\n", strerror(errno));
                 return 1;
             }
+        }
+    }
+    const char *tools = getenv("STASIS_CRIU_PATH");
+    if (tools && tools[0] == '/') {
+        const char *path = getenv("PATH");
+        if (!path || !path[0]) path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"; /* what CRIU would search */
+        size_t len = strlen(tools) + 1 + strlen(path) + 1;
+        char *joined = malloc(len);
+        if (joined) {
+            snprintf(joined, len, "%s:%s", tools, path);
+            setenv("PATH", joined, 1);
         }
     }
     const char *merge = getenv("STASIS_CRIU_MERGE");

@@ -5,6 +5,8 @@ import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.HelperFiles;
 import io.stasis.host.ToolRunner;
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -13,7 +15,8 @@ import java.util.List;
  * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
  * {@value #INIT}, process 1 of every sandbox; {@value #REROOT}, which the host runs to give a
  * running sandbox a new root; {@value #NET}, which plugs a sandbox into its link and is CRIU's
- * action script; {@value #CRIU}, runc's CRIU when forks share pages (see SamePageMerging); {@value #REAPER}, the parent
+ * action script; {@value #CRIU}, runc's CRIU (see stasis-criu.c); {@value #TAR}, the {@code tar} CRIU saves and refills
+ * tmpfs mounts with (see stasis-tar.c); {@value #REAPER}, the parent
  * that reaps a gVisor sandbox's processes (see Runsc). They are installed into the runtime's state
  * directory, which every sandbox mounts read-only.
  */
@@ -23,6 +26,7 @@ final class HelperBinary {
     static final String NET = "stasis-net";
     static final String CRIU = "stasis-criu";
     static final String REAPER = "stasis-reaper";
+    static final String TAR = "stasis-tar";
 
     private HelperBinary() {
     }
@@ -40,6 +44,26 @@ final class HelperBinary {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw StasisException.runtimeFailed(id.value(), step, "interrupted", e);
+        }
+    }
+
+    /**
+     * Installs {@value #TAR} into {@code dir} and, in its subdirectory {@code criu-path}, a link
+     * {@code tar} to it; returns that subdirectory, which stasis-criu puts first on CRIU's PATH.
+     */
+    static Path installTarForCriu(Path dir) {
+        Path tar = install(dir, TAR);
+        Path path = dir.resolve("criu-path");
+        Path link = path.resolve("tar");
+        Path target = path.relativize(tar);
+        try {
+            Files.createDirectories(path);
+            if (Files.isSymbolicLink(link) && Files.readSymbolicLink(link).equals(target)) return path;
+            Files.deleteIfExists(link);
+            Files.createSymbolicLink(link, target);
+            return path;
+        } catch (IOException e) {
+            throw new UncheckedIOException("installing " + link, e);
         }
     }
 

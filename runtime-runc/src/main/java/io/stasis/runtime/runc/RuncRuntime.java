@@ -52,9 +52,11 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         Optional<CriuVersion> criuVersion = config.criu().flatMap(criu -> CriuVersion.of(criu, config.toolTimeout()));
         Runc runc;
         if (config.criu().isPresent()) {
-            // runc runs CRIU through stasis-criu, which answers runc's version question itself and marks what CRIU restores for merging
+            // runc runs CRIU through stasis-criu, which answers runc's version question itself, gives CRIU stasis-tar as its tar
+            // and marks what CRIU restores for merging
             var criuEnvironment = new HashMap<String, String>();
             criuEnvironment.put("STASIS_CRIU_BINARY", config.criu().get().toString());
+            criuEnvironment.put("STASIS_CRIU_PATH", HelperBinary.installTarForCriu(initDir).toString());
             criuVersion.ifPresent(v -> criuEnvironment.put("STASIS_CRIU_VERSION", v.wire()));
             if (pageMerging.isPresent()) criuEnvironment.put("STASIS_CRIU_MERGE", "1");
             runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(),
