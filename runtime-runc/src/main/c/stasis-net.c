@@ -1,5 +1,5 @@
 /*
- * stasis-net: plugs a sandbox into its link, and serves as CRIU's action script. Run by the host as
+ * stasis-net: plugs a sandbox into its link, also as runc's hook in a restore. Run by the host as
  * root; one process, no shell, talking rtnetlink itself (the shell script it replaces started a
  * dozen processes: sh, nsenter, ip).
  *
@@ -9,7 +9,7 @@
  *       end HOST_IF gets GATEWAY/PREFIX and whose other end becomes eth0 inside with
  *       ADDRESS/PREFIX (and INHERITED/32: a fork keeps its parent's address for the connections
  *       its processes had) and a default route via GATEWAY. Idempotent: a HOST_IF left from an
- *       earlier try is deleted first (CRIU may run a step twice).
+ *       earlier try is deleted first.
  *
  *       PID may be the path of a network namespace instead (gVisor's sandboxes: see netns).
  *
@@ -28,11 +28,11 @@
  *       refuses to start or restore a networked sandbox where it sees the host's (PLATFORM facts
  *       in docs/HOST.md); what it starts keeps the private namespace.
  *
- *   stasis-net            (as CRIU's action script: the step in $CRTOOLS_SCRIPT_ACTION)
- *       setup-namespaces: loopback up in the restored sandbox ($CRTOOLS_INIT_PID), and the plug
- *       above with the arguments in $STASIS_NET_LINK, before any socket comes back;
- *       post-restore: the hostname in $STASIS_HOSTNAME (CRIU put back the image's).
- *       Every other step: nothing.
+ *   stasis-net restore-hook [HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]]
+ *       runc's prestart hook in a restore (the container's state, with its pid, on stdin): once
+ *       CRIU has made the namespaces, before any socket comes back, loopback up in the restored
+ *       sandbox and, with arguments, the plug above. It was CRIU's action script, which CRIU runs
+ *       at each of seven steps of a restore (five with nothing to do: a fork of CRIU each).
  *
  * Exit status 0 on success; otherwise 1 with one line on stderr naming the step and errno.
  */
@@ -346,43 +346,35 @@ static void sysnet_masked(char **argv) {
     fail("running", argv[0]);
 }
 
-/* CRIU's action script: the step is in the environment. */
-static int criu_action(void) {
-    const char *action = getenv("CRTOOLS_SCRIPT_ACTION");
-    if (!action) {
-        fprintf(stderr, "stasis-net: run as CRIU's action script, or: stasis-net plug PID HOST_IF GATEWAY ADDRESS PREFIX [INHERITED]\n");
-        return 2;
+/*
+ * runc's prestart hook in a restore: runc runs it once CRIU has made the sandbox's namespaces,
+ * before any socket comes back, with the container's state (JSON, its "pid") on stdin.
+ */
+static void restore_hook(int argc, char **argv) {
+    char state[8192];
+    size_t len = 0;
+    ssize_t got;
+    while (len < sizeof state - 1 && (got = read(STDIN_FILENO, state + len, sizeof state - 1 - len)) != 0) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) fail("reading", "the container's state");
+        len += (size_t)got;
     }
-    int acts = !strcmp(action, "setup-namespaces") || !strcmp(action, "post-restore");
-    const char *pid = getenv("CRTOOLS_INIT_PID"); /* set from setup-namespaces on */
-    if (acts && (!pid || !*pid)) {
+    state[len] = '\0';
+    const char *field = strstr(state, "\"pid\":");
+    char pid[16];
+    if (!field || sscanf(field + 6, " %15[0-9]", pid) != 1 || !strcmp(pid, "0")) {
         errno = EINVAL;
-        fail(action, "without CRTOOLS_INIT_PID");
+        fail("finding the pid in", "the container's state");
     }
-    if (!strcmp(action, "setup-namespaces")) {
-        const char *link = getenv("STASIS_NET_LINK");
-        if (link && *link) {
-            char copy[512];
-            snprintf(copy, sizeof copy, "%s", link);
-            char *args[MAX_ARGS] = {"plug", (char *)pid};
-            int n = 2;
-            for (char *part = strtok(copy, " "); part && n < MAX_ARGS; part = strtok(NULL, " ")) args[n++] = part;
-            plug(n, args);
-        } else {
-            int sandbox_ns = open_namespace(pid, "net");
-            enter(sandbox_ns, pid);
-            loopback_up();
-        }
-    } else if (!strcmp(action, "post-restore")) {
-        /* After CRIU has put back the image's hostname, before the processes run on. */
-        const char *hostname = getenv("STASIS_HOSTNAME");
-        if (hostname && *hostname) {
-            int uts = open_namespace(pid, "uts");
-            if (setns(uts, CLONE_NEWUTS) != 0) fail("entering the uts namespace of", pid);
-            if (sethostname(hostname, strlen(hostname)) != 0) fail("setting the hostname", hostname);
-        }
+    if (argc > 0) {
+        char *args[MAX_ARGS] = {"plug", pid};
+        int n = 2;
+        for (int i = 0; i < argc && n < MAX_ARGS; i++) args[n++] = argv[i];
+        plug(n, args);
+    } else {
+        enter(open_namespace(pid, "net"), pid);
+        loopback_up();
     }
-    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -403,5 +395,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 3 && !strcmp(argv[1], "sysnet-masked")) sysnet_masked(argv + 2);
-    return criu_action();
+    if (argc >= 2 && !strcmp(argv[1], "restore-hook")) {
+        restore_hook(argc - 2, argv + 2);
+        return 0;
+    }
+    fprintf(stderr, "stasis-net: unknown command; see the comment at the top of stasis-net.c\n");
+    return 2;
 }

@@ -11,7 +11,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
@@ -60,11 +62,20 @@ final class Bundles {
     }
 
     Path write(RuntimeSpec spec) {
-        return write(spec, false);
+        return write(spec, false, Optional.empty());
     }
 
     /** The bundle; with {@code madeNetworkNamespace}, the sandbox joins the one at {@link #networkNamespaceFile}. */
     Path write(RuntimeSpec spec, boolean madeNetworkNamespace) {
+        return write(spec, madeNetworkNamespace, Optional.empty());
+    }
+
+    /** The bundle of a restore through runc, which runs {@code hook} once CRIU has made the namespaces. */
+    Path writeForRestore(RuntimeSpec spec, List<String> hook) {
+        return write(spec, false, Optional.of(hook));
+    }
+
+    private Path write(RuntimeSpec spec, boolean madeNetworkNamespace, Optional<List<String>> prestartHook) {
         Path bundle = dir.resolve(spec.id().value());
         try {
             Files.createDirectories(bundle);
@@ -77,6 +88,7 @@ final class Bundles {
                 OciSpec.bindReadOnly(oci, "/etc/resolv.conf", resolvConf);
             }
             if (madeNetworkNamespace) OciSpec.joinNetworkNamespace(oci, networkNamespaceFile(spec.id()));
+            prestartHook.ifPresent(hook -> OciSpec.addPrestartHook(oci, hook));
             for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
             writeAtomically(bundle.resolve("config.json"), engineChanges.apply(oci));
         } catch (IOException e) {

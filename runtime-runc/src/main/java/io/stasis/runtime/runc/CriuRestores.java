@@ -7,8 +7,6 @@ import io.stasis.core.spi.RuntimeSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,9 +21,12 @@ final class CriuRestores {
     private final SandboxInit init;
     private final ServiceFiles serviceFiles;
     private final ContainerCleanup cleanup;
+    private final VethPlug vethPlug;
 
-    CriuRestores(Runc runc, ImageStore images, Bundles bundles, SandboxInit init, ServiceFiles serviceFiles, ContainerCleanup cleanup) {
+    CriuRestores(Runc runc, ImageStore images, Bundles bundles, SandboxInit init, ServiceFiles serviceFiles, ContainerCleanup cleanup,
+                 VethPlug vethPlug) {
         this.runc = runc;
+        this.vethPlug = vethPlug;
         this.images = images;
         this.bundles = bundles;
         this.init = init;
@@ -38,16 +39,14 @@ final class CriuRestores {
         if (!images.isComplete(image))
             throw StasisException.runtimeFailed(id.value(), "restore", "the image " + image + " is missing or incomplete", null);
         long start = System.nanoTime();
-        Path bundle = bundles.write(spec);
+        Path bundle = bundles.writeForRestore(spec, vethPlug.restoreHook(spec.network()));
         Path work = images.workDir(image, "restore-" + id.value());
         try {
             Path pidFile = bundle.resolve("init.pid");
             Files.deleteIfExists(pidFile);
-            var environment = new HashMap<>(Map.of(CriuActionScript.HOSTNAME_VARIABLE, spec.hostname()));
-            spec.network().ifPresent(link -> environment.put(VethPlug.LINK_VARIABLE, VethPlug.arguments(link)));
             long pid;
             try {
-                runc.restoreDetached(id, bundle, images.dir(image), work, pidFile, environment);
+                runc.restoreDetached(id, bundle, withHostname(id, images.dir(image), work, spec.hostname()), work, pidFile);
                 pid = SandboxInit.readPid(id, pidFile);
             } catch (StasisException e) {
                 pid = restoredDespite(id, e);
@@ -65,6 +64,45 @@ final class CriuRestores {
         }
         log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
                 .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("restored");
+    }
+
+    /**
+     * The image to restore {@code hostname} from: the image itself when it names that hostname (a
+     * sandbox's own hibernation), otherwise (a fork, a restore under a new id) a view of it in
+     * {@code work}, links to its files but for the UTS namespace's, which names {@code hostname}.
+     * Hard links: the restored tasks read some images after they have pivoted into the sandbox's
+     * root, where a symbolic link's absolute path leads nowhere (a relative one still does, where
+     * the work and image directories are on different filesystems).
+     */
+    private static Path withHostname(SandboxId id, Path image, Path work, String hostname) throws IOException {
+        Path uts;
+        try (var files = Files.list(image)) {
+            var found = files.filter(f -> f.getFileName().toString().matches("utsns-[0-9]+\\.img")).toList();
+            if (found.size() != 1) return image; // none dumped: nothing to rename
+            uts = found.getFirst();
+        }
+        byte[] bytes = Files.readAllBytes(uts);
+        try {
+            if (UtsnsImage.hostname(bytes).equals(hostname)) return image;
+        } catch (IllegalArgumentException e) {
+            throw StasisException.runtimeFailed(id.value(), "restore", uts + ": " + e.getMessage(), e);
+        }
+        Path view = Files.createDirectories(work.resolve("images"));
+        try (var files = Files.list(image)) {
+            for (Path file : files.toList()) {
+                if (file.equals(uts)) Files.write(view.resolve(file.getFileName()), UtsnsImage.withHostname(bytes, hostname));
+                else link(view.resolve(file.getFileName()), file);
+            }
+        }
+        return view;
+    }
+
+    private static void link(Path link, Path file) throws IOException {
+        try {
+            Files.createLink(link, file);
+        } catch (IOException | UnsupportedOperationException e) {
+            Files.createSymbolicLink(link, link.getParent().relativize(file));
+        }
     }
 
     /**

@@ -100,9 +100,17 @@ final class OciSpec {
         ArrayNode readonly = linux.putArray("readonlyPaths");
         READONLY_PATHS.forEach(readonly::add);
         linux.set("seccomp", SeccompProfile.build(json));
-        // runc hands this file to CRIU on checkpoint and restore (see CriuActionScript).
+        // runc hands this file to CRIU on checkpoint and restore (see CriuConfigFile).
         spec.putObject("annotations").put("org.criu.config", criuConfig.toString());
         return spec;
+    }
+
+    /** Adds {@code argv} as a prestart hook: runc runs it with the container's state on stdin (in a restore, once CRIU has made the namespaces). */
+    static void addPrestartHook(ObjectNode spec, List<String> argv) {
+        ObjectNode hook = ((ObjectNode) spec.with("hooks")).withArray("prestart").addObject();
+        hook.put("path", argv.getFirst());
+        var args = hook.putArray("args");
+        argv.forEach(args::add);
     }
 
     /** Sets the cgroup limits (and the deny-all device rule) in a spec built by {@link #build}. */

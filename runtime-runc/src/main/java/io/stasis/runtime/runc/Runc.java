@@ -110,12 +110,11 @@ public final class Runc {
 
     /**
      * Starts the container {@code id} of {@code bundle} from a CRIU image, in the background.
-     * Stdio is /dev/null, as for {@link #runDetached}. {@code environment} reaches CRIU's action
-     * script.
+     * Stdio is /dev/null, as for {@link #runDetached}.
      */
-    public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile, Map<String, String> environment) {
+    public void restoreDetached(SandboxId id, Path bundle, Path images, Path work, Path pidFile) {
         try {
-            run(id, "restore", true, environment, "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
+            run(id, "restore", true, Map.of(), "restore", "--detach", "--tcp-established", "--image-path", images.toString(),
                     "--work-path", work.toString(), "--bundle", bundle.toString(), "--pid-file", pidFile.toString(), id.value());
         } catch (StasisException e) {
             awaitCriuLeftBy(id, "restore", work);

@@ -68,8 +68,8 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         var reroot = Reroot.install(initDir, config.toolTimeout());
         var vethPlug = VethPlug.install(initDir, config.toolTimeout());
         config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
-        boolean nftablesLock = CriuActionScript.nftablesLockSupported(config.criu(), config.toolTimeout());
-        Path criuConfig = CriuActionScript.install(config.stateDir(), vethPlug, nftablesLock);
+        boolean nftablesLock = CriuConfigFile.nftablesLockSupported(config.criu(), config.toolTimeout());
+        Path criuConfig = CriuConfigFile.install(config.stateDir(), nftablesLock);
 
         var freezer = new Freezer();
         var pager = new MemoryPager();
@@ -83,7 +83,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         this.cleanup = new ContainerCleanup(runc, bundles, logs, cgroups, freezer, init, standby, connections);
         this.starts = new ContainerStarts(runc, bundles, vethPlug, reroot, init, serviceFiles, cleanup);
         this.dumps = new CriuDumps(config.criu().isPresent(), runc, imageStore, cgroups, freezer, init, standby, connections);
-        this.restores = new CriuRestores(runc, imageStore, bundles, init, serviceFiles, cleanup);
+        this.restores = new CriuRestores(runc, imageStore, bundles, init, serviceFiles, cleanup, vethPlug);
         this.images = new RuncImages(imageStore);
         this.meters = new CgroupMeters(pager, cgroups);
         log.atInfo().addKeyValue("runc", runc.version()).addKeyValue("criu", config.criu().map(Path::toString).orElse("none"))

@@ -6,19 +6,18 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Plugs a sandbox into its link: a veth pair whose host end gets the gateway address and whose
  * other end becomes eth0 inside the sandbox's network namespace, with its address, a default route
  * and IPv6 off. runc creates the namespace (docs/HOST.md: one made beforehand breaks exec and
  * CRIU), so the plug happens by process id after {@code runc run}, and during a restore from
- * CRIU's action script, before sockets come back. Both run {@code stasis-net} (src/main/c), the
- * only program that does it: it talks rtnetlink itself, in one process.
+ * runc's prestart hook, once CRIU has made the namespaces and before sockets come back. Both run
+ * {@code stasis-net} (src/main/c), the only program that does it: it talks rtnetlink itself, in
+ * one process.
  */
 final class VethPlug {
-    /** The variable that hands the link to CRIU's action script: the plug's arguments after the pid. */
-    static final String LINK_VARIABLE = "STASIS_NET_LINK";
-
     private final Path binary;
     private final Duration timeout;
 
@@ -31,13 +30,18 @@ final class VethPlug {
         return new VethPlug(HelperBinary.install(binDir, HelperBinary.NET), timeout);
     }
 
-    /** The helper, which is CRIU's action script too (see {@link CriuActionScript}). */
-    Path binary() {
-        return binary;
+    /**
+     * The prestart hook of a restore: loopback up in the restored sandbox and, with a link, the
+     * plug, before any socket comes back (runc gives the hook the sandbox's pid on stdin).
+     */
+    List<String> restoreHook(Optional<NetworkAttachment> link) {
+        var argv = new ArrayList<>(List.of(binary.toString(), "restore-hook"));
+        link.ifPresent(l -> argv.addAll(List.of(arguments(l).split(" "))));
+        return argv;
     }
 
-    /** The plug's arguments after the pid, as CRIU's action script receives them in {@value #LINK_VARIABLE}. */
-    static String arguments(NetworkAttachment link) {
+    /** The plug's arguments after the pid. */
+    private static String arguments(NetworkAttachment link) {
         var args = new ArrayList<>(List.of(link.hostInterface(), link.gateway().getHostAddress(), link.address().getHostAddress(),
                 Integer.toString(link.prefixLength())));
         link.inherited().ifPresent(a -> args.add(a.getHostAddress()));
