@@ -101,6 +101,20 @@ class StasisTarIT {
     }
 
     @Test
+    void aSymbolicLinkInTheTargetIsNeverFollowed() throws Exception {
+        Files.createDirectory(tree.resolve("a"));
+        Files.writeString(tree.resolve("a/file"), "inside\n");
+        Path archive = create(ours + ":" + SYSTEM_PATH);
+        Path outside = Files.createDirectory(dir.resolve("outside"));
+        Path target = Files.createDirectory(dir.resolve("target"));
+        Files.createSymbolicLink(target.resolve("a"), outside);
+        var result = run(List.of(ours.resolve("tar").toString()), EXTRACT, target, archive, null, ours.toString());
+        assertThat(result.code()).isNotZero();
+        assertThat(result.stderr()).contains("cannot extract ./a/");
+        assertThat(outside).isEmptyDirectory();
+    }
+
+    @Test
     void otherArgumentsGoToTheRealTar() throws Exception {
         var result = run(List.of(ours.resolve("tar").toString(), "--version"), List.of(), null, null, null, ours + ":" + SYSTEM_PATH);
         assertThat(result.code()).isZero();
