@@ -261,7 +261,7 @@ final class ForkTen implements Scenario {
                             Files.deleteIfExists(container.pidFile());
                             long start = System.nanoTime();
                             lab.runc.restoreDetached(container.id(), container.bundle(), service.checkpointImage(checkpointId), work,
-                                    container.pidFile(), Map.of());
+                                    container.pidFile());
                             long end = System.nanoTime();
                             PrivateService.deleteTree(work);
                             return Format.millis(end - start);

@@ -152,7 +152,7 @@ final class HibernateResume implements Scenario {
                         if (lab.runc.state(container.id()).isPresent()) lab.runc.deleteForce(container.id());
                         Files.deleteIfExists(container.pidFile());
                         long restoreStart = System.nanoTime();
-                        lab.runc.restoreDetached(container.id(), container.bundle(), image, restoreWork, container.pidFile(), Map.of());
+                        lab.runc.restoreDetached(container.id(), container.bundle(), image, restoreWork, container.pidFile());
                         long end = System.nanoTime();
                         for (Path dir : List.of(image, dumpWork, restoreWork)) PrivateService.deleteTree(dir);
                         if (i >= 0) {
