@@ -192,6 +192,16 @@ static void octal(char *field, size_t width, unsigned long long value) {
     memcpy(field, text, width); /* the digits and their NUL */
 }
 
+/* Fills the checksum field as GNU tar does (six octal digits, NUL, space) and writes the header. */
+static int put_sealed(struct out *o, uint8_t h[BLOCK]) {
+    memset(h + 148, ' ', 8);
+    unsigned sum = 0;
+    for (int i = 0; i < BLOCK; i++) sum += h[i];
+    snprintf((char *)h + 148, 8, "%06o", sum);
+    h[155] = ' ';
+    return out_put(o, h, BLOCK);
+}
+
 static int put_long_name(struct out *o, char type, const char *name) {
     uint8_t h[BLOCK] = {0};
     size_t len = strlen(name) + 1;
@@ -203,12 +213,7 @@ static int put_long_name(struct out *o, char type, const char *name) {
     octal((char *)h + 136, 12, 0);
     h[156] = (uint8_t)type;
     memcpy(h + 257, "ustar  ", 8);
-    memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (int i = 0; i < BLOCK; i++) sum += h[i];
-    snprintf((char *)h + 148, 8, "%06o", sum);
-    h[155] = ' ';
-    if (out_put(o, h, BLOCK) || out_put(o, name, len)) return -1;
+    if (put_sealed(o, h) || out_put(o, name, len)) return -1;
     return out_zeros(o, (BLOCK - len % BLOCK) % BLOCK);
 }
 
@@ -229,12 +234,7 @@ static int put_header(struct out *o, const char *name, const struct stat *st, ch
         octal((char *)h + 329, 8, major(st->st_rdev));
         octal((char *)h + 337, 8, minor(st->st_rdev));
     }
-    memset(h + 148, ' ', 8);
-    unsigned sum = 0;
-    for (int i = 0; i < BLOCK; i++) sum += h[i];
-    snprintf((char *)h + 148, 8, "%06o", sum);
-    h[155] = ' ';
-    return out_put(o, h, BLOCK);
+    return put_sealed(o, h);
 }
 
 /* ---------------------------------------------------------------- create */
@@ -602,6 +602,15 @@ static int owner_and_time(int parent, const char *base, const char *name, uid_t 
     return 0;
 }
 
+/* Owner, then mode (a chown clears set-id bits), then modification time, as tar sets them. */
+static int set_attributes(int fd, const char *name, mode_t mode, uid_t uid, gid_t gid, time_t mtime) {
+    struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = mtime}};
+    if (fchown(fd, uid, gid) != 0) return fail("changing the owner of", name);
+    if (fchmod(fd, mode) != 0) return fail("changing the mode of", name);
+    if (futimens(fd, times) != 0) return fail("setting the time of", name);
+    return 0;
+}
+
 static int extract_file(struct in *in, int parent, const char *base, const char *name, mode_t mode, uid_t uid, gid_t gid,
                         time_t mtime, unsigned long long size) {
     if (remove_old(parent, base, name)) return -1;
@@ -617,21 +626,18 @@ static int extract_file(struct in *in, int parent, const char *base, const char 
         }
         left -= take;
     }
-    struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = mtime}};
-    int result = 0;
-    if (fchown(fd, uid, gid) != 0) result = fail("changing the owner of", name);
-    else if (fchmod(fd, mode) != 0) result = fail("changing the mode of", name);
-    else if (futimens(fd, times) != 0) result = fail("setting the time of", name);
+    int result = set_attributes(fd, name, mode, uid, gid, mtime);
     if (close(fd) != 0 && result == 0) result = fail("writing", name);
     if (result) return -1;
     return in_skip(in, (BLOCK - size % BLOCK) % BLOCK);
 }
 
-static int extract(const char *dir) {
+/* Extracts the archive on stdin, whose first stored block is at `first`, into `dir`. */
+static int extract(const char *dir, off_t first) {
     int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) return fail("opening", dir), 2;
     umask(0);
-    struct in in = {.fd = STDIN_FILENO, .at = marked(STDIN_FILENO)};
+    struct in in = {.fd = STDIN_FILENO, .at = first};
     struct dir_later *dirs = NULL;
     size_t ndirs = 0, cap = 0;
     char *long_name = NULL, *long_link = NULL;
@@ -747,11 +753,7 @@ static int extract(const char *dir) {
         int fd = base[0] ? openat(parent, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : dup(root);
         if (parent != root) close(parent);
         if (fd < 0) return fail("opening the directory", dirs[i].name), 2;
-        struct timespec times[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = dirs[i].mtime}};
-        int result = 0;
-        if (fchown(fd, dirs[i].uid, dirs[i].gid) != 0) result = fail("changing the owner of", dirs[i].name);
-        else if (fchmod(fd, dirs[i].mode) != 0) result = fail("changing the mode of", dirs[i].name);
-        else if (futimens(fd, times) != 0) result = fail("setting the time of", dirs[i].name);
+        int result = set_attributes(fd, dirs[i].name, dirs[i].mode, dirs[i].uid, dirs[i].gid, dirs[i].mtime);
         close(fd);
         if (result) return 2;
     }
@@ -766,7 +768,7 @@ int main(int argc, char **argv) {
     if (matches(argc, argv, EXTRACT_FLAGS, 0, &dir)) {
         off_t first = marked(STDIN_FILENO);
         if (first < 0 || !stored_only(STDIN_FILENO, first)) return exec_real_tar(argv);
-        return extract(dir);
+        return extract(dir, first);
     }
     return exec_real_tar(argv);
 }

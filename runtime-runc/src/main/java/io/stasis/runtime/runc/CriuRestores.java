@@ -7,6 +7,7 @@ import io.stasis.core.spi.RuntimeSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -75,12 +76,13 @@ final class CriuRestores {
      * the work and image directories are on different filesystems).
      */
     private static Path withHostname(SandboxId id, Path image, Path work, String hostname) throws IOException {
-        Path uts;
-        try (var files = Files.list(image)) {
-            var found = files.filter(f -> f.getFileName().toString().matches("utsns-[0-9]+\\.img")).toList();
-            if (found.size() != 1) return image; // none dumped: nothing to rename
-            uts = found.getFirst();
+        List<Path> files;
+        try (var listing = Files.list(image)) {
+            files = listing.toList();
         }
+        var found = files.stream().filter(f -> f.getFileName().toString().matches("utsns-[0-9]+\\.img")).toList();
+        if (found.size() != 1) return image; // none dumped: nothing to rename
+        Path uts = found.getFirst();
         byte[] bytes = Files.readAllBytes(uts);
         try {
             if (UtsnsImage.hostname(bytes).equals(hostname)) return image;
@@ -88,11 +90,9 @@ final class CriuRestores {
             throw StasisException.runtimeFailed(id.value(), "restore", uts + ": " + e.getMessage(), e);
         }
         Path view = Files.createDirectories(work.resolve("images"));
-        try (var files = Files.list(image)) {
-            for (Path file : files.toList()) {
-                if (file.equals(uts)) Files.write(view.resolve(file.getFileName()), UtsnsImage.withHostname(bytes, hostname));
-                else link(view.resolve(file.getFileName()), file);
-            }
+        for (Path file : files) {
+            if (file.equals(uts)) Files.write(view.resolve(file.getFileName()), UtsnsImage.withHostname(bytes, hostname));
+            else link(view.resolve(file.getFileName()), file);
         }
         return view;
     }

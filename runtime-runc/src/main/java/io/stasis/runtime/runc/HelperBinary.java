@@ -14,9 +14,9 @@ import java.util.List;
 /**
  * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
  * {@value #INIT}, process 1 of every sandbox; {@value #REROOT}, which the host runs to give a
- * running sandbox a new root; {@value #NET}, which plugs a sandbox into its link and is CRIU's
- * action script; {@value #CRIU}, runc's CRIU (see stasis-criu.c); {@value #TAR}, the {@code tar} CRIU saves and refills
- * tmpfs mounts with (see stasis-tar.c); {@value #REAPER}, the parent
+ * running sandbox a new root; {@value #NET}, which plugs a sandbox into its link (after a start,
+ * and as runc's hook in a restore); {@value #CRIU}, runc's CRIU (see stasis-criu.c); {@value #TAR},
+ * the {@code tar} CRIU saves and refills tmpfs mounts with (see stasis-tar.c); {@value #REAPER}, the parent
  * that reaps a gVisor sandbox's processes (see Runsc). They are installed into the runtime's state
  * directory, which every sandbox mounts read-only.
  */

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * of the service; all the runtime knows about a sandbox is on disk under its state directory:
  * {@code runc/} (runc's own state), {@code bundles/<id>/config.json}, {@code logs/<id>/},
  * {@code images/<checkpoint>/} (CRIU images), {@code work/} (CRIU logs), {@code bin/}
- * (stasis-init and CRIU's action script).
+ * (stasis-init and the other static helpers, see HelperBinary).
  * <p>This class wires the parts and hands each call to the one whose job it is: {@link ContainerStarts}
  * (create, reroot), {@link Bundles}, {@link InitProcesses} (processes through stasis-init),
  * {@link StandbyControl} (freeze, thaw, standby), {@link CriuDumps} and {@link CriuRestores},

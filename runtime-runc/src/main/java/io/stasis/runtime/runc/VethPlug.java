@@ -36,16 +36,16 @@ final class VethPlug {
      */
     List<String> restoreHook(Optional<NetworkAttachment> link) {
         var argv = new ArrayList<>(List.of(binary.toString(), "restore-hook"));
-        link.ifPresent(l -> argv.addAll(List.of(arguments(l).split(" "))));
+        link.ifPresent(l -> argv.addAll(arguments(l)));
         return argv;
     }
 
     /** The plug's arguments after the pid. */
-    private static String arguments(NetworkAttachment link) {
+    private static List<String> arguments(NetworkAttachment link) {
         var args = new ArrayList<>(List.of(link.hostInterface(), link.gateway().getHostAddress(), link.address().getHostAddress(),
                 Integer.toString(link.prefixLength())));
         link.inherited().ifPresent(a -> args.add(a.getHostAddress()));
-        return String.join(" ", args);
+        return args;
     }
 
     /** Plugs the sandbox whose process 1 has host pid {@code initPid}. */
@@ -60,7 +60,7 @@ final class VethPlug {
      */
     void plugNew(SandboxId id, Path netns, NetworkAttachment link) {
         var argv = new ArrayList<>(List.of(binary.toString(), "netns-plug", netns.toString()));
-        argv.addAll(List.of(arguments(link).split(" ")));
+        argv.addAll(arguments(link));
         try {
             HelperBinary.run(id, "make and plug a network namespace", argv, timeout); // one process where two were
         } catch (RuntimeException e) {
@@ -85,7 +85,7 @@ final class VethPlug {
 
     private void plug(SandboxId id, String namespace, NetworkAttachment link) {
         var argv = new ArrayList<>(List.of(binary.toString(), "plug", namespace));
-        argv.addAll(List.of(arguments(link).split(" ")));
+        argv.addAll(arguments(link));
         HelperBinary.run(id, "plug network " + link.hostInterface(), argv, timeout);
     }
 }
