@@ -3,7 +3,6 @@ package io.stasis.bench;
 import io.stasis.host.MemInfo;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -79,10 +78,14 @@ final class HostMemory {
         }
     }
 
-    /** Whether a read of the process's files failed because it ended meanwhile (the file gone, or ESRCH on an open one). */
+    /**
+     * Whether a read of the process's files failed because it ended meanwhile: the file gone, or
+     * ESRCH on an open one (a plain IOException from the read of an exiting process's
+     * smaps_rollup, whose directory is still there until it is reaped).
+     */
     private static boolean ended(long pid, UncheckedIOException e) {
         return e.getCause() instanceof NoSuchFileException
-                || (e.getCause() instanceof FileSystemException f && f.getReason() != null && f.getReason().contains("No such process"))
+                || String.valueOf(e.getCause().getMessage()).contains("No such process")
                 || !Files.isDirectory(PROC.resolve(Long.toString(pid)));
     }
 
