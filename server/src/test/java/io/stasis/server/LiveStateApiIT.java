@@ -26,6 +26,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -41,6 +42,11 @@ class LiveStateApiIT {
     static void start() throws Exception {
         service = ServiceFixture.start("--idle-check", "200ms");
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll
@@ -85,7 +91,7 @@ class LiveStateApiIT {
         assertThat(paused.get("state").asText()).isEqualTo("paused");
         assertThat(api.post("/v1/sandboxes/" + id + "/pause", null).get("state").asText()).as("idempotent").isEqualTo("paused");
         String frozenAt = readCounterFile(id);
-        LockSupport.parkNanos(Duration.ofMillis(300).toNanos()); // nothing may move meanwhile
+        LockSupport.parkNanos(Duration.ofMillis(500).toNanos()); // nothing may move meanwhile
         assertThat(readCounterFile(id)).isEqualTo(frozenAt);
         assertThat(api.post("/v1/sandboxes/" + id + "/resume", null).get("state").asText()).isEqualTo("running");
         long resumed = Long.parseLong(readCounterFile(id));

@@ -22,6 +22,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,11 @@ class ProcessesApiIT {
     static void start() throws Exception {
         service = ServiceFixture.start("--idle-check", "200ms", "--process-output-limit", "1M");
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

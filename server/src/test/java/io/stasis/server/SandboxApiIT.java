@@ -35,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,11 @@ class SandboxApiIT {
     @BeforeAll
     static void start() throws Exception {
         service = ServiceFixture.start();
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

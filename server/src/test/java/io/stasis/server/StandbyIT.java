@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -45,6 +46,11 @@ class StandbyIT {
     static void start() throws Exception {
         service = ServiceFixture.start("--idle-check", "200ms", "--runtimes-allowed", RunscConfig.installedAndVerified() ? "runc,gvisor" : "runc");
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

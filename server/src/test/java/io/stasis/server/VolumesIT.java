@@ -10,6 +10,7 @@ import io.stasis.testkit.HostLeaks;
 import java.time.Duration;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,11 @@ class VolumesIT {
     static void start() throws Exception {
         service = ServiceFixture.start();
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

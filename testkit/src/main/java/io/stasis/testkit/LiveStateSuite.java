@@ -63,7 +63,7 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         var cpuFrozen = runtime().cpuUsage(id);
         long before = Long.parseLong(new String(readFile(id, "/tmp/count")).strip());
         // An observation window: nothing may move during it.
-        LockSupport.parkNanos(Duration.ofMillis(300).toNanos());
+        LockSupport.parkNanos(Duration.ofMillis(500).toNanos());
         assertThat(Long.parseLong(new String(readFile(id, "/tmp/count")).strip())).isEqualTo(before);
         assertThat(runtime().cpuUsage(id)).isEqualTo(cpuFrozen);
         runtime().freeze(id); // idempotent
