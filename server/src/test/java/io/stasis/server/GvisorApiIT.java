@@ -11,8 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -32,13 +32,18 @@ class GvisorApiIT {
     @BeforeAll
     static void start() throws Exception {
         ServiceFixture.assumeRuntime("gvisor");
-        upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
+        upstream = TestNetnsHost.createAny();
         served = Files.createTempDirectory("stasis-upstream");
         Files.writeString(served.resolve("index.html"), "hello from upstream\n");
         upstream.serve(served, "python3", "-m", "http.server", "80", "--bind", upstream.address());
         upstream.awaitListening(80);
         service = ServiceFixture.start("--runtimes-allowed", "runc,gvisor", "--dns-names", "allowed.test=" + upstream.address());
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

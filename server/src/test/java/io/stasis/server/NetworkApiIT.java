@@ -11,9 +11,9 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
 import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 
@@ -33,9 +33,8 @@ class NetworkApiIT {
 
     @BeforeAll
     static void start() throws Exception {
-        int n = ThreadLocalRandom.current().nextInt(1, 250);
-        upstream = TestNetnsHost.create(n);
-        elsewhere = TestNetnsHost.create(n + 1);
+        upstream = TestNetnsHost.createAny();
+        elsewhere = TestNetnsHost.createAny();
         served = Files.createTempDirectory("stasis-upstream");
         Files.writeString(served.resolve("index.html"), "hello from upstream\n");
         // A response that takes two seconds to finish: a connection that is established before a policy change.
@@ -84,6 +83,11 @@ class NetworkApiIT {
         String a = upstream.address();
         service = ServiceFixture.start("--dns-names", "allowed.test=" + a + ";api.allowed.test=" + a + ";denied.test=" + a);
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -50,7 +51,7 @@ class SecretInjectionIT {
 
     @BeforeAll
     static void start() throws Exception {
-        upstream = TestNetnsHost.create(ThreadLocalRandom.current().nextInt(1, 250));
+        upstream = TestNetnsHost.createAny();
         served = Files.createTempDirectory("stasis-secret-upstream");
         // A test CA and a certificate for both test names, made with the host's openssl.
         run(served, "sh", "-c", """
@@ -92,6 +93,11 @@ class SecretInjectionIT {
         service = ServiceFixture.start("--dns-names", "api.allowed.test=" + a + ";plain.allowed.test=" + a,
                 "--egress-upstream-ca", served.resolve("ca.crt").toString(), "--runtimes-allowed", runtimes);
         api = new RawApi(service.url, service.rootKey);
+    }
+
+    @AfterEach
+    void deleteSandboxes() {
+        service.deleteSandboxes();
     }
 
     @AfterAll

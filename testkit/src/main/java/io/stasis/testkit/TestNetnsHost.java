@@ -1,5 +1,6 @@
 package io.stasis.testkit;
 
+import io.stasis.host.HostClaim;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -21,6 +22,8 @@ public final class TestNetnsHost implements AutoCloseable {
     private final String address;
     private final String hostAddress;
     private final List<Process> servers = new ArrayList<>();
+    /** Its {@code 10.254.n.0/30}, held while it lives: test JVMs run side by side. */
+    private HostClaim slot;
 
     private TestNetnsHost(int n) {
         String tag = Integer.toString(n, 36) + Long.toString(ThreadLocalRandom.current().nextLong(36 * 36), 36);
@@ -30,9 +33,37 @@ public final class TestNetnsHost implements AutoCloseable {
         this.hostAddress = "10.254." + n + ".1";
     }
 
-    /** A namespace on {@code 10.254.n.0/30}; {@code n} in 0..255, one per test host alive at once. */
+    /**
+     * A namespace on the first {@code 10.254.n.0/30} from a random {@code n} that no live test host
+     * holds, in this JVM or another.
+     */
+    public static TestNetnsHost createAny() {
+        int first = ThreadLocalRandom.current().nextInt(SLOTS);
+        for (int i = 0; i < SLOTS; i++) {
+            int n = 1 + (first + i) % SLOTS;
+            if (claim(n) instanceof HostClaim.Result.Claimed(HostClaim slot)) return create(n, slot);
+        }
+        throw new IllegalStateException("every test host address 10.254.1-" + SLOTS + ".0/30 is held on this host");
+    }
+
+    /** A namespace on {@code 10.254.n.0/30}; {@code n} in 1..250, one per test host alive at once. */
     public static TestNetnsHost create(int n) {
+        return switch (claim(n)) {
+            case HostClaim.Result.Claimed(HostClaim slot) -> create(n, slot);
+            case HostClaim.Result.Taken(String holder) -> throw new IllegalStateException("10.254." + n + ".0/30 is held by " + holder);
+        };
+    }
+
+    private static final int SLOTS = 250;
+    private static final Path CLAIMS = Path.of("/run/stasis/claims");
+
+    private static HostClaim.Result claim(int n) {
+        return HostClaim.take(CLAIMS, "test-host", Integer.toString(n), "a test host of process " + ProcessHandle.current().pid());
+    }
+
+    private static TestNetnsHost create(int n, HostClaim slot) {
         var host = new TestNetnsHost(n);
+        host.slot = slot;
         try {
             host.ip("netns", "add", host.namespace);
             host.ip("link", "add", host.hostInterface, "type", "veth", "peer", "name", "eth0", "netns", host.namespace);
@@ -59,9 +90,15 @@ public final class TestNetnsHost implements AutoCloseable {
         return hostAddress;
     }
 
-    /** Starts {@code argv} inside the namespace, in {@code dir}; it is ended by {@link #close}. */
+    /**
+     * Starts {@code argv} inside the namespace, in {@code dir}; it is ended by {@link #close}. It
+     * enters the network namespace only: {@code ip netns exec} gives it a mount namespace of its own,
+     * a copy of every mount on the host, and where mounts do not propagate (a private root, as on
+     * these machines) that copy keeps another test's pool, unmounted on the host meanwhile, and its
+     * loop device busy until the server ends.
+     */
     public Process serve(Path dir, String... argv) {
-        var command = new ArrayList<>(List.of("ip", "netns", "exec", namespace));
+        var command = new ArrayList<>(List.of("nsenter", "--net=/run/netns/" + namespace, "--"));
         command.addAll(List.of(argv));
         try {
             var process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
@@ -76,7 +113,7 @@ public final class TestNetnsHost implements AutoCloseable {
     /** Waits until something listens on {@code port} inside the namespace. */
     public void awaitListening(int port) {
         Await.until("port " + port + " listening in " + namespace, Duration.ofSeconds(15),
-                () -> run("ip", "netns", "exec", namespace, "grep", "-qi", String.format(":%04X 00000000:0000 0A", port), "/proc/net/tcp").exit() == 0);
+                () -> run("nsenter", "--net=/run/netns/" + namespace, "--", "grep", "-qi", String.format(":%04X 00000000:0000 0A", port), "/proc/net/tcp").exit() == 0);
     }
 
     private void ip(String... args) {
@@ -115,5 +152,6 @@ public final class TestNetnsHost implements AutoCloseable {
         }
         run("ip", "link", "del", hostInterface);
         run("ip", "netns", "del", namespace);
+        slot.close();
     }
 }
