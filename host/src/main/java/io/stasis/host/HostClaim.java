@@ -19,6 +19,11 @@ import java.util.regex.Pattern;
  * the next one. The file says who holds it, for the refusal of the next one.
  */
 public final class HostClaim implements AutoCloseable {
+    /**
+     * Where the host-wide names are claimed: by every running service, and by the tests' own hosts
+     * (gone with a reboot, like the claims).
+     */
+    public static final Path HOST_DIR = Path.of("/run/stasis/claims");
     private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9._-]");
 
     private final FileChannel channel;

@@ -388,9 +388,6 @@ public final class Daemon implements AutoCloseable {
         return new RuntimeRouter(engines, config.runtimes().defaultRuntime());
     }
 
-    /** Where the host-wide names of running instances are claimed (gone with a reboot, like the claims). */
-    static final Path HOST_CLAIMS = Path.of("/run/stasis/claims");
-
     /**
      * Claims this instance's host-wide network names for as long as it runs. Another instance
      * (another data directory) that uses one of them would take over this one's table, links or
@@ -406,7 +403,7 @@ public final class Daemon implements AutoCloseable {
         names.put("--network-log-group", Integer.toString(network.get().logGroup()));
         String holder = "the Stasis service with data directory " + config.dataDir() + " (pid " + ProcessHandle.current().pid() + ")";
         for (var name : names.entrySet()) {
-            switch (HostClaim.take(HOST_CLAIMS, name.getKey().substring(2), name.getValue(), holder)) {
+            switch (HostClaim.take(HostClaim.HOST_DIR, name.getKey().substring(2), name.getValue(), holder)) {
                 case HostClaim.Result.Claimed claimed -> register(claimed.claim());
                 case HostClaim.Result.Taken taken -> throw new IllegalStateException(name.getKey() + " " + name.getValue()
                         + " is in use by " + taken.holder() + "; give this instance its own " + name.getKey()

@@ -23,9 +23,12 @@ public final class TestNetnsHost implements AutoCloseable {
     private final String hostAddress;
     private final List<Process> servers = new ArrayList<>();
     /** Its {@code 10.254.n.0/30}, held while it lives: test JVMs run side by side. */
-    private HostClaim slot;
+    private final HostClaim slot;
 
-    private TestNetnsHost(int n) {
+    private static final int SLOTS = 250;
+
+    private TestNetnsHost(int n, HostClaim slot) {
+        this.slot = slot;
         String tag = Integer.toString(n, 36) + Long.toString(ThreadLocalRandom.current().nextLong(36 * 36), 36);
         this.namespace = "stasis-th-" + tag;
         this.hostInterface = "sth" + tag;
@@ -54,16 +57,12 @@ public final class TestNetnsHost implements AutoCloseable {
         };
     }
 
-    private static final int SLOTS = 250;
-    private static final Path CLAIMS = Path.of("/run/stasis/claims");
-
     private static HostClaim.Result claim(int n) {
-        return HostClaim.take(CLAIMS, "test-host", Integer.toString(n), "a test host of process " + ProcessHandle.current().pid());
+        return HostClaim.take(HostClaim.HOST_DIR, "test-host", Integer.toString(n), "a test host of process " + ProcessHandle.current().pid());
     }
 
     private static TestNetnsHost create(int n, HostClaim slot) {
-        var host = new TestNetnsHost(n);
-        host.slot = slot;
+        var host = new TestNetnsHost(n, slot);
         try {
             host.ip("netns", "add", host.namespace);
             host.ip("link", "add", host.hostInterface, "type", "veth", "peer", "name", "eth0", "netns", host.namespace);
@@ -98,8 +97,7 @@ public final class TestNetnsHost implements AutoCloseable {
      * loop device busy until the server ends.
      */
     public Process serve(Path dir, String... argv) {
-        var command = new ArrayList<>(List.of("nsenter", "--net=/run/netns/" + namespace, "--"));
-        command.addAll(List.of(argv));
+        var command = inNamespace(argv);
         try {
             var process = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
@@ -113,7 +111,14 @@ public final class TestNetnsHost implements AutoCloseable {
     /** Waits until something listens on {@code port} inside the namespace. */
     public void awaitListening(int port) {
         Await.until("port " + port + " listening in " + namespace, Duration.ofSeconds(15),
-                () -> run("nsenter", "--net=/run/netns/" + namespace, "--", "grep", "-qi", String.format(":%04X 00000000:0000 0A", port), "/proc/net/tcp").exit() == 0);
+                () -> run(inNamespace("grep", "-qi", String.format(":%04X 00000000:0000 0A", port), "/proc/net/tcp").toArray(String[]::new)).exit() == 0);
+    }
+
+    /** {@code argv} run in the namespace's network only, in the host's mount namespace (see {@link #serve}). */
+    private List<String> inNamespace(String... argv) {
+        var command = new ArrayList<>(List.of("nsenter", "--net=/run/netns/" + namespace, "--"));
+        command.addAll(List.of(argv));
+        return command;
     }
 
     private void ip(String... args) {
