@@ -123,6 +123,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -159,22 +162,37 @@ public final class Daemon implements AutoCloseable {
             runToolsInTheirCgroup();
             Files.createDirectories(config.dataDir());
             Files.setPosixFilePermissions(config.dataDir(), PosixFilePermissions.fromString("rwx--x--x"));
-            var catalog = register(openCatalog(config));
-            int staleHolds = catalog.releaseHoldsOf(config.nodeName()); // the previous run's, killed before it released them
-            if (staleHolds > 0) log.atInfo().addKeyValue("holds", staleHolds).log("released the quota holds of this node's previous run");
-            var poolConfig = config.btrfsMount()
-                    .map(mount -> BtrfsPoolConfig.existingMount(config.dataDir(), mount))
-                    .orElseGet(() -> BtrfsPoolConfig.image(config.dataDir(), config.poolSizeBytes()));
-            pool = register(BtrfsPool.open(poolConfig));
-            var roots = new BtrfsRootStore(pool);
             var runtimeConfig = new RuncConfig(config.runc(), config.criu(), config.dataDir().resolve("runtime"),
                     "stasis", 100_000, Duration.ofSeconds(30), config.forkPageSharing());
-            var runtime = openRuntimes(config, runtimeConfig);
-            openStandbySwap(config, catalog);
             var owner = runtimeConfig.rootOwner();
+            // The host tools' checks (runc and CRIU, runsc, rclone, the swap file) are process starts, ~0.1-0.25 s each on
+            // a slow host, and independent of each other and of the catalog and the pool: side by side. Each step
+            // registers what it opened, so a failure anywhere closes everything; the scope waits for all of them.
+            SqlCatalog catalog;
+            BtrfsRootStore roots;
+            TemplateService templates;
             List<TemplateRecipe> recipes = List.of(new TinyTemplate(), new BaseTemplate(config.templateCache()));
-            var templates = new TemplateService(roots, recipes, owner);
-            templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
+            Future<RuntimeRouter> runtimeStep;
+            Future<Optional<BucketMounts>> bucketStep;
+            Future<?> swapStep;
+            try (var steps = Executors.newVirtualThreadPerTaskExecutor()) {
+                runtimeStep = steps.submit(() -> openRuntimes(config, runtimeConfig));
+                bucketStep = steps.submit(() -> openBucketMounts(config, owner));
+                catalog = register(openCatalog(config));
+                swapStep = steps.submit(() -> openStandbySwap(config, catalog));
+                int staleHolds = catalog.releaseHoldsOf(config.nodeName()); // the previous run's, killed before it released them
+                if (staleHolds > 0) log.atInfo().addKeyValue("holds", staleHolds).log("released the quota holds of this node's previous run");
+                var poolConfig = config.btrfsMount()
+                        .map(mount -> BtrfsPoolConfig.existingMount(config.dataDir(), mount))
+                        .orElseGet(() -> BtrfsPoolConfig.image(config.dataDir(), config.poolSizeBytes()));
+                pool = register(BtrfsPool.open(poolConfig));
+                roots = new BtrfsRootStore(pool);
+                templates = new TemplateService(roots, recipes, owner);
+                templates.ensureInstalled(config.buildSlowTemplates() ? TemplateService.SlowBuilds.BACKGROUND : TemplateService.SlowBuilds.ON_DEMAND);
+            }
+            var runtime = resultOf(runtimeStep);
+            var bucketMounts = resultOf(bucketStep);
+            resultOf(swapStep);
             var clock = Clock.systemUTC();
             var audit = register(new JsonLinesAuditLog(config.dataDir().resolve("audit"), config.audit().maxFileBytes(),
                     config.audit().keepFiles(), clock));
@@ -204,7 +222,7 @@ public final class Daemon implements AutoCloseable {
             var injection = new SecretInjection(secrets, roots, new LinuxSandboxFiles(owner), authorities);
             var network = new NetworkService(catalog, hostNetwork.map(HostNetwork.class::cast), config.network().defaultPolicy(), events, clock,
                     Optional.of(injection), locks);
-            var buckets = new SandboxBuckets(openBucketMounts(config, owner), catalog,
+            var buckets = new SandboxBuckets(bucketMounts, catalog,
                     (tenant, name) -> Optional.ofNullable(secrets.values(tenant, List.of(name)).get(name)),
                     new BucketEndpoints(config.buckets().endpointsAllow(), HostAddresses::ofInterfaces, HostAddresses::resolve),
                     config.buckets().releaseWait());
@@ -477,7 +495,19 @@ public final class Daemon implements AutoCloseable {
         return spool;
     }
 
-    private <T extends AutoCloseable> T register(T resource) {
+    /** A start-up step's result; its failure as it was thrown. */
+    private static <T> T resultOf(Future<T> step) throws Exception {
+        try {
+            return step.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof Exception cause) throw cause;
+            if (e.getCause() instanceof Error error) throw error;
+            throw e;
+        }
+    }
+
+    /** Start-up steps run side by side register what they open: one at a time. */
+    private synchronized <T extends AutoCloseable> T register(T resource) {
         closeInReverse.addFirst(resource);
         return resource;
     }
