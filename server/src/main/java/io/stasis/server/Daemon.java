@@ -141,6 +141,8 @@ public final class Daemon implements AutoCloseable {
     private static final Duration OUTPUT_LIMIT_TICK = Duration.ofSeconds(5);
     /** How often bucket mounts left uploading by their sandbox are looked at, and removed once done. */
     private static final Duration BUCKET_DRAIN_PERIOD = Duration.ofSeconds(5);
+    /** How often a warm pool grown by a burst is checked for having been quiet long enough to shrink. */
+    private static final Duration WARM_POOL_SETTLE_PERIOD = Duration.ofSeconds(30);
     /** How soon what a deleted root's forks still hold is charged to one of them. */
     private static final Duration INHERITED_CHARGES_PERIOD = Duration.ofSeconds(5);
     /** The largest image an import takes (its layers, uncompressed), and how long a registry may stay silent. */
@@ -238,7 +240,8 @@ public final class Daemon implements AutoCloseable {
                     UpstreamTls.context(config.network().upstreamCa()))));
             // Closed before the runtime: the warm sandboxes end (sandboxes in the catalog keep running).
             var warmPool = register(new WarmPool(roots, runtime, network, config.defaultResources(), config.runtimes().defaultRuntime(),
-                    config.warmPool()));
+                    config.warmPool(), clock));
+            register(Periodic.start("warm-pool-settle", WARM_POOL_SETTLE_PERIOD, Duration.ofSeconds(30), warmPool::settle));
             var restoreTurns = RestoreTurns.forThisHost();
             var forkSpares = register(new ForkSpares(roots, runtime, network, quotas, restoreTurns, config.forkSparesMax()));
             var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network,

@@ -2,6 +2,7 @@ package io.stasis.server;
 
 import io.stasis.catalog.sql.PostgresLocation;
 import io.stasis.core.node.NodeLimits;
+import io.stasis.core.lifecycle.WarmPool;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.Cidr;
 import io.stasis.core.policy.Durations;
@@ -40,7 +41,8 @@ import java.util.regex.Pattern;
  * @param maxUploadBytes   largest file upload
  * @param templateWait     how long a create waits for a template's first build
  * @param buildSlowTemplates whether to build slow templates (base) at start-up, in the background
- * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out
+ * @param warmPool         started sandboxes kept ready per template, so that a create only hands one out: so many at
+ *                         rest, more (up to its max) while creates and forks find none ready
  * @param forkSparesMax    forks of memory checkpoints kept restored ahead on this host, in all (checkpoints ask for them)
  * @param forkPageSharing  whether the processes CRIU restores (forks, resumes) have their identical pages merged by the
  *                         kernel (KSM): one tenant's hosts only (a side channel between sandboxes, docs/SECURITY.md)
@@ -70,7 +72,7 @@ import java.util.regex.Pattern;
 public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> btrfsMount, long poolSizeBytes,
                            Path runc, Optional<Path> criu, Path templateCache, String defaultTemplate,
                            Resources defaultResources, int maxDiskMb, long execOutputLimit, long processOutputLimit, long maxUploadBytes, Duration templateWait,
-                           boolean buildSlowTemplates, int warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
+                           boolean buildSlowTemplates, WarmPool.Sizing warmPool, int forkSparesMax, boolean forkPageSharing, LifecyclePolicy defaultLifecycle, Duration idleCheck,
                            NetworkSettings network, PreviewSettings previews, Optional<String> faultPoint,
                            BlobSettings blobs, BucketSettings buckets, long standbySwapBytes, boolean warmUp,
                            RuntimeSettings runtimes, Optional<PostgresLocation> catalog, String nodeName, Optional<URI> advertiseUrl,
@@ -84,7 +86,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
     public static ServerConfig defaults() {
         return new ServerConfig(7070, "127.0.0.1", Path.of("/var/lib/stasis"), Optional.empty(), 64L << 30,
                 Path.of("/usr/sbin/runc"), defaultCriu(), Path.of("/var/cache/stasis/templates"), "base",
-                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, 2, 100, false, LifecyclePolicy.DEFAULT,
+                Resources.DEFAULT, DEFAULT_MAX_DISK_MB, 16L << 20, 64L << 20, 10L << 30, Duration.ofMinutes(10), true, new WarmPool.Sizing(2, 8), 100, false, LifecyclePolicy.DEFAULT,
                 Duration.ofSeconds(1), NetworkSettings.defaults(), PreviewSettings.defaults(), Optional.ofNullable(System.getenv("STASIS_FAULT_POINT")).filter(f -> !f.isBlank()),
                 BlobSettings.defaults(), BucketSettings.defaults(), 8L << 30, true, RuntimeSettings.defaults(), Optional.empty(), defaultNodeName(),
                 Optional.empty(), Optional.empty(), Duration.ofSeconds(15), NodeLimits.NONE, RateLimitSettings.NONE, AuditSettings.DEFAULTS, false);
@@ -208,7 +210,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                 case "--bucket-release-wait" -> c.with(b -> b.buckets = b.buckets.withReleaseWait(duration(flag, v)));
                 case "--template-wait" -> c.with(b -> b.templateWait = duration(flag, v));
                 case "--standby-swap" -> c.with(b -> b.standbySwapBytes = v.equals("0") ? 0 : size(flag, v));
-                case "--warm-pool" -> c.with(b -> b.warmPool = integer(flag, v, 0, 100));
+                case "--warm-pool" -> c.with(b -> b.warmPool = new WarmPool.Sizing(integer(flag, v, 0, 100), b.warmPool.max()));
+                case "--warm-pool-max" -> c.with(b -> b.warmPool = new WarmPool.Sizing(b.warmPool.floor(), integer(flag, v, 0, 100)));
                 case "--fork-spares-max" -> c.with(b -> b.forkSparesMax = integer(flag, v, 0, 1000));
                 case "--pause-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "pauseAfterIdle", optionalDuration(flag, v)));
                 case "--standby-after-idle" -> c.with(b -> b.lifecycle = policy(b.lifecycle, "standbyAfterIdle", optionalDuration(flag, v)));
@@ -278,6 +281,8 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
                   --template-wait DURATION how long a create waits for a template's first build (default 10m)
                   --no-slow-templates      do not build slow templates (base) at start-up
                   --warm-pool N            started sandboxes kept ready per template (default 2; 0: none)
+                  --warm-pool-max N        while creates and forks find none ready, up to N per template; back
+                                           to --warm-pool after 2 minutes without (default 8; never below --warm-pool)
                   --fork-spares-max N      forks of memory checkpoints kept restored ahead, in standby, on this
                                            host in all; a checkpoint asks for its own (default 100; 0: none)
                   --fork-page-sharing      restored processes (forks, resumes) have their identical pages merged
@@ -439,7 +444,7 @@ public record ServerConfig(int port, String bind, Path dataDir, Optional<Path> b
         long maxUploadBytes;
         Duration templateWait;
         boolean buildSlowTemplates;
-        int warmPool;
+        WarmPool.Sizing warmPool;
         int forkSparesMax;
         boolean forkPageSharing;
         LifecyclePolicy lifecycle;

@@ -62,8 +62,10 @@ final class ServiceFixture implements AutoCloseable {
 
     /** The same on a data directory the caller prepared (it may already hold a previous run's state). */
     static ServiceFixture startIn(Path dataDir, String... extraFlags) throws IOException {
+        // A warm pool that stays at 2: a pool grown by a test's quick creates would start sandboxes no test asked for,
+        // on the two cores that two test JVMs share (WarmPoolTest covers growth, the bench measures it).
         var flags = new ArrayList<>(List.of("--port", "0", "--preview-port", "0", "--data-dir", dataDir.toString(), "--pool-size", "8G",
-                "--standby-swap", "2G",
+                "--standby-swap", "2G", "--warm-pool-max", "2",
                 "--default-template", "tiny", "--no-slow-templates"));
         flags.addAll(TestNetworkFlags.forDataDir(dataDir));
         flags.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);

@@ -68,7 +68,8 @@ final class ServiceProcess implements AutoCloseable {
                 "--enable-native-access=ALL-UNNAMED", "-XX:TieredStopAtLevel=1"));
         argv.addAll(jvmFlags);
         argv.addAll(List.of("-jar", jar.toString(), "--port", "0", "--data-dir", dataDir.toString(),
-                "--preview-port", "0", "--pool-size", "4G", "--standby-swap", "1G", "--default-template", "tiny", "--no-slow-templates"));
+                "--preview-port", "0", "--pool-size", "4G", "--standby-swap", "1G", "--warm-pool-max", "2", // as ServiceFixture's
+                "--default-template", "tiny", "--no-slow-templates"));
         argv.addAll(TestNetworkFlags.forDataDir(dataDir));
         argv.addAll(TestNetworkFlags.BUCKET_ENDPOINTS);
         argv.addAll(List.of(extraFlags));

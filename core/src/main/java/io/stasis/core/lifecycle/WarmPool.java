@@ -10,6 +10,9 @@ import io.stasis.core.spi.RootStore;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
 import io.stasis.core.spi.TemplateImage;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +28,10 @@ import org.slf4j.LoggerFactory;
 /**
  * Sandboxes started ahead of demand, a few per template, so that a create only has to hand one
  * out: starting a container costs tens of milliseconds, handing out a running one almost nothing.
+ * A template's pool keeps {@link Sizing#floor} at rest; each take that finds it empty doubles what it
+ * keeps, up to {@link Sizing#ceiling}, so that a burst of creates or forks finds sandboxes ready from
+ * its first misses on; after {@link #QUIET} without a miss it halves again ({@link #settle}), the
+ * surplus ended.
  * A warm sandbox runs with the default resources and its id as hostname; it is not in the
  * catalog until handed out, so after a crash reconciliation removes it like any orphan. Creates
  * take one of their template ({@link #take}); forks of a files checkpoint take any, and give it
@@ -32,6 +39,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class WarmPool implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
+    /** How long a grown pool waits without a miss before it halves. */
+    static final Duration QUIET = Duration.ofMinutes(2);
+    /** Starts at most this many at a time: more only share the same cores with the takes they are for. */
+    private static final int PARALLEL_STARTS = Math.max(2, Runtime.getRuntime().availableProcessors());
 
     /** A started sandbox waiting for an owner, and the template version its root came from. */
     record Warm(SandboxId id, String templateVersion) {
@@ -42,8 +53,40 @@ public final class WarmPool implements AutoCloseable {
     private final NetworkService network;
     private final Resources resources;
     private final RuntimeKind kind;
-    private final int perTemplate;
+
+    /**
+     * How many started sandboxes a template's pool keeps: {@code floor} at rest, up to {@code max}
+     * (never below the floor) while takes find it empty. A floor of 0: no pool.
+     */
+    public record Sizing(int floor, int max) {
+        public Sizing {
+            if (floor < 0 || max < 0) throw new IllegalArgumentException("a pool size is 0 or more: " + floor + ", " + max);
+        }
+
+        public static Sizing fixed(int size) {
+            return new Sizing(size, size);
+        }
+
+        public int ceiling() {
+            return Math.max(floor, max);
+        }
+    }
+
+    /** What a template's pool aims at now, and when a take last found it empty. */
+    private static final class Demand {
+        int target;
+        Instant lastMiss;
+
+        Demand(int target, Instant lastMiss) {
+            this.target = target;
+            this.lastMiss = lastMiss;
+        }
+    }
+
+    private final Sizing sizing;
+    private final Clock clock;
     private final UnrecordedSandbox unrecorded;
+    private final Map<String, Demand> demand = new ConcurrentHashMap<>();
     private final Map<String, ConcurrentLinkedDeque<Warm>> ready = new ConcurrentHashMap<>();
     private final Map<String, AtomicBoolean> filling = new ConcurrentHashMap<>();
     private final Set<Thread> refills = ConcurrentHashMap.newKeySet();
@@ -53,15 +96,17 @@ public final class WarmPool implements AutoCloseable {
     /**
      * @param resources   the resources warm sandboxes start with; whoever takes one applies others
      * @param kind        the runtime warm sandboxes run in: only a sandbox of that runtime takes one
-     * @param perTemplate how many started sandboxes to keep ready per template (0: none)
+     * @param sizing      how many started sandboxes to keep ready per template
      */
-    public WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, RuntimeKind kind, int perTemplate) {
+    public WarmPool(RootStore roots, SandboxRuntime runtime, NetworkService network, Resources resources, RuntimeKind kind, Sizing sizing,
+                    Clock clock) {
         this.roots = roots;
         this.runtime = runtime;
         this.network = network;
         this.resources = resources;
         this.kind = kind;
-        this.perTemplate = perTemplate;
+        this.sizing = sizing;
+        this.clock = clock;
         this.unrecorded = new UnrecordedSandbox(roots, runtime, network);
     }
 
@@ -85,7 +130,7 @@ public final class WarmPool implements AutoCloseable {
      * compete with the caller for the host's cores. With none ready, refilling starts now.
      */
     Optional<SandboxId> take(String template) {
-        if (perTemplate <= 0 || closed) return Optional.empty();
+        if (sizing.floor() <= 0 || closed) return Optional.empty();
         var current = roots.template(template).map(TemplateImage::version);
         if (current.isEmpty()) return Optional.empty();
         var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
@@ -94,7 +139,10 @@ public final class WarmPool implements AutoCloseable {
             if (warm.templateVersion().equals(current.get())) taken = Optional.of(warm.id());
             else discard(warm.id());
         }
-        if (taken.isEmpty()) refill(template);
+        if (taken.isEmpty()) {
+            missed(template);
+            refill(template);
+        }
         return taken;
     }
 
@@ -104,7 +152,7 @@ public final class WarmPool implements AutoCloseable {
      * refills once done, as after {@link #take}.
      */
     public Optional<Taken> takeAny(String preferred) {
-        if (perTemplate <= 0 || closed) return Optional.empty();
+        if (sizing.floor() <= 0 || closed) return Optional.empty();
         var order = new ArrayList<String>();
         if (ready.containsKey(preferred)) order.add(preferred);
         ready.entrySet().stream().filter(e -> !e.getKey().equals(preferred))
@@ -113,21 +161,77 @@ public final class WarmPool implements AutoCloseable {
             var warm = ready.get(template).pollFirst();
             if (warm != null) return Optional.of(new Taken(warm.id(), template));
         }
+        missed(preferred);
         refill(preferred);
         return Optional.empty();
     }
 
-    /** Tops the template's pool up to its size, on a background thread. */
+    /** A take found the template's pool empty: it keeps twice as many from now on, up to the ceiling. */
+    private void missed(String template) {
+        var d = demandOf(template);
+        int grown;
+        synchronized (d) {
+            d.lastMiss = clock.instant();
+            grown = Math.min(sizing.ceiling(), Math.max(d.target * 2, d.target + 1));
+            if (grown == d.target) return;
+            d.target = grown;
+        }
+        log.atInfo().addKeyValue("template", template).addKeyValue("size", grown).log("warm pool grows: a take found it empty");
+    }
+
+    private Demand demandOf(String template) {
+        return demand.computeIfAbsent(template, t -> new Demand(sizing.floor(), clock.instant()));
+    }
+
+    /** How many the template's pool aims to keep now. */
+    int target(String template) {
+        var d = demandOf(template);
+        synchronized (d) {
+            return d.target;
+        }
+    }
+
+    /**
+     * Halves each pool that went {@link #QUIET} without a miss (not below its floor) and ends what it
+     * holds beyond that: called periodically, so that a burst's pool does not stay at rest.
+     */
+    public void settle() {
+        Instant now = clock.instant();
+        for (var entry : demand.entrySet()) {
+            var d = entry.getValue();
+            int target;
+            synchronized (d) {
+                if (d.target > sizing.floor() && !now.isBefore(d.lastMiss.plus(QUIET))) {
+                    d.target = Math.max(sizing.floor(), d.target / 2);
+                    d.lastMiss = now; // the next halving waits as long again
+                    log.atInfo().addKeyValue("template", entry.getKey()).addKeyValue("size", d.target)
+                            .log("warm pool shrinks: no take found it empty for a while");
+                }
+                target = d.target;
+            }
+            var queue = ready.get(entry.getKey());
+            if (queue == null) continue;
+            for (Warm surplus; queue.size() > target && (surplus = queue.pollLast()) != null; ) discard(surplus.id());
+        }
+    }
+
+    /**
+     * Tops the template's pool up to its size, on a background thread, once half of it or more is
+     * gone: a burst's takes then run without starts beside them until then (a pool of 2 refills
+     * after each take).
+     */
     public void refill(String template) {
-        if (perTemplate <= 0 || closed) return;
+        if (sizing.floor() <= 0 || closed) return;
+        var waiting = ready.get(template);
+        if (waiting != null && waiting.size() > target(template) / 2) return;
         var flag = filling.computeIfAbsent(template, t -> new AtomicBoolean());
         if (!flag.compareAndSet(false, true)) return;
         var refill = Thread.ofVirtual().name("warm-pool-" + template).unstarted(() -> {
             try {
                 var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
-                while (!closed && queue.size() < perTemplate) {
+                while (!closed && queue.size() < target(template)) {
                     // Start the missing ones side by side: a burst of creates empties the pool fast.
-                    int missing = perTemplate - queue.size();
+                    int missing = Math.min(PARALLEL_STARTS, target(template) - queue.size());
                     var starts = new ArrayList<Thread>();
                     var started = new ConcurrentLinkedDeque<Warm>();
                     for (int i = 0; i < missing; i++)

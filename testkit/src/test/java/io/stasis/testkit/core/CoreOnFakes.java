@@ -140,6 +140,11 @@ public final class CoreOnFakes implements AutoCloseable {
 
     /** @param warmPerTemplate sandboxes kept started ahead per template (0: every create starts one) */
     public CoreOnFakes(Host host, int warmPerTemplate) {
+        this(host, WarmPool.Sizing.fixed(warmPerTemplate));
+    }
+
+    /** @param warmPool sandboxes kept started ahead per template */
+    public CoreOnFakes(Host host, WarmPool.Sizing warmPool) {
         this.host = host;
         clock = host.clock();
         catalog = host.catalog();
@@ -156,7 +161,7 @@ public final class CoreOnFakes implements AutoCloseable {
                 new BucketEndpoints(List.of(), Set::of, name -> List.of()), Duration.ofSeconds(10));
         templates = new TemplateService(roots, List.of(TestRecipe.of(TEMPLATE, "1")), OWNER);
         templates.ensureInstalled(TemplateService.SlowBuilds.ON_DEMAND);
-        pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, RuntimeKind.RUNC, warmPerTemplate);
+        pool = new WarmPool(roots, runtime, network, Resources.DEFAULT, RuntimeKind.RUNC, warmPool, clock);
         var restoreTurns = RestoreTurns.forThisHost();
         spares = new ForkSpares(roots, runtime, network, quotas, restoreTurns, 100);
         var parts = new SandboxParts(catalog, roots, runtime, locks, events, activity, faults, clock, network, quotas, volumes, buckets,
