@@ -70,6 +70,46 @@ final class Bundles {
         return write(spec, madeNetworkNamespace, Optional.empty());
     }
 
+    /**
+     * The bundle of a start or restore that runs without a CPU quota until {@link #applyDeferredLimits}:
+     * the spec's limits but for the quota (as many cores as the host has), and the whole limits in a
+     * file beside it, there until they are applied, so that a sandbox adopted after a crash in
+     * between gets them too.
+     */
+    Path writeWithCpuQuotaDeferred(RuntimeSpec spec, boolean madeNetworkNamespace) {
+        var limits = spec.resources();
+        Path file = deferredLimitsFile(spec.id());
+        try {
+            Files.createDirectories(file.getParent());
+            var json = JSON.createObjectNode().put("cpus", limits.cpus()).put("memoryMb", limits.memoryMb())
+                    .put("pids", limits.pids()).put("diskMb", limits.diskMb());
+            writeAtomically(file, json);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
+        }
+        double allCores = Math.min(Resources.MAX_CPUS, Math.max(limits.cpus(), Runtime.getRuntime().availableProcessors()));
+        var unthrottled = new Resources(allCores, limits.memoryMb(), limits.pids(), limits.diskMb());
+        return write(spec.withResources(unthrottled), madeNetworkNamespace, Optional.empty());
+    }
+
+    /** The limits {@link #writeWithCpuQuotaDeferred} left for later, applied to the cgroups and the bundle; nothing if none wait. */
+    void applyDeferredLimits(SandboxId id) {
+        Path file = deferredLimitsFile(id);
+        if (!Files.exists(file)) return;
+        try {
+            var json = JSON.readTree(file.toFile());
+            updateResources(id, new Resources(json.get("cpus").asDouble(), json.get("memoryMb").asInt(), json.get("pids").asInt(),
+                    json.get("diskMb").asInt()));
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw StasisException.runtimeFailed(id.value(), "apply the deferred limits", e.getMessage(), e);
+        }
+    }
+
+    private Path deferredLimitsFile(SandboxId id) {
+        return dir.resolve(id.value()).resolve("limits.deferred");
+    }
+
     /** The bundle of a restore through runc, which runs {@code hook} once CRIU has made the namespaces. */
     Path writeForRestore(RuntimeSpec spec, List<String> hook) {
         return write(spec, false, Optional.of(hook));

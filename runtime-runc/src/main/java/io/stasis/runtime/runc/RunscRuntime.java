@@ -176,6 +176,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         try {
             Path pidFile = bundles.pidFile(id);
             withNetwork(spec, launcher -> runsc.runDetached(id, bundle, pidFile, launcher));
+            bundles.applyDeferredLimits(id);
             SandboxInit.awaitAnswer(id, spec.root(), rootOwner, SandboxInit.readPid(id, pidFile), start, START_TIMEOUT);
             serviceFiles.writeBoot(id, spec.root());
         } catch (RuntimeException e) {
@@ -413,6 +414,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         Path bundle = writeBundle(spec);
         try {
             withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
+            bundles.applyDeferredLimits(id);
             rebind(id);
             processes.setHostname(id, spec.hostname()); // gVisor restored the image's own, which a fork's is not
             serviceFiles.writeInstance(spec, image);
@@ -450,6 +452,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
      */
     @Override
     public void adopt(SandboxId id) {
+        bundles.applyDeferredLimits(id); // a crash came between the start and its limits
         if (initAnswers(id)) return;
         try {
             rebind(id);
@@ -482,9 +485,16 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         };
     }
 
-    /** The sandbox's bundle, with the host limits for what it asks ({@link #hostLimits}), networked in a namespace made for it. */
+    /**
+     * The sandbox's bundle, with the host limits for what it asks ({@link #hostLimits}), networked in
+     * a namespace made for it. Its CPU quota waits until runsc has started or restored it
+     * ({@link Bundles#applyDeferredLimits}): runsc's own start runs in the sandbox's cgroup (its Go
+     * runtime started twice, the kernel's state loaded on several threads), and at one core a fork's
+     * restore was throttled for ~60 ms of ~450 here. The sandbox's processes run under it from a few
+     * milliseconds after they start.
+     */
     private Path writeBundle(RuntimeSpec spec) {
-        return bundles.write(spec.withResources(hostLimits(spec.resources())), spec.network().isPresent());
+        return bundles.writeWithCpuQuotaDeferred(spec.withResources(hostLimits(spec.resources())), spec.network().isPresent());
     }
 
     /**

@@ -2,6 +2,7 @@ package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.core.sandbox.Ids;
 import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
@@ -156,6 +157,44 @@ class RunscRuntimeIT extends IsolationSuite {
     private static String field(Path proc, String name) throws IOException {
         return Files.readAllLines(proc.resolve("status")).stream().filter(l -> l.startsWith(name + ":"))
                 .map(l -> l.substring(name.length() + 1).strip()).findFirst().orElseThrow(() -> new IOException("no " + name));
+    }
+
+    /**
+     * runsc starts and restores a sandbox without its CPU quota, which comes as soon as runsc returns:
+     * runsc's own start runs in the sandbox's cgroup, where a quota of one core throttled a restore.
+     * A crash in between leaves the limits in a file beside the bundle: adopting the sandbox applies them.
+     */
+    @Test
+    void theCpuQuotaComesOnceRunscReturnsAndAfterACrashInBetweenWithTheAdoption() throws IOException {
+        var resources = new Resources(0.5, 256, 512);
+        var id = start(resources);
+        Path bundle = host.dataDir.resolve("runtime").resolve("bundles").resolve(id.value());
+        Path deferred = bundle.resolve("limits.deferred");
+        assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
+        assertThat(deferred).doesNotExist();
+        assertThat(new ObjectMapper().readTree(bundle.resolve("config.json").toFile()).at("/linux/resources/cpu/quota").asLong())
+                .as("what a later restore reads").isEqualTo(50_000);
+
+        var image = newImage();
+        runtime.checkpoint(id, image, false);
+        runtime.restore(new RuntimeSpec(id, rootOf(id), id.hostname(), resources), image);
+        assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
+        assertThat(deferred).doesNotExist();
+
+        // The service died after runsc started the sandbox, before the quota: no quota, the limits still in their file.
+        Files.writeString(Path.of("/sys/fs/cgroup/cpu").resolve(cgroupOf(id, "cpu")).resolve("cpu.cfs_quota_us"), "-1");
+        Files.writeString(deferred, "{\"cpus\": 0.5, \"memoryMb\": 256, \"pids\": 1568, \"diskMb\": 10240}");
+        runtime.adopt(id);
+        assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
+        assertThat(deferred).doesNotExist();
+        runtime.destroy(id);
+    }
+
+    /** The sandbox's cgroup under a v1 controller's hierarchy, relative to it. */
+    private static Path cgroupOf(SandboxId id, String controller) {
+        Path hierarchy = Path.of("/sys/fs/cgroup", controller);
+        return HostLeaks.cgroupsOf(Set.of(id)).stream().map(Path::of).filter(p -> p.startsWith(hierarchy)).findFirst()
+                .map(hierarchy::relativize).orElseThrow(() -> new AssertionError("no " + controller + " cgroup of " + id));
     }
 
     @Test
