@@ -452,7 +452,11 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
      */
     @Override
     public void adopt(SandboxId id) {
-        bundles.applyDeferredLimits(id); // a crash came between the start and its limits
+        try {
+            bundles.applyDeferredLimits(id); // a crash came between the start and its limits
+        } catch (StasisException e) {
+            log.atWarn().addKeyValue("sandbox", id).setCause(e).log("the limits of an adopted gVisor sandbox could not be applied");
+        }
         if (initAnswers(id)) return;
         try {
             rebind(id);
