@@ -128,6 +128,11 @@ final class RuntimeRouter implements SandboxRuntime {
     }
 
     @Override
+    public long checkpoint(SandboxId id, CheckpointId image, Runnable atRest) {
+        return of(id).checkpoint(id, image, atRest);
+    }
+
+    @Override
     public RuntimeStatus status(SandboxId id) {
         return of(id).status(id);
     }

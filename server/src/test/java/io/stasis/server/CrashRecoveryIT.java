@@ -92,6 +92,8 @@ class CrashRecoveryIT {
                 new Case("hibernate.after-dump", "running", "hibernate", Set.of("running", "hibernated")).underGvisor(),
                 new Case("resume.after-restore", "hibernated", "resume", Set.of("hibernated", "running")).underGvisor(),
                 new Case("checkpoint.after-dump", "running", "checkpoint", Set.of("running")).underGvisor(),
+                // After the save, runsc holding the tasks for the root's snapshot and init off its socket.
+                new Case("checkpoint.after-snapshot", "running", "checkpoint", Set.of("running")).underGvisor(),
                 new Case("fork.after-start", "running", "fork", Set.of("running")).underGvisor());
     }
 

@@ -217,6 +217,42 @@ public abstract class LiveStateSuite extends RuntimeSuite {
         assertThat(seeds).as("each copy has its own instance seed").isEqualTo(copies.size());
     }
 
+    /**
+     * The files go with the image as its processes left them: under gVisor the sentry runs between
+     * the freeze and its save, and a copy on files snapshotted before it failed to restore (ENOENT
+     * on the file opened since).
+     */
+    @Test
+    void aCopyFindsTheFileItsProcessOpenedLast() {
+        var parent = start();
+        Commands.sh(runtime(), parent, "(i=0; while :; do i=$((i+1)); exec 4> /root/open.$i; echo $i >&4; echo $i > /root/last; sleep 0.005; done)"
+                + " >/dev/null 2>&1 &");
+        Await.until("the loop's first files", Duration.ofSeconds(10), () -> last(parent) > 3);
+        runtime().freeze(parent);
+        var copy = SandboxId.random();
+        track(copy);
+        var image = newImage();
+        runtime().checkpoint(parent, image, () -> {
+            byte[] before = readFile(parent, "/root/last");
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+            assertThat(readFile(parent, "/root/last")).as("the loop stands still").isEqualTo(before);
+            copyRoot(parent, copy);
+        });
+        runtime().thaw(parent);
+        runtime().restore(new RuntimeSpec(copy, rootOf(copy), copy.hostname(), Resources.DEFAULT), image);
+
+        long[] at = {-1};
+        Await.until("the copy's loop", Duration.ofSeconds(10), () -> (at[0] = last(copy)) > 0);
+        assertThat(Commands.run(runtime(), copy, "cat", "/root/open." + at[0]).stdout()).isEqualTo(at[0] + "\n");
+        Await.until("the copy's loop going on", Duration.ofSeconds(10), () -> last(copy) > at[0] + 3);
+    }
+
+    /** The loop's last number, read again while it is being written. */
+    private long last(SandboxId id) {
+        String text = Commands.run(runtime(), id, "cat", "/root/last").stdout().strip();
+        return text.isEmpty() ? -1 : Long.parseLong(text);
+    }
+
     @Test
     void aRestoreOfAMissingImageFailsCleanly() {
         var id = SandboxId.random();

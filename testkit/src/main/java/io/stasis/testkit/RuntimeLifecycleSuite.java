@@ -180,6 +180,24 @@ public abstract class RuntimeLifecycleSuite {
     }
 
     @Test
+    void whatRunsAtRestRunsOnceWithTheProcessesStoppedAndItsFailureLeavesNoImage() {
+        assumeTrue(checkpoints(), "this runtime does not checkpoint yet");
+        var id = start();
+        var seen = new ArrayList<RuntimeStatus>();
+        runtime().checkpoint(id, newImage(), () -> seen.add(runtime().status(id)));
+        assertThat(seen).containsExactly(RuntimeStatus.FROZEN);
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
+
+        var refused = newImage();
+        assertThatThrownBy(() -> runtime().checkpoint(id, refused, () -> {
+            throw new IllegalStateException("no snapshot");
+        })).hasMessageContaining("no snapshot");
+        assertThat(runtime().imageSize(refused)).isEmpty();
+        assertThat(runtime().status(id)).as("as before").isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(Commands.run(runtime(), id, "true").code()).isZero();
+    }
+
+    @Test
     void aHibernatedSandboxIsGoneUntilRestoredFromItsImage() {
         assumeTrue(checkpoints(), "this runtime does not checkpoint yet");
         var id = start();

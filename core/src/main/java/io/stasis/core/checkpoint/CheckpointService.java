@@ -364,10 +364,14 @@ public final class CheckpointService {
             roots.flush(id);
             if (processes) runtime.freeze(id);
             if (memory) buckets.requireNothingOpen(id, "take a memory checkpoint");
-            faults.reach("checkpoint.after-freeze");
-            roots.snapshotRoot(id, checkpoint);
-            faults.reach("checkpoint.after-snapshot");
-            if (memory) bytes = DiskHeadroom.during(roots, sandbox, () -> runtime.checkpoint(id, checkpoint, true));
+            Runnable snapshot = () -> {
+                faults.reach("checkpoint.after-freeze");
+                roots.snapshotRoot(id, checkpoint);
+                faults.reach("checkpoint.after-snapshot");
+            };
+            // With memory, the runtime snapshots the files where the image's processes stand (it may run them between the freeze and its dump).
+            if (memory) bytes = DiskHeadroom.during(roots, sandbox, () -> runtime.checkpoint(id, checkpoint, snapshot));
+            else snapshot.run();
             faults.reach("checkpoint.after-dump");
         } catch (RuntimeException e) {
             try {

@@ -264,8 +264,6 @@ public final class LifecycleService {
             runtime.freeze(id);
             buckets.requireNothingOpen(id, "hibernate");
             faults.reach("hibernate.after-freeze");
-            roots.snapshotRoot(id, checkpoint);
-            faults.reach("hibernate.after-snapshot");
             bytes = runtime.checkpoint(id, checkpoint, false);
         } catch (RuntimeException e) {
             // A failed dump leaves the sandbox as it was.
@@ -275,6 +273,8 @@ public final class LifecycleService {
             throw e;
         }
         faults.reach("hibernate.after-dump");
+        snapshotAfterDump(roots, id, checkpoint);
+        faults.reach("hibernate.after-snapshot");
         var now = clock.instant();
         var image = new Checkpoint(checkpoint, id, Optional.empty(), true, Checkpoint.Purpose.HIBERNATION, bytes, now, sandbox.runtime());
         catalog.insertCheckpoint(image);
@@ -405,6 +405,21 @@ public final class LifecycleService {
         catalog.deleteUpload(checkpoint);
         runtime.deleteImage(checkpoint);
         roots.deleteSnapshot(checkpoint);
+    }
+
+    /**
+     * The root's snapshot that goes with a hibernation's image (its durable copy is made of both),
+     * taken once the dump has ended the processes: the root is then as the image needs it, where
+     * a runtime may run them between the freeze and its dump (gVisor's init lets go of its socket).
+     * The hibernation stands without it: its processes are in the image, its root in place.
+     */
+    static void snapshotAfterDump(RootStore roots, SandboxId id, CheckpointId checkpoint) {
+        try {
+            roots.snapshotRoot(id, checkpoint);
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", id).addKeyValue("checkpoint", checkpoint).setCause(e)
+                    .log("the hibernated root's snapshot failed; the hibernation stands, without a durable copy");
+        }
     }
 
     private void undoCheckpoint(CheckpointId checkpoint, RuntimeException cause) {

@@ -189,7 +189,8 @@ public final class Reconciler {
             CheckpointId checkpoint = operation.get().checkpoint().get();
             // The dump may have ended after the crash, unmarked: the processes are then in the image only.
             var size = runtime.completeInterruptedDump(sandbox.id(), checkpoint);
-            if (size.isPresent() && roots.hasSnapshot(checkpoint)) {
+            if (size.isPresent()) {
+                if (!roots.hasSnapshot(checkpoint)) LifecycleService.snapshotAfterDump(roots, sandbox.id(), checkpoint); // the crash came before it
                 var at = clock.instant();
                 if (catalog.findCheckpoint(checkpoint).isEmpty())
                     catalog.insertCheckpoint(new Checkpoint(checkpoint, sandbox.id(), Optional.empty(), true,

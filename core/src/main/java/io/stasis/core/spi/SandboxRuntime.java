@@ -95,6 +95,17 @@ public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, Sandbox
     long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning);
 
     /**
+     * As {@link #checkpoint(SandboxId, CheckpointId, boolean)} with {@code leaveRunning}, running
+     * {@code atRest} once while the sandbox's processes are stopped where the image holds them and
+     * their files are as the image needs them: before the dump, or after it where the dump writes
+     * back file data the runtime cached (gVisor's save does). The files a caller snapshots there go
+     * with the image: a copy restored from both finds every file its processes held open and every
+     * write they made. A failure of {@code atRest} fails the checkpoint: no image is left and the
+     * sandbox is as before.
+     */
+    long checkpoint(SandboxId id, CheckpointId image, Runnable atRest);
+
+    /**
      * Starts {@code spec.id()} from an image: the same sandbox after a hibernation, or a new one
      * (a fork) on a root branched from the checkpoint's root snapshot.
      * <p>Prerequisites: the image is complete; no sandbox {@code spec.id()} exists in the runtime;
@@ -129,7 +140,8 @@ public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, Sandbox
     /**
      * The reconciler found the sandbox's processes alive after a restart and keeps them running:
      * the runtime finishes what an earlier run of the service left half done to them (under gVisor,
-     * a checkpoint cut short leaves stasis-init without its socket). After {@link #awaitEarlierWork}.
+     * a checkpoint cut short leaves stasis-init without its socket; the reconciler's thaw has run
+     * the tasks runsc held for the save). After {@link #awaitEarlierWork}.
      * It does not throw: what it cannot finish, it logs, and the sandbox is kept as found.
      */
     default void adopt(SandboxId id) {

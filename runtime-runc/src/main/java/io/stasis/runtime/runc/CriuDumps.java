@@ -40,7 +40,7 @@ final class CriuDumps {
         this.connections = connections;
     }
 
-    long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+    long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning, Runnable atRest) {
         if (!criuInstalled)
             throw StasisException.runtimeFailed(id.value(), "checkpoint", "no CRIU is configured (install it with ./stasis setup)", null);
         var container = init.requireContainer(id, "checkpoint");
@@ -59,6 +59,7 @@ final class CriuDumps {
             } else if (!wasFrozen) connections.quiesce(id, container.pid());
             // Frozen by us, CRIU does not poll the v1 freezer in 100 ms steps (docs/HOST.md).
             freezer.freeze(id, cgroups.path(id));
+            atRest.run();
             runc.checkpoint(id, dir, work, leaveRunning);
         } catch (RuntimeException e) {
             if (CriuLog.dumpFinished(work.resolve("dump.log"))) {

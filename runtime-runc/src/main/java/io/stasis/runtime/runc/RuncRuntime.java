@@ -148,7 +148,13 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
 
     @Override
     public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
-        return dumps.checkpoint(id, image, leaveRunning);
+        return dumps.checkpoint(id, image, leaveRunning, () -> {
+        });
+    }
+
+    @Override
+    public long checkpoint(SandboxId id, CheckpointId image, Runnable atRest) {
+        return dumps.checkpoint(id, image, true, atRest);
     }
 
     @Override

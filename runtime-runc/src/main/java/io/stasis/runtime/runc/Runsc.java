@@ -147,7 +147,15 @@ final class Runsc {
         return launcher;
     }
 
-    /** Runs the tasks of a sandbox that {@code runsc pause} stopped (only earlier versions of the service paused that way). */
+    /**
+     * Stops the sandbox's tasks inside the sentry, which runs on and can save them: a checkpoint's
+     * files are snapshotted there (a frozen cgroup would stop the sentry too).
+     */
+    void pause(SandboxId id) {
+        cli.run(id, "pause", false, Map.of(), "pause", id.value());
+    }
+
+    /** Runs the tasks of a sandbox that {@link #pause} stopped. */
     void resume(SandboxId id) {
         cli.run(id, "resume", false, Map.of(), "resume", id.value());
     }

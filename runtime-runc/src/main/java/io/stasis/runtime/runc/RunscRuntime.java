@@ -258,9 +258,27 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
      * leave the sandbox running ends it then, so the image is all that holds its processes). Such a
      * save counts as done; the sentry's log says how it ended, also to the reconciler after a crash
      * ({@link #completeInterruptedDump}).
+     *
      */
     @Override
     public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+        return checkpoint(id, image, leaveRunning, Optional.empty());
+    }
+
+    /**
+     * A checkpoint that leaves the sandbox running, with its tasks held between the quiesce and its
+     * files' snapshot: runsc stops them ({@link Runsc#pause}), the save keeps them stopped (its own
+     * pause nests in ours), and {@code atRest} runs after it, when the sentry has written back the
+     * file data it cached. Run on from the quiesce instead, the processes went past the files'
+     * snapshot, and a copy restored from the image failed with ENOENT on a file they had opened
+     * since (and lost what they had written since).
+     */
+    @Override
+    public long checkpoint(SandboxId id, CheckpointId image, Runnable atRest) {
+        return checkpoint(id, image, true, Optional.of(atRest));
+    }
+
+    private long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning, Optional<Runnable> atRest) {
         var status = status(id);
         if (status != RuntimeStatus.RUNNING && status != RuntimeStatus.FROZEN)
             throw StasisException.runtimeFailed(id.value(), "checkpoint", "the sandbox's processes are gone", null);
@@ -271,31 +289,47 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         var save = SaveRecord.start(imageStore.workDir(image, SAVE_STEP), runsc.sentryLog(id));
         try {
             quiesce(id);
+            if (atRest.isPresent()) runsc.pause(id);
             runsc.checkpoint(id, dir, leaveRunning);
         } catch (RuntimeException e) {
             if (savedAnyway(id, dir, save)) {
                 log.atWarn().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("reason", e.getMessage())
                         .log("runsc checkpoint failed, but the sentry saved the sandbox whole: the checkpoint stands");
-                return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+                return finishCheckpoint(id, image, leaveRunning, atRest, wasFrozen, start);
             }
-            imageStore.delete(image);
-            try {
-                if (status(id) == RuntimeStatus.RUNNING) {
-                    rebind(id);
-                    if (wasFrozen) pause(id);
-                }
-            } catch (RuntimeException undo) {
-                e.addSuppressed(undo);
-            }
-            throw e;
+            throw undoCheckpoint(id, image, wasFrozen, e);
         }
-        return finishCheckpoint(id, image, leaveRunning, wasFrozen, start);
+        return finishCheckpoint(id, image, leaveRunning, atRest, wasFrozen, start);
     }
 
-    private long finishCheckpoint(SandboxId id, CheckpointId image, boolean leaveRunning, boolean wasFrozen, long start) {
+    /** After a checkpoint that failed before its image was whole, or whose files' snapshot failed: the sandbox runs as before. */
+    private RuntimeException undoCheckpoint(SandboxId id, CheckpointId image, boolean wasFrozen, RuntimeException failure) {
+        imageStore.delete(image);
+        try {
+            if (status(id) == RuntimeStatus.FROZEN) resume(id); // held by runsc for the save
+            if (status(id) == RuntimeStatus.RUNNING) {
+                rebind(id);
+                if (wasFrozen) pause(id);
+            }
+        } catch (RuntimeException undo) {
+            failure.addSuppressed(undo);
+        }
+        return failure;
+    }
+
+    private long finishCheckpoint(SandboxId id, CheckpointId image, boolean leaveRunning, Optional<Runnable> atRest, boolean wasFrozen,
+                                  long start) {
+        if (atRest.isPresent()) {
+            try {
+                atRest.get().run();
+            } catch (RuntimeException e) {
+                throw undoCheckpoint(id, image, wasFrozen, e);
+            }
+        }
         long size = imageStore.seal(image);
         imageStore.deleteWorkDir(image, SAVE_STEP);
         if (leaveRunning) {
+            resume(id);
             rebind(id);
             if (wasFrozen) pause(id);
         } else {
@@ -448,7 +482,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     /**
      * A sandbox whose checkpoint a crash cut short between the quiesce and the rebind runs on with
-     * stasis-init off its socket: it is asked to bind it again.
+     * stasis-init off its socket (the reconciler's thaw has run the tasks runsc held for the save):
+     * it is asked to bind it again.
      */
     @Override
     public void adopt(SandboxId id) {

@@ -1,6 +1,7 @@
 package io.stasis.runtime.runc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.stasis.core.sandbox.Ids;
@@ -8,6 +9,7 @@ import io.stasis.core.sandbox.Resources;
 import io.stasis.core.sandbox.SandboxId;
 import io.stasis.core.spi.RuntimeSpec;
 import io.stasis.core.spi.SandboxRuntime;
+import io.stasis.core.spi.SandboxRuntime.RuntimeStatus;
 import io.stasis.core.spi.SpawnSpec;
 import io.stasis.testkit.Await;
 import io.stasis.testkit.Commands;
@@ -188,6 +190,27 @@ class RunscRuntimeIT extends IsolationSuite {
         assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
         assertThat(deferred).doesNotExist();
         runtime.destroy(id);
+    }
+
+    /**
+     * The service died in a checkpoint while runsc held the tasks for the root's snapshot, with
+     * stasis-init off its socket (an Error stands for the death: nothing undoes it). The
+     * reconciler's thaw runs the tasks and its adoption has init bind again.
+     */
+    @Test
+    void aCheckpointCutShortWhileRunscHeldTheTasksRunsOnOnceAdopted() {
+        var id = start();
+        var image = newImage();
+        assertThatThrownBy(() -> runtime.checkpoint(id, image, () -> {
+            throw new AssertionError("the service dies here");
+        })).isInstanceOf(AssertionError.class);
+        assertThat(runtime.status(id)).as("held by runsc").isEqualTo(RuntimeStatus.FROZEN);
+
+        runtime.thaw(id);
+        runtime.adopt(id);
+        assertThat(runtime.status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(Commands.run(runtime, id, "echo", "back").stdout()).isEqualTo("back\n");
+        runtime.deleteImage(image);
     }
 
     /** The sandbox's cgroup under a v1 controller's hierarchy, relative to it. */

@@ -331,12 +331,29 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     }
 
     @Override
-    public synchronized long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+    public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
+        return checkpoint(id, image, leaveRunning, () -> {
+        });
+    }
+
+    @Override
+    public long checkpoint(SandboxId id, CheckpointId image, Runnable atRest) {
+        return checkpoint(id, image, true, atRest);
+    }
+
+    private synchronized long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning, Runnable atRest) {
         step(Step.CHECKPOINT, id);
         if (refuseCheckpoints)
             throw new StasisException(ErrorCode.CHECKPOINT_UNSUPPORTED, "sandbox " + id + " cannot be checkpointed now (FakeSandboxRuntime)", Map.of());
         var box = live(id, "checkpoint");
         if (images.containsKey(image)) throw StasisException.runtimeFailed(id.value(), "checkpoint", "the image " + image + " exists", null);
+        boolean wasFrozen = box.frozen;
+        box.frozen = true; // as a real runtime stops the processes for the dump
+        try {
+            atRest.run();
+        } finally {
+            box.frozen = wasFrozen;
+        }
         byte[] bytes = encode(box);
         images.put(image, bytes);
         if (!leaveRunning) sandboxes.remove(id);

@@ -146,6 +146,20 @@ class ReconcilerTest {
     }
 
     @Test
+    void aHibernationCutShortAfterItsDumpIsHibernatedWithItsRootsSnapshot() {
+        var checkpoint = CheckpointId.random();
+        core.catalog.beginOperation(new Operation(sandbox.id(), Operation.Kind.HIBERNATE, Optional.of(checkpoint), Instant.now()));
+        core.runtime.checkpoint(sandbox.id(), checkpoint, false); // the dump ended the processes; the root's snapshot comes after it
+
+        core.reconcile();
+
+        assertThat(stateNow()).isInstanceOf(SandboxState.Hibernated.class);
+        assertThat(core.roots.hasSnapshot(checkpoint)).isTrue();
+        core.lifecycle.resume(sandbox.id(), Reason.API);
+        assertThat(core.runtime.status(sandbox.id())).isEqualTo(RuntimeStatus.RUNNING);
+    }
+
+    @Test
     void aHibernatedSandboxWithItsImageStaysHibernated() {
         var hibernated = core.lifecycle.hibernate(sandbox.id(), Reason.API);
 
