@@ -90,10 +90,7 @@ final class ForkTen implements Scenario {
             figures.add(Figure.of("fork10_memory_pss", name(), "MiB", "summed PSS of the host processes of ten forks of the same checkpoint",
                     Stats.of(new double[]{memory[1]})));
             if (!context.runcFloors()) {
-                figures.add(Figure.of("fork1_memory_call_young_parent", name(), "ms",
-                        "POST .../fork {checkpoint, count: 1} from a memory checkpoint of a parent made for it (its counter started, "
-                                + "then checkpointed at once), until the fork runs: the shape of a raw runsc restore's figure",
-                        Stats.of(youngParentForks(context))).withTarget(Target.atMost(ONE_TARGET_MS)));
+                figures.addAll(youngParentFigures(context));
                 return new ScenarioResult(figures, Map.of("parentProcesses", "stasis-init and a shell loop appending to a file every 0.1 s"));
             }
             double[] spareOnes = context.sampler().run("memory checkpoint with 1 spare + fork count=1", context.counts().warmupOfSlowSeries(), n,
@@ -130,34 +127,67 @@ final class ForkTen implements Scenario {
     /** A memory checkpoint of {@code parent}, then the ms of a fork of one from it; fork and checkpoint deleted afterwards, untimed. */
     private static double forkOfOne(PrivateService service, Sandbox parent) throws Exception {
         String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
+        try {
+            return forkOf(service, parent, checkpoint, 1);
+        } finally {
+            service.live().deleteCheckpoint(checkpoint);
+        }
+    }
+
+    /** The ms of a fork of {@code count} from {@code checkpoint}; the forks deleted afterwards, untimed. */
+    private static double forkOf(PrivateService service, Sandbox parent, String checkpoint, int count) throws Exception {
         long start = System.nanoTime();
-        List<String> forks = service.fork(parent.id(), checkpoint, 1);
+        List<String> forks = service.fork(parent.id(), checkpoint, count);
         long end = System.nanoTime();
         for (String fork : forks) service.delete(fork);
-        service.live().deleteCheckpoint(checkpoint);
         return Format.millis(end - start);
     }
 
     /**
-     * Forks of one from parents made for each: a parent that has started processes for a while
-     * makes every later save and restore of it slower under gVisor (runsc 2024-07's sentry kept a
-     * /proc/[pid] directory of each ended process of the counter's loop, ~70 KB of saved state
-     * each, in docs/BENCHMARKS.md's measurement), so the fork of
-     * the long-lived parent above is not the figure a raw runsc restore of a fresh sandbox compares with.
+     * A memory checkpoint, a fork of one and a fork of {@value #COUNT} from parents made for each: a
+     * parent that has started processes for a while makes every later save and restore of it slower
+     * under gVisor (runsc 2024-07's sentry kept a /proc/[pid] directory of each ended process of the
+     * counter's loop, ~70 KB of saved state each, in docs/BENCHMARKS.md's measurement), so the
+     * figures of the long-lived parent above are not the ones a raw runsc checkpoint and restore of
+     * a fresh sandbox compare with.
      */
-    private static double[] youngParentForks(BenchContext context) throws Exception {
+    private List<Figure> youngParentFigures(BenchContext context) throws Exception {
         var service = context.service();
-        return context.sampler().run("memory checkpoint of a young parent + fork count=1", context.counts().warmupOfSlowSeries(),
-                context.counts().fork10(), i -> {
+        int n = context.counts().fork10();
+        double[] checkpoints = new double[n], ones = new double[n];
+        double[] tens = context.sampler().run("memory checkpoint of a young parent + fork count=1 + fork count=" + COUNT,
+                context.counts().warmupOfSlowSeries(), n, i -> {
                     Sandbox parent = service.create("tiny");
                     try {
                         requireSuccess(parent.exec("sh", "-c", COUNTER), "start the counter");
                         requireSuccess(parent.exec("sh", "-c", COUNTING), "see the counter count");
-                        return forkOfOne(service, parent);
+                        long start = System.nanoTime();
+                        String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
+                        double taken = Format.millis(System.nanoTime() - start);
+                        try {
+                            double one = forkOf(service, parent, checkpoint, 1);
+                            if (i >= 0) {
+                                checkpoints[i] = taken;
+                                ones[i] = one;
+                            }
+                            return forkOf(service, parent, checkpoint, COUNT);
+                        } finally {
+                            service.live().deleteCheckpoint(checkpoint);
+                        }
                     } finally {
                         parent.delete();
                     }
                 });
+        return List.of(
+                Figure.of("checkpoint_memory_call_young_parent", name(), "ms",
+                        "POST .../checkpoints {memory: true} of a tiny sandbox made for it (its counter started, then checkpointed at once): "
+                                + "the shape of a raw runsc checkpoint --leave-running's figure", Stats.of(checkpoints)),
+                Figure.of("fork1_memory_call_young_parent", name(), "ms",
+                        "POST .../fork {checkpoint, count: 1} from that checkpoint, until the fork runs: the shape of a raw runsc restore's figure",
+                        Stats.of(ones)).withTarget(Target.atMost(ONE_TARGET_MS)),
+                Figure.of("fork10_memory_per_sandbox_young_parent", name(), "ms",
+                        "POST .../fork {checkpoint, count: 10} from that checkpoint until all 10 run, / 10",
+                        Stats.of(Arrays.stream(tens).map(t -> t / COUNT).toArray())));
     }
 
     /**
