@@ -258,7 +258,6 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
      * leave the sandbox running ends it then, so the image is all that holds its processes). Such a
      * save counts as done; the sentry's log says how it ended, also to the reconciler after a crash
      * ({@link #completeInterruptedDump}).
-     *
      */
     @Override
     public long checkpoint(SandboxId id, CheckpointId image, boolean leaveRunning) {
