@@ -261,14 +261,18 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
 
     /** A file of the sandbox's cgroup in {@code controller} on the host, its content stripped. */
     protected static String hostCgroupFile(SandboxId id, String controller, String file) {
-        var dir = HostLeaks.cgroupsOf(Set.of(id)).stream().map(Path::of)
-                .filter(p -> p.startsWith(Path.of("/sys/fs/cgroup", controller))).findFirst()
-                .orElseThrow(() -> new AssertionError("no " + controller + " cgroup of " + id));
         try {
-            return Files.readString(dir.resolve(file)).strip();
+            return Files.readString(hostCgroup(id, controller).resolve(file)).strip();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The sandbox's cgroup in {@code controller} on the host (v1). */
+    protected static Path hostCgroup(SandboxId id, String controller) {
+        return HostLeaks.cgroupsOf(Set.of(id)).stream().map(Path::of)
+                .filter(p -> p.startsWith(Path.of("/sys/fs/cgroup", controller))).findFirst()
+                .orElseThrow(() -> new AssertionError("no " + controller + " cgroup of " + id));
     }
 
     @Test

@@ -184,7 +184,7 @@ class RunscRuntimeIT extends IsolationSuite {
         assertThat(deferred).doesNotExist();
 
         // The service died after runsc started the sandbox, before the quota: no quota, the limits still in their file.
-        Files.writeString(Path.of("/sys/fs/cgroup/cpu").resolve(cgroupOf(id, "cpu")).resolve("cpu.cfs_quota_us"), "-1");
+        Files.writeString(hostCgroup(id, "cpu").resolve("cpu.cfs_quota_us"), "-1");
         Files.writeString(deferred, "{\"cpus\": 0.5, \"memoryMb\": 256, \"pids\": 1568, \"diskMb\": 10240}");
         runtime.adopt(id);
         assertThat(hostCgroupFile(id, "cpu", "cpu.cfs_quota_us")).isEqualTo("50000");
@@ -211,13 +211,6 @@ class RunscRuntimeIT extends IsolationSuite {
         assertThat(runtime.status(id)).isEqualTo(RuntimeStatus.RUNNING);
         assertThat(Commands.run(runtime, id, "echo", "back").stdout()).isEqualTo("back\n");
         runtime.deleteImage(image);
-    }
-
-    /** The sandbox's cgroup under a v1 controller's hierarchy, relative to it. */
-    private static Path cgroupOf(SandboxId id, String controller) {
-        Path hierarchy = Path.of("/sys/fs/cgroup", controller);
-        return HostLeaks.cgroupsOf(Set.of(id)).stream().map(Path::of).filter(p -> p.startsWith(hierarchy)).findFirst()
-                .map(hierarchy::relativize).orElseThrow(() -> new AssertionError("no " + controller + " cgroup of " + id));
     }
 
     @Test
