@@ -19,11 +19,11 @@ public record Resources(double cpus, int memoryMb, int pids, int diskMb) {
     public static final int DEFAULT_DISK_MB = 10 * 1024;
     public static final int MIN_DISK_MB = 64;
     public static final int MAX_DISK_MB = 16 << 20;
-    public static final double MAX_CPUS = 64;
+    public static final int MAX_CPUS = 64;
     public static final Resources DEFAULT = new Resources(1.0, 1024, 512, DEFAULT_DISK_MB);
 
     public Resources {
-        if (!(cpus >= 0.1 && cpus <= MAX_CPUS)) throw StasisException.invalid("resources.cpus", "must be between 0.1 and 64, was " + cpus);
+        if (!(cpus >= 0.1 && cpus <= MAX_CPUS)) throw StasisException.invalid("resources.cpus", "must be between 0.1 and " + MAX_CPUS + ", was " + cpus);
         if (memoryMb < 16 || memoryMb > 1 << 20) throw StasisException.invalid("resources.memoryMb", "must be between 16 and 1048576, was " + memoryMb);
         if (pids < 16 || pids > 1_000_000) throw StasisException.invalid("resources.pids", "must be between 16 and 1000000, was " + pids);
         if (diskMb < MIN_DISK_MB || diskMb > MAX_DISK_MB)
