@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * first fork of each iteration is checked to be counting on (untimed).
  *
  * <p>Also a fork of one from a fresh memory checkpoint each time, and once a fork of
- * {@value #MANY}; and the memory the forks take: the summed PSS of the processes of one fork, and
+ * many ({@code --fork-many}, a hundred by default); and the memory the forks take: the summed PSS of the processes of one fork, and
  * of ten forks of the same checkpoint (ten times as much: a restore shares no page with its
  * parent or its siblings, only the page cache of the files they map).
  *
@@ -35,7 +35,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class ForkTen implements Scenario {
     static final int COUNT = 10;
-    static final int MANY = 100;
     /** Issue 14's goals, in milliseconds. */
     static final double ONE_TARGET_MS = 50, TEN_TARGET_MS = 200, MANY_TARGET_MS = 2000;
     private static final String COUNTER = "i=0; while :; do i=$((i+1)); echo $i; sleep 0.1; done >> /root/counter.log 2>/dev/null &";
@@ -97,12 +96,13 @@ final class ForkTen implements Scenario {
                     i -> forkFromSpares(service, parent, 1)[1]);
             double[] spareTens = context.sampler().run("memory checkpoint with 10 spares + fork count=" + COUNT, context.counts().warmupOfSlowSeries(), n,
                     i -> forkFromSpares(service, parent, COUNT)[1]);
-            double[] spareMany = forkFromSpares(service, parent, MANY);
+            int many = context.counts().forkMany();
+            double[] spareMany = forkFromSpares(service, parent, many);
             double merged = mergedMemory(context);
             figures.addAll(List.of(
                     Figure.of("fork100_memory_call", name(), "ms",
-                            "POST .../fork {checkpoint, count: 100} from a memory checkpoint until all 100 run (once)",
-                            Stats.of(new double[]{manyForks(service, parent)})).withTarget(Target.atMost(MANY_TARGET_MS)),
+                            "POST .../fork {checkpoint, count: %d} from a memory checkpoint until all %d run (once)".formatted(many, many),
+                            Stats.of(new double[]{manyForks(service, parent, many)})).withTarget(Target.atMost(MANY_TARGET_MS)),
                     Figure.of("fork1_memory_spare_call", name(), "ms",
                             "POST .../fork {checkpoint, count: 1} from a memory checkpoint whose 1 spare is ready, until the fork runs",
                             Stats.of(spareOnes)).withTarget(Target.atMost(ONE_TARGET_MS)),
@@ -110,10 +110,12 @@ final class ForkTen implements Scenario {
                             "POST .../fork {checkpoint, count: 10} from a memory checkpoint whose 10 spares are ready, until all 10 run",
                             Stats.of(spareTens)).withTarget(Target.atMost(TEN_TARGET_MS)),
                     Figure.of("fork100_memory_spares_call", name(), "ms",
-                            "POST .../fork {checkpoint, count: 100} from a memory checkpoint whose 100 spares are ready, until all 100 run (once)",
+                            "POST .../fork {checkpoint, count: %d} from a memory checkpoint whose %d spares are ready, until all %d run (once)"
+                                    .formatted(many, many, many),
                             Stats.of(new double[]{spareMany[1]})).withTarget(Target.atMost(MANY_TARGET_MS)),
                     Figure.of("spares100_ready", name(), "ms",
-                            "POST .../checkpoints {memory: true, spares: 100} until all 100 spares are restored and in standby (background work, once)",
+                            "POST .../checkpoints {memory: true, spares: %d} until all %d spares are restored and in standby (background work, once)"
+                                    .formatted(many, many),
                             Stats.of(new double[]{spareMany[0]})),
                     Figure.of("fork10_memory_pss_shared", name(), "MiB", "the same on a service with --fork-page-sharing, once the "
                             + "kernel's same-page merging has been over them (PSS steady for 5 s, at most 60 s)", Stats.of(new double[]{merged}))));
@@ -217,13 +219,13 @@ final class ForkTen implements Scenario {
         }
     }
 
-    /** One fork of {@value #MANY} from a fresh memory checkpoint, in ms; its forks deleted afterwards, untimed. */
-    private static double manyForks(PrivateService service, Sandbox parent) throws Exception {
+    /** One fork of {@code many} from a fresh memory checkpoint, in ms; its forks deleted afterwards, untimed. */
+    private static double manyForks(PrivateService service, Sandbox parent, int many) throws Exception {
         String checkpoint = service.live().checkpoint(parent.id(), true).path("id").asText();
         List<String> forks = List.of();
         try {
             long start = System.nanoTime();
-            forks = service.fork(parent.id(), checkpoint, MANY);
+            forks = service.fork(parent.id(), checkpoint, many);
             return Format.millis(System.nanoTime() - start);
         } finally {
             for (String fork : forks) service.delete(fork);

@@ -80,6 +80,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param hibernate     hibernate + resume cycles per memory size, and samples of each CRIU floor
      * @param checkpoint    checkpoints without memory, and forks from one, per root size
      * @param fork10        forks of 10 from a memory checkpoint
+     * @param forkMany      the sandboxes of the one fork of many (and of its spares), issue 14's hundred
      * @param output        output streams of {@code outputSize} bytes timed, followed and through exec each
      * @param outputLatency lines timed from a write to their arrival on an output stream, per figure
      * @param fileEvents    files written and touched, each timed until its event arrives on a watch
@@ -94,10 +95,10 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
      * @param warmup        uncounted iterations before each series (slow series take a fifth, at least 1)
      */
     public record Counts(int create, int exec, int file1mb, int file100mb, int idleSandboxes, int floor, int pause,
-                         int hibernate, int checkpoint, int fork10, int output, int outputLatency, int fileEvents, int followers,
+                         int hibernate, int checkpoint, int fork10, int forkMany, int output, int outputLatency, int fileEvents, int followers,
                          int preview, int egress, int blob, int cli, int lifecycles, int crowd, int crowdProbes, int warmup) {
         public static Counts defaults() {
-            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 3, 200, 200, 1000, 500, 10, 3, 20, 1000, 200, 500, 10);
+            return new Counts(30, 200, 30, 5, 50, 30, 50, 5, 10, 3, 100, 3, 200, 200, 1000, 500, 10, 3, 20, 1000, 200, 500, 10);
         }
 
         /** Warm-up of the series whose iterations take seconds (100 MB files, CRIU). */
@@ -109,7 +110,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         public Counts scaled(double scale) {
             return new Counts(at1(create, scale), at1(exec, scale), at1(file1mb, scale), at1(file100mb, scale),
                     at1(idleSandboxes, scale), at1(floor, scale), at1(pause, scale), at1(hibernate, scale),
-                    at1(checkpoint, scale), at1(fork10, scale), at1(output, scale), at1(outputLatency, scale),
+                    at1(checkpoint, scale), at1(fork10, scale), at1(forkMany, scale), at1(output, scale), at1(outputLatency, scale),
                     at1(fileEvents, scale), at1(followers, scale), at1(preview, scale), at1(egress, scale), at1(blob, scale),
                     at1(cli, scale), at1(lifecycles, scale), at1(crowd, scale), at1(crowdProbes, scale), warmup == 0 ? 0 : at1(warmup, scale));
         }
@@ -149,7 +150,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
         var d = Counts.defaults();
         int create = d.create(), exec = d.exec(), file1mb = d.file1mb(), file100mb = d.file100mb();
         int idle = d.idleSandboxes(), floor = d.floor(), pause = d.pause(), hibernate = d.hibernate();
-        int checkpoint = d.checkpoint(), fork10 = d.fork10(), warmup = d.warmup();
+        int checkpoint = d.checkpoint(), fork10 = d.fork10(), forkMany = d.forkMany(), warmup = d.warmup();
         int output = d.output(), outputLatency = d.outputLatency(), fileEvents = d.fileEvents(), followers = d.followers();
         int preview = d.preview(), egress = d.egress(), blob = d.blob(), cli = d.cli(), lifecycles = d.lifecycles();
         int crowd = d.crowd(), crowdProbes = d.crowdProbes();
@@ -195,6 +196,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 case "--hibernate-n" -> hibernate = count(name, value, 1);
                 case "--checkpoint-n" -> checkpoint = count(name, value, 1);
                 case "--fork10-n" -> fork10 = count(name, value, 1);
+                case "--fork-many" -> forkMany = count(name, value, 1);
                 case "--output-n" -> output = count(name, value, 1);
                 case "--output-size" -> outputSize = size(name, value);
                 case "--latency-n" -> outputLatency = count(name, value, 1);
@@ -223,7 +225,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                 throw new UsageException("--runtime gvisor runs only " + String.join(",", GVISOR_SCENARIOS) + ", not " + String.join(",", refused)
                         + " (they time runc's and CRIU's floors on the sandbox's own bundle)");
         }
-        var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, output,
+        var counts = new Counts(create, exec, file1mb, file100mb, idle, floor, pause, hibernate, checkpoint, fork10, forkMany, output,
                 outputLatency, fileEvents, followers, preview, egress, blob, cli, lifecycles, crowd, crowdProbes, warmup);
         return new Options(scale, only, json, counts, maxSize, outputSize, followersInFlight, blobRootSize, blobDataSize, runtimes, help);
     }
@@ -311,6 +313,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --hibernate-n N       hibernate + resume cycles per memory size, and samples of each CRIU floor (default %d)
                   --checkpoint-n N      checkpoints without memory, and forks from one, per root size (default %d)
                   --fork10-n N          forks of 10 sandboxes from a memory checkpoint (default %d)
+                  --fork-many N         the sandboxes of the one fork of many, with and without spares (default %d)
                   --output-n N          output streams timed, followed and through exec each (default %d)
                   --output-size SIZE    what a process writes per output stream (default 200M; at most --max-size)
                   --latency-n N         lines timed from their write to their arrival on the stream, per figure (default %d)
@@ -335,7 +338,7 @@ public record Options(double scale, Set<String> only, Path json, Counts counts, 
                   --help                this text
                 Percentiles are nearest-rank.
                 """.formatted(String.join(",", SCENARIOS), DEFAULT_JSON, String.join(",", GVISOR_SCENARIOS), d.create(), d.exec(), d.file1mb(), d.file100mb(),
-                d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.output(), d.outputLatency(),
+                d.idleSandboxes(), d.floor(), d.pause(), d.hibernate(), d.checkpoint(), d.fork10(), d.forkMany(), d.output(), d.outputLatency(),
                 d.fileEvents(), d.followers(), DEFAULT_FOLLOWERS_IN_FLIGHT, d.preview(), d.egress(), d.blob(), d.cli(), d.lifecycles(), d.crowd(), d.crowdProbes(), d.warmup());
     }
 }

@@ -21,9 +21,9 @@ class OptionsTest {
     @Test
     void scaleMultipliesEveryCountButNeverBelowOne() {
         var counts = Options.parse("--iterations-scale", "0.2").effective();
-        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 1, 40, 40, 200, 100, 2, 1, 4, 200, 40, 100, 2));
+        assertThat(counts).isEqualTo(new Options.Counts(6, 40, 6, 1, 10, 6, 10, 1, 2, 1, 20, 1, 40, 40, 200, 100, 2, 1, 4, 200, 40, 100, 2));
         var tiny = Options.parse("--iterations-scale=0.01").effective();
-        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 10, 5, 1, 1, 1, 10, 2, 5, 1));
+        assertThat(tiny).isEqualTo(new Options.Counts(1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 10, 5, 1, 1, 1, 10, 2, 5, 1));
         assertThat(Options.parse("--warmup", "0", "--iterations-scale", "0.01").effective().warmup()).isZero();
     }
 

@@ -34,6 +34,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -280,7 +281,8 @@ class RandomKillIT {
     /**
      * SIGKILL of the tool under an operation (runc, or CRIU under runc) instead of the service: the
      * call fails or not, and the sandbox must be left as a kill of the service would have to leave it;
-     * the service itself goes on. A trial in which no tool ran after the delay kills nothing (counted).
+     * the service itself goes on. The delays fall where the unkilled run had a tool running; a trial
+     * in which no tool ran after the delay kills nothing (counted).
      */
     @Test
     void aKilledToolLeavesEverySandboxDefinedUsableAndWhole() throws Exception {
@@ -561,6 +563,9 @@ class RandomKillIT {
     private void trials(String mode, List<String> operations, int trials, Killer killer) throws Exception {
         var random = new Random(seed);
         var durations = new LinkedHashMap<String, Long>();
+        // Killing a tool: where its operation ran one (a delay past the last kills nothing: 40% of the
+        // trials did when delays spanned the whole call, restore-durable's downloading first).
+        var toolWindows = new HashMap<String, ToolWindow>();
         var results = new ArrayList<Trial>();
         var subject = new Subject(null, 0);
         for (String operation : operations) {
@@ -580,8 +585,10 @@ class RandomKillIT {
                 from = from(mode, operation, random);
                 api.bringTo(subject.id(), from);
                 long start = System.nanoTime();
+                var tools = mode.equals("tool") ? new ToolWatch(start) : null;
                 run(operation, subject.id());
                 durations.put(operation, Math.max(20, (System.nanoTime() - start) / 1_000_000));
+                if (tools != null) tools.stop().ifPresent(window -> toolWindows.put(operation, window));
                 subject = afterUnkilled(operation, subject.after(from, subject.state()));
             }
             // Until that many kills landed: a tool runs for a part of its operation only, and a delay past it kills nothing.
@@ -592,7 +599,8 @@ class RandomKillIT {
                 subject = subject.acknowledge();
                 prepare(operation, subject);
                 api.bringTo(subject.id(), from);
-                long delay = (long) (random.nextDouble() * durations.get(operation) * 1.2);
+                var window = toolWindows.get(operation);
+                long delay = window != null ? window.delay(random) : (long) (random.nextDouble() * durations.get(operation) * 1.2);
                 String id = subject.id();
                 var answer = new AtomicReference<RawApi.Response>();
                 var call = Thread.ofVirtual().start(() -> {
@@ -604,6 +612,7 @@ class RandomKillIT {
                 });
                 String killed = killer.kill(call, delay);
                 if (killed != null) kills++;
+                else if (window != null) toolWindows.put(operation, window.endingBy(delay));
                 Set<String> involved = sandboxesOnDisk(); // forks the kill cut short are on disk, in no list
                 if (!service.process.isAlive() && killed != null && mode.equals("service")) restart();
                 String outage = outage();
@@ -625,9 +634,54 @@ class RandomKillIT {
             }
         }
         report(mode, operations, results, durations);
+        if (!toolWindows.isEmpty()) System.out.println("RandomKillIT (" + runtime + "), where the tools ran, ms after the call: " + toolWindows);
         assertThat(results.stream().filter(r -> !r.problems().isEmpty()).map(Trial::toString).toList())
                 .as("seed " + seed + ": trials (kills of the " + mode + ") that left a sandbox undefined, unusable or without an acknowledged write")
                 .isEmpty();
+    }
+
+    /** When, in ms after its call began, an operation had a tool running: first and last seen. */
+    private record ToolWindow(long firstMs, long lastMs) {
+        /** A delay within the window, a tenth past its end (a run may take longer than the one measured). */
+        long delay(Random random) {
+            return firstMs + (long) (random.nextDouble() * (lastMs - firstMs + 1) * 1.1);
+        }
+
+        /** After a delay that found no tool left: the tools end earlier than measured, halfway to that delay. */
+        ToolWindow endingBy(long delayMs) {
+            return new ToolWindow(firstMs, Math.max(firstMs, (lastMs + Math.min(delayMs, lastMs)) / 2));
+        }
+    }
+
+    /** Watches, on a thread of its own, for the service's tools while an operation runs. */
+    private static final class ToolWatch {
+        private final long start;
+        private final Thread thread;
+        private volatile boolean stopped;
+        private long firstMs = -1;
+        private long lastMs = -1;
+
+        ToolWatch(long start) {
+            this.start = start;
+            this.thread = Thread.ofVirtual().start(this::watch);
+        }
+
+        private void watch() {
+            while (!stopped) {
+                if (service.process.descendants().anyMatch(RandomKillIT::isTool)) {
+                    lastMs = (System.nanoTime() - start) / 1_000_000;
+                    if (firstMs < 0) firstMs = lastMs;
+                }
+                LockSupport.parkNanos(1_000_000);
+            }
+        }
+
+        /** The window the tools ran in; empty when none was seen. */
+        Optional<ToolWindow> stop() throws InterruptedException {
+            stopped = true;
+            thread.join();
+            return firstMs < 0 ? Optional.empty() : Optional.of(new ToolWindow(firstMs, lastMs));
+        }
     }
 
     /** What the names of this run's files carry: nothing for runc, "-gvisor" for gVisor. */
