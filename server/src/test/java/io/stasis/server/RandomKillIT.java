@@ -1030,6 +1030,7 @@ class RandomKillIT {
                 }
                 found.addAll(HostLeaks.cgroupsOf(ids));
                 found.addAll(HostLeaks.processesOf(ids));
+                found.addAll(HostLeaks.runscSocketsOf(ids));
                 for (String mount : HostLeaks.mountsUnder(dataDir))
                     if (gone.stream().anyMatch(mount::contains)) found.add("mount " + mount);
                 return found.isEmpty();

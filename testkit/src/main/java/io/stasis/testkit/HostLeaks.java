@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
@@ -162,6 +163,29 @@ public final class HostLeaks {
             throw new UncheckedIOException(e);
         }
         return out;
+    }
+
+    /**
+     * gVisor control socket files of these sandboxes in the host-wide directories runsc makes them in
+     * when its state root cannot hold them (/var/run, /run, /tmp), which no service's data dir holds.
+     */
+    public static List<String> runscSocketsOf(Set<SandboxId> sandboxes) {
+        var out = new ArrayList<String>();
+        for (Path dir : Stream.of("/var/run", "/run", "/tmp").map(Path::of).filter(Files::isDirectory).map(HostLeaks::real).distinct().toList())
+            for (SandboxId id : sandboxes) {
+                Path socket = dir.resolve("runsc-" + id.value() + ".sock");
+                if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) out.add(socket.toString());
+            }
+        return out;
+    }
+
+    /** The path with its links resolved (/var/run is /run on most hosts). */
+    private static Path real(Path path) {
+        try {
+            return path.toRealPath();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Live (not zombie) processes whose cgroup path names one of these sandboxes. */

@@ -47,6 +47,11 @@ final class Runsc {
     private static final String SANDBOX_INFIX = "_sandbox:";
     private static final String STATE_SUFFIX = ".state";
     private static final String DEBUG_LOG_PREFIX = "debug-";
+    /**
+     * Where runsc makes a sandbox's control socket when the state root cannot hold it: the first of
+     * these in which it can create one (runsc/sandbox, createControlSocket).
+     */
+    private static final List<Path> CONTROL_SOCKET_FALLBACKS = List.of(Path.of("/var/run"), Path.of("/run"), Path.of("/tmp"));
     /** What the sentry logs at the end of a save (runsc/boot, control.State.Save). */
     private static final String SAVE_SUCCEEDED = "Save succeeded", SAVE_FAILED = "Save failed";
 
@@ -76,9 +81,11 @@ final class Runsc {
 
     /**
      * The flags of a sandbox's boot (a run or a restore) beyond {@link #SANDBOX_FLAGS}; the logs of
-     * an earlier boot of the sandbox are removed first (each boot writes its own, see {@link #sentryLog}).
+     * an earlier boot of the sandbox are removed first (each boot writes its own, see {@link #sentryLog}),
+     * and so is a control socket an earlier runsc left ({@link #removeControlSockets}).
      */
     private List<String> bootFlags(SandboxId id, Optional<List<String>> networkedLauncher) {
+        removeControlSockets(id);
         Path logs = cli.logDir(id);
         try (var files = Files.list(logs)) {
             for (Path file : files.filter(f -> f.getFileName().toString().startsWith(DEBUG_LOG_PREFIX)).toList()) Files.deleteIfExists(file);
@@ -158,6 +165,23 @@ final class Runsc {
     /** Runs the tasks of a sandbox that {@link #pause} stopped. */
     void resume(SandboxId id) {
         cli.run(id, "resume", false, Map.of(), "resume", id.value());
+    }
+
+    /**
+     * Removes the sandbox's control socket files ({@code runsc-<id>.sock}), in the state root and
+     * wherever else runsc may have made one; only for a sandbox that has no sentry. runsc's delete
+     * leaves the file of a boot whose runsc was killed before it wrote its state, and a file left in
+     * the state root has the next boot make its socket in /run instead, which no delete removes:
+     * tool kills during starts left such files in /run.
+     */
+    void removeControlSockets(SandboxId id) {
+        String name = "runsc-" + id.value() + ".sock";
+        try {
+            Files.deleteIfExists(cli.stateRoot().resolve(name));
+            for (Path dir : CONTROL_SOCKET_FALLBACKS) Files.deleteIfExists(dir.resolve(name));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** See {@link OciCli#awaitEarlierWork}: here a checkpoint goes on after a service that died (a restore and a run too). */

@@ -599,6 +599,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             }
             runsc.deleteForce(id);
         }
+        runsc.removeControlSockets(id);
         cgroups.remove(id);
         releaseNetworkNamespace(id);
         bundles.forgetRoot(id);

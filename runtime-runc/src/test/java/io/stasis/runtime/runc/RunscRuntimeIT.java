@@ -213,6 +213,33 @@ class RunscRuntimeIT extends IsolationSuite {
         runtime.deleteImage(image);
     }
 
+    /**
+     * A runsc killed as it booted a sandbox leaves its control socket file: in the state root, where
+     * the next boot's runsc then cannot make its own and makes it in /run, which no delete removes
+     * (tool kills during starts left such files in /run). A boot removes them first, a destroy after.
+     */
+    @Test
+    void controlSocketFilesAnEarlierRunscLeftGoWithTheNextBootAndTheDestroy() throws IOException {
+        var id = SandboxId.random();
+        String name = "runsc-" + id.value() + ".sock";
+        Path inStateRoot = host.dataDir.resolve("runtime/runsc").resolve(name);
+        Path inRun = Path.of("/run").resolve(name);
+        Files.createDirectories(inStateRoot.getParent());
+        for (Path left : List.of(inStateRoot, inRun)) Files.writeString(left, "left by a killed runsc");
+        try {
+            track(id);
+            runtime.create(new RuntimeSpec(id, newRoot(id), id.hostname(), Resources.DEFAULT));
+            assertThat(Commands.run(runtime, id, "echo", "booted").stdout()).isEqualTo("booted\n");
+            assertThat(inRun).as("the boot's socket is in the state root, not in /run").doesNotExist();
+            assertThat(inStateRoot).as("the boot's own socket").exists();
+            runtime.destroy(id);
+            assertThat(inStateRoot).doesNotExist();
+            assertThat(inRun).doesNotExist();
+        } finally {
+            Files.deleteIfExists(inRun);
+        }
+    }
+
     @Test
     void theHostPidsLimitLeavesRoomForTheSentrysOwnTasks() {
         var limits = RunscRuntime.hostLimits(new Resources(0.5, 256, 100, 1024));
