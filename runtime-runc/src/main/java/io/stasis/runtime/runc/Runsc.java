@@ -57,10 +57,14 @@ final class Runsc {
 
     private final OciCli cli;
     private final Path reaper;
+    private final Path hold;
+    private final Duration timeout;
 
-    Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout, Path reaper) {
+    Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout, Path reaper, Path hold) {
         this.cli = new OciCli("runsc", binary, stateRoot, logDir, timeout, SANDBOX_FLAGS, Map.of());
         this.reaper = reaper;
+        this.hold = hold;
+        this.timeout = timeout;
     }
 
     /** runsc's version line, checked at start-up. */
@@ -156,15 +160,29 @@ final class Runsc {
 
     /**
      * Stops the sandbox's tasks inside the sentry, which runs on and can save them: a checkpoint's
-     * files are snapshotted there (a frozen cgroup would stop the sentry too).
+     * files are snapshotted there (a frozen cgroup would stop the sentry too). {@code stasis-hold}
+     * makes the call {@code runsc pause} makes, on the sentry's control socket, in ~1 ms instead of
+     * ~45, and creates {@code marker} once the tasks are stopped: what tells them held, for
+     * {@link #release} and after a crash, as runsc's state file tells its own pause.
      */
-    void pause(SandboxId id) {
-        cli.run(id, "pause", false, Map.of(), "pause", id.value());
+    void hold(SandboxId id, Path marker) {
+        HelperBinary.run(id, "hold the tasks", List.of(hold.toString(), "pause", controlSocket(id).toString(), marker.toString()), timeout);
     }
 
-    /** Runs the tasks of a sandbox that {@link #pause} stopped. */
+    /** Runs the tasks {@link #hold} stopped again, and removes its marker once they run. Only for a marker that is there. */
+    void release(SandboxId id, Path marker) {
+        HelperBinary.run(id, "release the tasks", List.of(hold.toString(), "resume", controlSocket(id).toString(), marker.toString()), timeout);
+    }
+
+    /** Runs the tasks of a sandbox that {@code runsc pause} stopped (its state file says paused: an earlier version's hold). */
     void resume(SandboxId id) {
         cli.run(id, "resume", false, Map.of(), "resume", id.value());
+    }
+
+    /** The sandbox's control socket, as its state file names it (runsc makes it in the state root, or elsewhere if it cannot). */
+    private Path controlSocket(SandboxId id) {
+        String named = stateNode(id).map(node -> node.path("sandbox").path("controlSocketPath").asText("")).orElse("");
+        return named.isEmpty() ? cli.stateRoot().resolve("runsc-" + id.value() + ".sock") : Path.of(named);
     }
 
     /**
@@ -217,11 +235,14 @@ final class Runsc {
      * while the sandbox's cgroup is frozen. Whether the process still lives is the caller's to check.
      */
     Optional<Runc.ContainerState> state(SandboxId id) {
+        return stateNode(id).map(node -> new Runc.ContainerState(node.path("status").asText(), node.path("sandbox").path("pid").asLong()));
+    }
+
+    private Optional<JsonNode> stateNode(SandboxId id) {
         Path file = cli.stateRoot().resolve(stateFileName(id.value()));
         for (int attempt = 1; ; attempt++) {
             try {
-                JsonNode node = JSON.readTree(Files.readAllBytes(file));
-                return Optional.of(new Runc.ContainerState(node.path("status").asText(), node.path("sandbox").path("pid").asLong()));
+                return Optional.of(JSON.readTree(Files.readAllBytes(file)));
             } catch (NoSuchFileException e) {
                 return Optional.empty();
             } catch (IOException e) {

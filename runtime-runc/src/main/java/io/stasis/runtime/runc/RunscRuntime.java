@@ -96,7 +96,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         Path initDir = config.stateDir().resolve("bin");
         HelperBinary.install(initDir, HelperBinary.INIT);
         this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout(),
-                HelperBinary.install(initDir, HelperBinary.REAPER));
+                HelperBinary.install(initDir, HelperBinary.REAPER), HelperBinary.install(initDir, HelperBinary.HOLD));
         this.rootOwner = config.rootOwner();
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.serviceFiles = new ServiceFiles(rootOwner);
@@ -232,13 +232,21 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
 
     /**
      * A paused sandbox running again: its page-out stopped, its cgroup thawed, and its tasks resumed
-     * if an earlier version of the service paused them with runsc (after the thaw: runsc cannot reach
-     * a frozen sentry). Every path that runs a frozen sandbox again comes here.
+     * if a checkpoint held them (after the thaw: the sentry must run to hear it), by this version
+     * ({@link Runsc#hold}'s marker) or an earlier one ({@code runsc pause}: runsc's state says
+     * paused). Every path that runs a frozen sandbox again comes here.
      */
     private void resume(SandboxId id) {
         pageOuts.stop(id);
         freezer.thaw(id, cgroups.path(id));
+        Path held = heldMarker(id);
+        if (Files.exists(held)) runsc.release(id, held);
         if (runsc.state(id).filter(state -> state.status().equals("paused")).isPresent()) runsc.resume(id);
+    }
+
+    /** Where {@link Runsc#hold} marks the sandbox's tasks held: in its bundle, which goes with it. */
+    private Path heldMarker(SandboxId id) {
+        return bundles.dir().resolve(id.value()).resolve("tasks-held");
     }
 
     /** A pause, then the sentry's memory paged out to swap in the background, until a thaw stops it. */
@@ -288,7 +296,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         var save = SaveRecord.start(imageStore.workDir(image, SAVE_STEP), runsc.sentryLog(id));
         try {
             quiesce(id);
-            if (atRest.isPresent()) runsc.pause(id);
+            if (atRest.isPresent()) runsc.hold(id, heldMarker(id));
             runsc.checkpoint(id, dir, leaveRunning);
         } catch (RuntimeException e) {
             if (savedAnyway(id, dir, save)) {
@@ -517,8 +525,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         // runsc's file still says running when the sandbox ended by itself (its memory limit ends it whole).
         if (!HostProcesses.isAlive(state.get().pid())) return RuntimeStatus.STOPPED;
         return switch (state.get().status()) {
-            case "paused" -> RuntimeStatus.FROZEN; // by runsc, as earlier versions of the service paused
-            case "created", "running" -> freezer.isFrozen(cgroups.path(id)) ? RuntimeStatus.FROZEN : RuntimeStatus.RUNNING;
+            case "paused" -> RuntimeStatus.FROZEN; // held by runsc, as earlier versions of the service did
+            case "created", "running" -> freezer.isFrozen(cgroups.path(id)) || Files.exists(heldMarker(id)) ? RuntimeStatus.FROZEN : RuntimeStatus.RUNNING;
             default -> RuntimeStatus.STOPPED;
         };
     }

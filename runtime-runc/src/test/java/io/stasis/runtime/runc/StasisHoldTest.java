@@ -1,0 +1,124 @@
+package io.stasis.runtime.runc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.stasis.host.ToolRunner;
+import java.io.ByteArrayOutputStream;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * stasis-hold against a stand-in for a sentry's control server (gVisor's urpc: one JSON object
+ * each way): the call it makes, and its marker, which must say exactly whether the tasks are held.
+ */
+class StasisHoldTest {
+    @TempDir
+    Path dir;
+    Path hold;
+    Path socket;
+    Path marker;
+
+    @BeforeEach
+    void install() {
+        hold = HelperBinary.install(dir.resolve("bin"), HelperBinary.HOLD);
+        socket = dir.resolve("control.sock");
+        marker = dir.resolve("tasks-held");
+    }
+
+    @Test
+    void aPauseTheSentryAnsweredIsMarkedAfterItsAnswerEvenInPieces() throws Exception {
+        var request = serveOnce("{\"success\":true,", "\"err\":\"\",\"result\":{}}");
+        var result = run("pause");
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(request.get()).isEqualTo("{\"method\":\"containerManager.Pause\",\"arg\":null}");
+        assertThat(marker).exists();
+    }
+
+    @Test
+    void aResumeTheSentryAnsweredRemovesTheMarker() throws Exception {
+        Files.writeString(marker, "");
+        var request = serveOnce("{\"success\":true,\"err\":\"\",\"result\":{\"note\":\"a } in a string\"}}");
+        var result = run("resume");
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(request.get()).contains("containerManager.Resume");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aRefusalLeavesTheMarkerAsItWasAndSaysWhy() throws Exception {
+        serveOnce("{\"success\":false,\"err\":\"container not running\",\"result\":null}");
+        var refused = run("pause");
+        assertThat(refused.exitCode()).isEqualTo(1);
+        assertThat(refused.stderrText()).contains("refused containerManager.Pause", "container not running");
+        assertThat(marker).doesNotExist();
+
+        Files.writeString(marker, "");
+        serveOnce("{\"success\":false,\"err\":\"no pause to end\",\"result\":null}");
+        assertThat(run("resume").exitCode()).isEqualTo(1);
+        assertThat(marker).as("still held as far as anyone knows").exists();
+    }
+
+    @Test
+    void aSentryThatIsGoneOrHangsUpIsAFailureWithoutAMarker() throws Exception {
+        var gone = run("pause");
+        assertThat(gone.exitCode()).isEqualTo(1);
+        assertThat(gone.stderrText()).contains("connecting to " + socket);
+
+        serveOnce("{\"success\":tr"); // the connection ends mid-answer
+        var cut = run("pause");
+        assertThat(cut.exitCode()).isEqualTo(1);
+        assertThat(cut.stderrText()).contains("reading the answer to containerManager.Pause");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aBadCallIsRefusedWithItsUsage() throws Exception {
+        var result = ToolRunner.run(List.of(hold.toString(), "freeze", socket.toString(), marker.toString()), Duration.ofSeconds(10));
+        assertThat(result.exitCode()).isEqualTo(2);
+        assertThat(result.stderrText()).contains("usage: stasis-hold pause|resume SOCKET MARKER");
+    }
+
+    private ToolRunner.Result run(String verb) throws Exception {
+        return ToolRunner.run(List.of(hold.toString(), verb, socket.toString(), marker.toString()), Duration.ofSeconds(10));
+    }
+
+    /**
+     * Accepts one connection on {@link #socket}, reads the call (one JSON object) and writes
+     * {@code answer}, a piece at a time, then hangs up; completes with the call.
+     */
+    private CompletableFuture<String> serveOnce(String... answer) throws Exception {
+        Files.deleteIfExists(socket);
+        var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(UnixDomainSocketAddress.of(socket));
+        var request = new CompletableFuture<String>();
+        Thread.ofVirtual().start(() -> {
+            try (server; var client = server.accept()) {
+                var received = new ByteArrayOutputStream();
+                var buffer = ByteBuffer.allocate(1024);
+                while (!received.toString(StandardCharsets.UTF_8).endsWith("}")) {
+                    buffer.clear();
+                    if (client.read(buffer) < 0) break;
+                    received.write(buffer.array(), 0, buffer.position());
+                }
+                request.complete(received.toString(StandardCharsets.UTF_8));
+                for (String piece : answer) {
+                    client.write(ByteBuffer.wrap(piece.getBytes(StandardCharsets.UTF_8)));
+                    Thread.sleep(20);
+                }
+            } catch (Exception e) {
+                request.completeExceptionally(e);
+            }
+        });
+        return request;
+    }
+}
