@@ -182,7 +182,12 @@ final class Runsc {
     /** The sandbox's control socket, as its state file names it (runsc makes it in the state root, or elsewhere if it cannot). */
     private Path controlSocket(SandboxId id) {
         String named = stateNode(id).map(node -> node.path("sandbox").path("controlSocketPath").asText("")).orElse("");
-        return named.isEmpty() ? cli.stateRoot().resolve("runsc-" + id.value() + ".sock") : Path.of(named);
+        return named.isEmpty() ? cli.stateRoot().resolve(controlSocketName(id)) : Path.of(named);
+    }
+
+    /** The name runsc gives a sandbox's control socket file, wherever it makes it (runsc/sandbox, controlSocketName). */
+    private static String controlSocketName(SandboxId id) {
+        return "runsc-" + id.value() + ".sock";
     }
 
     /**
@@ -193,7 +198,7 @@ final class Runsc {
      * tool kills during starts left such files in /run.
      */
     void removeControlSockets(SandboxId id) {
-        String name = "runsc-" + id.value() + ".sock";
+        String name = controlSocketName(id);
         try {
             Files.deleteIfExists(cli.stateRoot().resolve(name));
             for (Path dir : CONTROL_SOCKET_FALLBACKS) Files.deleteIfExists(dir.resolve(name));
