@@ -1,7 +1,9 @@
 package io.stasis.bench;
 
+import io.stasis.host.HostClaim;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The private service's network settings, derived from its scratch directory, so that it never
@@ -24,13 +26,41 @@ record BenchNetwork(String table, String interfacePrefix, String range, int upst
      * Everything follows from the two letters, so two services with different tables never share
      * a range or an NFLOG group either (each is claimed host-wide, and a second claim is refused):
      * the letters' index picks a /20 of 10.192.0.0-10.234.63.255 (1,024 sandboxes) and the group.
+     * The directory's hash picks the first index to try; one whose names a running service holds
+     * (two of 676 meet often enough over a benchmark's services) gives way to the next free one.
      */
     static BenchNetwork forDataDir(Path dataDir) {
-        int index = Math.floorMod(dataDir.toAbsolutePath().toString().hashCode(), 26 * 26);
+        int hash = dataDir.toAbsolutePath().toString().hashCode();
+        int slot = 1 + Math.floorMod(hash / 7, 250);
+        int first = Math.floorMod(hash, INDEXES);
+        for (int i = 0; i < INDEXES; i++) {
+            var network = atIndex((first + i) % INDEXES, slot);
+            if (network.isFree()) return network;
+        }
+        throw new IllegalStateException("every one of the benchmark's " + INDEXES + " network layouts is in use on this host");
+    }
+
+    private static final int INDEXES = 26 * 26;
+
+    private static BenchNetwork atIndex(int index, int slot) {
         String letters = "" + (char) ('a' + index % 26) + (char) ('a' + index / 26);
         String range = "10." + (192 + index / 16) + "." + (index % 16) * 16 + ".0/20";
-        int slot = 1 + Math.floorMod(dataDir.toAbsolutePath().toString().hashCode() / 7, 250);
         return new BenchNetwork("stasis_b" + letters, "b" + letters, range, slot);
+    }
+
+    /** Whether no running service claims its names now (each is taken for an instant and given back). */
+    private boolean isFree() {
+        var names = Map.of("network-table", table, "network-interface-prefix", interfacePrefix, "network-range", range,
+                "network-log-group", Integer.toString(logGroup()));
+        for (var name : names.entrySet()) {
+            switch (HostClaim.take(HostClaim.HOST_DIR, name.getKey(), name.getValue(), "the benchmark, looking for a free network layout")) {
+                case HostClaim.Result.Claimed claimed -> claimed.claim().close();
+                case HostClaim.Result.Taken taken -> {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** The NFLOG group of its dropped-packet events: one reader per group on a host (tests take 20000-63263). */

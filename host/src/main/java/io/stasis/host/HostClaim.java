@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.regex.Pattern;
 
 /**
@@ -26,10 +28,20 @@ public final class HostClaim implements AutoCloseable {
     public static final Path HOST_DIR = Path.of("/run/stasis/claims");
     private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9._-]");
 
+    /**
+     * The lock files this process holds, with their holders. The locks are POSIX record locks,
+     * which belong to the process: closing any descriptor of a locked file, even one opened only to
+     * find it locked, drops the process's lock. So a file held here is never opened again until
+     * its claim is closed.
+     */
+    private static final Map<Path, String> HELD = new ConcurrentHashMap<>();
+
+    private final Path file;
     private final FileChannel channel;
     private final FileLock lock;
 
-    private HostClaim(FileChannel channel, FileLock lock) {
+    private HostClaim(Path file, FileChannel channel, FileLock lock) {
+        this.file = file;
         this.channel = channel;
         this.lock = lock;
     }
@@ -44,8 +56,12 @@ public final class HostClaim implements AutoCloseable {
     }
 
     /** The same for a lock file of the caller's naming (a data directory's own lock). */
-    public static Result take(Path file, String holder) {
+    public static Result take(Path lockFile, String holder) {
+        Path file = lockFile.toAbsolutePath().normalize();
+        String ours = HELD.putIfAbsent(file, holder);
+        if (ours != null) return new Result.Taken(ours);
         FileChannel channel = null;
+        boolean claimed = false;
         try {
             Files.createDirectories(file.getParent());
             channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ, StandardOpenOption.WRITE);
@@ -62,7 +78,8 @@ public final class HostClaim implements AutoCloseable {
             }
             channel.truncate(0);
             channel.write(ByteBuffer.wrap((holder + "\n").getBytes(StandardCharsets.UTF_8)), 0);
-            return new Result.Claimed(new HostClaim(channel, lock));
+            claimed = true;
+            return new Result.Claimed(new HostClaim(file, channel, lock));
         } catch (IOException e) {
             if (channel != null) {
                 try {
@@ -72,6 +89,8 @@ public final class HostClaim implements AutoCloseable {
                 }
             }
             throw new UncheckedIOException("claiming " + file, e);
+        } finally {
+            if (!claimed) HELD.remove(file);
         }
     }
 
@@ -91,6 +110,8 @@ public final class HostClaim implements AutoCloseable {
             channel.close();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            HELD.remove(file);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.stasis.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,33 @@ class HostClaimTest {
         assertThat(HostClaim.take(dir, "network-table", "other", "instance B")).isInstanceOf(HostClaim.Result.Claimed.class);
         ((HostClaim.Result.Claimed) first).claim().close();
         assertThat(HostClaim.take(dir, "network-table", "stasis", "instance B")).isInstanceOf(HostClaim.Result.Claimed.class);
+    }
+
+    /** The locks are the process's: a look at its own claim (here, a refused second one) must not drop it. */
+    @Test
+    void aClaimStaysHeldAgainstOtherProcessesAfterThisProcessIsRefusedIt() throws Exception {
+        var first = HostClaim.take(dir, "network-table", "stasis", "instance A");
+        assertThat(first).isInstanceOf(HostClaim.Result.Claimed.class);
+        assertThat(HostClaim.take(dir, "network-table", "stasis", "instance B")).isInstanceOf(HostClaim.Result.Taken.class);
+        assertThat(takeInAnotherProcess(dir.resolve("network-table-stasis.lock"))).isEqualTo("Taken[holder=instance A]");
+        ((HostClaim.Result.Claimed) first).claim().close();
+        assertThat(takeInAnotherProcess(dir.resolve("network-table-stasis.lock"))).startsWith("Claimed");
+    }
+
+    private static String takeInAnotherProcess(Path file) throws Exception {
+        String javaBin = ProcessHandle.current().info().command().orElseThrow();
+        var process = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), AnotherProcess.class.getName(), file.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        assertThat(process.waitFor()).as(out).isZero();
+        return out;
+    }
+
+    /** Takes the claim of the file in its argument and prints the result. */
+    public static final class AnotherProcess {
+        public static void main(String[] args) {
+            System.out.println(HostClaim.take(Path.of(args[0]), "another process"));
+        }
     }
 
     @Test

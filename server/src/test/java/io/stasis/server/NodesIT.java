@@ -523,18 +523,26 @@ class NodesIT {
 
     private static final String COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /root/count; sleep 0.1; done";
 
-    /** How many copies of the counter loop run on the host in the sandbox's cgroup: two would be one sandbox on two nodes. */
+    /**
+     * How many copies of the counter loop run on the host in the sandbox's cgroup: two would be one
+     * sandbox on two nodes. The loop's shell forks for each {@code sleep}, and until that child
+     * execs it carries the loop's command line: a copy counts only if its parent is not one too.
+     */
     private static long countersOf(String sandbox) throws java.io.IOException {
+        var loops = new java.util.HashMap<String, String>(); // pid -> parent pid
         try (var procs = Files.list(Path.of("/proc"))) {
-            return procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).filter(p -> {
+            procs.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
                 try {
                     String cmdline = Files.readString(p.resolve("cmdline")).replace('\0', ' ');
-                    return cmdline.contains("while true; do i=") && Files.readString(p.resolve("cgroup")).contains("/" + sandbox);
+                    if (!cmdline.contains("while true; do i=") || !Files.readString(p.resolve("cgroup")).contains("/" + sandbox)) return;
+                    String stat = Files.readString(p.resolve("stat")); // pid (comm) state ppid ...
+                    loops.put(p.getFileName().toString(), stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
                 } catch (java.io.IOException e) {
-                    return false; // ended meanwhile
+                    // ended meanwhile
                 }
-            }).count();
+            });
         }
+        return loops.values().stream().filter(parent -> !loops.containsKey(parent)).count();
     }
 
     /**
