@@ -135,9 +135,13 @@ final class Runsc {
     /**
      * Saves the sandbox whole (its tasks, memory and the sentry's state) into {@code images}; with
      * {@code leaveRunning} it goes on, else it ends. Its root is not in the image: it stays where it is.
+     *
+     * <p>Uncompressed, as CRIU's images are: runsc's default (flate) spent ~45 ms of a tiny
+     * sandbox's ~200 ms save here, and ~30 ms more on each restore, to make 2.8 MB into 0.6 MB. The
+     * durable copy is compressed anyway (zstd, per chunk), and chunks of raw pages dedupe.
      */
     void checkpoint(SandboxId id, Path images, boolean leaveRunning) {
-        var args = new ArrayList<>(List.of("checkpoint", "--image-path", images.toString()));
+        var args = new ArrayList<>(List.of("checkpoint", "--image-path", images.toString(), "--compression=none"));
         if (leaveRunning) args.add("--leave-running");
         args.add(id.value());
         cli.run(id, "checkpoint", false, Map.of(), args.toArray(String[]::new));
