@@ -472,17 +472,30 @@ class BucketMountsIT {
         assertThat(failures).as("seed " + seed + ": the operations unkilled").isEmpty();
         var landed = new ConcurrentHashMap<String, AtomicInteger>();
         var tried = new ConcurrentHashMap<String, AtomicInteger>();
+        var running = new ConcurrentHashMap<String, AtomicInteger>(); // trials under way: none starts that could only land one too many
         operations.forEach(o -> {
             landed.put(o, new AtomicInteger());
             tried.put(o, new AtomicInteger());
+            running.put(o, new AtomicInteger());
         });
         forEachAtOnce(operations, atOnce, (operation, worker) -> {
             var random = new Random(seed + 31L * operations.indexOf(operation) + worker);
-            while (landed.get(operation).get() < kills && tried.get(operation).getAndIncrement() < kills * MAX_DAEMON_TRIALS_PER_KILL) {
-                var trial = daemonTrial(operation, (long) (random.nextDouble() * durations.get(operation) * 1.2));
-                if (trial.killed().equals(KILLED_DURING)) landed.get(operation).incrementAndGet();
+            while (landed.get(operation).get() < kills && tried.get(operation).get() < kills * MAX_DAEMON_TRIALS_PER_KILL) {
+                if (landed.get(operation).get() + running.get(operation).incrementAndGet() > kills) {
+                    running.get(operation).decrementAndGet();
+                    Thread.sleep(50); // one under way may miss: then this worker tries again
+                    continue;
+                }
+                tried.get(operation).incrementAndGet();
+                DaemonTrial trial;
+                try {
+                    trial = daemonTrial(operation, (long) (random.nextDouble() * durations.get(operation) * 1.2));
+                    if (trial.killed().equals(KILLED_DURING)) landed.get(operation).incrementAndGet(); // counted before it stops running
+                } finally {
+                    running.get(operation).decrementAndGet();
+                }
                 // It answered before the kill, in this long: the next delays aim within that (a stop takes longer in the unkilled round).
-                else durations.put(operation, Math.max(20_000_000L, trial.nanos()));
+                if (!trial.killed().equals(KILLED_DURING)) durations.put(operation, Math.max(20_000_000L, trial.nanos()));
                 results.add(operation + " " + trial.killed());
                 if (!trial.problems().isEmpty()) failures.add(operation + " from " + trial.from() + ", " + trial.killed() + ": " + trial.problems());
             }

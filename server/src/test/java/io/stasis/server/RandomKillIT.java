@@ -112,12 +112,14 @@ class RandomKillIT {
 
     /**
      * Whether a process is a tool an operation runs: runc or CRIU; under gVisor a {@code runsc}
-     * command, not the sandbox's sentry or gofer (runsc too, which a kill would end the sandbox with).
+     * command, not the sandbox's sentry or gofer (runsc too, which a kill would end the sandbox with),
+     * or the save that {@code stasis-sentry} asks the sentry for (in place of {@code runsc checkpoint}).
      */
     private static boolean isTool(ProcessHandle process) {
         String comm = comm(process);
         if (!runtime.equals("gvisor")) return TOOLS.contains(comm);
         var args = process.info().arguments().map(List::of).orElse(List.of());
+        if (comm.equals("stasis-sentry")) return args.contains("save");
         return comm.equals("runsc") && !args.contains("boot") && !args.contains("gofer");
     }
     private static final String COUNTER = CounterLoop.SCRIPT;

@@ -17,8 +17,8 @@ import java.util.List;
  * running sandbox a new root; {@value #NET}, which plugs a sandbox into its link (after a start,
  * and as runc's hook in a restore); {@value #CRIU}, runc's CRIU (see stasis-criu.c); {@value #TAR},
  * the {@code tar} CRIU saves and refills tmpfs mounts with (see stasis-tar.c); {@value #REAPER}, the parent
- * that reaps a gVisor sandbox's processes (see Runsc); {@value #HOLD}, which stops and runs again a
- * gVisor sandbox's tasks through its sentry (see stasis-hold.c). They are installed into the runtime's state
+ * that reaps a gVisor sandbox's processes (see Runsc); {@value #SENTRY}, which stops and runs again a
+ * gVisor sandbox's tasks and saves it through its sentry (see stasis-sentry.c). They are installed into the runtime's state
  * directory, which every sandbox mounts read-only.
  */
 final class HelperBinary {
@@ -28,7 +28,7 @@ final class HelperBinary {
     static final String CRIU = "stasis-criu";
     static final String REAPER = "stasis-reaper";
     static final String TAR = "stasis-tar";
-    static final String HOLD = "stasis-hold";
+    static final String SENTRY = "stasis-sentry";
 
     private HelperBinary() {
     }

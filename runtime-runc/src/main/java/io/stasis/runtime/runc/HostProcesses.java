@@ -81,6 +81,22 @@ final class HostProcesses {
         }
     }
 
+    /** Pids of live processes whose command line starts with {@code argv}. */
+    static List<Long> running(List<String> argv) {
+        var pids = new ArrayList<Long>();
+        try (var entries = Files.list(Path.of("/proc"))) {
+            for (Path proc : entries.toList()) {
+                String name = proc.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) continue;
+                List<String> line = commandLine(Long.parseLong(name));
+                if (line.size() >= argv.size() && line.subList(0, argv.size()).equals(argv)) pids.add(Long.parseLong(name));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return pids;
+    }
+
     /** Pids of live processes named {@code comm} (the kernel's name, /proc/<pid>/comm) holding a descriptor on {@code dir} or below. */
     static List<Long> holding(String comm, Path dir) {
         var pids = new ArrayList<Long>();

@@ -96,7 +96,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         Path initDir = config.stateDir().resolve("bin");
         HelperBinary.install(initDir, HelperBinary.INIT);
         this.runsc = new Runsc(config.runsc(), config.stateDir().resolve("runsc"), logs, config.toolTimeout(),
-                HelperBinary.install(initDir, HelperBinary.REAPER), HelperBinary.install(initDir, HelperBinary.HOLD));
+                HelperBinary.install(initDir, HelperBinary.REAPER), HelperBinary.install(initDir, HelperBinary.SENTRY));
         this.rootOwner = config.rootOwner();
         this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         this.serviceFiles = new ServiceFiles(rootOwner);

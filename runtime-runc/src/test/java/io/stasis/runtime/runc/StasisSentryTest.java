@@ -19,19 +19,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * stasis-hold against a stand-in for a sentry's control server (gVisor's urpc: one JSON object
- * each way): the call it makes, and its marker, which must say exactly whether the tasks are held.
+ * stasis-sentry against a stand-in for a sentry's control server (gVisor's urpc: one JSON object
+ * each way): the calls it makes, its marker, which must say exactly whether the tasks are held,
+ * and the image files a save gives the sentry. RunscRuntimeIT runs it against real sentries.
  */
-class StasisHoldTest {
+class StasisSentryTest {
     @TempDir
     Path dir;
-    Path hold;
+    Path sentry;
     Path socket;
     Path marker;
 
     @BeforeEach
     void install() {
-        hold = HelperBinary.install(dir.resolve("bin"), HelperBinary.HOLD);
+        sentry = HelperBinary.install(dir.resolve("bin"), HelperBinary.SENTRY);
         socket = dir.resolve("control.sock");
         marker = dir.resolve("tasks-held");
     }
@@ -84,13 +85,49 @@ class StasisHoldTest {
 
     @Test
     void aBadCallIsRefusedWithItsUsage() throws Exception {
-        var result = ToolRunner.run(List.of(hold.toString(), "freeze", socket.toString(), marker.toString()), Duration.ofSeconds(10));
+        var result = ToolRunner.run(List.of(sentry.toString(), "freeze", socket.toString(), marker.toString()), Duration.ofSeconds(10));
         assertThat(result.exitCode()).isEqualTo(2);
-        assertThat(result.stderrText()).contains("usage: stasis-hold pause|resume SOCKET MARKER");
+        assertThat(result.stderrText()).contains("usage: stasis-sentry pause|resume SOCKET MARKER | save SOCKET DIR resume|stop");
+    }
+
+    @Test
+    void aSaveMakesTheImagesThreeFilesAndAsksTheSentryAsRunscCheckpointDoes() throws Exception {
+        Path image = Files.createDirectory(dir.resolve("image"));
+        var request = serveOnce("{\"success\":true,\"err\":\"\",\"result\":null}");
+        var result = ToolRunner.run(List.of(sentry.toString(), "save", socket.toString(), image.toString(), "resume"), Duration.ofSeconds(10));
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(request.get()).isEqualTo("{\"method\":\"containerManager.Checkpoint\",\"arg\":{\"key\":null,"
+                + "\"metadata\":{\"compression\":\"none\"},\"MemoryFileSaveOpts\":{\"ExcludeCommittedZeroPages\":false},"
+                + "\"have_pages_file\":true,\"Resume\":true}}");
+        try (var files = Files.list(image)) {
+            assertThat(files.map(f -> f.getFileName().toString())).containsExactlyInAnyOrder("checkpoint.img", "pages_meta.img", "pages.img");
+        }
+
+        Path stopped = Files.createDirectory(dir.resolve("stopped"));
+        request = serveOnce("{\"success\":true,\"err\":\"\",\"result\":null}");
+        result = ToolRunner.run(List.of(sentry.toString(), "save", socket.toString(), stopped.toString(), "stop"), Duration.ofSeconds(10));
+        assertThat(result.exitCode()).as(result.stderrText()).isZero();
+        assertThat(request.get()).endsWith("\"Resume\":false}}");
+    }
+
+    @Test
+    void aSaveNeverWritesOverAnImageAndARefusedOneSaysWhy() throws Exception {
+        Path image = Files.createDirectory(dir.resolve("image"));
+        Files.writeString(image.resolve("checkpoint.img"), "an earlier save");
+        var over = ToolRunner.run(List.of(sentry.toString(), "save", socket.toString(), image.toString(), "resume"), Duration.ofSeconds(10));
+        assertThat(over.exitCode()).isEqualTo(1);
+        assertThat(over.stderrText()).contains("creating the image file checkpoint.img");
+        assertThat(image.resolve("checkpoint.img")).hasContent("an earlier save");
+
+        Path fresh = Files.createDirectory(dir.resolve("fresh"));
+        serveOnce("{\"success\":false,\"err\":\"checkpoint failed: a host socket\",\"result\":null}");
+        var refused = ToolRunner.run(List.of(sentry.toString(), "save", socket.toString(), fresh.toString(), "stop"), Duration.ofSeconds(10));
+        assertThat(refused.exitCode()).isEqualTo(1);
+        assertThat(refused.stderrText()).contains("refused containerManager.Checkpoint", "a host socket");
     }
 
     private ToolRunner.Result run(String verb) throws Exception {
-        return ToolRunner.run(List.of(hold.toString(), verb, socket.toString(), marker.toString()), Duration.ofSeconds(10));
+        return ToolRunner.run(List.of(sentry.toString(), verb, socket.toString(), marker.toString()), Duration.ofSeconds(10));
     }
 
     /**
@@ -105,7 +142,7 @@ class StasisHoldTest {
             try (server; var client = server.accept()) {
                 var received = new ByteArrayOutputStream();
                 var buffer = ByteBuffer.allocate(1024);
-                while (!received.toString(StandardCharsets.UTF_8).endsWith("}")) {
+                while (!received.toString(StandardCharsets.UTF_8).endsWith("}}") && !received.toString(StandardCharsets.UTF_8).endsWith("null}")) {
                     buffer.clear();
                     if (client.read(buffer) < 0) break;
                     received.write(buffer.array(), 0, buffer.position());
