@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongPredicate;
 
 /** What the host's /proc says about a process, by host pid. */
 final class HostProcesses {
@@ -81,15 +82,13 @@ final class HostProcesses {
         }
     }
 
-    /** Pids of live processes whose command line starts with {@code argv}. */
-    static List<Long> running(List<String> argv) {
+    /** Pids of the host's processes that {@code test} accepts (a process that ends meanwhile may be among them). */
+    static List<Long> matching(LongPredicate test) {
         var pids = new ArrayList<Long>();
         try (var entries = Files.list(Path.of("/proc"))) {
             for (Path proc : entries.toList()) {
                 String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) continue;
-                List<String> line = commandLine(Long.parseLong(name));
-                if (line.size() >= argv.size() && line.subList(0, argv.size()).equals(argv)) pids.add(Long.parseLong(name));
+                if (name.chars().allMatch(Character::isDigit) && test.test(Long.parseLong(name))) pids.add(Long.parseLong(name));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -97,24 +96,23 @@ final class HostProcesses {
         return pids;
     }
 
+    /** Pids of processes whose command line starts with {@code argv}. */
+    static List<Long> running(List<String> argv) {
+        return matching(pid -> {
+            List<String> line = commandLine(pid);
+            return line.size() >= argv.size() && line.subList(0, argv.size()).equals(argv);
+        });
+    }
+
     /** Pids of live processes named {@code comm} (the kernel's name, /proc/<pid>/comm) holding a descriptor on {@code dir} or below. */
     static List<Long> holding(String comm, Path dir) {
-        var pids = new ArrayList<Long>();
-        try (var entries = Files.list(Path.of("/proc"))) {
-            for (Path proc : entries.toList()) {
-                String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) continue;
-                try {
-                    if (Files.readString(proc.resolve("comm")).strip().equals(comm) && holds(Long.parseLong(name), dir))
-                        pids.add(Long.parseLong(name));
-                } catch (IOException e) {
-                    // ended meanwhile
-                }
+        return matching(pid -> {
+            try {
+                return Files.readString(Path.of("/proc", Long.toString(pid), "comm")).strip().equals(comm) && holds(pid, dir);
+            } catch (IOException e) {
+                return false; // ended meanwhile
             }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return pids.stream().filter(HostProcesses::isAlive).toList();
+        }).stream().filter(HostProcesses::isAlive).toList();
     }
 
     /** Whether the process holds a descriptor on {@code dir} or below (false once it has ended). */

@@ -144,21 +144,12 @@ final class OciCli {
      * tool leaves running under other names (runsc's sentry and gofer are runsc-sandbox and runsc-gofer).
      */
     private List<Long> atWork() {
-        var pids = new ArrayList<Long>();
-        try (var entries = Files.list(Path.of("/proc"))) {
-            for (Path proc : entries.toList()) {
-                String name = proc.getFileName().toString();
-                if (!name.chars().allMatch(Character::isDigit)) continue;
-                List<String> argv = HostProcesses.commandLine(Long.parseLong(name));
-                int root = argv.indexOf("--root");
-                if (!argv.isEmpty() && argv.getFirst().equals(binary.toString()) && root >= 0 && root + 1 < argv.size()
-                        && argv.get(root + 1).equals(stateRoot.toString()))
-                    pids.add(Long.parseLong(name));
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return pids;
+        return HostProcesses.matching(pid -> {
+            List<String> argv = HostProcesses.commandLine(pid);
+            int root = argv.indexOf("--root");
+            return !argv.isEmpty() && argv.getFirst().equals(binary.toString()) && root >= 0 && root + 1 < argv.size()
+                    && argv.get(root + 1).equals(stateRoot.toString());
+        });
     }
 
     /** The directory of a sandbox's logs, made if missing. */
