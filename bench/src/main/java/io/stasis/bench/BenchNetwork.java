@@ -48,19 +48,11 @@ record BenchNetwork(String table, String interfacePrefix, String range, int upst
         return new BenchNetwork("stasis_b" + letters, "b" + letters, range, slot);
     }
 
-    /** Whether no running service claims its names now (each is taken for an instant and given back). */
+    /** Whether no running service claims its names now (the kinds are the service's flags, as it claims them). */
     private boolean isFree() {
         var names = Map.of("network-table", table, "network-interface-prefix", interfacePrefix, "network-range", range,
                 "network-log-group", Integer.toString(logGroup()));
-        for (var name : names.entrySet()) {
-            switch (HostClaim.take(HostClaim.HOST_DIR, name.getKey(), name.getValue(), "the benchmark, looking for a free network layout")) {
-                case HostClaim.Result.Claimed claimed -> claimed.claim().close();
-                case HostClaim.Result.Taken taken -> {
-                    return false;
-                }
-            }
-        }
-        return true;
+        return names.entrySet().stream().allMatch(name -> HostClaim.isFree(HostClaim.HOST_DIR, name.getKey(), name.getValue()));
     }
 
     /** The NFLOG group of its dropped-packet events: one reader per group on a host (tests take 20000-63263). */

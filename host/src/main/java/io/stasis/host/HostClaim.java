@@ -55,6 +55,20 @@ public final class HostClaim implements AutoCloseable {
         return take(dir.resolve(UNSAFE.matcher(kind + "-" + value).replaceAll("_") + ".lock"), holder);
     }
 
+    /**
+     * Whether no process (this one included) claims {@code kind}/{@code value} now: it is taken for
+     * an instant and given back, for a caller choosing names a start will claim.
+     */
+    public static boolean isFree(Path dir, String kind, String value) {
+        return switch (take(dir, kind, value, "a process looking for free names (pid " + ProcessHandle.current().pid() + ")")) {
+            case Result.Claimed claimed -> {
+                claimed.claim().close();
+                yield true;
+            }
+            case Result.Taken taken -> false;
+        };
+    }
+
     /** The same for a lock file of the caller's naming (a data directory's own lock). */
     public static Result take(Path lockFile, String holder) {
         Path file = lockFile.toAbsolutePath().normalize();

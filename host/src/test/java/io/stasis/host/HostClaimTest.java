@@ -18,7 +18,9 @@ class HostClaimTest {
         assertThat(HostClaim.take(dir, "network-table", "stasis", "instance B"))
                 .isEqualTo(new HostClaim.Result.Taken("instance A"));
         assertThat(HostClaim.take(dir, "network-table", "other", "instance B")).isInstanceOf(HostClaim.Result.Claimed.class);
+        assertThat(HostClaim.isFree(dir, "network-table", "stasis")).isFalse();
         ((HostClaim.Result.Claimed) first).claim().close();
+        assertThat(HostClaim.isFree(dir, "network-table", "stasis")).as("and a look gives it back").isTrue();
         assertThat(HostClaim.take(dir, "network-table", "stasis", "instance B")).isInstanceOf(HostClaim.Result.Claimed.class);
     }
 

@@ -480,13 +480,16 @@ class BucketMountsIT {
         });
         forEachAtOnce(operations, atOnce, (operation, worker) -> {
             var random = new Random(seed + 31L * operations.indexOf(operation) + worker);
-            while (landed.get(operation).get() < kills && tried.get(operation).get() < kills * MAX_DAEMON_TRIALS_PER_KILL) {
+            while (landed.get(operation).get() < kills) {
                 if (landed.get(operation).get() + running.get(operation).incrementAndGet() > kills) {
                     running.get(operation).decrementAndGet();
                     Thread.sleep(50); // one under way may miss: then this worker tries again
                     continue;
                 }
-                tried.get(operation).incrementAndGet();
+                if (tried.get(operation).getAndIncrement() >= kills * MAX_DAEMON_TRIALS_PER_KILL) {
+                    running.get(operation).decrementAndGet();
+                    break;
+                }
                 DaemonTrial trial;
                 try {
                     trial = daemonTrial(operation, (long) (random.nextDouble() * durations.get(operation) * 1.2));
