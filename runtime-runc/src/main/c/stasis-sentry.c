@@ -2,8 +2,8 @@
  * stasis-sentry: a client of a gVisor sandbox's control server (its sentry's): stops its tasks or
  * runs them again, recording that in a marker file once the sentry has done it, and saves it.
  *
- *   stasis-sentry pause SOCKET MARKER           the tasks stop; then MARKER is created
- *   stasis-sentry resume SOCKET MARKER          the tasks run; then MARKER is removed
+ *   stasis-sentry pause SOCKET MARKER           MARKER is created, and the tasks stop
+ *   stasis-sentry resume SOCKET MARKER          MARKER is removed, and the tasks run
  *   stasis-sentry save SOCKET DIR resume|stop   the sandbox is saved into DIR; then it runs on
  *                                               (resume) or ends (stop)
  *
@@ -13,6 +13,15 @@
  * was killed. This process writes it, not the service, so a service killed during the call finds
  * it as the sentry left things. The sentry counts its pauses, and a resume with no pause to match
  * ends the sandbox: the marker says whether a resume is due.
+ *
+ * The marker changes as soon as the whole call is sent, before the answer: the sentry carries out
+ * a call it has received whether or not its caller still waits (gVisor's urpc reads a call, runs
+ * it, then writes the answer), so from then on the tasks are held, or run, as the call says. A
+ * process killed while it waits for the answer, or one that gives up on a sentry slow to stop its
+ * tasks, leaves the marker right; only the microseconds between the send and the marker's change
+ * are open to a kill. (Changed after the answer, a kill in the wait or a late pause left tasks
+ * held with no marker, which no resume would end; or a marker with the tasks running, whose resume
+ * would end the sandbox.)
  *
  * A save is what `runsc checkpoint --compression=none` asks for: the image's three files made in
  * DIR (the state, then the pages' metadata and the pages, which a restore maps as they are) and
@@ -24,9 +33,11 @@
  * {"success": B, "err": "...", "result": ...}.
  *
  * Exit status 0 once the sentry has done it (and the marker says so); 1 with one line on stderr
- * when the sentry refused, could not be reached or did not answer (a pause or resume within 30 s),
- * the marker could not be created (the tasks are resumed then) or the image's files could not be
- * made; 2 for a bad call.
+ * when the sentry could not be reached (the marker is as it was), did not answer (a pause or resume
+ * within 30 s: the marker says what the call asked), refused (a pause's marker is removed again; a
+ * resume's stays removed, as its sentry runs the tasks before anything that can fail), the marker
+ * could not be changed (a pause is undone then) or the image's files could not be made; 2 for a
+ * bad call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -98,45 +109,68 @@ static int send_request(int fd, const char *request, size_t length, const int *f
     return 0;
 }
 
+/* What became of a call: answered with success, refused by the sentry, or neither (not sent, or no answer). */
+enum outcome { DONE, REFUSED, UNANSWERED };
+
 /*
- * Calls method with arg (JSON) and files on the control server at socket_path; 0 once it answered
- * with success. wait_seconds bounds the wait for the answer (0: none).
+ * Sends method with arg (JSON) and files to the control server at socket_path; returns the
+ * connection, to read the answer from (call_answer), once all of the call is sent, or -1 with one
+ * line on stderr. wait_seconds bounds the wait for the answer (0: none).
  */
-static int call(const char *socket_path, const char *method, const char *arg, const int *files, int file_count, int wait_seconds) {
+static int call_send(const char *socket_path, const char *method, const char *arg, const int *files, int file_count, int wait_seconds) {
     struct sockaddr_un address = {.sun_family = AF_UNIX};
     if (strlen(socket_path) >= sizeof address.sun_path) {
         errno = ENAMETOOLONG;
-        return fail("reaching", socket_path);
+        fail("reaching", socket_path);
+        return -1;
     }
     strcpy(address.sun_path, socket_path);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return fail("making", "a socket");
+    if (fd < 0) {
+        fail("making", "a socket");
+        return -1;
+    }
     struct timeval timeout = {.tv_sec = wait_seconds};
     struct timeval send_timeout = {.tv_sec = 30};
+    const char *failed_step = NULL;
     if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) != 0
         || setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout) != 0)
-        return fail("setting the timeouts of", socket_path);
-    if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0) return fail("connecting to", socket_path);
+        failed_step = "setting the timeouts of";
+    else if (connect(fd, (struct sockaddr *)&address, sizeof address) != 0)
+        failed_step = "connecting to";
+    if (failed_step != NULL) {
+        fail(failed_step, socket_path);
+        close(fd);
+        return -1;
+    }
     char request[512];
     int length = snprintf(request, sizeof request, "{\"method\":\"%s\",\"arg\":%s}", method, arg);
     if (length <= 0 || (size_t)length >= sizeof request) {
         errno = EINVAL;
-        return fail("asking for", method);
+        fail("asking for", method);
+        close(fd);
+        return -1;
     }
-    if (send_request(fd, request, length, files, file_count, method) != 0) return 1;
+    if (send_request(fd, request, length, files, file_count, method) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads the answer to method on fd (from call_send) and closes it; a refusal or no answer is told on stderr. */
+static enum outcome call_answer(int fd, const char *method) {
     static char answer[ANSWER_MAX + 1];
     size_t received = 0;
     while (!whole_object(answer, received)) {
-        if (received == ANSWER_MAX) {
-            errno = EMSGSIZE;
-            return fail("reading the answer to", method);
-        }
-        ssize_t n = recv(fd, answer + received, ANSWER_MAX - received, 0);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail("reading the answer to", method);
-        if (n == 0) {
-            errno = ECONNRESET;
-            return fail("reading the answer to", method);
+        ssize_t n = -1;
+        if (received == ANSWER_MAX) errno = EMSGSIZE;
+        else if ((n = recv(fd, answer + received, ANSWER_MAX - received, 0)) < 0 && errno == EINTR) continue;
+        else if (n == 0) errno = ECONNRESET;
+        if (n <= 0) {
+            fail("reading the answer to", method);
+            close(fd);
+            return UNANSWERED;
         }
         received += n;
     }
@@ -144,27 +178,47 @@ static int call(const char *socket_path, const char *method, const char *arg, co
     answer[received] = '\0';
     if (strstr(answer, "\"success\":true") == NULL) {
         fprintf(stderr, "stasis-sentry: the sentry refused %s: %s\n", method, answer);
-        return 1;
+        return REFUSED;
     }
-    return 0;
+    return DONE;
+}
+
+/* call_send, then call_answer: 0 once the sentry answered with success. */
+static int call(const char *socket_path, const char *method, const char *arg, const int *files, int file_count, int wait_seconds) {
+    int fd = call_send(socket_path, method, arg, files, file_count, wait_seconds);
+    return fd < 0 || call_answer(fd, method) != DONE;
 }
 
 static int hold(const char *socket_path, const char *marker) {
-    if (call(socket_path, "containerManager.Pause", "null", NULL, 0, 30) != 0) return 1;
+    int call_fd = call_send(socket_path, "containerManager.Pause", "null", NULL, 0, 30);
+    if (call_fd < 0) return 1;
     int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         int code = fail("creating", marker);
-        call(socket_path, "containerManager.Resume", "null", NULL, 0, 30); /* no tasks held that the marker does not tell */
+        /* no tasks held that the marker does not tell */
+        if (call_answer(call_fd, "containerManager.Pause") == DONE) call(socket_path, "containerManager.Resume", "null", NULL, 0, 30);
         return code;
     }
     close(fd);
-    return 0;
+    switch (call_answer(call_fd, "containerManager.Pause")) {
+        case DONE:
+            return 0;
+        case REFUSED:
+            if (unlink(marker) != 0) return fail("removing", marker);
+            return 1;
+        default:
+            fprintf(stderr, "stasis-sentry: the sentry has the pause: the tasks count as held (%s)\n", marker);
+            return 1;
+    }
 }
 
 static int release(const char *socket_path, const char *marker) {
-    if (call(socket_path, "containerManager.Resume", "null", NULL, 0, 30) != 0) return 1;
-    if (unlink(marker) != 0 && errno != ENOENT) return fail("removing", marker);
-    return 0;
+    int call_fd = call_send(socket_path, "containerManager.Resume", "null", NULL, 0, 30);
+    if (call_fd < 0) return 1;
+    int removed = unlink(marker) == 0 || errno == ENOENT;
+    int code = removed ? 0 : fail("removing", marker);
+    if (call_answer(call_fd, "containerManager.Resume") != DONE) return 1;
+    return code;
 }
 
 static int save(const char *socket_path, const char *dir, int resume) {

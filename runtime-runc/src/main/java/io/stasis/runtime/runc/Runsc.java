@@ -169,14 +169,15 @@ final class Runsc {
      * Stops the sandbox's tasks inside the sentry, which runs on and can save them: a checkpoint's
      * files are snapshotted there (a frozen cgroup would stop the sentry too). {@code stasis-sentry}
      * makes the call {@code runsc pause} makes, on the sentry's control socket, in ~1 ms instead of
-     * ~45, and creates {@code marker} once the tasks are stopped: what tells them held, for
-     * {@link #release} and after a crash, as runsc's state file tells its own pause.
+     * ~45, and creates {@code marker} as soon as the sentry has the call, which it carries out
+     * whether or not anyone waits for its answer: what tells the tasks held, for {@link #release}
+     * and after a crash or a failed hold, as runsc's state file tells its own pause.
      */
     void hold(SandboxId id, Path marker) {
         HelperBinary.run(id, "hold the tasks", List.of(sentry.toString(), "pause", controlSocket(id).toString(), marker.toString()), timeout);
     }
 
-    /** Runs the tasks {@link #hold} stopped again, and removes its marker once they run. Only for a marker that is there. */
+    /** Runs the tasks {@link #hold} stopped again, removing its marker as soon as the sentry has the call. Only for a marker that is there. */
     void release(SandboxId id, Path marker) {
         HelperBinary.run(id, "release the tasks", List.of(sentry.toString(), "resume", controlSocket(id).toString(), marker.toString()), timeout);
     }

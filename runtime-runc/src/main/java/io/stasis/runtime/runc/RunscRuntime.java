@@ -313,7 +313,7 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     private RuntimeException undoCheckpoint(SandboxId id, CheckpointId image, boolean wasFrozen, RuntimeException failure) {
         imageStore.delete(image);
         try {
-            if (status(id) == RuntimeStatus.FROZEN) resume(id); // held by runsc for the save
+            if (status(id) == RuntimeStatus.FROZEN) resume(id); // held for the save, or by a hold that failed once the sentry had it
             if (status(id) == RuntimeStatus.RUNNING) {
                 rebind(id);
                 if (wasFrozen) pause(id);
@@ -453,9 +453,11 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             cgroups.remove(id);
         }
         Path bundle = writeBundle(spec);
+        long restoring = System.nanoTime(), rebinding;
         try {
             withNetwork(spec, launcher -> runsc.restoreDetached(id, bundle, imageStore.dir(image), bundles.pidFile(id), launcher));
             bundles.applyDeferredLimits(id);
+            rebinding = System.nanoTime();
             rebind(id);
             processes.setHostname(id, spec.hostname()); // gVisor restored the image's own, which a fork's is not
             serviceFiles.writeInstance(spec, image);
@@ -463,8 +465,10 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
             destroyAfter(id, e);
             throw e;
         }
-        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image)
-                .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("gVisor sandbox restored");
+        long end = System.nanoTime();
+        log.atInfo().addKeyValue("sandbox", id).addKeyValue("image", image).addKeyValue("ms", (end - start) / 1_000_000)
+                .addKeyValue("runscMs", (rebinding - restoring) / 1_000_000).addKeyValue("initMs", (end - rebinding) / 1_000_000)
+                .log("gVisor sandbox restored");
     }
 
     @Override

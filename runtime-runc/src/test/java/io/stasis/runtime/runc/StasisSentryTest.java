@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,7 +39,7 @@ class StasisSentryTest {
     }
 
     @Test
-    void aPauseTheSentryAnsweredIsMarkedAfterItsAnswerEvenInPieces() throws Exception {
+    void aPauseTheSentryAnsweredIsMarkedEvenWhenTheAnswerComesInPieces() throws Exception {
         var request = serveOnce("{\"success\":true,", "\"err\":\"\",\"result\":{}}");
         var result = run("pause");
         assertThat(result.exitCode()).as(result.stderrText()).isZero();
@@ -57,29 +58,73 @@ class StasisSentryTest {
     }
 
     @Test
-    void aRefusalLeavesTheMarkerAsItWasAndSaysWhy() throws Exception {
+    void aRefusedPauseTakesItsMarkerBackAndSaysWhy() throws Exception {
         serveOnce("{\"success\":false,\"err\":\"container not running\",\"result\":null}");
         var refused = run("pause");
         assertThat(refused.exitCode()).isEqualTo(1);
         assertThat(refused.stderrText()).contains("refused containerManager.Pause", "container not running");
         assertThat(marker).doesNotExist();
+    }
+
+    /** The sentry's Resume runs the tasks before anything in it can fail: a refusal still leaves them running. */
+    @Test
+    void aRefusedResumeLeavesNoMarkerAndSaysWhy() throws Exception {
+        Files.writeString(marker, "");
+        serveOnce("{\"success\":false,\"err\":\"after the resume\",\"result\":null}");
+        var refused = run("resume");
+        assertThat(refused.exitCode()).isEqualTo(1);
+        assertThat(refused.stderrText()).contains("refused containerManager.Resume", "after the resume");
+        assertThat(marker).doesNotExist();
+    }
+
+    @Test
+    void aSentryThatCannotBeReachedChangesNoMarker() throws Exception {
+        var gone = run("pause");
+        assertThat(gone.exitCode()).isEqualTo(1);
+        assertThat(gone.stderrText()).contains("connecting to " + socket);
+        assertThat(marker).doesNotExist();
 
         Files.writeString(marker, "");
-        serveOnce("{\"success\":false,\"err\":\"no pause to end\",\"result\":null}");
         assertThat(run("resume").exitCode()).isEqualTo(1);
         assertThat(marker).as("still held as far as anyone knows").exists();
     }
 
+    /**
+     * A sentry that has a whole call carries it out, answered or not: from then on the marker
+     * says what the call asked, also when the answer never comes or is cut short.
+     */
     @Test
-    void aSentryThatIsGoneOrHangsUpIsAFailureWithoutAMarker() throws Exception {
-        var gone = run("pause");
-        assertThat(gone.exitCode()).isEqualTo(1);
-        assertThat(gone.stderrText()).contains("connecting to " + socket);
-
+    void aCallTheSentryHasCountsAsDoneWhenItsAnswerIsCutShort() throws Exception {
         serveOnce("{\"success\":tr"); // the connection ends mid-answer
         var cut = run("pause");
         assertThat(cut.exitCode()).isEqualTo(1);
-        assertThat(cut.stderrText()).contains("reading the answer to containerManager.Pause");
+        assertThat(cut.stderrText()).contains("reading the answer to containerManager.Pause", "the tasks count as held");
+        assertThat(marker).exists();
+
+        serveOnce("{\"success\":tr");
+        assertThat(run("resume").exitCode()).isEqualTo(1);
+        assertThat(marker).doesNotExist();
+    }
+
+    /**
+     * The window that left tasks held with nothing to say so: killed while the sentry stops the
+     * tasks (which can take long), the helper has already marked them held, and a resume is due.
+     * The same for a resume: killed before the answer, its marker is already gone.
+     */
+    @Test
+    void aHelperKilledWhileTheSentryWorksLeavesTheMarkerAsTheCallHasIt() throws Exception {
+        var pause = serveSilently();
+        var pausing = new ProcessBuilder(sentry.toString(), "pause", socket.toString(), marker.toString()).start();
+        assertThat(pause.get(10, TimeUnit.SECONDS)).contains("containerManager.Pause");
+        awaitExists(marker);
+        pausing.destroyForcibly().waitFor();
+        assertThat(marker).exists();
+
+        var resume = serveSilently();
+        var resuming = new ProcessBuilder(sentry.toString(), "resume", socket.toString(), marker.toString()).start();
+        assertThat(resume.get(10, TimeUnit.SECONDS)).contains("containerManager.Resume");
+        awaitGone(marker);
+        resuming.destroyForcibly().waitFor();
         assertThat(marker).doesNotExist();
     }
 
@@ -126,6 +171,14 @@ class StasisSentryTest {
         assertThat(refused.stderrText()).contains("refused containerManager.Checkpoint", "a host socket");
     }
 
+    private static void awaitExists(Path path) throws InterruptedException {
+        for (int i = 0; i < 500 && !Files.exists(path); i++) Thread.sleep(10);
+    }
+
+    private static void awaitGone(Path path) throws InterruptedException {
+        for (int i = 0; i < 500 && Files.exists(path); i++) Thread.sleep(10);
+    }
+
     private ToolRunner.Result run(String verb) throws Exception {
         return ToolRunner.run(List.of(sentry.toString(), verb, socket.toString(), marker.toString()), Duration.ofSeconds(10));
     }
@@ -135,6 +188,15 @@ class StasisSentryTest {
      * {@code answer}, a piece at a time, then hangs up; completes with the call.
      */
     private CompletableFuture<String> serveOnce(String... answer) throws Exception {
+        return serve(false, answer);
+    }
+
+    /** Accepts one connection, reads the call, completes with it, and never answers: a sentry still at work on it. */
+    private CompletableFuture<String> serveSilently() throws Exception {
+        return serve(true);
+    }
+
+    private CompletableFuture<String> serve(boolean silent, String... answer) throws Exception {
         Files.deleteIfExists(socket);
         var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(UnixDomainSocketAddress.of(socket));
         var request = new CompletableFuture<String>();
@@ -148,6 +210,7 @@ class StasisSentryTest {
                     received.write(buffer.array(), 0, buffer.position());
                 }
                 request.complete(received.toString(StandardCharsets.UTF_8));
+                if (silent) client.read(ByteBuffer.allocate(1)); // until the caller is gone
                 for (String piece : answer) {
                     client.write(ByteBuffer.wrap(piece.getBytes(StandardCharsets.UTF_8)));
                     Thread.sleep(20);
