@@ -195,8 +195,8 @@ static int hold(const char *socket_path, const char *marker) {
     int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         int code = fail("creating", marker);
-        /* no tasks held that the marker does not tell */
-        if (call_answer(call_fd, "containerManager.Pause") == DONE) call(socket_path, "containerManager.Resume", "null", NULL, 0, 30);
+        /* no tasks held that the marker does not tell: unless it refused, the sentry has paused them or is at it */
+        if (call_answer(call_fd, "containerManager.Pause") != REFUSED) call(socket_path, "containerManager.Resume", "null", NULL, 0, 30);
         return code;
     }
     close(fd);

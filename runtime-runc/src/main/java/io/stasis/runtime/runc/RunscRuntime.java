@@ -240,8 +240,30 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
         pageOuts.stop(id);
         freezer.thaw(id, cgroups.path(id));
         Path held = heldMarker(id);
-        if (Files.exists(held)) runsc.release(id, held);
+        if (Files.exists(held)) release(id, held);
         if (runsc.state(id).filter(state -> state.status().equals("paused")).isPresent()) runsc.resume(id);
+    }
+
+    /**
+     * {@link Runsc#release}, such that a helper that fails (killed, say) does not leave the tasks
+     * held, or its caller short of the rebind that follows: once the sentry had the call (the marker
+     * is gone) the release counts as done, as the sentry runs the tasks anyway; before it, the
+     * release is asked once more.
+     */
+    private void release(SandboxId id, Path held) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                runsc.release(id, held);
+                return;
+            } catch (StasisException e) {
+                boolean had = !Files.exists(held);
+                if (!had && attempt == 2) throw e;
+                log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage())
+                        .log(had ? "releasing the tasks failed after the sentry had the call: they run"
+                                : "releasing the tasks failed before the sentry had the call: asking once more");
+                if (had) return;
+            }
+        }
     }
 
     /** Where {@link Runsc#hold} marks the sandbox's tasks held: in its bundle, which goes with it. */
