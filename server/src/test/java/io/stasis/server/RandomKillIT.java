@@ -119,8 +119,8 @@ class RandomKillIT {
     private static boolean isTool(ProcessHandle process) {
         String comm = comm(process);
         if (!runtime.equals("gvisor")) return TOOLS.contains(comm);
-        var args = process.info().arguments().map(List::of).orElse(List.of());
         if (comm.equals("stasis-sentry")) return true;
+        var args = process.info().arguments().map(List::of).orElse(List.of());
         return comm.equals("runsc") && !args.contains("boot") && !args.contains("gofer");
     }
     private static final String COUNTER = CounterLoop.SCRIPT;

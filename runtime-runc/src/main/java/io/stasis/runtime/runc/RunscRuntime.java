@@ -256,12 +256,12 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
                 runsc.release(id, held);
                 return;
             } catch (StasisException e) {
-                boolean had = !Files.exists(held);
-                if (!had && attempt == 2) throw e;
+                boolean sentryHasIt = !Files.exists(held);
+                if (!sentryHasIt && attempt == 2) throw e;
                 log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage())
-                        .log(had ? "releasing the tasks failed after the sentry had the call: they run"
+                        .log(sentryHasIt ? "releasing the tasks failed after the sentry had the call: they run"
                                 : "releasing the tasks failed before the sentry had the call: asking once more");
-                if (had) return;
+                if (sentryHasIt) return;
             }
         }
     }

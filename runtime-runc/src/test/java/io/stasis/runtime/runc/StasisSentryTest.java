@@ -116,14 +116,14 @@ class StasisSentryTest {
         var pause = serveSilently();
         var pausing = new ProcessBuilder(sentry.toString(), "pause", socket.toString(), marker.toString()).start();
         assertThat(pause.get(10, TimeUnit.SECONDS)).contains("containerManager.Pause");
-        awaitExists(marker);
+        await(marker, true);
         pausing.destroyForcibly().waitFor();
         assertThat(marker).exists();
 
         var resume = serveSilently();
         var resuming = new ProcessBuilder(sentry.toString(), "resume", socket.toString(), marker.toString()).start();
         assertThat(resume.get(10, TimeUnit.SECONDS)).contains("containerManager.Resume");
-        awaitGone(marker);
+        await(marker, false);
         resuming.destroyForcibly().waitFor();
         assertThat(marker).doesNotExist();
     }
@@ -171,12 +171,9 @@ class StasisSentryTest {
         assertThat(refused.stderrText()).contains("refused containerManager.Checkpoint", "a host socket");
     }
 
-    private static void awaitExists(Path path) throws InterruptedException {
-        for (int i = 0; i < 500 && !Files.exists(path); i++) Thread.sleep(10);
-    }
-
-    private static void awaitGone(Path path) throws InterruptedException {
-        for (int i = 0; i < 500 && Files.exists(path); i++) Thread.sleep(10);
+    /** Waits up to 5 s for {@code path} to be there ({@code present}) or gone. */
+    private static void await(Path path, boolean present) throws InterruptedException {
+        for (int i = 0; i < 500 && Files.exists(path) != present; i++) Thread.sleep(10);
     }
 
     private ToolRunner.Result run(String verb) throws Exception {
