@@ -136,21 +136,21 @@ class CrashRecoveryIT {
                 generationBefore = api.get("/v1/sandboxes/" + id).get("generation").asLong();
                 var response = call(api, id, c.action());
                 assertThat(armed.awaitDeath(Duration.ofSeconds(60)))
-                        .as("the service should have died at %s (the call answered %s)", c.step(), response).isTrue();
+                        .as("the service should have died at %s (the call answered %s)", c, response).isTrue();
             }
         }
         try (var again = ServiceProcess.start(dataDir, log, Map.of(), "--warm-pool", "0", "--no-warm-up"); var api = api(again)) {
             var found = api.call("GET", "/v1/sandboxes/" + id, null);
             String state = found.status() == 404 ? "gone" : found.ok().get("state").asText();
-            assertThat(state).as("state after a crash at %s", c.step()).isIn(c.allowed());
+            assertThat(state).as("state after a crash at %s", c).isIn(c.allowed());
             assertNoStrayCheckpoints(api);
             if (!state.equals("gone")) {
                 long generation = found.ok().get("generation").asLong();
                 boolean checkpointKept = !api.get("/v1/sandboxes/" + id + "/checkpoints").get("items").isEmpty();
                 if (!state.equals(c.from()) || checkpointKept)
-                    assertThat(generation).as("the new state (or checkpoint) after a crash at %s is a new generation", c.step())
+                    assertThat(generation).as("the new state (or checkpoint) after a crash at %s is a new generation", c)
                             .isGreaterThan(generationBefore);
-                else assertThat(generation).as("the old state after a crash at %s is the old generation", c.step()).isEqualTo(generationBefore);
+                else assertThat(generation).as("the old state after a crash at %s is the old generation", c).isEqualTo(generationBefore);
                 // Its files are all there (the files API reads a stopped sandbox too; it wakes a sleeping one).
                 assertThat(api.call("GET", "/v1/sandboxes/" + id + "/files?path=/root/precious", null).body().asText()).isEqualTo("precious\n");
                 // Usable: processes that were kept go on (a stopped or freshly started sandbox has none).

@@ -72,6 +72,22 @@ final class HostProcesses {
         }
     }
 
+    /**
+     * The process's state letter and the kernel function it waits in, as {@code "S in do_sys_poll"}:
+     * what a process that should answer is doing instead (a frozen one waits in the freezer).
+     */
+    static String describe(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            int close = stat.lastIndexOf(')');
+            String state = close > 0 && close + 2 < stat.length() ? String.valueOf(stat.charAt(close + 2)) : "?";
+            String wchan = Files.readString(Path.of("/proc", Long.toString(pid), "wchan")).strip();
+            return state + (wchan.isEmpty() || wchan.equals("0") ? "" : " in " + wchan);
+        } catch (IOException e) {
+            return "gone";
+        }
+    }
+
     /** Waits, up to {@code timeout}, until the process has ended. */
     static void awaitEnd(long pid, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -113,7 +113,8 @@ final class SandboxInit {
                 pauseNanos = Math.min(pauseNanos * 2, 5_000_000);
             }
             throw StasisException.runtimeFailed(id.value(), "start", "stasis-init did not answer within "
-                    + startTimeout.toMillis() + " ms", last);
+                    + startTimeout.toMillis() + " ms (its process " + initPid + ": " + HostProcesses.describe(initPid)
+                    + (last != null ? "; the last try: " + last.getMessage() : "") + ")" + initLogTail(confined), last);
         }
     }
 

@@ -16,6 +16,9 @@ import org.eclipse.jetty.ee10.servlet.ServletHolder;
  * {@link E2bServlet}), so its SDKs work against Stasis unchanged.
  */
 public final class E2bEndpoint {
+    /** Where the endpoint answers: everything under {@value E2bServlet#PATH}. */
+    public static final String MAPPING = E2bServlet.PATH + "/*";
+
     private final E2bServlet servlet;
     private final Path uploads;
     private final long maxUploadBytes;
@@ -42,6 +45,6 @@ public final class E2bEndpoint {
         holder.setAsyncSupported(true);
         // Parts over 1 MiB wait in the uploads directory, not in the heap.
         holder.getRegistration().setMultipartConfig(new MultipartConfigElement(uploads.toString(), maxUploadBytes, maxUploadBytes + (1 << 20), 1 << 20));
-        context.addServlet(holder, E2bServlet.PATH + "/*");
+        context.addServlet(holder, MAPPING);
     }
 }

@@ -136,6 +136,9 @@ public final class HttpApi implements AutoCloseable {
         var forwarder = new NodeForwarder(services.nodes());
         Javalin app = Javalin.create(config -> {
             configure(config, settings, services, forwarder);
+            // First, so that it wraps the endpoints' own filters (the MCP key check) too.
+            config.jetty.modifyServletContextHandler(context ->
+                    RefusedBodies.drainAfter(context, REFUSED_BODY_DRAIN, McpEndpoint.PATH, E2bEndpoint.MAPPING));
             config.jetty.modifyServletContextHandler(mcp::mount);
             config.jetty.modifyServletContextHandler(e2b::mount);
         });
