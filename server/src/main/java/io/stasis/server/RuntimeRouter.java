@@ -108,6 +108,11 @@ final class RuntimeRouter implements SandboxRuntime {
     }
 
     @Override
+    public void foreground(SandboxId id) {
+        of(id).foreground(id);
+    }
+
+    @Override
     public void freeze(SandboxId id) {
         of(id).freeze(id);
     }

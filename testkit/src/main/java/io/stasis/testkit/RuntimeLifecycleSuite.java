@@ -60,6 +60,9 @@ public abstract class RuntimeLifecycleSuite {
         created.add(id);
     }
 
+    /** Whether the sandbox runs at a background sandbox's CPU weight, as the runtime shows it (its cgroup). */
+    protected abstract boolean runsInBackground(SandboxId id);
+
     protected SandboxId start(Resources resources) {
         var id = SandboxId.random();
         created.add(id);
@@ -106,6 +109,27 @@ public abstract class RuntimeLifecycleSuite {
         assertThat(runtime().listOwned()).contains(id);
         assertThat(runtime().residentBytes(id)).isPositive();
         assertThat(runtime().cpuUsage(id)).isGreaterThanOrEqualTo(Duration.ZERO);
+    }
+
+    @Test
+    void aSandboxStartedInTheBackgroundRunsAtALowWeightUntilItIsBroughtToTheForeground() {
+        var id = SandboxId.random();
+        created.add(id);
+        runtime().create(new RuntimeSpec(id, newRoot(id), id.hostname(), Resources.DEFAULT).inBackground());
+        assertThat(runsInBackground(id)).isTrue();
+        assertThat(runtime().status(id)).as("it waits running, or frozen where an idle sandbox uses CPU")
+                .isIn(RuntimeStatus.RUNNING, RuntimeStatus.FROZEN);
+        runtime().foreground(id);
+        runtime().foreground(id);
+        assertThat(runsInBackground(id)).isFalse();
+        assertThat(runtime().status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(Commands.run(runtime(), id, "true").exit()).isEqualTo(ExitStatus.exited(0));
+        // One started as usual and then frozen stays as it is.
+        var usual = start();
+        runtime().freeze(usual);
+        runtime().foreground(usual);
+        assertThat(runsInBackground(usual)).isFalse();
+        assertThat(runtime().status(usual)).isEqualTo(RuntimeStatus.FROZEN);
     }
 
     @Test

@@ -259,6 +259,12 @@ public abstract class RuntimeSuite extends RuntimeLifecycleSuite {
         return true;
     }
 
+    /** Below the usual weight of a nice-0 task (1024) in the sandbox's host cgroup. */
+    @Override
+    protected boolean runsInBackground(SandboxId id) {
+        return Long.parseLong(hostCgroupFile(id, "cpu", "cpu.shares")) < 1024;
+    }
+
     /** A file of the sandbox's cgroup in {@code controller} on the host, its content stripped. */
     protected static String hostCgroupFile(SandboxId id, String controller, String file) {
         try {

@@ -693,6 +693,7 @@ public final class CheckpointService {
         try {
             network.adopt(id, network.policyOf(parent.id()), Optional.of(parent.id()));
             if (!parent.resources().equals(spare.resources())) runtime.updateResources(id, parent.resources());
+            runtime.foreground(id); // restored in the background
             runtime.thaw(id);
             faults.reach("fork.after-start");
             var child = recordChild(parent, checkpoint, name, id);

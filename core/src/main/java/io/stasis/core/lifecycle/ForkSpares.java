@@ -285,7 +285,8 @@ public final class ForkSpares implements AutoCloseable {
         try {
             var root = roots.createRootFrom(id, source.checkpoint(), source.resources().diskBytes());
             var link = network.open(id, source.policy(), Optional.of(source.parent()));
-            runtime.restore(new RuntimeSpec(id, root, id.hostname(), source.resources(), link, List.of(), source.runtime()), source.checkpoint());
+            runtime.restore(new RuntimeSpec(id, root, id.hostname(), source.resources(), link, List.of(), source.runtime()).inBackground(),
+                    source.checkpoint());
             runtime.standby(id);
             log.atDebug().addKeyValue("checkpoint", source.checkpoint()).addKeyValue("sandbox", id)
                     .addKeyValue("ms", (System.nanoTime() - start) / 1_000_000).log("fork spare ready");

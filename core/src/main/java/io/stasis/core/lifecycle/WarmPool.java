@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * keeps, up to {@link Sizing#ceiling}, so that a burst of creates or forks finds sandboxes ready from
  * its first misses on; after {@link #QUIET} without a miss it halves again ({@link #settle}), the
  * surplus ended.
- * A warm sandbox runs with the default resources and its id as hostname; it is not in the
+ * A warm sandbox runs with the default resources and its id as hostname, at a low CPU weight until
+ * handed out ({@link RuntimeSpec#background}); it is not in the
  * catalog until handed out, so after a crash reconciliation removes it like any orphan. Creates
  * take one of their template ({@link #take}); forks of a files checkpoint take any, and give it
  * the checkpoint's root ({@link #takeAny}, {@link SandboxRuntime#reroot}).
@@ -136,7 +137,7 @@ public final class WarmPool implements AutoCloseable {
         var queue = ready.computeIfAbsent(template, t -> new ConcurrentLinkedDeque<>());
         Optional<SandboxId> taken = Optional.empty();
         for (Warm warm; taken.isEmpty() && (warm = queue.pollFirst()) != null; ) {
-            if (warm.templateVersion().equals(current.get())) taken = Optional.of(warm.id());
+            if (warm.templateVersion().equals(current.get()) && handedOut(warm.id())) taken = Optional.of(warm.id());
             else discard(warm.id());
         }
         if (taken.isEmpty()) {
@@ -158,12 +159,25 @@ public final class WarmPool implements AutoCloseable {
         ready.entrySet().stream().filter(e -> !e.getKey().equals(preferred))
                 .sorted((a, b) -> Integer.compare(b.getValue().size(), a.getValue().size())).forEach(e -> order.add(e.getKey()));
         for (String template : order) {
-            var warm = ready.get(template).pollFirst();
-            if (warm != null) return Optional.of(new Taken(warm.id(), template));
+            for (Warm warm; (warm = ready.get(template).pollFirst()) != null; ) {
+                if (handedOut(warm.id())) return Optional.of(new Taken(warm.id(), template));
+                discard(warm.id());
+            }
         }
         missed(preferred);
         refill(preferred);
         return Optional.empty();
+    }
+
+    /** A warm sandbox, started in the background, gets the usual CPU weight for its owner; false if it cannot (it is gone). */
+    private boolean handedOut(SandboxId id) {
+        try {
+            runtime.foreground(id);
+            return true;
+        } catch (RuntimeException e) {
+            log.atWarn().addKeyValue("sandbox", id).setCause(e).log("a warm sandbox could not be handed out; it is discarded");
+            return false;
+        }
     }
 
     /** A take found the template's pool empty: it keeps twice as many from now on, up to the ceiling. */
@@ -259,7 +273,8 @@ public final class WarmPool implements AutoCloseable {
             var root = roots.createRoot(id, template, resources.diskBytes());
             // Warm sandboxes reach nothing until handed out with their owner's policy.
             var link = network.open(id, new NetworkPolicy(EgressPolicy.DENY_ALL), Optional.empty());
-            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link, List.of(), kind));
+            // In the background: the calls of the moment come first (see RuntimeSpec#background).
+            runtime.create(new RuntimeSpec(id, root, id.hostname(), resources, link, List.of(), kind).inBackground());
             return Optional.of(new Warm(id, version.get()));
         } catch (RuntimeException e) {
             log.atWarn().addKeyValue("template", template).setCause(e).log("could not start a warm sandbox");

@@ -59,6 +59,13 @@ public interface SandboxRuntime extends SandboxProcesses, RuntimeImages, Sandbox
     void updateResources(SandboxId id, Resources resources);
 
     /**
+     * Runs a sandbox started {@linkplain RuntimeSpec#background in the background} at the usual CPU
+     * weight from now on, thawed if it waited frozen: it has an owner. Microseconds to a few
+     * milliseconds (cgroup files). Idempotent; a sandbox started otherwise is left as it is.
+     */
+    void foreground(SandboxId id);
+
+    /**
      * Freezes every process of the sandbox (cgroup freezer): no CPU, memory stays. Idempotent.
      * <p>Effects on success: returns once every task is frozen.
      */

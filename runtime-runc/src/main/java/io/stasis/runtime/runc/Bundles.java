@@ -130,6 +130,7 @@ final class Bundles {
             if (madeNetworkNamespace) OciSpec.joinNetworkNamespace(oci, networkNamespaceFile(spec.id()));
             prestartHook.ifPresent(hook -> OciSpec.addPrestartHook(oci, hook));
             for (var mount : spec.mounts()) OciSpec.bindVolume(oci, mount.destination(), mount.source(), mount.readOnly());
+            if (spec.background()) OciSpec.runInBackground(oci);
             writeAtomically(bundle.resolve("config.json"), engineChanges.apply(oci));
         } catch (IOException e) {
             throw StasisException.runtimeFailed(spec.id().value(), "write bundle", e.getMessage(), e);
@@ -142,6 +143,11 @@ final class Bundles {
         Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         JSON.writeValue(tmp.toFile(), json);
         Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** The usual CPU weight for a sandbox started in the background (its bundle's weight matters at a start only). */
+    void foreground(SandboxId id) {
+        CgroupLimits.foreground(id, cgroups.path(id));
     }
 
     void updateResources(SandboxId id, Resources resources) {

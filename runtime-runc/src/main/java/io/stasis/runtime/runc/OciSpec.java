@@ -126,6 +126,15 @@ final class OciSpec {
         res.putObject("pids").put("limit", resources.pids());
     }
 
+    /**
+     * Gives a spec built by {@link #build} the CPU weight of a sandbox started ahead of demand
+     * ({@link CgroupLimits#BACKGROUND_SHARES}); runc and runsc write it to the sandbox's cgroup
+     * (as {@code cpu.weight} under cgroup v2).
+     */
+    static void runInBackground(ObjectNode spec) {
+        ((ObjectNode) spec.get("linux").get("resources").get("cpu")).put("shares", CgroupLimits.BACKGROUND_SHARES);
+    }
+
     /** Adds a read-only bind mount of a host file or directory to a spec built by {@link #build}. */
     static void bindReadOnly(ObjectNode spec, String destination, Path source) {
         mount((ArrayNode) spec.get("mounts"), destination, "bind", source.toString(), List.of("bind", "ro", "nosuid", "nodev", "noexec"));

@@ -132,6 +132,11 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     }
 
     @Override
+    public void foreground(SandboxId id) {
+        bundles.foreground(id);
+    }
+
+    @Override
     public void freeze(SandboxId id) {
         standby.freeze(id);
     }

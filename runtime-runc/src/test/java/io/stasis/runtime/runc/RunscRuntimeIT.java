@@ -84,6 +84,21 @@ class RunscRuntimeIT extends IsolationSuite {
         host.roots.deleteRoot(id);
     }
 
+    /** An idle sentry uses CPU (its timers): a sandbox started ahead of demand waits frozen, using none, until it has an owner. */
+    @Test
+    void aSandboxStartedInTheBackgroundWaitsFrozenUsingNoCpu() throws InterruptedException {
+        var id = SandboxId.random();
+        track(id);
+        runtime.create(new RuntimeSpec(id, newRoot(id), id.hostname(), Resources.DEFAULT).inBackground());
+        assertThat(runtime.status(id)).isEqualTo(RuntimeStatus.FROZEN);
+        String before = hostCgroupFile(id, "cpuacct", "cpuacct.usage");
+        Thread.sleep(1000);
+        assertThat(hostCgroupFile(id, "cpuacct", "cpuacct.usage")).isEqualTo(before);
+        runtime.foreground(id);
+        assertThat(runtime.status(id)).isEqualTo(RuntimeStatus.RUNNING);
+        assertThat(Commands.run(runtime, id, "echo", "awake").stdout()).isEqualTo("awake\n");
+    }
+
     @Test
     void aSandboxPastItsMemoryEndsWholeAndTheHostIsUnharmed() {
         var id = start(new Resources(1, 64, 512));

@@ -202,7 +202,8 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
     public synchronized void reroot(SandboxId id, Path newRoot) {
         step(Step.REROOT, id);
         var box = live(id, "reroot");
-        box.spec = new RuntimeSpec(id, newRoot, box.spec.hostname(), box.spec.resources(), box.spec.network(), box.spec.mounts());
+        var s = box.spec;
+        box.spec = new RuntimeSpec(id, newRoot, s.hostname(), s.resources(), s.network(), s.mounts(), s.runtime(), s.background());
     }
 
     @Override
@@ -283,7 +284,20 @@ public final class FakeSandboxRuntime implements SandboxRuntime {
         var box = live(id, "update resources");
         if ((resources.memoryMb() << 20) < resident(box))
             throw StasisException.invalid("memoryMb", "the sandbox uses more memory than " + resources.memoryMb() + " MiB");
-        box.spec = new RuntimeSpec(id, box.spec.root(), box.spec.hostname(), resources, box.spec.network(), box.spec.mounts());
+        box.spec = box.spec.withResources(resources);
+    }
+
+    @Override
+    public synchronized void foreground(SandboxId id) {
+        var box = live(id, "foreground");
+        var s = box.spec;
+        box.spec = new RuntimeSpec(id, s.root(), s.hostname(), s.resources(), s.network(), s.mounts(), s.runtime(), false);
+    }
+
+    /** Whether the sandbox runs as started in the background, not yet given the usual CPU weight. */
+    public synchronized boolean inBackground(SandboxId id) {
+        var box = sandboxes.get(id);
+        return box != null && box.spec.background();
     }
 
     @Override

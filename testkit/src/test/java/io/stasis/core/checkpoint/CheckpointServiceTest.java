@@ -165,4 +165,19 @@ class CheckpointServiceTest {
         assertThat(core.checkpoints.spares(checkpoint.id()).ready()).isEqualTo(5);
         assertThat(core.runtime.calls(Step.RESTORE)).isEqualTo(7);
     }
+
+    @Test
+    void sparesAreRestoredInTheBackgroundAndAForkFromOneRunsInTheForeground() throws InterruptedException {
+        var checkpoint = core.checkpoints.create(parent.id(), Optional.empty(), true, false, 2);
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (core.checkpoints.spares(checkpoint.id()).ready() < 2 && System.nanoTime() < deadline) Thread.sleep(10);
+        var spares = core.runtime.running().stream().filter(id -> !id.equals(parent.id())).toList();
+        var frozen = core.runtime.listOwned().stream().filter(id -> !id.equals(parent.id())).toList();
+        assertThat(frozen).hasSize(2).allMatch(core.runtime::inBackground);
+        assertThat(spares).as("spares wait frozen").isEmpty();
+
+        var child = core.checkpoints.fork(parent.id(), Optional.of(checkpoint.id()), 1, Optional.empty()).getFirst();
+        assertThat(frozen).contains(child.id());
+        assertThat(core.runtime.inBackground(child.id())).isFalse();
+    }
 }

@@ -63,6 +63,20 @@ class WarmPoolTest {
     }
 
     @Test
+    void warmSandboxesStartInTheBackgroundAndEachIsBroughtToTheForegroundAsItIsHandedOut() {
+        poolOf(WarmPool.Sizing.fixed(2));
+        core.pool.refill(TEMPLATE);
+        startsMayGoOn.countDown();
+        Await.until("the pool to fill", Duration.ofSeconds(10), () -> waiting() == 2);
+        assertThat(core.pool.waiting()).allMatch(core.runtime::inBackground);
+
+        var taken = core.pool.take(TEMPLATE).orElseThrow();
+        assertThat(core.runtime.inBackground(taken)).isFalse();
+        var any = core.pool.takeAny(TEMPLATE).orElseThrow();
+        assertThat(core.runtime.inBackground(any.id())).isFalse();
+    }
+
+    @Test
     void aGrownPoolHalvesAfterAQuietSpellAndEndsWhatItHoldsBeyondThat() {
         poolOf(new WarmPool.Sizing(2, 8));
         for (int i = 0; i < 3; i++) core.pool.take(TEMPLATE);

@@ -27,4 +27,9 @@ class FakeSandboxRuntimeContractTest extends RuntimeLifecycleSuite {
     @Override
     protected void deleteRoot(SandboxId id) {
     }
+
+    @Override
+    protected boolean runsInBackground(SandboxId id) {
+        return runtime.inBackground(id);
+    }
 }
