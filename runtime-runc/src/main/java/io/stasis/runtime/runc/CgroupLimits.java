@@ -21,10 +21,11 @@ final class CgroupLimits {
     /** The usual CPU weight: cgroup v1's {@code cpu.shares} of a nice-0 task, v2's {@code cpu.weight}. */
     private static final int USUAL_SHARES = 1024, USUAL_WEIGHT = 100;
     /**
-     * The weight of a sandbox started ahead of demand, 1/16 of the usual: its start yields to the
-     * sandboxes and calls of the moment (a create's refill ran beside the new sandbox's first calls,
-     * 10-15% slower on 2 cores), yet still gets a share on a host kept busy by others, where at
-     * the minimum weight (2) it could wait out its start timeout.
+     * The weight of a sandbox started ahead of demand, 1/16 of the usual: on a busy host its start
+     * yields to the sandboxes and calls of the moment, yet still gets a share, where at the minimum
+     * weight (2) it could wait out its start timeout. (It did not measurably change a young gVisor
+     * sandbox's checkpoint and fork beside the pool's refill: what cost those was the idle warm
+     * sentries, see {@link RunscRuntime#create}.)
      */
     static final int BACKGROUND_SHARES = 64;
 
@@ -33,47 +34,45 @@ final class CgroupLimits {
 
     /** @param cgroupPath the sandbox's cgroup, as in its OCI config ({@code /stasis/<id>}) */
     static void apply(SandboxId id, String cgroupPath, Resources resources) {
-        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
         long memory = (long) resources.memoryMb() * 1024 * 1024;
         long quota = Math.round(resources.cpus() * CPU_PERIOD_US);
         if (Files.exists(ROOT.resolve("cgroup.controllers"))) {
-            Path dir = ROOT.resolve(relative);
+            Path dir = SandboxCgroups.dir("", cgroupPath);
             write(id, dir.resolve("memory.max"), Long.toString(memory), resources);
             write(id, dir.resolve("cpu.max"), quota + " " + CPU_PERIOD_US, resources);
             write(id, dir.resolve("pids.max"), Integer.toString(resources.pids()), resources);
         } else {
             // memory+swap (memsw) equals memory, as at the start (OciSpec); memsw may never be below
             // memory, so the larger side moves first.
-            Path memoryDir = ROOT.resolve("memory").resolve(relative);
+            Path memoryDir = SandboxCgroups.dir("memory", cgroupPath);
             Path memsw = memoryDir.resolve("memory.memsw.limit_in_bytes");
             boolean swapAccounting = Files.exists(memsw);
             if (swapAccounting && memory > readLong(memsw)) write(id, memsw, Long.toString(memory), resources);
             write(id, memoryDir.resolve("memory.limit_in_bytes"), Long.toString(memory), resources);
             if (swapAccounting) write(id, memsw, Long.toString(memory), resources);
-            write(id, ROOT.resolve("cpu").resolve(relative).resolve("cpu.cfs_period_us"), Long.toString(CPU_PERIOD_US), resources);
-            write(id, ROOT.resolve("cpu").resolve(relative).resolve("cpu.cfs_quota_us"), Long.toString(quota), resources);
-            write(id, ROOT.resolve("pids").resolve(relative).resolve("pids.max"), Integer.toString(resources.pids()), resources);
+            Path cpuDir = SandboxCgroups.dir("cpu", cgroupPath);
+            write(id, cpuDir.resolve("cpu.cfs_period_us"), Long.toString(CPU_PERIOD_US), resources);
+            write(id, cpuDir.resolve("cpu.cfs_quota_us"), Long.toString(quota), resources);
+            write(id, SandboxCgroups.dir("pids", cgroupPath).resolve("pids.max"), Integer.toString(resources.pids()), resources);
         }
     }
 
     /** The usual CPU weight again, for a sandbox started in the background that now has an owner. */
     static void foreground(SandboxId id, String cgroupPath) {
-        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
         if (Files.exists(ROOT.resolve("cgroup.controllers")))
-            write(id, ROOT.resolve(relative).resolve("cpu.weight"), Integer.toString(USUAL_WEIGHT), null);
-        else write(id, ROOT.resolve("cpu").resolve(relative).resolve("cpu.shares"), Integer.toString(USUAL_SHARES), null);
+            write(id, SandboxCgroups.dir("", cgroupPath).resolve("cpu.weight"), Integer.toString(USUAL_WEIGHT), null);
+        else write(id, SandboxCgroups.dir("cpu", cgroupPath).resolve("cpu.shares"), Integer.toString(USUAL_SHARES), null);
     }
 
     /** CPU time used by the cgroup's tasks so far (v1 {@code cpuacct.usage}, v2 {@code cpu.stat}). */
     static Duration cpuUsage(String cgroupPath) {
-        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
         try {
             if (Files.exists(ROOT.resolve("cgroup.controllers"))) {
-                for (String line : Files.readAllLines(ROOT.resolve(relative).resolve("cpu.stat")))
+                for (String line : Files.readAllLines(SandboxCgroups.dir("", cgroupPath).resolve("cpu.stat")))
                     if (line.startsWith("usage_usec ")) return Duration.ofNanos(Long.parseLong(line.substring(11).strip()) * 1000);
                 return Duration.ZERO;
             }
-            return Duration.ofNanos(Long.parseLong(Files.readString(ROOT.resolve("cpuacct").resolve(relative).resolve("cpuacct.usage")).strip()));
+            return Duration.ofNanos(Long.parseLong(Files.readString(SandboxCgroups.dir("cpuacct", cgroupPath).resolve("cpuacct.usage")).strip()));
         } catch (IOException | NumberFormatException e) {
             return Duration.ZERO;
         }

@@ -73,7 +73,6 @@ final class Freezer {
     }
 
     private Path dir(String cgroupPath) {
-        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
-        return unified ? ROOT.resolve(relative) : ROOT.resolve("freezer").resolve(relative);
+        return SandboxCgroups.dir(unified ? "" : "freezer", cgroupPath);
     }
 }

@@ -64,12 +64,18 @@ final class HostProcesses {
     /** Whether the process exists and has not ended (a zombie has ended; only its parent has yet to reap it). */
     static boolean isAlive(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            int close = stat.lastIndexOf(')');
-            return close > 0 && close + 2 < stat.length() && stat.charAt(close + 2) != 'Z' && stat.charAt(close + 2) != 'X';
+            char state = state(pid);
+            return state != '?' && state != 'Z' && state != 'X';
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The state letter of {@code /proc/<pid>/stat} ({@code R}, {@code S}, {@code D}, {@code Z}, ...), {@code ?} if unreadable. */
+    private static char state(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        int close = stat.lastIndexOf(')');
+        return close > 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
     }
 
     /**
@@ -78,9 +84,7 @@ final class HostProcesses {
      */
     static String describe(long pid) {
         try {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            int close = stat.lastIndexOf(')');
-            String state = close > 0 && close + 2 < stat.length() ? String.valueOf(stat.charAt(close + 2)) : "?";
+            char state = state(pid);
             String wchan = Files.readString(Path.of("/proc", Long.toString(pid), "wchan")).strip();
             return state + (wchan.isEmpty() || wchan.equals("0") ? "" : " in " + wchan);
         } catch (IOException e) {

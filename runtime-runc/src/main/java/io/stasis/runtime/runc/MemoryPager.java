@@ -88,7 +88,7 @@ final class MemoryPager {
 
     /** Bytes of the cgroup's memory in swap. */
     long swapped(String cgroupPath) {
-        if (unified) return readLong(dir("", cgroupPath).resolve("memory.swap.current"));
+        if (unified) return readLong(SandboxCgroups.dir("", cgroupPath).resolve("memory.swap.current"));
         return stat(cgroupPath, "swap");
     }
 
@@ -105,7 +105,7 @@ final class MemoryPager {
     /** The value of the line {@code name N} of one of the cgroup's memory files; 0 if it has none or the cgroup is gone. */
     private long field(String cgroupPath, String file, String name) {
         try {
-            for (String line : Files.readAllLines(dir(unified ? "" : "memory", cgroupPath).resolve(file)))
+            for (String line : Files.readAllLines(SandboxCgroups.dir(unified ? "" : "memory", cgroupPath).resolve(file)))
                 if (line.startsWith(name + " ")) return Long.parseLong(line.substring(name.length() + 1).strip());
         } catch (IOException | NumberFormatException e) {
             return 0;
@@ -115,14 +115,14 @@ final class MemoryPager {
 
     /** Bytes of memory charged to the cgroup (not counting swap). */
     long charged(String cgroupPath) {
-        return unified ? readLong(dir("", cgroupPath).resolve("memory.current"))
-                : readLong(dir("memory", cgroupPath).resolve("memory.usage_in_bytes"));
+        return unified ? readLong(SandboxCgroups.dir("", cgroupPath).resolve("memory.current"))
+                : readLong(SandboxCgroups.dir("memory", cgroupPath).resolve("memory.usage_in_bytes"));
     }
 
     private void reclaim(SandboxId id, String cgroupPath) {
         try {
-            if (unified) Files.writeString(dir("", cgroupPath).resolve("memory.reclaim"), Long.toString(Math.max(charged(cgroupPath), 1)));
-            else Files.writeString(dir("memory", cgroupPath).resolve("memory.force_empty"), "0");
+            if (unified) Files.writeString(SandboxCgroups.dir("", cgroupPath).resolve("memory.reclaim"), Long.toString(Math.max(charged(cgroupPath), 1)));
+            else Files.writeString(SandboxCgroups.dir("memory", cgroupPath).resolve("memory.force_empty"), "0");
         } catch (IOException e) {
             // What it could not reclaim stays resident: standby still holds (frozen), with more RAM.
             log.atWarn().addKeyValue("sandbox", id).addKeyValue("reason", e.getMessage()).log("cgroup reclaim after page-out failed");
@@ -207,17 +207,12 @@ final class MemoryPager {
     private List<Long> pids(String cgroupPath) {
         var out = new ArrayList<Long>();
         try {
-            for (String line : Files.readAllLines(dir(unified ? "" : "memory", cgroupPath).resolve("cgroup.procs")))
+            for (String line : Files.readAllLines(SandboxCgroups.dir(unified ? "" : "memory", cgroupPath).resolve("cgroup.procs")))
                 if (!line.isBlank()) out.add(Long.parseLong(line.strip()));
         } catch (IOException | NumberFormatException e) {
             return out;
         }
         return out;
-    }
-
-    private static Path dir(String controller, String cgroupPath) {
-        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
-        return controller.isEmpty() ? ROOT.resolve(relative) : ROOT.resolve(controller).resolve(relative);
     }
 
     private static long readLong(Path file) {

@@ -33,6 +33,16 @@ final class SandboxCgroups {
     }
 
     /**
+     * The directory of {@code cgroupPath} (as {@link #path} gives it) in {@code controller}'s v1
+     * hierarchy, or in the unified (v2) one for an empty {@code controller}.
+     */
+    static Path dir(String controller, String cgroupPath) {
+        Path root = Path.of(CGROUP_FS);
+        String relative = cgroupPath.startsWith("/") ? cgroupPath.substring(1) : cgroupPath;
+        return controller.isEmpty() ? root.resolve(relative) : root.resolve(controller).resolve(relative);
+    }
+
+    /**
      * Removes the sandbox's cgroups in every controller, as runc delete would, and also those runc's
      * state no longer names: a runc killed in the middle of a restore left them (empty, or with tasks
      * CRIU had begun to restore), and runc delete then knows nothing of them. Whatever is in them is
