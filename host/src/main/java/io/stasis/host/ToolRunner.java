@@ -1,5 +1,6 @@
 package io.stasis.host;
 
+import io.stasis.core.concurrent.AheadOfDemand;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -35,7 +36,8 @@ import java.util.function.Consumer;
  *       and dropped;</li>
  *   <li>a tool that outlives its timeout is killed with all its descendants, and so is one whose
  *       caller is interrupted: a tool is never leaked;</li>
- *   <li>it runs in the {@linkplain #runToolsIn tools' cgroup}, at a lower CPU weight than the API.</li>
+ *   <li>it runs in the {@linkplain #runToolsIn tools' cgroup}, at a lower CPU weight than the API,
+ *       and lower still when started {@linkplain AheadOfDemand ahead of demand}.</li>
  * </ul>
  * Lines end at {@code \n}, {@code \r} or {@code \r\n}, as {@link java.io.BufferedReader#readLine()}
  * splits them.
@@ -105,7 +107,7 @@ public final class ToolRunner {
      */
     public static Process start(ProcessBuilder builder) throws IOException {
         Process process = OffCarrier.call(builder::start); // a start is JNI that waits for the child's exec: 5-160 ms on a busy host
-        cgroup.ifPresent(c -> c.enter(process.pid()));
+        cgroup.ifPresent(c -> c.enter(process.pid(), AheadOfDemand.now()));
         return process;
     }
 
@@ -231,25 +233,70 @@ public final class ToolRunner {
         long start = System.nanoTime();
         var builder = builder(argv);
         if (input == null) builder.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-        Process process = start(builder);
-        try {
-            var out = new Capture(MAX_CAPTURE_CHARS);
-            var err = new Capture(MAX_CAPTURE_CHARS);
-            var outDone = drain(process.getInputStream(), out, lines);
-            var errDone = drain(process.getErrorStream(), err, lines);
-            if (input != null) {
-                try (var stdin = process.getOutputStream()) {
-                    stdin.write(input);
-                } catch (IOException e) {
-                    // the tool ended without reading all of it: its exit code and stderr tell why
-                }
+        try (var tool = new Ahead(argv, start(builder), lines)) {
+            return tool.finish(input, timeout, start);
+        }
+    }
+
+    /**
+     * Starts a tool before its call comes, reading its stdin: {@link Ahead#run} gives it its input
+     * then. For a tool on a path where its start would be most of the wait (a process start is
+     * 5-30 ms on a busy host, the tool's own work a few): started after the last call, it is ready
+     * for the next. It waits in a read, using no CPU; if the service ends, its stdin closes.
+     *
+     * @throws IOException the tool could not be started
+     */
+    public static Ahead startAhead(List<String> argv) throws IOException {
+        return new Ahead(argv, start(builder(argv)), line -> { });
+    }
+
+    /**
+     * A tool started, its stdout and stderr read as it prints; waiting for its stdin until {@link #run}.
+     * {@link #close} kills one never run (and one still running: never leaked).
+     */
+    public static final class Ahead implements AutoCloseable {
+        private final List<String> argv;
+        private final Process process;
+        private final Capture out = new Capture(MAX_CAPTURE_CHARS);
+        private final Capture err = new Capture(MAX_CAPTURE_CHARS);
+        private final CompletableFuture<Void> outDone;
+        private final CompletableFuture<Void> errDone;
+
+        private Ahead(List<String> argv, Process process, Consumer<String> lines) {
+            this.argv = List.copyOf(argv);
+            this.process = process;
+            outDone = drain(process.getInputStream(), out, lines);
+            errDone = drain(process.getErrorStream(), err, lines);
+        }
+
+        /** Whether it is still there to be run (not ended, or killed, meanwhile). */
+        public boolean isAlive() {
+            return process.isAlive();
+        }
+
+        /**
+         * Writes {@code input} (null: nothing) to its stdin and closes it, then waits for its exit as {@link
+         * ToolRunner#run(List, Duration)} does; {@code millis} of the result count from this call.
+         */
+        public Result run(byte[] input, Duration timeout) throws InterruptedException, TimedOut {
+            return finish(input, timeout, System.nanoTime());
+        }
+
+        private Result finish(byte[] input, Duration timeout, long startNanos) throws InterruptedException, TimedOut {
+            try (var stdin = process.getOutputStream()) { // closed with nothing written for no input: EOF
+                if (input != null) stdin.write(input);
+            } catch (IOException e) {
+                // the tool ended without reading all of it: its exit code and stderr tell why
             }
             awaitExit(process, argv, timeout, err, errDone);
             await(outDone);
             await(errDone);
-            return new Result(process.exitValue(), out.lines(), err.lines(), (System.nanoTime() - start) / 1_000_000);
-        } finally {
-            if (process.isAlive()) killTree(process); // never leak a tool, also when interrupted
+            return new Result(process.exitValue(), out.lines(), err.lines(), (System.nanoTime() - startNanos) / 1_000_000);
+        }
+
+        @Override
+        public void close() {
+            if (process.isAlive()) killTree(process);
         }
     }
 

@@ -2,6 +2,7 @@ package io.stasis.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.stasis.core.concurrent.AheadOfDemand;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,6 +35,12 @@ class ToolCgroupIT {
         ToolRunner.runToolsIn(Optional.of(cgroup));
         assertThat(cpuCgroupOfATool()).endsWith("/" + ToolCgroup.PREFIX + instance);
 
+        assertThat(Files.readString(dir.resolve(ToolCgroup.BACKGROUND).resolve("cpu.shares")).strip())
+                .isEqualTo(Integer.toString(ToolCgroup.BACKGROUND_SHARES));
+        assertThat(AheadOfDemand.call(ToolCgroupIT::cpuCgroupOfATool)).as("a tool started ahead of demand")
+                .endsWith("/" + ToolCgroup.PREFIX + instance + "/" + ToolCgroup.BACKGROUND);
+        assertThat(cpuCgroupOfATool()).as("and the next one, started for a call").endsWith("/" + ToolCgroup.PREFIX + instance);
+
         ToolRunner.runToolsIn(Optional.empty());
         cgroup.close();
         assertThat(dir).doesNotExist();
@@ -43,8 +50,10 @@ class ToolCgroupIT {
     void aCgroupRemovedAsIdleByAnotherInstanceIsMadeAgainAtTheNextTool() throws Exception {
         var cgroup = ToolCgroup.open(instance, 512).orElseThrow();
         try {
+            Files.delete(cgroup.dir().resolve(ToolCgroup.BACKGROUND));
             Files.delete(cgroup.dir());
             ToolRunner.runToolsIn(Optional.of(cgroup));
+            assertThat(AheadOfDemand.call(ToolCgroupIT::cpuCgroupOfATool)).endsWith("/" + ToolCgroup.PREFIX + instance + "/" + ToolCgroup.BACKGROUND);
             assertThat(cpuCgroupOfATool()).endsWith("/" + ToolCgroup.PREFIX + instance);
             assertThat(Files.readString(cgroup.dir().resolve("cpu.shares")).strip()).isEqualTo("512");
         } finally {

@@ -76,6 +76,34 @@ class ToolRunnerTest {
     }
 
     @Test
+    void aToolStartedAheadWaitsForItsInputThenRunsAsAnyOther() throws Exception {
+        try (var tool = ToolRunner.startAhead(List.of("/bin/sh", "-c", "echo started >&2; read line; echo \"got $line\"; exit 5"))) {
+            Thread.sleep(200);
+            assertThat(tool.isAlive()).as("waiting for its input").isTrue();
+            var result = tool.run("the input\n".getBytes(StandardCharsets.UTF_8), TIMEOUT);
+            assertThat(result.exitCode()).isEqualTo(5);
+            assertThat(result.stdout()).containsExactly("got the input");
+            assertThat(result.stderr()).containsExactly("started");
+            assertThat(tool.isAlive()).isFalse();
+        }
+        try (var tool = ToolRunner.startAhead(List.of("/bin/sh", "-c", "cat; echo end"))) {
+            assertThat(tool.run(null, TIMEOUT).stdout()).as("no input: its stdin closed empty").containsExactly("end");
+        }
+    }
+
+    @Test
+    void aToolStartedAheadAndNeverRunIsKilledOnClose() throws Exception {
+        ProcessHandle process;
+        try (var tool = ToolRunner.startAhead(List.of("/bin/sh", "-c", "sleep 60"))) {
+            assertThat(tool.isAlive()).isTrue();
+            process = ProcessHandle.current().children().filter(p -> p.info().commandLine().orElse("").contains("sleep 60")).findFirst()
+                    .orElseThrow();
+        }
+        process.onExit().get(10, TimeUnit.SECONDS);
+        assertThat(process.isAlive()).isFalse();
+    }
+
+    @Test
     void killsATimedOutToolWithItsChildren() throws Exception {
         var pids = new CopyOnWriteArrayList<Long>();
         long start = System.nanoTime();

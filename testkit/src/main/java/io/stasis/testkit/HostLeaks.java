@@ -205,7 +205,7 @@ public final class HostLeaks {
         return ofLiveProcesses(proc -> {
             var lines = Files.readAllLines(proc.resolve("cgroup"));
             boolean ofASandbox = lines.stream().anyMatch(l -> l.matches("\\d+:memory:/stasis/.+"));
-            boolean inToolsCgroup = lines.stream().anyMatch(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*/stasis-tools-[^/]*"));
+            boolean inToolsCgroup = lines.stream().anyMatch(l -> l.matches("\\d+:([^:]*,)?cpu(,[^:]*)?:.*/stasis-tools-[^/]*(/background)?"));
             // runc's and runsc's own stages join the sandbox's cgroups one controller after another: not yet done
             String comm = Files.readString(proc.resolve("comm")).strip();
             boolean misplaced = ofASandbox && inToolsCgroup && !comm.startsWith("runc") && !comm.equals("runsc") && !comm.equals("exe");

@@ -1,6 +1,7 @@
 package io.stasis.core.lifecycle;
 
 import io.stasis.core.checkpoint.CheckpointId;
+import io.stasis.core.concurrent.AheadOfDemand;
 import io.stasis.core.error.StasisException;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
@@ -266,7 +267,7 @@ public final class ForkSpares implements AutoCloseable {
         try {
             return turns.call(id, () -> {
                 if (closed || !pools.containsKey(source.checkpoint())) return unreserved(quota);
-                return restore(id, source, quota);
+                return AheadOfDemand.call(() -> restore(id, source, quota));
             });
         } catch (StasisException e) { // interrupted while waiting: restore never called
             log.atDebug().addKeyValue("checkpoint", source.checkpoint()).log("a fork spare cut short while waiting for its turn");

@@ -1,5 +1,6 @@
 package io.stasis.core.lifecycle;
 
+import io.stasis.core.concurrent.AheadOfDemand;
 import io.stasis.core.network.EgressPolicy;
 import io.stasis.core.network.NetworkPolicy;
 import io.stasis.core.network.NetworkService;
@@ -249,7 +250,7 @@ public final class WarmPool implements AutoCloseable {
                     var starts = new ArrayList<Thread>();
                     var started = new ConcurrentLinkedDeque<Warm>();
                     for (int i = 0; i < missing; i++)
-                        starts.add(Thread.ofVirtual().start(() -> start(template).ifPresent(started::add)));
+                        starts.add(Thread.ofVirtual().start(() -> AheadOfDemand.call(() -> start(template)).ifPresent(started::add)));
                     for (Thread t : starts) t.join();
                     if (started.isEmpty()) return;
                     started.forEach(queue::addLast);

@@ -43,6 +43,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     private final RuncImages images;
     private final CgroupMeters meters;
     private final ContainerCleanup cleanup;
+    private final Reroot reroot;
 
     public RuncRuntime(RuncConfig config) {
         Path logs = config.stateDir().resolve("logs");
@@ -65,7 +66,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
             runc = new Runc(config.runc(), config.stateDir().resolve("runc"), logs, config.toolTimeout(), Optional.empty());
         }
         var imageStore = new ImageStore(config.stateDir());
-        var reroot = Reroot.install(initDir, config.toolTimeout());
+        this.reroot = Reroot.install(initDir, config.toolTimeout());
         var vethPlug = VethPlug.install(initDir, config.toolTimeout());
         config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
         boolean nftablesLock = CriuConfigFile.nftablesLockSupported(config.criu(), config.toolTimeout());
@@ -201,6 +202,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     @Override
     public void close() {
         outputNotifier.close();
+        reroot.close();
         pageMerging.ifPresent(SamePageMerging::close);
         cgroups.removeEmptyParents();
     }

@@ -1,0 +1,31 @@
+package io.stasis.core.concurrent;
+
+/**
+ * Work done ahead of demand (a warm sandbox's start, a fork spare's restore): while it runs in
+ * {@link #call}, the host tools it starts run at a lower CPU weight than those of the calls of the
+ * moment (the host's tool runner asks {@link #now}), so a fork or a create that comes meanwhile does
+ * not wait behind the refill it would benefit from next. It covers the calling thread only: a
+ * thread that work starts is not ahead of demand.
+ */
+public final class AheadOfDemand {
+    private static final ScopedValue<Boolean> ACTIVE = ScopedValue.newInstance();
+
+    private AheadOfDemand() {
+    }
+
+    /** Work that returns a {@code T} or throws an {@code X}. */
+    @FunctionalInterface
+    public interface Work<T, X extends Throwable> {
+        T run() throws X;
+    }
+
+    /** Runs {@code work} ahead of demand and returns what it returns. */
+    public static <T, X extends Throwable> T call(Work<T, X> work) throws X {
+        return ScopedValue.where(ACTIVE, true).call(work::run);
+    }
+
+    /** Whether the current thread's work is ahead of demand. */
+    public static boolean now() {
+        return ACTIVE.orElse(false);
+    }
+}
