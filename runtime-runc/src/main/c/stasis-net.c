@@ -54,6 +54,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "stasis-ahead.h"
+
 #define MAX_ARGS 8
 
 static void fail(const char *step, const char *what) {
@@ -378,6 +380,7 @@ static void restore_hook(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    ahead_take_arguments(argc, argv); /* the service keeps one started ahead for plug, netns-plug and release */
     if (argc >= 2 && !strcmp(argv[1], "plug")) {
         plug(argc - 1, argv + 1);
         return 0;

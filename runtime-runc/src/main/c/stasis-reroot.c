@@ -1,11 +1,7 @@
 /*
  * stasis-reroot: gives a running sandbox another root filesystem, run by the host as root.
  *
- *   stasis-reroot < "PID\0NEWROOT\0"
- *
- * It is started ahead of its call and waits for its arguments on stdin, read to its end: the
- * call then costs the work below (a few ms), not a process start (5-30 ms on a busy host). With
- * stdin closed empty it exits 0 having done nothing.
+ *   stasis-reroot PID NEWROOT
  *
  * PID is the sandbox's process 1 as the host sees it, NEWROOT the host path of the new root (a
  * directory the sandbox's user namespace can use, as every sandbox root is). Afterwards every
@@ -14,6 +10,8 @@
  * the sandbox's mount namespace: the root and working directory of each of its processes that had
  * the old root move with it (pivot_root does that). The old root is detached from the namespace.
  * Last, process 1 (stasis-init) gets SIGUSR1, on which it binds its socket again, in the new root.
+ *
+ * The service keeps one started ahead, waiting for PID and NEWROOT on stdin (stasis-ahead.h).
  *
  * This is how a sandbox started ahead of demand (a warm one) becomes a fork of a files checkpoint
  * in milliseconds: starting a container costs tens of them, a new root a few.
@@ -40,6 +38,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "stasis-ahead.h"
+
 #define STAGING "/.stasis-reroot"
 #define MAX_MOUNTS 256
 
@@ -57,9 +57,9 @@ struct mount_entry {
  * The mounts of the sandbox's namespace, with their places as its process 1 sees them. Read from the
  * host's /proc before entering: inside, /proc is the sandbox's and has no entry for this process.
  */
-static int read_mounts(pid_t pid, struct mount_entry *mounts) {
+static int read_mounts(const char *pid, struct mount_entry *mounts) {
     char path[128];
-    snprintf(path, sizeof path, "/proc/%d/mountinfo", (int)pid);
+    snprintf(path, sizeof path, "/proc/%s/mountinfo", pid);
     FILE *info = fopen(path, "re");
     if (!info) fail("reading", path);
     char line[4096];
@@ -107,56 +107,26 @@ static void ensure_point(const char *from, const char *to) {
     }
 }
 
-/*
- * The arguments from stdin, read to its end: "PID\0NEWROOT\0" into *pid and *new_root. Returns 0
- * when stdin was closed empty.
- */
-static int read_arguments(char *buffer, size_t size, pid_t *pid, char **new_root) {
-    size_t used = 0;
-    for (ssize_t n; used < size && (n = read(0, buffer + used, size - used)) != 0; ) {
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            fail("reading", "the arguments");
-        }
-        used += (size_t)n;
-    }
-    if (used == 0) return 0;
-    char *end = buffer + used;
-    char *first_end = memchr(buffer, '\0', used);
-    *new_root = first_end ? first_end + 1 : end;
-    errno = EINVAL;
-    if (used == size || !first_end || *new_root == end || !memchr(*new_root, '\0', (size_t)(end - *new_root)))
-        fail("reading", "the arguments (PID\\0NEWROOT\\0 expected on stdin)");
-    size_t digits = strspn(buffer, "0123456789");
-    if (digits == 0 || digits > 9 || buffer[digits] != '\0') fail("reading", "the PID");
-    *pid = (pid_t)atol(buffer);
-    return 1;
-}
-
 int main(int argc, char **argv) {
-    (void)argv;
-    if (argc != 1) {
-        fprintf(stderr, "usage: stasis-reroot < \"PID\\0NEWROOT\\0\"\n");
+    ahead_take_arguments(argc, argv);
+    if (argc != 3) {
+        fprintf(stderr, "usage: stasis-reroot PID NEWROOT\n");
         return 2;
     }
-    static char input[8192];
-    pid_t pid;
-    char *new_root;
-    if (!read_arguments(input, sizeof input, &pid, &new_root)) return 0;
     char path[128];
-    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+    snprintf(path, sizeof path, "/proc/%s/ns/mnt", argv[1]);
     int ns = open(path, O_RDONLY | O_CLOEXEC);
     if (ns < 0) fail("opening", path);
     static struct mount_entry mounts[MAX_MOUNTS];
-    int n = read_mounts(pid, mounts);
+    int n = read_mounts(argv[1], mounts);
     int root = root_mount(mounts, n);
-    int tree = (int)syscall(SYS_open_tree, AT_FDCWD, new_root, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-    if (tree < 0) fail("cloning", new_root);
+    int tree = (int)syscall(SYS_open_tree, AT_FDCWD, argv[2], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    if (tree < 0) fail("cloning", argv[2]);
     if (setns(ns, CLONE_NEWNS) != 0) fail("entering", path);
     if (chdir("/") != 0) fail("chdir", "/");
 
     if (mkdir(STAGING, 0700) != 0 && errno != EEXIST) fail("mkdir", STAGING);
-    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, STAGING, MOVE_MOUNT_F_EMPTY_PATH) != 0) fail("attaching", new_root);
+    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, STAGING, MOVE_MOUNT_F_EMPTY_PATH) != 0) fail("attaching", argv[2]);
 
     for (int i = 0; i < n; i++) {
         const struct mount_entry *m = &mounts[i];
@@ -168,9 +138,9 @@ int main(int argc, char **argv) {
     }
 
     if (chdir(STAGING) != 0) fail("chdir", STAGING);
-    if (syscall(SYS_pivot_root, ".", ".") != 0) fail("pivot_root", new_root);
+    if (syscall(SYS_pivot_root, ".", ".") != 0) fail("pivot_root", argv[2]);
     /* The old root is now stacked under the new one: detach it. */
     if (umount2(".", MNT_DETACH) != 0) fail("detaching", "the old root");
-    if (kill(pid, SIGUSR1) != 0) fail("signalling", "the sandbox's init");
+    if (kill((pid_t)atol(argv[1]), SIGUSR1) != 0) fail("signalling", argv[1]);
     return 0;
 }

@@ -8,7 +8,8 @@
  *                                               (resume) or ends (stop)
  *
  * Why: `runsc pause`, `runsc resume` and `runsc checkpoint` make the same calls on the same socket
- * after ~45 ms of starting runsc; this starts in ~1 ms. The marker is to the service what runsc's
+ * after ~45 ms of starting runsc; this starts in ~1 ms, and the service keeps one started ahead,
+ * waiting for its arguments on stdin (stasis-ahead.h), which saves the JDK's start of it too. The marker is to the service what runsc's
  * state file ("paused") is to runsc: how it tells a sandbox whose tasks are held, also after it
  * was killed. This process writes it, not the service, so a service killed during the call finds
  * it as the sentry left things. The sentry counts its pauses, and a resume with no pause to match
@@ -48,6 +49,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "stasis-ahead.h"
 
 #define ANSWER_MAX 65536
 #define IMAGE_FILES 3
@@ -239,6 +242,7 @@ static int save(const char *socket_path, const char *dir, int resume) {
 }
 
 int main(int argc, char **argv) {
+    ahead_take_arguments(argc, argv);
     if (argc == 4 && strcmp(argv[1], "pause") == 0) return hold(argv[2], argv[3]);
     if (argc == 4 && strcmp(argv[1], "resume") == 0) return release(argv[2], argv[3]);
     if (argc == 5 && strcmp(argv[1], "save") == 0 && (strcmp(argv[4], "resume") == 0 || strcmp(argv[4], "stop") == 0))

@@ -274,6 +274,10 @@ public final class ToolRunner {
             return process.isAlive();
         }
 
+        public long pid() {
+            return process.pid();
+        }
+
         /**
          * Writes {@code input} (null: nothing) to its stdin and closes it, then waits for its exit as {@link
          * ToolRunner#run(List, Duration)} does; {@code millis} of the result count from this call.

@@ -114,13 +114,13 @@ class RandomKillIT {
      * Whether a process is a tool an operation runs: runc or CRIU; under gVisor a {@code runsc}
      * command, not the sandbox's sentry or gofer (runsc too, which a kill would end the sandbox with),
      * or {@code stasis-sentry} asking the sentry for a save (in place of {@code runsc checkpoint}), or
-     * to hold the tasks for a checkpoint or release them after it.
+     * to hold the tasks for a checkpoint or release them after it (not one still waiting for its call).
      */
     private static boolean isTool(ProcessHandle process) {
         String comm = comm(process);
         if (!runtime.equals("gvisor")) return TOOLS.contains(comm);
-        if (comm.equals("stasis-sentry")) return true;
         var args = process.info().arguments().map(List::of).orElse(List.of());
+        if (comm.equals("stasis-sentry")) return !args.isEmpty(); // without arguments: the one waiting for a call (HelperAhead)
         return comm.equals("runsc") && !args.contains("boot") && !args.contains("gofer");
     }
     private static final String COUNTER = CounterLoop.SCRIPT;

@@ -1,15 +1,10 @@
 package io.stasis.runtime.runc;
 
-import io.stasis.core.error.StasisException;
-import io.stasis.core.sandbox.SandboxId;
 import io.stasis.host.HelperFiles;
-import io.stasis.host.ToolRunner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 
 /**
  * The static helpers built from C by the Maven build (src/main/c) and shipped inside this jar:
@@ -31,22 +26,6 @@ final class HelperBinary {
     static final String SENTRY = "stasis-sentry";
 
     private HelperBinary() {
-    }
-
-    /**
-     * Runs a host helper ({@code argv[0]} one of these) for a sandbox; {@code runtime_failed} naming
-     * the step, with the helper's stderr, if it fails, times out or cannot start.
-     */
-    static void run(SandboxId id, String step, List<String> argv, Duration timeout) {
-        try {
-            var result = ToolRunner.run(argv, timeout);
-            if (result.exitCode() != 0) throw StasisException.runtimeFailed(id.value(), step, result.stderrTail(), null);
-        } catch (IOException | ToolRunner.TimedOut e) {
-            throw StasisException.runtimeFailed(id.value(), step, e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw StasisException.runtimeFailed(id.value(), step, "interrupted", e);
-        }
     }
 
     /**

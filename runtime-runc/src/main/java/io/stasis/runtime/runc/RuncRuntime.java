@@ -44,6 +44,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     private final CgroupMeters meters;
     private final ContainerCleanup cleanup;
     private final Reroot reroot;
+    private final VethPlug vethPlug;
 
     public RuncRuntime(RuncConfig config) {
         Path logs = config.stateDir().resolve("logs");
@@ -67,7 +68,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
         }
         var imageStore = new ImageStore(config.stateDir());
         this.reroot = Reroot.install(initDir, config.toolTimeout());
-        var vethPlug = VethPlug.install(initDir, config.toolTimeout());
+        this.vethPlug = VethPlug.install(initDir, config.toolTimeout());
         config.criu().ifPresent(criu -> CriuKerndat.prepare(criu, config.stateDir(), config.toolTimeout()));
         boolean nftablesLock = CriuConfigFile.nftablesLockSupported(config.criu(), config.toolTimeout());
         Path criuConfig = CriuConfigFile.install(config.stateDir(), nftablesLock);
@@ -203,6 +204,7 @@ public final class RuncRuntime implements InitRuntime, AutoCloseable {
     public void close() {
         outputNotifier.close();
         reroot.close();
+        vethPlug.close();
         pageMerging.ifPresent(SamePageMerging::close);
         cgroups.removeEmptyParents();
     }

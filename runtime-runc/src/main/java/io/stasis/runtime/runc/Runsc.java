@@ -42,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * moment they end: {@code runsc delete} waits for that, and this host's process 1 reaps orphans
  * only every ~2 s (a resume right after a hibernate took 1.9 s instead of 0.2 s).
  */
-final class Runsc {
+final class Runsc implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Runsc.class);
     static final List<String> SANDBOX_FLAGS = List.of("--platform=systrap", "--overlay2=none",
             "--file-access=shared", "--host-uds=create", "--net-disconnect-ok");
@@ -61,13 +61,22 @@ final class Runsc {
     private final OciCli cli;
     private final Path reaper;
     private final Path sentry;
+    /** The calls a checkpoint waits on (hold, save, release), each with one stasis-sentry started ahead. */
+    private final HelperAhead sentryAhead;
     private final Duration timeout;
 
     Runsc(Path binary, Path stateRoot, Path logDir, Duration timeout, Path reaper, Path sentry) {
         this.cli = new OciCli("runsc", binary, stateRoot, logDir, timeout, SANDBOX_FLAGS, Map.of());
         this.reaper = reaper;
         this.sentry = sentry;
+        this.sentryAhead = new HelperAhead(sentry);
         this.timeout = timeout;
+    }
+
+    /** Ends the stasis-sentry waiting for its call. */
+    @Override
+    public void close() {
+        sentryAhead.close();
     }
 
     /** runsc's version line, checked at start-up. */
@@ -146,8 +155,7 @@ final class Runsc {
      * anyway (zstd, per chunk), and chunks of raw pages dedupe.
      */
     void checkpoint(SandboxId id, Path images, boolean leaveRunning) {
-        HelperBinary.run(id, "save", List.of(sentry.toString(), "save", controlSocket(id).toString(), images.toString(),
-                leaveRunning ? "resume" : "stop"), timeout);
+        sentryAhead.run(id, "save", List.of("save", controlSocket(id).toString(), images.toString(), leaveRunning ? "resume" : "stop"), timeout);
     }
 
     /** Starts the sandbox {@code id} of {@code bundle} from an image of {@link #checkpoint}, in the background, as {@link #runDetached}. */
@@ -174,12 +182,12 @@ final class Runsc {
      * and after a crash or a failed hold, as runsc's state file tells its own pause.
      */
     void hold(SandboxId id, Path marker) {
-        HelperBinary.run(id, "hold the tasks", List.of(sentry.toString(), "pause", controlSocket(id).toString(), marker.toString()), timeout);
+        sentryAhead.run(id, "hold the tasks", List.of("pause", controlSocket(id).toString(), marker.toString()), timeout);
     }
 
     /** Runs the tasks {@link #hold} stopped again, removing its marker as soon as the sentry has the call. Only for a marker that is there. */
     void release(SandboxId id, Path marker) {
-        HelperBinary.run(id, "release the tasks", List.of(sentry.toString(), "resume", controlSocket(id).toString(), marker.toString()), timeout);
+        sentryAhead.run(id, "release the tasks", List.of("resume", controlSocket(id).toString(), marker.toString()), timeout);
     }
 
     /** Runs the tasks of a sandbox that {@code runsc pause} stopped (its state file says paused: an earlier version's hold). */

@@ -671,6 +671,8 @@ public final class RunscRuntime implements InitRuntime, AutoCloseable {
     public void close() {
         teardowns.values().forEach(CompletableFuture::join);
         outputNotifier.close();
+        runsc.close();
+        vethPlug.close();
         cgroups.removeEmptyParents();
     }
 }

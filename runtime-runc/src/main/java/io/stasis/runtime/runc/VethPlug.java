@@ -15,15 +15,23 @@ import java.util.Optional;
  * CRIU), so the plug happens by process id after {@code runc run}, and during a restore from
  * runc's prestart hook, once CRIU has made the namespaces and before sockets come back. Both run
  * {@code stasis-net} (src/main/c), the only program that does it: it talks rtnetlink itself, in
- * one process.
+ * one process. The service's own calls take one started ahead ({@link HelperAhead}): they are on
+ * the path of a create, and of every gVisor start and restore.
  */
-final class VethPlug {
+final class VethPlug implements AutoCloseable {
     private final Path binary;
+    private final HelperAhead helper;
     private final Duration timeout;
 
     private VethPlug(Path binary, Duration timeout) {
         this.binary = binary;
+        this.helper = new HelperAhead(binary);
         this.timeout = timeout;
+    }
+
+    @Override
+    public void close() {
+        helper.close();
     }
 
     static VethPlug install(Path binDir, Duration timeout) {
@@ -59,10 +67,10 @@ final class VethPlug {
      * {@link #release}; on failure nothing is left bound.
      */
     void plugNew(SandboxId id, Path netns, NetworkAttachment link) {
-        var argv = new ArrayList<>(List.of(binary.toString(), "netns-plug", netns.toString()));
-        argv.addAll(arguments(link));
+        var args = new ArrayList<>(List.of("netns-plug", netns.toString()));
+        args.addAll(arguments(link));
         try {
-            HelperBinary.run(id, "make and plug a network namespace", argv, timeout); // one process where two were
+            helper.run(id, "make and plug a network namespace", args, timeout); // one process where two were
         } catch (RuntimeException e) {
             try {
                 release(id, netns);
@@ -75,7 +83,7 @@ final class VethPlug {
 
     /** The namespace file of {@link #plugNew} unbound and removed, if there: the namespace lives on in what runs in it. */
     void release(SandboxId id, Path netns) {
-        HelperBinary.run(id, "release network namespace", List.of(binary.toString(), "release", netns.toString()), timeout);
+        helper.run(id, "release network namespace", List.of("release", netns.toString()), timeout);
     }
 
     /** What runs runsc where it accepts a networked sandbox: the helper masks /proc/sys/net, then runs the rest of the line. */
@@ -84,8 +92,8 @@ final class VethPlug {
     }
 
     private void plug(SandboxId id, String namespace, NetworkAttachment link) {
-        var argv = new ArrayList<>(List.of(binary.toString(), "plug", namespace));
-        argv.addAll(arguments(link));
-        HelperBinary.run(id, "plug network " + link.hostInterface(), argv, timeout);
+        var args = new ArrayList<>(List.of("plug", namespace));
+        args.addAll(arguments(link));
+        helper.run(id, "plug network " + link.hostInterface(), args, timeout);
     }
 }
