@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +35,8 @@ final class HelperAhead implements AutoCloseable {
 
     private final Path binary;
     private final AtomicReference<ToolRunner.Ahead> waiting = new AtomicReference<>();
+    /** A start of the next one is under way: calls at once (a fork of 10) start one next, not one each. */
+    private final AtomicBoolean starting = new AtomicBoolean();
     private volatile boolean closed;
 
     HelperAhead(Path binary) {
@@ -86,7 +89,7 @@ final class HelperAhead implements AutoCloseable {
      * stays in the cgroup it started in, and this one's work is a call's.
      */
     private void startNext() {
-        if (closed || waiting.get() != null) return;
+        if (closed || waiting.get() != null || !starting.compareAndSet(false, true)) return;
         Thread.ofVirtual().name("helper-ahead").start(() -> {
             try {
                 var next = ToolRunner.startAhead(List.of(binary.toString()));
@@ -94,6 +97,8 @@ final class HelperAhead implements AutoCloseable {
                 else if (closed) close(); // closed meanwhile: not left waiting
             } catch (IOException e) {
                 log.atWarn().addKeyValue("binary", binary).setCause(e).log("starting a helper ahead failed; the next call starts its own");
+            } finally {
+                starting.set(false);
             }
         });
     }
