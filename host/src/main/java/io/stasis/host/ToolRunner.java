@@ -274,6 +274,7 @@ public final class ToolRunner {
             return process.isAlive();
         }
 
+        /** Its process id (once run, the tool's: it runs in the same process). */
         public long pid() {
             return process.pid();
         }

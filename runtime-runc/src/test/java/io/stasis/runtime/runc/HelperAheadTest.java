@@ -5,12 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.stasis.core.error.StasisException;
 import io.stasis.core.sandbox.SandboxId;
-import java.io.ByteArrayOutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 class HelperAheadTest {
     private static final SandboxId ID = SandboxId.random();
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final String SUCCESS = "{\"success\":true,\"err\":\"\",\"result\":{}}";
 
     @TempDir
     Path dir;
@@ -55,13 +50,13 @@ class HelperAheadTest {
 
     @Test
     void eachCallGetsItsArgumentsAndTheNextOneFindsAHelperWaiting() throws Exception {
-        var pause = serve(false);
+        var pause = SentryStandIn.serve(socket, false, SUCCESS);
         helper.run(ID, "hold the tasks", List.of("pause", socket.toString(), marker.toString()), TIMEOUT);
         assertThat(pause.get(10, TimeUnit.SECONDS)).contains("containerManager.Pause");
         assertThat(marker).exists();
 
         var waiting = awaitWaiting();
-        var resume = serve(false);
+        var resume = SentryStandIn.serve(socket, false, SUCCESS);
         helper.run(ID, "release the tasks", List.of("resume", socket.toString(), marker.toString()), TIMEOUT);
         assertThat(resume.get(10, TimeUnit.SECONDS)).contains("containerManager.Resume");
         assertThat(marker).doesNotExist();
@@ -72,7 +67,7 @@ class HelperAheadTest {
     /** A restarted service finds the saves under way of the one before it by their command line (Runsc.awaitEarlierWork). */
     @Test
     void aCallUnderWayShowsItsArgumentsOnItsCommandLine() throws Exception {
-        var save = serve(true);
+        var save = SentryStandIn.serve(socket, true);
         Files.createDirectories(dir.resolve("images"));
         var call = CompletableFuture.runAsync(() -> helper.run(ID, "save",
                 List.of("save", socket.toString(), dir.resolve("images").toString(), "resume"), Duration.ofSeconds(3)));
@@ -127,29 +122,5 @@ class HelperAheadTest {
             Thread.sleep(10);
         }
         assertThat(waitingHelper()).as("a helper left waiting after close").isEmpty();
-    }
-
-    /** Accepts one connection and completes with the call read; answers success, or (silent) never answers. */
-    private CompletableFuture<String> serve(boolean silent) throws Exception {
-        Files.deleteIfExists(socket);
-        var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(UnixDomainSocketAddress.of(socket));
-        var request = new CompletableFuture<String>();
-        Thread.ofVirtual().start(() -> {
-            try (server; var client = server.accept()) {
-                var received = new ByteArrayOutputStream();
-                var buffer = ByteBuffer.allocate(1024);
-                while (!received.toString(StandardCharsets.UTF_8).endsWith("}") && !received.toString(StandardCharsets.UTF_8).endsWith("null}")) {
-                    buffer.clear();
-                    if (client.read(buffer) < 0) break;
-                    received.write(buffer.array(), 0, buffer.position());
-                }
-                request.complete(received.toString(StandardCharsets.UTF_8));
-                if (silent) client.read(ByteBuffer.allocate(1)); // until the caller is gone
-                else client.write(ByteBuffer.wrap("{\"success\":true,\"err\":\"\",\"result\":{}}".getBytes(StandardCharsets.UTF_8)));
-            } catch (Exception e) {
-                request.completeExceptionally(e);
-            }
-        });
-        return request;
     }
 }

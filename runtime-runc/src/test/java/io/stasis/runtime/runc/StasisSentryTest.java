@@ -3,12 +3,6 @@ package io.stasis.runtime.runc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.stasis.host.ToolRunner;
-import java.io.ByteArrayOutputStream;
-import java.net.StandardProtocolFamily;
-import java.net.UnixDomainSocketAddress;
-import java.nio.ByteBuffer;
-import java.nio.channels.ServerSocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -185,37 +179,11 @@ class StasisSentryTest {
      * {@code answer}, a piece at a time, then hangs up; completes with the call.
      */
     private CompletableFuture<String> serveOnce(String... answer) throws Exception {
-        return serve(false, answer);
+        return SentryStandIn.serve(socket, false, answer);
     }
 
     /** Accepts one connection, reads the call, completes with it, and never answers: a sentry still at work on it. */
     private CompletableFuture<String> serveSilently() throws Exception {
-        return serve(true);
-    }
-
-    private CompletableFuture<String> serve(boolean silent, String... answer) throws Exception {
-        Files.deleteIfExists(socket);
-        var server = ServerSocketChannel.open(StandardProtocolFamily.UNIX).bind(UnixDomainSocketAddress.of(socket));
-        var request = new CompletableFuture<String>();
-        Thread.ofVirtual().start(() -> {
-            try (server; var client = server.accept()) {
-                var received = new ByteArrayOutputStream();
-                var buffer = ByteBuffer.allocate(1024);
-                while (!received.toString(StandardCharsets.UTF_8).endsWith("}}") && !received.toString(StandardCharsets.UTF_8).endsWith("null}")) {
-                    buffer.clear();
-                    if (client.read(buffer) < 0) break;
-                    received.write(buffer.array(), 0, buffer.position());
-                }
-                request.complete(received.toString(StandardCharsets.UTF_8));
-                if (silent) client.read(ByteBuffer.allocate(1)); // until the caller is gone
-                for (String piece : answer) {
-                    client.write(ByteBuffer.wrap(piece.getBytes(StandardCharsets.UTF_8)));
-                    Thread.sleep(20);
-                }
-            } catch (Exception e) {
-                request.completeExceptionally(e);
-            }
-        });
-        return request;
+        return SentryStandIn.serve(socket, true);
     }
 }
