@@ -9,11 +9,12 @@
  *
  * Why: `runsc pause`, `runsc resume` and `runsc checkpoint` make the same calls on the same socket
  * after ~45 ms of starting runsc; this starts in ~1 ms, and the service keeps one started ahead,
- * waiting for its arguments on stdin (stasis-ahead.h), which saves the JDK's start of it too. The marker is to the service what runsc's
- * state file ("paused") is to runsc: how it tells a sandbox whose tasks are held, also after it
- * was killed. This process writes it, not the service, so a service killed during the call finds
- * it as the sentry left things. The sentry counts its pauses, and a resume with no pause to match
- * ends the sandbox: the marker says whether a resume is due.
+ * waiting for its arguments on stdin (stasis-ahead.h), which saves the JDK's start of it too.
+ * The marker is to the service what runsc's state file ("paused") is to runsc: how it tells a
+ * sandbox whose tasks are held, also after it was killed. This process writes it, not the
+ * service, so a service killed during the call finds it as the sentry left things. The sentry
+ * counts its pauses, and a resume with no pause to match ends the sandbox: the marker says
+ * whether a resume is due.
  *
  * The marker changes as soon as the whole call is sent, before the answer: the sentry carries out
  * a call it has received whether or not its caller still waits (gVisor's urpc reads a call, runs

@@ -125,12 +125,10 @@ public final class ToolCgroup implements AutoCloseable {
         Files.deleteIfExists(cgroup);
     }
 
-    /** Moves the process {@code pid} (a tool just started) into this cgroup; one that has already ended is skipped. */
-    public void enter(long pid) {
-        enter(pid, false);
-    }
-
-    /** {@link #enter(long)}, into the child for tools started ahead of demand if {@code background}. */
+    /**
+     * Moves the process {@code pid} (a tool just started) into this cgroup, or into its child for
+     * tools started ahead of demand if {@code background}; one that has already ended is skipped.
+     */
     public void enter(long pid, boolean background) {
         if (broken.get()) return;
         Path into = background ? backgroundProcs : procs;

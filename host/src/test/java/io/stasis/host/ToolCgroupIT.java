@@ -68,7 +68,7 @@ class ToolCgroupIT {
         var idle = ToolCgroup.open(instance + "-idle", 512).orElseThrow();
         var sleeper = ToolRunner.start(new ProcessBuilder("sleep", "30"));
         try {
-            busy.enter(sleeper.pid());
+            busy.enter(sleeper.pid(), false);
             var opened = ToolCgroup.open(instance, 512).orElseThrow();
             assertThat(idle.dir()).doesNotExist();
             assertThat(busy.dir()).exists();

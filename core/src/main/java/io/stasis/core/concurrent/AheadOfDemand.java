@@ -13,15 +13,9 @@ public final class AheadOfDemand {
     private AheadOfDemand() {
     }
 
-    /** Work that returns a {@code T} or throws an {@code X}. */
-    @FunctionalInterface
-    public interface Work<T, X extends Throwable> {
-        T run() throws X;
-    }
-
     /** Runs {@code work} ahead of demand and returns what it returns. */
-    public static <T, X extends Throwable> T call(Work<T, X> work) throws X {
-        return ScopedValue.where(ACTIVE, true).call(work::run);
+    public static <T, X extends Throwable> T call(ScopedValue.CallableOp<? extends T, X> work) throws X {
+        return ScopedValue.where(ACTIVE, true).call(work);
     }
 
     /** Whether the current thread's work is ahead of demand. */
